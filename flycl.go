@@ -1,0 +1,439 @@
+// Package flycl implements Fly-CL, class-incremental continual learning on
+// top of a frozen feature extractor: each feature vector v is expanded by a
+// fixed sparse random projection h = W v (m×d, p non-zeros per row), only
+// its k largest coordinates are kept, and a ridge classifier on the
+// expanded codes is updated from streaming statistics. The ridge parameter
+// of every task is chosen by generalised cross-validation on that task and
+// the classifier is re-solved by Cholesky. There is no forgetting
+// machinery: the statistics of earlier tasks are kept exactly.
+//
+// The package knows nothing about images, files or networks: inputs are
+// row-major float32 feature matrices and integer labels. Backbones, data
+// sets, persistence, the CLI and the server are layers around it.
+package flycl
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/ridge"
+)
+
+// Config holds Fly-CL's hyper-parameters. The zero value of a field means
+// its default (DefaultConfig).
+type Config struct {
+	M    int    // expansion dimension m (default 10000)
+	P    int    // non-zeros per row of W (default 300)
+	K    int    // coordinates kept by top-k (default 3000)
+	Seed uint64 // seed of W (default 0)
+
+	TopK       projection.TopKMode // signed (default, as the reference code) or magnitude
+	Lambdas    []float64           // GCV grid (default 1e6, 1e7, 1e8, 1e9)
+	GCV        ridge.GCVMethod     // how GCV is computed (default auto)
+	Projection projection.Method   // how W is applied (default auto)
+}
+
+// DefaultLambdas is the GCV grid of the paper's ViT-B/16 runs.
+var DefaultLambdas = []float64{1e6, 1e7, 1e8, 1e9}
+
+// DefaultConfig returns the paper's defaults: m=10000, p=300, k=3000, the
+// grid 1e6..1e9, signed top-k.
+func DefaultConfig() Config {
+	return Config{M: 10000, P: 300, K: 3000, Lambdas: slices.Clone(DefaultLambdas)}
+}
+
+// withDefaults fills zero fields.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.M == 0 {
+		c.M = d.M
+	}
+	if c.P == 0 {
+		c.P = d.P
+	}
+	if c.K == 0 {
+		c.K = d.K
+	}
+	if len(c.Lambdas) == 0 {
+		c.Lambdas = d.Lambdas
+	}
+	c.Lambdas = slices.Clone(c.Lambdas)
+	return c
+}
+
+// Validate reports the first invalid field for inputs of dimension d.
+func (c Config) Validate(d int) error {
+	switch {
+	case d <= 0:
+		return fmt.Errorf("flycl: input dimension must be positive, got %d", d)
+	case c.M <= 0:
+		return fmt.Errorf("flycl: m must be positive, got %d", c.M)
+	case c.P <= 0 || c.P > d:
+		return fmt.Errorf("flycl: p must be in [1, d=%d], got %d", d, c.P)
+	case c.K <= 0 || c.K > c.M:
+		return fmt.Errorf("flycl: k must be in [1, m=%d], got %d", c.M, c.K)
+	}
+	for _, l := range c.Lambdas {
+		if !(l > 0) || math.IsInf(l, 0) {
+			return fmt.Errorf("flycl: lambda %g is not a positive finite number", l)
+		}
+	}
+	return nil
+}
+
+// Stages are the wall times of the steps of learning one task (or batch).
+type Stages struct {
+	Projection time.Duration // h = x Wᵀ
+	TopK       time.Duration
+	Gram       time.Duration // G += HᵀH, S += HᵀY
+	GCV        time.Duration
+	Factor     time.Duration // Cholesky of G + λI
+	Solve      time.Duration // C = (G + λI)⁻¹ S
+}
+
+// Total is the sum of the stages.
+func (s Stages) Total() time.Duration {
+	return s.Projection + s.TopK + s.Gram + s.GCV + s.Factor + s.Solve
+}
+
+// Add accumulates o into s.
+func (s *Stages) Add(o Stages) {
+	s.Projection += o.Projection
+	s.TopK += o.TopK
+	s.Gram += o.Gram
+	s.GCV += o.GCV
+	s.Factor += o.Factor
+	s.Solve += o.Solve
+}
+
+// TaskRecord describes one learning step (a task, or a batch online).
+type TaskRecord struct {
+	Samples    int       // samples in the step
+	NewClasses []int     // labels first seen in the step
+	Lambda     float64   // ridge parameter used for the solve
+	GCV        []float64 // GCV score per grid value (nil if λ was fixed)
+	Stages     Stages
+}
+
+// Model is a Fly-CL classifier. Its methods are not safe for concurrent
+// use, except Scores/Predict/Expand, which may run concurrently with each
+// other but not with learning.
+type Model struct {
+	cfg    Config
+	d      int
+	w      *projection.Matrix
+	acc    *ridge.Accumulator
+	labels []int       // class index -> label
+	index  map[int]int // label -> class index
+	hist   []TaskRecord
+	coef   []float32 // nc × m, from the last solve
+	lambda float64   // λ of the last solve
+}
+
+// New returns an untrained model for d-dimensional features whose W is
+// generated from cfg.Seed.
+func New(cfg Config, d int) (*Model, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(d); err != nil {
+		return nil, err
+	}
+	w, err := projection.Generate(cfg.M, d, cfg.P, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return NewWithProjection(cfg, w)
+}
+
+// NewWithProjection returns an untrained model using the given W (for
+// example one exported by another implementation); cfg.M and cfg.P are
+// taken from W.
+func NewWithProjection(cfg Config, w *projection.Matrix) (*Model, error) {
+	cfg = cfg.withDefaults()
+	cfg.M, cfg.P = w.M, w.P
+	if w.Seed != nil {
+		cfg.Seed = *w.Seed
+	}
+	if err := cfg.Validate(w.D); err != nil {
+		return nil, err
+	}
+	acc, err := ridge.NewAccumulator(cfg.M)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{cfg: cfg, d: w.D, w: w, acc: acc, index: map[int]int{}}, nil
+}
+
+// Config returns the model's configuration (defaults filled in).
+func (m *Model) Config() Config { c := m.cfg; c.Lambdas = slices.Clone(c.Lambdas); return c }
+
+// InputDim returns d, the feature dimension.
+func (m *Model) InputDim() int { return m.d }
+
+// Projection returns W.
+func (m *Model) Projection() *projection.Matrix { return m.w }
+
+// Classes returns the labels learned so far, in class-index order.
+func (m *Model) Classes() []int { return slices.Clone(m.labels) }
+
+// History returns the record of every learning step.
+func (m *Model) History() []TaskRecord { return slices.Clone(m.hist) }
+
+// Lambda returns the ridge parameter of the current classifier (0 before
+// the first solve).
+func (m *Model) Lambda() float64 { return m.lambda }
+
+// Samples returns how many training samples the model has seen.
+func (m *Model) Samples() int { return m.acc.Samples() }
+
+func (m *Model) checkInput(x []float32) (int, error) {
+	if len(x)%m.d != 0 {
+		return 0, fmt.Errorf("flycl: feature matrix has %d values, not a multiple of the input dimension %d", len(x), m.d)
+	}
+	return len(x) / m.d, nil
+}
+
+// Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ).
+func (m *Model) Expand(ctx context.Context, x []float32) ([]float32, error) {
+	h, _, err := m.expand(ctx, x)
+	return h, err
+}
+
+func (m *Model) expand(ctx context.Context, x []float32) ([]float32, Stages, error) {
+	var st Stages
+	n, err := m.checkInput(x)
+	if err != nil {
+		return nil, st, err
+	}
+	t0 := time.Now()
+	h := make([]float32, n*m.cfg.M)
+	if err := m.w.Apply(ctx, m.cfg.Projection, x, n, h); err != nil {
+		return nil, st, fmt.Errorf("flycl: %w", err)
+	}
+	t1 := time.Now()
+	projection.TopK(h, n, m.cfg.M, m.cfg.K, m.cfg.TopK)
+	st.Projection, st.TopK = t1.Sub(t0), time.Since(t1)
+	return h, st, ctx.Err()
+}
+
+// classIndices maps labels to class indices, registering unseen labels
+// (in ascending order) and returning them.
+func (m *Model) classIndices(labels []int) (idx []int, fresh []int) {
+	seen := map[int]bool{}
+	for _, l := range labels {
+		if _, ok := m.index[l]; !ok && !seen[l] {
+			seen[l] = true
+			fresh = append(fresh, l)
+		}
+	}
+	slices.Sort(fresh)
+	for _, l := range fresh {
+		m.index[l] = len(m.labels)
+		m.labels = append(m.labels, l)
+	}
+	idx = make([]int, len(labels))
+	for i, l := range labels {
+		idx[i] = m.index[l]
+	}
+	return idx, fresh
+}
+
+// LearnTask learns one task: the n×d features x with their labels (any
+// integers; classes may be new or already known). It expands the
+// features, adds them to the statistics, chooses λ by GCV on this task,
+// and re-solves the classifier.
+func (m *Model) LearnTask(ctx context.Context, x []float32, labels []int) (TaskRecord, error) {
+	return m.learn(ctx, x, labels, 0)
+}
+
+// LearnBatch is the online variant: it adds one mini-batch to the
+// statistics and re-solves immediately. With lambda > 0 that λ is used;
+// with lambda == 0 it is chosen by GCV on the mini-batch itself (the only
+// data an online learner holds). A sequence of batches learned with the
+// same fixed λ gives the same classifier as LearnTask on their union with
+// that λ.
+func (m *Model) LearnBatch(ctx context.Context, x []float32, labels []int, lambda float64) (TaskRecord, error) {
+	if lambda < 0 || math.IsNaN(lambda) || math.IsInf(lambda, 0) {
+		return TaskRecord{}, fmt.Errorf("flycl: online lambda must be >= 0 and finite, got %g", lambda)
+	}
+	return m.learn(ctx, x, labels, lambda)
+}
+
+// LearnTaskWithLambda learns a task like LearnTask but with a fixed λ
+// instead of GCV.
+func (m *Model) LearnTaskWithLambda(ctx context.Context, x []float32, labels []int, lambda float64) (TaskRecord, error) {
+	if !(lambda > 0) || math.IsInf(lambda, 0) {
+		return TaskRecord{}, fmt.Errorf("flycl: lambda must be positive and finite, got %g", lambda)
+	}
+	return m.learn(ctx, x, labels, lambda)
+}
+
+func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda float64) (TaskRecord, error) {
+	n, err := m.checkInput(x)
+	if err != nil {
+		return TaskRecord{}, err
+	}
+	if n == 0 {
+		return TaskRecord{}, fmt.Errorf("flycl: empty task (no samples)")
+	}
+	if len(labels) != n {
+		return TaskRecord{}, fmt.Errorf("flycl: %d labels for %d samples", len(labels), n)
+	}
+	h, st, err := m.expand(ctx, x)
+	if err != nil {
+		return TaskRecord{}, err
+	}
+	// Register classes only once the input is known to be valid.
+	oldLabels, oldIndex := len(m.labels), maps.Clone(m.index)
+	idx, fresh := m.classIndices(labels)
+	rollback := func() {
+		m.labels = m.labels[:oldLabels]
+		m.index = oldIndex
+	}
+	rec := TaskRecord{Samples: n, NewClasses: fresh}
+
+	// GCV before touching the statistics, so a failure leaves the model as it was.
+	if lambda == 0 {
+		t := time.Now()
+		local, nc := localIndices(idx)
+		scores, err := ridge.GCV(ctx, h, n, m.cfg.M, local, nc, m.cfg.Lambdas, m.cfg.GCV)
+		if err != nil {
+			rollback()
+			return TaskRecord{}, fmt.Errorf("flycl: %w", err)
+		}
+		rec.GCV = scores
+		lambda = m.cfg.Lambdas[ridge.BestLambda(scores)]
+		st.GCV = time.Since(t)
+	}
+	rec.Lambda = lambda
+
+	t := time.Now()
+	if err := m.acc.Add(h, n, idx); err != nil {
+		rollback()
+		return TaskRecord{}, fmt.Errorf("flycl: %w", err)
+	}
+	st.Gram = time.Since(t)
+	h = nil
+
+	// The statistics now include the task: finish the solve even if ctx is
+	// cancelled, so the classifier always matches the statistics.
+	if err := m.solve(context.Background(), lambda, &st); err != nil {
+		return TaskRecord{}, err
+	}
+	rec.Stages = st
+	m.hist = append(m.hist, rec)
+	return rec, nil
+}
+
+func (m *Model) solve(ctx context.Context, lambda float64, st *Stages) error {
+	t := time.Now()
+	if err := m.acc.Factor(ctx, lambda); err != nil {
+		return fmt.Errorf("flycl: %w", err)
+	}
+	t1 := time.Now()
+	coef := slices.Clone(m.acc.S())
+	m.acc.SolveRows(coef, m.acc.Classes())
+	m.coef, m.lambda = coef, lambda
+	st.Factor, st.Solve = t1.Sub(t), time.Since(t1)
+	return nil
+}
+
+// localIndices renumbers class indices to 0..nc-1 in order of value.
+func localIndices(idx []int) ([]int, int) {
+	u := slices.Clone(idx)
+	slices.Sort(u)
+	u = slices.Compact(u)
+	pos := make(map[int]int, len(u))
+	for i, v := range u {
+		pos[v] = i
+	}
+	out := make([]int, len(idx))
+	for i, v := range idx {
+		out[i] = pos[v]
+	}
+	return out, len(u)
+}
+
+// predictChunk bounds the memory of prediction: codes are computed for at
+// most this many samples at a time.
+const predictChunk = 1024
+
+// Scores returns the n×c matrix of class scores h'ᵀC for the n×d
+// features x, one column per learned class in Classes() order.
+func (m *Model) Scores(ctx context.Context, x []float32) ([]float32, error) {
+	if m.coef == nil {
+		return nil, fmt.Errorf("flycl: model has not learned any class yet")
+	}
+	n, err := m.checkInput(x)
+	if err != nil {
+		return nil, err
+	}
+	nc := len(m.labels)
+	out := make([]float32, n*nc)
+	for lo := 0; lo < n; lo += predictChunk {
+		hi := min(n, lo+predictChunk)
+		h, _, err := m.expand(ctx, x[lo*m.d:hi*m.d])
+		if err != nil {
+			return nil, err
+		}
+		scoreRows(h, hi-lo, m.cfg.M, m.coef, nc, out[lo*nc:hi*nc])
+	}
+	return out, nil
+}
+
+// Predict returns the predicted label of each of the n×d features x.
+func (m *Model) Predict(ctx context.Context, x []float32) ([]int, error) {
+	s, err := m.Scores(ctx, x)
+	if err != nil {
+		return nil, err
+	}
+	nc := len(m.labels)
+	n := len(s) / nc
+	out := make([]int, n)
+	for i := 0; i < n; i++ {
+		out[i] = m.labels[argmax(s[i*nc:(i+1)*nc])]
+	}
+	return out, nil
+}
+
+// Accuracy returns the fraction of x predicted as labels. A label the model
+// has never learned is an error (class-incremental evaluation only tests
+// seen classes).
+func (m *Model) Accuracy(ctx context.Context, x []float32, labels []int) (float64, error) {
+	for i, l := range labels {
+		if _, ok := m.index[l]; !ok {
+			return 0, fmt.Errorf("flycl: test sample %d has label %d, which the model has not learned", i, l)
+		}
+	}
+	pred, err := m.Predict(ctx, x)
+	if err != nil {
+		return 0, err
+	}
+	if len(pred) != len(labels) {
+		return 0, fmt.Errorf("flycl: %d labels for %d samples", len(labels), len(pred))
+	}
+	if len(pred) == 0 {
+		return 0, fmt.Errorf("flycl: no test samples")
+	}
+	hit := 0
+	for i := range pred {
+		if pred[i] == labels[i] {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(pred)), nil
+}
+
+func argmax(s []float32) int {
+	b := 0
+	for i, v := range s {
+		if v > s[b] {
+			b = i
+		}
+	}
+	return b
+}

@@ -1,0 +1,44 @@
+// Package linalg provides the dense linear algebra that Fly-CL needs —
+// matrix products, symmetric rank-k updates, Cholesky factorisation and
+// solves, triangular inversion and symmetric eigen-decomposition — on
+// row-major float32 and float64 slices.
+//
+// With cgo enabled (the default) every routine calls OpenBLAS and its
+// bundled LAPACK; built with CGO_ENABLED=0 the package falls back to
+// gonum's pure-Go BLAS and LAPACK, which give the same results to rounding
+// but are 10-70 times slower.
+//
+// Conventions. All matrices are row-major with an explicit leading
+// dimension (the distance between the starts of consecutive rows). A
+// symmetric matrix is referenced through its upper triangle (elements
+// a[i*lda+j] with j >= i); the lower triangle is neither read nor written.
+// A Cholesky factor is returned as the upper-triangular U with A = Uᵀ U,
+// stored in the upper triangle of A. Right-hand sides of solves are stored
+// one per row ("transposed"): an n×nrhs system is passed as an nrhs×n
+// row-major slice, which is the natural layout for per-class weight vectors.
+package linalg
+
+import "fmt"
+
+// NotPositiveDefiniteError reports that a Cholesky factorisation failed
+// because the leading minor of order Order is not positive definite.
+type NotPositiveDefiniteError struct{ Order int }
+
+func (e *NotPositiveDefiniteError) Error() string {
+	return fmt.Sprintf("linalg: matrix is not positive definite (leading minor of order %d)", e.Order)
+}
+
+// Backend names the implementation in use: "openblas" or "gonum".
+func Backend() string { return backend }
+
+func checkSym(name string, n, lda, length int) {
+	if n < 0 || lda < max(1, n) || (n > 0 && length < (n-1)*lda+n) {
+		panic(fmt.Sprintf("linalg.%s: bad dimensions n=%d lda=%d len=%d", name, n, lda, length))
+	}
+}
+
+func checkRows(name string, rows, cols, ld, length int) {
+	if rows < 0 || cols < 0 || ld < max(1, cols) || (rows > 0 && length < (rows-1)*ld+cols) {
+		panic(fmt.Sprintf("linalg.%s: bad dimensions rows=%d cols=%d ld=%d len=%d", name, rows, cols, ld, length))
+	}
+}

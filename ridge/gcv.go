@@ -1,0 +1,271 @@
+package ridge
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/flycl/flycl/linalg"
+)
+
+// GCVMethod selects how GCV scores are computed. All methods compute the
+// same quantity exactly (up to rounding); they differ in cost.
+type GCVMethod int
+
+const (
+	// GCVAuto picks GCVDual when n <= m and GCVPrimal otherwise, unless the
+	// grid is longer than EigenGridThreshold, where one eigendecomposition
+	// is cheaper than a factorisation per grid value.
+	GCVAuto GCVMethod = iota
+	// GCVDual factors K + λI for each λ, with K = H Hᵀ (n×n).
+	GCVDual
+	// GCVPrimal factors Hᵀ H + λI for each λ (m×m).
+	GCVPrimal
+	// GCVEigen eigendecomposes K once in float64.
+	GCVEigen
+)
+
+// EigenGridThreshold is the grid length above which GCVAuto uses GCVEigen.
+// On 2 cores a float64 eigendecomposition of an n×n Gram costs about as
+// much as 16 Cholesky factorisations plus triangular inversions in float32.
+const EigenGridThreshold = 16
+
+func (g GCVMethod) String() string {
+	switch g {
+	case GCVDual:
+		return "dual"
+	case GCVPrimal:
+		return "primal"
+	case GCVEigen:
+		return "eigen"
+	}
+	return "auto"
+}
+
+// ParseGCVMethod parses "auto", "dual", "primal" or "eigen".
+func ParseGCVMethod(s string) (GCVMethod, error) {
+	switch s {
+	case "auto", "":
+		return GCVAuto, nil
+	case "dual":
+		return GCVDual, nil
+	case "primal":
+		return GCVPrimal, nil
+	case "eigen":
+		return GCVEigen, nil
+	}
+	return GCVAuto, fmt.Errorf("ridge: unknown GCV method %q (want auto, dual, primal or eigen)", s)
+}
+
+// Resolve returns the concrete method GCVAuto stands for at this size.
+func (g GCVMethod) Resolve(n, m, gridLen int) GCVMethod {
+	if g != GCVAuto {
+		return g
+	}
+	if gridLen > EigenGridThreshold {
+		return GCVEigen
+	}
+	if n <= m {
+		return GCVDual
+	}
+	return GCVPrimal
+}
+
+// GCV returns, for each λ in grid, the generalised cross-validation score
+// of ridge regression of the one-hot targets Y (labels in [0,nc)) on the
+// n×m inputs h (no centring, no bias):
+//
+//	GCV(λ) = (‖Y − Ŷ‖²_F / n) / (1 − df/n)²,  Ŷ = H (HᵀH + λI)⁻¹ Hᵀ Y,
+//	df = tr(H (HᵀH + λI)⁻¹ Hᵀ) = Σ s²/(s²+λ).
+//
+// The dual form uses Y − Ŷ = λ (K+λI)⁻¹ Y and 1 − df/n = λ tr((K+λI)⁻¹)/n
+// with K = H Hᵀ, and tr((K+λI)⁻¹) = ‖U⁻¹‖²_F for the Cholesky factor U,
+// so nothing is computed by subtracting nearly equal numbers.
+func GCV(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid []float64, method GCVMethod) ([]float64, error) {
+	if n == 0 {
+		return nil, fmt.Errorf("ridge: GCV of an empty task")
+	}
+	if len(h) != n*m {
+		return nil, fmt.Errorf("ridge: GCV input has %d values, want %d×%d", len(h), n, m)
+	}
+	if len(labels) != n {
+		return nil, fmt.Errorf("ridge: GCV: %d labels for %d samples", len(labels), n)
+	}
+	if len(grid) == 0 {
+		return nil, fmt.Errorf("ridge: GCV: empty lambda grid")
+	}
+	for _, l := range grid {
+		if !(l > 0) || math.IsInf(l, 0) {
+			return nil, fmt.Errorf("ridge: GCV: lambda %g is not a positive finite number", l)
+		}
+	}
+	for i, l := range labels {
+		if l < 0 || l >= nc {
+			return nil, fmt.Errorf("ridge: GCV: sample %d has class index %d outside [0,%d)", i, l, nc)
+		}
+	}
+	switch method.Resolve(n, m, len(grid)) {
+	case GCVPrimal:
+		return gcvPrimal(ctx, h, n, m, labels, nc, grid)
+	case GCVEigen:
+		return gcvEigen(ctx, h, n, m, labels, nc, grid)
+	default:
+		return gcvDual(ctx, h, n, m, labels, nc, grid)
+	}
+}
+
+// BestLambda returns the index of the first minimum of scores.
+func BestLambda(scores []float64) int {
+	best := 0
+	for i, s := range scores {
+		if s < scores[best] || math.IsNaN(scores[best]) && !math.IsNaN(s) {
+			best = i
+		}
+	}
+	return best
+}
+
+func oneHotRows(labels []int, nc, n int) []float32 {
+	y := make([]float32, nc*n)
+	for i, l := range labels {
+		y[l*n+i] = 1
+	}
+	return y
+}
+
+func sumSq32(s []float32) float64 {
+	var t float64
+	for _, v := range s {
+		t += float64(v) * float64(v)
+	}
+	return t
+}
+
+// upperSumSq returns Σ a[i][j]² over j >= i.
+func upperSumSq(a []float32, n int) float64 {
+	var t float64
+	for i := 0; i < n; i++ {
+		t += sumSq32(a[i*n+i : (i+1)*n])
+	}
+	return t
+}
+
+func gcvDual(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
+	k := make([]float32, n*n)
+	linalg.Ssyrk(false, n, m, 1, h, m, 0, k, n)
+	yt := oneHotRows(labels, nc, n)
+	a := make([]float32, n*n)
+	b := make([]float32, nc*n)
+	scores := make([]float64, len(grid))
+	for gi, lambda := range grid {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		copy(a, k)
+		for i := 0; i < n; i++ {
+			a[i*n+i] = float32(float64(k[i*n+i]) + lambda)
+		}
+		if err := linalg.Spotrf(n, a, n); err != nil {
+			return nil, fmt.Errorf("ridge: GCV at lambda %g: %w", lambda, err)
+		}
+		copy(b, yt)
+		linalg.Spotrs(n, nc, a, n, b, n)
+		rss := lambda * lambda * sumSq32(b)
+		if err := linalg.Strtri(n, a, n); err != nil {
+			return nil, fmt.Errorf("ridge: GCV at lambda %g: %w", lambda, err)
+		}
+		den := lambda * upperSumSq(a, n) / float64(n) // 1 - df/n
+		scores[gi] = (rss / float64(n)) / (den * den)
+	}
+	return scores, nil
+}
+
+func gcvPrimal(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
+	g := make([]float32, m*m)
+	linalg.Ssyrk(true, m, n, 1, h, m, 0, g, m)
+	// z = Yᵀ H (nc × m)
+	z := make([]float32, nc*m)
+	for i, l := range labels {
+		row := z[l*m : (l+1)*m]
+		for j, v := range h[i*m : (i+1)*m] {
+			row[j] += v
+		}
+	}
+	yt := oneHotRows(labels, nc, n)
+	a := make([]float32, m*m)
+	b := make([]float32, nc*m)
+	yhat := make([]float32, nc*n)
+	scores := make([]float64, len(grid))
+	for gi, lambda := range grid {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		copy(a, g)
+		for i := 0; i < m; i++ {
+			a[i*m+i] = float32(float64(g[i*m+i]) + lambda)
+		}
+		if err := linalg.Spotrf(m, a, m); err != nil {
+			return nil, fmt.Errorf("ridge: GCV at lambda %g: %w", lambda, err)
+		}
+		copy(b, z)
+		linalg.Spotrs(m, nc, a, m, b, m)
+		// Ŷᵀ = B Hᵀ
+		linalg.Sgemm(false, true, nc, n, m, 1, b, m, h, m, 0, yhat, n)
+		var rss float64
+		for i, v := range yhat {
+			d := float64(yt[i]) - float64(v)
+			rss += d * d
+		}
+		if err := linalg.Strtri(m, a, m); err != nil {
+			return nil, fmt.Errorf("ridge: GCV at lambda %g: %w", lambda, err)
+		}
+		den := (float64(n-m) + lambda*upperSumSq(a, m)) / float64(n)
+		scores[gi] = (rss / float64(n)) / (den * den)
+	}
+	return scores, nil
+}
+
+func gcvEigen(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
+	k32 := make([]float32, n*n)
+	linalg.Ssyrk(false, n, m, 1, h, m, 0, k32, n)
+	k := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			k[i*n+j] = float64(k32[i*n+j])
+		}
+	}
+	k32 = nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s2 := make([]float64, n)
+	if err := linalg.Dsyevd(true, n, k, n, s2); err != nil {
+		return nil, fmt.Errorf("ridge: GCV: %w", err)
+	}
+	// p[i] = ‖(Uᵀ Y)_i‖² where row i of k is eigenvector i
+	p := make([]float64, n)
+	col := make([]float64, nc)
+	for i := 0; i < n; i++ {
+		clear(col)
+		u := k[i*n : (i+1)*n]
+		for j, l := range labels {
+			col[l] += u[j]
+		}
+		for _, v := range col {
+			p[i] += v * v
+		}
+		s2[i] = max(s2[i], 0)
+	}
+	scores := make([]float64, len(grid))
+	for gi, lambda := range grid {
+		var rss, den float64
+		for i := 0; i < n; i++ {
+			r := lambda / (s2[i] + lambda)
+			rss += r * r * p[i]
+			den += r
+		}
+		den /= float64(n)
+		scores[gi] = (rss / float64(n)) / (den * den)
+	}
+	return scores, nil
+}

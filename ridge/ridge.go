@@ -1,0 +1,214 @@
+// Package ridge provides Fly-CL's streaming ridge-regression classifier:
+// the running statistics G = Σ Hᵀ H and S = Σ Hᵀ Y, the exact
+// generalised cross-validation (GCV) score of a task for a grid of ridge
+// parameters, and the Cholesky solve C = (G + λI)⁻¹ S.
+//
+// Everything is float32 like the reference implementation; the sums that
+// decide GCV are accumulated in float64, and the formulas avoid the
+// cancellations (1 - df/n, Y - Ŷ) that make a naive float32 GCV inaccurate.
+package ridge
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/flycl/flycl/linalg"
+)
+
+// Accumulator holds the streaming statistics of a ridge classifier over
+// m-dimensional inputs and a growing set of classes.
+//
+// Memory: one m×m float32 matrix. G lives in its strict lower triangle
+// plus a separate diagonal; the upper triangle and diagonal are the
+// workspace of the Cholesky factor, so solving never copies G.
+type Accumulator struct {
+	m    int
+	buf  []float32 // m*m
+	diag []float32 // diagonal of G
+	s    []float32 // classes × m: row c is Σ of the inputs labelled c
+	nc   int
+	n    int // samples seen
+}
+
+// NewAccumulator returns empty statistics for m-dimensional inputs.
+func NewAccumulator(m int) (*Accumulator, error) {
+	if m <= 0 {
+		return nil, fmt.Errorf("ridge: dimension must be positive, got %d", m)
+	}
+	return &Accumulator{m: m, buf: make([]float32, m*m), diag: make([]float32, m)}, nil
+}
+
+// Dim returns m.
+func (a *Accumulator) Dim() int { return a.m }
+
+// Classes returns the number of classes (rows of S).
+func (a *Accumulator) Classes() int { return a.nc }
+
+// Samples returns the number of samples accumulated.
+func (a *Accumulator) Samples() int { return a.n }
+
+// Add accumulates the n×m row-major inputs h whose class indices are
+// labels (0 <= label; new indices grow S with zero rows). It updates
+// G += hᵀh with one symmetric rank-n update and S += hᵀY.
+func (a *Accumulator) Add(h []float32, n int, labels []int) error {
+	if len(h) != n*a.m {
+		return fmt.Errorf("ridge: input has %d values, want %d×%d", len(h), n, a.m)
+	}
+	if len(labels) != n {
+		return fmt.Errorf("ridge: %d labels for %d samples", len(labels), n)
+	}
+	for i, l := range labels {
+		if l < 0 {
+			return fmt.Errorf("ridge: sample %d: negative class index %d", i, l)
+		}
+		if l >= a.nc {
+			a.GrowClasses(l + 1)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	m := a.m
+	for i := 0; i < m; i++ {
+		a.buf[i*m+i] = a.diag[i]
+	}
+	linalg.SsyrkLower(true, m, n, 1, h, m, 1, a.buf, m)
+	for i := 0; i < m; i++ {
+		a.diag[i] = a.buf[i*m+i]
+	}
+	for i, l := range labels {
+		row := a.s[l*m : (l+1)*m]
+		for j, v := range h[i*m : (i+1)*m] {
+			row[j] += v
+		}
+	}
+	a.n += n
+	return nil
+}
+
+// GrowClasses makes room for nc classes (no-op if there already are).
+func (a *Accumulator) GrowClasses(nc int) {
+	if nc <= a.nc {
+		return
+	}
+	a.s = append(a.s, make([]float32, (nc-a.nc)*a.m)...)
+	a.nc = nc
+}
+
+// Solve returns C (classes × m, row c = weights of class c) with
+// (G + λI) Cᵀ = S, by a Cholesky factorisation of G + λI.
+func (a *Accumulator) Solve(ctx context.Context, lambda float64) ([]float32, error) {
+	if err := a.Factor(ctx, lambda); err != nil {
+		return nil, err
+	}
+	c := append([]float32(nil), a.s...)
+	linalg.Spotrs(a.m, a.nc, a.buf, a.m, c, a.m)
+	return c, ctx.Err()
+}
+
+// Factor writes the Cholesky factor of G + λI into the workspace; SolveRows
+// then applies it. Solve is Factor followed by SolveRows(S).
+func (a *Accumulator) Factor(ctx context.Context, lambda float64) error {
+	if !(lambda > 0) {
+		return fmt.Errorf("ridge: lambda must be positive, got %g", lambda)
+	}
+	m := a.m
+	mirrorLower(a.buf, m)
+	for i := 0; i < m; i++ {
+		a.buf[i*m+i] = float32(float64(a.diag[i]) + lambda)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := linalg.Spotrf(m, a.buf, m); err != nil {
+		return fmt.Errorf("ridge: factor G + %g I: %w", lambda, err)
+	}
+	return nil
+}
+
+// SolveRows overwrites each of the nrhs rows of b (nrhs×m) with the
+// solution x of (G + λI) x = row, using the last Factor.
+func (a *Accumulator) SolveRows(b []float32, nrhs int) {
+	linalg.Spotrs(a.m, nrhs, a.buf, a.m, b, a.m)
+}
+
+// mirrorLower copies the strict lower triangle of the m×m row-major a
+// into its strict upper triangle, in cache-friendly tiles.
+func mirrorLower(a []float32, m int) {
+	const t = 64
+	nb := (m + t - 1) / t
+	parallel(nb, func(lo, hi int) {
+		for bi := lo; bi < hi; bi++ { // tile row (upper triangle: bj >= bi)
+			i0, i1 := bi*t, min(m, bi*t+t)
+			for bj := bi; bj < nb; bj++ {
+				j0, j1 := bj*t, min(m, bj*t+t)
+				for i := i0; i < i1; i++ {
+					for j := max(j0, i+1); j < j1; j++ {
+						a[i*m+j] = a[j*m+i]
+					}
+				}
+			}
+		}
+	})
+}
+
+// G returns element (i,j) of G (for tests and inspection).
+func (a *Accumulator) G(i, j int) float32 {
+	if i == j {
+		return a.diag[i]
+	}
+	if j > i {
+		i, j = j, i
+	}
+	return a.buf[i*a.m+j]
+}
+
+// LowerRow returns row i of G's lower triangle, G[i][0..i] inclusive, in
+// a new slice.
+func (a *Accumulator) LowerRow(i int) []float32 {
+	r := make([]float32, i+1)
+	copy(r, a.buf[i*a.m:i*a.m+i])
+	r[i] = a.diag[i]
+	return r
+}
+
+// SetLowerRow sets G[i][0..i] (and by symmetry column i) from row.
+func (a *Accumulator) SetLowerRow(i int, row []float32) error {
+	if i < 0 || i >= a.m || len(row) != i+1 {
+		return fmt.Errorf("ridge: lower row %d needs %d values, got %d", i, i+1, len(row))
+	}
+	copy(a.buf[i*a.m:i*a.m+i], row[:i])
+	a.diag[i] = row[i]
+	return nil
+}
+
+// S returns S (classes × m); the slice is shared, do not modify it.
+func (a *Accumulator) S() []float32 { return a.s }
+
+// SetS replaces S and the class count (nc × m values) and the sample count.
+func (a *Accumulator) SetS(s []float32, nc, samples int) error {
+	if len(s) != nc*a.m {
+		return fmt.Errorf("ridge: S needs %d×%d values, got %d", nc, a.m, len(s))
+	}
+	a.s = append([]float32(nil), s...)
+	a.nc = nc
+	a.n = samples
+	return nil
+}
+
+func parallel(n int, f func(lo, hi int)) {
+	w := min(runtime.GOMAXPROCS(0), n)
+	if w <= 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for t := 0; t < w; t++ {
+		lo, hi := t*n/w, (t+1)*n/w
+		wg.Add(1)
+		go func() { defer wg.Done(); f(lo, hi) }()
+	}
+	wg.Wait()
+}

@@ -275,14 +275,19 @@ func TestBadInputs(t *testing.T) {
 	inf := slices.Clone(good)
 	inf[3] = float32(math.Inf(-1))
 	for name, f := range map[string]func() error{
-		"NaN":        func() error { _, err := model.LearnTask(ctx, nan, labels); return err },
-		"Inf":        func() error { _, err := model.LearnTask(ctx, inf, labels); return err },
-		"dimension":  func() error { _, err := model.LearnTask(ctx, good[:len(good)-1], labels); return err },
-		"empty":      func() error { _, err := model.LearnTask(ctx, nil, nil); return err },
-		"labels":     func() error { _, err := model.LearnTask(ctx, good, labels[1:]); return err },
-		"lambda":     func() error { _, err := model.LearnTaskWithLambda(ctx, good, labels, -1); return err },
-		"online":     func() error { _, err := model.LearnBatch(ctx, good, labels, math.NaN()); return err },
-		"cancelled":  func() error { c, cancel := context.WithCancel(ctx); cancel(); _, err := model.LearnTask(c, good, labels); return err },
+		"NaN":       func() error { _, err := model.LearnTask(ctx, nan, labels); return err },
+		"Inf":       func() error { _, err := model.LearnTask(ctx, inf, labels); return err },
+		"dimension": func() error { _, err := model.LearnTask(ctx, good[:len(good)-1], labels); return err },
+		"empty":     func() error { _, err := model.LearnTask(ctx, nil, nil); return err },
+		"labels":    func() error { _, err := model.LearnTask(ctx, good, labels[1:]); return err },
+		"lambda":    func() error { _, err := model.LearnTaskWithLambda(ctx, good, labels, -1); return err },
+		"online":    func() error { _, err := model.LearnBatch(ctx, good, labels, math.NaN()); return err },
+		"cancelled": func() error {
+			c, cancel := context.WithCancel(ctx)
+			cancel()
+			_, err := model.LearnTask(c, good, labels)
+			return err
+		},
 		"no classes": func() error { _, err := model.Scores(ctx, good); return err },
 	} {
 		if f() == nil {

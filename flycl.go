@@ -18,6 +18,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/flycl/flycl/projection"
@@ -133,6 +134,21 @@ type Model struct {
 	hist   []TaskRecord
 	coef   []float32 // nc × m, from the last solve
 	lambda float64   // λ of the last solve
+
+	// scratch reused across tasks (see ReleaseScratch)
+	hbuf []float32
+	gcv  ridge.Workspace
+	// code buffers of prediction chunks (predictChunk × m), reused so
+	// that evaluation does not make the garbage collector grow the heap
+	codes sync.Pool
+}
+
+// ReleaseScratch frees the working memory kept between learning steps
+// (the codes of the largest task so far and the GCV matrix, n×m and n×n
+// floats). Learning works without it but pays for allocating again.
+func (m *Model) ReleaseScratch() {
+	m.hbuf = nil
+	m.gcv.Release()
 }
 
 // New returns an untrained model for d-dimensional features whose W is
@@ -199,18 +215,23 @@ func (m *Model) checkInput(x []float32) (int, error) {
 
 // Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ).
 func (m *Model) Expand(ctx context.Context, x []float32) ([]float32, error) {
-	h, _, err := m.expand(ctx, x)
+	h, _, err := m.expand(ctx, x, nil)
 	return h, err
 }
 
-func (m *Model) expand(ctx context.Context, x []float32) ([]float32, Stages, error) {
+// expand computes the codes into buf when it is large enough.
+func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float32, Stages, error) {
 	var st Stages
 	n, err := m.checkInput(x)
 	if err != nil {
 		return nil, st, err
 	}
 	t0 := time.Now()
-	h := make([]float32, n*m.cfg.M)
+	h := buf
+	if cap(h) < n*m.cfg.M {
+		h = make([]float32, n*m.cfg.M)
+	}
+	h = h[:n*m.cfg.M]
 	if err := m.w.Apply(ctx, m.cfg.Projection, x, n, h); err != nil {
 		return nil, st, fmt.Errorf("flycl: %w", err)
 	}
@@ -283,10 +304,11 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	if len(labels) != n {
 		return TaskRecord{}, fmt.Errorf("flycl: %d labels for %d samples", len(labels), n)
 	}
-	h, st, err := m.expand(ctx, x)
+	h, st, err := m.expand(ctx, x, m.hbuf)
 	if err != nil {
 		return TaskRecord{}, err
 	}
+	m.hbuf = h
 	// Register classes only once the input is known to be valid.
 	oldLabels, oldIndex := len(m.labels), maps.Clone(m.index)
 	idx, fresh := m.classIndices(labels)
@@ -300,7 +322,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	if lambda == 0 {
 		t := time.Now()
 		local, nc := localIndices(idx)
-		scores, err := ridge.GCV(ctx, h, n, m.cfg.M, local, nc, m.cfg.Lambdas, m.cfg.GCV)
+		scores, err := m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, m.cfg.Lambdas, m.cfg.GCV)
 		if err != nil {
 			rollback()
 			return TaskRecord{}, fmt.Errorf("flycl: %w", err)
@@ -317,7 +339,6 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 		return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 	}
 	st.Gram = time.Since(t)
-	h = nil
 
 	// The statistics now include the task: finish the solve even if ctx is
 	// cancelled, so the classifier always matches the statistics.
@@ -376,11 +397,13 @@ func (m *Model) Scores(ctx context.Context, x []float32) ([]float32, error) {
 	out := make([]float32, n*nc)
 	for lo := 0; lo < n; lo += predictChunk {
 		hi := min(n, lo+predictChunk)
-		h, _, err := m.expand(ctx, x[lo*m.d:hi*m.d])
+		buf, _ := m.codes.Get().([]float32)
+		h, _, err := m.expand(ctx, x[lo*m.d:hi*m.d], buf)
 		if err != nil {
 			return nil, err
 		}
 		scoreRows(h, hi-lo, m.cfg.M, m.coef, nc, out[lo*nc:hi*nc])
+		m.codes.Put(h[:cap(h)])
 	}
 	return out, nil
 }

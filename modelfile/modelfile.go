@@ -62,18 +62,18 @@ type Header struct {
 	P          int       `json:"p"`
 	K          int       `json:"k"`
 	Seed       uint64    `json:"seed"`
-	W          string    `json:"w"`           // "seed" or "explicit"
-	WCRC       uint32    `json:"w_crc32c"`    // fingerprint of W
-	TopK       string    `json:"topk"`        // "signed" or "magnitude"
-	Lambdas    []float64 `json:"lambdas"`     // GCV grid
-	GCV        string    `json:"gcv"`         // GCV method
-	Projection string    `json:"projection"`  // projection method
-	Labels     []int     `json:"labels"`      // class index -> label
-	Samples    int       `json:"samples"`     // samples accumulated
-	Lambda     float64   `json:"lambda"`      // λ of the stored classifier
-	Coef       bool      `json:"coef"`        // classifier stored
-	History    []Record  `json:"history"`     // one per learning step
-	Saved      time.Time `json:"saved"`       // when the file was written
+	W          string    `json:"w"`          // "seed" or "explicit"
+	WCRC       uint32    `json:"w_crc32c"`   // fingerprint of W
+	TopK       string    `json:"topk"`       // "signed" or "magnitude"
+	Lambdas    []float64 `json:"lambdas"`    // GCV grid
+	GCV        string    `json:"gcv"`        // GCV method
+	Projection string    `json:"projection"` // projection method
+	Labels     []int     `json:"labels"`     // class index -> label
+	Samples    int       `json:"samples"`    // samples accumulated
+	Lambda     float64   `json:"lambda"`     // λ of the stored classifier
+	Coef       bool      `json:"coef"`       // classifier stored
+	History    []Record  `json:"history"`    // one per learning step
+	Saved      time.Time `json:"saved"`      // when the file was written
 	Backend    string    `json:"linalg,omitempty"`
 }
 

@@ -47,11 +47,22 @@ func TopK(h []float32, n, m, k int, mode TopKMode) {
 		return
 	}
 	parallelFor(n, func(lo, hi int) {
-		scratch := make([]float32, m)
+		scratch := make([]uint32, m+1)
 		for i := lo; i < hi; i++ {
 			topKRow(h[i*m:(i+1)*m], k, mode, scratch)
 		}
 	})
+}
+
+// orderedKey maps a value to a uint32 whose unsigned order is the order
+// of the selection key (the signed value, or its magnitude).
+func orderedKey(v float32, mode TopKMode) uint32 {
+	b := math.Float32bits(v)
+	if mode == Magnitude {
+		return b & 0x7fffffff
+	}
+	// branch-free: flip all bits of negatives, only the sign of the rest
+	return b ^ (uint32(int32(b)>>31) | 0x80000000)
 }
 
 func key(v float32, mode TopKMode) float32 {
@@ -61,24 +72,59 @@ func key(v float32, mode TopKMode) float32 {
 	return v
 }
 
-func topKRow(row []float32, k int, mode TopKMode, scratch []float32) {
-	for i, v := range row {
-		scratch[i] = key(v, mode)
-	}
-	// threshold = k-th largest key
-	t := selectKth(scratch, len(row)-k)
-	above := 0
+// topKRow keeps the k largest keys of row. It finds the k-th largest key
+// by a radix select: a histogram of the top 11 bits of every key locates
+// the bucket that holds it, then only that bucket's keys are searched.
+func topKRow(row []float32, k int, mode TopKMode, scratch []uint32) {
+	var hist [2048]int32
 	for _, v := range row {
-		if key(v, mode) > t {
-			above++
+		hist[orderedKey(v, mode)>>21]++
+	}
+	above := 0 // keys in buckets above the threshold's bucket
+	b := 2047
+	for ; b > 0; b-- {
+		if above+int(hist[b]) >= k {
+			break
+		}
+		above += int(hist[b])
+	}
+	// Gather the bucket's keys; written unconditionally, kept by count, so
+	// the loop has no unpredictable branch.
+	nc := 0
+	for _, v := range row {
+		u := orderedKey(v, mode)
+		scratch[nc] = u
+		inc := 0
+		if int(u>>21) == b {
+			inc = 1
+		}
+		nc += inc
+	}
+	cand := scratch[:nc]
+	// the (k-above)-th largest candidate
+	t := selectKthUint(cand, len(cand)-(k-above))
+	gt, eq := above, 0
+	for _, u := range cand {
+		if u > t {
+			gt++
+		} else if u == t {
+			eq++
 		}
 	}
-	ties := k - above // values equal to t that we may keep
+	if gt+eq == k {
+		// No surplus ties: keep exactly the keys >= t, without branches.
+		for i, v := range row {
+			drop := uint32((int64(orderedKey(v, mode)) - int64(t)) >> 63) // all ones if key < t
+			row[i] = math.Float32frombits(math.Float32bits(v) &^ drop)
+		}
+		return
+	}
+	ties := k - gt // keys equal to t that survive: the first ones
 	for i, v := range row {
-		kv := key(v, mode)
+		u := orderedKey(v, mode)
 		switch {
-		case kv > t:
-		case kv == t && ties > 0:
+		case u > t:
+		case u == t && ties > 0:
 			ties--
 		default:
 			row[i] = 0
@@ -86,13 +132,12 @@ func topKRow(row []float32, k int, mode TopKMode, scratch []float32) {
 	}
 }
 
-// selectKth returns the value that would be at index q of s sorted in
-// ascending order, reordering s (Hoare's quickselect, median of three).
-func selectKth(s []float32, q int) float32 {
+// selectKthUint returns the value at index q of s sorted ascending,
+// reordering s (Hoare's quickselect, median of three).
+func selectKthUint(s []uint32, q int) uint32 {
 	lo, hi := 0, len(s)-1
 	for hi > lo {
 		mid := lo + (hi-lo)/2
-		// median of three into s[mid]
 		if s[mid] < s[lo] {
 			s[mid], s[lo] = s[lo], s[mid]
 		}

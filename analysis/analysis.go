@@ -1,0 +1,124 @@
+// Package analysis computes the diagnostics of the paper's figures, such
+// as how correlated the class prototypes are at each stage of Fly-CL.
+package analysis
+
+import (
+	"context"
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/flycl/flycl"
+)
+
+// Stages are the prototype correlation matrices at the three stages of
+// Fly-CL (the paper's Figure 3): the backbone features, the sparse codes
+// after projection and top-k, and the ridge classifier's outputs.
+type Stages struct {
+	Classes   []int
+	Features  *mat.Dense
+	Codes     *mat.Dense
+	Ridge     *mat.Dense
+	MeanAbsOD [3]float64 // mean |correlation| off the diagonal, per stage
+}
+
+// Correlation returns the Pearson correlation between the rows of p.
+func Correlation(p [][]float64) *mat.Dense {
+	n := len(p)
+	c := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			v := stat.Correlation(p[i], p[j], nil)
+			c.Set(i, j, v)
+			c.Set(j, i, v)
+		}
+	}
+	return c
+}
+
+func meanAbsOffDiag(c *mat.Dense) float64 {
+	n, _ := c.Dims()
+	var s float64
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i != j {
+				v := c.At(i, j)
+				if v < 0 {
+					v = -v
+				}
+				s += v
+			}
+		}
+	}
+	return s / float64(n*(n-1))
+}
+
+// prototypes returns the mean row of v (n×dim) for each class.
+func prototypes(v []float32, dim int, labels, classes []int) ([][]float64, error) {
+	pos := make(map[int]int, len(classes))
+	for i, c := range classes {
+		pos[c] = i
+	}
+	out := make([][]float64, len(classes))
+	cnt := make([]int, len(classes))
+	for i := range out {
+		out[i] = make([]float64, dim)
+	}
+	for i, l := range labels {
+		k, ok := pos[l]
+		if !ok {
+			continue
+		}
+		cnt[k]++
+		for j, x := range v[i*dim : (i+1)*dim] {
+			out[k][j] += float64(x)
+		}
+	}
+	for k := range out {
+		if cnt[k] == 0 {
+			return nil, fmt.Errorf("analysis: class %d has no samples", classes[k])
+		}
+		for j := range out[k] {
+			out[k][j] /= float64(cnt[k])
+		}
+	}
+	return out, nil
+}
+
+// PrototypeCorrelations computes the class prototypes of x (n×d features
+// with their labels) for the given classes at each stage of the model and
+// returns their correlation matrices. The ridge stage uses the score
+// vectors h'ᵀC over all classes the model has learned.
+func PrototypeCorrelations(ctx context.Context, m *flycl.Model, x []float32, labels, classes []int) (*Stages, error) {
+	if len(classes) < 2 {
+		return nil, fmt.Errorf("analysis: need at least two classes")
+	}
+	d := m.InputDim()
+	st := &Stages{Classes: classes}
+	pf, err := prototypes(x, d, labels, classes)
+	if err != nil {
+		return nil, err
+	}
+	h, err := m.Expand(ctx, x)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := prototypes(h, m.Config().M, labels, classes)
+	if err != nil {
+		return nil, err
+	}
+	s, err := m.Scores(ctx, x)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := prototypes(s, len(m.Classes()), labels, classes)
+	if err != nil {
+		return nil, err
+	}
+	st.Features, st.Codes, st.Ridge = Correlation(pf), Correlation(pc), Correlation(pr)
+	for i, c := range []*mat.Dense{st.Features, st.Codes, st.Ridge} {
+		st.MeanAbsOD[i] = meanAbsOffDiag(c)
+	}
+	return st, nil
+}

@@ -1,0 +1,193 @@
+// Package features reads and writes feature files: NumPy .npz archives
+// holding the frozen-backbone features of a data set split, so that any
+// framework can produce them and Fly-CL can learn from them.
+//
+// A feature file holds
+//
+//	features     N×d float32 (any float dtype is converted)
+//	labels       N integers (any integer dtype, or floats holding integers)
+//	paths        N strings, optional: where each sample came from
+//	class_names  C strings, optional: the name of class i at index i
+//	extract_seconds  float, optional: wall time spent extracting
+//
+// which is what numpy.savez(path, features=F, labels=y) writes from Python.
+package features
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/flycl/flycl/npz"
+)
+
+// Set is the content of one feature file.
+type Set struct {
+	X          []float32 // N×D, row-major
+	N, D       int
+	Labels     []int
+	Paths      []string // nil or N entries
+	ClassNames []string // nil, or indexed by label
+	// ExtractSeconds is the time spent extracting the features (0 if unknown).
+	ExtractSeconds float64
+}
+
+// Row returns sample i's feature vector (shared, not a copy).
+func (s *Set) Row(i int) []float32 { return s.X[i*s.D : (i+1)*s.D] }
+
+// Validate checks the shapes and that every feature is finite.
+func (s *Set) Validate() error {
+	if s.N <= 0 || s.D <= 0 {
+		return fmt.Errorf("features: empty set (%d samples × %d dims)", s.N, s.D)
+	}
+	if len(s.X) != s.N*s.D {
+		return fmt.Errorf("features: %d values for %d×%d", len(s.X), s.N, s.D)
+	}
+	if len(s.Labels) != s.N {
+		return fmt.Errorf("features: %d labels for %d samples", len(s.Labels), s.N)
+	}
+	if s.Paths != nil && len(s.Paths) != s.N {
+		return fmt.Errorf("features: %d paths for %d samples", len(s.Paths), s.N)
+	}
+	for i, v := range s.X {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("features: sample %d, dimension %d is %v", i/s.D, i%s.D, v)
+		}
+	}
+	for i, l := range s.Labels {
+		if l < 0 {
+			return fmt.Errorf("features: sample %d has negative label %d", i, l)
+		}
+		if s.ClassNames != nil && l >= len(s.ClassNames) {
+			return fmt.Errorf("features: sample %d has label %d but only %d class names", i, l, len(s.ClassNames))
+		}
+	}
+	return nil
+}
+
+// Classes returns the distinct labels, ascending.
+func (s *Set) Classes() []int {
+	c := slices.Clone(s.Labels)
+	slices.Sort(c)
+	return slices.Compact(c)
+}
+
+// Subset returns the samples whose label is in classes, in file order,
+// with their indices in s.
+func (s *Set) Subset(classes []int) (x []float32, labels []int, idx []int) {
+	want := make(map[int]bool, len(classes))
+	for _, c := range classes {
+		want[c] = true
+	}
+	for i, l := range s.Labels {
+		if want[l] {
+			x = append(x, s.Row(i)...)
+			labels = append(labels, l)
+			idx = append(idx, i)
+		}
+	}
+	return x, labels, idx
+}
+
+// FirstPerClass returns a set with only the first n samples (in file
+// order) of every class; extraction time is scaled by the fraction kept.
+func (s *Set) FirstPerClass(n int) *Set {
+	count := map[int]int{}
+	out := &Set{D: s.D, ClassNames: s.ClassNames}
+	for i, l := range s.Labels {
+		if count[l] >= n {
+			continue
+		}
+		count[l]++
+		out.X = append(out.X, s.Row(i)...)
+		out.Labels = append(out.Labels, l)
+		if s.Paths != nil {
+			out.Paths = append(out.Paths, s.Paths[i])
+		}
+		out.N++
+	}
+	if s.N > 0 {
+		out.ExtractSeconds = s.ExtractSeconds * float64(out.N) / float64(s.N)
+	}
+	return out
+}
+
+// Load reads and validates a feature file. Errors name the file and the
+// array at fault.
+func Load(path string) (*Set, error) {
+	r, err := npz.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read features: %w", err)
+	}
+	defer r.Close()
+	x, shape, err := r.Float32("features")
+	if err != nil {
+		return nil, fmt.Errorf("read features: %w", err)
+	}
+	if len(shape) != 2 {
+		return nil, fmt.Errorf("read features: %s: array \"features\" has shape %v, want (N, d)", path, shape)
+	}
+	lab, lshape, err := r.Int64("labels")
+	if err != nil {
+		return nil, fmt.Errorf("read features: %w", err)
+	}
+	if len(lshape) != 1 || lshape[0] != shape[0] {
+		return nil, fmt.Errorf("read features: %s: \"labels\" has shape %v, want (%d,) to match \"features\"", path, lshape, shape[0])
+	}
+	s := &Set{X: x, N: shape[0], D: shape[1], Labels: make([]int, len(lab))}
+	for i, v := range lab {
+		if v < 0 || v > math.MaxInt32 {
+			return nil, fmt.Errorf("read features: %s: labels[%d] = %d is not a class index", path, i, v)
+		}
+		s.Labels[i] = int(v)
+	}
+	if r.Has("paths") {
+		if s.Paths, _, err = r.Strings("paths"); err != nil {
+			return nil, fmt.Errorf("read features: %w", err)
+		}
+	}
+	if r.Has("class_names") {
+		if s.ClassNames, _, err = r.Strings("class_names"); err != nil {
+			return nil, fmt.Errorf("read features: %w", err)
+		}
+	}
+	if r.Has("extract_seconds") {
+		if v, _, err := r.Float32("extract_seconds"); err == nil && len(v) == 1 {
+			s.ExtractSeconds = float64(v[0])
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("read features: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Save writes s to path atomically.
+func Save(path string, s *Set) error {
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("write features %s: %w", path, err)
+	}
+	w, err := npz.Create(path)
+	if err != nil {
+		return err
+	}
+	w.Float32("features", s.X, s.N, s.D)
+	lab := make([]int64, len(s.Labels))
+	for i, l := range s.Labels {
+		lab[i] = int64(l)
+	}
+	w.Int64("labels", lab)
+	if s.Paths != nil {
+		w.Strings("paths", s.Paths)
+	}
+	if s.ClassNames != nil {
+		w.Strings("class_names", s.ClassNames)
+	}
+	if s.ExtractSeconds > 0 {
+		w.Float32("extract_seconds", []float32{float32(s.ExtractSeconds)})
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("write features %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+// Package enginebench measures the Fly-CL engine on synthetic features at
+// the scales of the paper's data sets, next to the BLAS floor of the same
+// work: a bare ssyrk of a task's codes plus a bare spotrf of the m×m
+// matrix, timed in the same process on the same machine.
+package enginebench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/procmem"
+	"github.com/flycl/flycl/linalg"
+)
+
+// Scale describes a synthetic class-incremental stream.
+type Scale struct {
+	Name           string
+	Tasks          int
+	SamplesPerTask int
+	ClassesPerTask int
+	Dim            int
+}
+
+// Scales are the two of the issue: CIFAR-100-like and CUB-like.
+var Scales = map[string]Scale{
+	"cifar100": {"cifar100", 10, 5000, 10, 768},
+	"cub":      {"cub", 10, 600, 20, 768},
+}
+
+// Result is what Run measured.
+type Result struct {
+	Scale      Scale
+	Config     flycl.Config
+	Tasks      []flycl.TaskRecord
+	TauPost    []time.Duration // per task, end to end of LearnTask
+	Floor      time.Duration   // median of FloorRuns measurements
+	FloorSyrk  time.Duration
+	FloorPotrf time.Duration
+	PeakRSS    int64 // bytes, VmHWM after the engine run (before the floor)
+	Threads    int
+	Backend    string
+}
+
+// task draws one task's features: per-class means on the unit sphere
+// times 3 plus unit noise, like L2-scale backbone features.
+func task(sc Scale, t int, seed uint64) ([]float32, []int) {
+	r := rand.New(rand.NewPCG(seed, uint64(t)))
+	n, d := sc.SamplesPerTask, sc.Dim
+	means := make([]float64, sc.ClassesPerTask*d)
+	for i := range means {
+		means[i] = r.NormFloat64() * 3 / 27.7 // ||mean|| ≈ 3 at d=768
+	}
+	x := make([]float32, n*d)
+	y := make([]int, n)
+	for i := 0; i < n; i++ {
+		c := i % sc.ClassesPerTask
+		y[i] = t*sc.ClassesPerTask + c
+		for j := 0; j < d; j++ {
+			x[i*d+j] = float32(means[c*d+j] + r.NormFloat64()/27.7)
+		}
+	}
+	return x, y
+}
+
+// Run learns sc.Tasks tasks with cfg, then measures the floor floorRuns
+// times on the last task's codes. Progress lines go to log.
+func Run(ctx context.Context, sc Scale, cfg flycl.Config, floorRuns int, log io.Writer) (*Result, error) {
+	model, err := flycl.New(cfg, sc.Dim)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Scale: sc, Config: model.Config(), Threads: linalg.Threads(), Backend: linalg.Backend()}
+	var last []float32
+	for t := 0; t < sc.Tasks; t++ {
+		x, y := task(sc, t, 1)
+		start := time.Now()
+		rec, err := model.LearnTask(ctx, x, y)
+		if err != nil {
+			return nil, fmt.Errorf("task %d: %w", t, err)
+		}
+		tau := time.Since(start)
+		res.Tasks = append(res.Tasks, rec)
+		res.TauPost = append(res.TauPost, tau)
+		fmt.Fprintf(log, "task %2d/%d: tau_post %.3fs (lambda %.0e)\n", t+1, sc.Tasks, tau.Seconds(), rec.Lambda)
+		last = x
+	}
+	res.PeakRSS = procmem.Peak()
+	m := res.Config.M
+	h, err := model.Expand(ctx, last)
+	if err != nil {
+		return nil, err
+	}
+	model = nil
+	runtime.GC()
+	g := make([]float32, m*m)
+	var syrks, potrfs, floors []time.Duration
+	for i := 0; i < floorRuns; i++ {
+		t0 := time.Now()
+		linalg.SsyrkLower(true, m, sc.SamplesPerTask, 1, h, m, 0, g, m)
+		t1 := time.Now()
+		// The codes of one task have rank <= n < m: make the matrix
+		// positive definite the way the solve does, with λ on the diagonal.
+		for j := 0; j < m; j++ {
+			g[j*m+j] += 1e6
+		}
+		mirrorUpper(g, m)
+		t2 := time.Now()
+		if err := linalg.Spotrf(m, g, m); err != nil {
+			return nil, err
+		}
+		t3 := time.Now()
+		syrks, potrfs = append(syrks, t1.Sub(t0)), append(potrfs, t3.Sub(t2))
+		floors = append(floors, t1.Sub(t0)+t3.Sub(t2))
+	}
+	res.Floor, res.FloorSyrk, res.FloorPotrf = median(floors), median(syrks), median(potrfs)
+	return res, nil
+}
+
+func mirrorUpper(a []float32, m int) {
+	for i := 0; i < m; i++ {
+		for j := i + 1; j < m; j++ {
+			a[i*m+j] = a[j*m+i]
+		}
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// Report writes the result as a Markdown table.
+func (r *Result) Report(w io.Writer) {
+	sec := func(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+	fmt.Fprintf(w, "scale %s: %d tasks × %d samples × d=%d, %d classes/task; m=%d p=%d k=%d; %s, %d threads\n\n",
+		r.Scale.Name, r.Scale.Tasks, r.Scale.SamplesPerTask, r.Scale.Dim, r.Scale.ClassesPerTask,
+		r.Config.M, r.Config.P, r.Config.K, r.Backend, r.Threads)
+	fmt.Fprintln(w, "| task | projection | top-k | G update | GCV | factor | solve | tau_post (s) | tau_post / floor |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	var sum flycl.Stages
+	var tot time.Duration
+	for i, rec := range r.Tasks {
+		s := rec.Stages
+		sum.Add(s)
+		tot += r.TauPost[i]
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %.2f |\n", i+1, sec(s.Projection), sec(s.TopK),
+			sec(s.Gram), sec(s.GCV), sec(s.Factor), sec(s.Solve), sec(r.TauPost[i]), float64(r.TauPost[i])/float64(r.Floor))
+	}
+	n := time.Duration(len(r.Tasks))
+	fmt.Fprintf(w, "| mean | %s | %s | %s | %s | %s | %s | %s | **%.2f** |\n\n", sec(sum.Projection/n), sec(sum.TopK/n),
+		sec(sum.Gram/n), sec(sum.GCV/n), sec(sum.Factor/n), sec(sum.Solve/n), sec(tot/n), float64(tot/n)/float64(r.Floor))
+	fmt.Fprintf(w, "BLAS floor per task (median): ssyrk %ss + spotrf %ss = %ss\n", sec(r.FloorSyrk), sec(r.FloorPotrf), sec(r.Floor))
+	fmt.Fprintf(w, "peak RSS of the engine run: %.2f GB\n", float64(r.PeakRSS)/1e9)
+}

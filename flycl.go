@@ -14,6 +14,7 @@ package flycl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -21,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
@@ -117,6 +119,7 @@ type TaskRecord struct {
 	Samples    int       // samples in the step
 	NewClasses []int     // labels first seen in the step
 	Lambda     float64   // ridge parameter used for the solve
+	RaisedFrom float64   // λ chosen by GCV when the solve had to raise it (else 0)
 	GCV        []float64 // GCV score per grid value (nil if λ was fixed)
 	Stages     Stages
 }
@@ -342,25 +345,57 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 
 	// The statistics now include the task: finish the solve even if ctx is
 	// cancelled, so the classifier always matches the statistics.
-	if err := m.solve(context.Background(), lambda, &st); err != nil {
+	used, err := m.solve(context.Background(), lambda, &st)
+	if err != nil {
 		return TaskRecord{}, err
+	}
+	if used != lambda {
+		rec.RaisedFrom = lambda
+		rec.Lambda = used
 	}
 	rec.Stages = st
 	m.hist = append(m.hist, rec)
 	return rec, nil
 }
 
-func (m *Model) solve(ctx context.Context, lambda float64, st *Stages) error {
+// solve factors G + λI and solves for C. In float32, G + λI of a
+// rank-deficient G (fewer samples than m) with a tiny λ can fail to be
+// numerically positive definite; then λ is raised to the next larger grid
+// value, and beyond the grid by factors of 10, until the factorisation
+// succeeds. It returns the λ used.
+func (m *Model) solve(ctx context.Context, lambda float64, st *Stages) (float64, error) {
 	t := time.Now()
-	if err := m.acc.Factor(ctx, lambda); err != nil {
-		return fmt.Errorf("flycl: %w", err)
+	candidates := []float64{lambda}
+	grid := slices.Sorted(slices.Values(m.cfg.Lambdas))
+	for _, l := range grid {
+		if l > lambda {
+			candidates = append(candidates, l)
+		}
+	}
+	for last := candidates[len(candidates)-1]; len(candidates) < 40; {
+		last *= 10
+		candidates = append(candidates, last)
+	}
+	var err error
+	for _, l := range candidates {
+		if err = m.acc.Factor(ctx, l); err == nil {
+			lambda = l
+			break
+		}
+		var npd *linalg.NotPositiveDefiniteError
+		if !errors.As(err, &npd) {
+			return 0, fmt.Errorf("flycl: %w", err)
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("flycl: %w", err)
 	}
 	t1 := time.Now()
 	coef := slices.Clone(m.acc.S())
 	m.acc.SolveRows(coef, m.acc.Classes())
 	m.coef, m.lambda = coef, lambda
 	st.Factor, st.Solve = t1.Sub(t), time.Since(t1)
-	return nil
+	return lambda, nil
 }
 
 // localIndices renumbers class indices to 0..nc-1 in order of value.

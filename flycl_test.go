@@ -309,3 +309,29 @@ func TestBadInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestLambdaRaisedWhenNotPositiveDefinite: with fewer samples than m, G is
+// singular, and G + λI with a λ far below float32 resolution of G cannot
+// be factored. The solve must raise λ (recording the original) instead of
+// failing, and the classifier must still work.
+func TestLambdaRaisedWhenNotPositiveDefinite(t *testing.T) {
+	ctx := context.Background()
+	const d = 16
+	cfg := small
+	cfg.Lambdas = []float64{1e-9, 1e3, 1e5}
+	model, _ := New(cfg, d)
+	x, y := clusters(1, 60, d, []int{1, 2, 3}, 0.5)
+	for i := range x {
+		x[i] *= 100
+	}
+	rec, err := model.LearnTaskWithLambda(ctx, x, y, 1e-9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.RaisedFrom != 1e-9 || !(rec.Lambda > 1e-9) || model.Lambda() != rec.Lambda {
+		t.Fatalf("lambda %g raised from %g", rec.Lambda, rec.RaisedFrom)
+	}
+	if acc, err := model.Accuracy(ctx, x, y); err != nil || acc < 0.95 {
+		t.Errorf("accuracy %.3f %v", acc, err)
+	}
+}

@@ -140,7 +140,10 @@ func TestExecuteErrors(t *testing.T) {
 	for name, f := range map[string]func() error{
 		"unseen test label": func() error { _, err := Execute(ctx, train, &bad, ms, Protocol{Tasks: 2}, Hooks{}); return err },
 		"uneven tasks":      func() error { _, err := Execute(ctx, train, test, ms, Protocol{Tasks: 3}, Hooks{}); return err },
-		"bad order":         func() error { _, err := Execute(ctx, train, test, ms, Protocol{Order: "x", Tasks: 2}, Hooks{}); return err },
+		"bad order": func() error {
+			_, err := Execute(ctx, train, test, ms, Protocol{Order: "x", Tasks: 2}, Hooks{})
+			return err
+		},
 		"bad list": func() error {
 			_, err := Execute(ctx, train, test, ms, Protocol{List: []int{0, 1, 1, 2}, Tasks: 2}, Hooks{})
 			return err

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/baselines"
 	"github.com/flycl/flycl/experiment"
+	"github.com/flycl/flycl/projection"
 )
 
 // FlyCL is the experiment adapter of a flycl.Model.
@@ -29,22 +31,101 @@ func (f *FlyCL) Predict(ctx context.Context, x []float32) ([]int, error) {
 // LastLambda implements experiment.Lambdaer.
 func (f *FlyCL) LastLambda() float64 { return f.Model.Lambda() }
 
-// Options are the settings shared by the methods.
+// Options are the settings of the methods.
 type Options struct {
-	FlyCL flycl.Config
+	FlyCL    flycl.Config
+	RanPACM  int     // RanPAC projection size (default 10000)
+	FOALDim  int     // F-OAL random map size (default 1000)
+	FOALGam  float64 // F-OAL regularisation γ (default 1)
+	RanDumbD int     // RanDumb embedding size (default 10000)
+}
+
+func (o Options) withDefaults() Options {
+	if o.RanPACM == 0 {
+		o.RanPACM = 10000
+	}
+	if o.FOALDim == 0 {
+		o.FOALDim = 1000
+	}
+	if o.FOALGam == 0 {
+		o.FOALGam = 1
+	}
+	if o.RanDumbD == 0 {
+		o.RanDumbD = 10000
+	}
+	return o
+}
+
+func learner(name string, mk func(d int, seed int64) (experiment.Learner, error)) experiment.Method {
+	return experiment.Method{Name: name, New: mk}
+}
+
+// flyclVariant is Fly-CL with a modified configuration.
+func flyclVariant(name string, o Options, edit func(c *flycl.Config, d int)) experiment.Method {
+	return learner(name, func(d int, _ int64) (experiment.Learner, error) {
+		c := o.FlyCL
+		edit(&c, d)
+		m, err := flycl.New(c, d)
+		if err != nil {
+			return nil, err
+		}
+		return &FlyCL{Model: m}, nil
+	})
 }
 
 // registry maps a method name to its constructor.
 var registry = map[string]func(o Options) experiment.Method{
-	"flycl": func(o Options) experiment.Method {
-		return experiment.Method{Name: "Fly-CL", New: func(d int, seed int64) (experiment.Learner, error) {
-			m, err := flycl.New(o.FlyCL, d)
-			if err != nil {
-				return nil, err
-			}
-			return &FlyCL{Model: m}, nil
-		}}
+	"flycl": func(o Options) experiment.Method { return flyclVariant("Fly-CL", o, func(*flycl.Config, int) {}) },
+	"ncm": func(o Options) experiment.Method {
+		return learner("NCM", func(d int, _ int64) (experiment.Learner, error) { return baselines.NewNCM(d), nil })
 	},
+	"ranpac": func(o Options) experiment.Method {
+		return learner("RanPAC (no FT)", func(d int, seed int64) (experiment.Learner, error) {
+			return baselines.NewRanPAC(d, o.RanPACM, uint64(seed))
+		})
+	},
+	"foal": func(o Options) experiment.Method {
+		return learner("F-OAL", func(d int, seed int64) (experiment.Learner, error) {
+			return baselines.NewFOAL(d, o.FOALDim, o.FOALGam, uint64(seed))
+		})
+	},
+	"randumb": func(o Options) experiment.Method {
+		return learner("RanDumb", func(d int, seed int64) (experiment.Learner, error) {
+			return baselines.NewRanDumb(d, o.RanDumbD, uint64(seed))
+		})
+	},
+	"joint": func(o Options) experiment.Method {
+		return learner("Joint ridge (upper bound)", func(d int, _ int64) (experiment.Learner, error) {
+			return baselines.NewJoint(o.FlyCL, d), nil
+		})
+	},
+	"flycl-noproj": func(o Options) experiment.Method {
+		return learner("Fly-CL w/o projection", func(d int, _ int64) (experiment.Learner, error) {
+			c := o.FlyCL
+			if len(c.Lambdas) == 0 {
+				c = flycl.DefaultConfig()
+			}
+			return baselines.NewRawRidge(d, c.Lambdas)
+		})
+	},
+	"flycl-noridge": func(o Options) experiment.Method {
+		return learner("Fly-CL w/o ridge (cosine on h')", func(d int, _ int64) (experiment.Learner, error) {
+			return baselines.NewCodeNCM(o.FlyCL, d)
+		})
+	},
+	"flycl-dense": func(o Options) experiment.Method {
+		return flyclVariant("Fly-CL dense W", o, func(c *flycl.Config, d int) { c.P = d })
+	},
+	"flycl-magnitude": func(o Options) experiment.Method {
+		return flyclVariant("Fly-CL magnitude top-k", o, func(c *flycl.Config, _ int) { c.TopK = projection.Magnitude })
+	},
+}
+
+// Groups are names that stand for several methods.
+var Groups = map[string][]string{
+	"baselines": {"flycl", "ncm", "ranpac", "foal", "randumb", "joint"},
+	"ablations": {"flycl", "flycl-noproj", "flycl-noridge", "flycl-dense", "flycl-magnitude"},
+	"all":       {"flycl", "ncm", "ranpac", "foal", "randumb", "joint", "flycl-noproj", "flycl-noridge", "flycl-dense", "flycl-magnitude"},
 }
 
 // Names returns the method names accepted by Parse, sorted.
@@ -57,17 +138,29 @@ func Names() []string {
 	return n
 }
 
-// Parse turns a comma-separated list of names into methods.
+// Parse turns a comma-separated list of names (or groups: baselines,
+// ablations, all) into methods.
 func Parse(list string, o Options) ([]experiment.Method, error) {
+	o = o.withDefaults()
 	var out []experiment.Method
+	var names []string
 	for _, name := range strings.Split(list, ",") {
 		name = strings.TrimSpace(strings.ToLower(name))
-		if name == "" {
+		if g, ok := Groups[name]; ok {
+			names = append(names, g...)
+		} else if name != "" {
+			names = append(names, name)
+		}
+	}
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
 			continue
 		}
+		seen[name] = true
 		mk, ok := registry[name]
 		if !ok {
-			return nil, fmt.Errorf("unknown method %q (known: %s)", name, strings.Join(Names(), ", "))
+			return nil, fmt.Errorf("unknown method %q (known: %s; groups: baselines, ablations, all)", name, strings.Join(Names(), ", "))
 		}
 		out = append(out, mk(o))
 	}

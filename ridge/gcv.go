@@ -127,14 +127,23 @@ func (w *Workspace) GCV(ctx context.Context, h []float32, n, m int, labels []int
 			return nil, fmt.Errorf("ridge: GCV: sample %d has class index %d outside [0,%d)", i, l, nc)
 		}
 	}
+	var scores []float64
+	var err error
 	switch method.Resolve(n, m, len(grid)) {
 	case GCVPrimal:
-		return gcvPrimal(ctx, w.get(m*m), h, n, m, labels, nc, grid)
+		scores, err = gcvPrimal(ctx, w.get(m*m), h, n, m, labels, nc, grid)
 	case GCVEigen:
-		return gcvEigen(ctx, h, n, m, labels, nc, grid)
+		scores, err = gcvEigen(ctx, h, n, m, labels, nc, grid)
 	default:
-		return gcvDual(ctx, w.get(n*n), h, n, m, labels, nc, grid)
+		scores, err = gcvDual(ctx, w.get(n*n), h, n, m, labels, nc, grid)
 	}
+	if err != nil {
+		return nil, err
+	}
+	if math.IsInf(scores[BestLambda(scores)], 1) {
+		return nil, fmt.Errorf("ridge: GCV: no lambda in %v gives a numerically positive definite system", grid)
+	}
+	return scores, nil
 }
 
 // BestLambda returns the index of the first minimum of scores.
@@ -194,13 +203,17 @@ func gcvDual(ctx context.Context, buf []float32, h []float32, n, m int, labels [
 			buf[i*n+i] = float32(kd[i] + lambda)
 		}
 		if err := linalg.Spotrf(n, buf, n); err != nil {
-			return nil, fmt.Errorf("ridge: GCV at lambda %g: %w", lambda, err)
+			// K + λI is not numerically positive definite in float32:
+			// this λ cannot be used, so it cannot be chosen.
+			scores[gi] = math.Inf(1)
+			continue
 		}
 		copy(b, yt)
 		linalg.Spotrs(n, nc, buf, n, b, n)
 		rss := lambda * lambda * sumSq32(b)
 		if err := linalg.Strtri(n, buf, n); err != nil {
-			return nil, fmt.Errorf("ridge: GCV at lambda %g: %w", lambda, err)
+			scores[gi] = math.Inf(1)
+			continue
 		}
 		den := lambda * upperSumSq(buf, n) / float64(n) // 1 - df/n
 		scores[gi] = (rss / float64(n)) / (den * den)
@@ -208,8 +221,15 @@ func gcvDual(ctx context.Context, buf []float32, h []float32, n, m int, labels [
 	return scores, nil
 }
 
-func gcvPrimal(ctx context.Context, g []float32, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
-	linalg.Ssyrk(true, m, n, 1, h, m, 0, g, m)
+// gcvPrimal is GCV through the m×m Gram HᵀH (cheaper when n > m). Like
+// gcvDual it keeps the Gram in the lower triangle of buf and factors in
+// the upper one.
+func gcvPrimal(ctx context.Context, buf []float32, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
+	linalg.SsyrkLower(true, m, n, 1, h, m, 0, buf, m)
+	gd := make([]float64, m)
+	for i := range gd {
+		gd[i] = float64(buf[i*m+i])
+	}
 	// z = Yᵀ H (nc × m)
 	z := make([]float32, nc*m)
 	for i, l := range labels {
@@ -219,7 +239,6 @@ func gcvPrimal(ctx context.Context, g []float32, h []float32, n, m int, labels [
 		}
 	}
 	yt := oneHotRows(labels, nc, n)
-	a := make([]float32, m*m)
 	b := make([]float32, nc*m)
 	yhat := make([]float32, nc*n)
 	scores := make([]float64, len(grid))
@@ -227,15 +246,16 @@ func gcvPrimal(ctx context.Context, g []float32, h []float32, n, m int, labels [
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		copy(a, g)
+		mirrorLower(buf, m)
 		for i := 0; i < m; i++ {
-			a[i*m+i] = float32(float64(g[i*m+i]) + lambda)
+			buf[i*m+i] = float32(gd[i] + lambda)
 		}
-		if err := linalg.Spotrf(m, a, m); err != nil {
-			return nil, fmt.Errorf("ridge: GCV at lambda %g: %w", lambda, err)
+		if err := linalg.Spotrf(m, buf, m); err != nil {
+			scores[gi] = math.Inf(1) // not numerically positive definite
+			continue
 		}
 		copy(b, z)
-		linalg.Spotrs(m, nc, a, m, b, m)
+		linalg.Spotrs(m, nc, buf, m, b, m)
 		// Ŷᵀ = B Hᵀ
 		linalg.Sgemm(false, true, nc, n, m, 1, b, m, h, m, 0, yhat, n)
 		var rss float64
@@ -243,10 +263,11 @@ func gcvPrimal(ctx context.Context, g []float32, h []float32, n, m int, labels [
 			d := float64(yt[i]) - float64(v)
 			rss += d * d
 		}
-		if err := linalg.Strtri(m, a, m); err != nil {
-			return nil, fmt.Errorf("ridge: GCV at lambda %g: %w", lambda, err)
+		if err := linalg.Strtri(m, buf, m); err != nil {
+			scores[gi] = math.Inf(1)
+			continue
 		}
-		den := (float64(n-m) + lambda*upperSumSq(a, m)) / float64(n)
+		den := (float64(n-m) + lambda*upperSumSq(buf, m)) / float64(n)
 		scores[gi] = (rss / float64(n)) / (den * den)
 	}
 	return scores, nil

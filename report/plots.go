@@ -113,6 +113,9 @@ type SweepPoint struct {
 
 // Sweep plots Ā (mean ± std) against the swept parameter.
 func Sweep(path, param string, xs []float64, ys []Summary) error {
+	if len(xs) != len(ys) || len(xs) == 0 {
+		return fmt.Errorf("sweep plot: %d values for %d results", len(xs), len(ys))
+	}
 	p := plot.New()
 	p.Title.Text = "Sensitivity to " + param
 	p.X.Label.Text = param

@@ -1,0 +1,64 @@
+package flycl_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/flycl/flycl"
+)
+
+// features draws n samples of d-dimensional features around a fixed mean
+// per label.
+func features(seed uint64, n, d int, labels []int) ([]float32, []int) {
+	r := rand.New(rand.NewPCG(seed, 0))
+	x := make([]float32, n*d)
+	y := make([]int, n)
+	for i := range y {
+		y[i] = labels[i%len(labels)]
+		mean := rand.New(rand.NewPCG(uint64(y[i]), 1))
+		for j := 0; j < d; j++ {
+			x[i*d+j] = float32(mean.NormFloat64() + 0.5*r.NormFloat64())
+		}
+	}
+	return x, y
+}
+
+// Learn two tasks one after the other; the model keeps recognising the
+// classes of the first task after learning the second.
+func Example() {
+	ctx := context.Background()
+	const d = 32
+	cfg := flycl.Config{M: 2000, P: 10, K: 600, Lambdas: []float64{1, 10, 100, 1000}}
+	model, err := flycl.New(cfg, d)
+	if err != nil {
+		panic(err)
+	}
+	x1, y1 := features(1, 200, d, []int{10, 20})
+	x2, y2 := features(2, 200, d, []int{30, 40})
+	model.LearnTask(ctx, x1, y1)
+	model.LearnTask(ctx, x2, y2)
+
+	test1, labels1 := features(3, 100, d, []int{10, 20})
+	acc, _ := model.Accuracy(ctx, test1, labels1)
+	fmt.Println("classes:", model.Classes())
+	fmt.Printf("accuracy on the first task after the second: %.2f\n", acc)
+	// Output:
+	// classes: [10 20 30 40]
+	// accuracy on the first task after the second: 1.00
+}
+
+// The online variant: update and re-solve after every mini-batch. With a
+// fixed λ the result equals learning the whole task at once.
+func ExampleModel_LearnBatch() {
+	ctx := context.Background()
+	const d = 16
+	cfg := flycl.Config{M: 1000, P: 8, K: 300}
+	model, _ := flycl.New(cfg, d)
+	x, y := features(4, 100, d, []int{1, 2, 3})
+	for lo := 0; lo < 100; lo += 10 {
+		model.LearnBatch(ctx, x[lo*d:(lo+10)*d], y[lo:lo+10], 100)
+	}
+	fmt.Println(model.Samples(), "samples,", len(model.History()), "updates, lambda", model.Lambda())
+	// Output: 100 samples, 10 updates, lambda 100
+}

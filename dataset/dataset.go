@@ -1,0 +1,113 @@
+package dataset
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/flycl/flycl/imageio"
+)
+
+// Dataset is a labelled image collection in a fixed, deterministic order.
+type Dataset interface {
+	Len() int
+	Label(i int) int
+	// Classes returns the class names, indexed by label.
+	Classes() []string
+	// Path identifies sample i (a file, an archive member, or file#index).
+	Path(i int) string
+	// Image decodes sample i to RGB.
+	Image(i int) (*imageio.RGB, error)
+}
+
+// imageExt are the extensions torchvision's ImageFolder accepts.
+var imageExt = map[string]bool{".jpg": true, ".jpeg": true, ".png": true, ".ppm": true, ".bmp": true,
+	".pgm": true, ".tif": true, ".tiff": true, ".webp": true, ".gif": true}
+
+func isImage(name string) bool { return imageExt[strings.ToLower(filepath.Ext(name))] }
+
+// Folder is torchvision's ImageFolder: root/<class>/**/<image>, classes in
+// sorted order, files in sorted order within each class.
+type Folder struct {
+	Root    string
+	classes []string
+	paths   []string
+	labels  []int
+}
+
+// OpenFolder indexes root. An empty class directory or a root without
+// class directories is an error naming the directory.
+func OpenFolder(root string) (*Folder, error) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	f := &Folder{Root: root}
+	for _, e := range ents {
+		if e.IsDir() {
+			f.classes = append(f.classes, e.Name())
+		}
+	}
+	if len(f.classes) == 0 {
+		return nil, fmt.Errorf("%s: no class directories", root)
+	}
+	slices.Sort(f.classes)
+	for label, c := range f.classes {
+		var files []string
+		err := filepath.WalkDir(filepath.Join(root, c), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && isImage(p) {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: class directory has no images", filepath.Join(root, c))
+		}
+		slices.Sort(files)
+		for _, p := range files {
+			f.paths = append(f.paths, p)
+			f.labels = append(f.labels, label)
+		}
+	}
+	return f, nil
+}
+
+func (f *Folder) Len() int            { return len(f.paths) }
+func (f *Folder) Label(i int) int     { return f.labels[i] }
+func (f *Folder) Classes() []string   { return f.classes }
+func (f *Folder) Path(i int) string   { return f.paths[i] }
+func (f *Folder) Image(i int) (*imageio.RGB, error) { return imageio.DecodeFile(f.paths[i]) }
+
+// memory is a data set held in memory: encoded images or raw pixels.
+type memory struct {
+	name    string
+	classes []string
+	paths   []string
+	labels  []int
+	encoded [][]byte      // encoded images, or
+	raw     []*imageio.RGB // decoded ones
+}
+
+func (m *memory) Len() int          { return len(m.labels) }
+func (m *memory) Label(i int) int   { return m.labels[i] }
+func (m *memory) Classes() []string { return m.classes }
+func (m *memory) Path(i int) string { return m.paths[i] }
+func (m *memory) Image(i int) (*imageio.RGB, error) {
+	if m.raw != nil {
+		return m.raw[i], nil
+	}
+	img, err := imageio.Decode(m.encoded[i])
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", m.paths[i], err)
+	}
+	return img, nil
+}

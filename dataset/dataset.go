@@ -81,10 +81,10 @@ func OpenFolder(root string) (*Folder, error) {
 	return f, nil
 }
 
-func (f *Folder) Len() int            { return len(f.paths) }
-func (f *Folder) Label(i int) int     { return f.labels[i] }
-func (f *Folder) Classes() []string   { return f.classes }
-func (f *Folder) Path(i int) string   { return f.paths[i] }
+func (f *Folder) Len() int                          { return len(f.paths) }
+func (f *Folder) Label(i int) int                   { return f.labels[i] }
+func (f *Folder) Classes() []string                 { return f.classes }
+func (f *Folder) Path(i int) string                 { return f.paths[i] }
 func (f *Folder) Image(i int) (*imageio.RGB, error) { return imageio.DecodeFile(f.paths[i]) }
 
 // memory is a data set held in memory: encoded images or raw pixels.
@@ -93,7 +93,7 @@ type memory struct {
 	classes []string
 	paths   []string
 	labels  []int
-	encoded [][]byte      // encoded images, or
+	encoded [][]byte       // encoded images, or
 	raw     []*imageio.RGB // decoded ones
 }
 

@@ -1,0 +1,156 @@
+// Package backbone runs frozen feature extractors on ONNX Runtime. Models
+// are built as ONNX graphs in Go directly from checkpoint tensors
+// (SqueezeNet 1.1 and MobileNetV2 from per-layer .npy files, ResNet-50 and
+// ViT-B/16 from their released checkpoints) or loaded from any .onnx file.
+package backbone
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// LibraryEnv names the environment variable that points to
+// libonnxruntime.so when it is not in a default place.
+const LibraryEnv = "FLYCL_ORT_LIB"
+
+// ortSubpath is where "npm install onnxruntime-node@1.30.0" puts the
+// shared library (scripts/install-deps installs it under .cache/onnxruntime).
+const ortSubpath = "node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+
+// FindLibrary returns the ONNX Runtime shared library to use: explicit if
+// not empty, else $FLYCL_ORT_LIB, else .cache/onnxruntime/... under the
+// current directory, its parents, or the executable's directory's parent.
+func FindLibrary(explicit string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	if p := os.Getenv(LibraryEnv); p != "" {
+		return p, nil
+	}
+	var tried []string
+	dirs := []string{}
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			dirs = append(dirs, d)
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		dirs = append(dirs, filepath.Dir(filepath.Dir(exe)))
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, ".cache", "onnxruntime", ortSubpath)
+		tried = append(tried, p)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("ONNX Runtime library not found (set %s, pass --ort-lib, or run scripts/install-deps); looked at %s", LibraryEnv, tried[0])
+}
+
+var (
+	initOnce sync.Once
+	initErr  error
+	initLib  string
+)
+
+// Init loads ONNX Runtime from lib (see FindLibrary) once per process.
+// ONNX Runtime's environment is process-wide, so later calls with another
+// library path are an error.
+func Init(lib string) error {
+	path, err := FindLibrary(lib)
+	if err != nil {
+		return err
+	}
+	initOnce.Do(func() {
+		initLib = path
+		ort.SetSharedLibraryPath(path)
+		if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+			initErr = fmt.Errorf("load ONNX Runtime from %s: %w", path, err)
+		}
+	})
+	if initErr == nil && path != initLib {
+		return fmt.Errorf("ONNX Runtime already loaded from %s, not %s", initLib, path)
+	}
+	return initErr
+}
+
+// Version returns ONNX Runtime's version string (after Init).
+func Version() string { return ort.GetVersion() }
+
+// Session runs one model.
+type Session struct {
+	model *Model
+	s     *ort.DynamicAdvancedSession
+	mu    sync.Mutex
+}
+
+// ErrNoRuntime is wrapped by NewSession when ONNX Runtime is not available.
+var ErrNoRuntime = errors.New("ONNX Runtime not available")
+
+// NewSession compiles m for ONNX Runtime with threads intra-op threads
+// (0: one per CPU).
+func (m *Model) NewSession(threads int) (*Session, error) {
+	if err := Init(""); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoRuntime, err)
+	}
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	defer opts.Destroy()
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	opts.SetIntraOpNumThreads(threads)
+	opts.SetInterOpNumThreads(1)
+	opts.SetGraphOptimizationLevel(ort.GraphOptimizationLevelEnableAll)
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(m.ONNX, []string{m.Input}, m.Outputs, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: create ONNX Runtime session: %w", m.Name, err)
+	}
+	return &Session{model: m, s: s}, nil
+}
+
+// Close releases the session.
+func (s *Session) Close() error { return s.s.Destroy() }
+
+// Run feeds n images (n×3×H×W float32, preprocessed) and returns each
+// output as n×dim values, in the order of Model.Outputs.
+func (s *Session) Run(x []float32, n int) ([][]float32, error) {
+	m := s.model
+	per := 3 * m.Size * m.Size
+	if n <= 0 || len(x) != n*per {
+		return nil, fmt.Errorf("%s: input has %d values, want n×3×%d×%d with n=%d", m.Name, len(x), m.Size, m.Size, n)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, err := ort.NewTensor(ort.NewShape(int64(n), 3, int64(m.Size), int64(m.Size)), x)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Destroy()
+	outs := make([]ort.Value, len(m.Outputs))
+	res := make([][]float32, len(m.Outputs))
+	for i, d := range m.Dims {
+		res[i] = make([]float32, n*d)
+		t, err := ort.NewTensor(ort.NewShape(int64(n), int64(d)), res[i])
+		if err != nil {
+			return nil, err
+		}
+		defer t.Destroy()
+		outs[i] = t
+	}
+	if err := s.s.Run([]ort.Value{in}, outs); err != nil {
+		return nil, fmt.Errorf("%s: run: %w", m.Name, err)
+	}
+	return res, nil
+}

@@ -56,10 +56,10 @@ type Attr struct {
 }
 
 // AInt, AInts, AFloat and AString make attributes.
-func AInt(name string, v int64) Attr      { return Attr{Name: name, Int: &v} }
-func AInts(name string, v ...int64) Attr  { return Attr{Name: name, Ints: v, isInts: true} }
-func AFloat(name string, v float32) Attr  { return Attr{Name: name, Float: &v} }
-func AString(name string, v string) Attr  { return Attr{Name: name, String: &v} }
+func AInt(name string, v int64) Attr     { return Attr{Name: name, Int: &v} }
+func AInts(name string, v ...int64) Attr { return Attr{Name: name, Ints: v, isInts: true} }
+func AFloat(name string, v float32) Attr { return Attr{Name: name, Float: &v} }
+func AString(name string, v string) Attr { return Attr{Name: name, String: &v} }
 
 func (a Attr) encode() []byte {
 	var b []byte

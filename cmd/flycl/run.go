@@ -15,6 +15,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/analysis"
+	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/experiment"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/methods"
@@ -31,6 +32,7 @@ func init() { extraCommands = append(extraCommands, runCmd, sweepCmd) }
 // runFlags are the flags shared by run and sweep.
 type runFlags struct {
 	data          dataFlags
+	ext           extractFlags
 	methods       string
 	seeds         string
 	order         string
@@ -48,10 +50,12 @@ type runFlags struct {
 	quiet         bool
 }
 
-func (f *runFlags) register(fs *pflag.FlagSet) {
+func (f *runFlags) register(c *cobra.Command) {
+	fs := c.Flags()
+	f.ext.register(c)
 	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz with features, labels)")
 	fs.StringVar(&f.data.test, "test", "", "test feature file (.npz with features, labels)")
-	fs.StringVar(&f.data.data, "data", "", "built-in data set instead of feature files: mnist[:DIR] or fashion-mnist[:DIR] (raw pixels)")
+	fs.StringVar(&f.data.data, "data", "", "data set instead of feature files: with --backbone any of "+strings.Join(dataset.Kinds, ", ")+" as kind:path; without, mnist[:DIR] or fashion-mnist[:DIR] raw pixels")
 	fs.StringVar(&f.methods, "methods", "flycl", "comma-separated methods: "+strings.Join(methods.Names(), ", "))
 	fs.StringVar(&f.seeds, "seeds", "1993", "comma-separated seeds (one run per seed)")
 	fs.StringVar(&f.order, "order", "flycl", "class order: flycl (Python random.sample), pilot (numpy permutation), none, or a comma-separated list")
@@ -125,6 +129,24 @@ func parseFloats(s string) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// load returns the train and test features: from feature files, from
+// raw pixels, or extracted with --backbone from an image data set.
+func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc string, err error) {
+	if f.ext.backbone == "" {
+		return f.data.load()
+	}
+	if f.data.data == "" {
+		return nil, nil, "", fmt.Errorf("--backbone needs --data kind:path")
+	}
+	if train, err = f.ext.features(cmd, f.data.data, "train", f.quiet); err != nil {
+		return nil, nil, "", err
+	}
+	if test, err = f.ext.features(cmd, f.data.data, "test", f.quiet); err != nil {
+		return nil, nil, "", err
+	}
+	return train, test, fmt.Sprintf("%s features of %s", f.ext.backbone, f.data.data), nil
 }
 
 func (f *runFlags) flyclConfig() (flycl.Config, error) {
@@ -209,7 +231,7 @@ top-1 over all seen test samples is reported alongside.`,
 			if err := applyConfig(cmd.Flags(), f.config); err != nil {
 				return err
 			}
-			train, test, desc, err := f.data.load()
+			train, test, desc, err := f.load(cmd)
 			if err != nil {
 				return err
 			}
@@ -259,7 +281,7 @@ top-1 over all seen test samples is reported alongside.`,
 			return nil
 		},
 	}
-	f.register(c.Flags())
+	f.register(c)
 	c.Flags().BoolVar(&heatmap, "heatmap", true, "draw the prototype-correlation heat maps (needs Fly-CL among the methods)")
 	return c
 }

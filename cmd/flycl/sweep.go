@@ -26,7 +26,7 @@ func sweepCmd() *cobra.Command {
 			if err := applyConfig(cmd.Flags(), f.config); err != nil {
 				return err
 			}
-			train, test, desc, err := f.data.load()
+			train, test, desc, err := f.load(cmd)
 			if err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ func sweepCmd() *cobra.Command {
 			return report.Sweep(filepath.Join(f.out, "sweep_"+param+".png"), param, xs, sums)
 		},
 	}
-	f.register(c.Flags())
+	f.register(c)
 	c.Flags().StringVar(&param, "param", "k", "parameter to sweep: m, p or k")
 	c.Flags().StringVar(&values, "values", "", "comma-separated values")
 	c.Flags().Lookup("out").DefValue = "out/sweep"

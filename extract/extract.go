@@ -1,0 +1,267 @@
+// Package extract turns an image data set into feature files with a frozen
+// backbone: decode, preprocess, run the model in batches, and save. Results
+// are cached under a key of (weights, transform, data set, split, output),
+// so repeated runs skip the work, and extraction resumes where it stopped
+// after an interruption.
+package extract
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/transform"
+)
+
+// Job describes one extraction.
+type Job struct {
+	Data      dataset.Dataset
+	DataKey   string // identifies the data set and split for the cache
+	Model     *backbone.Model
+	Preset    transform.Preset
+	Output    int    // index into Model.Outputs (0: the feature)
+	CacheDir  string // "" disables caching and resuming
+	BatchSize int    // images per inference call (default 32)
+	Chunk     int    // images per resumable chunk (default 2048)
+	Threads   int    // ONNX Runtime threads (0: all CPUs)
+	// Progress, if not nil, is called after every batch with the number
+	// of images done, the total, and the rate in images per second.
+	Progress func(done, total int, rate float64)
+}
+
+// Key returns the cache key of the job.
+func (j *Job) Key() string {
+	p := j.Preset
+	s := fmt.Sprintf("v1|%s|%s|%s|%d|%v|%d|%v|%v|%s|%d", j.Model.Name, j.Model.Hash, p.Name, p.Resize, p.Filter, p.Crop, p.Mean, p.Std, j.DataKey, j.Output)
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])[:24]
+}
+
+// CachePath returns where the job's features are cached.
+func (j *Job) CachePath() string {
+	return filepath.Join(j.CacheDir, j.Model.Name+"-"+j.Key()+".npz")
+}
+
+func (j *Job) chunkPath(k int) string {
+	return filepath.Join(j.CacheDir, fmt.Sprintf("%s-%s.part%05d.npz", j.Model.Name, j.Key(), k))
+}
+
+// Run extracts (or loads from the cache) the features of every image.
+// It reports whether the result came from the cache.
+func Run(ctx context.Context, j *Job) (*features.Set, bool, error) {
+	if j.BatchSize <= 0 {
+		j.BatchSize = 32
+	}
+	if j.Chunk <= 0 {
+		j.Chunk = 2048
+	}
+	if j.Chunk%j.BatchSize != 0 {
+		j.Chunk = (j.Chunk/j.BatchSize + 1) * j.BatchSize
+	}
+	if j.Output < 0 || j.Output >= len(j.Model.Outputs) {
+		return nil, false, fmt.Errorf("extract: %s has no output %d", j.Model.Name, j.Output)
+	}
+	if j.CacheDir != "" {
+		if err := os.MkdirAll(j.CacheDir, 0o755); err != nil {
+			return nil, false, err
+		}
+		if s, err := features.Load(j.CachePath()); err == nil && s.N == j.Data.Len() {
+			return s, true, nil
+		}
+	}
+	n, dim := j.Data.Len(), j.Model.Dims[j.Output]
+	if n == 0 {
+		return nil, false, fmt.Errorf("extract: empty data set")
+	}
+	out := &features.Set{N: n, D: dim, X: make([]float32, n*dim), Labels: make([]int, n),
+		Paths: make([]string, n), ClassNames: j.Data.Classes()}
+	for i := 0; i < n; i++ {
+		out.Labels[i], out.Paths[i] = j.Data.Label(i), j.Data.Path(i)
+	}
+	var sess *backbone.Session
+	start := time.Now()
+	done := 0
+	for c := 0; c*j.Chunk < n; c++ {
+		lo, hi := c*j.Chunk, min(n, (c+1)*j.Chunk)
+		if j.CacheDir != "" {
+			if s, err := features.Load(j.chunkPath(c)); err == nil && s.N == hi-lo && s.D == dim {
+				copy(out.X[lo*dim:hi*dim], s.X)
+				done = hi
+				continue // resumed
+			}
+		}
+		if sess == nil {
+			var err error
+			if sess, err = j.Model.NewSession(j.Threads); err != nil {
+				return nil, false, err
+			}
+			defer sess.Close()
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		if err := j.batches(ctx, sess, lo, hi, out, start, &done); err != nil {
+			return nil, false, err
+		}
+		if j.CacheDir != "" {
+			part := &features.Set{N: hi - lo, D: dim, X: out.X[lo*dim : hi*dim], Labels: out.Labels[lo:hi]}
+			if err := features.Save(j.chunkPath(c), part); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	out.ExtractSeconds = time.Since(start).Seconds()
+	if j.CacheDir != "" {
+		if err := features.Save(j.CachePath(), out); err != nil {
+			return nil, false, err
+		}
+		for c := 0; c*j.Chunk < n; c++ {
+			os.Remove(j.chunkPath(c))
+		}
+	}
+	return out, false, nil
+}
+
+// batches runs images lo..hi: workers decode and preprocess, the session
+// runs one batch while the next is being prepared.
+func (j *Job) batches(ctx context.Context, sess *backbone.Session, lo, hi int, out *features.Set, start time.Time, done *int) error {
+	per := 3 * j.Model.Size * j.Model.Size
+	dim := out.D
+	type batch struct {
+		lo, n int
+		x     []float32
+		err   error
+	}
+	ready := make(chan batch, 2)
+	go func() {
+		defer close(ready)
+		workers := max(1, runtime.NumCPU())
+		for b := lo; b < hi; b += j.BatchSize {
+			n := min(j.BatchSize, hi-b)
+			x := make([]float32, n*per)
+			var wg sync.WaitGroup
+			errs := make([]error, n)
+			next := make(chan int, n)
+			for i := 0; i < n; i++ {
+				next <- i
+			}
+			close(next)
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range next {
+						img, err := j.Data.Image(b + i)
+						if err != nil {
+							errs[i] = err
+							continue
+						}
+						j.Preset.Tensor(img, x[i*per:(i+1)*per])
+					}
+				}()
+			}
+			wg.Wait()
+			var err error
+			for i, e := range errs {
+				if e != nil {
+					err = fmt.Errorf("extract: image %d (%s): %w", b+i, j.Data.Path(b+i), e)
+					break
+				}
+			}
+			select {
+			case ready <- batch{lo: b, n: n, x: x, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for bt := range ready {
+		if bt.err != nil {
+			return bt.err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		res, err := sess.Run(bt.x, bt.n)
+		if err != nil {
+			return err
+		}
+		copy(out.X[bt.lo*dim:(bt.lo+bt.n)*dim], res[j.Output])
+		*done = bt.lo + bt.n
+		if j.Progress != nil {
+			j.Progress(*done, out.N, float64(*done)/time.Since(start).Seconds())
+		}
+	}
+	if *done == hi {
+		return nil // the chunk is complete: save it even if cancelled now
+	}
+	return ctx.Err()
+}
+
+// DataKey identifies a data set split for the cache: the spec with its
+// absolute path, the size and modification time of that path, and the split.
+func DataKey(spec, split string) string {
+	kind, p, _ := strings.Cut(spec, ":")
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	key := kind + ":" + p + "|" + split
+	if st, err := os.Stat(p); err == nil {
+		key += fmt.Sprintf("|%d|%d", st.Size(), st.ModTime().UnixNano())
+	}
+	return key
+}
+
+// Backbones lists the names OpenBackbone accepts.
+var Backbones = []string{"squeezenet[:DIR]", "mobilenetv2[:DIR]", "resnet50:FILE", "vit:FILE", "onnx:FILE.onnx[#OUTPUT@DIM]"}
+
+// OpenBackbone builds a backbone from "name[:path]". Without a path the
+// per-layer .npy models are looked up in ../shared/models (the project's
+// test data), for convenience in this repository.
+func OpenBackbone(spec string) (*backbone.Model, error) {
+	name, path, _ := strings.Cut(spec, ":")
+	defaultDir := func(sub string) string {
+		if path != "" {
+			return path
+		}
+		for _, base := range []string{"../shared/models", "../../shared/models", "../../../shared/models"} {
+			p := filepath.Join(base, sub)
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+		return sub
+	}
+	switch name {
+	case "squeezenet":
+		w, err := backbone.LoadNPYDir(defaultDir("squeezenet1.1"))
+		if err != nil {
+			return nil, err
+		}
+		return backbone.SqueezeNet(w)
+	case "mobilenetv2":
+		w, err := backbone.LoadNPYDir(defaultDir("mobilenetv2-1.0"))
+		if err != nil {
+			return nil, err
+		}
+		return backbone.MobileNetV2(w)
+	}
+	known := append([]string(nil), Backbones...)
+	sort.Strings(known)
+	return nil, fmt.Errorf("unknown backbone %q (known: %s)", spec, strings.Join(known, ", "))
+}
+

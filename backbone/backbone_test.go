@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flycl/flycl/imageio"
@@ -147,5 +148,117 @@ func TestCNNsMatchTorch(t *testing.T) {
 				t.Errorf("%s differs from torch by %.2e (scale %.2f)", rn, worst, scale)
 			}
 		}
+	}
+}
+
+// formulaInputs is the input of testdata/gen_tiny.py:
+// x[n,c,h,w] = sin(0.1 (h+1)(c+1)) cos(0.07 (w+1)) + 0.1 n.
+func formulaInputs(n, size int) []float32 {
+	x := make([]float32, n*3*size*size)
+	i := 0
+	for b := 0; b < n; b++ {
+		for c := 0; c < 3; c++ {
+			for h := 0; h < size; h++ {
+				for w := 0; w < size; w++ {
+					x[i] = float32(math.Sin(0.1*float64((h+1)*(c+1)))*math.Cos(0.07*float64(w+1)) + 0.1*float64(b))
+					i++
+				}
+			}
+		}
+	}
+	return x
+}
+
+// TestTinyCheckpointsMatchTorch: ResNet (torchvision Bottleneck blocks, BN
+// with random statistics) and ViT (timm structure) with random weights,
+// read from real checkpoint formats (.pth zip and legacy, safetensors),
+// against PyTorch's outputs (testdata/gen_tiny.py); 1e-4 relative.
+func TestTinyCheckpointsMatchTorch(t *testing.T) {
+	ref, err := npz.Open("testdata/tiny_reference.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	for _, c := range []struct {
+		file  string
+		build func(*Weights) (*Model, error)
+		n     int
+		refs  map[string]string
+	}{
+		{"tiny_resnet.pth", ResNet50, 2, map[string]string{"features": "resnet_features", "logits": "resnet_logits"}},
+		{"tiny_resnet_legacy.pth", ResNet50, 2, map[string]string{"features": "resnet_features"}},
+		{"tiny_resnet.safetensors", ResNet50, 2, map[string]string{"logits": "resnet_logits"}},
+		{"tiny_vit.safetensors", func(w *Weights) (*Model, error) { return ViT(w, 3) }, 3,
+			map[string]string{"features": "vit_features", "logits": "vit_logits", "blocks": "vit_blocks"}},
+		{"tiny_vit.pth", func(w *Weights) (*Model, error) { return ViT(w, 3) }, 3, map[string]string{"features": "vit_features"}},
+	} {
+		w, err := LoadCheckpoint(filepath.Join("testdata", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := c.build(w)
+		if err != nil {
+			t.Fatal(c.file, err)
+		}
+		out, err := session(t, m).Run(formulaInputs(c.n, m.Size), c.n)
+		if err != nil {
+			t.Fatal(c.file, err)
+		}
+		for output, rn := range c.refs {
+			i, err := m.OutputIndex(output)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _, _ := ref.Float32(rn)
+			var scale, worst float64
+			for j := range want {
+				scale = math.Max(scale, math.Abs(float64(want[j])))
+				worst = math.Max(worst, math.Abs(float64(out[i][j]-want[j])))
+			}
+			if len(out[i]) != len(want) || worst > 1e-4*scale {
+				t.Errorf("%s %s: max difference %.2e (scale %.2f, %d vs %d values)", c.file, output, worst, scale, len(out[i]), len(want))
+			}
+		}
+	}
+}
+
+func TestCheckpointErrors(t *testing.T) {
+	dir := t.TempDir()
+	good, _ := os.ReadFile("testdata/tiny_vit.safetensors")
+	cut := filepath.Join(dir, "cut.safetensors")
+	os.WriteFile(cut, good[:len(good)/2], 0o644)
+	if _, err := LoadCheckpoint(cut); err == nil {
+		t.Error("truncated safetensors: no error")
+	}
+	pth, _ := os.ReadFile("testdata/tiny_resnet.pth")
+	cutp := filepath.Join(dir, "cut.pth")
+	os.WriteFile(cutp, pth[:len(pth)/3], 0o644)
+	if _, err := LoadCheckpoint(cutp); err == nil {
+		t.Error("truncated .pth: no error")
+	}
+	if _, err := LoadCheckpoint(filepath.Join(dir, "x.ckpt")); err == nil {
+		t.Error("unknown format: no error")
+	}
+	// a ViT checkpoint is not a ResNet, and wrong shapes are named
+	w, _ := LoadCheckpoint("testdata/tiny_vit.safetensors")
+	if _, err := ResNet50(w); err == nil {
+		t.Error("ViT weights as ResNet: no error")
+	}
+	if _, err := ViT(w, 5); err == nil {
+		t.Error("24 wide with 5 heads: no error")
+	}
+	bad := &Weights{Source: "bad", Tensors: map[string]Tensor{}}
+	for k, v := range w.Tensors {
+		bad.Tensors[k] = v
+	}
+	qkv := bad.Tensors["blocks.1.attn.qkv.weight"]
+	bad.Tensors["blocks.1.attn.qkv.weight"] = Tensor{Shape: []int64{72, 23}, Data: qkv.Data[:72*23]}
+	if _, err := ViT(bad, 3); err == nil || !strings.Contains(err.Error(), "blocks.1.attn.qkv.weight") {
+		t.Errorf("wrong-shaped tensor: %v", err)
+	}
+	delete(bad.Tensors, "norm.weight")
+	bad.Tensors["blocks.1.attn.qkv.weight"] = qkv
+	if _, err := ViT(bad, 3); err == nil || !strings.Contains(err.Error(), "norm.weight") {
+		t.Errorf("missing tensor: %v", err)
 	}
 }

@@ -88,7 +88,7 @@ func SqueezeNet(w *Weights) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finish("squeezenet1.1", g, []string{feat, b.pooled(logits)}, []int{512, 1000}, 224, transform.Presets["imagenet"], w), nil
+	return finish("squeezenet1.1", g, []string{feat, b.pooled(logits)}, []string{"features", "logits"}, []int{512, 1000}, 224, transform.Presets["imagenet"], w), nil
 }
 
 // MobileNetV2 builds MobileNetV2 1.0 from the per-layer .npy weights of
@@ -157,5 +157,5 @@ func MobileNetV2(w *Weights) (*Model, error) {
 	if ch != 1280 {
 		return nil, fmt.Errorf("%s: last layer has %d channels, want 1280", w.Source, ch)
 	}
-	return finish("mobilenetv2-1.0", g, []string{b.pooled(y)}, []int{1280}, 224, transform.Presets["imagenet"], w), nil
+	return finish("mobilenetv2-1.0", g, []string{b.pooled(y)}, []string{"features"}, []int{1280}, 224, transform.Presets["imagenet"], w), nil
 }

@@ -24,6 +24,16 @@ type Model struct {
 // Dim returns the feature dimension.
 func (m *Model) Dim() int { return m.Dims[0] }
 
+// OutputIndex returns the position of the named output.
+func (m *Model) OutputIndex(name string) (int, error) {
+	for i, o := range m.Outputs {
+		if o == name {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%s has no output %q (has %v)", m.Name, name, m.Outputs)
+}
+
 // opset used by the builders (LayerNormalization needs 17).
 const opset = 17
 
@@ -87,13 +97,12 @@ func (b *builder) pooled(x string) string {
 	return b.g.Node("Flatten", []string{b.g.Node("GlobalAveragePool", []string{x})}, onnx.AInt("axis", 1))
 }
 
-// output names of the built models, in order
-var outputNames = []string{"features", "logits", "blocks"}
-
-func finish(name string, g *onnx.Graph, outs []string, dims []int, size int, preset transform.Preset, w *Weights) *Model {
+// finish names the outputs (the first is always "features") and
+// serialises the graph.
+func finish(name string, g *onnx.Graph, outs, names []string, dims []int, size int, preset transform.Preset, w *Weights) *Model {
 	m := &Model{Name: name, Input: "images", Size: size, Preset: preset, Dims: dims, Hash: hashWeights(w)}
 	for i, o := range outs {
-		n := g.Named(outputNames[i], o)
+		n := g.Named(names[i], o)
 		g.Output(n, -1, int64(dims[i]))
 		m.Outputs = append(m.Outputs, n)
 	}

@@ -264,4 +264,3 @@ func OpenBackbone(spec string) (*backbone.Model, error) {
 	sort.Strings(known)
 	return nil, fmt.Errorf("unknown backbone %q (known: %s)", spec, strings.Join(known, ", "))
 }
-

@@ -191,6 +191,13 @@ func TestTinyCheckpointsMatchTorch(t *testing.T) {
 		{"tiny_vit.safetensors", func(w *Weights) (*Model, error) { return ViT(w, 3) }, 3,
 			map[string]string{"features": "vit_features", "logits": "vit_logits", "blocks": "vit_blocks"}},
 		{"tiny_vit.pth", func(w *Weights) (*Model, error) { return ViT(w, 3) }, 3, map[string]string{"features": "vit_features"}},
+		{"tiny_vit_augreg.npz", func(w *Weights) (*Model, error) {
+			t, err := FromAugReg(w)
+			if err != nil {
+				return nil, err
+			}
+			return ViT(t, 3)
+		}, 3, map[string]string{"features": "vit_features", "logits": "vit_logits"}},
 	} {
 		w, err := LoadCheckpoint(filepath.Join("testdata", c.file))
 		if err != nil {
@@ -260,5 +267,45 @@ func TestCheckpointErrors(t *testing.T) {
 	bad.Tensors["blocks.1.attn.qkv.weight"] = qkv
 	if _, err := ViT(bad, 3); err == nil || !strings.Contains(err.Error(), "norm.weight") {
 		t.Errorf("missing tensor: %v", err)
+	}
+}
+
+// A model saved as .onnx and read back as a user model gives the same
+// outputs; a missing output is named in the error.
+func TestONNXFile(t *testing.T) {
+	w, err := LoadCheckpoint("testdata/tiny_resnet.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ResNet50(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := session(t, m).Run(formulaInputs(2, 224), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "tiny.onnx")
+	os.WriteFile(p, m.ONNX, 0o644)
+	u, err := FromONNXFile(p, "logits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Dim() != 5 || u.Size != 224 {
+		t.Fatalf("dim %d size %d", u.Dim(), u.Size)
+	}
+	got, err := session(t, u).Run(formulaInputs(2, 224), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got[0], want[1]) {
+		t.Errorf("user ONNX logits %v, built %v", got[0], want[1])
+	}
+	if _, err := FromONNXFile(p, "nope"); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("missing output: %v", err)
+	}
+	os.WriteFile(p, []byte("not onnx"), 0o644)
+	if _, err := FromONNXFile(p, ""); err == nil {
+		t.Error("garbage file: no error")
 	}
 }

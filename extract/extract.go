@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -227,7 +228,7 @@ func DataKey(spec, split string) string {
 }
 
 // Backbones lists the names OpenBackbone accepts.
-var Backbones = []string{"squeezenet[:DIR]", "mobilenetv2[:DIR]", "resnet50:FILE", "vit:FILE", "onnx:FILE.onnx[#OUTPUT@DIM]"}
+var Backbones = []string{"squeezenet[:DIR]", "mobilenetv2[:DIR]", "resnet50:FILE(.pth|.safetensors)", "vit:FILE(.safetensors|.pth|.npz)[@HEADS]", "onnx:FILE.onnx[#OUTPUT]"}
 
 // OpenBackbone builds a backbone from "name[:path]". Without a path the
 // per-layer .npy models are looked up in ../shared/models (the project's
@@ -259,6 +260,33 @@ func OpenBackbone(spec string) (*backbone.Model, error) {
 			return nil, err
 		}
 		return backbone.MobileNetV2(w)
+	case "resnet50", "vit":
+		if path == "" {
+			return nil, fmt.Errorf("backbone %s needs a checkpoint: %s:FILE", name, name)
+		}
+		file, heads, _ := strings.Cut(path, "@")
+		w, err := backbone.LoadCheckpoint(file)
+		if err != nil {
+			return nil, err
+		}
+		if name == "resnet50" {
+			return backbone.ResNet50(w)
+		}
+		if w, err = backbone.FromAugReg(w); err != nil {
+			return nil, err
+		}
+		h := 0
+		if heads != "" {
+			if h, err = strconv.Atoi(heads); err != nil {
+				return nil, fmt.Errorf("backbone %q: heads %q is not a number", spec, heads)
+			}
+		} else if t, ok := w.Tensors["patch_embed.proj.weight"]; ok && len(t.Shape) > 0 && t.Shape[0]%64 == 0 {
+			h = int(t.Shape[0] / 64) // ViT-S/B/L all use 64-wide heads
+		}
+		return backbone.ViT(w, h)
+	case "onnx":
+		file, output, _ := strings.Cut(path, "#")
+		return backbone.FromONNXFile(file, output)
 	}
 	known := append([]string(nil), Backbones...)
 	sort.Strings(known)

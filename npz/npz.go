@@ -116,9 +116,6 @@ func (r *Reader) read(name string) (any, []int, error) {
 	}
 	defer c.Close()
 	h := nr.Header.Descr
-	if h.Fortran && len(h.Shape) > 1 {
-		return nil, nil, fmt.Errorf("%s: array %q is in Fortran order; save it with numpy.ascontiguousarray", r.path, name)
-	}
 	typ := strings.Trim(h.Type, "'\"")
 	if len(typ) > 0 && (typ[0] == '<' || typ[0] == '|' || typ[0] == '=') {
 		typ = typ[1:]
@@ -156,7 +153,53 @@ func (r *Reader) read(name string) (any, []int, error) {
 		}
 		return nil, nil, fmt.Errorf("%s: array %q: %w", r.path, name, err)
 	}
+	if h.Fortran && len(h.Shape) > 1 {
+		v = toCOrder(v, h.Shape)
+	}
 	return v, slices.Clone(h.Shape), nil
+}
+
+// toCOrder reorders a Fortran-order (column-major) array to C order.
+func toCOrder(v any, shape []int) any {
+	n := count(shape)
+	perm := make([]int, n) // perm[c] = Fortran index of C index c
+	idx := make([]int, len(shape))
+	for c := 0; c < n; c++ {
+		f, stride := 0, 1
+		for d := 0; d < len(shape); d++ {
+			f += idx[d] * stride
+			stride *= shape[d]
+		}
+		perm[c] = f
+		for d := len(shape) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	switch s := v.(type) {
+	case []float32:
+		out := make([]float32, len(s))
+		for c, f := range perm {
+			out[c] = s[f]
+		}
+		return out
+	case []float64:
+		out := make([]float64, len(s))
+		for c, f := range perm {
+			out[c] = s[f]
+		}
+		return out
+	case []int64:
+		out := make([]int64, len(s))
+		for c, f := range perm {
+			out[c] = s[f]
+		}
+		return out
+	}
+	return v
 }
 
 func readInts(nr *npy.Reader, typ string) ([]int64, error) {

@@ -104,3 +104,26 @@ save_safetensors(v.state_dict(), "tiny_vit.safetensors")
 torch.save(v.state_dict(), "tiny_vit.pth")
 np.savez("tiny_reference.npz", resnet_features=rf.numpy(), resnet_logits=rl.numpy(),
          vit_features=vf.numpy(), vit_logits=vl.numpy(), vit_blocks=vb.numpy())
+
+# The same ViT as a Google augreg .npz (names and layouts that timm's
+# _load_weights converts from): dense kernels [in, out], conv HWIO,
+# attention kernels [D, heads, hd] and [heads, hd, D].
+sd = {k: t.detach().numpy() for k, t in v.state_dict().items()}
+D, H = 24, 3
+a = {"embedding/kernel": sd["patch_embed.proj.weight"].transpose(2, 3, 1, 0), "embedding/bias": sd["patch_embed.proj.bias"],
+     "cls": sd["cls_token"], "Transformer/posembed_input/pos_embedding": sd["pos_embed"],
+     "Transformer/encoder_norm/scale": sd["norm.weight"], "Transformer/encoder_norm/bias": sd["norm.bias"],
+     "head/kernel": sd["head.weight"].T, "head/bias": sd["head.bias"]}
+for i in range(2):
+    p, t = f"Transformer/encoderblock_{i}/", f"blocks.{i}."
+    a[p + "LayerNorm_0/scale"], a[p + "LayerNorm_0/bias"] = sd[t + "norm1.weight"], sd[t + "norm1.bias"]
+    a[p + "LayerNorm_2/scale"], a[p + "LayerNorm_2/bias"] = sd[t + "norm2.weight"], sd[t + "norm2.bias"]
+    a[p + "MlpBlock_3/Dense_0/kernel"], a[p + "MlpBlock_3/Dense_0/bias"] = sd[t + "mlp.fc1.weight"].T, sd[t + "mlp.fc1.bias"]
+    a[p + "MlpBlock_3/Dense_1/kernel"], a[p + "MlpBlock_3/Dense_1/bias"] = sd[t + "mlp.fc2.weight"].T, sd[t + "mlp.fc2.bias"]
+    qw, qb = sd[t + "attn.qkv.weight"], sd[t + "attn.qkv.bias"]
+    for j, n in enumerate(["query", "key", "value"]):
+        a[p + f"MultiHeadDotProductAttention_1/{n}/kernel"] = qw[j * D:(j + 1) * D].T.reshape(D, H, D // H)
+        a[p + f"MultiHeadDotProductAttention_1/{n}/bias"] = qb[j * D:(j + 1) * D].reshape(H, D // H)
+    a[p + "MultiHeadDotProductAttention_1/out/kernel"] = sd[t + "attn.proj.weight"].T.reshape(H, D // H, D)
+    a[p + "MultiHeadDotProductAttention_1/out/bias"] = sd[t + "attn.proj.bias"]
+np.savez("tiny_vit_augreg.npz", **a)

@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps build test bench bench-engine bench-parts demo clean
+.PHONY: all deps build test bench bench-engine bench-parts bench-backbones demo clean
 
 all: build
 
@@ -41,7 +41,12 @@ bench-parts: deps
 	$(GO) test -run XXX -bench . -benchtime 3x ./projection ./ridge
 	$(GO) test -run XXX -bench . -benchtime 200x ./transform
 
-bench: bench-parts bench-engine
+# Backbone images/s: flycl vs ONNX Runtime alone vs PyTorch (needs Debian's
+# python3-torch and python3-torchvision for the last column).
+bench-backbones: build
+	./$(BIN) bench backbones --torch /usr/bin/python3
+
+bench: bench-parts bench-engine bench-backbones
 
 clean:
 	rm -rf bin out

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/internal/enginebench"
 	"github.com/flycl/flycl/linalg"
 	"github.com/spf13/cobra"
@@ -55,7 +61,94 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
 	eng.Flags().IntVar(&cfg.M, "m", cfg.M, "expansion dimension")
 	eng.Flags().IntVar(&cfg.P, "p", cfg.P, "non-zeros per row of W")
 	eng.Flags().IntVar(&cfg.K, "k", cfg.K, "top-k")
-	c.AddCommand(eng)
+	c.AddCommand(eng, backbonesCmd())
+	return c
+}
+
+func backbonesCmd() *cobra.Command {
+	var batch, threads int
+	var seconds float64
+	var torch, ortLib string
+	c := &cobra.Command{
+		Use:   "backbones",
+		Short: "Images/s of SqueezeNet, MobileNetV2, ResNet-50 and ViT-B/16 on ONNX Runtime, next to ORT alone and PyTorch",
+		Long: `Measures, in one run on this machine, images/s of each backbone (batch
+--batch, random weights for ResNet-50 and ViT-B/16, the real .npy weights of
+../shared/models for the others): through flycl's Session.Run, through ONNX
+Runtime alone on the same graph (pre-allocated tensors, no Go work per call),
+and, when --torch names a Python with torch and torchvision, PyTorch on the
+same architectures (scripts/bench_torch.py). Prints the ratios.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := backbone.Init(ortLib); err != nil {
+				return err
+			}
+			dur := time.Duration(seconds * float64(time.Second))
+			type entry struct {
+				m   *backbone.Model
+				err error
+			}
+			var models []entry
+			for _, spec := range []string{"squeezenet", "mobilenetv2"} {
+				m, err := extract.OpenBackbone(spec)
+				models = append(models, entry{m, err})
+			}
+			r, err := backbone.ResNet50(backbone.RandomResNet50(1))
+			models = append(models, entry{r, err})
+			v, err := backbone.ViT(backbone.RandomViTB16(1), 12)
+			models = append(models, entry{v, err})
+			torchRates := map[string]float64{}
+			torchVersion := ""
+			if torch != "" {
+				out, err := exec.Command(torch, "scripts/bench_torch.py", strconv.Itoa(batch), strconv.Itoa(max(threads, runtime.NumCPU())), fmt.Sprint(seconds)).Output()
+				if err != nil {
+					return fmt.Errorf("PyTorch benchmark (%s scripts/bench_torch.py): %w", torch, err)
+				}
+				var res map[string]any
+				if err := json.Unmarshal(out, &res); err != nil {
+					return fmt.Errorf("PyTorch benchmark output: %w", err)
+				}
+				for k, val := range res {
+					if f, ok := val.(float64); ok {
+						torchRates[k] = f
+					}
+				}
+				torchVersion = fmt.Sprint(res["torch"])
+			}
+			fmt.Printf("ONNX Runtime %s, %d threads, batch %d, %.0f s per measurement; PyTorch %s\n\n", backbone.Version(), max(threads, runtime.NumCPU()), batch, seconds, torchVersion)
+			fmt.Println("| backbone | flycl (images/s) | ONNX Runtime alone | flycl / ORT | PyTorch | flycl / PyTorch |")
+			fmt.Println("|---|---:|---:|---:|---:|---:|")
+			for _, e := range models {
+				if e.err != nil {
+					fmt.Fprintf(os.Stderr, "skip: %v\n", e.err)
+					continue
+				}
+				s, err := e.m.NewSession(threads)
+				if err != nil {
+					return err
+				}
+				ours, err := backbone.Throughput(s, batch, dur)
+				s.Close()
+				if err != nil {
+					return err
+				}
+				raw, err := backbone.RawThroughput(e.m, batch, threads, dur)
+				if err != nil {
+					return err
+				}
+				tr, tcol, ratio := torchRates[e.m.Name], "n/a", "n/a"
+				if tr > 0 {
+					tcol, ratio = fmt.Sprintf("%.1f", tr), fmt.Sprintf("%.2f", ours/tr)
+				}
+				fmt.Printf("| %s | %.1f | %.1f | %.2f | %s | %s |\n", e.m.Name, ours, raw, ours/raw, tcol, ratio)
+			}
+			return nil
+		},
+	}
+	c.Flags().IntVar(&batch, "batch", 8, "images per batch")
+	c.Flags().IntVar(&threads, "threads", 0, "threads (0: all CPUs)")
+	c.Flags().Float64Var(&seconds, "seconds", 5, "seconds per measurement")
+	c.Flags().StringVar(&torch, "torch", "", "Python interpreter with torch and torchvision for the side-by-side (e.g. /usr/bin/python3)")
+	c.Flags().StringVar(&ortLib, "ort-lib", "", "path to libonnxruntime.so")
 	return c
 }
 

@@ -2,8 +2,6 @@ package dataset
 
 import (
 	"archive/tar"
-	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -21,15 +19,9 @@ func walkTar(p string, fn func(name string, r io.Reader) error) error {
 		return err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	var r io.Reader = br
-	if head, err := br.Peek(2); err == nil && head[0] == 0x1f && head[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		defer gz.Close()
-		r = gz
+	r, err := maybeGunzip(f, p)
+	if err != nil {
+		return err
 	}
 	tr := tar.NewReader(r)
 	for {

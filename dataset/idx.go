@@ -29,15 +29,9 @@ func ReadIDX(path string) (*IDX, error) {
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	var r io.Reader = br
-	if head, err := br.Peek(2); err == nil && head[0] == 0x1f && head[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: bad gzip stream: %w", path, err)
-		}
-		defer gz.Close()
-		r = gz
+	r, err := maybeGunzip(f, path)
+	if err != nil {
+		return nil, err
 	}
 	var magic [4]byte
 	if _, err := io.ReadFull(r, magic[:]); err != nil {
@@ -77,6 +71,20 @@ func ReadIDX(path string) (*IDX, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &IDX{Dims: dims, Data: data}, nil
+}
+
+// maybeGunzip returns a buffered reader of f, decompressing it when its
+// content starts with the gzip magic.
+func maybeGunzip(f io.Reader, path string) (io.Reader, error) {
+	br := bufio.NewReaderSize(f, 1<<20)
+	if head, err := br.Peek(2); err == nil && head[0] == 0x1f && head[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: bad gzip stream: %w", path, err)
+		}
+		return gz, nil
+	}
+	return br, nil
 }
 
 // Pixels holds a grey-scale image set as flattened pixel features.

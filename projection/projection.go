@@ -12,9 +12,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 
+	"github.com/flycl/flycl/internal/parallel"
 	"github.com/flycl/flycl/linalg"
 )
 
@@ -90,7 +90,7 @@ func Generate(m, d, p int, seed uint64) (*Matrix, error) {
 		return nil, fmt.Errorf("projection: p=%d non-zeros per row exceeds input dimension d=%d", p, d)
 	}
 	w := &Matrix{M: m, D: d, P: p, Cols: make([]int32, m*p), Vals: make([]float32, m*p), Seed: &seed}
-	parallelFor(m, func(lo, hi int) {
+	parallel.For(m, func(lo, hi int) {
 		perm := make([]int32, d)
 		for j := lo; j < hi; j++ {
 			src := newNormalSource(seed, uint64(j))
@@ -241,7 +241,7 @@ func (w *Matrix) Apply(ctx context.Context, method Method, x []float32, n int, h
 func (w *Matrix) applySparse(x []float32, n int, h []float32) {
 	const blk = 64
 	nb := (n + blk - 1) / blk
-	parallelFor(nb, func(lo, hi int) {
+	parallel.For(nb, func(lo, hi int) {
 		xt := make([]float32, w.D*blk)
 		acc := make([]float32, blk)
 		for b := lo; b < hi; b++ {
@@ -271,23 +271,4 @@ func (w *Matrix) applySparse(x []float32, n int, h []float32) {
 			}
 		}
 	})
-}
-
-// parallelFor splits [0,n) into one contiguous range per CPU.
-func parallelFor(n int, f func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for t := 0; t < workers; t++ {
-		lo, hi := t*n/workers, (t+1)*n/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
 }

@@ -3,6 +3,8 @@ package projection
 import (
 	"fmt"
 	"math"
+
+	"github.com/flycl/flycl/internal/parallel"
 )
 
 // TopKMode selects which k coordinates of each sample survive.
@@ -46,7 +48,7 @@ func TopK(h []float32, n, m, k int, mode TopKMode) {
 		clear(h[:n*m])
 		return
 	}
-	parallelFor(n, func(lo, hi int) {
+	parallel.For(n, func(lo, hi int) {
 		scratch := make([]uint32, m+1)
 		for i := lo; i < hi; i++ {
 			topKRow(h[i*m:(i+1)*m], k, mode, scratch)

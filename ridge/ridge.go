@@ -11,9 +11,8 @@ package ridge
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
+	"github.com/flycl/flycl/internal/parallel"
 	"github.com/flycl/flycl/linalg"
 )
 
@@ -46,7 +45,7 @@ func NewAccumulator(m int) (*Accumulator, error) {
 // memory now rather than in the middle of the first task's BLAS calls.
 func prefault(s []float32) {
 	const page = 1024 // floats per 4 KiB page
-	parallel((len(s)+page-1)/page, func(lo, hi int) {
+	parallel.For((len(s)+page-1)/page, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			s[p*page] = 0
 		}
@@ -152,7 +151,7 @@ func (a *Accumulator) SolveRows(b []float32, nrhs int) {
 func mirrorLower(a []float32, m int) {
 	const t = 64
 	nb := (m + t - 1) / t
-	parallel(nb, func(lo, hi int) {
+	parallel.For(nb, func(lo, hi int) {
 		for bi := lo; bi < hi; bi++ { // tile row (upper triangle: bj >= bi)
 			i0, i1 := bi*t, min(m, bi*t+t)
 			for bj := bi; bj < nb; bj++ {
@@ -209,19 +208,4 @@ func (a *Accumulator) SetS(s []float32, nc, samples int) error {
 	a.nc = nc
 	a.n = samples
 	return nil
-}
-
-func parallel(n int, f func(lo, hi int)) {
-	w := min(runtime.GOMAXPROCS(0), n)
-	if w <= 1 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for t := 0; t < w; t++ {
-		lo, hi := t*n/w, (t+1)*n/w
-		wg.Add(1)
-		go func() { defer wg.Done(); f(lo, hi) }()
-	}
-	wg.Wait()
 }

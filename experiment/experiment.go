@@ -31,6 +31,10 @@ type Learner interface {
 // task; the runner records it.
 type Lambdaer interface{ LastLambda() float64 }
 
+// StageTimer is implemented by learners that time the stages of their
+// last LearnTask (seconds by stage name); the runner records them.
+type StageTimer interface{ LastStages() map[string]float64 }
+
 // Method names a learner and how to make a fresh one.
 type Method struct {
 	Name string
@@ -59,11 +63,12 @@ type Run struct {
 	ClassOrder []int   // labels in arrival order
 	Tasks      [][]int // labels of each task
 	Matrix     *metrics.Matrix
-	TauPost    []float64 // seconds per task: learning without extraction
-	TauTrain   []float64 // seconds per task including extraction (if known)
-	Lambdas    []float64 `json:",omitempty"`
-	PeakRSS    int64     // bytes, peak resident memory while this run learned
-	TrainSizes []int     // training samples per task
+	TauPost    []float64            // seconds per task: learning without extraction
+	TauTrain   []float64            // seconds per task including extraction (if known)
+	Lambdas    []float64            `json:",omitempty"`
+	Stages     []map[string]float64 `json:",omitempty"` // per task, for learners that report them
+	PeakRSS    int64                // bytes, peak resident memory while this run learned
+	TrainSizes []int                // training samples per task
 }
 
 // Event reports progress.
@@ -180,6 +185,9 @@ func Execute(ctx context.Context, train, test *features.Set, methods []Method, p
 				}
 				if l, ok := learner.(Lambdaer); ok {
 					run.Lambdas = append(run.Lambdas, l.LastLambda())
+				}
+				if st, ok := learner.(StageTimer); ok {
+					run.Stages = append(run.Stages, st.LastStages())
 				}
 				for i := 0; i <= t; i++ {
 					if totals[i] == 0 {

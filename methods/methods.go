@@ -31,6 +31,18 @@ func (f *FlyCL) Predict(ctx context.Context, x []float32) ([]int, error) {
 // LastLambda implements experiment.Lambdaer.
 func (f *FlyCL) LastLambda() float64 { return f.Model.Lambda() }
 
+// LastStages implements experiment.StageTimer: the stage times of the last
+// learning step, in seconds.
+func (f *FlyCL) LastStages() map[string]float64 {
+	h := f.Model.History()
+	if len(h) == 0 {
+		return nil
+	}
+	s := h[len(h)-1].Stages
+	return map[string]float64{"projection": s.Projection.Seconds(), "topk": s.TopK.Seconds(), "gram": s.Gram.Seconds(),
+		"gcv": s.GCV.Seconds(), "factor": s.Factor.Seconds(), "solve": s.Solve.Seconds()}
+}
+
 // Options are the settings of the methods.
 type Options struct {
 	FlyCL    flycl.Config

@@ -133,7 +133,7 @@ func writeFile(path string, fill func(io.Writer) error) error {
 func WriteCSV(path string, r *experiment.Result) error {
 	return writeFile(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"method", "seed", "task", "classes", "train_samples", "acc_task", "A_t_mean", "A_t_pooled", "tau_post_s", "tau_train_s", "lambda", "accuracies_of_tasks_so_far"})
+		cw.Write([]string{"method", "seed", "task", "classes", "train_samples", "acc_task", "A_t_mean", "A_t_pooled", "tau_post_s", "tau_train_s", "lambda", "accuracies_of_tasks_so_far", "stages_s"})
 		for _, run := range r.Runs {
 			for t := range run.Tasks {
 				cls := make([]string, len(run.Tasks[t]))
@@ -151,9 +151,19 @@ func WriteCSV(path string, r *experiment.Result) error {
 				if t < len(run.Lambdas) {
 					lam = strconv.FormatFloat(run.Lambdas[t], 'g', -1, 64)
 				}
+				stages := ""
+				if t < len(run.Stages) {
+					var parts []string
+					for _, k := range []string{"projection", "topk", "gram", "gcv", "factor", "solve"} {
+						if v, ok := run.Stages[t][k]; ok {
+							parts = append(parts, k+"="+strconv.FormatFloat(v, 'f', 4, 64))
+						}
+					}
+					stages = strings.Join(parts, " ")
+				}
 				cw.Write([]string{run.Method, strconv.FormatInt(run.Seed, 10), strconv.Itoa(t + 1), strings.Join(cls, " "),
 					strconv.Itoa(run.TrainSizes[t]), ff(run.Matrix.Acc(t, t)), ff(run.Matrix.MeanAcc(t)), ff(run.Matrix.PooledAcc(t)),
-					ff(run.TauPost[t]), tt, lam, strings.Join(accs, " ")})
+					ff(run.TauPost[t]), tt, lam, strings.Join(accs, " "), stages})
 			}
 		}
 		cw.Flush()

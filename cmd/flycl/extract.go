@@ -22,6 +22,7 @@ func init() { extraCommands = append(extraCommands, extractCmd) }
 // extractFlags select a data set and a backbone.
 type extractFlags struct {
 	backbone, preset, cache, ortLib string
+	output                          string
 	batch, threads                  int
 	quiet                           bool
 }
@@ -32,6 +33,7 @@ func (e *extractFlags) register(c *cobra.Command) {
 	fs.StringVar(&e.preset, "preset", "", "transform preset (default: the backbone's): "+strings.Join(transform.PresetNames(), ", "))
 	fs.StringVar(&e.cache, "cache", ".cache/features", "feature cache directory (\"\" disables caching and resuming)")
 	fs.StringVar(&e.ortLib, "ort-lib", "", "path to libonnxruntime.so (default: $"+backbone.LibraryEnv+" or .cache/onnxruntime)")
+	fs.StringVar(&e.output, "output", "features", "backbone output to extract: features, logits, or blocks (ViT: LayerNorm of the mean CLS over blocks, F-OAL's feature)")
 	fs.IntVar(&e.batch, "batch", 32, "images per inference batch")
 	fs.IntVar(&e.threads, "threads", 0, "ONNX Runtime threads (0: all CPUs)")
 }
@@ -55,7 +57,11 @@ func (e *extractFlags) features(cmd *cobra.Command, dataSpec, split string, quie
 			return nil, err
 		}
 	}
-	job := &extract.Job{Data: ds, DataKey: extract.DataKey(dataSpec, split), Model: m, Preset: preset,
+	out, err := m.OutputIndex(e.output)
+	if err != nil {
+		return nil, err
+	}
+	job := &extract.Job{Data: ds, DataKey: extract.DataKey(dataSpec, split), Model: m, Preset: preset, Output: out,
 		CacheDir: e.cache, BatchSize: e.batch, Threads: e.threads}
 	if !quiet {
 		var bar *progressbar.ProgressBar

@@ -75,6 +75,10 @@ func TestRunEndToEnd(t *testing.T) {
 			t.Errorf("missing %s", f)
 		}
 	}
+	csvText, _ := os.ReadFile(filepath.Join(out, "result.csv"))
+	if !strings.Contains(string(csvText), "gcv=") || !strings.Contains(string(csvText), "factor=") {
+		t.Errorf("result.csv has no per-stage times for Fly-CL:\n%s", csvText)
+	}
 	table, _ := os.ReadFile(filepath.Join(out, "table.md"))
 	if !strings.Contains(string(table), "| Fly-CL |") || !strings.Contains(string(table), "| NCM |") {
 		t.Errorf("table:\n%s", table)

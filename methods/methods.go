@@ -43,6 +43,27 @@ func (f *FlyCL) LastStages() map[string]float64 {
 		"gcv": s.GCV.Seconds(), "factor": s.Factor.Seconds(), "solve": s.Solve.Seconds()}
 }
 
+// Online is Fly-CL's online variant for the runner: each task arrives in
+// mini-batches and the classifier is updated and re-solved after each.
+type Online struct {
+	FlyCL
+	Batch  int
+	Lambda float64
+}
+
+// LearnTask feeds the task in mini-batches of o.Batch, in order.
+func (o *Online) LearnTask(ctx context.Context, x []float32, labels []int) error {
+	d := o.Model.InputDim()
+	n := len(labels)
+	for lo := 0; lo < n; lo += o.Batch {
+		hi := min(n, lo+o.Batch)
+		if _, err := o.Model.LearnBatch(ctx, x[lo*d:hi*d], labels[lo:hi], o.Lambda); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Options are the settings of the methods.
 type Options struct {
 	FlyCL    flycl.Config
@@ -50,6 +71,11 @@ type Options struct {
 	FOALDim  int     // F-OAL random map size (default 1000)
 	FOALGam  float64 // F-OAL regularisation γ (default 1)
 	RanDumbD int     // RanDumb embedding size (default 10000)
+	// OnlineBatch is the mini-batch of flycl-online (default 1000).
+	OnlineBatch int
+	// OnlineLambda is flycl-online's fixed λ; 0 chooses it by GCV on
+	// every mini-batch.
+	OnlineLambda float64
 }
 
 func (o Options) withDefaults() Options {
@@ -64,6 +90,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RanDumbD == 0 {
 		o.RanDumbD = 10000
+	}
+	if o.OnlineBatch == 0 {
+		o.OnlineBatch = 1000
 	}
 	return o
 }
@@ -127,6 +156,15 @@ var registry = map[string]func(o Options) experiment.Method{
 	},
 	"flycl-dense": func(o Options) experiment.Method {
 		return flyclVariant("Fly-CL dense W", o, func(c *flycl.Config, d int) { c.P = d })
+	},
+	"flycl-online": func(o Options) experiment.Method {
+		return learner(fmt.Sprintf("Fly-CL online (batch %d)", o.OnlineBatch), func(d int, _ int64) (experiment.Learner, error) {
+			m, err := flycl.New(o.FlyCL, d)
+			if err != nil {
+				return nil, err
+			}
+			return &Online{FlyCL: FlyCL{Model: m}, Batch: o.OnlineBatch, Lambda: o.OnlineLambda}, nil
+		})
 	},
 	"flycl-magnitude": func(o Options) experiment.Method {
 		return flyclVariant("Fly-CL magnitude top-k", o, func(c *flycl.Config, _ int) { c.TopK = projection.Magnitude })

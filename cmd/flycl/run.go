@@ -48,6 +48,8 @@ type runFlags struct {
 	gcv           string
 	proj          string
 	quiet         bool
+	onlineBatch   int
+	onlineLambda  float64
 }
 
 func (f *runFlags) register(c *cobra.Command) {
@@ -75,6 +77,8 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.gcv, "gcv", "auto", "GCV method: auto, dual, primal, eigen")
 	fs.StringVar(&f.proj, "projection", "auto", "how W is applied: auto, dense, sparse")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
+	fs.IntVar(&f.onlineBatch, "online-batch", 1000, "mini-batch size of the flycl-online method")
+	fs.Float64Var(&f.onlineLambda, "online-lambda", 0, "fixed λ of flycl-online (0: GCV on every mini-batch)")
 }
 
 // applyConfig sets every flag named in the JSON config file that was not
@@ -239,7 +243,7 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			ms, err := methods.Parse(f.methods, methods.Options{FlyCL: cfg})
+			ms, err := methods.Parse(f.methods, methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda})
 			if err != nil {
 				return err
 			}

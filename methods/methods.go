@@ -66,7 +66,10 @@ func (o *Online) LearnTask(ctx context.Context, x []float32, labels []int) error
 
 // Options are the settings of the methods.
 type Options struct {
-	FlyCL    flycl.Config
+	FlyCL flycl.Config
+	// W, if not nil, is Fly-CL's projection (e.g. imported from another
+	// implementation) instead of one generated from FlyCL.Seed.
+	W        *projection.Matrix
 	RanPACM  int     // RanPAC projection size (default 10000)
 	FOALDim  int     // F-OAL random map size (default 1000)
 	FOALGam  float64 // F-OAL regularisation γ (default 1)
@@ -106,7 +109,16 @@ func flyclVariant(name string, o Options, edit func(c *flycl.Config, d int)) exp
 	return learner(name, func(d int, _ int64) (experiment.Learner, error) {
 		c := o.FlyCL
 		edit(&c, d)
-		m, err := flycl.New(c, d)
+		var m *flycl.Model
+		var err error
+		if o.W != nil && c.P == o.FlyCL.P {
+			if o.W.D != d {
+				return nil, fmt.Errorf("imported W is %d×%d, features have d=%d", o.W.M, o.W.D, d)
+			}
+			m, err = flycl.NewWithProjection(c, o.W)
+		} else {
+			m, err = flycl.New(c, d)
+		}
 		if err != nil {
 			return nil, err
 		}

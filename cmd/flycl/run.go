@@ -19,6 +19,7 @@ import (
 	"github.com/flycl/flycl/experiment"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/methods"
+	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/protocol"
 	"github.com/flycl/flycl/report"
@@ -50,6 +51,7 @@ type runFlags struct {
 	quiet         bool
 	onlineBatch   int
 	onlineLambda  float64
+	wFile         string
 }
 
 func (f *runFlags) register(c *cobra.Command) {
@@ -77,6 +79,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.gcv, "gcv", "auto", "GCV method: auto, dual, primal, eigen")
 	fs.StringVar(&f.proj, "projection", "auto", "how W is applied: auto, dense, sparse")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
+	fs.StringVar(&f.wFile, "w", "", "use this projection W (.npz from flycl export-w or another implementation: indices/values/shape or a dense W) instead of generating it")
 	fs.IntVar(&f.onlineBatch, "online-batch", 1000, "mini-batch size of the flycl-online method")
 	fs.Float64Var(&f.onlineLambda, "online-lambda", 0, "fixed λ of flycl-online (0: GCV on every mini-batch)")
 }
@@ -243,7 +246,14 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			ms, err := methods.Parse(f.methods, methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda})
+			opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda}
+			if f.wFile != "" {
+				if opts.W, err = modelfile.ImportProjection(f.wFile); err != nil {
+					return err
+				}
+				opts.FlyCL.M, opts.FlyCL.P = opts.W.M, opts.W.P
+			}
+			ms, err := methods.Parse(f.methods, opts)
 			if err != nil {
 				return err
 			}

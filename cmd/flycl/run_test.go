@@ -83,6 +83,33 @@ func TestRunEndToEnd(t *testing.T) {
 	if !strings.Contains(string(table), "| Fly-CL |") || !strings.Contains(string(table), "| NCM |") {
 		t.Errorf("table:\n%s", table)
 	}
+	// W exported by export-w and read back gives the same result as the seed
+	wf := filepath.Join(dir, "w.npz")
+	ew := exportWCmd()
+	ew.SetArgs([]string{"--m", "300", "--d", "6", "--p", "3", "--seed", "0", "--out", wf})
+	if err := ew.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	out2 := filepath.Join(dir, "out2")
+	c = runCmd()
+	c.SetArgs([]string{"--train", tr, "--test", te, "--tasks", "2", "--seeds", "1,2", "--methods", "flycl,ncm",
+		"--w", wf, "--k", "90", "--lambdas", "0.1,1,10", "--out", out2, "--quiet"})
+	if err := c.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	table2, _ := os.ReadFile(filepath.Join(out2, "table.md"))
+	row := func(tb []byte) string {
+		for _, l := range strings.Split(string(tb), "\n") {
+			if strings.HasPrefix(l, "| Fly-CL |") {
+				f := strings.Split(l, "|")
+				return strings.Join(f[2:6], "|") // accuracies, not times
+			}
+		}
+		return ""
+	}
+	if row(table) == "" || row(table) != row(table2) {
+		t.Errorf("imported W gave different accuracies:\n%s\n%s", row(table), row(table2))
+	}
 	for _, args := range [][]string{
 		{"--test", te},
 		{"--train", tr, "--test", te, "--methods", "nope"},

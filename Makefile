@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps build test bench bench-engine bench-parts bench-backbones demo clean
+.PHONY: all deps build test bench bench-engine bench-parts bench-backbones demo results clean
 
 all: build
 
@@ -26,6 +26,13 @@ demo: build
 	./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000 \
 		--methods flycl,ncm,ranpac,foal,randumb --lambdas 1e-2,1e-1,1,10,100,1e3,1e4,1e5,1e6,1e7,1e8,1e9 \
 		--out out/demo
+
+# The README's real-data results (issue 7), regenerated from scratch and
+# resumable: CIFAR-10 with MobileNetV2 and SqueezeNet features, raw-pixel MNIST
+# and Fashion-MNIST, every method, 5 seeds, merged into results/<experiment>/.
+# About 26 minutes per CIFAR-10 seed on 2 cores; EXPERIMENTS= and SEEDS= narrow it.
+results: build
+	SEEDS="$(or $(SEEDS),1993 1994 1995 1996 1997)" ./scripts/results $(EXPERIMENTS)
 
 # Engine benchmark at both scales of the README, with the machine's OpenBLAS
 # settings and with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset.

@@ -4,6 +4,7 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -21,6 +22,28 @@ type Stages struct {
 	Codes     *mat.Dense
 	Ridge     *mat.Dense
 	MeanAbsOD [3]float64 // mean |correlation| off the diagonal, per stage
+}
+
+// MarshalJSON writes the matrices as arrays of rows (gonum's mat.Dense has
+// no JSON form of its own).
+func (s *Stages) MarshalJSON() ([]byte, error) {
+	rows := func(m *mat.Dense) [][]float64 {
+		if m == nil {
+			return nil
+		}
+		r, c := m.Dims()
+		out := make([][]float64, r)
+		for i := range out {
+			out[i] = make([]float64, c)
+			mat.Row(out[i], i, m)
+		}
+		return out
+	}
+	return json.Marshal(struct {
+		Classes                []int
+		Features, Codes, Ridge [][]float64
+		MeanAbsOD              [3]float64
+	}{s.Classes, rows(s.Features), rows(s.Codes), rows(s.Ridge), s.MeanAbsOD})
 }
 
 // Correlation returns the Pearson correlation between the rows of p.

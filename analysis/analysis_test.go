@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Pearson correlation by its definition, for a hand-checkable case.
@@ -36,5 +39,33 @@ func TestPrototypes(t *testing.T) {
 	}
 	if _, err := prototypes(v, 2, []int{7, 9, 7}, []int{8}); err == nil {
 		t.Error("missing class: no error")
+	}
+}
+
+// The JSON form keeps every matrix entry (mat.Dense alone marshals as {}).
+func TestStagesJSON(t *testing.T) {
+	c := Correlation([][]float64{{1, 2, 3}, {3, 1, 2}, {0, 5, 1}})
+	st := &Stages{Classes: []int{4, 2, 9}, Features: c, Codes: c, Ridge: mat.NewDense(1, 1, []float64{1}), MeanAbsOD: [3]float64{0.5, 0.25, 0}}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Classes                []int
+		Features, Codes, Ridge [][]float64
+		MeanAbsOD              [3]float64
+	}
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Features) != 3 || len(back.Ridge) != 1 || back.MeanAbsOD != st.MeanAbsOD || back.Classes[2] != 9 {
+		t.Fatalf("round trip lost data: %s", b)
+	}
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 3; j++ {
+			if back.Codes[i][j] != c.At(i, j) {
+				t.Errorf("Codes[%d][%d] = %g, want %g", i, j, back.Codes[i][j], c.At(i, j))
+			}
+		}
 	}
 }

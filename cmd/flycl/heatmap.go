@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/analysis"
+)
+
+func init() { extraCommands = append(extraCommands, heatmapCmd) }
+
+// heatmapFlags configure "flycl heatmap".
+type heatmapFlags struct {
+	data          dataFlags
+	classes       int
+	trainPerClass int
+	center        bool
+	m, p, k       int
+	wseed         uint64
+	lambdas       string
+	out           string
+}
+
+func heatmapCmd() *cobra.Command {
+	var f heatmapFlags
+	c := &cobra.Command{
+		Use:   "heatmap",
+		Short: "Prototype correlations at each stage of Fly-CL (the paper's Figure 3) for one task of the first classes",
+		Long: `Teaches Fly-CL one task made of the first --classes classes (by label) of the
+training features and writes heatmap.png and heatmap.json to --out: the
+Pearson correlations between class prototypes (mean vectors) of the features,
+of the codes after projection and top-k, and of the ridge outputs, with the
+mean |r| off the diagonal of each printed.
+
+--center subtracts the mean feature of those training samples first (the
+data the model learns, so nothing from outside the task is used): it shows
+how much of the correlation comes from the offset that non-negative (ReLU)
+features share.`,
+		Example: `  flycl heatmap --train out/features/cifar10-squeezenet/train.npz --lambdas 1e4,1e5,1e6,1e7,1e8,1e9
+  flycl heatmap --data mnist --center --lambdas 1e-2,1,100,1e4,1e6`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.run(cmd)
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz)")
+	fs.StringVar(&f.data.data, "data", "", "built-in data set instead: mnist[:DIR] or fashion-mnist[:DIR] (raw pixels)")
+	fs.IntVar(&f.classes, "classes", 10, "number of classes (the smallest labels)")
+	fs.IntVar(&f.trainPerClass, "train-per-class", 1000, "use the first N training samples of each class (0: all)")
+	fs.BoolVar(&f.center, "center", false, "subtract the mean training feature before learning")
+	fs.IntVar(&f.m, "m", 10000, "expansion dimension")
+	fs.IntVar(&f.p, "p", 300, "non-zeros per row of W")
+	fs.IntVar(&f.k, "k", 3000, "coordinates kept by top-k")
+	fs.Uint64Var(&f.wseed, "w-seed", 0, "seed of W")
+	fs.StringVar(&f.lambdas, "lambdas", "1e6,1e7,1e8,1e9", "GCV grid")
+	fs.StringVar(&f.out, "out", "out/heatmap", "output directory")
+	return c
+}
+
+func (f *heatmapFlags) run(cmd *cobra.Command) error {
+	if f.data.train != "" && f.data.test == "" {
+		f.data.test = f.data.train // only the training split is used
+	}
+	train, _, desc, err := f.data.load()
+	if err != nil {
+		return err
+	}
+	if f.data.train != "" {
+		desc = f.data.train
+	}
+	if f.classes < 2 {
+		return fmt.Errorf("--classes %d: need at least 2", f.classes)
+	}
+	all := train.Classes()
+	if len(all) < f.classes {
+		return fmt.Errorf("--classes %d: %s has only %d classes", f.classes, desc, len(all))
+	}
+	classes := all[:f.classes]
+	if f.trainPerClass > 0 {
+		train = train.FirstPerClass(f.trainPerClass)
+	}
+	x, y, _ := train.Subset(classes)
+	if f.center {
+		centerRows(x, train.D)
+	}
+	cfg := flycl.Config{M: f.m, P: f.p, K: f.k, Seed: f.wseed}
+	if cfg.Lambdas, err = parseFloats(f.lambdas); err != nil {
+		return fmt.Errorf("--lambdas: %w", err)
+	}
+	model, err := flycl.New(cfg, train.D)
+	if err != nil {
+		return err
+	}
+	rec, err := model.LearnTask(cmd.Context(), x, y)
+	if err != nil {
+		return err
+	}
+	st, err := analysis.PrototypeCorrelations(cmd.Context(), model, x, y, classes)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return err
+	}
+	if err := writeHeatmap(f.out, st); err != nil {
+		return err
+	}
+	centered := ""
+	if f.center {
+		centered = ", centred"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s, %d classes × ≤%d samples%s, λ=%g: mean |r| features %.3f, projection+top-k %.3f, ridge %.3f (%s/heatmap.png)\n",
+		desc, len(classes), f.trainPerClass, centered, rec.Lambda, st.MeanAbsOD[0], st.MeanAbsOD[1], st.MeanAbsOD[2], f.out)
+	return nil
+}
+
+// centerRows subtracts the column means of the n×d row-major matrix x.
+func centerRows(x []float32, d int) {
+	n := len(x) / d
+	mean := make([]float64, d)
+	for i := 0; i < n; i++ {
+		for j, v := range x[i*d : (i+1)*d] {
+			mean[j] += float64(v)
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	for i := 0; i < n; i++ {
+		row := x[i*d : (i+1)*d]
+		for j := range row {
+			row[j] = float32(float64(row[j]) - mean[j])
+		}
+	}
+}

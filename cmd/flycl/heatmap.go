@@ -18,9 +18,7 @@ type heatmapFlags struct {
 	classes       int
 	trainPerClass int
 	center        bool
-	m, p, k       int
-	wseed         uint64
-	lambdas       string
+	model         modelFlags
 	out           string
 }
 
@@ -51,11 +49,7 @@ features share.`,
 	fs.IntVar(&f.classes, "classes", 10, "number of classes (the smallest labels)")
 	fs.IntVar(&f.trainPerClass, "train-per-class", 1000, "use the first N training samples of each class (0: all)")
 	fs.BoolVar(&f.center, "center", false, "subtract the mean training feature before learning")
-	fs.IntVar(&f.m, "m", 10000, "expansion dimension")
-	fs.IntVar(&f.p, "p", 300, "non-zeros per row of W")
-	fs.IntVar(&f.k, "k", 3000, "coordinates kept by top-k")
-	fs.Uint64Var(&f.wseed, "w-seed", 0, "seed of W")
-	fs.StringVar(&f.lambdas, "lambdas", "1e6,1e7,1e8,1e9", "GCV grid")
+	f.model.register(fs)
 	fs.StringVar(&f.out, "out", "out/heatmap", "output directory")
 	return c
 }
@@ -86,9 +80,9 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if f.center {
 		centerRows(x, train.D)
 	}
-	cfg := flycl.Config{M: f.m, P: f.p, K: f.k, Seed: f.wseed}
-	if cfg.Lambdas, err = parseFloats(f.lambdas); err != nil {
-		return fmt.Errorf("--lambdas: %w", err)
+	cfg, err := f.model.config()
+	if err != nil {
+		return err
 	}
 	model, err := flycl.New(cfg, train.D)
 	if err != nil {

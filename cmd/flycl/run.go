@@ -42,12 +42,7 @@ type runFlags struct {
 	trainPerClass int
 	out           string
 	config        string
-	m, p, k       int
-	wseed         uint64
-	topk          string
-	lambdas       string
-	gcv           string
-	proj          string
+	model         modelFlags
 	quiet         bool
 	onlineBatch   int
 	onlineLambda  float64
@@ -69,15 +64,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.IntVar(&f.trainPerClass, "train-per-class", 0, "keep only the first N training samples of each class (0: all)")
 	fs.StringVar(&f.out, "out", "out/run", "output directory")
 	fs.StringVar(&f.config, "config", "", "JSON file of flag values ({\"tasks\": 5, \"seeds\": \"1,2\"}); flags given on the command line win")
-	d := flycl.DefaultConfig()
-	fs.IntVar(&f.m, "m", d.M, "Fly-CL expansion dimension")
-	fs.IntVar(&f.p, "p", d.P, "Fly-CL non-zeros per row of W")
-	fs.IntVar(&f.k, "k", d.K, "Fly-CL top-k")
-	fs.Uint64Var(&f.wseed, "w-seed", 0, "seed of W")
-	fs.StringVar(&f.topk, "topk", "signed", "top-k by signed value (reference code) or magnitude (paper text)")
-	fs.StringVar(&f.lambdas, "lambdas", "1e6,1e7,1e8,1e9", "GCV grid")
-	fs.StringVar(&f.gcv, "gcv", "auto", "GCV method: auto, dual, primal, eigen")
-	fs.StringVar(&f.proj, "projection", "auto", "how W is applied: auto, dense, sparse")
+	f.model.register(fs)
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&f.wFile, "w", "", "use this projection W (.npz from flycl export-w or another implementation: indices/values/shape or a dense W) instead of generating it")
 	fs.IntVar(&f.onlineBatch, "online-batch", 1000, "mini-batch size of the flycl-online method")
@@ -156,7 +143,31 @@ func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc str
 	return train, test, fmt.Sprintf("%s features of %s", f.ext.backbone, f.data.data), nil
 }
 
-func (f *runFlags) flyclConfig() (flycl.Config, error) {
+// modelFlags are Fly-CL's hyper-parameters on the command line.
+type modelFlags struct {
+	m, p, k int
+	wseed   uint64
+	topk    string
+	lambdas string
+	gcv     string
+	proj    string
+}
+
+func (f *modelFlags) register(fs *pflag.FlagSet) {
+	d := flycl.DefaultConfig()
+	fs.IntVar(&f.m, "m", d.M, "Fly-CL expansion dimension")
+	fs.IntVar(&f.p, "p", d.P, "Fly-CL non-zeros per row of W")
+	fs.IntVar(&f.k, "k", d.K, "Fly-CL top-k")
+	fs.Uint64Var(&f.wseed, "w-seed", 0, "seed of W")
+	fs.StringVar(&f.topk, "topk", "signed", "top-k by signed value (reference code) or magnitude (paper text)")
+	fs.StringVar(&f.lambdas, "lambdas", "1e6,1e7,1e8,1e9", "GCV grid")
+	fs.StringVar(&f.gcv, "gcv", "auto", "GCV method: auto, dual, primal, eigen")
+	fs.StringVar(&f.proj, "projection", "auto", "how W is applied: auto, dense, sparse")
+}
+
+func (f *runFlags) flyclConfig() (flycl.Config, error) { return f.model.config() }
+
+func (f *modelFlags) config() (flycl.Config, error) {
 	cfg := flycl.Config{M: f.m, P: f.p, K: f.k, Seed: f.wseed}
 	var err error
 	if cfg.TopK, err = projection.ParseTopKMode(f.topk); err != nil {

@@ -16,14 +16,22 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// Curves plots A_t (mean ± std over seeds) against the task for every method.
+// curveColors are Tableau's ten categorical colours, so that the ten methods
+// of "--methods all" get distinct lines (plotutil's palette has seven).
+var curveColors = []color.RGBA{
+	{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255}, {148, 103, 189, 255},
+	{140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}, {188, 189, 34, 255}, {23, 190, 207, 255},
+}
+
+// Curves plots A_t (mean ± std over seeds) against the task for every
+// method, with the legend beside the plot so that it hides no curve.
 func Curves(path string, sums []Summary) error {
 	p := plot.New()
 	p.Title.Text = "Class-incremental accuracy"
 	p.X.Label.Text = "task"
 	p.Y.Label.Text = "A_t (%)"
-	p.Legend.Top = false
-	p.Legend.Left = true
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
 	for i, s := range sums {
 		pts := make(plotter.XYs, len(s.Curve))
 		errs := make(plotter.YErrors, len(s.Curve))
@@ -35,9 +43,12 @@ func Curves(path string, sums []Summary) error {
 		if err != nil {
 			return err
 		}
-		col := plotutil.Color(i)
+		col := curveColors[i%len(curveColors)]
 		line.Color, points.Color = col, col
 		points.Shape = plotutil.Shape(i)
+		if i >= len(curveColors) {
+			line.Dashes = plotutil.Dashes(1 + i/len(curveColors))
+		}
 		p.Add(line, points)
 		if s.Seeds > 1 {
 			eb, err := plotter.NewYErrorBars(struct {
@@ -49,7 +60,7 @@ func Curves(path string, sums []Summary) error {
 				p.Add(eb)
 			}
 		}
-		p.Legend.Add(s.Method, line, points)
+		legend.Add(s.Method, line, points)
 	}
 	p.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
 		var ts []plot.Tick
@@ -58,7 +69,16 @@ func Curves(path string, sums []Summary) error {
 		}
 		return ts
 	})
-	return savePNG(p, path, 6*vg.Inch, 4*vg.Inch)
+	const w, h, lw = 6 * vg.Inch, 4 * vg.Inch, 2.6 * vg.Inch
+	c := vgimg.PngCanvas{Canvas: vgimg.New(w+lw, h)}
+	dc := draw.New(c)
+	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
+	legendArea := draw.Crop(dc, w, 0, 0, -0.3*vg.Inch)
+	legend.Draw(legendArea)
+	return writeFile(path, func(wr io.Writer) error {
+		_, err := c.WriteTo(wr)
+		return err
+	})
 }
 
 func savePNG(p *plot.Plot, path string, w, h vg.Length) error {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -195,4 +196,57 @@ func WriteAll(dir string, r *experiment.Result) ([]Summary, error) {
 		return nil, err
 	}
 	return sums, nil
+}
+
+// Compare writes one Markdown table across experiments: a row per method
+// (in order of first appearance), a column per experiment, each cell
+// "Ā ± std (A_T)" over that experiment's seeds, "–" where the method was
+// not run. names label the columns; sums[i] are experiment i's summaries.
+func Compare(w io.Writer, names []string, sums [][]Summary) error {
+	if len(names) != len(sums) {
+		return fmt.Errorf("report: %d names for %d experiments", len(names), len(sums))
+	}
+	var methods []string
+	cell := make([]map[string]Summary, len(sums))
+	for i, ss := range sums {
+		cell[i] = map[string]Summary{}
+		for _, s := range ss {
+			if _, seen := cell[i][s.Method]; seen {
+				return fmt.Errorf("report: experiment %s lists method %q twice", names[i], s.Method)
+			}
+			cell[i][s.Method] = s
+			if !slices.Contains(methods, s.Method) {
+				methods = append(methods, s.Method)
+			}
+		}
+	}
+	fmt.Fprintf(w, "| Method | %s |\n", strings.Join(names, " | "))
+	fmt.Fprintf(w, "|---|%s\n", strings.Repeat("---:|", len(names)))
+	for _, m := range methods {
+		row := make([]string, len(names))
+		for i := range names {
+			s, ok := cell[i][m]
+			if !ok {
+				row[i] = "–"
+				continue
+			}
+			row[i] = fmt.Sprintf("%s (%.2f)", s.Average.Format(2), s.Last.Mean)
+		}
+		fmt.Fprintf(w, "| %s | %s |\n", m, strings.Join(row, " | "))
+	}
+	fmt.Fprintf(w, "\nSeeds: %s.\n", seedCounts(names, sums))
+	return nil
+}
+
+// seedCounts says how many seeds each experiment's first method has.
+func seedCounts(names []string, sums [][]Summary) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		k := 0
+		if len(sums[i]) > 0 {
+			k = sums[i][0].Seeds
+		}
+		parts[i] = fmt.Sprintf("%s %d", n, k)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -132,3 +132,25 @@ func TestReadAndMerge(t *testing.T) {
 		t.Error("incomplete run: no error")
 	}
 }
+
+// Compare lays the hand-computed summaries of result() side by side.
+func TestCompare(t *testing.T) {
+	a := Summarize(result()) // method A: Ā 87.5 ± 0, A_T 75, 2 seeds
+	b := []Summary{{Method: "B", Seeds: 1, Average: metrics.Summarize([]float64{60}), Last: metrics.Summarize([]float64{40})}}
+	var buf bytes.Buffer
+	if err := Compare(&buf, []string{"x", "y"}, [][]Summary{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	want := "| Method | x | y |\n|---|---:|---:|\n" +
+		"| A | 87.50 ± 0.00 (75.00) | – |\n" +
+		"| B | – | 60.00 (40.00) |\n\nSeeds: x 2, y 1.\n"
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+	if err := Compare(&buf, []string{"x"}, [][]Summary{a, b}); err == nil {
+		t.Error("names and experiments differ in number: no error")
+	}
+	if err := Compare(&buf, []string{"x"}, [][]Summary{append(a, a...)}); err == nil {
+		t.Error("method twice: no error")
+	}
+}

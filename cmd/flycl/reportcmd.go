@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -14,11 +15,33 @@ func init() { extraCommands = append(extraCommands, reportCmd) }
 
 func reportCmd() *cobra.Command {
 	var out string
+	var compare bool
 	c := &cobra.Command{
 		Use:   "report RESULT.json...",
 		Short: "Merge result.json files of separate runs (e.g. one per seed) and write the combined table and plots",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Merges result.json files of separate runs of one experiment (e.g. one per
+seed) and writes the combined table and plots to --out.
+
+With --compare the files are different experiments instead: it prints one
+Markdown table with a column per file (named by its directory) and a row per
+method, each cell Ā ± std over seeds with A_T in parentheses.`,
+		Example: `  flycl report --out results/mnist results/mnist/seed*/result.json
+  flycl report --compare results/*/result.json`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if compare {
+				var names []string
+				var sums [][]report.Summary
+				for _, p := range args {
+					r, err := report.ReadResult(p)
+					if err != nil {
+						return err
+					}
+					names = append(names, filepath.Base(filepath.Dir(p)))
+					sums = append(sums, report.Summarize(r))
+				}
+				return report.Compare(cmd.OutOrStdout(), names, sums)
+			}
 			var rs []*experiment.Result
 			for _, p := range args {
 				r, err := report.ReadResult(p)
@@ -41,5 +64,6 @@ func reportCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&out, "out", "out/report", "output directory")
+	c.Flags().BoolVar(&compare, "compare", false, "print one table across experiments (one merged result.json each) instead of merging")
 	return c
 }

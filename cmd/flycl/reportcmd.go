@@ -29,26 +29,21 @@ method, each cell Ā ± std over seeds with A_T in parentheses.`,
   flycl report --compare results/*/result.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if compare {
-				var names []string
-				var sums [][]report.Summary
-				for _, p := range args {
-					r, err := report.ReadResult(p)
-					if err != nil {
-						return err
-					}
-					names = append(names, filepath.Base(filepath.Dir(p)))
-					sums = append(sums, report.Summarize(r))
-				}
-				return report.Compare(cmd.OutOrStdout(), names, sums)
-			}
-			var rs []*experiment.Result
-			for _, p := range args {
+			rs := make([]*experiment.Result, len(args))
+			for i, p := range args {
 				r, err := report.ReadResult(p)
 				if err != nil {
 					return err
 				}
-				rs = append(rs, r)
+				rs[i] = r
+			}
+			if compare {
+				names := make([]string, len(args))
+				sums := make([][]report.Summary, len(args))
+				for i, p := range args {
+					names[i], sums[i] = filepath.Base(filepath.Dir(p)), report.Summarize(rs[i])
+				}
+				return report.Compare(cmd.OutOrStdout(), names, sums)
 			}
 			m, err := report.Merge(rs)
 			if err != nil {
@@ -58,7 +53,7 @@ method, each cell Ā ± std over seeds with A_T in parentheses.`,
 			if err != nil {
 				return err
 			}
-			report.Markdown(os.Stdout, sums)
+			report.Markdown(cmd.OutOrStdout(), sums)
 			fmt.Fprintf(os.Stderr, "merged %d files into %s\n", len(args), out)
 			return nil
 		},

@@ -29,28 +29,101 @@ func accRelErr(n, m int) float64 { return 2*u32*math.Sqrt(float64(max(n, 1))) + 
 // GCVAll returns the GCV score of each λ in grid for ridge regression on
 // every sample accumulated so far, computed exactly from the accumulated
 // statistics G, S and the sample count, without the samples (Fly-CL's
-// --gcv-scope all). See Stats.GCV for the method; here G is the
-// accumulator's float32 G, so scores at a λ small enough for G's float32
-// rounding to decide them are +Inf (not determinable: such a λ cannot be
-// chosen).
+// --gcv-scope all; see gcvGram for the method). G is the accumulator's
+// float32 G, so a λ small enough for G's float32 rounding to decide its
+// score gets +Inf (not determinable: it cannot be chosen).
 func (a *Accumulator) GCVAll(ctx context.Context, grid []float64) ([]float64, error) {
-	if a.n == 0 {
-		return nil, fmt.Errorf("ridge: GCV of empty statistics")
+	return a.GCVAllWith(ctx, nil, 0, nil, grid)
+}
+
+// GCVAllWith is GCVAll on the accumulated statistics plus the n×m codes h
+// with class indices idx (as Add would take them), without adding them: it
+// is what GCVAll would return after Add, with the new codes' Gram summed
+// in float64, so a failure leaves the accumulator untouched.
+func (a *Accumulator) GCVAllWith(ctx context.Context, h []float32, n int, idx []int, grid []float64) ([]float64, error) {
+	if len(h) != n*a.m || len(idx) != n {
+		return nil, fmt.Errorf("ridge: GCV: %d values and %d labels for %d samples of dimension %d", len(h), len(idx), n, a.m)
+	}
+	g, s, nc, err := a.float64Stats(idx)
+	if err != nil {
+		return nil, err
 	}
 	m := a.m
-	g := make([]float64, m*m)
+	if n > 0 {
+		hd := make([]float64, len(h))
+		for i, v := range h {
+			hd[i] = float64(v)
+		}
+		linalg.Dsyrk(true, m, n, 1, hd, m, 1, g, m)
+		for i, c := range idx {
+			row := s[c*m : (c+1)*m]
+			for j, v := range hd[i*m : (i+1)*m] {
+				row[j] += v
+			}
+		}
+	}
+	total := a.n + n
+	return gcvGram(ctx, g, m, s, nc, float64(total), total, grid, accRelErr(total, m))
+}
+
+// GCVAllWithStats is GCVAllWith for a task given by its statistics st,
+// whose labels map to the accumulator's class indices classIndex.
+func (a *Accumulator) GCVAllWithStats(ctx context.Context, st *Stats, classIndex []int, grid []float64) ([]float64, error) {
+	if st.M != a.m {
+		return nil, fmt.Errorf("ridge: statistics have dimension %d, accumulator %d", st.M, a.m)
+	}
+	if err := st.Check(); err != nil {
+		return nil, err
+	}
+	if len(classIndex) != len(st.Labels) {
+		return nil, fmt.Errorf("ridge: %d class indices for %d labels", len(classIndex), len(st.Labels))
+	}
+	g, s, nc, err := a.float64Stats(classIndex)
+	if err != nil {
+		return nil, err
+	}
+	m := a.m
 	for i := 0; i < m; i++ {
-		row := a.buf[i*m : i*m+i]
-		for j, v := range row {
+		for j, v := range st.G[i*(i+1)/2 : i*(i+1)/2+i+1] {
+			g[j*m+i] += v
+		}
+	}
+	for r, c := range classIndex {
+		row := s[c*m : (c+1)*m]
+		for j, v := range st.S[r*m : (r+1)*m] {
+			row[j] += v
+		}
+	}
+	total := a.n + st.N
+	return gcvGram(ctx, g, m, s, nc, float64(total), total, grid, accRelErr(total, m))
+}
+
+// float64Stats returns G (m×m, upper triangle) and S in float64, S with
+// room for the class indices idx.
+func (a *Accumulator) float64Stats(idx []int) (g, s []float64, nc int, err error) {
+	nc = a.nc
+	for _, c := range idx {
+		if c < 0 {
+			return nil, nil, 0, fmt.Errorf("ridge: negative class index %d", c)
+		}
+		nc = max(nc, c+1)
+	}
+	if a.n == 0 && len(idx) == 0 {
+		return nil, nil, 0, fmt.Errorf("ridge: GCV of empty statistics")
+	}
+	m := a.m
+	g = make([]float64, m*m)
+	for i := 0; i < m; i++ {
+		for j, v := range a.buf[i*m : i*m+i] {
 			g[j*m+i] = float64(v)
 		}
 		g[i*m+i] = float64(a.diag[i])
 	}
-	s := make([]float64, len(a.s))
+	s = make([]float64, nc*m)
 	for i, v := range a.s {
 		s[i] = float64(v)
 	}
-	return gcvGram(ctx, g, m, s, a.nc, float64(a.n), a.n, grid, accRelErr(a.n, m))
+	return g, s, nc, nil
 }
 
 // gcvGram computes GCV scores from the Gram matrix alone, the primal form

@@ -348,4 +348,3 @@ func decodeStrings(raw []byte, t dtype, n int) []string {
 	}
 	return out
 }
-

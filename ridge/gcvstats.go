@@ -9,7 +9,7 @@ import (
 	"github.com/flycl/flycl/linalg"
 )
 
-// Relative accuracy of the Gram matrices gcvGram is given, as a fraction of
+// Relative accuracy of the Gram matrices gcvTridiag is given, as a fraction of
 // ‖G‖₂: statistics accumulated in float64 (Stats) carry rounding of a few
 // units of 2⁻⁵³ per addition, and the Householder reduction a backward
 // error of order m units; an Accumulator's float32 G carries the rounding
@@ -23,13 +23,13 @@ const (
 func statsRelErr(m int) float64 { return 4 * float64(m+16) * u64 }
 
 // accRelErr is the relative accuracy of an Accumulator's float32 G after n
-// samples (see gcvGram).
+// samples (see gcvTridiag).
 func accRelErr(n, m int) float64 { return 2*u32*math.Sqrt(float64(max(n, 1))) + statsRelErr(m) }
 
 // GCVAll returns the GCV score of each λ in grid for ridge regression on
 // every sample accumulated so far, computed exactly from the accumulated
 // statistics G, S and the sample count, without the samples (Fly-CL's
-// --gcv-scope all; see gcvGram for the method). G is the accumulator's
+// --gcv-scope all; see gcvTridiag for the method). G is the accumulator's
 // float32 G, so a λ small enough for G's float32 rounding to decide its
 // score gets +Inf (not determinable: it cannot be chosen).
 func (a *Accumulator) GCVAll(ctx context.Context, grid []float64) ([]float64, error) {
@@ -63,7 +63,7 @@ func (a *Accumulator) GCVAllWith(ctx context.Context, h []float32, n int, idx []
 		}
 	}
 	total := a.n + n
-	return gcvGram(ctx, g, m, s, nc, float64(total), total, grid, accRelErr(total, m))
+	return gcvTridiag(ctx, g, m, s, nc, float64(total), total, grid, accRelErr(total, m))
 }
 
 // GCVAllWithStats is GCVAllWith for a task given by its statistics st,
@@ -95,7 +95,7 @@ func (a *Accumulator) GCVAllWithStats(ctx context.Context, st *Stats, classIndex
 		}
 	}
 	total := a.n + st.N
-	return gcvGram(ctx, g, m, s, nc, float64(total), total, grid, accRelErr(total, m))
+	return gcvTridiag(ctx, g, m, s, nc, float64(total), total, grid, accRelErr(total, m))
 }
 
 // float64Stats returns G (m×m, upper triangle) and S in float64, S with
@@ -126,7 +126,7 @@ func (a *Accumulator) float64Stats(idx []int) (g, s []float64, nc int, err error
 	return g, s, nc, nil
 }
 
-// gcvGram computes GCV scores from the Gram matrix alone, the primal form
+// gcvTridiag computes GCV scores from the Gram matrix alone, the primal form
 // of GCV for data that are no longer at hand:
 //
 //	C = (G + λI)⁻¹ S,  ‖Y − HC‖² = ‖Y‖² − tr SᵀC − λ‖C‖²,
@@ -149,7 +149,7 @@ func (a *Accumulator) float64Stats(idx []int) (g, s []float64, nc int, err error
 // g (m×m, upper triangle filled) and s (nc×m) are destroyed. yy = ‖Y‖²_F.
 // relErr bounds the error of g as a fraction of ‖G‖₂; a λ whose residual
 // the resulting error could decide is given a score of +Inf.
-func gcvGram(ctx context.Context, g []float64, m int, s []float64, nc int, yy float64, n int, grid []float64, relErr float64) ([]float64, error) {
+func gcvTridiag(ctx context.Context, g []float64, m int, s []float64, nc int, yy float64, n int, grid []float64, relErr float64) ([]float64, error) {
 	if err := checkGrid(grid); err != nil {
 		return nil, err
 	}

@@ -198,7 +198,7 @@ func (s *Stats) GCV(ctx context.Context, grid []float64) ([]float64, error) {
 			g[j*m+i] = v
 		}
 	}
-	return gcvGram(ctx, g, m, slices.Clone(s.S), len(s.Labels), float64(s.N), s.N, grid, statsRelErr(m))
+	return gcvTridiag(ctx, g, m, slices.Clone(s.S), len(s.Labels), float64(s.N), s.N, grid, statsRelErr(m))
 }
 
 // AddStats adds the statistics s (a task, or merged shards of one) to the

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
 
@@ -55,13 +56,16 @@ func (s *GCVScope) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// statsChunk is the number of samples TaskStats expands per call.
+const statsChunk = 256
+
 // TaskStats expands the n×d features x with the model's W and top-k and
 // returns their statistics (G, S and class counts, in float64), without
 // learning them: what one worker computes from its shard of a task. The
 // statistics of the shards of a task, merged (ridge.Stats.Merge) and given
 // to LearnStats, teach the model the task exactly as the statistics of the
-// whole task would. Codes are expanded in chunks, so memory stays bounded
-// by the chunk, not the shard.
+// whole task would. Codes are expanded in chunks of samples, so memory stays
+// bounded by the chunk, not the shard.
 func (m *Model) TaskStats(ctx context.Context, x []float32, labels []int) (*ridge.Stats, error) {
 	n, err := m.checkInput(x)
 	if err != nil {
@@ -74,14 +78,20 @@ func (m *Model) TaskStats(ctx context.Context, x []float32, labels []int) (*ridg
 	if err != nil {
 		return nil, err
 	}
-	var buf []float32
-	for lo := 0; lo < n; lo += predictChunk {
-		hi := min(n, lo+predictChunk)
-		h, _, err := m.expand(ctx, x[lo*m.d:hi*m.d], buf)
-		if err != nil {
-			return nil, err
+	// W is applied by the sparse gather, whose arithmetic for a sample
+	// involves that sample alone: BLAS kernels (OpenBLAS's Haswell sgemm
+	// among them) may round a row differently depending on where it sits in
+	// the block, and a sample's code must be the same bits whatever shard
+	// it is in. (The model's own LearnTask may use the dense product; its
+	// codes then differ from these in the last bits.)
+	buf := make([]float32, min(n, statsChunk)*m.cfg.M)
+	for lo := 0; lo < n; lo += statsChunk {
+		hi := min(n, lo+statsChunk)
+		h := buf[:(hi-lo)*m.cfg.M]
+		if err := m.w.Apply(ctx, projection.Sparse, x[lo*m.d:hi*m.d], hi-lo, h); err != nil {
+			return nil, fmt.Errorf("flycl: %w", err)
 		}
-		buf = h
+		projection.TopK(h, hi-lo, m.cfg.M, m.cfg.K, m.cfg.TopK)
 		if err := st.Add(h, hi-lo, labels[lo:hi]); err != nil {
 			return nil, fmt.Errorf("flycl: %w", err)
 		}

@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps build test bench bench-engine bench-parts bench-backbones demo results clean
+.PHONY: all deps ort build test bench bench-engine bench-parts bench-backbones demo results clean
 
 all: build
 
@@ -10,12 +10,18 @@ all: build
 deps:
 	@./scripts/install-deps
 
+# ONNX Runtime (npm onnxruntime-node, into .cache/onnxruntime), for the
+# commands that run a backbone and their tests; a warning, not a failure,
+# when npm is missing or offline (those tests then skip).
+ort:
+	@./scripts/install-deps --ort
+
 build: deps
 	$(GO) build -o $(BIN) ./cmd/flycl
 
 # The test command of the README and of CI: vet, every test with OpenBLAS,
 # and the pure-Go (CGO_ENABLED=0) fallback of the numeric packages.
-test: deps
+test: deps ort
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio .
@@ -31,7 +37,7 @@ demo: build
 # resumable: CIFAR-10 with MobileNetV2 and SqueezeNet features, raw-pixel MNIST
 # and Fashion-MNIST, every method, 5 seeds, merged into results/<experiment>/.
 # About 26 minutes per CIFAR-10 seed on 2 cores; EXPERIMENTS= and SEEDS= narrow it.
-results: build
+results: build ort
 	SEEDS="$(or $(SEEDS),1993 1994 1995 1996 1997)" ./scripts/results $(EXPERIMENTS)
 
 # Engine benchmark at both scales of the README, with the machine's OpenBLAS
@@ -50,7 +56,7 @@ bench-parts: deps
 
 # Backbone images/s: flycl vs ONNX Runtime alone vs PyTorch (needs Debian's
 # python3-torch and python3-torchvision for the last column).
-bench-backbones: build
+bench-backbones: build ort
 	./$(BIN) bench backbones --torch /usr/bin/python3
 
 bench: bench-parts bench-engine bench-backbones

@@ -37,8 +37,8 @@ func hashWeights(w *Weights) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// SqueezeNet builds SqueezeNet 1.1 from the per-layer .npy weights of
-// ../shared/models/squeezenet1.1 (squeezenet0_convN_weight/bias, batch
+// SqueezeNet builds SqueezeNet 1.1 from the per-layer .npy weights of a
+// squeezenet1.1 folder (squeezenet0_convN_weight/bias, batch
 // normalisation absent). Outputs: the 512-d global-average-pooled feature
 // and the 1000 ImageNet logits.
 func SqueezeNet(w *Weights) (*Model, error) {
@@ -92,7 +92,7 @@ func SqueezeNet(w *Weights) (*Model, error) {
 }
 
 // MobileNetV2 builds MobileNetV2 1.0 from the per-layer .npy weights of
-// ../shared/models/mobilenetv2-1.0 (conv_N_weight/bias with batch
+// a mobilenetv2-1.0 folder of per-layer .npy files (conv_N_weight/bias with batch
 // normalisation folded in). Output: the 1280-d pooled feature.
 func MobileNetV2(w *Weights) (*Model, error) {
 	g := onnx.NewGraph("mobilenetv2-1.0")

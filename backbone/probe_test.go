@@ -10,8 +10,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/flycl/flycl/npz"
 )
 
 // safetensors builds a file with one F32 tensor "t" of the given JSON
@@ -111,7 +109,11 @@ func TestAugRegBadShapes(t *testing.T) {
 // claimed size n viewed as a 1-D tensor of `view` elements.
 func pthPickle(n uint64, view int) []byte {
 	var b bytes.Buffer
-	str := func(s string) { b.WriteByte('X'); binary.Write(&b, binary.LittleEndian, uint32(len(s))); b.WriteString(s) }
+	str := func(s string) {
+		b.WriteByte('X')
+		binary.Write(&b, binary.LittleEndian, uint32(len(s)))
+		b.WriteString(s)
+	}
 	b.WriteString("\x80\x02}")
 	str("w")
 	b.WriteString("ctorch._utils\n_rebuild_tensor_v2\n(")
@@ -179,5 +181,3 @@ func npzF32(v ...float32) []byte {
 	}
 	return b
 }
-
-var _ = npz.Count

@@ -151,6 +151,14 @@ func (m *Model) LearnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 		return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 	}
 	stages.Gram = time.Since(t)
+	for len(m.counts) < len(m.labels) {
+		m.counts = append(m.counts, 0)
+	}
+	for r, c := range idx {
+		if m.counts[c] >= 0 {
+			m.counts[c] += st.Counts[r]
+		}
+	}
 	used, err := m.solve(context.Background(), lambda, &stages)
 	if err != nil {
 		return TaskRecord{}, err
@@ -161,5 +169,6 @@ func (m *Model) LearnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 	}
 	rec.Stages = stages
 	m.hist = append(m.hist, rec)
+	m.version++
 	return rec, nil
 }

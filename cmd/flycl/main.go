@@ -29,6 +29,7 @@ var commands = []func() *cobra.Command{
 	exportWCmd,
 	benchCmd,
 	infoCmd,
+	environmentHelp,
 }
 
 // newRoot builds the command tree.

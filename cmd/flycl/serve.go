@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, serveCmd) }
 
 // serveFlags are the options of flycl serve.
 type serveFlags struct {

@@ -59,7 +59,9 @@ type LearnReport struct {
 type Backend interface {
 	Current() Snapshot
 	Learn(ctx context.Context, x []float32, labels []string) (LearnReport, Snapshot, error)
-	Forget(ctx context.Context, class string) (Snapshot, error)
+	// Forget removes a class; with x, the class's n×d features, exactly
+	// (as if never learned), without, by dropping its column.
+	Forget(ctx context.Context, class string, x []float32) (Snapshot, error)
 }
 
 // Errors a Backend returns that map to client errors.

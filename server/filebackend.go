@@ -2,209 +2,239 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/internal/atomicfile"
-	"github.com/flycl/flycl/linalg"
+	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/projection"
 )
 
 // FileBackend serves a Fly-CL model kept in a model file: it loads the
 // file when opened and saves it atomically (temporary file, fsync,
-// rename) after every change, before the change is acknowledged.
+// rename) after every change, before the change is acknowledged. It
+// learns in place on its own mutable model while the published snapshot,
+// an immutable flycl.Predictor, keeps serving.
 type FileBackend struct {
 	path     string
-	backbone string
-	model    *flycl.Model // nil until the first learn of a new model
+	model    *flycl.Model
+	pipeline *modelfile.Pipeline
+	created  time.Time
 	newModel func() (*flycl.Model, error)
-	names    []string // label i <-> names[i]
-	cur      Snapshot
+	cur      *fileSnapshot
 }
 
-// OpenFile opens the model at path. When the file does not exist and
-// create is not nil, the model starts empty and create builds it at the
-// first learn; otherwise a missing file is an error. backbone names the
-// feature extractor, for information.
-func OpenFile(path, backbone string, create func() (*flycl.Model, error)) (*FileBackend, error) {
-	b := &FileBackend{path: path, backbone: backbone, newModel: create}
-	m, err := modelfile.Load(path)
-	switch {
-	case err == nil:
-		b.model = m
-		if b.names, err = loadNames(namesPath(path), len(m.Classes())); err != nil {
-			return nil, err
-		}
-	case errors.Is(err, fs.ErrNotExist) && create != nil:
-		m, err := create()
-		if err != nil {
-			return nil, err
-		}
-		b.model = m
-	default:
+// OpenFile opens the model file at path. When the file does not exist and
+// create is not nil, the model starts empty (version 0) and the file is
+// written at the first learn; otherwise a missing file is an error.
+func OpenFile(path string, create func() (*flycl.Model, error)) (*FileBackend, error) {
+	b := &FileBackend{path: path, newModel: create}
+	if err := b.load(); err != nil {
 		return nil, err
 	}
 	b.cur = b.snapshot()
 	return b, nil
 }
 
+// load reads the file (or creates the empty model), replacing the model
+// in memory.
+func (b *FileBackend) load() error {
+	f, err := modelfile.Load(b.path)
+	switch {
+	case err == nil:
+		m, err := f.Snapshot.Model()
+		if err != nil {
+			return fmt.Errorf("load %s: %w", b.path, err)
+		}
+		b.model, b.pipeline, b.created = m, f.Pipeline, f.Created
+		return nil
+	case errors.Is(err, fs.ErrNotExist) && b.newModel != nil:
+		m, err := b.newModel()
+		if err != nil {
+			return err
+		}
+		b.model, b.created = m, time.Time{}
+		return nil
+	}
+	return err
+}
+
+// Pipeline returns how the model's features are made from an image (nil
+// when unknown: a model learned from feature vectors only).
+func (b *FileBackend) Pipeline() *modelfile.Pipeline { return b.pipeline }
+
+// SetPipeline declares the backbone that turns images into features. It
+// must be the one the model learned with (modelfile.Pipeline.Check); a
+// model without a pipeline takes it only while it has learned nothing.
+// Call it before serving.
+func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
+	switch {
+	case b.pipeline != nil:
+		if err := b.pipeline.Check(p); err != nil {
+			return fmt.Errorf("%s: %w", b.path, err)
+		}
+	case b.model.Version() > 0:
+		return fmt.Errorf("%s was learned from feature vectors of unknown origin: it cannot take images from %s (serve it without a backbone)", b.path, p.Backbone)
+	case p.Dim != b.model.InputDim():
+		return fmt.Errorf("backbone %s gives %d features, the model %s wants d=%d", p.Backbone, p.Dim, b.path, b.model.InputDim())
+	default:
+		b.pipeline = p
+	}
+	b.cur = b.snapshot()
+	return nil
+}
+
+// PipelineOf describes a backbone (opened from spec) as a model-file
+// pipeline.
+func PipelineOf(spec string, m *backbone.Model) *modelfile.Pipeline {
+	p := m.Preset
+	return &modelfile.Pipeline{Backbone: spec, Name: m.Name, WeightsHash: m.Hash, Output: m.Outputs[0], Dim: m.Dim(),
+		Transform: modelfile.Transform{Preset: p.Name, Resize: p.Resize, Filter: p.Filter.String(), Crop: p.Crop, Mean: p.Mean, Std: p.Std}}
+}
+
 // Current returns the latest snapshot.
 func (b *FileBackend) Current() Snapshot { return b.cur }
 
-// Learn learns the features x (n×d) with their class names as one task,
-// saves the model and returns the new snapshot.
-func (b *FileBackend) Learn(ctx context.Context, x []float32, labels []string) (LearnReport, Snapshot, error) {
-	d := b.model.InputDim()
-	if len(x) == 0 || len(x)%d != 0 || len(x)/d != len(labels) {
-		return LearnReport{}, nil, &InputError{fmt.Errorf("%d feature values for %d labels and d=%d", len(x), len(labels), d)}
+// save writes the model; on failure it goes back to the file's content, so
+// the model in memory never runs ahead of what is saved.
+func (b *FileBackend) save() (time.Duration, error) {
+	t := time.Now()
+	if b.created.IsZero() {
+		b.created = time.Now().UTC()
 	}
-	index := make(map[string]int, len(b.names))
-	for i, n := range b.names {
-		index[n] = i
-	}
-	names := slices.Clone(b.names)
-	var fresh []string
-	ints := make([]int, len(labels))
-	for i, l := range labels {
-		k, ok := index[l]
-		if !ok {
-			k = len(names)
-			index[l] = k
-			names = append(names, l)
-			fresh = append(fresh, l)
-		}
-		ints[i] = k
-	}
-	rec, err := b.model.LearnTask(ctx, x, ints)
+	err := modelfile.Save(b.path, &modelfile.File{Snapshot: b.model.Snapshot(), Pipeline: b.pipeline, Created: b.created})
 	if err != nil {
+		b.restore()
+		return 0, err
+	}
+	return time.Since(t), nil
+}
+
+// restore reloads the model from the file after a failed change.
+func (b *FileBackend) restore() {
+	if err := b.load(); err != nil {
+		// Keep serving the last published snapshot; the next change
+		// starts from whatever is in memory, but nothing unsaved was
+		// acknowledged.
+		return
+	}
+}
+
+// Learn learns the features x (n×d) with their class names as one task
+// (GCV on it), saves the model and returns the new snapshot.
+func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (LearnReport, Snapshot, error) {
+	d := b.model.InputDim()
+	if len(x) == 0 || len(x)%d != 0 || len(x)/d != len(names) {
+		return LearnReport{}, nil, &InputError{fmt.Errorf("%d feature values for %d labels and d=%d", len(x), len(names), d)}
+	}
+	known := map[string]bool{}
+	for _, n := range b.cur.pred.ClassNames() {
+		known[n] = true
+	}
+	labels, err := b.model.LabelsFor(names)
+	if err != nil {
+		b.restore()
 		return LearnReport{}, nil, &InputError{err}
 	}
-	t := time.Now()
-	err = saveNames(namesPath(b.path), names)
-	if err == nil {
-		err = modelfile.Save(b.path, b.model)
-	}
+	rec, err := b.model.LearnTask(ctx, x, labels)
 	if err != nil {
-		// The model in memory is ahead of the file: go back to the file.
-		if m, lerr := modelfile.Load(b.path); lerr == nil {
-			b.model = m
-		} else if mm, cerr := b.newModel(); errors.Is(lerr, fs.ErrNotExist) && cerr == nil {
-			b.model = mm
-		}
-		return LearnReport{}, nil, fmt.Errorf("save %s: %w", b.path, err)
+		b.restore()
+		return LearnReport{}, nil, &InputError{err}
 	}
-	b.names = names
+	save, err := b.save()
+	if err != nil {
+		return LearnReport{}, nil, err
+	}
+	var fresh []string
+	for _, n := range names {
+		if !known[n] {
+			known[n] = true
+			fresh = append(fresh, n)
+		}
+	}
 	st := rec.Stages
 	rep := LearnReport{Samples: rec.Samples, NewClasses: fresh, Lambda: rec.Lambda, Stages: map[string]time.Duration{
 		"projection": st.Projection, "topk": st.TopK, "gram": st.Gram, "gcv": st.GCV,
-		"factor": st.Factor, "solve": st.Solve, "save": time.Since(t),
+		"factor": st.Factor, "solve": st.Solve, "save": save,
 	}}
 	b.cur = b.snapshot()
 	return rep, b.cur, nil
 }
 
-// Forget is not supported by this backend yet.
-func (b *FileBackend) Forget(ctx context.Context, class string) (Snapshot, error) {
-	if !slices.Contains(b.names, class) {
+// Forget removes a class. With x (its n×d features) the removal is
+// exact: the model equals one that never saw the class. Without, the
+// class's column is dropped but G still holds its samples.
+func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Snapshot, error) {
+	label, ok := b.model.LabelOf(class)
+	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownClass, class)
 	}
-	return nil, ErrUnsupported
+	var err error
+	if len(x) > 0 {
+		_, err = b.model.Forget(ctx, label, x)
+	} else {
+		_, err = b.model.DropClass(label)
+	}
+	if err != nil {
+		b.restore()
+		return nil, &InputError{err}
+	}
+	if _, err := b.save(); err != nil {
+		return nil, err
+	}
+	b.cur = b.snapshot()
+	return b.cur, nil
 }
 
 func (b *FileBackend) snapshot() *fileSnapshot {
-	st := b.model.State()
-	s := &fileSnapshot{
-		version: uint64(len(st.History)), cfg: st.Config, d: st.InputDim, w: b.model.Projection(),
-		coef: st.Coef, names: slices.Clone(b.names),
-		info: Info{Version: uint64(len(st.History)), Dim: st.InputDim, M: st.Config.M, P: st.Config.P, K: st.Config.K,
-			Lambda: st.Lambda, Samples: b.model.Samples(), Classes: len(st.Labels), Backbone: b.backbone, Path: b.path},
+	m := b.model
+	cfg := m.Config()
+	s := &fileSnapshot{pred: m.Predictor(),
+		info: Info{Version: m.Version(), Dim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K,
+			Lambda: m.Lambda(), Samples: m.Samples(), Classes: len(m.Classes()), Path: b.path}}
+	if b.pipeline != nil {
+		s.info.Backbone = b.pipeline.Backbone
 	}
-	for _, r := range st.History {
+	for _, r := range m.History() {
 		s.info.Lambdas = append(s.info.Lambdas, r.Lambda)
 	}
 	return s
 }
 
-// fileSnapshot is a read-only copy of what prediction needs: W (never
-// modified), the configuration and the classifier.
+// fileSnapshot is a published model: an immutable flycl.Predictor.
 type fileSnapshot struct {
-	version uint64
-	cfg     flycl.Config
-	d       int
-	w       *projection.Matrix
-	coef    []float32
-	names   []string
-	info    Info
+	pred *flycl.Predictor
+	info Info
 }
 
-func (s *fileSnapshot) Version() uint64 { return s.version }
-func (s *fileSnapshot) Dim() int        { return s.d }
+func (s *fileSnapshot) Version() uint64 { return s.pred.Version() }
+func (s *fileSnapshot) Dim() int        { return s.pred.InputDim() }
 func (s *fileSnapshot) Info() Info      { i := s.info; i.Lambdas = slices.Clone(i.Lambdas); return i }
 func (s *fileSnapshot) Classes() []Class {
-	out := make([]Class, len(s.names))
-	for i, n := range s.names {
-		out[i] = Class{Name: n}
+	names, counts := s.pred.ClassNames(), s.pred.ClassCounts()
+	out := make([]Class, len(names))
+	for i, n := range names {
+		out[i] = Class{Name: n, Samples: counts[i]}
 	}
 	return out
 }
 
 func (s *fileSnapshot) Scores(ctx context.Context, x []float32) ([]float32, error) {
-	if s.coef == nil {
+	if len(s.pred.Classes()) == 0 {
 		return nil, ErrNotTrained
 	}
-	if len(x)%s.d != 0 {
-		return nil, &InputError{fmt.Errorf("%d feature values are not a multiple of d=%d", len(x), s.d)}
+	if len(x)%s.pred.InputDim() != 0 {
+		return nil, &InputError{fmt.Errorf("%d feature values are not a multiple of d=%d", len(x), s.pred.InputDim())}
 	}
-	n, m, nc := len(x)/s.d, s.cfg.M, len(s.names)
-	out := make([]float32, n*nc)
-	const chunk = 256
-	h := make([]float32, min(n, chunk)*m)
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(n, lo+chunk)
-		hh := h[:(hi-lo)*m]
-		if err := s.w.Apply(ctx, s.cfg.Projection, x[lo*s.d:hi*s.d], hi-lo, hh); err != nil {
-			return nil, &InputError{err}
+	sc, err := s.pred.Scores(ctx, x)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
 		}
-		projection.TopK(hh, hi-lo, m, s.cfg.K, s.cfg.TopK)
-		linalg.Sgemm(false, true, hi-lo, nc, m, 1, hh, m, s.coef, m, 0, out[lo*nc:hi*nc], nc)
+		return nil, &InputError{err}
 	}
-	return out, nil
-}
-
-// namesPath is where the class names of the model at path are kept until
-// the model file itself carries them.
-func namesPath(path string) string { return path + ".names.json" }
-
-func loadNames(path string, n int) ([]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read class names: %w", err)
-	}
-	var names []string
-	if err := json.Unmarshal(b, &names); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(names) < n {
-		return nil, fmt.Errorf("read %s: %d names for %d classes", path, len(names), n)
-	}
-	return names[:n], nil
-}
-
-func saveNames(path string, names []string) error {
-	f, err := atomicfile.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := json.NewEncoder(f).Encode(names); err != nil {
-		f.Abort()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Commit()
+	return sc, nil
 }

@@ -121,9 +121,19 @@ func (s *Server) classes(w http.ResponseWriter, r *http.Request) {
 type ForgetResponse struct {
 	Version uint64 `json:"version"`
 	Forgot  string `json:"forgot"`
+	// Exact is true when the class's data came with the request and the
+	// model now equals one that never saw the class; false when only its
+	// column was dropped (G still holds its samples).
+	Exact   bool    `json:"exact"`
+	Samples int     `json:"samples,omitempty"`
+	Seconds float64 `json:"seconds"`
 }
 
+// forget removes a class: DELETE /v1/classes/{name}, optionally with the
+// class's images or features in the body (JSON or multipart, as for
+// learn) for an exact removal.
 func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
+	t := time.Now()
 	name := r.PathValue("name")
 	if !slices.ContainsFunc(s.Snapshot().Classes(), func(c Class) bool { return c.Name == name }) {
 		s.fail(w, fmt.Errorf("%w %q", ErrUnknownClass, name))
@@ -133,18 +143,32 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, errBusy)
 		return
 	}
+	in := &input{}
+	if r.ContentLength > 0 || r.Header.Get("Content-Type") != "" {
+		var err error
+		if in, err = s.readInput(r, s.Snapshot().Dim()); err != nil {
+			s.release()
+			s.fail(w, err)
+			return
+		}
+		if len(in.labels) > 0 {
+			s.release()
+			s.fail(w, errorf(http.StatusBadRequest, "forget takes no labels: the class is in the path"))
+			return
+		}
+	}
 	var sn Snapshot
 	err := s.submit(func(ctx context.Context) (Snapshot, error) {
 		var err error
-		sn, err = s.cfg.Backend.Forget(ctx, name)
+		sn, err = s.cfg.Backend.Forget(ctx, name, in.x)
 		return sn, err
 	})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	s.log.Info("forgot class", "class", name, "version", sn.Version())
-	writeJSON(w, http.StatusOK, ForgetResponse{Version: sn.Version(), Forgot: name})
+	s.log.Info("forgot class", "class", name, "exact", in.n > 0, "version", sn.Version())
+	writeJSON(w, http.StatusOK, ForgetResponse{Version: sn.Version(), Forgot: name, Exact: in.n > 0, Samples: in.n, Seconds: time.Since(t).Seconds()})
 }
 
 // Request is the JSON body of predict and learn: either images (base64

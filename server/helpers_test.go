@@ -77,7 +77,7 @@ func testConfig() flycl.Config {
 // newFileBackend opens (creating) a model file in dir.
 func newFileBackend(t testing.TB, path string) *FileBackend {
 	t.Helper()
-	b, err := OpenFile(path, "grid-mean", func() (*flycl.Model, error) { return flycl.New(testConfig(), testDim) })
+	b, err := OpenFile(path, func() (*flycl.Model, error) { return flycl.New(testConfig(), testDim) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,9 @@ func clusters(r *rand.Rand, classes []int, n int) ([][]float32, []int) {
 	return x, y
 }
 
-func className(c int) string { return []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}[c] }
+func className(c int) string {
+	return []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}[c]
+}
 
 // do sends a request and decodes the JSON answer into out (when not nil).
 func do(t testing.TB, method, url, ctype string, body []byte, token string, out any) (int, http.Header, []byte) {

@@ -479,3 +479,47 @@ func TestPage(t *testing.T) {
 		t.Fatal("the page refers to outside assets")
 	}
 }
+
+// TestForget drops one class by name and removes another exactly with its
+// data; both are gone from the classes, the predictions and the saved file.
+func TestForget(t *testing.T) {
+	_, hs, path := testServer(t, nil)
+	r := rand.New(rand.NewPCG(16, 17))
+	x, y := clusters(r, []int{0, 1, 2, 3}, 80)
+	learnFeatures(t, hs.URL, "", x, y)
+	var fr ForgetResponse
+	if code, _, b := do(t, "DELETE", hs.URL+"/v1/classes/beta", "", nil, "", &fr); code != 200 || fr.Exact || fr.Version != 2 {
+		t.Fatalf("drop beta: %d %s", code, b)
+	}
+	var gamma [][]float32
+	for i := range x {
+		if y[i] == 2 {
+			gamma = append(gamma, x[i])
+		}
+	}
+	body := jsonBody(t, Request{Features: gamma})
+	if code, _, b := do(t, "DELETE", hs.URL+"/v1/classes/gamma", "application/json", body, "", &fr); code != 200 || !fr.Exact || fr.Samples != 20 || fr.Version != 3 {
+		t.Fatalf("forget gamma with its data: %d %s", code, b)
+	}
+	tx, _ := clusters(r, []int{0, 1, 2, 3}, 40)
+	var pr PredictResponse
+	do(t, "POST", hs.URL+"/v1/predict", "application/json", jsonBody(t, Request{Features: tx, Top: 10}), "", &pr)
+	for _, p := range pr.Predictions {
+		if len(p.Top) != 2 {
+			t.Fatalf("%d classes after forgetting two of four", len(p.Top))
+		}
+		for _, s := range p.Top {
+			if s.Class == "beta" || s.Class == "gamma" {
+				t.Fatalf("forgotten class %s predicted", s.Class)
+			}
+		}
+	}
+	b := newFileBackend(t, path)
+	var names []string
+	for _, c := range b.Current().Classes() {
+		names = append(names, c.Name)
+	}
+	if b.Current().Version() != 3 || strings.Join(names, ",") != "alpha,delta" {
+		t.Fatalf("saved: version %d classes %v", b.Current().Version(), names)
+	}
+}

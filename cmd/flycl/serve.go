@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -11,11 +13,11 @@ import (
 	"syscall"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/server"
 	"github.com/spf13/cobra"
 )
-
 
 // serveFlags are the options of flycl serve.
 type serveFlags struct {
@@ -92,9 +94,39 @@ func runServe(ctx context.Context, f *serveFlags) error {
 		return fmt.Errorf("--auth-all needs --token-file")
 	}
 	dim := f.dim
+	var bb *backbone.Model
 	if f.backbone != "" {
-		bb, err := extract.OpenBackbone(f.backbone)
-		if err != nil {
+		var err error
+		if bb, err = extract.OpenBackbone(f.backbone); err != nil {
+			return err
+		}
+		dim = bb.Dim()
+	}
+	mcfg, err := f.create.config()
+	if err != nil {
+		return err
+	}
+	var create func() (*flycl.Model, error)
+	if dim > 0 {
+		create = func() (*flycl.Model, error) { return flycl.New(mcfg, dim) }
+	}
+	be, err := server.OpenFile(f.model, create)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w (give --backbone or --dim to create a new model)", err)
+	}
+	if err != nil {
+		return err
+	}
+	spec := f.backbone
+	if bb == nil && be.Pipeline() != nil {
+		// The model file names its backbone: use it.
+		spec = be.Pipeline().Backbone
+		if bb, err = extract.OpenBackbone(spec); err != nil {
+			return fmt.Errorf("open the model's backbone (give --backbone to use another copy of the same weights): %w", err)
+		}
+	}
+	if bb != nil {
+		if err := be.SetPipeline(server.PipelineOf(spec, bb)); err != nil {
 			return err
 		}
 		ex, err := server.NewBackboneExtractor(bb, f.threads)
@@ -103,24 +135,6 @@ func runServe(ctx context.Context, f *serveFlags) error {
 		}
 		defer ex.Close()
 		cfg.Extractor = ex
-		dim = ex.Dim()
-	}
-	mcfg, err := f.create.config()
-	if err != nil {
-		return err
-	}
-	create := func() (*flycl.Model, error) {
-		if dim <= 0 {
-			return nil, fmt.Errorf("%s does not exist: give --backbone (or --dim) to create it", f.model)
-		}
-		return flycl.New(mcfg, dim)
-	}
-	if dim <= 0 {
-		create = nil
-	}
-	be, err := server.OpenFile(f.model, f.backbone, create)
-	if err != nil {
-		return err
 	}
 	cfg.Backend = be
 	srv, err := server.New(cfg)
@@ -158,4 +172,3 @@ func readToken(path string, log *slog.Logger) (string, error) {
 	}
 	return tok, nil
 }
-

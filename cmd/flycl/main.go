@@ -29,6 +29,7 @@ var commands = []func() *cobra.Command{
 	benchCmd,
 	infoCmd,
 	serveCmd,
+	environmentHelp,
 }
 
 // newRoot builds the command tree.

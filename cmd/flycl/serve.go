@@ -97,7 +97,7 @@ func runServe(ctx context.Context, f *serveFlags) error {
 	var bb *backbone.Model
 	if f.backbone != "" {
 		var err error
-		if bb, err = extract.OpenBackbone(f.backbone); err != nil {
+		if bb, err = extract.OpenBackbone(f.backbone, modelsDir()); err != nil {
 			return err
 		}
 		dim = bb.Dim()
@@ -121,7 +121,7 @@ func runServe(ctx context.Context, f *serveFlags) error {
 	if bb == nil && be.Pipeline() != nil {
 		// The model file names its backbone: use it.
 		spec = be.Pipeline().Backbone
-		if bb, err = extract.OpenBackbone(spec); err != nil {
+		if bb, err = extract.OpenBackbone(spec, modelsDir()); err != nil {
 			return fmt.Errorf("open the model's backbone (give --backbone to use another copy of the same weights): %w", err)
 		}
 	}

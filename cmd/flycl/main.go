@@ -30,6 +30,7 @@ var commands = []func() *cobra.Command{
 	exportWCmd,
 	benchCmd,
 	infoCmd,
+	serveCmd,
 	environmentHelp,
 }
 

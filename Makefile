@@ -13,11 +13,21 @@ deps:
 build: deps
 	$(GO) build -o $(BIN) ./cmd/flycl
 
-# The test command of the README and of CI: vet, every test with OpenBLAS,
-# and the pure-Go (CGO_ENABLED=0) fallback of the numeric packages.
+# Packages whose results depend on OpenBLAS's kernels and threading.
+NUMERIC := . ./linalg ./projection ./ridge ./baselines ./methods ./metrics
+
+# The test command of the README and of CI: vet, every test with OpenBLAS as
+# the machine configures it; the numeric packages again with the kernels
+# OpenBLAS picks by itself (OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset), with
+# the Haswell kernels some machines force, and single-threaded, since each
+# rounds differently and a tolerance must hold for all of them; then the
+# pure-Go (CGO_ENABLED=0) fallback.
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(GO) test -count=1 $(NUMERIC)
+	env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=Haswell $(GO) test -count=1 $(NUMERIC)
+	OPENBLAS_NUM_THREADS=1 $(GO) test -count=1 $(NUMERIC)
 	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio .
 
 # The main job on real data that needs no internet: MNIST pixels from the

@@ -98,6 +98,7 @@ type TaskRecord struct {
 	GCV        []float64 // GCV score per grid value (nil if λ was fixed)
 	Grid       []float64 // the λ values GCV scored, in Config.Lambdas order (nil if λ was fixed)
 	Stages     Stages
+	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
 }
 
 // Model is a Fly-CL classifier. Its methods are not safe for concurrent
@@ -113,6 +114,11 @@ type Model struct {
 	hist   []TaskRecord
 	coef   []float32 // nc × m, from the last solve
 	lambda float64   // λ of the last solve
+	// per class: samples learned (-1: unknown, from an old model file)
+	counts []int
+	// class names by label (see names.go); labels without one are named by their number
+	names   map[int]string
+	version uint64 // incremented by every change (see Version)
 
 	// scratch reused across tasks (see ReleaseScratch)
 	hbuf []float32
@@ -318,6 +324,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 		return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 	}
 	st.Gram = time.Since(t)
+	m.countSamples(idx)
 
 	// The statistics now include the task: finish the solve even if ctx is
 	// cancelled, so the classifier always matches the statistics.
@@ -331,6 +338,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	}
 	rec.Stages = st
 	m.hist = append(m.hist, rec)
+	m.version++
 	return rec, nil
 }
 

@@ -17,8 +17,6 @@ import (
 	"github.com/flycl/flycl/transform"
 )
 
-func init() { extraCommands = append(extraCommands, extractCmd) }
-
 // extractFlags select a data set and a backbone.
 type extractFlags struct {
 	backbone, preset, cache, ortLib string

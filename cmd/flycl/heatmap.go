@@ -10,8 +10,6 @@ import (
 	"github.com/flycl/flycl/analysis"
 )
 
-func init() { extraCommands = append(extraCommands, heatmapCmd) }
-
 // heatmapFlags configure "flycl heatmap".
 type heatmapFlags struct {
 	data          dataFlags

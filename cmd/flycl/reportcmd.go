@@ -11,8 +11,6 @@ import (
 	"github.com/flycl/flycl/report"
 )
 
-func init() { extraCommands = append(extraCommands, reportCmd) }
-
 func reportCmd() *cobra.Command {
 	var out string
 	var compare bool

@@ -28,8 +28,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func init() { extraCommands = append(extraCommands, runCmd, sweepCmd) }
-
 // runFlags are the flags shared by run and sweep.
 type runFlags struct {
 	data          dataFlags

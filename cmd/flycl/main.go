@@ -28,6 +28,7 @@ var commands = []func() *cobra.Command{
 	exportWCmd,
 	benchCmd,
 	infoCmd,
+	environmentHelp,
 }
 
 // newRoot builds the command tree.

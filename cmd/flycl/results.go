@@ -57,11 +57,11 @@ func (f *runFlags) resultConfig(cfg flycl.Config, opts methods.Options, d int) (
 		// The data set's folder or archive, recorded with the path the
 		// user gave ("" when it is the data set's default location).
 		_, given, _ := strings.Cut(f.data.data, ":")
-		path := given
-		if f.ext.backbone == "" && f.data.dir != "" {
-			path = f.data.dir
+		s, err := f.data.spec()
+		if err != nil {
+			return nil, err
 		}
-		if path != "" {
+		if path := s.Path; path != "" {
 			if err := add("data", path); err != nil {
 				return nil, err
 			}
@@ -139,4 +139,12 @@ func dataName(c *experiment.Config) string {
 		}
 	}
 	return c.Data
+}
+
+// shorten cuts s to n characters with an ellipsis.
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

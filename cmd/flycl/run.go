@@ -8,10 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/analysis"
@@ -125,14 +123,6 @@ func parseFloats(s string) ([]float64, error) {
 
 // load returns the train and test features: from feature files, from
 // raw pixels, or extracted with --backbone from an image data set.
-// shorten cuts s to n characters with an ellipsis.
-func shorten(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc string, err error) {
 	if f.ext.backbone == "" {
 		return f.data.load()
@@ -140,10 +130,14 @@ func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc str
 	if f.data.data == "" {
 		return nil, nil, "", fmt.Errorf("--backbone needs --data kind:path")
 	}
-	if train, err = f.ext.features(cmd, f.data.data, "train", f.quiet); err != nil {
+	spec, err := f.data.spec()
+	if err != nil {
 		return nil, nil, "", err
 	}
-	if test, err = f.ext.features(cmd, f.data.data, "test", f.quiet); err != nil {
+	if train, err = f.ext.features(cmd, spec, "train", f.quiet); err != nil {
+		return nil, nil, "", err
+	}
+	if test, err = f.ext.features(cmd, spec, "test", f.quiet); err != nil {
 		return nil, nil, "", err
 	}
 	return train, test, fmt.Sprintf("%s features of %s", f.ext.backbone, f.data.data), nil
@@ -208,26 +202,14 @@ func (f *runFlags) protocol(classes int) (experiment.Protocol, error) {
 	return p, nil
 }
 
-// progress returns a progress callback: a bar on a terminal, lines otherwise.
-func progress(quiet bool) func(experiment.Event) {
+// runProgress returns the runner's progress callback (nil when quiet).
+func runProgress(quiet bool) func(experiment.Event) {
 	if quiet {
 		return nil
 	}
-	var bar *progressbar.ProgressBar
-	tty := term.IsTerminal(int(os.Stderr.Fd()))
+	p := newProgress(quiet, 1)
 	return func(e experiment.Event) {
-		msg := fmt.Sprintf("%s seed %d task %d/%d: A_t %.2f%%, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, 100*e.Acc, e.TauPost)
-		if !tty {
-			fmt.Fprintf(os.Stderr, "[%d/%d] %s\n", e.Step, e.Steps, msg)
-			return
-		}
-		if bar == nil {
-			bar = progressbar.NewOptions(e.Steps, progressbar.OptionSetWriter(os.Stderr),
-				progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
-				progressbar.OptionClearOnFinish())
-		}
-		bar.Describe(msg)
-		bar.Set(e.Step)
+		p.update(e.Step, e.Steps, fmt.Sprintf("%s seed %d task %d/%d: A_t %.2f%%, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, 100*e.Acc, e.TauPost))
 	}
 }
 
@@ -253,6 +235,9 @@ top-1 over all seen test samples is reported alongside.`,
   flycl run --train cifar100_train.npz --test cifar100_test.npz --tasks 10 --order flycl --seeds 1993`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := applyConfig(cmd.Flags(), f.config); err != nil {
+				return err
+			}
+			if err := checkOut(f.out); err != nil {
 				return err
 			}
 			train, test, desc, err := f.load(cmd)
@@ -287,7 +272,7 @@ top-1 over all seen test samples is reported alongside.`,
 			}
 			var heat *analysis.Stages
 			var heatCaption string
-			hooks := experiment.Hooks{Progress: progress(f.quiet), Warn: warner(f.quiet)}
+			hooks := experiment.Hooks{Progress: runProgress(f.quiet), Warn: warner(f.quiet)}
 			if heatmap {
 				hooks.Finished = func(run *experiment.Run, l experiment.Learner) error {
 					fc, ok := l.(*methods.FlyCL)

@@ -25,6 +25,7 @@ var commands = []func() *cobra.Command{
 	extractCmd,
 	reportCmd,
 	heatmapCmd,
+	hebbianCmd,
 	exportWCmd,
 	benchCmd,
 	infoCmd,

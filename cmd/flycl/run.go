@@ -42,6 +42,7 @@ type runFlags struct {
 	quiet         bool
 	onlineBatch   int
 	onlineLambda  float64
+	hebbianPasses int
 	wFile         string
 }
 
@@ -65,6 +66,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.wFile, "w", "", "use this projection W (.npz from flycl export-w or another implementation: indices/values/shape or a dense W) instead of generating it")
 	fs.IntVar(&f.onlineBatch, "online-batch", 1000, "mini-batch size of the flycl-online method")
 	fs.Float64Var(&f.onlineLambda, "online-lambda", 0, "fixed λ of flycl-online (0: GCV on every mini-batch)")
+	fs.IntVar(&f.hebbianPasses, "hebbian-passes", 100, "Hebbian-rule passes per task of the flycl-hebbian method")
 }
 
 // applyConfig sets every flag named in the JSON config file that was not
@@ -248,7 +250,7 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda}
+			opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda, HebbianPasses: f.hebbianPasses}
 			if f.wFile != "" {
 				if opts.W, err = modelfile.ImportProjection(f.wFile); err != nil {
 					return err

@@ -29,6 +29,7 @@ var commands = []func() *cobra.Command{
 	exportWCmd,
 	benchCmd,
 	infoCmd,
+	serveCmd,
 	environmentHelp,
 }
 

@@ -28,6 +28,10 @@ var commands = []func() *cobra.Command{
 	exportWCmd,
 	benchCmd,
 	infoCmd,
+	learnCmd,
+	predictCmd,
+	forgetCmd,
+	classesCmd,
 }
 
 // newRoot builds the command tree.

@@ -2,13 +2,19 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps build test bench bench-engine bench-parts bench-backbones demo results clean
+.PHONY: all deps ort build test bench bench-engine bench-parts bench-backbones demo results clean
 
 all: build
 
 # Debian packages (gcc, libopenblas-dev) and Go modules, when missing.
 deps:
 	@./scripts/install-deps
+
+# ONNX Runtime (npm onnxruntime-node, into .cache/onnxruntime), for the
+# commands that run a backbone and their tests; a warning, not a failure,
+# when npm is missing or offline (those tests then skip).
+ort:
+	@./scripts/install-deps --ort
 
 build: deps
 	$(GO) build -o $(BIN) ./cmd/flycl
@@ -22,7 +28,7 @@ NUMERIC := . ./linalg ./projection ./ridge ./baselines ./methods ./metrics
 # the Haswell kernels some machines force, and single-threaded, since each
 # rounds differently and a tolerance must hold for all of them; then the
 # pure-Go (CGO_ENABLED=0) fallback.
-test: deps
+test: deps ort
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(GO) test -count=1 $(NUMERIC)
@@ -41,7 +47,7 @@ demo: build
 # resumable: CIFAR-10 with MobileNetV2 and SqueezeNet features, raw-pixel MNIST
 # and Fashion-MNIST, every method, 5 seeds, merged into results/<experiment>/.
 # About 26 minutes per CIFAR-10 seed on 2 cores; EXPERIMENTS= and SEEDS= narrow it.
-results: build
+results: build ort
 	SEEDS="$(or $(SEEDS),1993 1994 1995 1996 1997)" ./scripts/results $(EXPERIMENTS)
 
 # Engine benchmark at both scales of the README, with the machine's OpenBLAS
@@ -60,7 +66,7 @@ bench-parts: deps
 
 # Backbone images/s: flycl vs ONNX Runtime alone vs PyTorch (needs Debian's
 # python3-torch and python3-torchvision for the last column).
-bench-backbones: build
+bench-backbones: build ort
 	./$(BIN) bench backbones --torch /usr/bin/python3
 
 bench: bench-parts bench-engine bench-backbones

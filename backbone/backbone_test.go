@@ -18,6 +18,9 @@ const shared = "../../shared"
 
 func session(t *testing.T, m *Model) *Session {
 	t.Helper()
+	if err := Init(testLibrary()); err != nil {
+		t.Skipf("%v", err)
+	}
 	s, err := m.NewSession(0)
 	if errors.Is(err, ErrNoRuntime) {
 		t.Skipf("%v", err)

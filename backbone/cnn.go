@@ -37,8 +37,8 @@ func hashWeights(w *Weights) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// SqueezeNet builds SqueezeNet 1.1 from the per-layer .npy weights of
-// ../shared/models/squeezenet1.1 (squeezenet0_convN_weight/bias, batch
+// SqueezeNet builds SqueezeNet 1.1 from the per-layer .npy weights of a
+// squeezenet1.1 folder (squeezenet0_convN_weight/bias, batch
 // normalisation absent). Outputs: the 512-d global-average-pooled feature
 // and the 1000 ImageNet logits. Options select the int8 graph (see
 // Quantized): every convolution's input and every Concat's output are
@@ -94,7 +94,7 @@ func SqueezeNet(w *Weights, opts ...Option) (*Model, error) {
 }
 
 // MobileNetV2 builds MobileNetV2 1.0 from the per-layer .npy weights of
-// ../shared/models/mobilenetv2-1.0 (conv_N_weight/bias with batch
+// a mobilenetv2-1.0 folder (conv_N_weight/bias with batch
 // normalisation folded in). Output: the 1280-d pooled feature. Options
 // select the int8 graph (see Quantized): every convolution's output (after
 // ReLU6) and every residual sum are quantized activations.

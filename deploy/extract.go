@@ -127,18 +127,30 @@ func (f files) Classes() []string                 { return nil }
 func (f files) Path(i int) string                 { return f[i] }
 func (f files) Image(i int) (*imageio.RGB, error) { return imageio.DecodeFile(f[i]) }
 
-// OpenData opens a data set split for learning or testing. A folder data
-// set given as a directory without a SPLIT sub-directory is read as
-// DIR/<class>/<image> (how a user lays out "these 30 photos are a
-// forklift").
-func OpenData(spec, split string) (dataset.Dataset, error) {
-	kind, p, _ := cutSpec(spec)
-	if kind == "folder" && split != "" {
-		if fi, err := statDir(filepath.Join(p, split)); err != nil || !fi {
-			if isDir, _ := statDir(p); isDir {
-				return dataset.OpenFolder(p)
-			}
+// OpenData opens a data set split for learning or testing and returns
+// its cache key (dataset.Spec.Key). A folder data set given as a
+// directory without a SPLIT sub-directory is read as DIR/<class>/<image>
+// (how a user lays out "these 30 photos are a forklift").
+func OpenData(spec dataset.Spec, split string) (dataset.Dataset, string, error) {
+	if spec.Kind == "folder" && split != "" {
+		sub, _ := statDir(filepath.Join(spec.Path, split))
+		if top, _ := statDir(spec.Path); top && !sub {
+			split = ""
 		}
 	}
-	return dataset.Open(spec, split)
+	var ds dataset.Dataset
+	var err error
+	if split == "" {
+		ds, err = dataset.OpenFolder(spec.Path)
+	} else {
+		ds, err = spec.Open(split)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	key, err := spec.Key(split)
+	if err != nil {
+		return nil, "", err
+	}
+	return ds, key, nil
 }

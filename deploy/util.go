@@ -1,11 +1,6 @@
 package deploy
 
-import (
-	"os"
-	"strings"
-)
-
-func cutSpec(spec string) (kind, path string, ok bool) { return strings.Cut(spec, ":") }
+import "os"
 
 func statDir(p string) (bool, error) {
 	fi, err := os.Stat(p)

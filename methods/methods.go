@@ -79,6 +79,9 @@ type Options struct {
 	// OnlineLambda is flycl-online's fixed λ; 0 chooses it by GCV on
 	// every mini-batch.
 	OnlineLambda float64
+	// HebbianPasses is the number of Hebbian-rule passes per task of
+	// flycl-hebbian (default 100).
+	HebbianPasses int
 }
 
 func (o Options) withDefaults() Options {
@@ -96,6 +99,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OnlineBatch == 0 {
 		o.OnlineBatch = 1000
+	}
+	if o.HebbianPasses == 0 {
+		o.HebbianPasses = 100
 	}
 	return o
 }
@@ -176,6 +182,11 @@ var registry = map[string]func(o Options) experiment.Method{
 				return nil, err
 			}
 			return &Online{FlyCL: FlyCL{Model: m}, Batch: o.OnlineBatch, Lambda: o.OnlineLambda}, nil
+		})
+	},
+	"flycl-hebbian": func(o Options) experiment.Method {
+		return learner(fmt.Sprintf("Fly-CL Hebbian (%d passes)", o.HebbianPasses), func(d int, _ int64) (experiment.Learner, error) {
+			return baselines.NewHebbian(o.FlyCL, d, o.HebbianPasses)
 		})
 	},
 	"flycl-magnitude": func(o Options) experiment.Method {

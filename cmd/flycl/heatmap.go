@@ -56,6 +56,9 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if f.data.train != "" && f.data.test == "" {
 		f.data.test = f.data.train // only the training split is used
 	}
+	if err := checkOut(f.out); err != nil {
+		return err
+	}
 	train, _, desc, err := f.data.load()
 	if err != nil {
 		return err

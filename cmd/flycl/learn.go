@@ -11,6 +11,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
@@ -51,7 +52,7 @@ type samples struct {
 
 // extractor opens the backbone: --backbone, else the model's pipeline mp
 // (which it must match when the model has learned from it: trained).
-func (f *inputFlags) extractor(mp *modelfile.Pipeline, trained bool) (*deploy.Extractor, error) {
+func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool) (*deploy.Extractor, error) {
 	spec := f.ext.backbone
 	if spec == "" && mp != nil {
 		spec = mp.Backbone
@@ -59,12 +60,16 @@ func (f *inputFlags) extractor(mp *modelfile.Pipeline, trained bool) (*deploy.Ex
 	if spec == "" {
 		return nil, fmt.Errorf("images need a backbone: give --backbone (the model has none)")
 	}
-	if err := backbone.Init(f.ext.ortLib); err != nil {
-		return nil, err
-	}
-	bm, err := extract.OpenBackbone(spec)
+	lib, err := ortLibrary(cmd.Flags())
 	if err != nil {
 		return nil, err
+	}
+	if err := backbone.Init(lib); err != nil {
+		return nil, err
+	}
+	bm, err := extract.OpenBackbone(spec, modelsDir())
+	if err != nil {
+		return nil, fmt.Errorf("backbone %s: %w (see \"flycl help environment\" for %s)", spec, err, envModels)
 	}
 	var preset *transform.Preset
 	if f.ext.preset != "" {
@@ -85,7 +90,7 @@ func (f *inputFlags) extractor(mp *modelfile.Pipeline, trained bool) (*deploy.Ex
 	} else if e, err = deploy.NewExtractor(bm, spec, f.ext.output, preset); err != nil {
 		return nil, err
 	}
-	e.CacheDir, e.BatchSize, e.Threads = f.ext.cache, f.ext.batch, f.ext.threads
+	e.CacheDir, e.BatchSize, e.Threads = cacheDir(cmd.Flags()), f.ext.batch, f.ext.threads
 	if !f.ext.quiet {
 		last := time.Now()
 		e.Progress = func(done, total int, rate float64) {
@@ -131,7 +136,7 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 	if f.classNames != "" {
 		return nil, fmt.Errorf("--class-names applies to --features only (a data set names its classes)")
 	}
-	e, err := f.extractor(mp, trained)
+	e, err := f.extractor(cmd, mp, trained)
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +147,15 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		}
 		return &samples{x: s.X, d: s.D, paths: s.Paths, pipeline: e.Pipeline(), desc: fmt.Sprintf("%d images", len(images))}, nil
 	}
-	ds, err := deploy.OpenData(f.data, f.split)
+	spec, err := dataset.ParseSpec(f.data)
+	if err != nil {
+		return nil, fmt.Errorf("--data: %w", err)
+	}
+	ds, key, err := deploy.OpenData(spec, f.split)
 	if err != nil {
 		return nil, err
 	}
-	s, cached, err := e.Dataset(cmd.Context(), ds, extract.DataKey(f.data, f.split))
+	s, cached, err := e.Dataset(cmd.Context(), ds, key)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ var commands = []func() *cobra.Command{
 	extractCmd,
 	reportCmd,
 	heatmapCmd,
+	hebbianCmd,
 	exportWCmd,
 	benchCmd,
 	infoCmd,
@@ -32,6 +33,7 @@ var commands = []func() *cobra.Command{
 	predictCmd,
 	forgetCmd,
 	classesCmd,
+	environmentHelp,
 }
 
 // newRoot builds the command tree.

@@ -8,10 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/analysis"
@@ -44,6 +42,7 @@ type runFlags struct {
 	quiet         bool
 	onlineBatch   int
 	onlineLambda  float64
+	hebbianPasses int
 	wFile         string
 }
 
@@ -67,6 +66,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.wFile, "w", "", "use this projection W (.npz from flycl export-w or another implementation: indices/values/shape or a dense W) instead of generating it")
 	fs.IntVar(&f.onlineBatch, "online-batch", 1000, "mini-batch size of the flycl-online method")
 	fs.Float64Var(&f.onlineLambda, "online-lambda", 0, "fixed λ of flycl-online (0: GCV on every mini-batch)")
+	fs.IntVar(&f.hebbianPasses, "hebbian-passes", 100, "Hebbian-rule passes per task of the flycl-hebbian method")
 }
 
 // applyConfig sets every flag named in the JSON config file that was not
@@ -132,10 +132,14 @@ func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc str
 	if f.data.data == "" {
 		return nil, nil, "", fmt.Errorf("--backbone needs --data kind:path")
 	}
-	if train, err = f.ext.features(cmd, f.data.data, "train", f.quiet); err != nil {
+	spec, err := f.data.spec()
+	if err != nil {
 		return nil, nil, "", err
 	}
-	if test, err = f.ext.features(cmd, f.data.data, "test", f.quiet); err != nil {
+	if train, err = f.ext.features(cmd, spec, "train", f.quiet); err != nil {
+		return nil, nil, "", err
+	}
+	if test, err = f.ext.features(cmd, spec, "test", f.quiet); err != nil {
 		return nil, nil, "", err
 	}
 	return train, test, fmt.Sprintf("%s features of %s", f.ext.backbone, f.data.data), nil
@@ -200,26 +204,14 @@ func (f *runFlags) protocol(classes int) (experiment.Protocol, error) {
 	return p, nil
 }
 
-// progress returns a progress callback: a bar on a terminal, lines otherwise.
-func progress(quiet bool) func(experiment.Event) {
+// runProgress returns the runner's progress callback (nil when quiet).
+func runProgress(quiet bool) func(experiment.Event) {
 	if quiet {
 		return nil
 	}
-	var bar *progressbar.ProgressBar
-	tty := term.IsTerminal(int(os.Stderr.Fd()))
+	p := newProgress(quiet, 1)
 	return func(e experiment.Event) {
-		msg := fmt.Sprintf("%s seed %d task %d/%d: A_t %.2f%%, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, 100*e.Acc, e.TauPost)
-		if !tty {
-			fmt.Fprintf(os.Stderr, "[%d/%d] %s\n", e.Step, e.Steps, msg)
-			return
-		}
-		if bar == nil {
-			bar = progressbar.NewOptions(e.Steps, progressbar.OptionSetWriter(os.Stderr),
-				progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
-				progressbar.OptionClearOnFinish())
-		}
-		bar.Describe(msg)
-		bar.Set(e.Step)
+		p.update(e.Step, e.Steps, fmt.Sprintf("%s seed %d task %d/%d: A_t %.2f%%, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, 100*e.Acc, e.TauPost))
 	}
 }
 
@@ -247,6 +239,9 @@ top-1 over all seen test samples is reported alongside.`,
 			if err := applyConfig(cmd.Flags(), f.config); err != nil {
 				return err
 			}
+			if err := checkOut(f.out); err != nil {
+				return err
+			}
 			train, test, desc, err := f.load(cmd)
 			if err != nil {
 				return err
@@ -255,7 +250,7 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda}
+			opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda, HebbianPasses: f.hebbianPasses}
 			if f.wFile != "" {
 				if opts.W, err = modelfile.ImportProjection(f.wFile); err != nil {
 					return err
@@ -272,7 +267,7 @@ top-1 over all seen test samples is reported alongside.`,
 			}
 			fmt.Fprintf(os.Stderr, "data: %s: %d train / %d test samples, d=%d, %d classes\n", desc, train.N, test.N, train.D, len(train.Classes()))
 			var heat *analysis.Stages
-			hooks := experiment.Hooks{Progress: progress(f.quiet)}
+			hooks := experiment.Hooks{Progress: runProgress(f.quiet)}
 			if heatmap {
 				hooks.Finished = func(run *experiment.Run, l experiment.Learner) error {
 					fc, ok := l.(*methods.FlyCL)

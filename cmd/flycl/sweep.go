@@ -26,6 +26,9 @@ func sweepCmd() *cobra.Command {
 			if err := applyConfig(cmd.Flags(), f.config); err != nil {
 				return err
 			}
+			if err := checkOut(f.out); err != nil {
+				return err
+			}
 			train, test, desc, err := f.load(cmd)
 			if err != nil {
 				return err
@@ -64,7 +67,7 @@ func sweepCmd() *cobra.Command {
 					return err
 				}
 				ms[0].Name = fmt.Sprintf("Fly-CL %s=%d", param, v)
-				res, err := experiment.Execute(cmd.Context(), train, test, ms, p, experiment.Hooks{Progress: progress(f.quiet)})
+				res, err := experiment.Execute(cmd.Context(), train, test, ms, p, experiment.Hooks{Progress: runProgress(f.quiet)})
 				if err != nil {
 					return err
 				}

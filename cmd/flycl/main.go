@@ -33,6 +33,7 @@ var commands = []func() *cobra.Command{
 	predictCmd,
 	forgetCmd,
 	classesCmd,
+	serveCmd,
 	environmentHelp,
 }
 

@@ -2,6 +2,8 @@ package modelfile
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -271,4 +273,47 @@ func FuzzDecodeStats(f *testing.F) {
 			t.Fatalf("re-encoded statistics do not decode: %v", err)
 		}
 	})
+}
+
+// TestGCVScopeSaved: a model that chooses λ on all samples keeps that
+// setting, and the scope of each step, through its file.
+func TestGCVScopeSaved(t *testing.T) {
+	const d = 20
+	cfg := statsCfg
+	cfg.GCVScope = flycl.GCVAll
+	m, _ := flycl.New(cfg, d)
+	x, y := statsData(4, 80, d, 3)
+	if _, err := m.LearnTask(context.Background(), x, y); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Encode(&b, &File{Snapshot: m.Snapshot()}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := f.Snapshot.State()
+	if st.Config.GCVScope != flycl.GCVAll || st.History[0].GCVScope != flycl.GCVAll {
+		t.Fatalf("scope after a round trip: config %v, step %v", st.Config.GCVScope, st.History[0].GCVScope)
+	}
+	if want := m.History()[0].GCV; !slices.Equal(st.History[0].GCV, want) {
+		t.Fatalf("GCV scores after a round trip: %v, want %v", st.History[0].GCV, want)
+	}
+	// a λ that could not be used (+Inf) survives the JSON header as null
+	h := m.Snapshot().State()
+	h.History[0].GCV[0] = math.Inf(1)
+	rec := toRecord(h.History[0])
+	j, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Record
+	if err := json.Unmarshal(j, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsInf(back.GCV[0], 1) || !slices.Equal(back.GCV[1:], Scores(h.History[0].GCV[1:])) {
+		t.Fatalf("scores through JSON: %s -> %v", j, back.GCV)
+	}
 }

@@ -31,6 +31,8 @@ var commands = []func() *cobra.Command{
 	benchCmd,
 	infoCmd,
 	learnCmd,
+	statsCmd,
+	mergeCmd,
 	predictCmd,
 	forgetCmd,
 	classesCmd,

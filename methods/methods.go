@@ -82,6 +82,9 @@ type Options struct {
 	// OnlineLambda is flycl-online's fixed λ; 0 chooses it by GCV on
 	// every mini-batch.
 	OnlineLambda float64
+	// HebbianPasses is the number of Hebbian-rule passes per task of
+	// flycl-hebbian (default 100).
+	HebbianPasses int
 }
 
 func (o Options) withDefaults() Options {
@@ -99,6 +102,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OnlineBatch == 0 {
 		o.OnlineBatch = 1000
+	}
+	if o.HebbianPasses == 0 {
+		o.HebbianPasses = 100
 	}
 	return o
 }
@@ -188,6 +194,15 @@ var registry = map[string]func(o Options) experiment.Method{
 				return nil, err
 			}
 			return &Online{FlyCL: FlyCL{Model: m}, Batch: o.OnlineBatch, Lambda: o.OnlineLambda}, nil
+		})
+	},
+	"flycl-hebbian": func(o Options) experiment.Method {
+		return learner(fmt.Sprintf("Fly-CL Hebbian (%d passes)", o.HebbianPasses), func(d int, _ int64) (experiment.Learner, error) {
+			m, err := o.newFlyCL(o.FlyCL, d)
+			if err != nil {
+				return nil, err
+			}
+			return baselines.NewHebbianFrom(m, o.HebbianPasses)
 		})
 	},
 	"flycl-magnitude": func(o Options) experiment.Method {

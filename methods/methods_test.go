@@ -80,7 +80,7 @@ func TestImportedWEverywhere(t *testing.T) {
 		}
 		return p
 	}
-	reference := func(w *projection.Matrix, noRidge bool) []int {
+	reference := func(w *projection.Matrix, wrap func(*flycl.Model) experiment.Learner) []int {
 		var m *flycl.Model
 		var err error
 		if w != nil {
@@ -91,15 +91,23 @@ func TestImportedWEverywhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if noRidge {
-			return predict(baselines.NewCodeNCMFrom(m))
-		}
-		return predict(&FlyCL{Model: m})
+		return predict(wrap(m))
 	}
+	plain := func(m *flycl.Model) experiment.Learner { return &FlyCL{Model: m} }
 	for _, tc := range []struct {
-		method  string
-		noRidge bool
-	}{{"flycl", false}, {"flycl-online", false}, {"joint", false}, {"flycl-noridge", true}} {
+		method string
+		wrap   func(*flycl.Model) experiment.Learner
+	}{
+		{"flycl", plain}, {"flycl-online", plain}, {"joint", plain},
+		{"flycl-noridge", func(m *flycl.Model) experiment.Learner { return baselines.NewCodeNCMFrom(m) }},
+		{"flycl-hebbian", func(m *flycl.Model) experiment.Learner {
+			h, err := baselines.NewHebbianFrom(m, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}},
+	} {
 		ms, err := Parse(tc.method, Options{FlyCL: cfg, W: w, OnlineBatch: n})
 		if err != nil {
 			t.Fatal(err)
@@ -108,7 +116,7 @@ func TestImportedWEverywhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, want, seeded := predict(l), reference(w, tc.noRidge), reference(nil, tc.noRidge)
+		got, want, seeded := predict(l), reference(w, tc.wrap), reference(nil, tc.wrap)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: predictions differ from Fly-CL on the given W", tc.method)
 		}

@@ -25,9 +25,11 @@ var commands = []func() *cobra.Command{
 	extractCmd,
 	reportCmd,
 	heatmapCmd,
+	hebbianCmd,
 	exportWCmd,
 	benchCmd,
 	infoCmd,
+	serveCmd,
 	environmentHelp,
 }
 

@@ -43,6 +43,7 @@ type runFlags struct {
 	quiet         bool
 	onlineBatch   int
 	onlineLambda  float64
+	hebbianPasses int
 	wFile         string
 }
 
@@ -66,6 +67,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.wFile, "w", "", "use this projection W (.npz from flycl export-w or another implementation: indices/values/shape or a dense W) instead of generating it")
 	fs.IntVar(&f.onlineBatch, "online-batch", 1000, "mini-batch size of the flycl-online method")
 	fs.Float64Var(&f.onlineLambda, "online-lambda", 0, "fixed λ of flycl-online (0: GCV on every mini-batch)")
+	fs.IntVar(&f.hebbianPasses, "hebbian-passes", 100, "Hebbian-rule passes per task of the flycl-hebbian method")
 }
 
 // applyConfig sets every flag named in the JSON config file that was not
@@ -178,7 +180,7 @@ func (f *runFlags) options(fs *pflag.FlagSet) (methods.Options, error) {
 	if err != nil {
 		return methods.Options{}, err
 	}
-	opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda}
+	opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda, HebbianPasses: f.hebbianPasses}
 	if f.wFile != "" {
 		if opts.W, err = modelfile.ImportProjection(f.wFile); err != nil {
 			return opts, fmt.Errorf("--w: %w", err)
@@ -266,6 +268,9 @@ func (f *runFlags) check(fs *pflag.FlagSet) error {
 	}
 	if f.trainPerClass < 0 {
 		return fmt.Errorf("--train-per-class %d: must be at least 1 (or 0 for all)", f.trainPerClass)
+	}
+	if f.hebbianPasses < 1 {
+		return fmt.Errorf("--hebbian-passes %d: must be at least 1", f.hebbianPasses)
 	}
 	if f.onlineBatch < 1 {
 		return fmt.Errorf("--online-batch %d: must be at least 1", f.onlineBatch)

@@ -93,31 +93,6 @@ func (c Config) Validate(d int) error {
 	return nil
 }
 
-// Stages are the wall times of the steps of learning one task (or batch).
-type Stages struct {
-	Projection time.Duration // h = x Wᵀ
-	TopK       time.Duration
-	Gram       time.Duration // G += HᵀH, S += HᵀY
-	GCV        time.Duration
-	Factor     time.Duration // Cholesky of G + λI
-	Solve      time.Duration // C = (G + λI)⁻¹ S
-}
-
-// Total is the sum of the stages.
-func (s Stages) Total() time.Duration {
-	return s.Projection + s.TopK + s.Gram + s.GCV + s.Factor + s.Solve
-}
-
-// Add accumulates o into s.
-func (s *Stages) Add(o Stages) {
-	s.Projection += o.Projection
-	s.TopK += o.TopK
-	s.Gram += o.Gram
-	s.GCV += o.GCV
-	s.Factor += o.Factor
-	s.Solve += o.Solve
-}
-
 // TaskRecord describes one learning step (a task, or a batch online).
 type TaskRecord struct {
 	Samples    int       // samples in the step
@@ -125,6 +100,7 @@ type TaskRecord struct {
 	Lambda     float64   // ridge parameter used for the solve
 	RaisedFrom float64   // λ chosen by GCV when the solve had to raise it (else 0)
 	GCV        []float64 // GCV score per grid value (nil if λ was fixed)
+	Grid       []float64 // the λ values GCV scored, in Config.Lambdas order (nil if λ was fixed)
 	GCVScope   GCVScope  // the samples GCV scored λ on (when GCV ran)
 	Stages     Stages
 	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
@@ -347,7 +323,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 			rollback()
 			return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 		}
-		rec.GCV, rec.GCVScope = scores, m.cfg.GCVScope
+		rec.GCV, rec.Grid, rec.GCVScope = scores, slices.Clone(m.cfg.Lambdas), m.cfg.GCVScope
 		lambda = m.cfg.Lambdas[ridge.BestLambda(scores)]
 		st.GCV = time.Since(t)
 	}

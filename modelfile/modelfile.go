@@ -87,7 +87,7 @@ type Header struct {
 	Pipeline     *Pipeline `json:"pipeline,omitempty"` // backbone and transform
 }
 
-// Record is a TaskRecord in the header (durations in seconds).
+// Record is a TaskRecord in the header (stage times in seconds by name).
 type Record struct {
 	Samples    int                `json:"samples"`
 	NewClasses []int              `json:"new_classes"`
@@ -95,29 +95,29 @@ type Record struct {
 	Lambda     float64            `json:"lambda"`
 	RaisedFrom float64            `json:"raised_from,omitempty"`
 	GCV        []float64          `json:"gcv,omitempty"`
-	Seconds    map[string]float64 `json:"seconds"`
+	Seconds    map[string]float64 `json:"seconds"` // by flycl.Stage name
 }
 
 func toRecord(r flycl.TaskRecord) Record {
-	s := r.Stages
+	sec := make(map[string]float64, len(flycl.AllStages()))
+	for _, st := range flycl.AllStages() {
+		sec[st.String()] = r.Stages.Get(st).Seconds()
+	}
 	return Record{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
-		Seconds: map[string]float64{
-			"projection": s.Projection.Seconds(), "topk": s.TopK.Seconds(), "gram": s.Gram.Seconds(),
-			"gcv": s.GCV.Seconds(), "factor": s.Factor.Seconds(), "solve": s.Solve.Seconds(),
-		}}
+		Seconds: sec}
 }
 
+// fromRecord restores a record; stage times are informational, so an
+// unknown stage name or an implausible time is dropped, not an error.
 func fromRecord(r Record) flycl.TaskRecord {
-	d := func(k string) time.Duration {
-		v := r.Seconds[k]
-		if !(v >= 0) || v > 1e9 {
-			return 0
+	var st flycl.Stages
+	for _, s := range flycl.AllStages() {
+		if v := r.Seconds[s.String()]; v >= 0 && v <= 1e9 {
+			st.Set(s, time.Duration(v*1e9))
 		}
-		return time.Duration(v * 1e9)
 	}
 	return flycl.TaskRecord{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
-		Stages: flycl.Stages{Projection: d("projection"), TopK: d("topk"), Gram: d("gram"),
-			GCV: d("gcv"), Factor: d("factor"), Solve: d("solve")}}
+		Stages: st}
 }
 
 // fingerprint is the CRC-32C of W's columns and values.

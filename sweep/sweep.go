@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/experiment"
 	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/internal/atomicfile"
 	"github.com/flycl/flycl/methods"
 	"github.com/flycl/flycl/report"
 )
@@ -22,9 +22,10 @@ var Params = []string{"m", "p", "k"}
 
 // Point is the outcome of one value.
 type Point struct {
-	Value   int
-	Config  flycl.Config // the configuration run (k may be lowered to m, see With)
-	Summary report.Summary
+	Value    int
+	Config   flycl.Config // the configuration run (k may be lowered to m, see With)
+	Summary  report.Summary
+	Warnings int // warnings of the runs (e.g. λ at a grid edge)
 }
 
 // With returns cfg with param set to v. When m is swept below k, k is
@@ -70,39 +71,29 @@ func Run(ctx context.Context, train, test *features.Set, base methods.Options, p
 		if err != nil {
 			return nil, err
 		}
-		pts = append(pts, Point{Value: v, Config: o.FlyCL, Summary: report.Summarize(res)[0]})
+		pts = append(pts, Point{Value: v, Config: o.FlyCL, Summary: report.Summarize(res)[0], Warnings: len(res.Warnings())})
 	}
 	return pts, nil
 }
 
-// Table writes the Markdown table of a sweep over param on the data desc:
-// one row per value with the m, p and k run.
+// Table writes the Markdown table of a sweep over param on the data desc
+// (report.SweepTable): one row per value with the m, p and k run.
 func Table(w io.Writer, param, desc string, pts []Point) error {
-	if _, err := fmt.Fprintf(w, "Sensitivity to %s on %s\n\n| m | p | k | Ā (%%) | A_T (%%) | τ_post (s/task) |\n|---:|---:|---:|---:|---:|---:|\n", param, desc); err != nil {
-		return err
+	rows := make([]report.SweepRow, len(pts))
+	for i, pt := range pts {
+		rows[i] = report.SweepRow{M: pt.Config.M, P: pt.Config.P, K: pt.Config.K, Summary: pt.Summary, Warnings: pt.Warnings}
 	}
-	for _, pt := range pts {
-		s := pt.Summary
-		if _, err := fmt.Fprintf(w, "| %d | %d | %d | %s | %s | %s |\n", pt.Config.M, pt.Config.P, pt.Config.K,
-			s.Average.Format(2), s.Last.Format(2), s.TauPost.Format(3)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return report.SweepTable(w, param, desc, rows)
 }
 
 // Save writes sweep_<param>.md, .json and .png to dir, each atomically.
 func Save(dir, param, desc string, pts []Point) error {
 	base := filepath.Join(dir, "sweep_"+param)
-	f, err := atomicfile.Create(base + ".md")
-	if err != nil {
+	var b strings.Builder
+	if err := Table(&b, param, desc, pts); err != nil {
 		return err
 	}
-	if err := Table(f, param, desc, pts); err != nil {
-		f.Abort()
-		return fmt.Errorf("write %s.md: %w", base, err)
-	}
-	if err := f.Commit(); err != nil {
+	if err := report.WriteText(base+".md", b.String()); err != nil {
 		return err
 	}
 	xs := make([]float64, len(pts))

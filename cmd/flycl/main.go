@@ -26,6 +26,7 @@ var commands = []func() *cobra.Command{
 	reportCmd,
 	heatmapCmd,
 	hebbianCmd,
+	analyzeCmd,
 	exportWCmd,
 	benchCmd,
 	infoCmd,

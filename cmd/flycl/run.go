@@ -53,7 +53,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz with features, labels)")
 	fs.StringVar(&f.data.test, "test", "", "test feature file (.npz with features, labels)")
 	fs.StringVar(&f.data.data, "data", "", "data set instead of feature files: with --backbone any of "+strings.Join(dataset.Kinds, ", ")+" as kind:path; without, mnist[:DIR] or fashion-mnist[:DIR] raw pixels")
-	fs.StringVar(&f.methods, "methods", "flycl", "comma-separated methods: "+strings.Join(methods.Names(), ", "))
+	fs.StringVar(&f.methods, "methods", "flycl", methodsHelp())
 	fs.StringVar(&f.seeds, "seeds", "1993", "comma-separated seeds (one run per seed)")
 	fs.StringVar(&f.order, "order", "flycl", "class order: flycl (Python random.sample), pilot (numpy permutation), none, or a comma-separated list")
 	fs.IntVar(&f.tasks, "tasks", 10, "number of equal tasks")
@@ -63,7 +63,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.out, "out", "out/run", "output directory")
 	fs.StringVar(&f.config, "config", "", "JSON file of flag values ({\"tasks\": 5, \"seeds\": \"1,2\"}); flags given on the command line win")
 	f.model.register(fs)
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
+	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors (no progress, warnings or table; the files are written as usual)")
 	fs.StringVar(&f.wFile, "w", "", "use this projection W (.npz from flycl export-w or another implementation: indices/values/shape or a dense W) instead of generating it")
 	fs.IntVar(&f.onlineBatch, "online-batch", 1000, "mini-batch size of the flycl-online method")
 	fs.Float64Var(&f.onlineLambda, "online-lambda", 0, "fixed λ of flycl-online (0: GCV on every mini-batch)")
@@ -355,9 +355,16 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "data: %s: %d train / %d test samples, d=%d, %d classes\n", desc, train.N, test.N, train.D, len(train.Classes()))
+			rcfg, err := f.resultConfig(opts.FlyCL, opts, train.D)
+			if err != nil {
+				return err
+			}
+			if !f.quiet {
+				fmt.Fprintf(os.Stderr, "data: %s: %d train / %d test samples, d=%d, %d classes\n", desc, train.N, test.N, train.D, len(train.Classes()))
+			}
 			var heat *analysis.Stages
-			hooks := experiment.Hooks{Progress: runProgress(f.quiet)}
+			var heatCaption string
+			hooks := experiment.Hooks{Progress: runProgress(f.quiet), Warn: warner(f.quiet)}
 			if heatmap {
 				hooks.Finished = func(run *experiment.Run, l experiment.Learner) error {
 					fc, ok := l.(*methods.FlyCL)
@@ -365,6 +372,7 @@ top-1 over all seen test samples is reported alongside.`,
 						return nil
 					}
 					heat, err = prototypeStages(cmd, fc.Model, train, run, p)
+					heatCaption = fmt.Sprintf("%s, seed %d, the first %d classes in arrival order; data: %s", run.Method, run.Seed, len(heat.Classes), shorten(dataName(rcfg), 50))
 					return err
 				}
 			}
@@ -372,19 +380,22 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			res.Train, res.Test = desc, desc
+			res.Train, res.Test, res.Config = desc, desc, rcfg
 			sums, err := report.WriteAll(f.out, res)
 			if err != nil {
 				return err
 			}
-			report.Markdown(os.Stdout, sums)
 			extra := ""
 			if heat != nil {
-				if err := writeHeatmap(f.out, heat); err != nil {
+				if err := writeHeatmap(f.out, heat, heatCaption); err != nil {
 					return err
 				}
 				extra = ",heatmap.png,heatmap.json"
 			}
+			if f.quiet {
+				return nil
+			}
+			report.Table(os.Stdout, res, sums)
 			fmt.Fprintf(os.Stderr, "wrote %s/{result.json,result.csv,table.md,curves.png%s} in %.1fs\n", f.out, extra, res.Seconds)
 			return nil
 		},
@@ -403,13 +414,18 @@ func prototypeStages(cmd *cobra.Command, model *flycl.Model, train *features.Set
 	return analysis.PrototypeCorrelations(cmd.Context(), model, x, y, classes)
 }
 
-func writeHeatmap(dir string, st *analysis.Stages) error {
+func writeHeatmap(dir string, st *analysis.Stages, caption string) error {
 	titles := []string{
 		fmt.Sprintf("features (mean |r| %.2f)", st.MeanAbsOD[0]),
 		fmt.Sprintf("projection+top-k (%.2f)", st.MeanAbsOD[1]),
 		fmt.Sprintf("ridge outputs (%.2f)", st.MeanAbsOD[2]),
 	}
-	if err := report.Heatmaps(filepath.Join(dir, "heatmap.png"), titles, []*mat.Dense{st.Features, st.Codes, st.Ridge}); err != nil {
+	labels := make([]string, len(st.Classes))
+	for i, c := range st.Classes {
+		labels[i] = strconv.Itoa(c)
+	}
+	info := report.HeatmapInfo{Caption: caption, Labels: labels}
+	if err := report.Heatmaps(filepath.Join(dir, "heatmap.png"), titles, []*mat.Dense{st.Features, st.Codes, st.Ridge}, info); err != nil {
 		return err
 	}
 	return report.WriteJSON(filepath.Join(dir, "heatmap.json"), st)

@@ -56,12 +56,14 @@ func sweepCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pts, err := sweep.Run(cmd.Context(), train, test, opts, param, vs, p, experiment.Hooks{Progress: runProgress(f.quiet)})
+			pts, err := sweep.Run(cmd.Context(), train, test, opts, param, vs, p, experiment.Hooks{Progress: runProgress(f.quiet), Warn: warner(f.quiet)})
 			if err != nil {
 				return err
 			}
-			if err := sweep.Table(os.Stdout, param, desc, pts); err != nil {
-				return err
+			if !f.quiet {
+				if err := sweep.Table(os.Stdout, param, desc, pts); err != nil {
+					return err
+				}
 			}
 			return sweep.Save(f.out, param, desc, pts)
 		},

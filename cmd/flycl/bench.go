@@ -167,10 +167,14 @@ binary). Prints the ratios.`,
 }
 
 func infoCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "info",
-		Short: "Print the build's linear-algebra backend and threads",
-		Run: func(cmd *cobra.Command, args []string) {
+	var model string
+	c := &cobra.Command{
+		Use:   "info [--model FILE]",
+		Short: "Print the build's linear-algebra backend and threads, or a model file's configuration and history",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if model != "" {
+				return printModelInfo(os.Stdout, model)
+			}
 			fmt.Printf("linalg backend: %s, %d threads; GOMAXPROCS %d; %s/%s\n",
 				linalg.Backend(), linalg.Threads(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 			for _, v := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OPENBLAS_L2_SIZE"} {
@@ -178,6 +182,9 @@ func infoCmd() *cobra.Command {
 					fmt.Printf("%s=%s\n", v, s)
 				}
 			}
+			return nil
 		},
 	}
+	c.Flags().StringVar(&model, "model", "", "model file to describe (config, version, classes, lambda history, size)")
+	return c
 }

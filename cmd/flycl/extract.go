@@ -12,6 +12,7 @@ import (
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/transform"
 )
 
@@ -21,6 +22,7 @@ type extractFlags struct {
 	output           string
 	batch, threads   int
 	quiet            bool
+	maxPixels        int64
 }
 
 func (e *extractFlags) register(c *cobra.Command) {
@@ -32,10 +34,14 @@ func (e *extractFlags) register(c *cobra.Command) {
 	fs.StringVar(&e.output, "output", "features", "backbone output to extract: features, logits, or blocks (ViT: LayerNorm of the mean CLS over blocks, F-OAL's feature)")
 	fs.IntVar(&e.batch, "batch", 32, "images per inference batch")
 	fs.IntVar(&e.threads, "threads", 0, "ONNX Runtime threads (0: all CPUs)")
+	fs.Int64Var(&e.maxPixels, "max-image-pixels", imageio.DefaultMaxPixels, "refuse images with more pixels than this, as PIL does (its limit is the default; -1: no limit)")
 }
 
 // features extracts (or loads from the cache) one split of the data set.
 func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split string, quiet bool) (*features.Set, error) {
+	if e.maxPixels == 0 {
+		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
+	}
 	lib, err := ortLibrary(cmd.Flags())
 	if err != nil {
 		return nil, err
@@ -46,6 +52,10 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	ds, err := spec.Open(split)
 	if err != nil {
 		return nil, err
+	}
+	ds = dataset.WithDecoder(ds, imageio.Decoder{MaxPixels: e.maxPixels})
+	if sk := dataset.Skipped(ds); len(sk) > 0 {
+		fmt.Fprintf(os.Stderr, "warning: %s %s: skipped %d WebP image(s), which flycl cannot decode as PIL does (first: %s)\n", spec, split, len(sk), sk[0])
 	}
 	key, err := spec.Key(split)
 	if err != nil {

@@ -45,8 +45,14 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
 				sort.Strings(names)
 				return fmt.Errorf("unknown scale %q (want %s)", scale, strings.Join(names, " or "))
 			}
+			if tasks < 0 {
+				return fmt.Errorf("--tasks %d: must be at least 1 (or 0 for the scale's)", tasks)
+			}
 			if tasks > 0 {
 				sc.Tasks = tasks
+			}
+			if cfg.M < 1 || cfg.P < 1 || cfg.K < 1 || cfg.K > cfg.M {
+				return fmt.Errorf("--m %d --p %d --k %d: each must be at least 1, and k at most m", cfg.M, cfg.P, cfg.K)
 			}
 			res, err := enginebench.Run(cmd.Context(), sc, cfg, floorRuns, os.Stderr)
 			if err != nil {
@@ -62,7 +68,7 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
 	eng.Flags().IntVar(&cfg.M, "m", cfg.M, "expansion dimension")
 	eng.Flags().IntVar(&cfg.P, "p", cfg.P, "non-zeros per row of W")
 	eng.Flags().IntVar(&cfg.K, "k", cfg.K, "top-k")
-	c.AddCommand(eng, backbonesCmd())
+	c.AddCommand(eng, backbonesCmd(), componentsCmd())
 	return c
 }
 
@@ -167,10 +173,14 @@ binary). Prints the ratios.`,
 }
 
 func infoCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "info",
-		Short: "Print the build's linear-algebra backend and threads",
-		Run: func(cmd *cobra.Command, args []string) {
+	var model string
+	c := &cobra.Command{
+		Use:   "info [--model FILE]",
+		Short: "Print the build's linear-algebra backend and threads, or a model file's configuration and history",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if model != "" {
+				return printModelInfo(os.Stdout, model)
+			}
 			fmt.Printf("linalg backend: %s, %d threads; GOMAXPROCS %d; %s/%s\n",
 				linalg.Backend(), linalg.Threads(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 			for _, v := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OPENBLAS_L2_SIZE"} {
@@ -178,6 +188,9 @@ func infoCmd() *cobra.Command {
 					fmt.Printf("%s=%s\n", v, s)
 				}
 			}
+			return nil
 		},
 	}
+	c.Flags().StringVar(&model, "model", "", "model file to describe (config, version, classes, lambda history, size)")
+	return c
 }

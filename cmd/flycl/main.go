@@ -30,6 +30,10 @@ var commands = []func() *cobra.Command{
 	exportWCmd,
 	benchCmd,
 	infoCmd,
+	learnCmd,
+	predictCmd,
+	forgetCmd,
+	classesCmd,
 	serveCmd,
 	environmentHelp,
 }

@@ -87,6 +87,10 @@ type Header struct {
 	Counts       []*int    `json:"counts"`             // class index -> samples learned (null: unknown, from a version-1 file)
 	Created      time.Time `json:"created"`            // when the model was first saved
 	Pipeline     *Pipeline `json:"pipeline,omitempty"` // backbone and transform
+
+	// Optional (absent: absolute grid, inputs unscaled):
+	LambdaScale string  `json:"lambda_scale,omitempty"` // "relative" (flycl.LambdaRelative)
+	InputScale  float64 `json:"input_scale,omitempty"`  // power of two the inputs are multiplied by
 }
 
 // Record is a TaskRecord in the header (stage times in seconds by name).
@@ -153,7 +157,10 @@ func Encode(w io.Writer, f *File) error {
 		GCV: cfg.GCV.String(), GCVScope: scopeName(cfg.GCVScope), Projection: cfg.Projection.String(), Labels: st.Labels,
 		Samples: s.Samples(), Lambda: st.Lambda, Coef: st.Coef != nil, Saved: f.Saved,
 		ModelVersion: st.Version, Names: st.Names, Created: f.Created, Pipeline: f.Pipeline,
-		History: []Record{}, Counts: []*int{},
+		History: []Record{}, Counts: []*int{}, InputScale: st.InputScale,
+	}
+	if cfg.LambdaScale != flycl.LambdaAbsolute {
+		hdr.LambdaScale = cfg.LambdaScale.String()
 	}
 	for _, c := range st.Counts {
 		if c >= 0 {
@@ -405,11 +412,15 @@ func decode(rd io.Reader, size int64) (*File, error) {
 	if err != nil {
 		return fail("header projection: %v", err)
 	}
+	ls, err := flycl.ParseLambdaScale(hdr.LambdaScale)
+	if err != nil {
+		return fail("header lambda_scale: %v", err)
+	}
 	st := flycl.State{
 		Config: flycl.Config{M: hdr.M, P: hdr.P, K: hdr.K, Seed: hdr.Seed, TopK: topk,
-			Lambdas: hdr.Lambdas, GCV: gcv, GCVScope: scope, Projection: pm},
+			Lambdas: hdr.Lambdas, GCV: gcv, GCVScope: scope, Projection: pm, LambdaScale: ls},
 		InputDim: hdr.InputDim, Labels: hdr.Labels, Lambda: hdr.Lambda, Coef: coef,
-		Names: hdr.Names, Version: hdr.ModelVersion,
+		Names: hdr.Names, Version: hdr.ModelVersion, InputScale: hdr.InputScale,
 	}
 	for _, rec := range hdr.History {
 		st.History = append(st.History, fromRecord(rec))

@@ -92,6 +92,7 @@ type Record struct {
 	Samples    int                `json:"samples"`
 	NewClasses []int              `json:"new_classes"`
 	Removed    []int              `json:"removed,omitempty"`
+	Classes    []int              `json:"classes,omitempty"`
 	Lambda     float64            `json:"lambda"`
 	RaisedFrom float64            `json:"raised_from,omitempty"`
 	GCV        []float64          `json:"gcv,omitempty"`
@@ -103,7 +104,7 @@ func toRecord(r flycl.TaskRecord) Record {
 	for _, st := range flycl.AllStages() {
 		sec[st.String()] = r.Stages.Get(st).Seconds()
 	}
-	return Record{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
+	return Record{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Classes: r.Classes, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
 		Seconds: sec}
 }
 
@@ -116,7 +117,7 @@ func fromRecord(r Record) flycl.TaskRecord {
 			st.Set(s, time.Duration(v*1e9))
 		}
 	}
-	return flycl.TaskRecord{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
+	return flycl.TaskRecord{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Classes: r.Classes, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
 		Stages: st}
 }
 

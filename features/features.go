@@ -92,7 +92,11 @@ func (s *Set) Subset(classes []int) (x []float32, labels []int, idx []int) {
 
 // FirstPerClass returns a set with only the first n samples (in file
 // order) of every class; extraction time is scaled by the fraction kept.
+// With n <= 0 it returns s itself (every sample).
 func (s *Set) FirstPerClass(n int) *Set {
+	if n <= 0 {
+		return s
+	}
 	count := map[int]int{}
 	out := &Set{D: s.D, ClassNames: s.ClassNames}
 	for i, l := range s.Labels {

@@ -14,7 +14,14 @@ import (
 // (and so from PIL) by up to 97 levels on some pixels.
 const JPEGDecoder = "image/jpeg (not PIL-exact)"
 
-func decodeJPEG(b []byte) (*RGB, error) {
+func decodeJPEG(b []byte, d Decoder) (*RGB, error) {
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("jpeg: %w", err)
+	}
+	if err := d.check(cfg.Width, cfg.Height); err != nil {
+		return nil, fmt.Errorf("jpeg: %w", err)
+	}
 	im, err := jpeg.Decode(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("jpeg: %w", err)

@@ -45,8 +45,14 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
 				sort.Strings(names)
 				return fmt.Errorf("unknown scale %q (want %s)", scale, strings.Join(names, " or "))
 			}
+			if tasks < 0 {
+				return fmt.Errorf("--tasks %d: must be at least 1 (or 0 for the scale's)", tasks)
+			}
 			if tasks > 0 {
 				sc.Tasks = tasks
+			}
+			if cfg.M < 1 || cfg.P < 1 || cfg.K < 1 || cfg.K > cfg.M {
+				return fmt.Errorf("--m %d --p %d --k %d: each must be at least 1, and k at most m", cfg.M, cfg.P, cfg.K)
 			}
 			res, err := enginebench.Run(cmd.Context(), sc, cfg, floorRuns, os.Stderr)
 			if err != nil {
@@ -62,7 +68,7 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
 	eng.Flags().IntVar(&cfg.M, "m", cfg.M, "expansion dimension")
 	eng.Flags().IntVar(&cfg.P, "p", cfg.P, "non-zeros per row of W")
 	eng.Flags().IntVar(&cfg.K, "k", cfg.K, "top-k")
-	c.AddCommand(eng, backbonesCmd())
+	c.AddCommand(eng, backbonesCmd(), componentsCmd())
 	return c
 }
 

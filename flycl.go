@@ -40,6 +40,9 @@ type Config struct {
 	GCV        ridge.GCVMethod     // how GCV is computed (default auto)
 	GCVScope   GCVScope            // which samples GCV scores λ on (default: the task's, as the paper)
 	Projection projection.Method   // how W is applied (default auto)
+	// LambdaScale says whether Lambdas are absolute (default) or relative
+	// to the mean diagonal of G (see LambdaRelative).
+	LambdaScale LambdaScale
 }
 
 // DefaultLambdas is the GCV grid of the paper's ViT-B/16 runs.
@@ -65,6 +68,9 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.Lambdas) == 0 {
 		c.Lambdas = d.Lambdas
+		if c.LambdaScale == LambdaRelative {
+			c.Lambdas = DefaultRelativeLambdas
+		}
 	}
 	c.Lambdas = slices.Clone(c.Lambdas)
 	return c
@@ -89,6 +95,9 @@ func (c Config) Validate(d int) error {
 	}
 	if c.GCVScope != GCVTask && c.GCVScope != GCVAll {
 		return fmt.Errorf("flycl: unknown GCV scope %d", c.GCVScope)
+	}
+	if c.LambdaScale != LambdaAbsolute && c.LambdaScale != LambdaRelative {
+		return fmt.Errorf("flycl: unknown lambda scale %d", c.LambdaScale)
 	}
 	return nil
 }
@@ -125,6 +134,9 @@ type Model struct {
 	// class names by label (see names.go); labels without one are named by their number
 	names   map[int]string
 	version uint64 // incremented by every change (see Version)
+	// inScale multiplies every input (a power of two; 0: none chosen yet,
+	// meaning 1). Only LambdaRelative sets it, from the first task.
+	inScale float64
 
 	// scratch reused across tasks (see ReleaseScratch)
 	hbuf []float32
@@ -204,7 +216,8 @@ func (m *Model) checkInput(x []float32) (int, error) {
 	return len(x) / m.d, nil
 }
 
-// Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ).
+// Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ)
+// (of x times InputScale, which is 1 unless the λ grid is relative).
 func (m *Model) Expand(ctx context.Context, x []float32) ([]float32, error) {
 	h, _, err := m.expand(ctx, x, nil)
 	return h, err
@@ -218,6 +231,7 @@ func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float
 		return nil, st, err
 	}
 	t0 := time.Now()
+	x = m.scaleInput(x)
 	h := buf
 	if cap(h) < n*m.cfg.M {
 		h = make([]float32, n*m.cfg.M)
@@ -295,8 +309,15 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	if len(labels) != n {
 		return TaskRecord{}, fmt.Errorf("flycl: %d labels for %d samples", len(labels), n)
 	}
+	firstScale := m.cfg.LambdaScale == LambdaRelative && m.inScale == 0
+	if firstScale {
+		m.inScale = inputScaleFor(x)
+	}
 	h, st, err := m.expand(ctx, x, m.hbuf)
 	if err != nil {
+		if firstScale {
+			m.inScale = 0
+		}
 		return TaskRecord{}, err
 	}
 	m.hbuf = h
@@ -306,26 +327,31 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	rollback := func() {
 		m.labels = m.labels[:oldLabels]
 		m.index = oldIndex
+		if firstScale {
+			m.inScale = 0
+		}
 	}
 	rec := TaskRecord{Samples: n, NewClasses: fresh, Classes: distinctSorted(labels)}
 
 	// GCV before touching the statistics, so a failure leaves the model as it was.
+	grid := m.solveGrid()
 	if lambda == 0 {
 		t := time.Now()
 		var scores []float64
 		var err error
+		grid = m.grid(h, n)
 		if m.cfg.GCVScope == GCVAll {
-			scores, err = m.acc.GCVAllWith(ctx, h, n, idx, m.cfg.Lambdas)
+			scores, err = m.acc.GCVAllWith(ctx, h, n, idx, grid)
 		} else {
 			local, nc := localIndices(idx)
-			scores, err = m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, m.cfg.Lambdas, m.cfg.GCV)
+			scores, err = m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, grid, m.cfg.GCV)
 		}
 		if err != nil {
 			rollback()
 			return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 		}
-		rec.GCV, rec.Grid, rec.GCVScope = scores, slices.Clone(m.cfg.Lambdas), m.cfg.GCVScope
-		lambda = m.cfg.Lambdas[ridge.BestLambda(scores)]
+		rec.GCV, rec.Grid, rec.GCVScope = scores, grid, m.cfg.GCVScope
+		lambda = grid[ridge.BestLambda(scores)]
 		st.GCV = time.Since(t)
 	}
 	rec.Lambda = lambda
@@ -340,7 +366,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 
 	// The statistics now include the task: finish the solve even if ctx is
 	// cancelled, so the classifier always matches the statistics.
-	used, err := m.solve(context.Background(), lambda, &st)
+	used, err := m.solve(context.Background(), lambda, grid, &st)
 	if err != nil {
 		return TaskRecord{}, err
 	}
@@ -359,11 +385,10 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 // numerically positive definite; then λ is raised to the next larger grid
 // value, and beyond the grid by factors of 10, until the factorisation
 // succeeds. It returns the λ used.
-func (m *Model) solve(ctx context.Context, lambda float64, st *Stages) (float64, error) {
+func (m *Model) solve(ctx context.Context, lambda float64, grid []float64, st *Stages) (float64, error) {
 	t := time.Now()
 	candidates := []float64{lambda}
-	grid := slices.Sorted(slices.Values(m.cfg.Lambdas))
-	for _, l := range grid {
+	for _, l := range slices.Sorted(slices.Values(grid)) {
 		if l > lambda {
 			candidates = append(candidates, l)
 		}

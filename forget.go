@@ -76,7 +76,7 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 	}
 	rec := TaskRecord{Samples: n, Removed: []int{label}, Lambda: m.lambdaWithout(label)}
 	if len(m.labels) > 0 {
-		used, err := m.solve(context.Background(), rec.Lambda, &st)
+		used, err := m.solve(context.Background(), rec.Lambda, m.solveGrid(), &st)
 		if err != nil {
 			return TaskRecord{}, err
 		}

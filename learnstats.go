@@ -159,7 +159,7 @@ func (m *Model) LearnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 			m.counts[c] += st.Counts[r]
 		}
 	}
-	used, err := m.solve(context.Background(), lambda, &stages)
+	used, err := m.solve(context.Background(), lambda, m.solveGrid(), &stages)
 	if err != nil {
 		return TaskRecord{}, err
 	}

@@ -309,3 +309,32 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestGCVScopeRoundTrip: a model that chooses λ by GCV on all samples
+// keeps that setting (and its steps' records) through a file.
+func TestGCVScopeRoundTrip(t *testing.T) {
+	c := cfg
+	c.GCVScope = flycl.GCVAll
+	m, err := flycl.New(c, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	learn(t, m, 0, 1)
+	var b bytes.Buffer
+	if err := Encode(&b, &File{Snapshot: m.Snapshot()}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _ := f.Snapshot.Model()
+	if back.Config().GCVScope != flycl.GCVAll || back.History()[0].GCVScope != flycl.GCVAll || !slices.Equal(back.History()[0].Grid, m.History()[0].Grid) {
+		t.Fatalf("scope %v, step scope %v", back.Config().GCVScope, back.History()[0].GCVScope)
+	}
+	learn(t, m, 1, 2)
+	learn(t, back, 1, 2)
+	if !sameBits(m.State().Coef, back.State().Coef) {
+		t.Fatal("learning after the round trip differs")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -155,6 +156,8 @@ type modelFlags struct {
 	lambdas string
 	gcv     string
 	proj    string
+	lscale  string
+	fs      *pflag.FlagSet // to tell whether --lambdas was given
 }
 
 func (f *modelFlags) register(fs *pflag.FlagSet) {
@@ -164,7 +167,9 @@ func (f *modelFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.k, "k", d.K, "Fly-CL top-k (at most m)")
 	fs.Uint64Var(&f.wseed, "w-seed", d.Seed, "seed of W")
 	fs.StringVar(&f.topk, "topk", d.TopK.String(), "top-k by signed value (reference code) or magnitude (paper text)")
-	fs.StringVar(&f.lambdas, "lambdas", formatFloats(d.Lambdas), "GCV grid")
+	fs.StringVar(&f.lambdas, "lambdas", formatFloats(d.Lambdas), "GCV grid (with --lambda-scale relative the default is "+formatFloats(flycl.DefaultRelativeLambdas)+")")
+	fs.StringVar(&f.lscale, "lambda-scale", d.LambdaScale.String(), "absolute: --lambdas as given (the paper); relative: --lambdas times the mean diagonal of the Gram matrix GCV works on, for features of any scale (an option, measured in docs/RESULTS-FORMAT.md)")
+	f.fs = fs
 	fs.StringVar(&f.gcv, "gcv", d.GCV.String(), "GCV method: auto, dual, primal, eigen")
 	fs.StringVar(&f.proj, "projection", d.Projection.String(), "how W is applied: auto, dense, sparse")
 }
@@ -218,8 +223,14 @@ func (f *modelFlags) config() (flycl.Config, error) {
 	if cfg.Projection, err = projection.ParseMethod(f.proj); err != nil {
 		return cfg, fmt.Errorf("--projection: %w", err)
 	}
+	if cfg.LambdaScale, err = flycl.ParseLambdaScale(f.lscale); err != nil {
+		return cfg, fmt.Errorf("--lambda-scale: %w", err)
+	}
 	if cfg.Lambdas, err = parseFloats(f.lambdas); err != nil {
 		return cfg, fmt.Errorf("--lambdas %s: %w", f.lambdas, err)
+	}
+	if cfg.LambdaScale == flycl.LambdaRelative && f.fs != nil && !f.fs.Changed("lambdas") {
+		cfg.Lambdas = slices.Clone(flycl.DefaultRelativeLambdas)
 	}
 	for _, l := range cfg.Lambdas {
 		if !(l > 0) || math.IsInf(l, 0) {

@@ -112,3 +112,25 @@ func FuzzArchive(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCUB: CUB-200-2011's four metadata text files.
+func FuzzCUB(f *testing.F) {
+	f.Add("1 a/1.png\n2 b/2.png\n", "1 1\n2 2\n", "1 1\n2 0\n", "1 001.a\n2 002.b\n")
+	f.Add("1 a/1.png\n", "1 3\n", "1 1\n", "1 x\n")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, images, labels, split, classes string) {
+		for name, s := range map[string]string{"images.txt": images, "image_class_labels.txt": labels,
+			"train_test_split.txt": split, "classes.txt": classes} {
+			os.WriteFile(filepath.Join(dir, name), []byte(s), 0o600)
+		}
+		d, err := OpenCUB(dir, "train")
+		if err != nil {
+			return
+		}
+		for i := 0; i < d.Len(); i++ {
+			if l := d.Label(i); l < 0 || l >= len(d.Classes()) {
+				t.Fatalf("sample %d has label %d of %d classes", i, l, len(d.Classes()))
+			}
+		}
+	})
+}

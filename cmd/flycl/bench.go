@@ -16,6 +16,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/internal/enginebench"
 	"github.com/flycl/flycl/linalg"
 	"github.com/spf13/cobra"
@@ -232,6 +233,7 @@ func infoCmd() *cobra.Command {
 			}
 			fmt.Printf("linalg backend: %s, %d threads; GOMAXPROCS %d; %s/%s\n",
 				linalg.Backend(), linalg.Threads(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+			fmt.Printf("JPEG decoder: %s\n", imageio.JPEGDecoder)
 			for _, v := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OPENBLAS_L2_SIZE"} {
 				if s, ok := os.LookupEnv(v); ok {
 					fmt.Printf("%s=%s\n", v, s)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/flycl/flycl/projection"

@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/flycl/flycl"
@@ -66,19 +65,18 @@ type Header struct {
 	P          int       `json:"p"`
 	K          int       `json:"k"`
 	Seed       uint64    `json:"seed"`
-	W          string    `json:"w"`                   // "seed" or "explicit"
-	WCRC       uint32    `json:"w_crc32c"`            // fingerprint of W
-	TopK       string    `json:"topk"`                // "signed" or "magnitude"
-	Lambdas    []float64 `json:"lambdas"`             // GCV grid
-	GCV        string    `json:"gcv"`                 // GCV method
-	GCVScope   string    `json:"gcv_scope,omitempty"` // "task" (absent) or "all"
-	Projection string    `json:"projection"`          // projection method
-	Labels     []int     `json:"labels"`              // class index -> label
-	Samples    int       `json:"samples"`             // samples in G
-	Lambda     float64   `json:"lambda"`              // λ of the stored classifier
-	Coef       bool      `json:"coef"`                // classifier stored
-	History    []Record  `json:"history"`             // one per learning step
-	Saved      time.Time `json:"saved"`               // when the file was written
+	W          string    `json:"w"`          // "seed" or "explicit"
+	WCRC       uint32    `json:"w_crc32c"`   // fingerprint of W
+	TopK       string    `json:"topk"`       // "signed" or "magnitude"
+	Lambdas    []float64 `json:"lambdas"`    // GCV grid
+	GCV        string    `json:"gcv"`        // GCV method
+	Projection string    `json:"projection"` // projection method
+	Labels     []int     `json:"labels"`     // class index -> label
+	Samples    int       `json:"samples"`    // samples in G
+	Lambda     float64   `json:"lambda"`     // λ of the stored classifier
+	Coef       bool      `json:"coef"`       // classifier stored
+	History    []Record  `json:"history"`    // one per learning step
+	Saved      time.Time `json:"saved"`      // when the file was written
 	Backend    string    `json:"linalg,omitempty"`
 
 	// Version 2:
@@ -90,6 +88,7 @@ type Header struct {
 
 	// Optional (absent: absolute grid, inputs unscaled):
 	LambdaScale string  `json:"lambda_scale,omitempty"` // "relative" (flycl.LambdaRelative)
+	GCVScope    string  `json:"gcv_scope,omitempty"`    // "all" (flycl.GCVAll): GCV on all samples
 	InputScale  float64 `json:"input_scale,omitempty"`  // power of two the inputs are multiplied by
 }
 
@@ -98,10 +97,12 @@ type Record struct {
 	Samples    int                `json:"samples"`
 	NewClasses []int              `json:"new_classes"`
 	Removed    []int              `json:"removed,omitempty"`
+	Classes    []int              `json:"classes,omitempty"`
 	Lambda     float64            `json:"lambda"`
 	RaisedFrom float64            `json:"raised_from,omitempty"`
-	GCV        Scores             `json:"gcv,omitempty"`
-	GCVScope   string             `json:"gcv_scope,omitempty"` // samples GCV scored λ on ("all"; absent: the task)
+	GCV        scores             `json:"gcv,omitempty"`       // null: not finite (NaN)
+	Grid       []float64          `json:"grid,omitempty"`      // λ values GCV scored (relative grids)
+	GCVScope   string             `json:"gcv_scope,omitempty"` // "all" when GCV scored all samples
 	Seconds    map[string]float64 `json:"seconds"`             // by flycl.Stage name
 }
 
@@ -110,9 +111,12 @@ func toRecord(r flycl.TaskRecord) Record {
 	for _, st := range flycl.AllStages() {
 		sec[st.String()] = r.Stages.Get(st).Seconds()
 	}
-	return Record{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: Scores(r.GCV),
-		GCVScope: scopeName(r.GCVScope),
-		Seconds:  sec}
+	scope := ""
+	if r.GCV != nil && r.GCVScope != flycl.GCVTask {
+		scope = r.GCVScope.String()
+	}
+	return Record{GCVScope: scope, Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Classes: r.Classes, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: scores(r.GCV), Grid: r.Grid,
+		Seconds: sec}
 }
 
 // fromRecord restores a record; stage times are informational, so an
@@ -124,9 +128,38 @@ func fromRecord(r Record) flycl.TaskRecord {
 			st.Set(s, time.Duration(v*1e9))
 		}
 	}
-	scope, _ := flycl.ParseGCVScope(r.GCVScope) // unknown: the task (the scores are kept as they are)
-	return flycl.TaskRecord{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: []float64(r.GCV), GCVScope: scope,
+	scope, _ := flycl.ParseGCVScope(r.GCVScope) // unknown scopes are refused by decode
+	return flycl.TaskRecord{GCVScope: scope, Grid: r.Grid, Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Classes: r.Classes, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: []float64(r.GCV),
 		Stages: st}
+}
+
+// scores are GCV scores in JSON: a score that is not finite (GCV has no
+// value there) is written as null and read back as NaN.
+type scores []float64
+
+func (s scores) MarshalJSON() ([]byte, error) {
+	out := make([]*float64, len(s))
+	for i := range s {
+		if !math.IsNaN(s[i]) && !math.IsInf(s[i], 0) {
+			out[i] = &s[i]
+		}
+	}
+	return json.Marshal(out)
+}
+
+func (s *scores) UnmarshalJSON(b []byte) error {
+	var in []*float64
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*s = make(scores, len(in))
+	for i, v := range in {
+		(*s)[i] = math.NaN()
+		if v != nil {
+			(*s)[i] = *v
+		}
+	}
+	return nil
 }
 
 // fingerprint is the CRC-32C of W's columns and values.
@@ -154,10 +187,13 @@ func Encode(w io.Writer, f *File) error {
 	hdr := Header{
 		Format: "flycl-model", InputDim: st.InputDim, M: cfg.M, P: cfg.P, K: cfg.K, Seed: cfg.Seed,
 		W: "seed", WCRC: fingerprint(proj), TopK: cfg.TopK.String(), Lambdas: cfg.Lambdas,
-		GCV: cfg.GCV.String(), GCVScope: scopeName(cfg.GCVScope), Projection: cfg.Projection.String(), Labels: st.Labels,
+		GCV: cfg.GCV.String(), Projection: cfg.Projection.String(), Labels: st.Labels,
 		Samples: s.Samples(), Lambda: st.Lambda, Coef: st.Coef != nil, Saved: f.Saved,
 		ModelVersion: st.Version, Names: st.Names, Created: f.Created, Pipeline: f.Pipeline,
 		History: []Record{}, Counts: []*int{}, InputScale: st.InputScale,
+	}
+	if cfg.GCVScope != flycl.GCVTask {
+		hdr.GCVScope = cfg.GCVScope.String()
 	}
 	if cfg.LambdaScale != flycl.LambdaAbsolute {
 		hdr.LambdaScale = cfg.LambdaScale.String()
@@ -404,13 +440,18 @@ func decode(rd io.Reader, size int64) (*File, error) {
 	if err != nil {
 		return fail("header gcv: %v", err)
 	}
+	pm, err := projection.ParseMethod(hdr.Projection)
+	if err != nil {
+		return fail("header projection: %v", err)
+	}
 	scope, err := flycl.ParseGCVScope(hdr.GCVScope)
 	if err != nil {
 		return fail("header gcv_scope: %v", err)
 	}
-	pm, err := projection.ParseMethod(hdr.Projection)
-	if err != nil {
-		return fail("header projection: %v", err)
+	for i, rec := range hdr.History {
+		if _, err := flycl.ParseGCVScope(rec.GCVScope); err != nil {
+			return fail("history step %d: %v", i, err)
+		}
 	}
 	ls, err := flycl.ParseLambdaScale(hdr.LambdaScale)
 	if err != nil {
@@ -418,7 +459,7 @@ func decode(rd io.Reader, size int64) (*File, error) {
 	}
 	st := flycl.State{
 		Config: flycl.Config{M: hdr.M, P: hdr.P, K: hdr.K, Seed: hdr.Seed, TopK: topk,
-			Lambdas: hdr.Lambdas, GCV: gcv, GCVScope: scope, Projection: pm, LambdaScale: ls},
+			Lambdas: hdr.Lambdas, GCV: gcv, Projection: pm, LambdaScale: ls, GCVScope: scope},
 		InputDim: hdr.InputDim, Labels: hdr.Labels, Lambda: hdr.Lambda, Coef: coef,
 		Names: hdr.Names, Version: hdr.ModelVersion, InputScale: hdr.InputScale,
 	}
@@ -536,59 +577,3 @@ func writeInt32s(w io.Writer, s []int32) {
 }
 
 var _ hash.Hash32 = crc32.New(castagnoli)
-
-// scopeName is the header form of a GCV scope: "" for the paper's (task),
-// so files of models that never chose otherwise are unchanged.
-func scopeName(s flycl.GCVScope) string {
-	if s == flycl.GCVTask {
-		return ""
-	}
-	return s.String()
-}
-
-// Scores are GCV scores in a JSON header. A λ that cannot be used (not
-// numerically positive definite, or not determinable from statistics)
-// scores +Inf, which JSON cannot hold: it is written as null and read
-// back as +Inf.
-type Scores []float64
-
-// MarshalJSON writes the scores, null for +Inf (and any non-finite value).
-func (s Scores) MarshalJSON() ([]byte, error) {
-	if s == nil {
-		return []byte("null"), nil
-	}
-	b := []byte{'['}
-	for i, v := range s {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			b = append(b, "null"...)
-			continue
-		}
-		b = strconv.AppendFloat(b, v, 'g', -1, 64)
-	}
-	return append(b, ']'), nil
-}
-
-// UnmarshalJSON reads scores, null as +Inf.
-func (s *Scores) UnmarshalJSON(b []byte) error {
-	var p []*float64
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	if p == nil {
-		*s = nil
-		return nil
-	}
-	out := make(Scores, len(p))
-	for i, v := range p {
-		if v == nil {
-			out[i] = math.Inf(1)
-		} else {
-			out[i] = *v
-		}
-	}
-	*s = out
-	return nil
-}

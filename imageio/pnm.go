@@ -46,7 +46,9 @@ func pnmHeader(b []byte) (channels, w, h, off int, err error) {
 	return channels, v[0], v[1], i + 1, nil
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
 
 // decodePNM decodes binary PGM/PPM with maxval 255: the samples are the
 // pixels, as PIL reads them.

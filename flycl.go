@@ -1,15 +1,3 @@
-// Package flycl implements Fly-CL, class-incremental continual learning on
-// top of a frozen feature extractor: each feature vector v is expanded by a
-// fixed sparse random projection h = W v (m×d, p non-zeros per row), only
-// its k largest coordinates are kept, and a ridge classifier on the
-// expanded codes is updated from streaming statistics. The ridge parameter
-// of every task is chosen by generalised cross-validation on that task and
-// the classifier is re-solved by Cholesky. There is no forgetting
-// machinery: the statistics of earlier tasks are kept exactly.
-//
-// The package knows nothing about images, files or networks: inputs are
-// row-major float32 feature matrices and integer labels. Backbones, data
-// sets, persistence, the CLI and the server are layers around it.
 package flycl
 
 import (
@@ -38,7 +26,11 @@ type Config struct {
 	TopK       projection.TopKMode // signed (default, as the reference code) or magnitude
 	Lambdas    []float64           // GCV grid (default 1e6, 1e7, 1e8, 1e9)
 	GCV        ridge.GCVMethod     // how GCV is computed (default auto)
+	GCVScope   GCVScope            // which samples GCV scores λ on (default: the task's, as the paper)
 	Projection projection.Method   // how W is applied (default auto)
+	// LambdaScale says whether Lambdas are absolute (default) or relative
+	// to the mean diagonal of G (see LambdaRelative).
+	LambdaScale LambdaScale
 }
 
 // DefaultLambdas is the GCV grid of the paper's ViT-B/16 runs.
@@ -64,6 +56,9 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.Lambdas) == 0 {
 		c.Lambdas = d.Lambdas
+		if c.LambdaScale == LambdaRelative {
+			c.Lambdas = DefaultRelativeLambdas
+		}
 	}
 	c.Lambdas = slices.Clone(c.Lambdas)
 	return c
@@ -86,32 +81,13 @@ func (c Config) Validate(d int) error {
 			return fmt.Errorf("flycl: lambda %g is not a positive finite number", l)
 		}
 	}
+	if c.GCVScope != GCVTask && c.GCVScope != GCVAll {
+		return fmt.Errorf("flycl: unknown GCV scope %d", c.GCVScope)
+	}
+	if c.LambdaScale != LambdaAbsolute && c.LambdaScale != LambdaRelative {
+		return fmt.Errorf("flycl: unknown lambda scale %d", c.LambdaScale)
+	}
 	return nil
-}
-
-// Stages are the wall times of the steps of learning one task (or batch).
-type Stages struct {
-	Projection time.Duration // h = x Wᵀ
-	TopK       time.Duration
-	Gram       time.Duration // G += HᵀH, S += HᵀY
-	GCV        time.Duration
-	Factor     time.Duration // Cholesky of G + λI
-	Solve      time.Duration // C = (G + λI)⁻¹ S
-}
-
-// Total is the sum of the stages.
-func (s Stages) Total() time.Duration {
-	return s.Projection + s.TopK + s.Gram + s.GCV + s.Factor + s.Solve
-}
-
-// Add accumulates o into s.
-func (s *Stages) Add(o Stages) {
-	s.Projection += o.Projection
-	s.TopK += o.TopK
-	s.Gram += o.Gram
-	s.GCV += o.GCV
-	s.Factor += o.Factor
-	s.Solve += o.Solve
 }
 
 // TaskRecord describes one learning step (a task, or a batch online).
@@ -121,6 +97,8 @@ type TaskRecord struct {
 	Lambda     float64   // ridge parameter used for the solve
 	RaisedFrom float64   // λ chosen by GCV when the solve had to raise it (else 0)
 	GCV        []float64 // GCV score per grid value (nil if λ was fixed)
+	Grid       []float64 // the λ values GCV scored, in Config.Lambdas order (nil if λ was fixed)
+	GCVScope   GCVScope  // the samples GCV scored λ on (when GCV ran)
 	Stages     Stages
 	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
 }
@@ -143,6 +121,9 @@ type Model struct {
 	// class names by label (see names.go); labels without one are named by their number
 	names   map[int]string
 	version uint64 // incremented by every change (see Version)
+	// inScale multiplies every input (a power of two; 0: none chosen yet,
+	// meaning 1). Only LambdaRelative sets it, from the first task.
+	inScale float64
 
 	// scratch reused across tasks (see ReleaseScratch)
 	hbuf []float32
@@ -222,7 +203,8 @@ func (m *Model) checkInput(x []float32) (int, error) {
 	return len(x) / m.d, nil
 }
 
-// Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ).
+// Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ)
+// (of x times InputScale, which is 1 unless the λ grid is relative).
 func (m *Model) Expand(ctx context.Context, x []float32) ([]float32, error) {
 	h, _, err := m.expand(ctx, x, nil)
 	return h, err
@@ -236,6 +218,7 @@ func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float
 		return nil, st, err
 	}
 	t0 := time.Now()
+	x = m.scaleInput(x)
 	h := buf
 	if cap(h) < n*m.cfg.M {
 		h = make([]float32, n*m.cfg.M)
@@ -313,8 +296,15 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	if len(labels) != n {
 		return TaskRecord{}, fmt.Errorf("flycl: %d labels for %d samples", len(labels), n)
 	}
+	firstScale := m.cfg.LambdaScale == LambdaRelative && m.inScale == 0
+	if firstScale {
+		m.inScale = inputScaleFor(x)
+	}
 	h, st, err := m.expand(ctx, x, m.hbuf)
 	if err != nil {
+		if firstScale {
+			m.inScale = 0
+		}
 		return TaskRecord{}, err
 	}
 	m.hbuf = h
@@ -324,20 +314,31 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	rollback := func() {
 		m.labels = m.labels[:oldLabels]
 		m.index = oldIndex
+		if firstScale {
+			m.inScale = 0
+		}
 	}
 	rec := TaskRecord{Samples: n, NewClasses: fresh}
 
 	// GCV before touching the statistics, so a failure leaves the model as it was.
+	grid := m.solveGrid()
 	if lambda == 0 {
 		t := time.Now()
-		local, nc := localIndices(idx)
-		scores, err := m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, m.cfg.Lambdas, m.cfg.GCV)
+		var scores []float64
+		var err error
+		grid = m.grid(h, n)
+		if m.cfg.GCVScope == GCVAll {
+			scores, err = m.acc.GCVAllWith(ctx, h, n, idx, grid)
+		} else {
+			local, nc := localIndices(idx)
+			scores, err = m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, grid, m.cfg.GCV)
+		}
 		if err != nil {
 			rollback()
 			return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 		}
-		rec.GCV = scores
-		lambda = m.cfg.Lambdas[ridge.BestLambda(scores)]
+		rec.GCV, rec.Grid, rec.GCVScope = scores, grid, m.cfg.GCVScope
+		lambda = grid[ridge.BestLambda(scores)]
 		st.GCV = time.Since(t)
 	}
 	rec.Lambda = lambda
@@ -352,7 +353,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 
 	// The statistics now include the task: finish the solve even if ctx is
 	// cancelled, so the classifier always matches the statistics.
-	used, err := m.solve(context.Background(), lambda, &st)
+	used, err := m.solve(context.Background(), lambda, grid, &st)
 	if err != nil {
 		return TaskRecord{}, err
 	}
@@ -371,11 +372,10 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 // numerically positive definite; then λ is raised to the next larger grid
 // value, and beyond the grid by factors of 10, until the factorisation
 // succeeds. It returns the λ used.
-func (m *Model) solve(ctx context.Context, lambda float64, st *Stages) (float64, error) {
+func (m *Model) solve(ctx context.Context, lambda float64, grid []float64, st *Stages) (float64, error) {
 	t := time.Now()
 	candidates := []float64{lambda}
-	grid := slices.Sorted(slices.Values(m.cfg.Lambdas))
-	for _, l := range grid {
+	for _, l := range slices.Sorted(slices.Values(grid)) {
 		if l > lambda {
 			candidates = append(candidates, l)
 		}

@@ -76,7 +76,7 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 	}
 	rec := TaskRecord{Samples: n, Removed: []int{label}, Lambda: m.lambda}
 	if len(m.labels) > 0 {
-		used, err := m.solve(context.Background(), m.lambda, &st)
+		used, err := m.solve(context.Background(), m.lambda, m.solveGrid(), &st)
 		if err != nil {
 			return TaskRecord{}, err
 		}

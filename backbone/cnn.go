@@ -44,7 +44,7 @@ func hashWeights(w *Weights) string {
 // Quantized): every convolution's input and every Concat's output are
 // quantized activations.
 func SqueezeNet(w *Weights, opts ...Option) (*Model, error) {
-	b := newBuilder("squeezenet1.1", w, opts)
+	b := newBuilder("squeezenet1.1", w, opts, func(o ...Option) (*Model, error) { return SqueezeNet(w, o...) })
 	g := b.g
 	x := b.act(g.Input("images", -1, 3, 224, 224))
 	conv := func(x string, i int, pad int64) (string, error) {
@@ -99,7 +99,7 @@ func SqueezeNet(w *Weights, opts ...Option) (*Model, error) {
 // select the int8 graph (see Quantized): every convolution's output (after
 // ReLU6) and every residual sum are quantized activations.
 func MobileNetV2(w *Weights, opts ...Option) (*Model, error) {
-	b := newBuilder("mobilenetv2-1.0", w, opts)
+	b := newBuilder("mobilenetv2-1.0", w, opts, func(o ...Option) (*Model, error) { return MobileNetV2(w, o...) })
 	g := b.g
 	x := b.act(g.Input("images", -1, 3, 224, 224))
 	name := func(i int) (string, string) { return fmt.Sprintf("conv_%d_weight", i), fmt.Sprintf("conv_%d_bias", i) }

@@ -28,8 +28,12 @@ type Model struct {
 	// static int8 graph ("" otherwise).
 	Precision   Precision
 	Calibration string
+	// Calib is the calibration a static int8 graph was built with (nil
+	// otherwise); save it to rebuild the same graph with Quantize.
+	Calib *Calibration
 
-	calibPoints int // calibration graph: number of observed activations
+	calibPoints int     // calibration graph: number of observed activations
+	rebuild     Builder // the builder with the same weights (nil: loaded from a file)
 }
 
 // Dim returns the feature dimension.
@@ -59,10 +63,12 @@ type builder struct {
 	next   int               // int8 graph: next calibrated range
 	qp     map[string]qparam // int8 graph: quantized activations
 	err    error             // first quantization error
+	// rebuild is the public builder over the same weights
+	rebuild Builder
 }
 
-func newBuilder(name string, w *Weights, opts []Option) *builder {
-	b := &builder{g: onnx.NewGraph(name), w: w}
+func newBuilder(name string, w *Weights, opts []Option, rebuild Builder) *builder {
+	b := &builder{g: onnx.NewGraph(name), w: w, rebuild: rebuild}
 	for _, o := range opts {
 		o(&b.o)
 	}
@@ -131,7 +137,7 @@ func (b *builder) finish(name string, outs, names []string, dims []int, size int
 		return nil, fmt.Errorf("%s: %w", name, b.err)
 	}
 	g := b.g
-	m := &Model{Name: name, Input: "images", Size: size, Preset: preset, Dims: dims, Hash: hashWeights(b.w), Precision: FP32}
+	m := &Model{Name: name, Input: "images", Size: size, Preset: preset, Dims: dims, Hash: hashWeights(b.w), Precision: FP32, rebuild: b.rebuild}
 	if b.o.mode == modeInt8 {
 		if b.o.cal != nil && b.next != len(b.o.cal.Ranges) {
 			return nil, fmt.Errorf("%s: calibration has %d ranges, the graph uses %d", name, len(b.o.cal.Ranges), b.next)
@@ -139,7 +145,7 @@ func (b *builder) finish(name string, outs, names []string, dims []int, size int
 		m.Name, m.Precision = name+"-int8", INT8
 		id := m.Hash + "|int8|dynamic"
 		if b.o.cal != nil && len(b.o.cal.Ranges) > 0 {
-			m.Calibration = b.o.cal.Hash()
+			m.Calibration, m.Calib = b.o.cal.Hash(), b.o.cal
 			id = m.Hash + "|int8|" + m.Calibration
 		}
 		h := sha256.Sum256([]byte(id))

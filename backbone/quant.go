@@ -347,6 +347,28 @@ func Calibrate(ctx context.Context, build Builder, x []float32, n, batch, thread
 	return c, nil
 }
 
+// Int8 returns m's int8 graph, calibrated on the n preprocessed images x
+// (n×3×S×S; ignored by ViT's dynamic quantization). Use images of the
+// training data: the calibration is part of the graph's identity (Hash).
+func (m *Model) Int8(ctx context.Context, x []float32, n, threads int) (*Model, error) {
+	if m.Precision == INT8 {
+		return m, nil
+	}
+	if m.rebuild == nil {
+		return nil, fmt.Errorf("%s: int8 needs a graph built by flycl (not a loaded .onnx file)", m.Name)
+	}
+	return Int8(ctx, m.rebuild, x, n, threads)
+}
+
+// Quantize rebuilds m's int8 graph from a saved calibration (Model.Calib
+// of an earlier Int8; nil for ViT), bit for bit the same graph.
+func (m *Model) Quantize(c *Calibration) (*Model, error) {
+	if m.rebuild == nil {
+		return nil, fmt.Errorf("%s: int8 needs a graph built by flycl (not a loaded .onnx file)", m.Name)
+	}
+	return m.rebuild(Quantized(c))
+}
+
 // Int8 calibrates build on the n images x (see Calibrate) and returns its
 // int8 graph.
 func Int8(ctx context.Context, build Builder, x []float32, n, threads int) (*Model, error) {

@@ -20,7 +20,7 @@ import (
 // output is the last activation flattened.
 func tinyConvNet(w *Weights, layers int) Builder {
 	return func(opts ...Option) (*Model, error) {
-		b := newBuilder("tiny", w, opts)
+		b := newBuilder("tiny", w, opts, nil)
 		y := b.act(b.g.Input("images", -1, 3, 8, 8))
 		ch := int64(3)
 		for l := 0; l < layers; l++ {
@@ -315,7 +315,7 @@ func TestDynamicMatMulMatchesSimulation(t *testing.T) {
 		wm[i] = float32(r.NormFloat64())
 	}
 	build := func(opts ...Option) (*Model, error) {
-		b := newBuilder("mm", &Weights{Tensors: map[string]Tensor{}}, opts)
+		b := newBuilder("mm", &Weights{Tensors: map[string]Tensor{}}, opts, nil)
 		x := b.g.Node("Flatten", []string{b.g.Input("images", -1, 3, 2, 2)}, onnx.AInt("axis", 1))
 		return b.finish("mm", []string{b.dynamicMatMul(x, in, out, wm)}, []string{"features"}, []int{out}, 2, transform.Presets["imagenet"])
 	}

@@ -51,7 +51,7 @@ func (b *builder) convBN(x, conv, bn string, stride, pad int64) (string, int64, 
 // graph (see Quantized): every convolution's output (after ReLU) and every
 // residual sum are quantized activations; fc stays float32.
 func ResNet50(w *Weights, opts ...Option) (*Model, error) {
-	b := newBuilder("resnet50", w, opts)
+	b := newBuilder("resnet50", w, opts, func(o ...Option) (*Model, error) { return ResNet50(w, o...) })
 	g := b.g
 	x := b.act(g.Input("images", -1, 3, 224, 224))
 	y, _, err := b.convBN(x, "conv1", "bn1", 2, 3)

@@ -46,7 +46,7 @@ func ViT(w *Weights, heads int, opts ...Option) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := newBuilder("vit", w, opts)
+	b := newBuilder("vit", w, opts, func(o ...Option) (*Model, error) { return ViT(w, heads, o...) })
 	g := b.g
 	x := g.Input("images", -1, 3, size, size)
 	pb, err := w.Get("patch_embed.proj.bias", dim)

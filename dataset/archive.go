@@ -27,6 +27,11 @@ func walkTar(p string, fn func(name string, r io.Reader) error) error {
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
+			// Read on to the end of the stream: gzip checks its CRC-32
+			// and length only there, and a tar's end marker comes first.
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return fmt.Errorf("%s: corrupt archive: %w", p, err)
+			}
 			return nil
 		}
 		if err != nil {
@@ -42,7 +47,7 @@ func walkTar(p string, fn func(name string, r io.Reader) error) error {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				return fmt.Errorf("%s: truncated archive (in %s)", p, h.Name)
 			}
-			return err
+			return fmt.Errorf("%s: corrupt archive (in %s): %w", p, h.Name, err)
 		}
 	}
 }
@@ -56,9 +61,13 @@ func OpenTarFolder(archive, split string) (Dataset, error) {
 		data        []byte
 	}
 	var items []item
+	var skipped []string
 	err := walkTar(archive, func(name string, r io.Reader) error {
 		parts := strings.Split(path.Clean(name), "/")
 		i := slices.Index(parts, split)
+		if i >= 0 && len(parts) >= i+3 && isSkipped(name) {
+			skipped = append(skipped, archive+"#"+name)
+		}
 		if i < 0 || len(parts) < i+3 || !isImage(name) {
 			return nil
 		}
@@ -81,7 +90,7 @@ func OpenTarFolder(archive, split string) (Dataset, error) {
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	m := &memory{name: archive}
+	m := &memory{name: archive, skipped: skipped}
 	for _, it := range items {
 		if len(m.classes) == 0 || m.classes[len(m.classes)-1] != it.class {
 			m.classes = append(m.classes, it.class)

@@ -1,6 +1,3 @@
-// Package dataset reads the image data sets Fly-CL is evaluated on, in the
-// layouts users actually have, into images or, for the small grey-scale
-// sets, directly into pixel features.
 package dataset
 
 import (
@@ -65,12 +62,18 @@ func ReadIDX(path string) (*IDX, error) {
 			return nil, fmt.Errorf("%s: IDX array too large (%v)", path, dims)
 		}
 	}
-	data := make([]uint8, total)
-	if _, err := io.ReadFull(r, data); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: truncated: the header announces %v = %d bytes", path, dims, total)
-		}
+	// Grow with the data rather than trust the header: a 20-byte file may
+	// claim 2 GB.
+	data, err := io.ReadAll(io.LimitReader(r, int64(total)))
+	if errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && len(data) < total) {
+		return nil, fmt.Errorf("%s: truncated: the header announces %v = %d bytes, the file holds %d", path, dims, total, len(data))
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// Read to the end so that gzip checks its trailer (CRC-32 and length).
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return nil, fmt.Errorf("%s: corrupt file: %w", path, err)
 	}
 	return &IDX{Dims: dims, Data: data}, nil
 }

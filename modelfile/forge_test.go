@@ -124,7 +124,10 @@ func TestForgedFilesRejected(t *testing.T) {
 		{"NaN in C", func(h map[string]any, data []byte) []byte { return setFloat(data, gLen+nc*m+m+1, float32(math.NaN())) }, "classifier value 41 (class 1) is NaN"},
 		{"unknown W kind", func(h map[string]any, data []byte) []byte { h["w"] = "magic"; return data }, "w=\"magic\""},
 		{"W fingerprint", func(h map[string]any, data []byte) []byte { h["w_crc32c"] = 1; return data }, "fingerprint"},
-		{"bad pipeline", func(h map[string]any, data []byte) []byte { h["pipeline"].(map[string]any)["weights_hash"] = ""; return data }, "pipeline: no weights hash"},
+		{"bad pipeline", func(h map[string]any, data []byte) []byte {
+			h["pipeline"].(map[string]any)["weights_hash"] = ""
+			return data
+		}, "pipeline: no weights hash"},
 		{"pipeline dim", func(h map[string]any, data []byte) []byte { h["pipeline"].(map[string]any)["dim"] = 99; return data }, "dimension 99"},
 		{"class without counts", func(h map[string]any, data []byte) []byte { delete(h, "counts"); return data }, "no class counts"},
 		{"names count", func(h map[string]any, data []byte) []byte { h["names"] = []string{"a"}; return data }, "1 class names for 2 classes"},
@@ -144,7 +147,6 @@ func TestForgedFilesRejected(t *testing.T) {
 		}
 	}
 }
-
 
 // TestReadsVersion1: testdata/v1.flycl was written by the format-1 code
 // (commit c2b4f4f) before this format existed; it loads, and its scores

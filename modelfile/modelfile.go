@@ -85,9 +85,13 @@ type Header struct {
 	Counts       []*int    `json:"counts"`             // class index -> samples learned (null: unknown, from a version-1 file)
 	Created      time.Time `json:"created"`            // when the model was first saved
 	Pipeline     *Pipeline `json:"pipeline,omitempty"` // backbone and transform
+
+	// Optional (absent: absolute grid, inputs unscaled):
+	LambdaScale string  `json:"lambda_scale,omitempty"` // "relative" (flycl.LambdaRelative)
+	InputScale  float64 `json:"input_scale,omitempty"`  // power of two the inputs are multiplied by
 }
 
-// Record is a TaskRecord in the header (durations in seconds).
+// Record is a TaskRecord in the header (stage times in seconds by name).
 type Record struct {
 	Samples    int                `json:"samples"`
 	NewClasses []int              `json:"new_classes"`
@@ -95,29 +99,29 @@ type Record struct {
 	Lambda     float64            `json:"lambda"`
 	RaisedFrom float64            `json:"raised_from,omitempty"`
 	GCV        []float64          `json:"gcv,omitempty"`
-	Seconds    map[string]float64 `json:"seconds"`
+	Seconds    map[string]float64 `json:"seconds"` // by flycl.Stage name
 }
 
 func toRecord(r flycl.TaskRecord) Record {
-	s := r.Stages
+	sec := make(map[string]float64, len(flycl.AllStages()))
+	for _, st := range flycl.AllStages() {
+		sec[st.String()] = r.Stages.Get(st).Seconds()
+	}
 	return Record{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
-		Seconds: map[string]float64{
-			"projection": s.Projection.Seconds(), "topk": s.TopK.Seconds(), "gram": s.Gram.Seconds(),
-			"gcv": s.GCV.Seconds(), "factor": s.Factor.Seconds(), "solve": s.Solve.Seconds(),
-		}}
+		Seconds: sec}
 }
 
+// fromRecord restores a record; stage times are informational, so an
+// unknown stage name or an implausible time is dropped, not an error.
 func fromRecord(r Record) flycl.TaskRecord {
-	d := func(k string) time.Duration {
-		v := r.Seconds[k]
-		if !(v >= 0) || v > 1e9 {
-			return 0
+	var st flycl.Stages
+	for _, s := range flycl.AllStages() {
+		if v := r.Seconds[s.String()]; v >= 0 && v <= 1e9 {
+			st.Set(s, time.Duration(v*1e9))
 		}
-		return time.Duration(v * 1e9)
 	}
 	return flycl.TaskRecord{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
-		Stages: flycl.Stages{Projection: d("projection"), TopK: d("topk"), Gram: d("gram"),
-			GCV: d("gcv"), Factor: d("factor"), Solve: d("solve")}}
+		Stages: st}
 }
 
 // fingerprint is the CRC-32C of W's columns and values.
@@ -148,7 +152,10 @@ func Encode(w io.Writer, f *File) error {
 		GCV: cfg.GCV.String(), Projection: cfg.Projection.String(), Labels: st.Labels,
 		Samples: s.Samples(), Lambda: st.Lambda, Coef: st.Coef != nil, Saved: f.Saved,
 		ModelVersion: st.Version, Names: st.Names, Created: f.Created, Pipeline: f.Pipeline,
-		History: []Record{}, Counts: []*int{},
+		History: []Record{}, Counts: []*int{}, InputScale: st.InputScale,
+	}
+	if cfg.LambdaScale != flycl.LambdaAbsolute {
+		hdr.LambdaScale = cfg.LambdaScale.String()
 	}
 	for _, c := range st.Counts {
 		if c >= 0 {
@@ -396,11 +403,15 @@ func decode(rd io.Reader, size int64) (*File, error) {
 	if err != nil {
 		return fail("header projection: %v", err)
 	}
+	ls, err := flycl.ParseLambdaScale(hdr.LambdaScale)
+	if err != nil {
+		return fail("header lambda_scale: %v", err)
+	}
 	st := flycl.State{
 		Config: flycl.Config{M: hdr.M, P: hdr.P, K: hdr.K, Seed: hdr.Seed, TopK: topk,
-			Lambdas: hdr.Lambdas, GCV: gcv, Projection: pm},
+			Lambdas: hdr.Lambdas, GCV: gcv, Projection: pm, LambdaScale: ls},
 		InputDim: hdr.InputDim, Labels: hdr.Labels, Lambda: hdr.Lambda, Coef: coef,
-		Names: hdr.Names, Version: hdr.ModelVersion,
+		Names: hdr.Names, Version: hdr.ModelVersion, InputScale: hdr.InputScale,
 	}
 	for _, rec := range hdr.History {
 		st.History = append(st.History, fromRecord(rec))

@@ -74,15 +74,19 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 		return fmt.Errorf("--classes %d: %s has only %d classes", f.classes, desc, len(all))
 	}
 	classes := all[:f.classes]
-	if f.trainPerClass > 0 {
-		train = train.FirstPerClass(f.trainPerClass)
+	if f.trainPerClass < 0 {
+		return fmt.Errorf("--train-per-class %d: must be at least 1 (or 0 for all)", f.trainPerClass)
 	}
+	train = train.FirstPerClass(f.trainPerClass)
 	x, y, _ := train.Subset(classes)
 	if f.center {
-		centerRows(x, train.D)
+		analysis.CenterRows(x, train.D)
 	}
 	cfg, err := f.model.config()
 	if err != nil {
+		return err
+	}
+	if err := checkDim(cfg, train.D); err != nil {
 		return err
 	}
 	model, err := flycl.New(cfg, train.D)
@@ -100,7 +104,15 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
-	if err := writeHeatmap(f.out, st); err != nil {
+	centred := ""
+	if f.center {
+		centred = ", centred features"
+	}
+	caption := fmt.Sprintf("Fly-CL trained on one task of %d classes (≤%d samples each%s), W seed %d; %s", len(classes), f.trainPerClass, centred, cfg.Seed, shorten(desc, 50))
+	if f.trainPerClass == 0 {
+		caption = fmt.Sprintf("Fly-CL trained on one task of %d classes (all samples%s), W seed %d; %s", len(classes), centred, cfg.Seed, shorten(desc, 50))
+	}
+	if err := writeHeatmap(f.out, st, caption); err != nil {
 		return err
 	}
 	centered := ""
@@ -110,24 +122,4 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	fmt.Fprintf(cmd.OutOrStdout(), "%s, %d classes × ≤%d samples%s, λ=%g: mean |r| features %.3f, projection+top-k %.3f, ridge %.3f (%s/heatmap.png)\n",
 		desc, len(classes), f.trainPerClass, centered, rec.Lambda, st.MeanAbsOD[0], st.MeanAbsOD[1], st.MeanAbsOD[2], f.out)
 	return nil
-}
-
-// centerRows subtracts the column means of the n×d row-major matrix x.
-func centerRows(x []float32, d int) {
-	n := len(x) / d
-	mean := make([]float64, d)
-	for i := 0; i < n; i++ {
-		for j, v := range x[i*d : (i+1)*d] {
-			mean[j] += float64(v)
-		}
-	}
-	for j := range mean {
-		mean[j] /= float64(n)
-	}
-	for i := 0; i < n; i++ {
-		row := x[i*d : (i+1)*d]
-		for j := range row {
-			row[j] = float32(float64(row[j]) - mean[j])
-		}
-	}
 }

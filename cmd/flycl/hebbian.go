@@ -34,7 +34,7 @@ statistics and GCV λ, with the classifier updated by ΔC = η(S − GC − λC)
 classifier's distance to the ridge solution C* and its test accuracy.
 Writes hebbian.json, hebbian-distance.png and hebbian-accuracy.png to --out.`,
 		Example: `  flycl hebbian --data mnist --classes 10 --train-per-class 500 --m 2000 --k 600 --lambdas 1e2,1e3,1e4,1e5 --passes 2000 --every 20`,
-		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd) },
+		RunE:    func(cmd *cobra.Command, args []string) error { return f.run(cmd) },
 	}
 	fs := c.Flags()
 	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz)")

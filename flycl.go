@@ -101,6 +101,7 @@ type TaskRecord struct {
 	GCVScope   GCVScope  // the samples GCV scored λ on (when GCV ran)
 	Stages     Stages
 	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
+	Classes    []int // labels of the samples learned in the step, ascending (nil in old model files)
 }
 
 // Model is a Fly-CL classifier. Its methods are not safe for concurrent
@@ -318,7 +319,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 			m.inScale = 0
 		}
 	}
-	rec := TaskRecord{Samples: n, NewClasses: fresh}
+	rec := TaskRecord{Samples: n, NewClasses: fresh, Classes: distinctSorted(labels)}
 
 	// GCV before touching the statistics, so a failure leaves the model as it was.
 	grid := m.solveGrid()

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flycl/flycl/internal/classindex"
 	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
@@ -237,23 +238,7 @@ func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float
 // classIndices maps labels to class indices, registering unseen labels
 // (in ascending order) and returning them.
 func (m *Model) classIndices(labels []int) (idx []int, fresh []int) {
-	seen := map[int]bool{}
-	for _, l := range labels {
-		if _, ok := m.index[l]; !ok && !seen[l] {
-			seen[l] = true
-			fresh = append(fresh, l)
-		}
-	}
-	slices.Sort(fresh)
-	for _, l := range fresh {
-		m.index[l] = len(m.labels)
-		m.labels = append(m.labels, l)
-	}
-	idx = make([]int, len(labels))
-	for i, l := range labels {
-		idx[i] = m.index[l]
-	}
-	return idx, fresh
+	return classindex.Register(&m.labels, m.index, labels)
 }
 
 // LearnTask learns one task: the n×d features x with their labels (any

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
+
+	"github.com/flycl/flycl/internal/classindex"
 )
 
 // classMap assigns dense indices to labels in order of first appearance
@@ -18,21 +19,7 @@ func (c *classMap) add(labels []int) []int {
 	if c.index == nil {
 		c.index = map[int]int{}
 	}
-	var fresh []int
-	for _, l := range labels {
-		if _, ok := c.index[l]; !ok && !slices.Contains(fresh, l) {
-			fresh = append(fresh, l)
-		}
-	}
-	slices.Sort(fresh)
-	for _, l := range fresh {
-		c.index[l] = len(c.labels)
-		c.labels = append(c.labels, l)
-	}
-	idx := make([]int, len(labels))
-	for i, l := range labels {
-		idx[i] = c.index[l]
-	}
+	idx, _ := classindex.Register(&c.labels, c.index, labels)
 	return idx
 }
 

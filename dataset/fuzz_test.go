@@ -134,3 +134,24 @@ func FuzzCUB(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMNIST: an MNIST directory's image and label IDX files together.
+func FuzzMNIST(f *testing.F) {
+	f.Add([]byte{0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 1, 2, 3, 4}, []byte{0, 0, 8, 1, 0, 0, 0, 2, 7, 3})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, images, labels []byte) {
+		os.WriteFile(filepath.Join(dir, "t10k-images-idx3-ubyte"), images, 0o600)
+		os.WriteFile(filepath.Join(dir, "t10k-labels-idx1-ubyte"), labels, 0o600)
+		g, err := ReadMNIST(dir, "test")
+		if err != nil {
+			return
+		}
+		if err := g.Features().Validate(); err != nil && g.N > 0 && g.Rows*g.Cols > 0 {
+			t.Fatal(err)
+		}
+		d, err := Spec{Kind: "mnist", Path: dir}.Open("test")
+		if err == nil {
+			check(t, d)
+		}
+	})
+}

@@ -129,3 +129,11 @@ func TestPNMErrors(t *testing.T) {
 		t.Errorf("limit: %v", err)
 	}
 }
+
+// With no pixel limit, a PNM header's size must still not overflow.
+func TestPNMNoLimitOverflow(t *testing.T) {
+	b := []byte("P6\n99999999999 99999999999\n255\n\x00\x00\x00")
+	if _, err := (Decoder{MaxPixels: -1}).Decode(b); err == nil {
+		t.Error("no error")
+	}
+}

@@ -60,8 +60,9 @@ func decodePNM(b []byte, d Decoder) (*RGB, error) {
 	if err := d.check(w, h); err != nil {
 		return nil, fmt.Errorf("pnm: %w", err)
 	}
-	if n := ch * w * h; len(b)-off < n {
-		return nil, fmt.Errorf("pnm: truncated: %d×%d needs %d bytes of data, the file has %d", w, h, n, len(b)-off)
+	// compared by division: with no pixel limit, ch*w*h may overflow
+	if avail := len(b) - off; h > avail || w > avail/ch/h {
+		return nil, fmt.Errorf("pnm: truncated: %d×%d×%d bytes of data announced, the file has %d", w, h, ch, avail)
 	}
 	out := NewRGB(w, h)
 	data := b[off:]

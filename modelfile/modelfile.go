@@ -100,10 +100,10 @@ type Record struct {
 	Classes    []int              `json:"classes,omitempty"`
 	Lambda     float64            `json:"lambda"`
 	RaisedFrom float64            `json:"raised_from,omitempty"`
-	GCV        scores             `json:"gcv,omitempty"`      // null: not finite (NaN)
+	GCV        scores             `json:"gcv,omitempty"`       // null: not finite (NaN)
 	Grid       []float64          `json:"grid,omitempty"`      // λ values GCV scored (relative grids)
 	GCVScope   string             `json:"gcv_scope,omitempty"` // "all" when GCV scored all samples
-	Seconds    map[string]float64 `json:"seconds"` // by flycl.Stage name
+	Seconds    map[string]float64 `json:"seconds"`             // by flycl.Stage name
 }
 
 func toRecord(r flycl.TaskRecord) Record {

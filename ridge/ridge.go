@@ -75,13 +75,7 @@ func (a *Accumulator) Add(h []float32, n int, labels []int) error {
 		return nil
 	}
 	m := a.m
-	for i := 0; i < m; i++ {
-		a.buf[i*m+i] = a.diag[i]
-	}
-	linalg.SsyrkLower(true, m, n, 1, h, m, 1, a.buf, m)
-	for i := 0; i < m; i++ {
-		a.diag[i] = a.buf[i*m+i]
-	}
+	AddGram(a.buf, a.diag, h, n, m)
 	for i, l := range labels {
 		row := a.s[l*m : (l+1)*m]
 		for j, v := range h[i*m : (i+1)*m] {

@@ -148,6 +148,18 @@ func TestModelCommands(t *testing.T) {
 	if err != nil || strings.Contains(out, "cat") || !strings.Contains(out, "dog   1      20") {
 		t.Fatalf("classes: %v\n%s", err, out)
 	}
+	// Online: mini-batches of 7 with a fixed λ give the classifier of one
+	// task with that λ (flycl.TestOnlineEqualsBatch); here the steps and
+	// the classes are what the command reports.
+	online := filepath.Join(dir, "online.flycl")
+	out, err = runCLI(t, append([]string{"learn", "--model", online, "--features", train, "--online", "--online-batch", "7", "--lambda", "10"}, cfg...)...)
+	if err != nil || !strings.Contains(out, "in 9 step(s)") || !strings.Contains(out, "lambda 10 (fixed)") {
+		t.Fatalf("online: %v\n%s", err, out)
+	}
+	if _, err := runCLI(t, "learn", "--model", online, "--features", owl, "--online-batch", "7"); err == nil {
+		t.Error("--online-batch without --online: no error")
+	}
+
 	out, err = runCLI(t, "info", "--model", model)
 	if err != nil || !strings.Contains(out, "version       4") || !strings.Contains(out, "d=6 m=200 p=3 k=60") || !strings.Contains(out, "forget") {
 		t.Fatalf("info: %v\n%s", err, out)

@@ -1,15 +1,3 @@
-// Package flycl implements Fly-CL, class-incremental continual learning on
-// top of a frozen feature extractor: each feature vector v is expanded by a
-// fixed sparse random projection h = W v (m×d, p non-zeros per row), only
-// its k largest coordinates are kept, and a ridge classifier on the
-// expanded codes is updated from streaming statistics. The ridge parameter
-// of every task is chosen by generalised cross-validation on that task and
-// the classifier is re-solved by Cholesky. There is no forgetting
-// machinery: the statistics of earlier tasks are kept exactly.
-//
-// The package knows nothing about images, files or networks: inputs are
-// row-major float32 feature matrices and integer labels. Backbones, data
-// sets, persistence, the CLI and the server are layers around it.
 package flycl
 
 import (
@@ -22,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flycl/flycl/internal/classindex"
 	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
@@ -113,6 +102,7 @@ type TaskRecord struct {
 	GCVScope   GCVScope  // the samples GCV scored λ on (when GCV ran)
 	Stages     Stages
 	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
+	Classes    []int // labels of the samples learned in the step, ascending (nil in old model files)
 }
 
 // Model is a Fly-CL classifier. Its methods are not safe for concurrent
@@ -248,23 +238,7 @@ func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float
 // classIndices maps labels to class indices, registering unseen labels
 // (in ascending order) and returning them.
 func (m *Model) classIndices(labels []int) (idx []int, fresh []int) {
-	seen := map[int]bool{}
-	for _, l := range labels {
-		if _, ok := m.index[l]; !ok && !seen[l] {
-			seen[l] = true
-			fresh = append(fresh, l)
-		}
-	}
-	slices.Sort(fresh)
-	for _, l := range fresh {
-		m.index[l] = len(m.labels)
-		m.labels = append(m.labels, l)
-	}
-	idx = make([]int, len(labels))
-	for i, l := range labels {
-		idx[i] = m.index[l]
-	}
-	return idx, fresh
+	return classindex.Register(&m.labels, m.index, labels)
 }
 
 // LearnTask learns one task: the n×d features x with their labels (any
@@ -330,7 +304,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 			m.inScale = 0
 		}
 	}
-	rec := TaskRecord{Samples: n, NewClasses: fresh}
+	rec := TaskRecord{Samples: n, NewClasses: fresh, Classes: distinctSorted(labels)}
 
 	// GCV before touching the statistics, so a failure leaves the model as it was.
 	grid := m.solveGrid()

@@ -57,6 +57,7 @@ func cloneHistory(h []TaskRecord) []TaskRecord {
 		out[i].NewClasses = slices.Clone(out[i].NewClasses)
 		out[i].GCV = slices.Clone(out[i].GCV)
 		out[i].Removed = slices.Clone(out[i].Removed)
+		out[i].Classes = slices.Clone(out[i].Classes)
 	}
 	return out
 }

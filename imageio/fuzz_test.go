@@ -9,7 +9,7 @@ import (
 // FuzzDecode: no encoded image may panic the decoders, exceed the pixel
 // limit, or decode to a buffer that disagrees with its size.
 func FuzzDecode(f *testing.F) {
-	for _, pat := range []string{"testdata/*.png", "testdata/*.gif", "testdata/*.bmp", "testdata/*.tif", "testdata/*.webp", "testdata/rgb_33x19_s2.jpg", "testdata/cmyk_30x20.jpg", "testdata/rgb_64x64_s2_prog.jpg"} {
+	for _, pat := range []string{"testdata/*.png", "testdata/*.gif", "testdata/*.bmp", "testdata/*.tif", "testdata/*.webp", "testdata/*.p?m", "testdata/rgb_33x19_s2.jpg", "testdata/cmyk_30x20.jpg", "testdata/rgb_64x64_s2_prog.jpg"} {
 		files, _ := filepath.Glob(pat)
 		for _, p := range files {
 			if b, err := os.ReadFile(p); err == nil {

@@ -1,11 +1,3 @@
-// Package imageio decodes images into 8-bit RGB exactly as PIL's
-// Image.open(...).convert("RGB") does, which is what torchvision and timm
-// pipelines see: JPEG through libjpeg-turbo (the library PIL links), PNG,
-// GIF, BMP and TIFF through Go's decoders (golang.org/x/image for BMP and
-// TIFF) with PIL's mode conversions. Like PIL, a Decoder refuses images
-// with more pixels than a limit (PIL's by default), from their header,
-// before decoding them. WebP is refused: golang.org/x/image/webp does not
-// reproduce libwebp's lossy upsampling, so it would not match PIL.
 package imageio
 
 import (
@@ -108,8 +100,8 @@ func (d Decoder) DecodeFile(path string) (*RGB, error) {
 	return m, nil
 }
 
-// Decode decodes an encoded image (JPEG, PNG, GIF, BMP or TIFF, detected
-// from the content) to RGB as PIL's convert("RGB") does. WebP is refused:
+// Decode decodes an encoded image (JPEG, PNG, GIF, BMP, TIFF, or binary
+// PGM/PPM with maxval 255, detected from the content) to RGB as PIL's convert("RGB") does. WebP is refused:
 // Go has no decoder that matches libwebp's (PIL's) lossy upsampling.
 func (d Decoder) Decode(b []byte) (*RGB, error) {
 	var config func(io.Reader) (image.Config, error)
@@ -126,6 +118,8 @@ func (d Decoder) Decode(b []byte) (*RGB, error) {
 		name, config, decode = "bmp", bmp.DecodeConfig, bmp.Decode
 	case len(b) >= 4 && (string(b[:4]) == "II*\x00" || string(b[:4]) == "MM\x00*"):
 		name, config, decode = "tiff", tiff.DecodeConfig, tiff.Decode
+	case len(b) >= 3 && b[0] == 'P' && b[1] >= '1' && b[1] <= '6' && isSpace(b[2]):
+		return decodePNM(b, d)
 	case len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP":
 		return nil, fmt.Errorf("webp: %w (WebP is not supported: no decoder matches PIL's)", ErrFormat)
 	default:

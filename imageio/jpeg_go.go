@@ -1,4 +1,4 @@
-//go:build !cgo
+//go:build !cgo || noturbojpeg
 
 package imageio
 
@@ -9,7 +9,8 @@ import (
 	"image/jpeg"
 )
 
-// JPEGDecoder names the JPEG decoder in use. Without cgo it is Go's
+// JPEGDecoder names the JPEG decoder in use. Built with the tag
+// noturbojpeg, or without cgo, it is Go's
 // image/jpeg, whose upsampling of 4:2:0 chroma differs from libjpeg-turbo
 // (and so from PIL) by up to 97 levels on some pixels.
 const JPEGDecoder = "image/jpeg (not PIL-exact)"

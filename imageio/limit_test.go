@@ -107,3 +107,33 @@ func TestPixelLimit(t *testing.T) {
 		t.Errorf("Decode of a 16000×16000 header: %v", err)
 	}
 }
+
+// PGM/PPM variants PIL reads differently (plain text, other maxvals) are
+// errors, not wrong pixels; so are truncated files.
+func TestPNMErrors(t *testing.T) {
+	good, err := os.ReadFile("testdata/rgb_17x13.ppm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"plain":     []byte("P3\n1 1\n255\n1 2 3\n"),
+		"16-bit":    []byte("P5\n1 1\n65535\n\x00\x01"),
+		"truncated": good[:len(good)-1],
+		"zero size": []byte("P5\n0 1\n255\n"),
+	} {
+		if _, err := Decode(b); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := (Decoder{MaxPixels: 17*13 - 1}).Decode(good); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("limit: %v", err)
+	}
+}
+
+// With no pixel limit, a PNM header's size must still not overflow.
+func TestPNMNoLimitOverflow(t *testing.T) {
+	b := []byte("P6\n99999999999 99999999999\n255\n\x00\x00\x00")
+	if _, err := (Decoder{MaxPixels: -1}).Decode(b); err == nil {
+		t.Error("no error")
+	}
+}

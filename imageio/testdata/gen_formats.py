@@ -39,3 +39,10 @@ for s in sources:
     im = Image.open(s)
     print(s, im.mode, im.size)
     np.save(s + ".rgb.npy", np.ascontiguousarray(np.array(im.convert("RGB"))))
+
+# binary PGM/PPM (maxval 255), as PIL writes them
+a = synth(17, 13)
+Image.fromarray(a).save("rgb_17x13.ppm")
+Image.fromarray(a).convert("L").save("gray_17x13.pgm")
+for s in ["rgb_17x13.ppm", "gray_17x13.pgm"]:
+    np.save(s + ".rgb.npy", np.ascontiguousarray(np.array(Image.open(s).convert("RGB"))))

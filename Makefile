@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps build test beam-test bench bench-engine bench-parts bench-backbones demo results clean
+.PHONY: all deps ort build test beam-test bench bench-engine bench-parts bench-backbones demo results clean
 
 all: build
 
@@ -10,21 +10,38 @@ all: build
 deps:
 	@./scripts/install-deps
 
+# ONNX Runtime (npm onnxruntime-node, into .cache/onnxruntime), for the
+# commands that run a backbone and their tests; a warning, not a failure,
+# when npm is missing or offline (those tests then skip).
+ort:
+	@./scripts/install-deps --ort
+
 build: deps
 	$(GO) build -o $(BIN) ./cmd/flycl
 
-# The test command of the README and of CI: vet, every test with OpenBLAS,
-# and the pure-Go (CGO_ENABLED=0) fallback of the numeric packages.
-test: deps
+# Packages whose results depend on OpenBLAS's kernels and threading.
+NUMERIC := . ./linalg ./projection ./ridge ./baselines ./methods ./metrics
+
+# The test command of the README and of CI: vet, every test with OpenBLAS as
+# the machine configures it; the numeric packages again with the kernels
+# OpenBLAS picks by itself (OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset), with
+# the Haswell kernels some machines force, and single-threaded, since each
+# rounds differently and a tolerance must hold for all of them; then the
+# pure-Go (CGO_ENABLED=0) fallback.
+test: deps ort
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(GO) test -count=1 $(NUMERIC)
+	env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=Haswell $(GO) test -count=1 $(NUMERIC)
+	OPENBLAS_NUM_THREADS=1 $(GO) test -count=1 $(NUMERIC)
 	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio .
+	$(GO) test -race -count=1 ./server
 	$(MAKE) beam-test
 
 # The Apache Beam pipeline (its own Go module, beam/): vet, and learn 400
 # CIFAR-10 images on the in-process prism runner against the single-process
 # result (docs/SCALE.md).
-beam-test:
+beam-test: ort
 	cd beam && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # The main job on real data that needs no internet: MNIST pixels from the
@@ -38,7 +55,7 @@ demo: build
 # resumable: CIFAR-10 with MobileNetV2 and SqueezeNet features, raw-pixel MNIST
 # and Fashion-MNIST, every method, 5 seeds, merged into results/<experiment>/.
 # About 26 minutes per CIFAR-10 seed on 2 cores; EXPERIMENTS= and SEEDS= narrow it.
-results: build
+results: build ort
 	SEEDS="$(or $(SEEDS),1993 1994 1995 1996 1997)" ./scripts/results $(EXPERIMENTS)
 
 # Engine benchmark at both scales of the README, with the machine's OpenBLAS
@@ -57,7 +74,7 @@ bench-parts: deps
 
 # Backbone images/s: flycl vs ONNX Runtime alone vs PyTorch (needs Debian's
 # python3-torch and python3-torchvision for the last column).
-bench-backbones: build
+bench-backbones: build ort
 	./$(BIN) bench backbones --torch /usr/bin/python3
 
 bench: bench-parts bench-engine bench-backbones

@@ -38,6 +38,7 @@ type Config struct {
 	TopK       projection.TopKMode // signed (default, as the reference code) or magnitude
 	Lambdas    []float64           // GCV grid (default 1e6, 1e7, 1e8, 1e9)
 	GCV        ridge.GCVMethod     // how GCV is computed (default auto)
+	GCVScope   GCVScope            // which samples GCV scores λ on (default: the task's, as the paper)
 	Projection projection.Method   // how W is applied (default auto)
 }
 
@@ -86,32 +87,10 @@ func (c Config) Validate(d int) error {
 			return fmt.Errorf("flycl: lambda %g is not a positive finite number", l)
 		}
 	}
+	if c.GCVScope != GCVTask && c.GCVScope != GCVAll {
+		return fmt.Errorf("flycl: unknown GCV scope %d", c.GCVScope)
+	}
 	return nil
-}
-
-// Stages are the wall times of the steps of learning one task (or batch).
-type Stages struct {
-	Projection time.Duration // h = x Wᵀ
-	TopK       time.Duration
-	Gram       time.Duration // G += HᵀH, S += HᵀY
-	GCV        time.Duration
-	Factor     time.Duration // Cholesky of G + λI
-	Solve      time.Duration // C = (G + λI)⁻¹ S
-}
-
-// Total is the sum of the stages.
-func (s Stages) Total() time.Duration {
-	return s.Projection + s.TopK + s.Gram + s.GCV + s.Factor + s.Solve
-}
-
-// Add accumulates o into s.
-func (s *Stages) Add(o Stages) {
-	s.Projection += o.Projection
-	s.TopK += o.TopK
-	s.Gram += o.Gram
-	s.GCV += o.GCV
-	s.Factor += o.Factor
-	s.Solve += o.Solve
 }
 
 // TaskRecord describes one learning step (a task, or a batch online).
@@ -121,7 +100,10 @@ type TaskRecord struct {
 	Lambda     float64   // ridge parameter used for the solve
 	RaisedFrom float64   // λ chosen by GCV when the solve had to raise it (else 0)
 	GCV        []float64 // GCV score per grid value (nil if λ was fixed)
+	Grid       []float64 // the λ values GCV scored, in Config.Lambdas order (nil if λ was fixed)
+	GCVScope   GCVScope  // the samples GCV scored λ on (when GCV ran)
 	Stages     Stages
+	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
 }
 
 // Model is a Fly-CL classifier. Its methods are not safe for concurrent
@@ -137,6 +119,11 @@ type Model struct {
 	hist   []TaskRecord
 	coef   []float32 // nc × m, from the last solve
 	lambda float64   // λ of the last solve
+	// per class: samples learned (-1: unknown, from an old model file)
+	counts []int
+	// class names by label (see names.go); labels without one are named by their number
+	names   map[int]string
+	version uint64 // incremented by every change (see Version)
 
 	// scratch reused across tasks (see ReleaseScratch)
 	hbuf []float32
@@ -324,13 +311,19 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	// GCV before touching the statistics, so a failure leaves the model as it was.
 	if lambda == 0 {
 		t := time.Now()
-		local, nc := localIndices(idx)
-		scores, err := m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, m.cfg.Lambdas, m.cfg.GCV)
+		var scores []float64
+		var err error
+		if m.cfg.GCVScope == GCVAll {
+			scores, err = m.acc.GCVAllWith(ctx, h, n, idx, m.cfg.Lambdas)
+		} else {
+			local, nc := localIndices(idx)
+			scores, err = m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, m.cfg.Lambdas, m.cfg.GCV)
+		}
 		if err != nil {
 			rollback()
 			return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 		}
-		rec.GCV = scores
+		rec.GCV, rec.Grid, rec.GCVScope = scores, slices.Clone(m.cfg.Lambdas), m.cfg.GCVScope
 		lambda = m.cfg.Lambdas[ridge.BestLambda(scores)]
 		st.GCV = time.Since(t)
 	}
@@ -342,6 +335,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 		return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 	}
 	st.Gram = time.Since(t)
+	m.countSamples(idx)
 
 	// The statistics now include the task: finish the solve even if ctx is
 	// cancelled, so the classifier always matches the statistics.
@@ -355,6 +349,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	}
 	rec.Stages = st
 	m.hist = append(m.hist, rec)
+	m.version++
 	return rec, nil
 }
 

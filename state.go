@@ -2,14 +2,16 @@ package flycl
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
 
 // State is what a Model holds besides W and the statistics G and S: enough,
-// with them, to rebuild the model exactly (see Restore).
+// with them, to rebuild the model exactly (see Restore and NewSnapshot).
 type State struct {
 	Config   Config
 	InputDim int
@@ -17,6 +19,16 @@ type State struct {
 	History  []TaskRecord // one record per learning step
 	Lambda   float64      // λ of the current classifier (0 if none)
 	Coef     []float32    // current classifier C, classes × m (nil if none)
+	// Counts is the number of samples learned per class (class-index
+	// order); -1 means unknown (models saved before counts were kept).
+	// nil means all unknown.
+	Counts []int
+	// Names is the name of each class (class-index order); nil or ""
+	// entries mean the label's decimal number.
+	Names []string
+	// Version counts the changes made to the model (learning steps and
+	// forgotten classes); it only ever increases.
+	Version uint64
 }
 
 // State returns a copy of the model's state.
@@ -25,27 +37,145 @@ func (m *Model) State() State {
 		Config:   m.Config(),
 		InputDim: m.d,
 		Labels:   slices.Clone(m.labels),
-		History:  slices.Clone(m.hist),
+		History:  cloneHistory(m.hist),
 		Lambda:   m.lambda,
 		Coef:     slices.Clone(m.coef),
+		Counts:   m.ClassCounts(),
+		Names:    m.ClassNames(),
+		Version:  m.version,
 	}
 }
 
-// Statistics returns the model's running statistics (shared, not a copy:
-// modifying them changes what the model learns next).
-func (m *Model) Statistics() *ridge.Accumulator { return m.acc }
+func cloneHistory(h []TaskRecord) []TaskRecord {
+	out := slices.Clone(h)
+	for i := range out {
+		out[i].NewClasses = slices.Clone(out[i].NewClasses)
+		out[i].GCV = slices.Clone(out[i].GCV)
+		out[i].Removed = slices.Clone(out[i].Removed)
+	}
+	return out
+}
 
-// Restore rebuilds a model from its state, W and statistics, checking that
-// they fit together. Learning then continues exactly as it would have in
-// the original model.
-func Restore(st State, w *projection.Matrix, acc *ridge.Accumulator) (*Model, error) {
-	cfg := st.Config.withDefaults()
+// Version returns the model version: it starts at 0 and increases by one
+// with every learning step and every forgotten class, so two snapshots of
+// one model with the same version hold the same classifier.
+func (m *Model) Version() uint64 { return m.version }
+
+// ClassCounts returns the number of samples learned per class, in
+// Classes() order (-1 where unknown: a model restored from an old file).
+func (m *Model) ClassCounts() []int {
+	out := make([]int, len(m.labels))
+	for i := range out {
+		if i < len(m.counts) {
+			out[i] = m.counts[i]
+		} else {
+			out[i] = -1
+		}
+	}
+	return out
+}
+
+// countSamples adds the class indices of a learned step to the counts.
+func (m *Model) countSamples(idx []int) {
+	for len(m.counts) < len(m.labels) {
+		m.counts = append(m.counts, 0)
+	}
+	for _, c := range idx {
+		if m.counts[c] >= 0 {
+			m.counts[c]++
+		}
+	}
+}
+
+// validate checks that a state means something: shapes that fit, labels
+// that are non-negative and distinct, finite values, a positive λ grid
+// and history. Restore and NewSnapshot call it, so every decoder of
+// outside bytes gets the same checks.
+func (st *State) validate(w *projection.Matrix) error {
+	cfg := st.Config
 	if w.M != cfg.M || w.P != cfg.P || w.D != st.InputDim {
-		return nil, fmt.Errorf("flycl: W is %d×%d with p=%d, state wants %d×%d with p=%d", w.M, w.D, w.P, cfg.M, st.InputDim, cfg.P)
+		return fmt.Errorf("flycl: W is %d×%d with p=%d, state wants %d×%d with p=%d", w.M, w.D, w.P, cfg.M, st.InputDim, cfg.P)
 	}
 	if err := cfg.Validate(st.InputDim); err != nil {
+		return err
+	}
+	if len(cfg.Lambdas) == 0 {
+		return fmt.Errorf("flycl: empty lambda grid")
+	}
+	nc := len(st.Labels)
+	if st.Coef != nil && len(st.Coef) != nc*cfg.M {
+		return fmt.Errorf("flycl: classifier has %d values, want %d classes × %d", len(st.Coef), nc, cfg.M)
+	}
+	if st.Coef == nil && nc > 0 {
+		return fmt.Errorf("flycl: state has %d classes but no classifier", nc)
+	}
+	if i := firstNonFinite(st.Coef); i >= 0 {
+		return fmt.Errorf("flycl: classifier value %d (class %d) is %v", i, i/cfg.M, st.Coef[i])
+	}
+	if st.Coef != nil && (!(st.Lambda > 0) || math.IsInf(st.Lambda, 0)) {
+		return fmt.Errorf("flycl: lambda of the classifier is %g, want a positive finite number", st.Lambda)
+	}
+	seen := make(map[int]bool, nc)
+	for i, l := range st.Labels {
+		if l < 0 {
+			return fmt.Errorf("flycl: class %d has negative label %d", i, l)
+		}
+		if seen[l] {
+			return fmt.Errorf("flycl: label %d appears twice in the class map", l)
+		}
+		seen[l] = true
+	}
+	if st.Counts != nil && len(st.Counts) != nc {
+		return fmt.Errorf("flycl: %d class counts for %d classes", len(st.Counts), nc)
+	}
+	for i, c := range st.Counts {
+		if c < -1 {
+			return fmt.Errorf("flycl: class %d has a negative sample count %d", i, c)
+		}
+	}
+	if st.Names != nil && len(st.Names) != nc {
+		return fmt.Errorf("flycl: %d class names for %d classes", len(st.Names), nc)
+	}
+	names := map[string]int{}
+	for i, l := range st.Labels {
+		n := strconv.Itoa(l)
+		if st.Names != nil && st.Names[i] != "" {
+			n = st.Names[i]
+		}
+		if j, dup := names[n]; dup {
+			return fmt.Errorf("flycl: classes %d and %d have the same name %q", j, i, n)
+		}
+		names[n] = i
+	}
+	for i, r := range st.History {
+		if r.Samples < 0 {
+			return fmt.Errorf("flycl: history step %d has a negative sample count %d", i, r.Samples)
+		}
+		if !(r.Lambda > 0) || math.IsInf(r.Lambda, 0) {
+			return fmt.Errorf("flycl: history step %d has lambda %g, want a positive finite number", i, r.Lambda)
+		}
+	}
+	return nil
+}
+
+func firstNonFinite(s []float32) int {
+	for i, v := range s {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Restore rebuilds a model from its state, W and statistics, checking that
+// they fit together. The model takes ownership of acc. Learning then
+// continues exactly as it would have in the original model.
+func Restore(st State, w *projection.Matrix, acc *ridge.Accumulator) (*Model, error) {
+	st.Config = st.Config.withDefaults()
+	if err := st.validate(w); err != nil {
 		return nil, err
 	}
+	cfg := st.Config
 	if acc.Dim() != cfg.M {
 		return nil, fmt.Errorf("flycl: statistics have dimension %d, want m=%d", acc.Dim(), cfg.M)
 	}
@@ -53,22 +183,27 @@ func Restore(st State, w *projection.Matrix, acc *ridge.Accumulator) (*Model, er
 	if acc.Classes() != nc {
 		return nil, fmt.Errorf("flycl: statistics have %d classes, state has %d labels", acc.Classes(), nc)
 	}
-	if st.Coef != nil && len(st.Coef) != nc*cfg.M {
-		return nil, fmt.Errorf("flycl: classifier has %d values, want %d classes × %d", len(st.Coef), nc, cfg.M)
-	}
-	if st.Coef == nil && nc > 0 {
-		return nil, fmt.Errorf("flycl: state has %d classes but no classifier", nc)
+	if acc.Samples() < 0 {
+		return nil, fmt.Errorf("flycl: statistics have a negative sample count %d", acc.Samples())
 	}
 	index := make(map[int]int, nc)
 	for i, l := range st.Labels {
-		if _, dup := index[l]; dup {
-			return nil, fmt.Errorf("flycl: label %d appears twice in the class map", l)
-		}
 		index[l] = i
 	}
-	return &Model{
+	m := &Model{
 		cfg: cfg, d: st.InputDim, w: w, acc: acc,
 		labels: slices.Clone(st.Labels), index: index,
-		hist: slices.Clone(st.History), coef: slices.Clone(st.Coef), lambda: st.Lambda,
-	}, nil
+		hist: cloneHistory(st.History), coef: slices.Clone(st.Coef), lambda: st.Lambda,
+		counts: make([]int, nc), names: map[int]string{}, version: st.Version,
+	}
+	for i, l := range st.Labels {
+		m.counts[i] = -1
+		if st.Counts != nil {
+			m.counts[i] = st.Counts[i]
+		}
+		if st.Names != nil && st.Names[i] != "" && st.Names[i] != strconv.Itoa(l) {
+			m.names[l] = st.Names[i]
+		}
+	}
+	return m, nil
 }

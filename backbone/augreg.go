@@ -2,6 +2,7 @@ package backbone
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -15,8 +16,10 @@ func FromAugReg(w *Weights) (*Weights, error) {
 		return w, nil
 	}
 	out := &Weights{Source: w.Source, Tensors: map[string]Tensor{}}
+	// get returns a tensor whose length matches its shape (Get checks).
 	get := func(name string) (Tensor, error) { return w.Get(name) }
-	// transpose2 turns a [in, out] kernel into a torch [out, in] weight.
+	// transpose2 turns a [in, out] kernel into a torch [out, in] weight;
+	// callers check len(t.Data) == in*outD.
 	transpose2 := func(t Tensor, in, outD int64) Tensor {
 		d := make([]float32, len(t.Data))
 		for i := int64(0); i < in; i++ {
@@ -31,7 +34,7 @@ func FromAugReg(w *Weights) (*Weights, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(emb.Shape) != 4 {
+	if len(emb.Shape) != 4 || slices.Contains(emb.Shape, 0) {
 		return nil, fmt.Errorf("%s: embedding/kernel has shape %v, want [P, P, 3, D]", w.Source, emb.Shape)
 	}
 	kh, kw, ci, co := emb.Shape[0], emb.Shape[1], emb.Shape[2], emb.Shape[3]
@@ -62,7 +65,14 @@ func FromAugReg(w *Weights) (*Weights, error) {
 			return nil, err
 		}
 	}
-	if hk, ok := w.Tensors["head/kernel"]; ok && len(hk.Shape) == 2 && hk.Shape[1] > 0 {
+	if _, ok := w.Tensors["head/kernel"]; ok {
+		hk, err := get("head/kernel")
+		if err != nil {
+			return nil, err
+		}
+		if len(hk.Shape) != 2 {
+			return nil, fmt.Errorf("%s: head/kernel has shape %v, want [D, classes]", w.Source, hk.Shape)
+		}
 		set("head.weight", transpose2(hk, hk.Shape[0], hk.Shape[1]))
 		if err := copyAs("head.bias", "head/bias"); err != nil {
 			return nil, err
@@ -112,6 +122,9 @@ func FromAugReg(w *Weights) (*Weights, error) {
 		ok, err := get(p + "MultiHeadDotProductAttention_1/out/kernel")
 		if err != nil {
 			return nil, err
+		}
+		if len(ok.Data) == 0 || int64(len(ok.Data))%dim != 0 {
+			return nil, fmt.Errorf("%s: %s has shape %v, want [heads, head dim, %d]", w.Source, p+"MultiHeadDotProductAttention_1/out/kernel", ok.Shape, dim)
 		}
 		in := int64(len(ok.Data)) / dim
 		set(t+"attn.proj.weight", transpose2(ok, in, dim))

@@ -18,6 +18,9 @@ const shared = "../../shared"
 
 func session(t *testing.T, m *Model) *Session {
 	t.Helper()
+	if err := Init(testLibrary()); err != nil {
+		t.Skipf("%v", err)
+	}
 	s, err := m.NewSession(0)
 	if errors.Is(err, ErrNoRuntime) {
 		t.Skipf("%v", err)
@@ -29,7 +32,7 @@ func session(t *testing.T, m *Model) *Session {
 	return s
 }
 
-func sharedModel(t *testing.T, dir string, build func(*Weights) (*Model, error)) *Model {
+func sharedModel(t *testing.T, dir string, build func(*Weights, ...Option) (*Model, error)) *Model {
 	t.Helper()
 	p := filepath.Join(shared, "models", dir)
 	if _, err := os.Stat(p); err != nil {
@@ -119,7 +122,7 @@ func TestCNNsMatchTorch(t *testing.T) {
 	}
 	for _, c := range []struct {
 		dir   string
-		build func(*Weights) (*Model, error)
+		build func(*Weights, ...Option) (*Model, error)
 		refs  []string
 	}{
 		{"squeezenet1.1", SqueezeNet, []string{"squeezenet_features", "squeezenet_logits"}},
@@ -181,17 +184,17 @@ func TestTinyCheckpointsMatchTorch(t *testing.T) {
 	defer ref.Close()
 	for _, c := range []struct {
 		file  string
-		build func(*Weights) (*Model, error)
+		build func(*Weights, ...Option) (*Model, error)
 		n     int
 		refs  map[string]string
 	}{
 		{"tiny_resnet.pth", ResNet50, 2, map[string]string{"features": "resnet_features", "logits": "resnet_logits"}},
 		{"tiny_resnet_legacy.pth", ResNet50, 2, map[string]string{"features": "resnet_features"}},
 		{"tiny_resnet.safetensors", ResNet50, 2, map[string]string{"logits": "resnet_logits"}},
-		{"tiny_vit.safetensors", func(w *Weights) (*Model, error) { return ViT(w, 3) }, 3,
+		{"tiny_vit.safetensors", func(w *Weights, _ ...Option) (*Model, error) { return ViT(w, 3) }, 3,
 			map[string]string{"features": "vit_features", "logits": "vit_logits", "blocks": "vit_blocks"}},
-		{"tiny_vit.pth", func(w *Weights) (*Model, error) { return ViT(w, 3) }, 3, map[string]string{"features": "vit_features"}},
-		{"tiny_vit_augreg.npz", func(w *Weights) (*Model, error) {
+		{"tiny_vit.pth", func(w *Weights, _ ...Option) (*Model, error) { return ViT(w, 3) }, 3, map[string]string{"features": "vit_features"}},
+		{"tiny_vit_augreg.npz", func(w *Weights, _ ...Option) (*Model, error) {
 			t, err := FromAugReg(w)
 			if err != nil {
 				return nil, err

@@ -36,6 +36,14 @@ func LoadSafetensors(path string) (*Weights, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ReadSafetensors(b, path)
+}
+
+// ReadSafetensors decodes the bytes of a safetensors file; name is used in
+// error messages. Shapes, offsets and sizes are checked against each other
+// and against the data before anything is allocated.
+func ReadSafetensors(b []byte, name string) (*Weights, error) {
+	path := name
 	if len(b) < 8 {
 		return nil, fmt.Errorf("%s: too short for safetensors", path)
 	}
@@ -54,27 +62,30 @@ func LoadSafetensors(path string) (*Weights, error) {
 			continue
 		}
 		var info struct {
-			Dtype   string  `json:"dtype"`
-			Shape   []int64 `json:"shape"`
-			Offsets [2]int  `json:"data_offsets"`
+			Dtype   string    `json:"dtype"`
+			Shape   []int64   `json:"shape"`
+			Offsets [2]uint64 `json:"data_offsets"`
 		}
 		if err := json.Unmarshal(raw, &info); err != nil {
 			return nil, fmt.Errorf("%s: tensor %q: %w", path, name, err)
 		}
 		lo, hi := info.Offsets[0], info.Offsets[1]
-		if lo < 0 || hi < lo || hi > len(data) {
+		if hi < lo || hi > uint64(len(data)) {
 			return nil, fmt.Errorf("%s: tensor %q: data [%d,%d) outside the %d data bytes (truncated?)", path, name, lo, hi, len(data))
 		}
 		raw := data[lo:hi]
-		cnt := numel(info.Shape)
-		t := Tensor{Shape: info.Shape, Data: make([]float32, cnt)}
 		size := map[string]int64{"F32": 4, "F16": 2, "BF16": 2}[info.Dtype]
 		if size == 0 {
 			return nil, fmt.Errorf("%s: tensor %q has dtype %s, want F32, F16 or BF16", path, name, info.Dtype)
 		}
-		if int64(len(raw)) != cnt*size {
-			return nil, fmt.Errorf("%s: tensor %q: %d bytes for shape %v", path, name, len(raw), info.Shape)
+		cnt, err := checkedNumel(info.Shape)
+		if err != nil {
+			return nil, fmt.Errorf("%s: tensor %q: %w", path, name, err)
 		}
+		if int64(len(raw))/size != cnt || int64(len(raw))%size != 0 {
+			return nil, fmt.Errorf("%s: tensor %q: %d bytes for shape %v of %s", path, name, len(raw), info.Shape, info.Dtype)
+		}
+		t := Tensor{Shape: info.Shape, Data: make([]float32, cnt)}
 		for i := range t.Data {
 			switch info.Dtype {
 			case "F32":
@@ -93,7 +104,15 @@ func LoadSafetensors(path string) (*Weights, error) {
 // LoadPyTorch reads a state dict saved by torch.save (zip or legacy
 // format), e.g. torchvision's resnet50-11ad3fa6.pth. A dict wrapping the
 // state dict under "state_dict" or "model" is unwrapped.
-func LoadPyTorch(path string) (*Weights, error) {
+func LoadPyTorch(path string) (w *Weights, err error) {
+	if err := checkPyTorch(path); err != nil {
+		return nil, fmt.Errorf("%s: cannot read PyTorch checkpoint: %w", path, err)
+	}
+	defer func() {
+		if r := recover(); r != nil { // gopickle panics on some malformed input
+			w, err = nil, fmt.Errorf("%s: cannot read PyTorch checkpoint: malformed (%v)", path, r)
+		}
+	}()
 	obj, err := pytorch.Load(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read PyTorch checkpoint: %w", path, err)
@@ -122,7 +141,7 @@ func LoadPyTorch(path string) (*Weights, error) {
 			}
 		}
 	}
-	w := &Weights{Source: path, Tensors: map[string]Tensor{}}
+	w = &Weights{Source: path, Tensors: map[string]Tensor{}}
 	for _, k := range keys {
 		name, _ := k.(string)
 		v, _ := get(k)
@@ -167,15 +186,39 @@ func contiguous(t *pytorch.Tensor) (Tensor, error) {
 	for _, d := range t.Size {
 		out.Shape = append(out.Shape, int64(d))
 	}
-	out.Data = make([]float32, numel(out.Shape))
+	n, err := checkedNumel(out.Shape)
+	if err != nil {
+		return Tensor{}, err
+	}
+	if len(t.Stride) != len(t.Size) {
+		return Tensor{}, fmt.Errorf("%d strides for shape %v", len(t.Stride), t.Size)
+	}
+	if n > int64(len(src)) {
+		return Tensor{}, fmt.Errorf("shape %v needs %d values but the storage holds %d", t.Size, n, len(src))
+	}
+	if n > 0 {
+		// the largest offset the view reaches must lie in the storage
+		last := int64(t.StorageOffset)
+		for d, sz := range t.Size {
+			if t.Stride[d] < 0 || t.Stride[d] > len(src) {
+				return Tensor{}, fmt.Errorf("stride %v outside the %d-value storage", t.Stride, len(src))
+			}
+			last += int64(sz-1) * int64(t.Stride[d]) // |each term| < len(src)^2 < 2^62
+			if last >= int64(len(src)) {
+				break
+			}
+		}
+		if t.StorageOffset < 0 || last >= int64(len(src)) {
+			return Tensor{}, fmt.Errorf("view (offset %d, shape %v, stride %v) outside the %d-value storage (truncated checkpoint?)",
+				t.StorageOffset, t.Size, t.Stride, len(src))
+		}
+	}
+	out.Data = make([]float32, n)
 	idx := make([]int, len(t.Size))
 	for i := range out.Data {
 		off := t.StorageOffset
 		for d, v := range idx {
 			off += v * t.Stride[d]
-		}
-		if off >= len(src) {
-			return Tensor{}, fmt.Errorf("storage too short (truncated checkpoint?)")
 		}
 		out.Data[i] = src[off]
 		for d := len(idx) - 1; d >= 0; d-- {

@@ -37,26 +37,28 @@ func hashWeights(w *Weights) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// SqueezeNet builds SqueezeNet 1.1 from the per-layer .npy weights of
-// ../shared/models/squeezenet1.1 (squeezenet0_convN_weight/bias, batch
+// SqueezeNet builds SqueezeNet 1.1 from the per-layer .npy weights of a
+// squeezenet1.1 folder (squeezenet0_convN_weight/bias, batch
 // normalisation absent). Outputs: the 512-d global-average-pooled feature
-// and the 1000 ImageNet logits.
-func SqueezeNet(w *Weights) (*Model, error) {
-	g := onnx.NewGraph("squeezenet1.1")
-	b := &builder{g: g, w: w}
-	x := g.Input("images", -1, 3, 224, 224)
+// and the 1000 ImageNet logits. Options select the int8 graph (see
+// Quantized): every convolution's input and every Concat's output are
+// quantized activations.
+func SqueezeNet(w *Weights, opts ...Option) (*Model, error) {
+	b := newBuilder("squeezenet1.1", w, opts, func(o ...Option) (*Model, error) { return SqueezeNet(w, o...) })
+	g := b.g
+	x := b.act(g.Input("images", -1, 3, 224, 224))
 	conv := func(x string, i int, pad int64) (string, error) {
 		y, _, err := b.conv(x, fmt.Sprintf("squeezenet0_conv%d_weight", i), fmt.Sprintf("squeezenet0_conv%d_bias", i), 1, pad)
-		return b.relu(y), err
+		return b.act(b.relu(y)), err
 	}
 	var err error
 	y, _, err := b.conv(x, "squeezenet0_conv0_weight", "squeezenet0_conv0_bias", 2, 0)
 	if err != nil {
 		return nil, err
 	}
-	y = b.relu(y)
+	y = b.act(b.relu(y))
 	pool := func(x string) string {
-		return g.Node("MaxPool", []string{x}, onnx.AInts("kernel_shape", 3, 3), onnx.AInts("strides", 2, 2), onnx.AInt("ceil_mode", 1))
+		return b.actLike(g.Node("MaxPool", []string{x}, onnx.AInts("kernel_shape", 3, 3), onnx.AInts("strides", 2, 2), onnx.AInt("ceil_mode", 1)), x)
 	}
 	fire := func(x string, first int) (string, error) {
 		s, err := conv(x, first, 0)
@@ -71,7 +73,7 @@ func SqueezeNet(w *Weights) (*Model, error) {
 		if err != nil {
 			return "", err
 		}
-		return g.Node("Concat", []string{e1, e3}, onnx.AInt("axis", 1)), nil
+		return b.act(g.Node("Concat", []string{e1, e3}, onnx.AInt("axis", 1))), nil
 	}
 	y = pool(y)
 	for _, f := range []int{1, 4, -1, 7, 10, -1, 13, 16, 19, 22} {
@@ -88,16 +90,18 @@ func SqueezeNet(w *Weights) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finish("squeezenet1.1", g, []string{feat, b.pooled(logits)}, []string{"features", "logits"}, []int{512, 1000}, 224, transform.Presets["imagenet"], w), nil
+	return b.finish("squeezenet1.1", []string{feat, b.pooled(logits)}, []string{"features", "logits"}, []int{512, 1000}, 224, transform.Presets["imagenet"])
 }
 
 // MobileNetV2 builds MobileNetV2 1.0 from the per-layer .npy weights of
-// ../shared/models/mobilenetv2-1.0 (conv_N_weight/bias with batch
-// normalisation folded in). Output: the 1280-d pooled feature.
-func MobileNetV2(w *Weights) (*Model, error) {
-	g := onnx.NewGraph("mobilenetv2-1.0")
-	b := &builder{g: g, w: w}
-	x := g.Input("images", -1, 3, 224, 224)
+// a mobilenetv2-1.0 folder (conv_N_weight/bias with batch
+// normalisation folded in). Output: the 1280-d pooled feature. Options
+// select the int8 graph (see Quantized): every convolution's output (after
+// ReLU6) and every residual sum are quantized activations.
+func MobileNetV2(w *Weights, opts ...Option) (*Model, error) {
+	b := newBuilder("mobilenetv2-1.0", w, opts, func(o ...Option) (*Model, error) { return MobileNetV2(w, o...) })
+	g := b.g
+	x := b.act(g.Input("images", -1, 3, 224, 224))
 	name := func(i int) (string, string) { return fmt.Sprintf("conv_%d_weight", i), fmt.Sprintf("conv_%d_bias", i) }
 	layer := func(x string, i int, stride int64, inCh int64, act bool) (string, int64, error) {
 		wn, bn := name(i)
@@ -113,7 +117,7 @@ func MobileNetV2(w *Weights) (*Model, error) {
 		if act {
 			y = b.relu6(y)
 		}
-		return y, ch, nil
+		return b.act(y), ch, nil
 	}
 	y, ch, err := layer(x, 0, 2, 3, true)
 	if err != nil {
@@ -147,7 +151,7 @@ func MobileNetV2(w *Weights) (*Model, error) {
 			return nil, err
 		}
 		if blk.stride == 1 && oc == inCh {
-			out = g.Node("Add", []string{in, out})
+			out = b.act(g.Node("Add", []string{in, out}))
 		}
 		y, ch = out, oc
 	}
@@ -157,5 +161,5 @@ func MobileNetV2(w *Weights) (*Model, error) {
 	if ch != 1280 {
 		return nil, fmt.Errorf("%s: last layer has %d channels, want 1280", w.Source, ch)
 	}
-	return finish("mobilenetv2-1.0", g, []string{b.pooled(y)}, []string{"features"}, []int{1280}, 224, transform.Presets["imagenet"], w), nil
+	return b.finish("mobilenetv2-1.0", []string{b.pooled(y)}, []string{"features"}, []int{1280}, 224, transform.Presets["imagenet"])
 }

@@ -35,7 +35,7 @@ func (b *builder) convBN(x, conv, bn string, stride, pad int64) (string, int64, 
 		}
 		bias[o] = float32(float64(p[1].Data[o]) - float64(p[2].Data[o])*scale)
 	}
-	return b.g.Node("Conv", []string{x, b.g.Const("w", wt.Shape, w), b.g.Const("b", []int64{out}, bias)},
+	return b.convNode(x, wt.Shape, w, bias,
 		onnx.AInts("kernel_shape", wt.Shape[2], wt.Shape[3]),
 		onnx.AInts("strides", stride, stride),
 		onnx.AInts("pads", pad, pad, pad, pad)), out, nil
@@ -47,16 +47,19 @@ func (b *builder) convBN(x, conv, bn string, stride, pad int64) (string, int64, 
 // layerL.B.{conv1,bn1,conv2,bn2,conv3,bn3,downsample.0,downsample.1}, fc).
 // Depth and widths are read from the tensors, so smaller variants work
 // too. Outputs: the pooled feature (2048-d for ResNet-50) and, when fc is
-// present, the logits. The input size is 224.
-func ResNet50(w *Weights) (*Model, error) {
-	g := onnx.NewGraph("resnet50")
-	b := &builder{g: g, w: w}
-	x := g.Input("images", -1, 3, 224, 224)
+// present, the logits. The input size is 224. Options select the int8
+// graph (see Quantized): every convolution's output (after ReLU) and every
+// residual sum are quantized activations; fc stays float32.
+func ResNet50(w *Weights, opts ...Option) (*Model, error) {
+	b := newBuilder("resnet50", w, opts, func(o ...Option) (*Model, error) { return ResNet50(w, o...) })
+	g := b.g
+	x := b.act(g.Input("images", -1, 3, 224, 224))
 	y, _, err := b.convBN(x, "conv1", "bn1", 2, 3)
 	if err != nil {
 		return nil, err
 	}
-	y = g.Node("MaxPool", []string{b.relu(y)}, onnx.AInts("kernel_shape", 3, 3), onnx.AInts("strides", 2, 2), onnx.AInts("pads", 1, 1, 1, 1))
+	y = b.act(b.relu(y))
+	y = b.actLike(g.Node("MaxPool", []string{y}, onnx.AInts("kernel_shape", 3, 3), onnx.AInts("strides", 2, 2), onnx.AInts("pads", 1, 1, 1, 1)), y)
 	var ch int64
 	for layer := 1; layer <= 4; layer++ {
 		for blk := 0; ; blk++ {
@@ -75,19 +78,21 @@ func ResNet50(w *Weights) (*Model, error) {
 			if err != nil {
 				return nil, err
 			}
-			if h, _, err = b.convBN(b.relu(h), p+"conv2", p+"bn2", stride, 1); err != nil {
+			if h, _, err = b.convBN(b.act(b.relu(h)), p+"conv2", p+"bn2", stride, 1); err != nil {
 				return nil, err
 			}
-			if h, ch, err = b.convBN(b.relu(h), p+"conv3", p+"bn3", 1, 0); err != nil {
+			if h, ch, err = b.convBN(b.act(b.relu(h)), p+"conv3", p+"bn3", 1, 0); err != nil {
 				return nil, err
 			}
+			h = b.act(h)
 			short := y
 			if _, ok := w.Tensors[p+"downsample.0.weight"]; ok {
 				if short, _, err = b.convBN(y, p+"downsample.0", p+"downsample.1", stride, 0); err != nil {
 					return nil, err
 				}
+				short = b.act(short)
 			}
-			y = b.relu(g.Node("Add", []string{h, short}))
+			y = b.act(b.relu(g.Node("Add", []string{h, short})))
 		}
 	}
 	feat := b.pooled(y)
@@ -100,5 +105,5 @@ func ResNet50(w *Weights) (*Model, error) {
 		logits := g.Node("Gemm", []string{feat, g.Const("fc", fw.Shape, fw.Data), g.Const("fcb", fb.Shape, fb.Data)}, onnx.AInt("transB", 1))
 		outs, names, dims = append(outs, logits), append(names, "logits"), append(dims, int(fw.Shape[0]))
 	}
-	return finish("resnet50", g, outs, names, dims, 224, transform.Presets["tv-resnet50-v2"], w), nil
+	return b.finish("resnet50", outs, names, dims, 224, transform.Presets["tv-resnet50-v2"])
 }

@@ -8,77 +8,46 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
 
-// LibraryEnv names the environment variable that points to
-// libonnxruntime.so when it is not in a default place.
-const LibraryEnv = "FLYCL_ORT_LIB"
-
-// ortSubpath is where "npm install onnxruntime-node@1.30.0" puts the
-// shared library (scripts/install-deps installs it under .cache/onnxruntime).
-const ortSubpath = "node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-
-// FindLibrary returns the ONNX Runtime shared library to use: explicit if
-// not empty, else $FLYCL_ORT_LIB, else .cache/onnxruntime/... under the
-// current directory, its parents, or the executable's directory's parent.
-func FindLibrary(explicit string) (string, error) {
-	if explicit != "" {
-		return explicit, nil
-	}
-	if p := os.Getenv(LibraryEnv); p != "" {
-		return p, nil
-	}
-	var tried []string
-	dirs := []string{}
-	if wd, err := os.Getwd(); err == nil {
-		for d := wd; ; d = filepath.Dir(d) {
-			dirs = append(dirs, d)
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	if exe, err := os.Executable(); err == nil {
-		dirs = append(dirs, filepath.Dir(filepath.Dir(exe)))
-	}
-	for _, d := range dirs {
-		p := filepath.Join(d, ".cache", "onnxruntime", ortSubpath)
-		tried = append(tried, p)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("ONNX Runtime library not found (set %s, pass --ort-lib, or run scripts/install-deps); looked at %s", LibraryEnv, tried[0])
-}
-
 var (
-	initOnce sync.Once
-	initErr  error
-	initLib  string
+	initMu  sync.Mutex
+	initErr error
+	initLib string
 )
 
-// Init loads ONNX Runtime from lib (see FindLibrary) once per process.
-// ONNX Runtime's environment is process-wide, so later calls with another
-// library path are an error.
+// Init loads ONNX Runtime from the shared library at lib once per process.
+// The caller finds the library (cmd/flycl resolves --ort-lib, then
+// FLYCL_ORT_LIB, then where scripts/install-deps puts it). ONNX Runtime's
+// environment is process-wide, so a later call with another path is an
+// error; a later call with "" succeeds when the runtime is already loaded.
 func Init(lib string) error {
-	path, err := FindLibrary(lib)
-	if err != nil {
-		return err
-	}
-	initOnce.Do(func() {
-		initLib = path
-		ort.SetSharedLibraryPath(path)
-		if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
-			initErr = fmt.Errorf("load ONNX Runtime from %s: %w", path, err)
+	if lib == "" {
+		initMu.Lock()
+		defer initMu.Unlock()
+		if initLib == "" {
+			return errors.New("ONNX Runtime not loaded: no library path given to backbone.Init")
 		}
-	})
-	if initErr == nil && path != initLib {
-		return fmt.Errorf("ONNX Runtime already loaded from %s, not %s", initLib, path)
+		return initErr
+	}
+	if _, err := os.Stat(lib); err != nil {
+		return fmt.Errorf("ONNX Runtime library: %w", err)
+	}
+	initMu.Lock()
+	defer initMu.Unlock()
+	if initLib == "" {
+		initLib = lib
+		ort.SetSharedLibraryPath(lib)
+		if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+			initErr = fmt.Errorf("load ONNX Runtime from %s: %w", lib, err)
+		}
+	}
+	if initErr == nil && lib != initLib {
+		return fmt.Errorf("ONNX Runtime already loaded from %s, not %s", initLib, lib)
 	}
 	return initErr
 }

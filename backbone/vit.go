@@ -16,8 +16,11 @@ import (
 // image size are read from the tensors; heads must be given (12 for
 // ViT-B/16). Outputs: the CLS token after the final LayerNorm, the head's
 // logits when present, and the final LayerNorm of the mean CLS token over
-// all blocks (F-OAL's feature).
-func ViT(w *Weights, heads int) (*Model, error) {
+// all blocks (F-OAL's feature). Options select the int8 graph (see
+// Quantized): the linear layers of every block and the head become
+// dynamically quantized matrix products; the patch embedding, attention
+// products, LayerNorms and softmax stay float32.
+func ViT(w *Weights, heads int, opts ...Option) (*Model, error) {
 	pw, err := w.Get("patch_embed.proj.weight")
 	if err != nil {
 		return nil, err
@@ -43,7 +46,8 @@ func ViT(w *Weights, heads int) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := onnx.NewGraph("vit")
+	b := newBuilder("vit", w, opts, func(o ...Option) (*Model, error) { return ViT(w, heads, o...) })
+	g := b.g
 	x := g.Input("images", -1, 3, size, size)
 	pb, err := w.Get("patch_embed.proj.bias", dim)
 	if err != nil {
@@ -89,7 +93,12 @@ func ViT(w *Weights, heads int) (*Model, error) {
 		if err != nil {
 			return "", 0, err
 		}
-		y := g.Node("MatMul", []string{x, g.Const("W", []int64{in, out}, tr)})
+		var y string
+		if b.o.mode == modeInt8 {
+			y = b.dynamicMatMul(x, in, out, tr)
+		} else {
+			y = g.Node("MatMul", []string{x, g.Const("W", []int64{in, out}, tr)})
+		}
 		return g.Node("Add", []string{y, g.Const("B", bt.Shape, bt.Data)}), out, nil
 	}
 	hd := dim / int64(heads)
@@ -171,5 +180,5 @@ func ViT(w *Weights, heads int) (*Model, error) {
 	if size != 224 {
 		preset = transform.Preset{Name: fmt.Sprintf("vit-%d", size), Resize: int(size), Filter: transform.Bicubic, Crop: int(size), Mean: preset.Mean, Std: preset.Std}
 	}
-	return finish("vit", g, outs, names, dims, int(size), preset, w), nil
+	return b.finish("vit", outs, names, dims, int(size), preset)
 }

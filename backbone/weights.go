@@ -3,6 +3,8 @@ package backbone
 import (
 	"bufio"
 	"fmt"
+	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,18 +40,34 @@ func (w *Weights) Get(name string, shape ...int64) (Tensor, error) {
 			return Tensor{}, fmt.Errorf("%s: tensor %q has shape %v, want %v", w.Source, name, t.Shape, shape)
 		}
 	}
-	if int64(len(t.Data)) != numel(t.Shape) {
+	if n, err := checkedNumel(t.Shape); err != nil || int64(len(t.Data)) != n {
 		return Tensor{}, fmt.Errorf("%s: tensor %q has %d values for shape %v", w.Source, name, len(t.Data), t.Shape)
 	}
 	return t, nil
 }
 
+// numel returns the element count of a shape known to be valid (one
+// Get has checked, or one built here).
 func numel(s []int64) int64 {
-	n := int64(1)
-	for _, d := range s {
-		n *= d
-	}
+	n, _ := checkedNumel(s)
 	return n
+}
+
+// checkedNumel returns the element count of shape, or an error if a
+// dimension is negative or the product overflows.
+func checkedNumel(s []int64) (int64, error) {
+	n := uint64(1)
+	for _, d := range s {
+		if d < 0 {
+			return 0, fmt.Errorf("shape %v has a negative dimension", s)
+		}
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return 0, fmt.Errorf("shape %v: element count overflows", s)
+		}
+		n = lo
+	}
+	return int64(n), nil
 }
 
 // LoadNPYDir reads every <name>.npy file of dir (float32).

@@ -27,6 +27,11 @@ func walkTar(p string, fn func(name string, r io.Reader) error) error {
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
+			// Read on to the end of the stream: gzip checks its CRC-32
+			// and length only there, and a tar's end marker comes first.
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return fmt.Errorf("%s: corrupt archive: %w", p, err)
+			}
 			return nil
 		}
 		if err != nil {
@@ -42,7 +47,7 @@ func walkTar(p string, fn func(name string, r io.Reader) error) error {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				return fmt.Errorf("%s: truncated archive (in %s)", p, h.Name)
 			}
-			return err
+			return fmt.Errorf("%s: corrupt archive (in %s): %w", p, h.Name, err)
 		}
 	}
 }

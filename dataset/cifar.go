@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	py "github.com/nlpodyssey/gopickle/types"
 
 	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/internal/pickleops"
 )
 
 // files gives the contents of named files of a data set that is either a
@@ -163,6 +165,9 @@ func (a *pyArray) PySetState(arg any) error {
 			return fmt.Errorf("ndarray shape[%d] is %v", i, shape.Get(i))
 		}
 		a.shape = append(a.shape, v)
+		if v != 0 && n > math.MaxInt/v {
+			return fmt.Errorf("ndarray shape %v overflows", a.shape)
+		}
 		n *= v
 	}
 	if f, _ := t.Get(off + 2).(bool); f && len(a.shape) > 1 {
@@ -190,7 +195,17 @@ func findClass(module, name string) (any, error) {
 	return npy.ClassLoader(module, name)
 }
 
-func unpickle(name string, b []byte) (*py.Dict, error) {
+func unpickle(name string, b []byte) (d *py.Dict, err error) {
+	// gopickle allocates what length opcodes claim and panics on some
+	// malformed input: check the framing first, and recover.
+	if _, err := pickleops.Len(b); err != nil {
+		return nil, fmt.Errorf("%s: cannot unpickle: %w", name, err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, fmt.Errorf("%s: cannot unpickle: malformed pickle (%v)", name, r)
+		}
+	}()
 	u := pickle.NewUnpickler(bufio.NewReader(bytes.NewReader(b)))
 	u.FindClass = findClass
 	v, err := u.Load()

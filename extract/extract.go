@@ -1,6 +1,6 @@
 // Package extract turns an image data set into feature files with a frozen
 // backbone: decode, preprocess, run the model in batches, and save. Results
-// are cached under a key of (weights, transform, data set, split, output),
+// are cached under a key of (weights, transform, data content, split, output),
 // so repeated runs skip the work, and extraction resumes where it stopped
 // after an interruption.
 package extract
@@ -28,7 +28,7 @@ import (
 // Job describes one extraction.
 type Job struct {
 	Data      dataset.Dataset
-	DataKey   string // identifies the data set and split for the cache
+	DataKey   string // identifies the data's content and split for the cache (dataset.Spec.Key)
 	Model     *backbone.Model
 	Preset    transform.Preset
 	Output    int    // index into Model.Outputs (0: the feature)
@@ -44,7 +44,7 @@ type Job struct {
 // Key returns the cache key of the job.
 func (j *Job) Key() string {
 	p := j.Preset
-	s := fmt.Sprintf("v1|%s|%s|%s|%d|%v|%d|%v|%v|%s|%d", j.Model.Name, j.Model.Hash, p.Name, p.Resize, p.Filter, p.Crop, p.Mean, p.Std, j.DataKey, j.Output)
+	s := fmt.Sprintf("v2|%s|%s|%s|%d|%v|%d|%v|%v|%s|%d", j.Model.Name, j.Model.Hash, p.Name, p.Resize, p.Filter, p.Crop, p.Mean, p.Std, j.DataKey, j.Output)
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])[:24]
 }
@@ -78,6 +78,10 @@ func Run(ctx context.Context, j *Job) (*features.Set, bool, error) {
 			return nil, false, err
 		}
 		if s, err := features.Load(j.CachePath()); err == nil && s.N == j.Data.Len() {
+			// the key is the content, so the data may have moved since
+			for i := range s.Paths {
+				s.Paths[i] = j.Data.Path(i)
+			}
 			return s, true, nil
 		}
 	}
@@ -213,49 +217,34 @@ func (j *Job) batches(ctx context.Context, sess *backbone.Session, lo, hi int, o
 	return ctx.Err()
 }
 
-// DataKey identifies a data set split for the cache: the spec with its
-// absolute path, the size and modification time of that path, and the split.
-func DataKey(spec, split string) string {
-	kind, p, _ := strings.Cut(spec, ":")
-	if abs, err := filepath.Abs(p); err == nil {
-		p = abs
-	}
-	key := kind + ":" + p + "|" + split
-	if st, err := os.Stat(p); err == nil {
-		key += fmt.Sprintf("|%d|%d", st.Size(), st.ModTime().UnixNano())
-	}
-	return key
-}
-
 // Backbones lists the names OpenBackbone accepts.
 var Backbones = []string{"squeezenet[:DIR]", "mobilenetv2[:DIR]", "resnet50:FILE(.pth|.safetensors)", "vit:FILE(.safetensors|.pth|.npz)[@HEADS]", "onnx:FILE.onnx[#OUTPUT]"}
 
-// OpenBackbone builds a backbone from "name[:path]". Without a path the
-// per-layer .npy models are looked up in ../shared/models (the project's
-// test data), for convenience in this repository.
-func OpenBackbone(spec string) (*backbone.Model, error) {
+// OpenBackbone builds a backbone from "name[:path]". Without a path, the
+// per-layer .npy models (squeezenet, mobilenetv2) are read from
+// modelsDir/squeezenet1.1 and modelsDir/mobilenetv2-1.0; with modelsDir
+// empty they need a path.
+func OpenBackbone(spec, modelsDir string) (*backbone.Model, error) {
 	name, path, _ := strings.Cut(spec, ":")
-	defaultDir := func(sub string) string {
-		if path != "" {
-			return path
+	weights := func(sub string) (*backbone.Weights, error) {
+		dir := path
+		if dir == "" && modelsDir != "" {
+			dir = filepath.Join(modelsDir, sub)
 		}
-		for _, base := range []string{"../shared/models", "../../shared/models", "../../../shared/models"} {
-			p := filepath.Join(base, sub)
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
+		if dir == "" {
+			return nil, fmt.Errorf("backbone %s: no weights folder given (%s:DIR, or a models folder holding %s)", name, name, sub)
 		}
-		return sub
+		return backbone.LoadNPYDir(dir)
 	}
 	switch name {
 	case "squeezenet":
-		w, err := backbone.LoadNPYDir(defaultDir("squeezenet1.1"))
+		w, err := weights("squeezenet1.1")
 		if err != nil {
 			return nil, err
 		}
 		return backbone.SqueezeNet(w)
 	case "mobilenetv2":
-		w, err := backbone.LoadNPYDir(defaultDir("mobilenetv2-1.0"))
+		w, err := weights("mobilenetv2-1.0")
 		if err != nil {
 			return nil, err
 		}

@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/features"
 )
 
 func writeImages(t *testing.T, root string, n int) {
@@ -38,11 +40,11 @@ func writeImages(t *testing.T, root string, n int) {
 // run comes from the cache; a run cancelled after its first chunk resumes
 // from it and gives the same features.
 func TestCacheAndResume(t *testing.T) {
-	m, err := OpenBackbone("squeezenet")
+	m, err := OpenBackbone("squeezenet", "../../shared/models")
 	if err != nil {
 		t.Skipf("shared SqueezeNet not available: %v", err)
 	}
-	if err := backbone.Init(""); err != nil {
+	if err := backbone.Init(testLibrary()); err != nil {
 		t.Skipf("%v", err)
 	}
 	root := t.TempDir()
@@ -70,7 +72,7 @@ func TestCacheAndResume(t *testing.T) {
 
 	cache := filepath.Join(t.TempDir(), "cache")
 	job := func() *Job {
-		return &Job{Data: ds, DataKey: DataKey("folder:"+root, "train"), Model: m, Preset: m.Preset,
+		return &Job{Data: ds, DataKey: dataKey(t, "folder:"+root, "train"), Model: m, Preset: m.Preset,
 			CacheDir: cache, BatchSize: 2, Chunk: 4}
 	}
 	// interrupted after the first chunk
@@ -124,8 +126,74 @@ func TestCacheAndResume(t *testing.T) {
 
 func TestOpenBackboneErrors(t *testing.T) {
 	for _, spec := range []string{"alexnet", "squeezenet:/nonexistent"} {
-		if _, err := OpenBackbone(spec); err == nil {
+		if _, err := OpenBackbone(spec, ""); err == nil {
 			t.Errorf("%s: no error", spec)
 		}
+	}
+}
+
+func dataKey(t *testing.T, spec, split string) string {
+	t.Helper()
+	s, err := dataset.ParseSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := s.Key(split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestCacheFollowsContent: a cached extraction is found again for the same
+// images, and replacing one image of the folder is a miss (issue 11 §2). No
+// ONNX Runtime is needed: a hit never starts a session, and a miss is seen
+// as an attempt to run the (empty) model.
+func TestCacheFollowsContent(t *testing.T) {
+	root, cache := t.TempDir(), t.TempDir()
+	writeImages(t, root, 5)
+	m := &backbone.Model{Name: "fake", Hash: "0", Outputs: []string{"f"}, Dims: []int{3}}
+	job := func() *Job {
+		ds, err := dataset.Open("folder:"+root, "train")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Job{Data: ds, DataKey: dataKey(t, "folder:"+root, "train"), Model: m, CacheDir: cache}
+	}
+	j := job()
+	// what an earlier extraction of these images left in the cache
+	s := &features.Set{N: 5, D: 3, X: make([]float32, 15), Labels: []int{0, 0, 0, 1, 1}}
+	for i := range s.X {
+		s.X[i] = float32(i)
+	}
+	if err := os.MkdirAll(j.CacheDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := features.Save(j.CachePath(), s); err != nil {
+		t.Fatal(err)
+	}
+	got, cached, err := Run(context.Background(), job())
+	if err != nil || !cached || !slices.Equal(got.X, s.X) {
+		t.Fatalf("same images: cached=%v err=%v", cached, err)
+	}
+	// replace one image (a new file, as a copy or a re-download makes it)
+	p := filepath.Join(root, "train", "a", "c.png")
+	old, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := p + ".new"
+	changed := append([]byte(nil), old...)
+	changed[len(changed)/2] ^= 1
+	if err := os.WriteFile(tmp, changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	os.Chtimes(tmp, st.ModTime().Add(time.Second), st.ModTime().Add(time.Second))
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, cached, _ := Run(context.Background(), job()); cached {
+		t.Fatal("a replaced image still hits the cache")
 	}
 }

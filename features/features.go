@@ -15,6 +15,7 @@ package features
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 
@@ -40,7 +41,7 @@ func (s *Set) Validate() error {
 	if s.N <= 0 || s.D <= 0 {
 		return fmt.Errorf("features: empty set (%d samples × %d dims)", s.N, s.D)
 	}
-	if len(s.X) != s.N*s.D {
+	if n, err := npz.Count([]int{s.N, s.D}); err != nil || len(s.X) != n {
 		return fmt.Errorf("features: %d values for %d×%d", len(s.X), s.N, s.D)
 	}
 	if len(s.Labels) != s.N {
@@ -120,12 +121,29 @@ func Load(path string) (*Set, error) {
 		return nil, fmt.Errorf("read features: %w", err)
 	}
 	defer r.Close()
+	return read(r, path)
+}
+
+// Read reads and validates a feature file of size bytes from ra; name is
+// used in error messages.
+func Read(ra io.ReaderAt, size int64, name string) (*Set, error) {
+	r, err := npz.NewReader(ra, size, name)
+	if err != nil {
+		return nil, fmt.Errorf("read features: %w", err)
+	}
+	return read(r, name)
+}
+
+func read(r *npz.Reader, path string) (*Set, error) {
 	x, shape, err := r.Float32("features")
 	if err != nil {
 		return nil, fmt.Errorf("read features: %w", err)
 	}
 	if len(shape) != 2 {
 		return nil, fmt.Errorf("read features: %s: array \"features\" has shape %v, want (N, d)", path, shape)
+	}
+	if n, err := npz.Count(shape); err != nil || n != len(x) {
+		return nil, fmt.Errorf("read features: %s: array \"features\" has shape %v but %d values", path, shape, len(x))
 	}
 	lab, lshape, err := r.Int64("labels")
 	if err != nil {
@@ -152,7 +170,11 @@ func Load(path string) (*Set, error) {
 		}
 	}
 	if r.Has("extract_seconds") {
-		if v, _, err := r.Float32("extract_seconds"); err == nil && len(v) == 1 {
+		v, _, err := r.Float32("extract_seconds")
+		if err != nil {
+			return nil, fmt.Errorf("read features: %w", err)
+		}
+		if len(v) == 1 {
 			s.ExtractSeconds = float64(v[0])
 		}
 	}

@@ -32,15 +32,28 @@ func (f *FlyCL) Predict(ctx context.Context, x []float32) ([]int, error) {
 func (f *FlyCL) LastLambda() float64 { return f.Model.Lambda() }
 
 // LastStages implements experiment.StageTimer: the stage times of the last
-// learning step, in seconds.
-func (f *FlyCL) LastStages() map[string]float64 {
+// learning step.
+func (f *FlyCL) LastStages() flycl.Stages {
 	h := f.Model.History()
 	if len(h) == 0 {
-		return nil
+		return flycl.Stages{}
 	}
-	s := h[len(h)-1].Stages
-	return map[string]float64{"projection": s.Projection.Seconds(), "topk": s.TopK.Seconds(), "gram": s.Gram.Seconds(),
-		"gcv": s.GCV.Seconds(), "factor": s.Factor.Seconds(), "solve": s.Solve.Seconds()}
+	return h[len(h)-1].Stages
+}
+
+// LastLambdaChoice implements experiment.LambdaReporter: how GCV chose λ
+// in the last learning step (ok false when λ was fixed).
+func (f *FlyCL) LastLambdaChoice() (experiment.LambdaChoice, bool) {
+	h := f.Model.History()
+	if len(h) == 0 || h[len(h)-1].GCV == nil {
+		return experiment.LambdaChoice{}, false
+	}
+	r := h[len(h)-1]
+	c := experiment.LambdaChoice{Grid: r.Grid, Scores: experiment.Floats(r.GCV), Lambda: r.Lambda, Issue: r.LambdaIssue()}
+	if r.RaisedFrom != 0 {
+		c.Lambda, c.Used = r.RaisedFrom, r.Lambda
+	}
+	return c, true
 }
 
 // Online is Fly-CL's online variant for the runner: each task arrives in
@@ -79,6 +92,9 @@ type Options struct {
 	// OnlineLambda is flycl-online's fixed λ; 0 chooses it by GCV on
 	// every mini-batch.
 	OnlineLambda float64
+	// HebbianPasses is the number of Hebbian-rule passes per task of
+	// flycl-hebbian (default 100).
+	HebbianPasses int
 }
 
 func (o Options) withDefaults() Options {
@@ -96,6 +112,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OnlineBatch == 0 {
 		o.OnlineBatch = 1000
+	}
+	if o.HebbianPasses == 0 {
+		o.HebbianPasses = 100
 	}
 	return o
 }
@@ -176,6 +195,11 @@ var registry = map[string]func(o Options) experiment.Method{
 				return nil, err
 			}
 			return &Online{FlyCL: FlyCL{Model: m}, Batch: o.OnlineBatch, Lambda: o.OnlineLambda}, nil
+		})
+	},
+	"flycl-hebbian": func(o Options) experiment.Method {
+		return learner(fmt.Sprintf("Fly-CL Hebbian (%d passes)", o.HebbianPasses), func(d int, _ int64) (experiment.Learner, error) {
+			return baselines.NewHebbian(o.FlyCL, d, o.HebbianPasses)
 		})
 	},
 	"flycl-magnitude": func(o Options) experiment.Method {

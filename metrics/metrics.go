@@ -4,6 +4,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -12,9 +13,12 @@ import (
 // Matrix holds the evaluation counts of one run of T tasks: after
 // training task t, Correct[t][i] of the Total[i] test samples of task i
 // (i <= t) were classified correctly.
+//
+// A task without test samples (Total[i] == 0) has no accuracy: Acc is NaN
+// for it and the summaries below leave it out.
 type Matrix struct {
-	Correct [][]int
-	Total   []int
+	Correct [][]int `json:"correct"`
+	Total   []int   `json:"total"`
 }
 
 // NewMatrix returns an empty matrix for T tasks with the given test sizes.
@@ -50,13 +54,21 @@ func (m *Matrix) Set(t, i, correct int) error {
 }
 
 // MeanAcc returns A_t as the reference code defines it: the mean over the
-// tasks seen so far of the per-task accuracies a(t,i), i <= t.
+// tasks seen so far of the per-task accuracies a(t,i), i <= t (over those
+// with test samples; NaN if none has).
 func (m *Matrix) MeanAcc(t int) float64 {
 	var s float64
+	k := 0
 	for i := 0; i <= t; i++ {
-		s += m.Acc(t, i)
+		if m.Total[i] > 0 {
+			s += m.Acc(t, i)
+			k++
+		}
 	}
-	return s / float64(t+1)
+	if k == 0 {
+		return math.NaN()
+	}
+	return s / float64(k)
 }
 
 // PooledAcc returns A_t as top-1 accuracy over all test samples of the
@@ -66,6 +78,9 @@ func (m *Matrix) PooledAcc(t int) float64 {
 	for i := 0; i <= t; i++ {
 		c += m.Correct[t][i]
 		n += m.Total[i]
+	}
+	if n == 0 {
+		return math.NaN()
 	}
 	return float64(c) / float64(n)
 }
@@ -89,28 +104,43 @@ func (m *Matrix) Last(pooled bool) float64 {
 	return c[len(c)-1]
 }
 
-// Average returns Ā, the mean of A_t over all tasks.
+// Average returns Ā, the mean of A_t over all tasks (over those t where
+// A_t is defined; NaN if none is).
 func (m *Matrix) Average(pooled bool) float64 {
 	var s float64
-	c := m.Curve(pooled)
-	for _, v := range c {
-		s += v
+	k := 0
+	for _, v := range m.Curve(pooled) {
+		if !math.IsNaN(v) {
+			s += v
+			k++
+		}
 	}
-	return s / float64(len(c))
+	if k == 0 {
+		return math.NaN()
+	}
+	return s / float64(k)
 }
 
 // BWT returns backward transfer, 1/(T-1) Σ_{i<T} (a(T,i) − a(i,i)); 0 for
-// a single task.
+// a single task. Tasks without test samples are left out (NaN if that
+// leaves none).
 func (m *Matrix) BWT() float64 {
 	T := m.T()
 	if T < 2 {
 		return 0
 	}
 	var s float64
+	k := 0
 	for i := 0; i < T-1; i++ {
-		s += m.Acc(T-1, i) - m.Acc(i, i)
+		if m.Total[i] > 0 {
+			s += m.Acc(T-1, i) - m.Acc(i, i)
+			k++
+		}
 	}
-	return s / float64(T-1)
+	if k == 0 {
+		return math.NaN()
+	}
+	return s / float64(k)
 }
 
 // Forgetting returns the average forgetting of Chaudhry et al. (2018):
@@ -121,17 +151,26 @@ func (m *Matrix) Forgetting() float64 {
 		return 0
 	}
 	var s float64
+	k := 0
 	for i := 0; i < T-1; i++ {
+		if m.Total[i] == 0 {
+			continue
+		}
+		k++
 		best := math.Inf(-1)
 		for l := i; l < T-1; l++ {
 			best = math.Max(best, m.Acc(l, i))
 		}
 		s += best - m.Acc(T-1, i)
 	}
-	return s / float64(T-1)
+	if k == 0 {
+		return math.NaN()
+	}
+	return s / float64(k)
 }
 
 // Stat is a mean and sample standard deviation over runs.
+// Its JSON form is {"Mean": m, "Std": s, "N": n} with null for NaN.
 type Stat struct {
 	Mean, Std float64
 	N         int
@@ -170,8 +209,31 @@ func (s Stat) MarshalJSON() ([]byte, error) {
 	return []byte(fmt.Sprintf(`{"Mean":%s,"Std":%s,"N":%d}`, f(s.Mean), f(s.Std), s.N)), nil
 }
 
-// Format formats the stat as "mean ± std" with the given decimals.
+// UnmarshalJSON reads the form MarshalJSON writes (null as NaN).
+func (s *Stat) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Mean, Std *float64
+		N         int
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Stat{Mean: math.NaN(), Std: math.NaN(), N: v.N}
+	if v.Mean != nil {
+		s.Mean = *v.Mean
+	}
+	if v.Std != nil {
+		s.Std = *v.Std
+	}
+	return nil
+}
+
+// Format formats the stat as "mean ± std" with the given decimals, or
+// "n/a" when there is no value (NaN: no run had test samples for it).
 func (s Stat) Format(decimals int) string {
+	if math.IsNaN(s.Mean) || math.IsInf(s.Mean, 0) {
+		return "n/a"
+	}
 	if s.N <= 1 {
 		return fmt.Sprintf("%.*f", decimals, s.Mean)
 	}

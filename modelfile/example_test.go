@@ -19,10 +19,10 @@ func Example() {
 
 	model, _ := flycl.New(flycl.Config{M: 200, P: 2, K: 60, Lambdas: []float64{1, 10}}, 3)
 	model.LearnTask(ctx, []float32{1, 0, 0, 0, 1, 0}, []int{7, 8})
-	if err := modelfile.Save(path, model); err != nil {
+	if err := modelfile.SaveModel(path, model); err != nil {
 		panic(err)
 	}
-	resumed, err := modelfile.Load(path)
+	resumed, err := modelfile.LoadModel(path)
 	if err != nil {
 		panic(err)
 	}

@@ -1,26 +1,3 @@
-// Package modelfile saves and loads Fly-CL models, so that a model can
-// stop and continue learning later, and exchanges projection matrices W
-// with other implementations as .npz files.
-//
-// # Model file format (version 1)
-//
-// All integers and floats are little-endian.
-//
-//	magic    8 bytes  "FLYCLMDL"
-//	version  uint32   1
-//	hlen     uint32   length of the header
-//	header   hlen bytes of JSON (see Header)
-//	G        m(m+1)/2 float32: the lower triangle of G, row by row
-//	S        classes×m float32
-//	C        classes×m float32 (present when the header says coef)
-//	Wcols    m×p int32, then Wvals m×p float32 (present when W is explicit)
-//	crc      uint32   CRC-32C (Castagnoli) of every byte above
-//	end      8 bytes  "FLYCLEND"
-//
-// A W generated from a seed is stored as the seed plus a CRC-32C
-// fingerprint of its entries, which is checked when the file is loaded.
-// Files are written to a temporary file, synced and renamed into place, so
-// a crash never leaves a half-written model where a good one was.
 package modelfile
 
 import (
@@ -45,14 +22,40 @@ import (
 const (
 	magic   = "FLYCLMDL"
 	endMark = "FLYCLEND"
-	// Version is the format version this package writes.
-	Version = 1
+	// Version is the format version this package writes. Decode reads
+	// versions 1 and 2.
+	Version = 2
 	// maxHeader bounds the JSON header (the class map and history of a
 	// very long run fit easily).
-	maxHeader = 256 << 20
+	maxHeader = 64 << 20
+
+	// Bounds on what a header may describe, checked before anything is
+	// allocated. They are far above any real model.
+	MaxM       = 1 << 17 // expansion dimension (G alone is 32 GiB at this m)
+	MaxD       = 1 << 16 // feature dimension (regenerating W costs m·d steps)
+	MaxClasses = 1 << 20
+	// W's entries (m·p) may not exceed max(m(m+1), minWEntries): W is at
+	// most about twice the size of G, which is in the file.
+	minWEntries = 1 << 24
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// File is the content of a model file: the model and how its features are
+// made.
+type File struct {
+	// Snapshot is the model (see flycl.Snapshot: Model for a mutable copy
+	// to learn with, Predictor to classify).
+	Snapshot *flycl.Snapshot
+	// Pipeline says how to turn an image into the model's features; nil
+	// for a model learned from feature vectors only.
+	Pipeline *Pipeline
+	// Created is when the model was first saved; Saved when this file
+	// was written (set by Encode). Both UTC.
+	Created, Saved time.Time
+	// Format is the format version the file was read from (Decode).
+	Format int
+}
 
 // Header is the JSON header of a model file.
 type Header struct {
@@ -69,38 +72,52 @@ type Header struct {
 	GCV        string    `json:"gcv"`        // GCV method
 	Projection string    `json:"projection"` // projection method
 	Labels     []int     `json:"labels"`     // class index -> label
-	Samples    int       `json:"samples"`    // samples accumulated
+	Samples    int       `json:"samples"`    // samples in G
 	Lambda     float64   `json:"lambda"`     // λ of the stored classifier
 	Coef       bool      `json:"coef"`       // classifier stored
 	History    []Record  `json:"history"`    // one per learning step
 	Saved      time.Time `json:"saved"`      // when the file was written
 	Backend    string    `json:"linalg,omitempty"`
+
+	// Version 2:
+	ModelVersion uint64    `json:"model_version"`      // increases with every change
+	Names        []string  `json:"names"`              // class index -> name
+	Counts       []*int    `json:"counts"`             // class index -> samples learned (null: unknown, from a version-1 file)
+	Created      time.Time `json:"created"`            // when the model was first saved
+	Pipeline     *Pipeline `json:"pipeline,omitempty"` // backbone and transform
 }
 
-// Record is a TaskRecord in the header (durations in seconds).
+// Record is a TaskRecord in the header (stage times in seconds by name).
 type Record struct {
 	Samples    int                `json:"samples"`
 	NewClasses []int              `json:"new_classes"`
+	Removed    []int              `json:"removed,omitempty"`
 	Lambda     float64            `json:"lambda"`
 	RaisedFrom float64            `json:"raised_from,omitempty"`
 	GCV        []float64          `json:"gcv,omitempty"`
-	Seconds    map[string]float64 `json:"seconds"`
+	Seconds    map[string]float64 `json:"seconds"` // by flycl.Stage name
 }
 
 func toRecord(r flycl.TaskRecord) Record {
-	s := r.Stages
-	return Record{Samples: r.Samples, NewClasses: r.NewClasses, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
-		Seconds: map[string]float64{
-			"projection": s.Projection.Seconds(), "topk": s.TopK.Seconds(), "gram": s.Gram.Seconds(),
-			"gcv": s.GCV.Seconds(), "factor": s.Factor.Seconds(), "solve": s.Solve.Seconds(),
-		}}
+	sec := make(map[string]float64, len(flycl.AllStages()))
+	for _, st := range flycl.AllStages() {
+		sec[st.String()] = r.Stages.Get(st).Seconds()
+	}
+	return Record{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
+		Seconds: sec}
 }
 
+// fromRecord restores a record; stage times are informational, so an
+// unknown stage name or an implausible time is dropped, not an error.
 func fromRecord(r Record) flycl.TaskRecord {
-	d := func(k string) time.Duration { return time.Duration(r.Seconds[k] * 1e9) }
-	return flycl.TaskRecord{Samples: r.Samples, NewClasses: r.NewClasses, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
-		Stages: flycl.Stages{Projection: d("projection"), TopK: d("topk"), Gram: d("gram"),
-			GCV: d("gcv"), Factor: d("factor"), Solve: d("solve")}}
+	var st flycl.Stages
+	for _, s := range flycl.AllStages() {
+		if v := r.Seconds[s.String()]; v >= 0 && v <= 1e9 {
+			st.Set(s, time.Duration(v*1e9))
+		}
+	}
+	return flycl.TaskRecord{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
+		Stages: st}
 }
 
 // fingerprint is the CRC-32C of W's columns and values.
@@ -111,18 +128,36 @@ func fingerprint(w *projection.Matrix) uint32 {
 	return h.Sum32()
 }
 
-// Save writes the model to path atomically.
-func Save(path string, m *flycl.Model) error {
-	st := m.State()
+// Encode writes f (Snapshot required; Saved is set to now) to w in the
+// current format.
+func Encode(w io.Writer, f *File) error {
+	s := f.Snapshot
+	if s == nil {
+		return fmt.Errorf("modelfile: encode: no model")
+	}
+	st := s.State()
 	cfg := st.Config
-	w := m.Projection()
+	proj := s.Projection()
+	f.Saved = time.Now().UTC()
+	if f.Created.IsZero() {
+		f.Created = f.Saved
+	}
 	hdr := Header{
 		Format: "flycl-model", InputDim: st.InputDim, M: cfg.M, P: cfg.P, K: cfg.K, Seed: cfg.Seed,
-		W: "seed", WCRC: fingerprint(w), TopK: cfg.TopK.String(), Lambdas: cfg.Lambdas,
+		W: "seed", WCRC: fingerprint(proj), TopK: cfg.TopK.String(), Lambdas: cfg.Lambdas,
 		GCV: cfg.GCV.String(), Projection: cfg.Projection.String(), Labels: st.Labels,
-		Samples: m.Samples(), Lambda: st.Lambda, Coef: st.Coef != nil, Saved: time.Now().UTC(),
+		Samples: s.Samples(), Lambda: st.Lambda, Coef: st.Coef != nil, Saved: f.Saved,
+		ModelVersion: st.Version, Names: st.Names, Created: f.Created, Pipeline: f.Pipeline,
+		History: []Record{}, Counts: []*int{},
 	}
-	if w.Seed == nil {
+	for _, c := range st.Counts {
+		if c >= 0 {
+			hdr.Counts = append(hdr.Counts, &c)
+		} else {
+			hdr.Counts = append(hdr.Counts, nil)
+		}
+	}
+	if proj.Seed == nil {
 		hdr.W = "explicit"
 	}
 	if hdr.Labels == nil {
@@ -133,188 +168,285 @@ func Save(path string, m *flycl.Model) error {
 	}
 	hj, err := json.Marshal(hdr)
 	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
+		return fmt.Errorf("modelfile: encode header: %w", err)
 	}
-	af, err := atomicfile.Create(path)
-	if err != nil {
-		return err
+	if len(hj) > maxHeader {
+		return fmt.Errorf("modelfile: header of %d bytes exceeds %d", len(hj), maxHeader)
 	}
 	crc := crc32.New(castagnoli)
-	bw := bufio.NewWriterSize(io.MultiWriter(af, crc), 1<<20)
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
 	var pre [16]byte
 	copy(pre[:], magic)
 	binary.LittleEndian.PutUint32(pre[8:], Version)
 	binary.LittleEndian.PutUint32(pre[12:], uint32(len(hj)))
 	bw.Write(pre[:])
 	bw.Write(hj)
-	acc := m.Statistics()
 	for i := 0; i < cfg.M; i++ {
-		writeFloats(bw, acc.LowerRow(i))
+		writeFloats(bw, s.LowerRow(i))
 	}
-	writeFloats(bw, acc.S())
+	writeFloats(bw, s.S())
 	if st.Coef != nil {
 		writeFloats(bw, st.Coef)
 	}
 	if hdr.W == "explicit" {
-		writeInt32s(bw, w.Cols)
-		writeFloats(bw, w.Vals)
+		writeInt32s(bw, proj.Cols)
+		writeFloats(bw, proj.Vals)
 	}
 	if err := bw.Flush(); err != nil {
-		af.Abort()
-		return fmt.Errorf("save %s: %w", path, err)
+		return fmt.Errorf("modelfile: encode: %w", err)
 	}
 	var tail [12]byte
 	binary.LittleEndian.PutUint32(tail[:], crc.Sum32())
 	copy(tail[4:], endMark)
-	if _, err := af.Write(tail[:]); err != nil {
+	if _, err := w.Write(tail[:]); err != nil {
+		return fmt.Errorf("modelfile: encode: %w", err)
+	}
+	return nil
+}
+
+// Save writes f to path atomically (see internal/atomicfile: a temporary
+// file in the same directory, synced and renamed over the target). A
+// symbolic link at path is followed and the file it points to replaced;
+// a directory, device, FIFO or socket at path is refused. An existing
+// file keeps its permission bits; a new one gets 0666 less the umask.
+// Stale temporaries of path left by killed writers are removed.
+func Save(path string, f *File) error {
+	af, err := atomicfile.Create(path)
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	if err := Encode(af, f); err != nil {
 		af.Abort()
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	return af.Commit()
+	if err := af.Commit(); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	return nil
 }
 
-// Load reads a model written by Save. A truncated or corrupted file, or
-// one from an incompatible version, gives an error naming the file and
-// what is wrong with it.
-func Load(path string) (*flycl.Model, error) {
-	f, err := os.Open(path)
+// SaveModel saves a model with no pipeline (features learned directly).
+func SaveModel(path string, m *flycl.Model) error {
+	return Save(path, &File{Snapshot: m.Snapshot()})
+}
+
+// Load reads a model file. A truncated or corrupted file, one from an
+// unknown version, or one whose content does not make sense gives an
+// error naming the file and what is wrong with it.
+func Load(path string) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("load %s: not a regular file", path)
+	}
+	f, err := decode(bufio.NewReaderSize(fh, 1<<20), fi.Size())
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// LoadModel loads a model file and returns a mutable model.
+func LoadModel(path string) (*flycl.Model, error) {
+	f, err := Load(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	m, err := f.Snapshot.Model()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	fail := func(format string, a ...any) error {
-		return fmt.Errorf("load %s: "+format, append([]any{path}, a...)...)
-	}
+	return m, nil
+}
+
+// Decode reads a model file from r (formats 1 and 2). It allocates
+// memory only for data it has read, never for what a header merely
+// claims: a forged header gives an error, not an out-of-memory crash.
+func Decode(r io.Reader) (*File, error) {
+	return decode(r, -1)
+}
+
+// decode reads a model; size is the total length when known (-1 if not),
+// which allows exact truncation messages before reading the data.
+func decode(rd io.Reader, size int64) (*File, error) {
+	fail := func(format string, a ...any) (*File, error) { return nil, fmt.Errorf(format, a...) }
 	crc := crc32.New(castagnoli)
-	r := &reader{r: io.TeeReader(bufio.NewReaderSize(f, 1<<20), crc)}
+	r := &reader{r: io.TeeReader(rd, crc)}
 	var pre [16]byte
 	if _, err := io.ReadFull(r.r, pre[:]); err != nil {
-		return nil, fail("too short to be a Fly-CL model file")
+		return fail("too short to be a Fly-CL model file")
 	}
 	if string(pre[:8]) != magic {
-		return nil, fail("not a Fly-CL model file (bad magic %q)", pre[:8])
+		return fail("not a Fly-CL model file (bad magic %q)", pre[:8])
 	}
-	if v := binary.LittleEndian.Uint32(pre[8:]); v != Version {
-		return nil, fail("format version %d, this build reads version %d", v, Version)
+	format := int(binary.LittleEndian.Uint32(pre[8:]))
+	if format < 1 || format > Version {
+		return fail("format version %d, this build reads versions 1 to %d", format, Version)
 	}
 	hlen := int64(binary.LittleEndian.Uint32(pre[12:]))
-	if hlen > maxHeader || 16+hlen > fi.Size() {
-		return nil, fail("truncated or corrupt header (length %d, file %d bytes)", hlen, fi.Size())
+	if hlen > maxHeader || (size >= 0 && 16+hlen > size) {
+		return fail("truncated or corrupt header (length %d, file %d bytes)", hlen, size)
 	}
-	hj := make([]byte, hlen)
-	if _, err := io.ReadFull(r.r, hj); err != nil {
-		return nil, fail("truncated header")
+	hj, err := io.ReadAll(io.LimitReader(r.r, hlen))
+	if err != nil || int64(len(hj)) != hlen {
+		return fail("truncated header")
 	}
 	var hdr Header
 	if err := json.Unmarshal(hj, &hdr); err != nil {
-		return nil, fail("corrupt header: %v", err)
+		return fail("corrupt header: %v", err)
 	}
 	if hdr.Format != "flycl-model" {
-		return nil, fail("header format %q, want flycl-model", hdr.Format)
+		return fail("header format %q, want flycl-model", hdr.Format)
 	}
-	if hdr.M <= 0 || hdr.P <= 0 || hdr.InputDim <= 0 || hdr.P > hdr.InputDim || hdr.M > 1<<20 {
-		return nil, fail("corrupt header: m=%d p=%d d=%d", hdr.M, hdr.P, hdr.InputDim)
+	// Meaning before allocation: every size the data needs is bounded.
+	switch {
+	case hdr.M <= 0 || hdr.M > MaxM:
+		return fail("corrupt header: m=%d outside [1, %d]", hdr.M, MaxM)
+	case hdr.InputDim <= 0 || hdr.InputDim > MaxD:
+		return fail("corrupt header: d=%d outside [1, %d]", hdr.InputDim, MaxD)
+	case hdr.P <= 0 || hdr.P > hdr.InputDim:
+		return fail("corrupt header: p=%d outside [1, d=%d]", hdr.P, hdr.InputDim)
+	case hdr.K <= 0 || hdr.K > hdr.M:
+		return fail("corrupt header: k=%d outside [1, m=%d]", hdr.K, hdr.M)
+	case len(hdr.Labels) > MaxClasses:
+		return fail("corrupt header: %d classes, at most %d", len(hdr.Labels), MaxClasses)
+	case hdr.Samples < 0:
+		return fail("corrupt header: negative sample count %d", hdr.Samples)
+	case len(hdr.Lambdas) == 0:
+		return fail("corrupt header: empty lambda grid")
+	case hdr.W != "seed" && hdr.W != "explicit":
+		return fail("corrupt header: w=%q, want seed or explicit", hdr.W)
 	}
-	m, nc := int64(hdr.M), int64(len(hdr.Labels))
+	m, nc, p := int64(hdr.M), int64(len(hdr.Labels)), int64(hdr.P)
+	if m*p > max(m*(m+1), minWEntries) {
+		return fail("corrupt header: W would have m·p = %d entries, more than allowed for m=%d", m*p, m)
+	}
 	want := 16 + hlen + 4*m*(m+1)/2 + 4*nc*m + 12
 	if hdr.Coef {
 		want += 4 * nc * m
 	}
 	if hdr.W == "explicit" {
-		want += 8 * m * int64(hdr.P)
-	} else if hdr.W != "seed" {
-		return nil, fail("corrupt header: w=%q", hdr.W)
+		want += 8 * m * p
 	}
-	if fi.Size() != want {
-		if fi.Size() < want {
-			return nil, fail("truncated: %d bytes, the header describes %d", fi.Size(), want)
+	if size >= 0 && size != want {
+		if size < want {
+			return fail("truncated: %d bytes, the header describes %d", size, want)
 		}
-		return nil, fail("%d bytes, the header describes %d (trailing data)", fi.Size(), want)
+		return fail("%d bytes, the header describes %d (trailing data)", size, want)
 	}
-	acc, err := ridge.NewAccumulator(hdr.M)
-	if err != nil {
-		return nil, fail("%v", err)
-	}
-	for i := 0; i < hdr.M; i++ {
-		row := r.floats(i + 1)
-		if r.err != nil {
-			break
-		}
-		acc.SetLowerRow(i, row)
-	}
+	g := r.floats(int(m * (m + 1) / 2))
 	s := r.floats(int(nc * m))
 	var coef []float32
 	if hdr.Coef {
 		coef = r.floats(int(nc * m))
 	}
-	var w *projection.Matrix
+	var cols []int32
+	var vals []float32
 	if hdr.W == "explicit" {
-		cols := r.int32s(hdr.M * hdr.P)
-		vals := r.floats(hdr.M * hdr.P)
-		if r.err == nil {
-			if w, err = projection.New(hdr.M, hdr.InputDim, hdr.P, cols, vals); err != nil {
-				return nil, fail("stored W: %v", err)
-			}
-		}
+		cols = r.int32s(int(m * p))
+		vals = r.floats(int(m * p))
 	}
 	if r.err != nil {
-		return nil, fail("truncated data: %v", r.err)
+		return fail("truncated data: %v", r.err)
 	}
 	sum := crc.Sum32()
 	var tail [12]byte
-	if _, err := io.ReadFull(r.r, tail[:]); err != nil || string(tail[4:]) != endMark {
-		return nil, fail("truncated: end marker missing")
+	if _, err := io.ReadFull(rd, tail[:]); err != nil || string(tail[4:]) != endMark {
+		return fail("truncated: end marker missing")
 	}
 	if got := binary.LittleEndian.Uint32(tail[:]); got != sum {
-		return nil, fail("checksum mismatch (stored %08x, computed %08x): the file is corrupt", got, sum)
+		return fail("checksum mismatch (stored %08x, computed %08x): the file is corrupt", got, sum)
 	}
-	if err := acc.SetS(s, int(nc), hdr.Samples); err != nil {
-		return nil, fail("%v", err)
-	}
-	if w == nil {
-		if w, err = projection.Generate(hdr.M, hdr.InputDim, hdr.P, hdr.Seed); err != nil {
-			return nil, fail("%v", err)
+	if size < 0 {
+		var one [1]byte
+		if n, _ := io.ReadFull(rd, one[:]); n > 0 {
+			return fail("trailing data after the end marker")
 		}
 	}
+	var w *projection.Matrix
+	if hdr.W == "explicit" {
+		if w, err = projection.New(hdr.M, hdr.InputDim, hdr.P, cols, vals); err != nil {
+			return fail("stored W: %v", err)
+		}
+	} else if w, err = projection.Generate(hdr.M, hdr.InputDim, hdr.P, hdr.Seed); err != nil {
+		return fail("%v", err)
+	}
 	if fp := fingerprint(w); fp != hdr.WCRC {
-		return nil, fail("W regenerated from seed %d has fingerprint %08x, the file says %08x", hdr.Seed, fp, hdr.WCRC)
+		if hdr.W == "seed" {
+			return fail("W regenerated from seed %d has fingerprint %08x, the file says %08x", hdr.Seed, fp, hdr.WCRC)
+		}
+		return fail("stored W has fingerprint %08x, the file says %08x", fp, hdr.WCRC)
 	}
 	topk, err := projection.ParseTopKMode(hdr.TopK)
 	if err != nil {
-		return nil, fail("%v", err)
+		return fail("header topk: %v", err)
 	}
 	gcv, err := ridge.ParseGCVMethod(hdr.GCV)
 	if err != nil {
-		return nil, fail("%v", err)
+		return fail("header gcv: %v", err)
 	}
 	pm, err := projection.ParseMethod(hdr.Projection)
 	if err != nil {
-		return nil, fail("%v", err)
+		return fail("header projection: %v", err)
 	}
 	st := flycl.State{
 		Config: flycl.Config{M: hdr.M, P: hdr.P, K: hdr.K, Seed: hdr.Seed, TopK: topk,
 			Lambdas: hdr.Lambdas, GCV: gcv, Projection: pm},
 		InputDim: hdr.InputDim, Labels: hdr.Labels, Lambda: hdr.Lambda, Coef: coef,
+		Names: hdr.Names, Version: hdr.ModelVersion,
 	}
 	for _, rec := range hdr.History {
 		st.History = append(st.History, fromRecord(rec))
 	}
-	model, err := flycl.Restore(st, w, acc)
-	if err != nil {
-		return nil, fail("%v", err)
+	if format == 1 {
+		// Version 1 kept neither names, counts nor a model version.
+		st.Names, st.Counts, st.Version = nil, nil, uint64(len(hdr.History))
+	} else {
+		if hdr.Counts == nil && nc > 0 {
+			return fail("corrupt header: no class counts")
+		}
+		st.Counts = make([]int, len(hdr.Counts))
+		for i, c := range hdr.Counts {
+			switch {
+			case c == nil:
+				st.Counts[i] = -1
+			case *c < 0:
+				return fail("class %d has a negative sample count %d", i, *c)
+			default:
+				st.Counts[i] = *c
+			}
+		}
+		if hdr.Pipeline != nil {
+			if err := hdr.Pipeline.validate(); err != nil {
+				return fail("header pipeline: %v", err)
+			}
+			if hdr.Pipeline.Dim != 0 && hdr.Pipeline.Dim != hdr.InputDim {
+				return fail("header pipeline: backbone dimension %d, model d=%d", hdr.Pipeline.Dim, hdr.InputDim)
+			}
+		}
 	}
-	return model, nil
+	snap, err := flycl.NewSnapshot(st, w, g, s, hdr.Samples)
+	if err != nil {
+		return fail("%v", err)
+	}
+	return &File{Snapshot: snap, Pipeline: hdr.Pipeline, Created: hdr.Created, Saved: hdr.Saved, Format: format}, nil
 }
 
+// reader reads little-endian arrays, growing them only as data arrives.
 type reader struct {
 	r   io.Reader
 	buf []byte
 	err error
 }
+
+const chunk = 1 << 16 // values per read
 
 func (r *reader) bytes(n int) []byte {
 	if r.err != nil {
@@ -335,35 +467,36 @@ func (r *reader) bytes(n int) []byte {
 }
 
 func (r *reader) floats(n int) []float32 {
-	out := make([]float32, n)
-	const chunk = 1 << 16
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(n, lo+chunk)
-		b := r.bytes(4 * (hi - lo))
+	out := make([]float32, 0, min(n, chunk))
+	for len(out) < n && r.err == nil {
+		k := min(n-len(out), chunk)
+		b := r.bytes(4 * k)
 		if b == nil {
 			return nil
 		}
-		for i := lo; i < hi; i++ {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*(i-lo):]))
+		for i := 0; i < k; i++ {
+			out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 		}
 	}
 	return out
 }
 
 func (r *reader) int32s(n int) []int32 {
-	out := make([]int32, n)
-	b := r.bytes(4 * n)
-	if b == nil {
-		return nil
-	}
-	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	out := make([]int32, 0, min(n, chunk))
+	for len(out) < n && r.err == nil {
+		k := min(n-len(out), chunk)
+		b := r.bytes(4 * k)
+		if b == nil {
+			return nil
+		}
+		for i := 0; i < k; i++ {
+			out = append(out, int32(binary.LittleEndian.Uint32(b[4*i:])))
+		}
 	}
 	return out
 }
 
 func writeFloats(w io.Writer, s []float32) {
-	const chunk = 1 << 16
 	b := make([]byte, 4*min(len(s), chunk))
 	for lo := 0; lo < len(s); lo += chunk {
 		hi := min(len(s), lo+chunk)

@@ -68,10 +68,10 @@ func TestResumeIsBitExact(t *testing.T) {
 
 	part, _ := flycl.New(cfg, d)
 	learn(t, part, 0, 1)
-	if err := Save(path, part); err != nil {
+	if err := SaveModel(path, part); err != nil {
 		t.Fatal(err)
 	}
-	resumed, err := Load(path)
+	resumed, err := LoadModel(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestResumeIsBitExact(t *testing.T) {
 			t.Fatalf("history %d differs", i)
 		}
 	}
-	ga, gb := full.Statistics(), resumed.Statistics()
+	ga, gb := full.Snapshot(), resumed.Snapshot()
 	for i := 0; i < cfg.M; i++ {
 		if !sameBits(ga.LowerRow(i), gb.LowerRow(i)) {
 			t.Fatalf("G row %d differs", i)
@@ -130,10 +130,10 @@ func TestExplicitProjectionRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "explicit.flycl")
-	if err := Save(path, m); err != nil {
+	if err := SaveModel(path, m); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Load(path)
+	back, err := LoadModel(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestCorruptFiles(t *testing.T) {
 	path := filepath.Join(dir, "good.flycl")
 	m, _ := flycl.New(cfg, d)
 	learn(t, m, 0, 2)
-	if err := Save(path, m); err != nil {
+	if err := SaveModel(path, m); err != nil {
 		t.Fatal(err)
 	}
 	good, _ := os.ReadFile(path)
@@ -253,16 +253,16 @@ func TestSaveNeverLeavesPartialFile(t *testing.T) {
 	path := filepath.Join(dir, "m.flycl")
 	m, _ := flycl.New(cfg, d)
 	learn(t, m, 0, 1)
-	if err := Save(path, m); err != nil {
+	if err := SaveModel(path, m); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
 	// Saving into a missing directory fails without touching anything.
-	if err := Save(filepath.Join(dir, "no", "such", "dir", "m.flycl"), m); err == nil {
+	if err := SaveModel(filepath.Join(dir, "no", "such", "dir", "m.flycl"), m); err == nil {
 		t.Fatal("no error")
 	}
 	learn(t, m, 1, 2)
-	if err := Save(path, m); err != nil {
+	if err := SaveModel(path, m); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(path)

@@ -2,11 +2,22 @@
 // inside them) holding the numeric arrays Fly-CL exchanges with other
 // tools: feature matrices, labels, projection matrices and file paths.
 //
-// Reading is done by codeberg.org/sbinet/npyio, which understands every
-// NumPy header variant; numeric data of any integer or float dtype is
-// converted to the type asked for. Writing is done here, because npyio
-// writes multi-dimensional arrays only as float64 and through reflection
-// (about 15 times slower on a 5000×768 float32 matrix).
+// Reading checks what NumPy checks and what a header merely claims: every
+// member is read to its end and its zip CRC-32 verified (NumPy refuses a
+// corrupt member with "Bad CRC-32"); a shape whose size overflows, or
+// that needs more bytes than the member holds, is an error before
+// anything of that size is allocated; and the zip directory's sizes are
+// checked against the file's size and deflate's maximum expansion. Errors
+// name the file and the array. Numeric data of any integer, bool or float
+// dtype (either byte order) is converted to the type asked for; strings
+// are NumPy's fixed-width <U (UTF-32) or S (bytes) arrays.
+//
+// The .npy decoding is done here rather than by a library: the one Go
+// library for it (codeberg.org/sbinet/npyio v0.14) panics on malformed
+// headers and allocates whatever a header claims, and reads element by
+// element through reflection. Writing is done here too, because npyio
+// writes multi-dimensional arrays only as float64 (about 15 times slower
+// on a 5000×768 float32 matrix).
 package npz
 
 import (
@@ -14,20 +25,24 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 	"os"
 	"slices"
 	"strings"
-
-	"codeberg.org/sbinet/npyio/npy"
-	"codeberg.org/sbinet/npyio/npy/float16"
 )
+
+// maxDeflateRatio bounds how much a deflate stream can expand: a stored
+// block of 258-byte matches costs at least 2 bits per match, so about
+// 1032:1 (zlib's technical notes).
+const maxDeflateRatio = 1032
 
 // Reader gives access to the arrays of one .npz file.
 type Reader struct {
 	path  string
-	f     *os.File
+	f     *os.File // nil for NewReader
+	size  int64
 	zr    *zip.Reader
 	files map[string]*zip.File
 }
@@ -43,20 +58,36 @@ func Open(path string) (*Reader, error) {
 		f.Close()
 		return nil, err
 	}
-	zr, err := zip.NewReader(f, st.Size())
+	r, err := NewReader(f, st.Size(), path)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: not a readable .npz archive (truncated or corrupt?): %w", path, err)
+		return nil, err
 	}
-	r := &Reader{path: path, f: f, zr: zr, files: map[string]*zip.File{}}
+	r.f = f
+	return r, nil
+}
+
+// NewReader reads an .npz archive of size bytes from ra; name is used in
+// error messages. Close does not close ra.
+func NewReader(ra io.ReaderAt, size int64, name string) (*Reader, error) {
+	zr, err := zip.NewReader(ra, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a readable .npz archive (truncated or corrupt?): %w", name, err)
+	}
+	r := &Reader{path: name, size: size, zr: zr, files: map[string]*zip.File{}}
 	for _, zf := range zr.File {
 		r.files[strings.TrimSuffix(zf.Name, ".npy")] = zf
 	}
 	return r, nil
 }
 
-// Close closes the archive.
-func (r *Reader) Close() error { return r.f.Close() }
+// Close closes the file opened by Open.
+func (r *Reader) Close() error {
+	if r.f == nil {
+		return nil
+	}
+	return r.f.Close()
+}
 
 // Keys returns the array names, sorted.
 func (r *Reader) Keys() []string {
@@ -71,98 +102,143 @@ func (r *Reader) Keys() []string {
 // Has reports whether the archive holds an array called name.
 func (r *Reader) Has(name string) bool { _, ok := r.files[name]; return ok }
 
-// open returns a npy reader positioned at the data of array name.
-func (r *Reader) open(name string) (*npy.Reader, io.Closer, error) {
+// member is an open array: its header, and a reader of its data that
+// checks the CRC-32 at the end.
+type member struct {
+	zf   *zip.File
+	rc   io.ReadCloser
+	crc  *crcReader
+	data io.Reader
+	h    *Header
+}
+
+// crcReader computes the CRC-32 of what passes through it; Go's zip
+// reader skips the check when the directory's CRC is 0, NumPy does not.
+type crcReader struct {
+	r   io.Reader
+	sum uint32
+}
+
+func (c *crcReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.sum = crc32.Update(c.sum, crc32.IEEETable, p[:n])
+	return n, err
+}
+
+func (r *Reader) errf(name, format string, a ...any) error {
+	return fmt.Errorf("%s: array %q: %s", r.path, name, fmt.Sprintf(format, a...))
+}
+
+// open checks the directory entry of array name and reads its header.
+func (r *Reader) open(name string) (*member, error) {
 	zf, ok := r.files[name]
 	if !ok {
-		return nil, nil, fmt.Errorf("%s: no array %q (has %s)", r.path, name, strings.Join(r.Keys(), ", "))
+		return nil, fmt.Errorf("%s: no array %q (has %s)", r.path, name, strings.Join(r.Keys(), ", "))
+	}
+	off, err := zf.DataOffset()
+	if err != nil {
+		return nil, r.errf(name, "%v", err)
+	}
+	if off < 0 || zf.CompressedSize64 > uint64(r.size) || uint64(off)+zf.CompressedSize64 > uint64(r.size) {
+		return nil, r.errf(name, "member extends past the end of the %d-byte file (truncated?)", r.size)
+	}
+	switch zf.Method {
+	case zip.Store:
+		if zf.UncompressedSize64 != zf.CompressedSize64 {
+			return nil, r.errf(name, "zip directory gives a stored member %d bytes compressed and %d uncompressed (corrupt)",
+				zf.CompressedSize64, zf.UncompressedSize64)
+		}
+	case zip.Deflate:
+		if zf.UncompressedSize64/maxDeflateRatio > zf.CompressedSize64+1 {
+			return nil, r.errf(name, "zip directory claims %d bytes from %d deflated bytes, more than deflate can expand (corrupt)",
+				zf.UncompressedSize64, zf.CompressedSize64)
+		}
 	}
 	rc, err := zf.Open()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: array %q: %w", r.path, name, err)
+		return nil, r.errf(name, "%v", err)
 	}
-	nr, err := npy.NewReader(bufio.NewReaderSize(rc, 1<<20))
-	if err != nil {
+	m := &member{zf: zf, rc: rc, crc: &crcReader{r: rc}}
+	br := bufio.NewReaderSize(m.crc, 64<<10)
+	if m.h, err = ReadHeader(br); err != nil {
 		rc.Close()
-		return nil, nil, fmt.Errorf("%s: array %q: bad .npy header: %w", r.path, name, err)
+		return nil, r.errf(name, "bad .npy header: %v", err)
 	}
-	return nr, rc, nil
+	m.data = br
+	return m, nil
 }
 
 // Shape returns the shape of array name.
 func (r *Reader) Shape(name string) ([]int, error) {
-	nr, c, err := r.open(name)
+	m, err := r.open(name)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	return slices.Clone(nr.Header.Descr.Shape), nil
+	defer m.rc.Close()
+	return slices.Clone(m.h.Shape), nil
 }
 
-func count(shape []int) int {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	return n
+// array is the raw data of one array, in C order.
+type array struct {
+	t     dtype
+	shape []int
+	n     int
+	raw   []byte
 }
 
-// readAs reads array name into a slice of the on-disk type, returning it
-// with the shape and dtype kind (e.g. "<f4").
-func (r *Reader) read(name string) (any, []int, error) {
-	nr, c, err := r.open(name)
+// read reads array name whole: header, data, and the rest of the member
+// to check its CRC-32.
+func (r *Reader) read(name string) (*array, error) {
+	m, err := r.open(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	defer c.Close()
-	h := nr.Header.Descr
-	typ := strings.Trim(h.Type, "'\"")
-	if len(typ) > 0 && (typ[0] == '<' || typ[0] == '|' || typ[0] == '=') {
-		typ = typ[1:]
-	}
-	var v any
-	switch {
-	case typ == "f4":
-		var s []float32
-		err = nr.Read(&s)
-		v = s
-	case typ == "f8":
-		var s []float64
-		err = nr.Read(&s)
-		v = s
-	case typ == "f2":
-		var s []float16.Num
-		err = nr.Read(&s)
-		f := make([]float32, len(s))
-		for i, x := range s {
-			f[i] = x.Float32()
-		}
-		v = f
-	case typ == "i1", typ == "i2", typ == "i4", typ == "i8", typ == "u1", typ == "u2", typ == "u4", typ == "u8", typ == "b1":
-		v, err = readInts(nr, typ)
-	case strings.HasPrefix(typ, "U"), strings.HasPrefix(typ, "S"):
-		var s []string
-		err = nr.Read(&s)
-		v = s
-	default:
-		return nil, nil, fmt.Errorf("%s: array %q has unsupported dtype %s", r.path, name, h.Type)
-	}
+	defer m.rc.Close()
+	h := m.h
+	t, err := parseDtype(h.Descr)
 	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, nil, fmt.Errorf("%s: array %q is truncated", r.path, name)
-		}
-		return nil, nil, fmt.Errorf("%s: array %q: %w", r.path, name, err)
+		return nil, r.errf(name, "unsupported dtype %s", h.Descr)
+	}
+	n, size, err := dataSize(h, t)
+	if err != nil {
+		return nil, r.errf(name, "bad shape: %v", err)
+	}
+	avail := int64(m.zf.UncompressedSize64) - int64(h.Len)
+	if int64(size) > avail {
+		return nil, r.errf(name, "header claims shape %v of %s (%d bytes) but the member holds %d bytes of data (truncated or corrupt)",
+			h.Shape, h.Descr, size, max(avail, 0))
+	}
+	raw := make([]byte, size)
+	if _, err := io.ReadFull(m.data, raw); err != nil {
+		return nil, r.dataErr(name, err)
+	}
+	if _, err := io.Copy(io.Discard, m.data); err != nil {
+		return nil, r.dataErr(name, err)
+	}
+	if m.crc.sum != m.zf.CRC32 {
+		return nil, r.errf(name, "bad CRC-32 (%08x, the zip directory says %08x): the file is corrupt", m.crc.sum, m.zf.CRC32)
 	}
 	if h.Fortran && len(h.Shape) > 1 {
-		v = toCOrder(v, h.Shape)
+		raw = toCOrder(raw, h.Shape, t.size)
 	}
-	return v, slices.Clone(h.Shape), nil
+	return &array{t: t, shape: slices.Clone(h.Shape), n: n, raw: raw}, nil
 }
 
-// toCOrder reorders a Fortran-order (column-major) array to C order.
-func toCOrder(v any, shape []int) any {
-	n := count(shape)
-	perm := make([]int, n) // perm[c] = Fortran index of C index c
+func (r *Reader) dataErr(name string, err error) error {
+	switch {
+	case errors.Is(err, zip.ErrChecksum):
+		return r.errf(name, "bad CRC-32: the file is corrupt")
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return r.errf(name, "data is truncated")
+	}
+	return r.errf(name, "%v", err)
+}
+
+// toCOrder reorders a Fortran-order (column-major) array of size-byte
+// elements to C order.
+func toCOrder(raw []byte, shape []int, size int) []byte {
+	n := len(raw) / size
+	out := make([]byte, len(raw))
 	idx := make([]int, len(shape))
 	for c := 0; c < n; c++ {
 		f, stride := 0, 1
@@ -170,7 +246,7 @@ func toCOrder(v any, shape []int) any {
 			f += idx[d] * stride
 			stride *= shape[d]
 		}
-		perm[c] = f
+		copy(out[c*size:(c+1)*size], raw[f*size:(f+1)*size])
 		for d := len(shape) - 1; d >= 0; d-- {
 			idx[d]++
 			if idx[d] < shape[d] {
@@ -179,162 +255,70 @@ func toCOrder(v any, shape []int) any {
 			idx[d] = 0
 		}
 	}
-	switch s := v.(type) {
-	case []float32:
-		out := make([]float32, len(s))
-		for c, f := range perm {
-			out[c] = s[f]
-		}
-		return out
-	case []float64:
-		out := make([]float64, len(s))
-		for c, f := range perm {
-			out[c] = s[f]
-		}
-		return out
-	case []int64:
-		out := make([]int64, len(s))
-		for c, f := range perm {
-			out[c] = s[f]
-		}
-		return out
-	}
-	return v
+	return out
 }
 
-func readInts(nr *npy.Reader, typ string) ([]int64, error) {
-	conv := func(n int, at func(int) int64) []int64 {
-		out := make([]int64, n)
-		for i := range out {
-			out[i] = at(i)
-		}
-		return out
-	}
-	switch typ {
-	case "i1":
-		var s []int8
-		err := nr.Read(&s)
-		return conv(len(s), func(i int) int64 { return int64(s[i]) }), err
-	case "i2":
-		var s []int16
-		err := nr.Read(&s)
-		return conv(len(s), func(i int) int64 { return int64(s[i]) }), err
-	case "i4":
-		var s []int32
-		err := nr.Read(&s)
-		return conv(len(s), func(i int) int64 { return int64(s[i]) }), err
-	case "i8":
-		var s []int64
-		err := nr.Read(&s)
-		return s, err
-	case "u1":
-		var s []uint8
-		err := nr.Read(&s)
-		return conv(len(s), func(i int) int64 { return int64(s[i]) }), err
-	case "u2":
-		var s []uint16
-		err := nr.Read(&s)
-		return conv(len(s), func(i int) int64 { return int64(s[i]) }), err
-	case "u4":
-		var s []uint32
-		err := nr.Read(&s)
-		return conv(len(s), func(i int) int64 { return int64(s[i]) }), err
-	case "b1":
-		var s []bool
-		err := nr.Read(&s)
-		return conv(len(s), func(i int) int64 {
-			if s[i] {
-				return 1
-			}
-			return 0
-		}), err
-	default: // u8
-		var s []uint64
-		err := nr.Read(&s)
-		for _, v := range s {
-			if v > math.MaxInt64 {
-				return nil, fmt.Errorf("value %d overflows int64", v)
-			}
-		}
-		return conv(len(s), func(i int) int64 { return int64(s[i]) }), err
-	}
-}
-
-// Float32 reads array name as float32 (converting from any float or
-// integer dtype) and returns it with its shape.
+// Float32 reads array name as float32 (converting from any float, integer
+// or bool dtype) and returns it with its shape.
 func (r *Reader) Float32(name string) ([]float32, []int, error) {
-	v, shape, err := r.read(name)
+	a, err := r.read(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []float32
-	switch s := v.(type) {
-	case []float32:
-		out = s
-	case []float64:
-		out = make([]float32, len(s))
-		for i, x := range s {
-			out[i] = float32(x)
-		}
-	case []int64:
-		out = make([]float32, len(s))
-		for i, x := range s {
-			out[i] = float32(x)
-		}
-	default:
-		return nil, nil, fmt.Errorf("%s: array %q holds strings, want numbers", r.path, name)
+	if a.t.kind == 'U' || a.t.kind == 'S' {
+		return nil, nil, r.errf(name, "holds strings, want numbers")
 	}
-	if len(out) != count(shape) {
-		return nil, nil, fmt.Errorf("%s: array %q is truncated: %d of %d values", r.path, name, len(out), count(shape))
-	}
-	return out, shape, nil
+	return decodeFloat32(a.raw, a.t, a.n), a.shape, nil
 }
 
 // Int64 reads array name as int64 (integers, or floats holding whole
 // numbers) and returns it with its shape.
 func (r *Reader) Int64(name string) ([]int64, []int, error) {
-	v, shape, err := r.read(name)
+	a, err := r.read(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []int64
-	switch s := v.(type) {
-	case []int64:
-		out = s
-	case []float32:
-		out = make([]int64, len(s))
-		for i, x := range s {
-			if x != float32(math.Trunc(float64(x))) {
-				return nil, nil, fmt.Errorf("%s: array %q element %d is %v, not an integer", r.path, name, i, x)
+	bo := order(a.t)
+	out := make([]int64, a.n)
+	switch a.t.kind {
+	case 'U', 'S':
+		return nil, nil, r.errf(name, "holds strings, want integers")
+	case 'f':
+		// floats holding whole numbers, as np.array([0., 1.]) labels do;
+		// float64 ones only where every integer is exact (|x| <= 2^53)
+		for i := range out {
+			var x float64
+			if a.t.size == 8 {
+				x = math.Float64frombits(bo.Uint64(a.raw[8*i:]))
+			} else if a.t.size == 4 {
+				x = float64(math.Float32frombits(bo.Uint32(a.raw[4*i:])))
+			} else {
+				x = float64(float16(bo.Uint16(a.raw[2*i:])))
 			}
-			out[i] = int64(x)
-		}
-	case []float64:
-		out = make([]int64, len(s))
-		for i, x := range s {
 			if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
-				return nil, nil, fmt.Errorf("%s: array %q element %d is %v, not an integer", r.path, name, i, x)
+				return nil, nil, r.errf(name, "element %d is %v, not an integer", i, x)
 			}
 			out[i] = int64(x)
 		}
 	default:
-		return nil, nil, fmt.Errorf("%s: array %q holds strings, want integers", r.path, name)
+		for i := range out {
+			if a.t.kind == 'u' && a.t.size == 8 && bo.Uint64(a.raw[8*i:]) > math.MaxInt64 {
+				return nil, nil, r.errf(name, "element %d is %d, which overflows int64", i, bo.Uint64(a.raw[8*i:]))
+			}
+			out[i] = intAt(a.raw, a.t, bo, i)
+		}
 	}
-	if len(out) != count(shape) {
-		return nil, nil, fmt.Errorf("%s: array %q is truncated: %d of %d values", r.path, name, len(out), count(shape))
-	}
-	return out, shape, nil
+	return out, a.shape, nil
 }
 
 // Strings reads the string array name.
 func (r *Reader) Strings(name string) ([]string, []int, error) {
-	v, shape, err := r.read(name)
+	a, err := r.read(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, ok := v.([]string)
-	if !ok {
-		return nil, nil, fmt.Errorf("%s: array %q holds numbers, want strings", r.path, name)
+	if a.t.kind != 'U' && a.t.kind != 'S' {
+		return nil, nil, r.errf(name, "holds numbers, want strings")
 	}
-	return s, shape, nil
+	return decodeStrings(a.raw, a.t, a.n), a.shape, nil
 }

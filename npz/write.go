@@ -62,8 +62,8 @@ func (w *Writer) entry(name, descr string, shape []int, n int) (io.Writer, error
 	if w.err != nil {
 		return nil, w.err
 	}
-	if c := count(shape); c != n {
-		w.err = fmt.Errorf("npz: array %q: shape %v needs %d values, got %d", name, shape, c, n)
+	if c, err := Count(shape); err != nil || c != n {
+		w.err = fmt.Errorf("npz: array %q: shape %v does not hold %d values", name, shape, n)
 		return nil, w.err
 	}
 	fw, err := w.zw.CreateHeader(&zip.FileHeader{Name: name + ".npy", Method: zip.Store})

@@ -16,6 +16,9 @@ import (
 // Element types (TensorProto.DataType).
 const (
 	Float = 1
+	Uint8 = 2
+	Int8  = 3
+	Int32 = 6
 	Int64 = 7
 )
 
@@ -174,6 +177,44 @@ func (g *Graph) ConstInt64(prefix string, dims []int64, data []int64) string {
 	}
 	name := g.fresh(prefix)
 	g.inits = append(g.inits, tensor(name, Int64, dims, raw))
+	return name
+}
+
+// ConstInt8 adds an int8 initialiser (quantized weights, zero points).
+func (g *Graph) ConstInt8(prefix string, dims []int64, data []int8) string {
+	if int64(len(data)) != numel(dims) {
+		panic(fmt.Sprintf("onnx.ConstInt8 %s: %d values for shape %v", prefix, len(data), dims))
+	}
+	raw := make([]byte, len(data))
+	for i, v := range data {
+		raw[i] = byte(v)
+	}
+	name := g.fresh(prefix)
+	g.inits = append(g.inits, tensor(name, Int8, dims, raw))
+	return name
+}
+
+// ConstUint8 adds a uint8 initialiser (activation zero points).
+func (g *Graph) ConstUint8(prefix string, dims []int64, data []uint8) string {
+	if int64(len(data)) != numel(dims) {
+		panic(fmt.Sprintf("onnx.ConstUint8 %s: %d values for shape %v", prefix, len(data), dims))
+	}
+	name := g.fresh(prefix)
+	g.inits = append(g.inits, tensor(name, Uint8, dims, append([]byte(nil), data...)))
+	return name
+}
+
+// ConstInt32 adds an int32 initialiser (quantized biases).
+func (g *Graph) ConstInt32(prefix string, dims []int64, data []int32) string {
+	if int64(len(data)) != numel(dims) {
+		panic(fmt.Sprintf("onnx.ConstInt32 %s: %d values for shape %v", prefix, len(data), dims))
+	}
+	raw := make([]byte, 4*len(data))
+	for i, v := range data {
+		binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
+	}
+	name := g.fresh(prefix)
+	g.inits = append(g.inits, tensor(name, Int32, dims, raw))
 	return name
 }
 

@@ -12,7 +12,7 @@ import (
 // A small graph with a dynamic batch, an attribute of each kind used by the
 // builders, and a named output, run by ONNX Runtime: y = Softmax(Relu(x·2 + c)).
 func TestGraphRunsOnORT(t *testing.T) {
-	if err := backbone.Init(""); err != nil {
+	if err := backbone.Init(testLibrary()); err != nil {
 		t.Skipf("%v", err)
 	}
 	g := onnx.NewGraph("t")

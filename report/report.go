@@ -1,7 +1,3 @@
-// Package report turns experiment results into the paper's artefacts: a
-// complete JSON record, a CSV of every task of every run, a Markdown table
-// laid out like the paper's tables, and PNG figures (accuracy curves,
-// prototype-correlation heat maps, sensitivity sweeps).
 package report
 
 import (
@@ -9,31 +5,35 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/experiment"
 	"github.com/flycl/flycl/internal/atomicfile"
 	"github.com/flycl/flycl/metrics"
 )
 
 // Summary is one method's results over all seeds.
+// Accuracies are in %. A value that cannot be computed (no test samples)
+// is NaN, written as null in JSON and n/a in tables.
 type Summary struct {
-	Method     string
-	Seeds      int
-	Last       metrics.Stat // A_T, mean of per-task accuracies (reference definition)
-	Average    metrics.Stat // Ā
-	LastPooled metrics.Stat // A_T pooled over test samples
-	AvgPooled  metrics.Stat
-	BWT        metrics.Stat
-	Forgetting metrics.Stat
-	TauPost    metrics.Stat // seconds per task, mean over tasks then over seeds
-	TauTrain   metrics.Stat // NaN when extraction time is unknown
-	PeakMB     metrics.Stat
-	Curve      []metrics.Stat // A_t per task
+	Method     string         `json:"method"`
+	Seeds      int            `json:"seeds"`
+	Last       metrics.Stat   `json:"last"`        // A_T, mean of per-task accuracies (reference definition)
+	Average    metrics.Stat   `json:"average"`     // Ā
+	LastPooled metrics.Stat   `json:"last_pooled"` // A_T pooled over test samples
+	AvgPooled  metrics.Stat   `json:"avg_pooled"`
+	BWT        metrics.Stat   `json:"bwt"`
+	Forgetting metrics.Stat   `json:"forgetting"`
+	TauPost    metrics.Stat   `json:"tau_post"`  // seconds per task, mean over tasks then over seeds
+	TauTrain   metrics.Stat   `json:"tau_train"` // NaN when extraction time is unknown
+	PeakMB     metrics.Stat   `json:"peak_mb"`
+	Curve      []metrics.Stat `json:"curve"` // A_t per task
 }
 
 // Summarize groups the runs by method.
@@ -94,15 +94,13 @@ func mean(v []float64) float64 {
 
 // Markdown writes the paper-style table: one row per method, mean ± std
 // over seeds. Accuracies in %, A_t as the mean of per-task accuracies (the
-// reference code's definition) with the pooled Ā alongside.
+// reference code's definition) with the pooled Ā alongside; n/a where
+// there is no value.
 func Markdown(w io.Writer, sums []Summary) {
 	fmt.Fprintln(w, "| Method | A_T (%) | Ā (%) | Ā pooled (%) | BWT (%) | Forgetting (%) | τ_post (s/task) | τ_train (s/task) | Peak RSS (MB) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, s := range sums {
-		tt := "n/a"
-		if s.TauTrain.N > 0 {
-			tt = s.TauTrain.Format(3)
-		}
+		tt := s.TauTrain.Format(3)
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.Method,
 			s.Last.Format(2), s.Average.Format(2), s.AvgPooled.Format(2), s.BWT.Format(2), s.Forgetting.Format(2),
 			s.TauPost.Format(3), tt, s.PeakMB.Format(0))
@@ -155,10 +153,8 @@ func WriteCSV(path string, r *experiment.Result) error {
 				stages := ""
 				if t < len(run.Stages) {
 					var parts []string
-					for _, k := range []string{"projection", "topk", "gram", "gcv", "factor", "solve"} {
-						if v, ok := run.Stages[t][k]; ok {
-							parts = append(parts, k+"="+strconv.FormatFloat(v, 'f', 4, 64))
-						}
+					for _, st := range flycl.AllStages() {
+						parts = append(parts, st.String()+"="+strconv.FormatFloat(run.Stages[t].Get(st).Seconds(), 'f', 4, 64))
 					}
 					stages = strings.Join(parts, " ")
 				}
@@ -172,7 +168,32 @@ func WriteCSV(path string, r *experiment.Result) error {
 	})
 }
 
-func ff(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+// ff formats a CSV number; NaN (no test samples) is "n/a".
+func ff(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return strconv.FormatFloat(v, 'f', 6, 64)
+}
+
+// Warnings writes the warnings of the runs as a Markdown list (nothing
+// when there are none).
+func Warnings(w io.Writer, r *experiment.Result) {
+	ws := r.Warnings()
+	if len(ws) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nWarnings (%d):\n\n", len(ws))
+	for _, x := range ws {
+		fmt.Fprintf(w, "- %s\n", x)
+	}
+}
+
+// Table writes table.md's content: the Markdown table and the warnings.
+func Table(w io.Writer, r *experiment.Result, sums []Summary) {
+	Markdown(w, sums)
+	Warnings(w, r)
+}
 
 // WriteAll writes result.json, result.csv, table.md and curves.png to dir.
 func WriteAll(dir string, r *experiment.Result) ([]Summary, error) {
@@ -180,19 +201,21 @@ func WriteAll(dir string, r *experiment.Result) ([]Summary, error) {
 		return nil, err
 	}
 	sums := Summarize(r)
+	rr := *r
+	rr.Schema = experiment.SchemaVersion
 	if err := WriteJSON(filepath.Join(dir, "result.json"), struct {
 		*experiment.Result
-		Summary []Summary
-	}{r, sums}); err != nil {
+		Summary []Summary `json:"summary"`
+	}{&rr, sums}); err != nil {
 		return nil, err
 	}
 	if err := WriteCSV(filepath.Join(dir, "result.csv"), r); err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(dir, "table.md"), func(w io.Writer) error { Markdown(w, sums); return nil }); err != nil {
+	if err := writeFile(filepath.Join(dir, "table.md"), func(w io.Writer) error { Table(w, r, sums); return nil }); err != nil {
 		return nil, err
 	}
-	if err := Curves(filepath.Join(dir, "curves.png"), sums); err != nil {
+	if err := Curves(filepath.Join(dir, "curves.png"), sums, CurveInfoOf(r)); err != nil {
 		return nil, err
 	}
 	return sums, nil
@@ -230,7 +253,7 @@ func Compare(w io.Writer, names []string, sums [][]Summary) error {
 				row[i] = "–"
 				continue
 			}
-			row[i] = fmt.Sprintf("%s (%.2f)", s.Average.Format(2), s.Last.Mean)
+			row[i] = fmt.Sprintf("%s (%s)", s.Average.Format(2), metrics.Stat{Mean: s.Last.Mean, N: 1}.Format(2))
 		}
 		fmt.Fprintf(w, "| %s | %s |\n", m, strings.Join(row, " | "))
 	}
@@ -249,4 +272,52 @@ func seedCounts(names []string, sums [][]Summary) string {
 		parts[i] = fmt.Sprintf("%s %d", n, k)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// SweepRow is one value of a sensitivity sweep: the Fly-CL parameters it
+// ran with and its summary.
+type SweepRow struct {
+	M, P, K  int
+	Summary  Summary
+	Warnings int // warnings of the runs (e.g. λ at a grid edge)
+}
+
+// SweepTable writes the Markdown table of a sweep of param (m, p or k):
+// the swept parameter first, then the other two, Ā, A_T and τ_post.
+func SweepTable(w io.Writer, param, data string, rows []SweepRow) error {
+	names := []string{"m", "p", "k"}
+	if !slices.Contains(names, param) {
+		return fmt.Errorf("sweep table: parameter %q is not m, p or k", param)
+	}
+	cols := append([]string{param}, slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == param })...)
+	warn := false
+	for _, r := range rows {
+		warn = warn || r.Warnings > 0
+	}
+	fmt.Fprintf(w, "Sensitivity to %s on %s\n\n| %s | Ā (%%) | A_T (%%) | τ_post (s/task) |", param, data, strings.Join(cols, " | "))
+	if warn {
+		fmt.Fprint(w, " warnings |")
+	}
+	fmt.Fprintf(w, "\n|%s---:|---:|---:|", strings.Repeat("---:|", len(cols)))
+	if warn {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		v := map[string]int{"m": r.M, "p": r.P, "k": r.K}
+		for _, c := range cols {
+			fmt.Fprintf(w, "| %d ", v[c])
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |", r.Summary.Average.Format(2), r.Summary.Last.Format(2), r.Summary.TauPost.Format(3))
+		if warn {
+			fmt.Fprintf(w, " %d |", r.Warnings)
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+// WriteText writes s to path atomically.
+func WriteText(path, s string) error {
+	return writeFile(path, func(w io.Writer) error { _, err := io.WriteString(w, s); return err })
 }

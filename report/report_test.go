@@ -63,7 +63,7 @@ func TestWriteAll(t *testing.T) {
 	}
 	var js map[string]any
 	b, _ := os.ReadFile(filepath.Join(dir, "result.json"))
-	if err := json.Unmarshal(b, &js); err != nil || js["Summary"] == nil {
+	if err := json.Unmarshal(b, &js); err != nil || js["summary"] == nil || js["schema"] != float64(experiment.SchemaVersion) {
 		t.Fatalf("json: %v", err)
 	}
 	for _, name := range []string{"curves.png"} {
@@ -71,7 +71,7 @@ func TestWriteAll(t *testing.T) {
 	}
 	hp := filepath.Join(dir, "heat.png")
 	id := mat.NewDense(2, 2, []float64{1, -0.5, -0.5, 1})
-	if err := Heatmaps(hp, []string{"a", "b"}, []*mat.Dense{id, id}); err != nil {
+	if err := Heatmaps(hp, []string{"a", "b"}, []*mat.Dense{id, id}, HeatmapInfo{Caption: "Fly-CL, seed 1", Labels: []string{"3", "7"}}); err != nil {
 		t.Fatal(err)
 	}
 	checkPNG(t, hp)

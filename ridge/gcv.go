@@ -20,7 +20,9 @@ const (
 	GCVAuto GCVMethod = iota
 	// GCVDual factors K + λI for each λ, with K = H Hᵀ (n×n).
 	GCVDual
-	// GCVPrimal factors Hᵀ H + λI for each λ (m×m).
+	// GCVPrimal factors Hᵀ H + λI for each λ (m×m). With fewer samples
+	// than dimensions its trace term cancels (see GCVGram), so then it
+	// works in float64.
 	GCVPrimal
 	// GCVEigen eigendecomposes K once in float64.
 	GCVEigen
@@ -132,6 +134,10 @@ func (w *Workspace) GCV(ctx context.Context, h []float32, n, m int, labels []int
 	var err error
 	switch method.Resolve(n, m, len(grid)) {
 	case GCVPrimal:
+		if n < m {
+			scores, err = gcvPrimal64(ctx, h, n, m, labels, nc, grid)
+			break
+		}
 		scores, err = gcvPrimal(ctx, w.get(m*m), h, n, m, labels, nc, grid)
 	case GCVEigen:
 		scores, err = gcvEigen(ctx, h, n, m, labels, nc, grid)

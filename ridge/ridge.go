@@ -148,7 +148,7 @@ func (a *Accumulator) SolveRows(b []float32, nrhs int) {
 
 // mirrorLower copies the strict lower triangle of the m×m row-major a
 // into its strict upper triangle, in cache-friendly tiles.
-func mirrorLower(a []float32, m int) {
+func mirrorLower[T float32 | float64](a []T, m int) {
 	const t = 64
 	nb := (m + t - 1) / t
 	parallel.For(nb, func(lo, hi int) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -61,25 +62,36 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
 	eng.Flags().IntVar(&cfg.M, "m", cfg.M, "expansion dimension")
 	eng.Flags().IntVar(&cfg.P, "p", cfg.P, "non-zeros per row of W")
 	eng.Flags().IntVar(&cfg.K, "k", cfg.K, "top-k")
-	c.AddCommand(eng, backbonesCmd())
+	c.AddCommand(eng, backbonesCmd(), componentsCmd())
 	return c
 }
+
+// benchTorch is the PyTorch side of "flycl bench backbones", built into the
+// binary so that it runs from any folder (python reads it from stdin).
+//
+//go:embed bench_torch.py
+var benchTorch string
 
 func backbonesCmd() *cobra.Command {
 	var batch, threads int
 	var seconds float64
-	var torch, ortLib string
+	var torch string
 	c := &cobra.Command{
 		Use:   "backbones",
 		Short: "Images/s of SqueezeNet, MobileNetV2, ResNet-50 and ViT-B/16 on ONNX Runtime, next to ORT alone and PyTorch",
 		Long: `Measures, in one run on this machine, images/s of each backbone (batch
 --batch, random weights for ResNet-50 and ViT-B/16, the real .npy weights of
-../shared/models for the others): through flycl's Session.Run, through ONNX
-Runtime alone on the same graph (pre-allocated tensors, no Go work per call),
-and, when --torch names a Python with torch and torchvision, PyTorch on the
-same architectures (scripts/bench_torch.py). Prints the ratios.`,
+$FLYCL_MODELS for the others; see flycl help environment): through flycl's
+Session.Run, through ONNX Runtime alone on the same graph (pre-allocated
+tensors, no Go work per call), and, when --torch names a Python with torch
+and torchvision, PyTorch on the same architectures (a script built into the
+binary). Prints the ratios.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := backbone.Init(ortLib); err != nil {
+			lib, err := ortLibrary(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			if err := backbone.Init(lib); err != nil {
 				return err
 			}
 			dur := time.Duration(seconds * float64(time.Second))
@@ -89,7 +101,7 @@ same architectures (scripts/bench_torch.py). Prints the ratios.`,
 			}
 			var models []entry
 			for _, spec := range []string{"squeezenet", "mobilenetv2"} {
-				m, err := extract.OpenBackbone(spec)
+				m, err := extract.OpenBackbone(spec, modelsDir())
 				models = append(models, entry{m, err})
 			}
 			r, err := backbone.ResNet50(backbone.RandomResNet50(1))
@@ -99,9 +111,11 @@ same architectures (scripts/bench_torch.py). Prints the ratios.`,
 			torchRates := map[string]float64{}
 			torchVersion := ""
 			if torch != "" {
-				out, err := exec.Command(torch, "scripts/bench_torch.py", strconv.Itoa(batch), strconv.Itoa(max(threads, runtime.NumCPU())), fmt.Sprint(seconds)).Output()
+				py := exec.Command(torch, "-", strconv.Itoa(batch), strconv.Itoa(max(threads, runtime.NumCPU())), fmt.Sprint(seconds))
+				py.Stdin, py.Stderr = strings.NewReader(benchTorch), os.Stderr
+				out, err := py.Output()
 				if err != nil {
-					return fmt.Errorf("PyTorch benchmark (%s scripts/bench_torch.py): %w", torch, err)
+					return fmt.Errorf("PyTorch benchmark (%s): %w", torch, err)
 				}
 				var res map[string]any
 				if err := json.Unmarshal(out, &res); err != nil {
@@ -148,15 +162,19 @@ same architectures (scripts/bench_torch.py). Prints the ratios.`,
 	c.Flags().IntVar(&threads, "threads", 0, "threads (0: all CPUs)")
 	c.Flags().Float64Var(&seconds, "seconds", 5, "seconds per measurement")
 	c.Flags().StringVar(&torch, "torch", "", "Python interpreter with torch and torchvision for the side-by-side (e.g. /usr/bin/python3)")
-	c.Flags().StringVar(&ortLib, "ort-lib", "", "path to libonnxruntime.so")
+	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+"; see flycl help environment)")
 	return c
 }
 
 func infoCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "info",
-		Short: "Print the build's linear-algebra backend and threads",
-		Run: func(cmd *cobra.Command, args []string) {
+	var model string
+	c := &cobra.Command{
+		Use:   "info [--model FILE]",
+		Short: "Print the build's linear-algebra backend and threads, or a model file's configuration and history",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if model != "" {
+				return printModelInfo(os.Stdout, model)
+			}
 			fmt.Printf("linalg backend: %s, %d threads; GOMAXPROCS %d; %s/%s\n",
 				linalg.Backend(), linalg.Threads(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 			for _, v := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OPENBLAS_L2_SIZE"} {
@@ -164,6 +182,9 @@ func infoCmd() *cobra.Command {
 					fmt.Printf("%s=%s\n", v, s)
 				}
 			}
+			return nil
 		},
 	}
+	c.Flags().StringVar(&model, "model", "", "model file to describe (config, version, classes, lambda history, size)")
+	return c
 }

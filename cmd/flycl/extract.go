@@ -6,9 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/dataset"
@@ -17,39 +15,79 @@ import (
 	"github.com/flycl/flycl/transform"
 )
 
-func init() { extraCommands = append(extraCommands, extractCmd) }
-
 // extractFlags select a data set and a backbone.
 type extractFlags struct {
-	backbone, preset, cache, ortLib string
-	output                          string
-	batch, threads                  int
-	quiet                           bool
+	backbone, preset string
+	output           string
+	batch, threads   int
+	quiet            bool
+	precision        string
+	calib            int
+	int8             map[string]*backbone.Model // by fp32 hash and preset: one calibration for both splits
 }
 
 func (e *extractFlags) register(c *cobra.Command) {
 	fs := c.Flags()
 	fs.StringVar(&e.backbone, "backbone", "", "backbone: "+strings.Join(extract.Backbones, ", "))
 	fs.StringVar(&e.preset, "preset", "", "transform preset (default: the backbone's): "+strings.Join(transform.PresetNames(), ", "))
-	fs.StringVar(&e.cache, "cache", ".cache/features", "feature cache directory (\"\" disables caching and resuming)")
-	fs.StringVar(&e.ortLib, "ort-lib", "", "path to libonnxruntime.so (default: $"+backbone.LibraryEnv+" or .cache/onnxruntime)")
+	fs.String("cache", ".cache/features", "feature cache directory (\"\" disables caching and resuming; default $"+envCache+")")
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
 	fs.StringVar(&e.output, "output", "features", "backbone output to extract: features, logits, or blocks (ViT: LayerNorm of the mean CLS over blocks, F-OAL's feature)")
 	fs.IntVar(&e.batch, "batch", 32, "images per inference batch")
 	fs.IntVar(&e.threads, "threads", 0, "ONNX Runtime threads (0: all CPUs)")
+	fs.StringVar(&e.precision, "precision", "fp32", "backbone arithmetic: fp32, or int8 (static per-channel quantization calibrated on --calib training images for CNNs, dynamic for ViT)")
+	fs.IntVar(&e.calib, "calib", 64, "int8: training images for the activation ranges (spread evenly over the training split)")
 }
 
-// features extracts (or loads from the cache) one split.
-func (e *extractFlags) features(cmd *cobra.Command, dataSpec, split string, quiet bool) (*features.Set, error) {
-	if err := backbone.Init(e.ortLib); err != nil {
-		return nil, err
+// withPrecision returns m in the precision of --precision; int8 graphs are
+// calibrated on the training split of spec, once per process.
+func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, m *backbone.Model, preset transform.Preset) (*backbone.Model, error) {
+	p, err := backbone.ParsePrecision(e.precision)
+	if err != nil {
+		return nil, fmt.Errorf("--precision: %w", err)
 	}
-	ds, err := dataset.Open(dataSpec, split)
+	if p == backbone.FP32 {
+		return m, nil
+	}
+	key := m.Hash + "|" + preset.Name
+	if q, ok := e.int8[key]; ok {
+		return q, nil
+	}
+	train, err := spec.Open("train")
 	if err != nil {
 		return nil, err
 	}
-	m, err := extract.OpenBackbone(e.backbone)
+	q, err := extract.Int8(cmd.Context(), m, train, preset, e.calib, e.threads)
 	if err != nil {
 		return nil, err
+	}
+	if e.int8 == nil {
+		e.int8 = map[string]*backbone.Model{}
+	}
+	e.int8[key] = q
+	return q, nil
+}
+
+// features extracts (or loads from the cache) one split of the data set.
+func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split string, quiet bool) (*features.Set, error) {
+	lib, err := ortLibrary(cmd.Flags())
+	if err != nil {
+		return nil, err
+	}
+	if err := backbone.Init(lib); err != nil {
+		return nil, err
+	}
+	ds, err := spec.Open(split)
+	if err != nil {
+		return nil, err
+	}
+	key, err := spec.Key(split)
+	if err != nil {
+		return nil, err
+	}
+	m, err := extract.OpenBackbone(e.backbone, modelsDir())
+	if err != nil {
+		return nil, fmt.Errorf("--backbone %s: %w (see \"flycl help environment\" for %s)", e.backbone, err, envModels)
 	}
 	preset := m.Preset
 	if e.preset != "" {
@@ -57,32 +95,18 @@ func (e *extractFlags) features(cmd *cobra.Command, dataSpec, split string, quie
 			return nil, err
 		}
 	}
+	if m, err = e.withPrecision(cmd, spec, m, preset); err != nil {
+		return nil, err
+	}
 	out, err := m.OutputIndex(e.output)
 	if err != nil {
 		return nil, err
 	}
-	job := &extract.Job{Data: ds, DataKey: extract.DataKey(dataSpec, split), Model: m, Preset: preset, Output: out,
-		CacheDir: e.cache, BatchSize: e.batch, Threads: e.threads}
-	if !quiet {
-		var bar *progressbar.ProgressBar
-		tty := term.IsTerminal(int(os.Stderr.Fd()))
-		last := 0
-		job.Progress = func(done, total int, rate float64) {
-			if !tty {
-				if done-last >= 1000 || done == total {
-					fmt.Fprintf(os.Stderr, "extract %s %s: %d/%d images, %.1f images/s\n", m.Name, split, done, total, rate)
-					last = done
-				}
-				return
-			}
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionShowCount(),
-					progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish(),
-					progressbar.OptionSetDescription(fmt.Sprintf("extract %s %s", m.Name, split)))
-			}
-			bar.Describe(fmt.Sprintf("extract %s %s (%.1f img/s)", m.Name, split, rate))
-			bar.Set(done)
-		}
+	job := &extract.Job{Data: ds, DataKey: key, Model: m, Preset: preset, Output: out,
+		CacheDir: cacheDir(cmd.Flags()), BatchSize: e.batch, Threads: e.threads}
+	bar := newProgress(quiet, 1000)
+	job.Progress = func(done, total int, rate float64) {
+		bar.update(done, total, fmt.Sprintf("extract %s %s (%.1f images/s)", m.Name, split, rate))
 	}
 	s, cached, err := extract.Run(cmd.Context(), job)
 	if err != nil {
@@ -100,7 +124,8 @@ func (e *extractFlags) features(cmd *cobra.Command, dataSpec, split string, quie
 
 func extractCmd() *cobra.Command {
 	var e extractFlags
-	var data, out string
+	var data dataFlags
+	var out string
 	c := &cobra.Command{
 		Use:   "extract",
 		Short: "Extract backbone features of a data set into train.npz and test.npz",
@@ -114,14 +139,18 @@ Data sets (--data): ` + strings.Join(dataset.Kinds, ", ") + ` as kind:path.`,
 		Example: `  flycl extract --data folder:../shared/data/cifar10-jpeg.tar.gz --backbone mobilenetv2 --out out/c10-mnv2
   flycl extract --data cifar100:cifar-100-python.tar.gz --backbone vit:vit_base_patch16_224.safetensors --preset flycl-cifar`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if data == "" || e.backbone == "" {
+			if data.data == "" || e.backbone == "" {
 				return fmt.Errorf("give --data and --backbone")
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
+			spec, err := data.spec()
+			if err != nil {
+				return err
+			}
+			if err := checkOut(out); err != nil {
 				return err
 			}
 			for _, split := range []string{"train", "test"} {
-				s, err := e.features(cmd, data, split, e.quiet)
+				s, err := e.features(cmd, spec, split, e.quiet)
 				if err != nil {
 					return err
 				}
@@ -134,7 +163,7 @@ Data sets (--data): ` + strings.Join(dataset.Kinds, ", ") + ` as kind:path.`,
 		},
 	}
 	e.register(c)
-	c.Flags().StringVar(&data, "data", "", "data set as kind:path")
+	c.Flags().StringVar(&data.data, "data", "", "data set as kind:path")
 	c.Flags().StringVar(&out, "out", "out/features", "output directory")
 	c.Flags().BoolVar(&e.quiet, "quiet", false, "no progress output")
 	return c

@@ -10,8 +10,6 @@ import (
 	"github.com/flycl/flycl/analysis"
 )
 
-func init() { extraCommands = append(extraCommands, heatmapCmd) }
-
 // heatmapFlags configure "flycl heatmap".
 type heatmapFlags struct {
 	data          dataFlags
@@ -58,6 +56,9 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if f.data.train != "" && f.data.test == "" {
 		f.data.test = f.data.train // only the training split is used
 	}
+	if err := checkOut(f.out); err != nil {
+		return err
+	}
 	train, _, desc, err := f.data.load()
 	if err != nil {
 		return err
@@ -99,7 +100,15 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
-	if err := writeHeatmap(f.out, st); err != nil {
+	centred := ""
+	if f.center {
+		centred = ", centred features"
+	}
+	caption := fmt.Sprintf("Fly-CL trained on one task of %d classes (≤%d samples each%s), W seed %d; %s", len(classes), f.trainPerClass, centred, cfg.Seed, shorten(desc, 50))
+	if f.trainPerClass == 0 {
+		caption = fmt.Sprintf("Fly-CL trained on one task of %d classes (all samples%s), W seed %d; %s", len(classes), centred, cfg.Seed, shorten(desc, 50))
+	}
+	if err := writeHeatmap(f.out, st, caption); err != nil {
 		return err
 	}
 	centered := ""

@@ -1,5 +1,11 @@
-// Command flycl runs Fly-CL class-incremental learning experiments and
-// serves trained models. Run "flycl help" for the subcommands.
+// Command flycl runs Fly-CL class-incremental learning experiments: it
+// extracts backbone features, runs the protocol for methods × seeds, and
+// writes tables and plots. Run "flycl help" for the subcommands and
+// "flycl help environment" for the settings it reads from the environment.
+//
+// cmd/flycl is the only place where flags, FLYCL_* environment variables and
+// defaults are resolved into explicit inputs of the library packages
+// (see docs/ARCHITECTURE.md).
 package main
 
 import (
@@ -11,24 +17,46 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+// commands is every subcommand of flycl, in the order "flycl help" lists
+// them. A new command is one line here.
+var commands = []func() *cobra.Command{
+	runCmd,
+	sweepCmd,
+	extractCmd,
+	reportCmd,
+	heatmapCmd,
+	hebbianCmd,
+	analyzeCmd,
+	exportWCmd,
+	benchCmd,
+	infoCmd,
+	learnCmd,
+	predictCmd,
+	forgetCmd,
+	classesCmd,
+	serveCmd,
+	environmentHelp,
+}
+
+// newRoot builds the command tree.
+func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "flycl",
 		Short:         "Fly-CL: class-incremental learning with a sparse random expansion and streaming ridge",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(benchCmd(), infoCmd())
-	for _, c := range extraCommands {
+	for _, c := range commands {
 		root.AddCommand(c())
 	}
-	if err := root.ExecuteContext(ctx); err != nil {
+	return root
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := newRoot().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "flycl:", err)
 		os.Exit(1)
 	}
 }
-
-// extraCommands lets other files of this package register subcommands.
-var extraCommands []func() *cobra.Command

@@ -11,8 +11,6 @@ import (
 	"github.com/flycl/flycl/report"
 )
 
-func init() { extraCommands = append(extraCommands, reportCmd) }
-
 func reportCmd() *cobra.Command {
 	var out string
 	var compare bool
@@ -53,7 +51,7 @@ method, each cell Ā ± std over seeds with A_T in parentheses.`,
 			if err != nil {
 				return err
 			}
-			report.Markdown(cmd.OutOrStdout(), sums)
+			report.Table(cmd.OutOrStdout(), m, sums)
 			fmt.Fprintf(os.Stderr, "merged %d files into %s\n", len(args), out)
 			return nil
 		},

@@ -8,10 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/analysis"
@@ -27,8 +25,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 )
-
-func init() { extraCommands = append(extraCommands, runCmd, sweepCmd) }
 
 // runFlags are the flags shared by run and sweep.
 type runFlags struct {
@@ -46,6 +42,7 @@ type runFlags struct {
 	quiet         bool
 	onlineBatch   int
 	onlineLambda  float64
+	hebbianPasses int
 	wFile         string
 }
 
@@ -55,7 +52,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz with features, labels)")
 	fs.StringVar(&f.data.test, "test", "", "test feature file (.npz with features, labels)")
 	fs.StringVar(&f.data.data, "data", "", "data set instead of feature files: with --backbone any of "+strings.Join(dataset.Kinds, ", ")+" as kind:path; without, mnist[:DIR] or fashion-mnist[:DIR] raw pixels")
-	fs.StringVar(&f.methods, "methods", "flycl", "comma-separated methods: "+strings.Join(methods.Names(), ", "))
+	fs.StringVar(&f.methods, "methods", "flycl", methodsHelp())
 	fs.StringVar(&f.seeds, "seeds", "1993", "comma-separated seeds (one run per seed)")
 	fs.StringVar(&f.order, "order", "flycl", "class order: flycl (Python random.sample), pilot (numpy permutation), none, or a comma-separated list")
 	fs.IntVar(&f.tasks, "tasks", 10, "number of equal tasks")
@@ -65,10 +62,11 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.out, "out", "out/run", "output directory")
 	fs.StringVar(&f.config, "config", "", "JSON file of flag values ({\"tasks\": 5, \"seeds\": \"1,2\"}); flags given on the command line win")
 	f.model.register(fs)
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
+	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors (no progress, warnings or table; the files are written as usual)")
 	fs.StringVar(&f.wFile, "w", "", "use this projection W (.npz from flycl export-w or another implementation: indices/values/shape or a dense W) instead of generating it")
 	fs.IntVar(&f.onlineBatch, "online-batch", 1000, "mini-batch size of the flycl-online method")
 	fs.Float64Var(&f.onlineLambda, "online-lambda", 0, "fixed λ of flycl-online (0: GCV on every mini-batch)")
+	fs.IntVar(&f.hebbianPasses, "hebbian-passes", 100, "Hebbian-rule passes per task of the flycl-hebbian method")
 }
 
 // applyConfig sets every flag named in the JSON config file that was not
@@ -134,10 +132,14 @@ func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc str
 	if f.data.data == "" {
 		return nil, nil, "", fmt.Errorf("--backbone needs --data kind:path")
 	}
-	if train, err = f.ext.features(cmd, f.data.data, "train", f.quiet); err != nil {
+	spec, err := f.data.spec()
+	if err != nil {
 		return nil, nil, "", err
 	}
-	if test, err = f.ext.features(cmd, f.data.data, "test", f.quiet); err != nil {
+	if train, err = f.ext.features(cmd, spec, "train", f.quiet); err != nil {
+		return nil, nil, "", err
+	}
+	if test, err = f.ext.features(cmd, spec, "test", f.quiet); err != nil {
 		return nil, nil, "", err
 	}
 	return train, test, fmt.Sprintf("%s features of %s", f.ext.backbone, f.data.data), nil
@@ -202,26 +204,14 @@ func (f *runFlags) protocol(classes int) (experiment.Protocol, error) {
 	return p, nil
 }
 
-// progress returns a progress callback: a bar on a terminal, lines otherwise.
-func progress(quiet bool) func(experiment.Event) {
+// runProgress returns the runner's progress callback (nil when quiet).
+func runProgress(quiet bool) func(experiment.Event) {
 	if quiet {
 		return nil
 	}
-	var bar *progressbar.ProgressBar
-	tty := term.IsTerminal(int(os.Stderr.Fd()))
+	p := newProgress(quiet, 1)
 	return func(e experiment.Event) {
-		msg := fmt.Sprintf("%s seed %d task %d/%d: A_t %.2f%%, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, 100*e.Acc, e.TauPost)
-		if !tty {
-			fmt.Fprintf(os.Stderr, "[%d/%d] %s\n", e.Step, e.Steps, msg)
-			return
-		}
-		if bar == nil {
-			bar = progressbar.NewOptions(e.Steps, progressbar.OptionSetWriter(os.Stderr),
-				progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
-				progressbar.OptionClearOnFinish())
-		}
-		bar.Describe(msg)
-		bar.Set(e.Step)
+		p.update(e.Step, e.Steps, fmt.Sprintf("%s seed %d task %d/%d: A_t %.2f%%, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, 100*e.Acc, e.TauPost))
 	}
 }
 
@@ -249,6 +239,9 @@ top-1 over all seen test samples is reported alongside.`,
 			if err := applyConfig(cmd.Flags(), f.config); err != nil {
 				return err
 			}
+			if err := checkOut(f.out); err != nil {
+				return err
+			}
 			train, test, desc, err := f.load(cmd)
 			if err != nil {
 				return err
@@ -257,7 +250,7 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda}
+			opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda, HebbianPasses: f.hebbianPasses}
 			if f.wFile != "" {
 				if opts.W, err = modelfile.ImportProjection(f.wFile); err != nil {
 					return err
@@ -272,9 +265,16 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "data: %s: %d train / %d test samples, d=%d, %d classes\n", desc, train.N, test.N, train.D, len(train.Classes()))
+			rcfg, err := f.resultConfig(opts.FlyCL, opts, train.D)
+			if err != nil {
+				return err
+			}
+			if !f.quiet {
+				fmt.Fprintf(os.Stderr, "data: %s: %d train / %d test samples, d=%d, %d classes\n", desc, train.N, test.N, train.D, len(train.Classes()))
+			}
 			var heat *analysis.Stages
-			hooks := experiment.Hooks{Progress: progress(f.quiet)}
+			var heatCaption string
+			hooks := experiment.Hooks{Progress: runProgress(f.quiet), Warn: warner(f.quiet)}
 			if heatmap {
 				hooks.Finished = func(run *experiment.Run, l experiment.Learner) error {
 					fc, ok := l.(*methods.FlyCL)
@@ -282,6 +282,7 @@ top-1 over all seen test samples is reported alongside.`,
 						return nil
 					}
 					heat, err = prototypeStages(cmd, fc.Model, train, run, p)
+					heatCaption = fmt.Sprintf("%s, seed %d, the first %d classes in arrival order; data: %s", run.Method, run.Seed, len(heat.Classes), shorten(dataName(rcfg), 50))
 					return err
 				}
 			}
@@ -289,19 +290,22 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			res.Train, res.Test = desc, desc
+			res.Train, res.Test, res.Config = desc, desc, rcfg
 			sums, err := report.WriteAll(f.out, res)
 			if err != nil {
 				return err
 			}
-			report.Markdown(os.Stdout, sums)
 			extra := ""
 			if heat != nil {
-				if err := writeHeatmap(f.out, heat); err != nil {
+				if err := writeHeatmap(f.out, heat, heatCaption); err != nil {
 					return err
 				}
 				extra = ",heatmap.png,heatmap.json"
 			}
+			if f.quiet {
+				return nil
+			}
+			report.Table(os.Stdout, res, sums)
 			fmt.Fprintf(os.Stderr, "wrote %s/{result.json,result.csv,table.md,curves.png%s} in %.1fs\n", f.out, extra, res.Seconds)
 			return nil
 		},
@@ -322,13 +326,18 @@ func prototypeStages(cmd *cobra.Command, model *flycl.Model, train *features.Set
 	return analysis.PrototypeCorrelations(cmd.Context(), model, x, y, classes)
 }
 
-func writeHeatmap(dir string, st *analysis.Stages) error {
+func writeHeatmap(dir string, st *analysis.Stages, caption string) error {
 	titles := []string{
 		fmt.Sprintf("features (mean |r| %.2f)", st.MeanAbsOD[0]),
 		fmt.Sprintf("projection+top-k (%.2f)", st.MeanAbsOD[1]),
 		fmt.Sprintf("ridge outputs (%.2f)", st.MeanAbsOD[2]),
 	}
-	if err := report.Heatmaps(filepath.Join(dir, "heatmap.png"), titles, []*mat.Dense{st.Features, st.Codes, st.Ridge}); err != nil {
+	labels := make([]string, len(st.Classes))
+	for i, c := range st.Classes {
+		labels[i] = strconv.Itoa(c)
+	}
+	info := report.HeatmapInfo{Caption: caption, Labels: labels}
+	if err := report.Heatmaps(filepath.Join(dir, "heatmap.png"), titles, []*mat.Dense{st.Features, st.Codes, st.Ridge}, info); err != nil {
 		return err
 	}
 	return report.WriteJSON(filepath.Join(dir, "heatmap.json"), st)

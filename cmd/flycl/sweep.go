@@ -26,6 +26,9 @@ func sweepCmd() *cobra.Command {
 			if err := applyConfig(cmd.Flags(), f.config); err != nil {
 				return err
 			}
+			if err := checkOut(f.out); err != nil {
+				return err
+			}
 			train, test, desc, err := f.load(cmd)
 			if err != nil {
 				return err
@@ -36,7 +39,7 @@ func sweepCmd() *cobra.Command {
 			}
 			var xs []float64
 			var sums []report.Summary
-			var rows []string
+			var rows []report.SweepRow
 			for _, vs := range strings.Split(values, ",") {
 				v, err := strconv.Atoi(strings.TrimSpace(vs))
 				if err != nil {
@@ -64,22 +67,25 @@ func sweepCmd() *cobra.Command {
 					return err
 				}
 				ms[0].Name = fmt.Sprintf("Fly-CL %s=%d", param, v)
-				res, err := experiment.Execute(cmd.Context(), train, test, ms, p, experiment.Hooks{Progress: progress(f.quiet)})
+				res, err := experiment.Execute(cmd.Context(), train, test, ms, p, experiment.Hooks{Progress: runProgress(f.quiet), Warn: warner(f.quiet)})
 				if err != nil {
 					return err
 				}
 				s := report.Summarize(res)[0]
 				xs, sums = append(xs, float64(v)), append(sums, s)
-				rows = append(rows, fmt.Sprintf("| %d | %d | %d | %d | %s | %s | %s |", v, cfg.M, cfg.P, cfg.K, s.Average.Format(2), s.Last.Format(2), s.TauPost.Format(3)))
+				rows = append(rows, report.SweepRow{M: cfg.M, P: cfg.P, K: cfg.K, Summary: s, Warnings: len(res.Warnings())})
 			}
 			if err := os.MkdirAll(f.out, 0o755); err != nil {
 				return err
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "Sensitivity to %s on %s\n\n| %s | m | p | k | Ā (%%) | A_T (%%) | τ_post (s/task) |\n|---:|---:|---:|---:|---:|---:|---:|\n", param, desc, param)
-			b.WriteString(strings.Join(rows, "\n") + "\n")
-			fmt.Print(b.String())
-			if err := os.WriteFile(filepath.Join(f.out, "sweep_"+param+".md"), []byte(b.String()), 0o644); err != nil {
+			if err := report.SweepTable(&b, param, desc, rows); err != nil {
+				return err
+			}
+			if !f.quiet {
+				fmt.Print(b.String())
+			}
+			if err := report.WriteText(filepath.Join(f.out, "sweep_"+param+".md"), b.String()); err != nil {
 				return err
 			}
 			if err := report.WriteJSON(filepath.Join(f.out, "sweep_"+param+".json"), sums); err != nil {

@@ -2,29 +2,184 @@
 // content or the complete new content, never a partial file: data goes to
 // a temporary file in the same directory, which is synced and then renamed
 // over the target, and the directory is synced.
+//
+// The target must be a regular file or not exist: a directory, device
+// node, FIFO or socket at the path is refused. A symbolic link is
+// followed: the file it points to is replaced (in its own directory) and
+// the link stays. A replaced file keeps its permission bits; a new file
+// gets 0666 less the process umask, as os.Create would give it (owner and
+// group are those of the writing process).
+//
+// Temporary files are named ".NAME.tmp-DIGITS" and hold an advisory lock
+// (flock) while they are written. A writer killed mid-write leaves its
+// temporary behind; the next Create for the same target removes every
+// such temporary that no live writer holds locked, and nothing else.
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // File is a file being written atomically.
 type File struct {
 	*os.File
-	path string
+	path string // the target (symbolic links resolved)
 	done bool
 }
 
 // Create starts writing path.
 func Create(path string) (*File, error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	target, mode, exists, err := resolve(path)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
+		return nil, err
 	}
-	return &File{File: f, path: path}, nil
+	RemoveStale(target)
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64()%1e12, 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", path, err)
+		}
+		if err := lock(f); err != nil {
+			f.Close()
+			os.Remove(name)
+			return nil, fmt.Errorf("create %s: lock %s: %w", path, name, err)
+		}
+		// A concurrent RemoveStale may have taken the new file for a stale
+		// one between its creation and the lock: then start again.
+		if !sameFile(f, name) {
+			f.Close()
+			if try < 100 {
+				continue
+			}
+			return nil, fmt.Errorf("create %s: temporary file %s removed while being created", path, name)
+		}
+		if exists {
+			if err := f.Chmod(mode); err != nil {
+				f.Close()
+				os.Remove(name)
+				return nil, fmt.Errorf("create %s: %w", path, err)
+			}
+		}
+		return &File{File: f, path: target}, nil
+	}
+}
+
+// resolve follows symbolic links and checks that the target is a regular
+// file or absent; it returns the target, its mode and whether it exists.
+func resolve(path string) (string, fs.FileMode, bool, error) {
+	target := path
+	for hops := 0; ; hops++ {
+		fi, err := os.Lstat(target)
+		if errors.Is(err, fs.ErrNotExist) {
+			if target != path {
+				return "", 0, false, fmt.Errorf("write %s: symbolic link to %s, which does not exist", path, target)
+			}
+			return target, 0, false, nil
+		}
+		if err != nil {
+			return "", 0, false, fmt.Errorf("write %s: %w", path, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if hops >= 40 {
+				return "", 0, false, fmt.Errorf("write %s: too many levels of symbolic links", path)
+			}
+			dest, err := os.Readlink(target)
+			if err != nil {
+				return "", 0, false, fmt.Errorf("write %s: %w", path, err)
+			}
+			if !filepath.IsAbs(dest) {
+				dest = filepath.Join(filepath.Dir(target), dest)
+			}
+			target = dest
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			what := "not a regular file"
+			switch {
+			case fi.IsDir():
+				what = "a directory"
+			case fi.Mode()&fs.ModeDevice != 0:
+				what = "a device"
+			case fi.Mode()&fs.ModeNamedPipe != 0:
+				what = "a named pipe"
+			case fi.Mode()&fs.ModeSocket != 0:
+				what = "a socket"
+			}
+			if target != path {
+				return "", 0, false, fmt.Errorf("write %s: refusing to replace %s, which is %s", path, target, what)
+			}
+			return "", 0, false, fmt.Errorf("write %s: refusing to replace it: it is %s", path, what)
+		}
+		return target, fi.Mode().Perm(), true, nil
+	}
+}
+
+// isTemp reports whether name is a temporary file of target base.
+func isTemp(name, base string) bool {
+	rest, ok := strings.CutPrefix(name, "."+base+".tmp-")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// RemoveStale removes the temporary files of target left by writers that
+// died (regular files named like ours that no live writer holds locked).
+// It returns how many it removed. Create calls it.
+func RemoveStale(target string) int {
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	removed := 0
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !isTemp(e.Name(), base) {
+			continue
+		}
+		name := filepath.Join(dir, e.Name())
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		if tryLock(f) && sameFile(f, name) {
+			if os.Remove(name) == nil {
+				removed++
+			}
+		}
+		f.Close()
+	}
+	return removed
+}
+
+// sameFile reports whether the open file f is still the file at name.
+func sameFile(f *os.File, name string) bool {
+	a, err1 := f.Stat()
+	b, err2 := os.Lstat(name)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
 
 // Commit syncs the data, renames it over the target and syncs the directory.
@@ -39,16 +194,13 @@ func (f *File) Commit() error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: sync: %w", f.path, err)
 	}
-	if err := f.File.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", f.path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", f.path, err)
-	}
+	// Rename while holding the lock, so no RemoveStale can take the file.
 	if err := os.Rename(tmp, f.path); err != nil {
+		f.File.Close()
 		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", f.path, err)
+	}
+	if err := f.File.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", f.path, err)
 	}
 	if d, err := os.Open(filepath.Dir(f.path)); err == nil {
@@ -65,6 +217,6 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
-	f.File.Close()
 	os.Remove(f.File.Name())
+	f.File.Close()
 }

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/flycl/flycl"
@@ -142,20 +143,30 @@ func (r *Result) Report(w io.Writer) {
 	fmt.Fprintf(w, "scale %s: %d tasks × %d samples × d=%d, %d classes/task; m=%d p=%d k=%d; %s, %d threads\n\n",
 		r.Scale.Name, r.Scale.Tasks, r.Scale.SamplesPerTask, r.Scale.Dim, r.Scale.ClassesPerTask,
 		r.Config.M, r.Config.P, r.Config.K, r.Backend, r.Threads)
-	fmt.Fprintln(w, "| task | projection | top-k | G update | GCV | factor | solve | tau_post (s) | tau_post / floor |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	stages := flycl.AllStages()
+	fmt.Fprint(w, "| task |")
+	for _, st := range stages {
+		fmt.Fprintf(w, " %s |", st.Label())
+	}
+	fmt.Fprintln(w, " tau_post (s) | tau_post / floor |")
+	fmt.Fprintln(w, "|---:|"+strings.Repeat("---:|", len(stages)+2))
+	row := func(label string, s flycl.Stages, tau time.Duration, ratio string) {
+		fmt.Fprintf(w, "| %s |", label)
+		for _, st := range stages {
+			fmt.Fprintf(w, " %s |", sec(s.Get(st)))
+		}
+		fmt.Fprintf(w, " %s | %s |\n", sec(tau), ratio)
+	}
 	var sum flycl.Stages
 	var tot time.Duration
 	for i, rec := range r.Tasks {
-		s := rec.Stages
-		sum.Add(s)
+		sum.Add(rec.Stages)
 		tot += r.TauPost[i]
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %.2f |\n", i+1, sec(s.Projection), sec(s.TopK),
-			sec(s.Gram), sec(s.GCV), sec(s.Factor), sec(s.Solve), sec(r.TauPost[i]), float64(r.TauPost[i])/float64(r.Floor))
+		row(fmt.Sprint(i+1), rec.Stages, r.TauPost[i], fmt.Sprintf("%.2f", float64(r.TauPost[i])/float64(r.Floor)))
 	}
 	n := time.Duration(len(r.Tasks))
-	fmt.Fprintf(w, "| mean | %s | %s | %s | %s | %s | %s | %s | **%.2f** |\n\n", sec(sum.Projection/n), sec(sum.TopK/n),
-		sec(sum.Gram/n), sec(sum.GCV/n), sec(sum.Factor/n), sec(sum.Solve/n), sec(tot/n), float64(tot/n)/float64(r.Floor))
+	row("mean", sum.Scale(1/float64(len(r.Tasks))), tot/n, fmt.Sprintf("**%.2f**", float64(tot/n)/float64(r.Floor)))
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "BLAS floor per task (median): ssyrk %ss + spotrf %ss = %ss\n", sec(r.FloorSyrk), sec(r.FloorPotrf), sec(r.Floor))
 	fmt.Fprintf(w, "peak RSS of the engine run: %.2f GB\n", float64(r.PeakRSS)/1e9)
 }

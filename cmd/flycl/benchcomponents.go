@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/enginebench"
+)
+
+// componentsCmd is "flycl bench components": the paper's table of time
+// savings per post-extraction component, measured side by side.
+func componentsCmd() *cobra.Command {
+	var scale string
+	def := flycl.DefaultConfig()
+	cs := enginebench.ComponentSettings{M: def.M, P: def.P, K: def.K, Folds: 5, Runs: 3, TestPerCls: 30}
+	c := &cobra.Command{
+		Use:   "components",
+		Short: "Vanilla vs Fly-CL time of each post-extraction component (the paper's component table)",
+		Long: `Times, at one task of a synthetic stream at the paper's scale, each component
+of Fly-CL's post-extraction work against a vanilla implementation, side by
+side in one process, with flop counts: random projection (dense Gaussian W
+vs the sparse W as Fly-CL applies it), ridge selection (explicit k-fold
+cross-validation over the grid vs GCV), prototype calculation (LU vs
+Cholesky) and similarity comparison (dense codes vs top-k-sparse codes).
+The vanilla cross-validation is timed once (it factors an m×m matrix per
+fold and grid value); everything else is the median of --runs.`,
+		Example: `  flycl bench components --scale cub`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, ok := enginebench.Scales[scale]
+			if !ok {
+				var names []string
+				for k := range enginebench.Scales {
+					names = append(names, k)
+				}
+				sort.Strings(names)
+				return fmt.Errorf("--scale %q: unknown (want %s)", scale, strings.Join(names, " or "))
+			}
+			cs.Scale = sc
+			cfg := flycl.Config{M: cs.M, P: cs.P, K: cs.K, Lambdas: cs.Lambdas}
+			if err := cfg.Validate(sc.Dim); err != nil {
+				return err
+			}
+			if cs.Folds < 2 || cs.Runs < 1 || cs.TestPerCls < 1 {
+				return fmt.Errorf("--folds %d, --runs %d, --test-per-class %d: need folds >= 2, runs >= 1, test-per-class >= 1", cs.Folds, cs.Runs, cs.TestPerCls)
+			}
+			comps, err := enginebench.Components(cmd.Context(), cs, os.Stderr)
+			if err != nil {
+				return err
+			}
+			enginebench.ReportComponents(cmd.OutOrStdout(), cs, comps)
+			return nil
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&scale, "scale", "cub", "scale of the synthetic task")
+	fs.IntVar(&cs.M, "m", cs.M, "expansion dimension")
+	fs.IntVar(&cs.P, "p", cs.P, "non-zeros per row of W")
+	fs.IntVar(&cs.K, "k", cs.K, "top-k")
+	fs.Float64SliceVar(&cs.Lambdas, "lambdas", def.Lambdas, "ridge grid")
+	fs.IntVar(&cs.Folds, "folds", cs.Folds, "folds of the vanilla cross-validation")
+	fs.IntVar(&cs.Runs, "runs", cs.Runs, "repetitions of each fast measurement (median)")
+	fs.IntVar(&cs.TestPerCls, "test-per-class", cs.TestPerCls, "test codes per class for the similarity step")
+	return c
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl/analysis"
+	"github.com/flycl/flycl/report"
+)
+
+// hebbianFlags configure "flycl hebbian".
+type hebbianFlags struct {
+	data          dataFlags
+	classes       int
+	trainPerClass int
+	passes, every int
+	model         modelFlags
+	out           string
+}
+
+func hebbianCmd() *cobra.Command {
+	var f hebbianFlags
+	c := &cobra.Command{
+		Use:   "hebbian",
+		Short: "Convergence of the paper's Hebbian rule to the ridge solution, on one task of the first classes",
+		Long: `Teaches one task made of the first --classes classes (by label) to Fly-CL
+(Cholesky solve) and to the Hebbian learner (flycl-hebbian: the same codes,
+statistics and GCV λ, with the classifier updated by ΔC = η(S − GC − λC),
+η = 1/(λmax(G) + λ)), and records every --every passes the Hebbian
+classifier's distance to the ridge solution C* and its test accuracy.
+Writes hebbian.json, hebbian-distance.png and hebbian-accuracy.png to --out.`,
+		Example: `  flycl hebbian --data mnist --classes 10 --train-per-class 500 --m 2000 --k 600 --lambdas 1e2,1e3,1e4,1e5 --passes 2000 --every 20`,
+		RunE:    func(cmd *cobra.Command, args []string) error { return f.run(cmd) },
+	}
+	fs := c.Flags()
+	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz)")
+	fs.StringVar(&f.data.test, "test", "", "test feature file (.npz)")
+	fs.StringVar(&f.data.data, "data", "", "built-in data set instead: mnist[:DIR] or fashion-mnist[:DIR] (raw pixels)")
+	fs.IntVar(&f.classes, "classes", 10, "number of classes (the smallest labels)")
+	fs.IntVar(&f.trainPerClass, "train-per-class", 500, "use the first N training samples of each class (0: all)")
+	fs.IntVar(&f.passes, "passes", 1000, "Hebbian passes over the task's statistics")
+	fs.IntVar(&f.every, "every", 10, "record distance and accuracy every N passes")
+	f.model.register(fs)
+	fs.StringVar(&f.out, "out", "out/hebbian", "output directory")
+	return c
+}
+
+func (f *hebbianFlags) run(cmd *cobra.Command) error {
+	switch {
+	case f.classes < 2:
+		return fmt.Errorf("--classes %d: need at least 2", f.classes)
+	case f.passes < 1:
+		return fmt.Errorf("--passes %d: need at least 1", f.passes)
+	case f.every < 1:
+		return fmt.Errorf("--every %d: need at least 1", f.every)
+	case f.trainPerClass < 0:
+		return fmt.Errorf("--train-per-class %d: must be >= 0 (0: all)", f.trainPerClass)
+	}
+	train, test, desc, err := f.data.load()
+	if err != nil {
+		return err
+	}
+	all := train.Classes()
+	if len(all) < f.classes {
+		return fmt.Errorf("--classes %d: %s has only %d classes", f.classes, desc, len(all))
+	}
+	classes := all[:f.classes]
+	if f.trainPerClass > 0 {
+		train = train.FirstPerClass(f.trainPerClass)
+	}
+	x, y, _ := train.Subset(classes)
+	xt, yt, _ := test.Subset(classes)
+	if len(yt) == 0 {
+		return fmt.Errorf("%s: no test samples of classes %v", desc, classes)
+	}
+	cfg, err := f.model.config()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w", f.out, err)
+	}
+	curve, err := analysis.Hebbian(cmd.Context(), cfg, train.D, x, y, xt, yt, f.passes, f.every)
+	if err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(curve, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(f.out, "hebbian.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	pts := make([]report.HebbianPoint, len(curve.Points))
+	for i, p := range curve.Points {
+		pts[i] = report.HebbianPoint{Pass: p.Pass, RelDist: p.RelDist, Accuracy: p.Accuracy}
+	}
+	name := f.data.data // as the user gave it, not the resolved path
+	if name == "" {
+		name = f.data.train
+	}
+	title := fmt.Sprintf("%s, %d classes", name, len(classes))
+	if err := report.HebbianPlots(filepath.Join(f.out, "hebbian-distance.png"), filepath.Join(f.out, "hebbian-accuracy.png"), title, pts, curve.RidgeAccuracy); err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "%s: λ=%g, η=%.3g; ridge (Cholesky) accuracy %.2f%%\n", title, curve.Lambda, curve.Step, 100*curve.RidgeAccuracy)
+	fmt.Fprintf(w, "%8s %14s %10s\n", "passes", "‖C−C*‖/‖C*‖", "accuracy")
+	for i, p := range curve.Points {
+		if i == len(curve.Points)-1 || p.Pass&(p.Pass-1) == 0 || p.Pass%(f.every*10) == 0 {
+			fmt.Fprintf(w, "%8d %14.3e %9.2f%%\n", p.Pass, p.RelDist, 100*p.Accuracy)
+		}
+	}
+	fmt.Fprintf(w, "(%s)\n", f.out)
+	return nil
+}

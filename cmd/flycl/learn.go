@@ -1,0 +1,328 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/transform"
+)
+
+// inputFlags select labelled (or unlabelled) samples for a model command:
+// a data set through a backbone, or a feature file.
+type inputFlags struct {
+	ext        extractFlags
+	data       string
+	split      string
+	features   string
+	classNames string
+}
+
+func (f *inputFlags) register(c *cobra.Command, split string) {
+	f.ext.register(c)
+	fs := c.Flags()
+	fs.StringVar(&f.data, "data", "", "images as kind:path (folder:DIR reads DIR/<class>/<image>, or DIR/<split>/<class>/<image>); needs a backbone (--backbone, or the model's)")
+	fs.StringVar(&f.split, "split", split, "split of --data to read")
+	fs.StringVar(&f.features, "features", "", "feature file (.npz with features, labels, optional class_names) instead of images")
+	fs.StringVar(&f.classNames, "class-names", "", "comma-separated class names for the labels 0,1,... of --features (default: the file's class_names, else the numbers)")
+	fs.BoolVar(&f.ext.quiet, "quiet", false, "no progress output")
+}
+
+// samples are loaded inputs: features, and class names when known.
+type samples struct {
+	x        []float32
+	d        int
+	names    []string // nil when unlabelled
+	paths    []string
+	pipeline *modelfile.Pipeline // nil for feature files
+	desc     string
+}
+
+// extractor opens the backbone: --backbone, else the model's pipeline mp
+// (which it must match when the model has learned from it: trained).
+func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool) (*deploy.Extractor, error) {
+	spec := f.ext.backbone
+	if spec == "" && mp != nil {
+		spec = mp.Backbone
+	}
+	if spec == "" {
+		return nil, fmt.Errorf("images need a backbone: give --backbone (the model has none)")
+	}
+	lib, err := ortLibrary(cmd.Flags())
+	if err != nil {
+		return nil, err
+	}
+	if err := backbone.Init(lib); err != nil {
+		return nil, err
+	}
+	bm, err := extract.OpenBackbone(spec, modelsDir())
+	if err != nil {
+		return nil, fmt.Errorf("backbone %s: %w (see \"flycl help environment\" for %s)", spec, err, envModels)
+	}
+	var preset *transform.Preset
+	if f.ext.preset != "" {
+		p, err := transform.LookupPreset(f.ext.preset)
+		if err != nil {
+			return nil, err
+		}
+		preset = &p
+	}
+	var e *deploy.Extractor
+	if mp != nil && trained {
+		if e, err = deploy.ForModel(mp, bm, spec); err != nil {
+			return nil, fmt.Errorf("backbone %s: %w", spec, err)
+		}
+		if preset != nil && *preset != e.Preset {
+			return nil, fmt.Errorf("--preset %s differs from the model's transform %+v", preset.Name, mp.Transform)
+		}
+	} else if e, err = deploy.NewExtractor(bm, spec, f.ext.output, preset); err != nil {
+		return nil, err
+	}
+	e.CacheDir, e.BatchSize, e.Threads = cacheDir(cmd.Flags()), f.ext.batch, f.ext.threads
+	if !f.ext.quiet {
+		last := time.Now()
+		e.Progress = func(done, total int, rate float64) {
+			if done == total || time.Since(last) > 2*time.Second {
+				fmt.Fprintf(os.Stderr, "extract %s: %d/%d images, %.1f images/s\n", bm.Name, done, total, rate)
+				last = time.Now()
+			}
+		}
+	}
+	return e, nil
+}
+
+// load reads the samples: images named on the command line, a data set or
+// a feature file. labelled says whether class names are required.
+func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled bool) (*samples, error) {
+	given := 0
+	for _, b := range []bool{len(images) > 0, f.data != "", f.features != ""} {
+		if b {
+			given++
+		}
+	}
+	if given != 1 {
+		if labelled {
+			return nil, fmt.Errorf("give exactly one of --data KIND:PATH (with a backbone) or --features FILE.npz")
+		}
+		return nil, fmt.Errorf("give exactly one of IMAGE..., --data KIND:PATH or --features FILE.npz")
+	}
+	if f.features != "" {
+		s, err := features.Load(f.features)
+		if err != nil {
+			return nil, err
+		}
+		cn := s.ClassNames
+		if f.classNames != "" {
+			cn = strings.Split(f.classNames, ",")
+		}
+		names, err := deploy.Names(s.Labels, cn)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.features, err)
+		}
+		return &samples{x: s.X, d: s.D, names: names, paths: s.Paths, desc: "features " + f.features}, nil
+	}
+	if f.classNames != "" {
+		return nil, fmt.Errorf("--class-names applies to --features only (a data set names its classes)")
+	}
+	e, err := f.extractor(cmd, mp, trained)
+	if err != nil {
+		return nil, err
+	}
+	if len(images) > 0 {
+		s, err := e.Files(cmd.Context(), images)
+		if err != nil {
+			return nil, err
+		}
+		return &samples{x: s.X, d: s.D, paths: s.Paths, pipeline: e.Pipeline(), desc: fmt.Sprintf("%d images", len(images))}, nil
+	}
+	spec, err := dataset.ParseSpec(f.data)
+	if err != nil {
+		return nil, fmt.Errorf("--data: %w", err)
+	}
+	ds, key, err := deploy.OpenData(spec, f.split)
+	if err != nil {
+		return nil, err
+	}
+	s, cached, err := e.Dataset(cmd.Context(), ds, key)
+	if err != nil {
+		return nil, err
+	}
+	if cached && !f.ext.quiet {
+		fmt.Fprintf(os.Stderr, "extract %s: %d features from the cache\n", e.Backbone.Name, s.N)
+	}
+	names, err := deploy.Names(s.Labels, s.ClassNames)
+	if err != nil {
+		return nil, err
+	}
+	return &samples{x: s.X, d: s.D, names: names, paths: s.Paths, pipeline: e.Pipeline(),
+		desc: fmt.Sprintf("%s (%s) through %s", f.data, f.split, e.Backbone.Name)}, nil
+}
+
+// checkConfig refuses Fly-CL flags that contradict an existing model.
+func checkConfig(cmd *cobra.Command, mf *modelFlags, m *flycl.Model) error {
+	want, err := mf.config()
+	if err != nil {
+		return err
+	}
+	have := m.Config()
+	diff := func(flag string, a, b any) error {
+		if cmd.Flags().Changed(flag) && fmt.Sprint(a) != fmt.Sprint(b) {
+			return fmt.Errorf("--%s %v, but the model has %v: a model's configuration is fixed when it is created", flag, a, b)
+		}
+		return nil
+	}
+	for _, e := range []error{
+		diff("m", want.M, have.M), diff("p", want.P, have.P), diff("k", want.K, have.K), diff("w-seed", want.Seed, have.Seed),
+		diff("topk", want.TopK, have.TopK), diff("lambdas", want.Lambdas, have.Lambdas),
+	} {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func learnCmd() *cobra.Command {
+	var in inputFlags
+	var mf modelFlags
+	var model, wFile string
+	var opt deploy.LearnOptions
+	c := &cobra.Command{
+		Use:   "learn --model FILE (--data KIND:PATH [--backbone B] | --features F.npz)",
+		Short: "Teach a model file new classes (or more samples of known ones); creates it when absent",
+		Long: `Learns the classes in the input as one task (λ by GCV on it, as in the paper),
+or with --online in mini-batches. Samples of classes the model knows already add to
+their statistics. The model file is created when absent (with --m --p --k --lambdas
+...), and saved atomically: a failure, or a backbone, dimension or W that does not
+match the model, leaves the file untouched.
+
+Class names come from the data set (folder names) or the feature file's
+class_names (or --class-names).`,
+		Example: `  flycl learn --model cam.flycl --data folder:photos --backbone squeezenet
+  flycl learn --model cam.flycl --data folder:more-photos            # the model's backbone
+  flycl learn --model f.flycl --features train.npz --m 2000 --k 600 --lambdas 1,10,100`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if model == "" {
+				return fmt.Errorf("give --model FILE")
+			}
+			if cmd.Flags().Changed("online-batch") || cmd.Flags().Changed("lambda") {
+				if !opt.Online && cmd.Flags().Changed("online-batch") {
+					return fmt.Errorf("--online-batch needs --online")
+				}
+			}
+			exists, err := deploy.Exists(model)
+			if err != nil {
+				return err
+			}
+			var m *deploy.Model
+			if exists {
+				if m, err = deploy.Load(model); err != nil {
+					return err
+				}
+				if err := checkConfig(cmd, &mf, m.Model); err != nil {
+					return err
+				}
+				if wFile != "" {
+					return fmt.Errorf("--w applies when a model is created; %s exists", model)
+				}
+			}
+			var mp *modelfile.Pipeline
+			trained := false
+			if m != nil {
+				mp, trained = m.Pipeline, len(m.Classes()) > 0
+			}
+			if len(args) > 0 {
+				return fmt.Errorf("learn takes no image arguments (images need labels: --data folder:DIR reads DIR/<class>/<image>)")
+			}
+			s, err := in.load(cmd, mp, trained, nil, true)
+			if err != nil {
+				return err
+			}
+			if m == nil {
+				cfg, err := mf.config()
+				if err != nil {
+					return err
+				}
+				var w *projection.Matrix
+				if wFile != "" {
+					if w, err = modelfile.ImportProjection(wFile); err != nil {
+						return err
+					}
+				}
+				if m, err = deploy.New(cfg, s.d, w, s.pipeline); err != nil {
+					return err
+				}
+			}
+			t0 := time.Now()
+			res, err := m.Learn(cmd.Context(), s.x, s.names, s.pipeline, opt)
+			if err != nil {
+				return fmt.Errorf("learn (%s unchanged): %w", model, err)
+			}
+			learnTime := time.Since(t0)
+			t1 := time.Now()
+			if err := m.Save(model); err != nil {
+				return err
+			}
+			printLearn(os.Stdout, res, s.desc, learnTime, time.Since(t1))
+			fi, _ := os.Stat(model)
+			fmt.Printf("model %s: version %d, %d classes, %d samples, %s\n", model, m.Version(), len(m.Classes()), m.Samples(), size(fi.Size()))
+			return nil
+		},
+	}
+	in.register(c, "train")
+	mf.register(c.Flags())
+	c.Flags().StringVar(&model, "model", "", "model file (created when absent)")
+	c.Flags().StringVar(&wFile, "w", "", "create the model with this projection W (.npz from flycl export-w or another implementation)")
+	c.Flags().BoolVar(&opt.Online, "online", false, "learn in mini-batches (re-solving after each)")
+	c.Flags().IntVar(&opt.Batch, "online-batch", 1000, "mini-batch size with --online")
+	c.Flags().Float64Var(&opt.Lambda, "lambda", 0, "fixed λ (0: GCV on the task, or on each mini-batch with --online)")
+	return c
+}
+
+func printLearn(w io.Writer, r *deploy.LearnResult, desc string, learn, save time.Duration) {
+	fmt.Fprintf(w, "learned %d samples from %s in %d step(s)\n", r.Samples, desc, len(r.Steps))
+	if len(r.Added) > 0 {
+		fmt.Fprintf(w, "classes added (%d): %s\n", len(r.Added), strings.Join(r.Added, ", "))
+	}
+	if len(r.Known) > 0 {
+		fmt.Fprintf(w, "classes extended (%d): %s\n", len(r.Known), strings.Join(r.Known, ", "))
+	}
+	last := r.Steps[len(r.Steps)-1]
+	how := "GCV"
+	if last.GCV == nil {
+		how = "fixed"
+	}
+	fmt.Fprintf(w, "lambda %g (%s)", r.Lambda, how)
+	if last.RaisedFrom != 0 {
+		fmt.Fprintf(w, ", raised from %g for a positive-definite factor", last.RaisedFrom)
+	}
+	fmt.Fprintln(w)
+	st := r.Stages
+	fmt.Fprintf(w, "time: projection %.3fs, top-k %.3fs, gram %.3fs, gcv %.3fs, factor %.3fs, solve %.3fs; learn %.3fs, save %.3fs\n",
+		st.Projection.Seconds(), st.TopK.Seconds(), st.Gram.Seconds(), st.GCV.Seconds(), st.Factor.Seconds(), st.Solve.Seconds(),
+		learn.Seconds(), save.Seconds())
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

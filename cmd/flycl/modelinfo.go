@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/flycl/flycl/modelfile"
+)
+
+// printModelInfo describes a model file: format, version, configuration,
+// pipeline, classes and the λ history.
+func printModelInfo(w io.Writer, path string) error {
+	f, err := modelfile.Load(path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	s := f.Snapshot
+	st := s.State()
+	c := st.Config
+	fmt.Fprintf(w, "model file    %s (%s, format %d)\n", path, size(fi.Size()), f.Format)
+	fmt.Fprintf(w, "version       %d\n", st.Version)
+	if !f.Created.IsZero() {
+		fmt.Fprintf(w, "created       %s\n", f.Created.Format("2006-01-02 15:04:05 UTC"))
+	}
+	fmt.Fprintf(w, "saved         %s\n", f.Saved.Format("2006-01-02 15:04:05 UTC"))
+	wdesc := fmt.Sprintf("seed %d", c.Seed)
+	if s.Projection().Seed == nil {
+		wdesc = "explicit"
+	}
+	fmt.Fprintf(w, "config        d=%d m=%d p=%d k=%d, W %s, top-k %s, GCV %s, projection %s\n", st.InputDim, c.M, c.P, c.K, wdesc, c.TopK, c.GCV, c.Projection)
+	fmt.Fprintf(w, "lambda grid   %v\n", c.Lambdas)
+	if p := f.Pipeline; p != nil {
+		t := p.Transform
+		fmt.Fprintf(w, "backbone      %s (%s, output %s, d=%d, weights sha256 %.16s…)\n", p.Backbone, p.Name, p.Output, p.Dim, p.WeightsHash)
+		fmt.Fprintf(w, "transform     %s: resize %d %s, crop %d, mean %v, std %v\n", t.Preset, t.Resize, t.Filter, t.Crop, t.Mean, t.Std)
+	} else {
+		fmt.Fprintf(w, "backbone      none (learns from feature vectors)\n")
+	}
+	fmt.Fprintf(w, "samples       %d\n", s.Samples())
+	fmt.Fprintf(w, "classes       %d: %s\n", len(st.Labels), strings.Join(s.Predictor().ClassNames(), ", "))
+	fmt.Fprintf(w, "lambda        %g\n", st.Lambda)
+	fmt.Fprintf(w, "history       %d steps\n", len(st.History))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  step\tkind\tsamples\tclasses\tlambda\tchosen by\tseconds")
+	for i, r := range st.History {
+		kind, cls, by := "learn", fmt.Sprint(r.NewClasses), "GCV"
+		if r.GCV == nil {
+			by = "fixed"
+		}
+		if r.Removed != nil {
+			kind, cls, by = "forget", fmt.Sprint(r.Removed), "kept"
+			if r.Samples == 0 {
+				kind = "drop"
+			}
+		}
+		if r.RaisedFrom != 0 {
+			by += fmt.Sprintf(", raised from %g", r.RaisedFrom)
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%d\t%s\t%g\t%s\t%.3f\n", i+1, kind, r.Samples, cls, r.Lambda, by, r.Stages.Total().Seconds())
+	}
+	return tw.Flush()
+}

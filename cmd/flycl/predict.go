@@ -1,0 +1,174 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/modelfile"
+)
+
+// prediction is one sample's result.
+type prediction struct {
+	Input string         `json:"input"`
+	Truth string         `json:"truth,omitempty"`
+	Top   []flycl.Ranked `json:"top"`
+}
+
+func predictCmd() *cobra.Command {
+	var in inputFlags
+	var model, format string
+	var topN int
+	c := &cobra.Command{
+		Use:   "predict --model FILE (IMAGE... | --data KIND:PATH | --features F.npz)",
+		Short: "Classify images or feature vectors with a model file: top-N classes with scores",
+		Long: `Prints the top-N classes of every input with their scores. Images go through
+the model's backbone and transform (--backbone gives another location of the same
+weights: different weights are refused). With a data set or a labelled feature file
+it also prints the accuracy over the samples of classes the model knows.`,
+		Example: `  flycl predict --model cam.flycl photo1.jpg photo2.jpg
+  flycl predict --model cam.flycl --data folder:photos --split test --format csv`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if model == "" {
+				return fmt.Errorf("give --model FILE")
+			}
+			if topN <= 0 {
+				return fmt.Errorf("--top must be positive, got %d", topN)
+			}
+			switch format {
+			case "table", "json", "csv":
+			default:
+				return fmt.Errorf("--format %q: want table, json or csv", format)
+			}
+			f, err := modelfile.Load(model)
+			if err != nil {
+				return err
+			}
+			p := f.Snapshot.Predictor()
+			if len(p.Classes()) == 0 {
+				return fmt.Errorf("%s has no classes yet: teach it with flycl learn", model)
+			}
+			s, err := in.load(cmd, f.Pipeline, true, args, false)
+			if err != nil {
+				return err
+			}
+			if s.d != p.InputDim() {
+				return fmt.Errorf("the inputs have %d-dimensional features, the model d=%d", s.d, p.InputDim())
+			}
+			top, err := p.Top(cmd.Context(), s.x, topN)
+			if err != nil {
+				return err
+			}
+			preds := make([]prediction, len(top))
+			for i := range top {
+				preds[i].Top = top[i]
+				preds[i].Input = strconv.Itoa(i)
+				if s.paths != nil {
+					preds[i].Input = s.paths[i]
+				}
+				if s.names != nil {
+					preds[i].Truth = s.names[i]
+				}
+			}
+			acc := accuracy(preds, p.ClassNames())
+			return writePredictions(os.Stdout, format, preds, acc)
+		},
+	}
+	in.register(c, "test")
+	c.Flags().StringVar(&model, "model", "", "model file")
+	c.Flags().IntVar(&topN, "top", 5, "classes to print per input")
+	c.Flags().StringVar(&format, "format", "table", "output format: table, json or csv")
+	return c
+}
+
+// score is an accuracy over the labelled samples of known classes.
+type score struct {
+	Correct   int     `json:"correct"`
+	Evaluated int     `json:"evaluated"`
+	Unknown   int     `json:"unknown_class"` // labelled samples of classes the model does not have
+	Accuracy  float64 `json:"accuracy"`
+}
+
+func accuracy(preds []prediction, classes []string) *score {
+	known := map[string]bool{}
+	for _, c := range classes {
+		known[c] = true
+	}
+	var s score
+	for _, p := range preds {
+		switch {
+		case p.Truth == "":
+			return nil
+		case !known[p.Truth]:
+			s.Unknown++
+		default:
+			s.Evaluated++
+			if p.Top[0].Name == p.Truth {
+				s.Correct++
+			}
+		}
+	}
+	if s.Evaluated > 0 {
+		s.Accuracy = float64(s.Correct) / float64(s.Evaluated)
+	}
+	return &s
+}
+
+func writePredictions(w io.Writer, format string, preds []prediction, acc *score) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Predictions []prediction `json:"predictions"`
+			Accuracy    *score       `json:"accuracy,omitempty"`
+		}{preds, acc})
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"input", "truth", "rank", "label", "name", "score"})
+		for _, p := range preds {
+			for r, t := range p.Top {
+				cw.Write([]string{p.Input, p.Truth, strconv.Itoa(r + 1), strconv.Itoa(t.Label), t.Name, strconv.FormatFloat(float64(t.Score), 'g', -1, 32)})
+			}
+		}
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
+		}
+	default:
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		head := "input\t"
+		if acc != nil {
+			head += "truth\t"
+		}
+		fmt.Fprintln(tw, head+"top classes (score)")
+		for _, p := range preds {
+			var parts []string
+			for _, t := range p.Top {
+				parts = append(parts, fmt.Sprintf("%s (%.4f)", t.Name, t.Score))
+			}
+			row := p.Input + "\t"
+			if acc != nil {
+				row += p.Truth + "\t"
+			}
+			fmt.Fprintln(tw, row+strings.Join(parts, ", "))
+		}
+		tw.Flush()
+	}
+	if acc != nil && format != "json" {
+		fmt.Fprintf(os.Stderr, "accuracy %.2f%% (%d/%d samples of known classes", 100*acc.Accuracy, acc.Correct, acc.Evaluated)
+		if acc.Unknown > 0 {
+			fmt.Fprintf(os.Stderr, "; %d samples of classes the model does not know were not counted", acc.Unknown)
+		}
+		fmt.Fprintln(os.Stderr, ")")
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/experiment"
+	"github.com/flycl/flycl/methods"
+	"github.com/flycl/flycl/projection"
+)
+
+// resultConfig records the configuration of a run and the identity of its
+// input files (path as given, size, SHA-256) for result.json.
+func (f *runFlags) resultConfig(cfg flycl.Config, opts methods.Options, d int) (*experiment.Config, error) {
+	c := &experiment.Config{
+		M: cfg.M, P: cfg.P, K: cfg.K, WSeed: cfg.Seed,
+		TopK: cfg.TopK.String(), Lambdas: cfg.Lambdas, LambdaScale: "absolute",
+		GCV: cfg.GCV.String(), Projection: cfg.Projection.String(),
+		OnlineBatch: opts.OnlineBatch, OnlineLambda: opts.OnlineLambda,
+		Data: f.data.data, Backbone: f.ext.backbone, Preset: f.ext.preset,
+	}
+	if len(c.Lambdas) == 0 {
+		c.Lambdas = flycl.DefaultLambdas
+	}
+	if c.Backbone != "" {
+		c.Output = f.ext.output
+	}
+	if c.Data == "" {
+		c.Data = "features"
+	}
+	add := func(role, path string) error {
+		in, err := experiment.Identify(role, path)
+		if err != nil {
+			return err
+		}
+		c.Inputs = append(c.Inputs, in)
+		return nil
+	}
+	if f.data.train != "" {
+		if err := add("train", f.data.train); err != nil {
+			return nil, err
+		}
+	}
+	if f.data.test != "" {
+		if err := add("test", f.data.test); err != nil {
+			return nil, err
+		}
+	}
+	if f.data.data != "" {
+		// The data set's folder or archive, recorded with the path the
+		// user gave ("" when it is the data set's default location).
+		_, given, _ := strings.Cut(f.data.data, ":")
+		s, err := f.data.spec()
+		if err != nil {
+			return nil, err
+		}
+		if path := s.Path; path != "" {
+			if err := add("data", path); err != nil {
+				return nil, err
+			}
+			c.Inputs[len(c.Inputs)-1].Path = given
+		}
+	}
+	w := opts.W
+	if f.wFile != "" {
+		if err := add("w", f.wFile); err != nil {
+			return nil, err
+		}
+	} else if cfg.P <= d {
+		var err error
+		if w, err = projection.Generate(cfg.M, d, cfg.P, cfg.Seed); err != nil {
+			return nil, err
+		}
+	}
+	if w != nil {
+		c.WSHA256 = wDigest(w)
+	}
+	return c, nil
+}
+
+// wDigest is the SHA-256 of W: its shape, then the columns and values of
+// every row, little-endian.
+func wDigest(w *projection.Matrix) string {
+	h := sha256.New()
+	var b [8]byte
+	for _, v := range []int{w.M, w.D, w.P} {
+		binary.LittleEndian.PutUint64(b[:], uint64(v))
+		h.Write(b[:])
+	}
+	buf := make([]byte, 0, 8*len(w.Cols))
+	for _, c := range w.Cols {
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(c))
+	}
+	for _, v := range w.Vals {
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+	}
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// warner prints the runner's warnings on stderr as they come (nothing with
+// --quiet; they are recorded in result.json and table.md either way).
+func warner(quiet bool) func(experiment.Warning) {
+	if quiet {
+		return nil
+	}
+	return func(w experiment.Warning) { fmt.Fprintln(os.Stderr, "flycl: warning:", w) }
+}
+
+// methodsHelp lists the methods and the groups of the registry.
+func methodsHelp() string {
+	var groups []string
+	for g := range methods.Groups {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	for i, g := range groups {
+		groups[i] = g + " (" + strings.Join(methods.Groups[g], ",") + ")"
+	}
+	return "comma-separated methods: " + strings.Join(methods.Names(), ", ") + "; or groups: " + strings.Join(groups, "; ")
+}
+
+// dataName names the data of a run for captions: the data set as given,
+// or the training feature file.
+func dataName(c *experiment.Config) string {
+	if c.Data != "features" {
+		return c.Data
+	}
+	for _, in := range c.Inputs {
+		if in.Role == "train" {
+			return in.Path
+		}
+	}
+	return c.Data
+}
+
+// shorten cuts s to n characters with an ellipsis.
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/server"
+	"github.com/spf13/cobra"
+)
+
+// serveFlags are the options of flycl serve.
+type serveFlags struct {
+	model, addr, backbone, tokenFile, logFormat string
+	authAll                                     bool
+	threads, dim                                int
+	limits                                      server.Config
+	timeouts                                    server.Timeouts
+	create                                      modelFlags
+}
+
+func serveCmd() *cobra.Command {
+	f := serveFlags{limits: server.DefaultConfig(), timeouts: server.DefaultTimeouts()}
+	c := &cobra.Command{
+		Use:   "serve --model FILE [--addr HOST:PORT] [--backbone B] [--token-file F]",
+		Short: "Serve a model over HTTP: predict, learn and forget while serving, with a web page and Prometheus metrics",
+		Long: `Serves the model file over HTTP (API under /v1, metrics at /metrics, a web
+page at /). Predictions never wait for a learn; every learn is saved to the
+model file (atomically) before it is acknowledged. When the file does not
+exist it is created at the first learn, with --m/--p/--k/... and the
+feature dimension of --backbone (or --dim).
+
+The bearer token for learn and forget is read from --token-file (never from
+a flag); --auth-all requires it for every request. SIGTERM or Ctrl-C stops
+accepting connections, finishes the requests in flight and exits.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, &f)
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&f.model, "model", "", "model file (created at the first learn when absent)")
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&f.backbone, "backbone", "", "backbone for images: "+strings.Join(extract.Backbones, ", ")+" (without it only feature vectors are accepted)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token required to learn and forget")
+	fs.BoolVar(&f.authAll, "auth-all", false, "require the token for every request, not only changes")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
+	fs.IntVar(&f.dim, "dim", 0, "feature dimension of a new model without --backbone")
+	fs.Int64Var(&f.limits.MaxBodyBytes, "max-body", f.limits.MaxBodyBytes, "request body limit in bytes")
+	fs.IntVar(&f.limits.MaxPixels, "max-pixels", f.limits.MaxPixels, "largest image accepted, in pixels (width×height)")
+	fs.IntVar(&f.limits.MaxImages, "max-images", f.limits.MaxImages, "images per request")
+	fs.IntVar(&f.limits.QueueLength, "queue", f.limits.QueueLength, "learns that may wait behind the running one (503 beyond)")
+	fs.IntVar(&f.limits.Extractions, "extractions", f.limits.Extractions, "backbone extractions running at once")
+	fs.DurationVar(&f.timeouts.Read, "read-timeout", f.timeouts.Read, "time to read a whole request")
+	fs.DurationVar(&f.timeouts.Write, "write-timeout", f.timeouts.Write, "time to handle a request and write its response")
+	fs.DurationVar(&f.timeouts.Idle, "idle-timeout", f.timeouts.Idle, "keep-alive idle time")
+	fs.DurationVar(&f.timeouts.Shutdown, "shutdown-timeout", f.timeouts.Shutdown, "how long shutdown waits for requests in flight")
+	f.create.register(fs)
+	c.MarkFlagRequired("model")
+	return c
+}
+
+func runServe(ctx context.Context, f *serveFlags) error {
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
+	if f.logFormat == "json" {
+		h = slog.NewJSONHandler(os.Stderr, nil)
+	} else if f.logFormat != "text" {
+		return fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	}
+	log := slog.New(h)
+	cfg := f.limits
+	cfg.Logger = log
+	cfg.TokenForAll = f.authAll
+	if f.tokenFile != "" {
+		tok, err := readToken(f.tokenFile, log)
+		if err != nil {
+			return err
+		}
+		cfg.Token = tok
+	} else if f.authAll {
+		return fmt.Errorf("--auth-all needs --token-file")
+	}
+	dim := f.dim
+	var bb *backbone.Model
+	if f.backbone != "" {
+		var err error
+		if bb, err = extract.OpenBackbone(f.backbone, modelsDir()); err != nil {
+			return err
+		}
+		dim = bb.Dim()
+	}
+	mcfg, err := f.create.config()
+	if err != nil {
+		return err
+	}
+	var create func() (*flycl.Model, error)
+	if dim > 0 {
+		create = func() (*flycl.Model, error) { return flycl.New(mcfg, dim) }
+	}
+	be, err := server.OpenFile(f.model, create)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w (give --backbone or --dim to create a new model)", err)
+	}
+	if err != nil {
+		return err
+	}
+	spec := f.backbone
+	if bb == nil && be.Pipeline() != nil {
+		// The model file names its backbone: use it.
+		spec = be.Pipeline().Backbone
+		if bb, err = extract.OpenBackbone(spec, modelsDir()); err != nil {
+			return fmt.Errorf("open the model's backbone (give --backbone to use another copy of the same weights): %w", err)
+		}
+	}
+	if bb != nil {
+		if err := be.SetPipeline(server.PipelineOf(spec, bb)); err != nil {
+			return err
+		}
+		ex, err := server.NewBackboneExtractor(bb, f.threads)
+		if err != nil {
+			return err
+		}
+		defer ex.Close()
+		cfg.Extractor = ex
+	}
+	cfg.Backend = be
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	host, _, _ := net.SplitHostPort(f.addr)
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && cfg.Token == "" {
+		log.Warn("listening beyond loopback without --token-file: anyone who can connect can change the model", "addr", ln.Addr().String())
+	}
+	sn := srv.Snapshot()
+	log.Info("serving", "addr", "http://"+ln.Addr().String(), "model", f.model, "version", sn.Version(),
+		"classes", len(sn.Classes()), "d", sn.Dim(), "backbone", f.backbone, "auth", cfg.Token != "")
+	return srv.Serve(ctx, ln, f.timeouts)
+}
+
+// readToken reads the bearer token (the first line of the file, trimmed).
+func readToken(path string, log *slog.Logger) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	tok, _, _ := strings.Cut(string(b), "\n")
+	tok = strings.TrimSpace(tok)
+	if len(tok) < 8 {
+		return "", fmt.Errorf("--token-file %s: the token must be at least 8 characters", path)
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+		log.Warn("token file is readable by other users", "file", path, "mode", st.Mode().Perm().String())
+	}
+	return tok, nil
+}

@@ -1,0 +1,258 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/projection"
+)
+
+// Model is a deployable model: the Fly-CL model and how its features are
+// made. Its methods are not safe for concurrent use; take a
+// Model.Predictor() for concurrent predictions.
+type Model struct {
+	*flycl.Model
+	// Pipeline is how images become features; nil for a model that
+	// learns from feature vectors given directly.
+	Pipeline *modelfile.Pipeline
+	// Created is when the model was first saved (zero until then).
+	Created time.Time
+}
+
+// New returns an untrained model for d-dimensional features: W generated
+// from cfg.Seed, or w when not nil.
+func New(cfg flycl.Config, d int, w *projection.Matrix, p *modelfile.Pipeline) (*Model, error) {
+	if p != nil && p.Dim != d {
+		return nil, fmt.Errorf("deploy: the backbone gives %d-dimensional features, the model is for d=%d", p.Dim, d)
+	}
+	var m *flycl.Model
+	var err error
+	if w != nil {
+		if w.D != d {
+			return nil, fmt.Errorf("deploy: W is %d×%d, the features have d=%d", w.M, w.D, d)
+		}
+		m, err = flycl.NewWithProjection(cfg, w)
+	} else {
+		m, err = flycl.New(cfg, d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Model: m, Pipeline: p}, nil
+}
+
+// Load reads a model file.
+func Load(path string) (*Model, error) {
+	f, err := modelfile.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := f.Snapshot.Model()
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created}, nil
+}
+
+// Exists reports whether path exists (a model to extend rather than create).
+func Exists(path string) (bool, error) {
+	_, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Save writes the model to path atomically (modelfile.Save).
+func (m *Model) Save(path string) error {
+	f := &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: m.Created}
+	if err := modelfile.Save(path, f); err != nil {
+		return err
+	}
+	m.Created = f.Created
+	return nil
+}
+
+// File returns the model as a modelfile.File (for Encode).
+func (m *Model) File() *modelfile.File {
+	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: m.Created}
+}
+
+// CheckPipeline reports whether features made by p fit the model: same
+// backbone weights, output, dimension and transform. A model without a
+// pipeline takes one from its first learn (see Learn).
+func (m *Model) CheckPipeline(p *modelfile.Pipeline) error {
+	switch {
+	case p == nil && m.Pipeline == nil:
+		return nil
+	case p == nil:
+		return nil // features given directly: their dimension is checked
+	case m.Pipeline == nil && len(m.Classes()) > 0:
+		return fmt.Errorf("the model learned from feature vectors without a backbone; it cannot tell whether %s makes the same features", p.Backbone)
+	case m.Pipeline == nil:
+		return nil
+	}
+	return m.Pipeline.Check(p)
+}
+
+// LearnOptions say how to learn.
+type LearnOptions struct {
+	// Online learns in mini-batches of Batch samples (re-solving after
+	// each); otherwise all samples are one task.
+	Online bool
+	Batch  int
+	// Lambda fixes λ (> 0); 0 chooses it by GCV on the task (or on each
+	// mini-batch online).
+	Lambda float64
+}
+
+// LearnResult reports a learn.
+type LearnResult struct {
+	Added   []string           // names of the classes new to the model
+	Known   []string           // names of the classes it knew already
+	Samples int                // samples learned
+	Steps   []flycl.TaskRecord // one per task or mini-batch
+	Stages  flycl.Stages       // summed over the steps
+	Lambda  float64            // λ of the final classifier
+}
+
+// Learn adds n×d features x whose classes are names (one per sample).
+// The classes are one task (λ by GCV on it, as in the paper), or with
+// opt.Online a sequence of mini-batches. Samples of classes the model
+// knows already add to their statistics. p is the pipeline the features
+// came from (nil when they were given directly); a model without one
+// adopts it. The model is unchanged when the input is refused (wrong
+// dimension or pipeline, bad names); a failure while learning can leave
+// it part-way, so callers that keep serving learn on a Clone.
+func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *modelfile.Pipeline, opt LearnOptions) (*LearnResult, error) {
+	d := m.InputDim()
+	if len(names) == 0 {
+		return nil, fmt.Errorf("deploy: no samples to learn")
+	}
+	if len(x) != len(names)*d {
+		return nil, fmt.Errorf("deploy: %d values for %d samples of the model's dimension d=%d (features of another dimension?)", len(x), len(names), d)
+	}
+	if err := m.CheckPipeline(p); err != nil {
+		return nil, err
+	}
+	if opt.Online && opt.Batch <= 0 {
+		return nil, fmt.Errorf("deploy: online batch size must be positive, got %d", opt.Batch)
+	}
+	if opt.Lambda < 0 {
+		return nil, fmt.Errorf("deploy: lambda must be positive (or 0 for GCV), got %g", opt.Lambda)
+	}
+	res := &LearnResult{Samples: len(names)}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		if _, ok := m.LabelOf(n); ok {
+			res.Known = append(res.Known, n)
+		} else {
+			if err := flycl.CheckClassName(n); err != nil {
+				return nil, err
+			}
+			res.Added = append(res.Added, n)
+		}
+	}
+	labels, err := m.LabelsFor(names)
+	if err != nil {
+		return nil, err
+	}
+	step := len(names)
+	if opt.Online {
+		step = opt.Batch
+	}
+	for lo := 0; lo < len(names); lo += step {
+		hi := min(len(names), lo+step)
+		xb, yb := x[lo*d:hi*d], labels[lo:hi]
+		var rec flycl.TaskRecord
+		switch {
+		case opt.Online:
+			rec, err = m.LearnBatch(ctx, xb, yb, opt.Lambda)
+		case opt.Lambda > 0:
+			rec, err = m.LearnTaskWithLambda(ctx, xb, yb, opt.Lambda)
+		default:
+			rec, err = m.LearnTask(ctx, xb, yb)
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.Steps = append(res.Steps, rec)
+		res.Stages.Add(rec.Stages)
+	}
+	if m.Pipeline == nil && p != nil {
+		m.Pipeline = p
+	}
+	res.Lambda = m.Lambda()
+	return res, nil
+}
+
+// Forget removes the class called name. With its data (the n×d features
+// of the samples it learned) the removal is exact (flycl.Model.Forget);
+// with x nil only its column goes and G keeps its samples
+// (flycl.Model.DropClass). exact reports which.
+func (m *Model) Forget(ctx context.Context, name string, x []float32, p *modelfile.Pipeline) (rec flycl.TaskRecord, exact bool, err error) {
+	label, ok := m.LabelOf(name)
+	if !ok {
+		return rec, false, fmt.Errorf("deploy: the model has no class %q (it has %v)", name, m.ClassNames())
+	}
+	if x == nil {
+		rec, err = m.DropClass(label)
+		return rec, false, err
+	}
+	if err := m.CheckPipeline(p); err != nil {
+		return rec, false, err
+	}
+	rec, err = m.Model.Forget(ctx, label, x)
+	return rec, err == nil, err
+}
+
+// Select returns the rows of x (n×d) whose names equal name.
+func Select(x []float32, d int, names []string, name string) []float32 {
+	var out []float32
+	for i, n := range names {
+		if n == name {
+			out = append(out, x[i*d:(i+1)*d]...)
+		}
+	}
+	return out
+}
+
+// Names returns the class name of every sample of a labelled feature set:
+// classNames[label] when given (the set's own or the user's), else the
+// label's decimal number.
+func Names(labels []int, classNames []string) ([]string, error) {
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		switch {
+		case classNames == nil:
+			out[i] = fmt.Sprint(l)
+		case l < 0 || l >= len(classNames):
+			return nil, fmt.Errorf("deploy: sample %d has label %d, but there are %d class names", i, l, len(classNames))
+		default:
+			out[i] = classNames[l]
+		}
+	}
+	return out, nil
+}
+
+// Distinct returns the distinct names in order of first appearance.
+func Distinct(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

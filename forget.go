@@ -1,0 +1,135 @@
+package flycl
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// ForgetMismatch bounds the relative difference between a class's row of
+// S and the sum of the codes of the data given to Forget. Rounding alone
+// gives differences of order n·2⁻²⁴ (float32 sums of n codes) plus the
+// projection's rounding, about 1e-5 for thousands of samples; data that
+// is not what the class learned (another sample in place of one of them,
+// a subset) differs by order 1/n, which this catches for classes of up to
+// about a thousand samples. The sample count, when known, is checked
+// exactly as well.
+const ForgetMismatch = 1e-3
+
+// Forget removes a class exactly: x must hold the n×d features of the
+// samples the class was learned from (in any order). Their codes are
+// subtracted from the statistics (G -= HᵀH, S loses the class's row) and
+// the classifier is re-solved with the current λ, so the model equals one
+// that never saw the class, up to float32 rounding in G. The data is
+// checked against the class's statistics (count, and S within
+// ForgetMismatch); on any error the model is unchanged.
+func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord, error) {
+	c, ok := m.index[label]
+	if !ok {
+		return TaskRecord{}, fmt.Errorf("flycl: forget: no class %q", m.ClassName(label))
+	}
+	n, err := m.checkInput(x)
+	if err != nil {
+		return TaskRecord{}, err
+	}
+	if n == 0 {
+		return TaskRecord{}, fmt.Errorf("flycl: forget %q: no samples given", m.ClassName(label))
+	}
+	if c < len(m.counts) && m.counts[c] >= 0 && m.counts[c] != n {
+		return TaskRecord{}, fmt.Errorf("flycl: forget %q: the model learned %d samples of it, the data holds %d", m.ClassName(label), m.counts[c], n)
+	}
+	h, st, err := m.expand(ctx, x, nil)
+	if err != nil {
+		return TaskRecord{}, err
+	}
+	mm := m.cfg.M
+	sum, abs := make([]float64, mm), make([]float64, mm)
+	for i := 0; i < n; i++ {
+		for j, v := range h[i*mm : (i+1)*mm] {
+			sum[j] += float64(v)
+			abs[j] += math.Abs(float64(v))
+		}
+	}
+	row := m.acc.S()[c*mm : (c+1)*mm]
+	var diff, scale float64
+	for j := range sum {
+		d := float64(row[j]) - sum[j]
+		diff += d * d
+		scale += abs[j] * abs[j]
+	}
+	if rel := math.Sqrt(diff / max(scale, math.SmallestNonzeroFloat64)); rel > ForgetMismatch {
+		return TaskRecord{}, fmt.Errorf("flycl: forget %q: the data is not what the class learned (its statistics differ by %.2g, relative): give exactly the samples it was taught with", m.ClassName(label), rel)
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = c
+	}
+	t := time.Now()
+	if err := m.acc.Sub(h, n, idx); err != nil {
+		return TaskRecord{}, fmt.Errorf("flycl: forget: %w", err)
+	}
+	st.Gram = time.Since(t)
+	if err := m.removeClass(c); err != nil {
+		return TaskRecord{}, err
+	}
+	rec := TaskRecord{Samples: n, Removed: []int{label}, Lambda: m.lambda}
+	if len(m.labels) > 0 {
+		used, err := m.solve(context.Background(), m.lambda, &st)
+		if err != nil {
+			return TaskRecord{}, err
+		}
+		if used != rec.Lambda {
+			rec.RaisedFrom, rec.Lambda = rec.Lambda, used
+		}
+	}
+	rec.Stages = st
+	m.hist = append(m.hist, rec)
+	m.version++
+	return rec, nil
+}
+
+// DropClass removes a class without its data: its row of S and of the
+// classifier go (the other classes' scores are unchanged), but G still
+// holds its samples, so the model is not the same as one that never saw
+// it. Use Forget when the data is at hand.
+func (m *Model) DropClass(label int) (TaskRecord, error) {
+	c, ok := m.index[label]
+	if !ok {
+		return TaskRecord{}, fmt.Errorf("flycl: drop: no class %q", m.ClassName(label))
+	}
+	if err := m.removeClass(c); err != nil {
+		return TaskRecord{}, err
+	}
+	if len(m.labels) == 0 {
+		m.coef = nil
+	} else {
+		m.coef = slices.Delete(m.coef, c*m.cfg.M, (c+1)*m.cfg.M)
+	}
+	rec := TaskRecord{Removed: []int{label}, Lambda: m.lambda}
+	m.hist = append(m.hist, rec)
+	m.version++
+	return rec, nil
+}
+
+// removeClass deletes class index c from S and the class map.
+func (m *Model) removeClass(c int) error {
+	if err := m.acc.RemoveClass(c); err != nil {
+		return fmt.Errorf("flycl: %w", err)
+	}
+	label := m.labels[c]
+	m.labels = slices.Delete(m.labels, c, c+1)
+	if c < len(m.counts) {
+		m.counts = slices.Delete(m.counts, c, c+1)
+	}
+	delete(m.names, label)
+	m.index = make(map[int]int, len(m.labels))
+	for i, l := range m.labels {
+		m.index[l] = i
+	}
+	if len(m.labels) == 0 {
+		m.coef = nil
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+package flycl
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestForgetEqualsNeverSeen: a model taught tasks {0,1}, {2}, {3,4} that
+// then forgets class 2 with its data equals the model taught only {0,1}
+// and {3,4}: same classes, λ, counts and predictions; G and C equal up to
+// float32 rounding bounded below.
+func TestForgetEqualsNeverSeen(t *testing.T) {
+	ctx := context.Background()
+	const d = 16
+	cfg := Config{M: 200, P: 6, K: 60, Seed: 9, Lambdas: []float64{0.1, 1, 10, 100}}
+	type task struct {
+		x []float32
+		y []int
+	}
+	var tasks []task
+	for i, cls := range [][]int{{0, 1}, {2}, {3, 4}} {
+		x, y := clusters(uint64(40+i), 60*len(cls), d, cls, 0.9)
+		tasks = append(tasks, task{x, y})
+	}
+	full, _ := New(cfg, d)
+	never, _ := New(cfg, d)
+	for i, tk := range tasks {
+		if _, err := full.LearnTask(ctx, tk.x, tk.y); err != nil {
+			t.Fatal(err)
+		}
+		if i != 1 {
+			if _, err := never.LearnTask(ctx, tk.x, tk.y); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := full.State()
+	// Wrong data is refused and leaves the model as it was.
+	if _, err := full.Forget(ctx, 2, tasks[1].x[:30*d]); err == nil || !strings.Contains(err.Error(), "learned 60 samples") {
+		t.Fatalf("half the data: %v", err)
+	}
+	other, _ := clusters(77, 60, d, []int{2}, 0.9)
+	if _, err := full.Forget(ctx, 2, other); err == nil || !strings.Contains(err.Error(), "not what the class learned") {
+		t.Fatalf("other samples of the class: %v", err)
+	}
+	if _, err := full.Forget(ctx, 7, other); err == nil {
+		t.Fatal("unknown class: no error")
+	}
+	if st := full.State(); !sameFloats(st.Coef, before.Coef) || st.Version != before.Version {
+		t.Fatal("a refused forget changed the model")
+	}
+
+	// Reversed order: Forget takes the samples in any order.
+	rev := make([]float32, 0, len(tasks[1].x))
+	for i := 59; i >= 0; i-- {
+		rev = append(rev, tasks[1].x[i*d:(i+1)*d]...)
+	}
+	rec, err := full.Forget(ctx, 2, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rec.Removed, []int{2}) || full.Version() != 4 {
+		t.Fatalf("record %+v version %d", rec, full.Version())
+	}
+	a, b := full.State(), never.State()
+	if !slices.Equal(a.Labels, b.Labels) || a.Lambda != b.Lambda || !slices.Equal(a.Counts, b.Counts) || full.Samples() != never.Samples() {
+		t.Fatalf("forgotten %v λ=%g counts %v n=%d; never seen %v λ=%g counts %v n=%d",
+			a.Labels, a.Lambda, a.Counts, full.Samples(), b.Labels, b.Lambda, b.Counts, never.Samples())
+	}
+
+	// G: both are float32 sums of products h_ia·h_ib in some order (the
+	// forgotten model's over all N samples, then minus the n forgotten
+	// ones; the other's over the N−n kept). Each sum of k terms is within
+	// γ_k·Σ|terms| of the exact sum (γ_k = k·u/(1−k·u), u = 2⁻²⁴), so the
+	// two differ by at most 3·γ_{N+1}·Σ_all |h_ia·h_ib|.
+	var h [][]float32
+	for _, tk := range tasks {
+		c, err := full.Expand(ctx, tk.x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h = append(h, c)
+	}
+	N := 0
+	for _, tk := range tasks {
+		N += len(tk.y)
+	}
+	u := math.Ldexp(1, -24)
+	gamma := float64(N+1) * u / (1 - float64(N+1)*u)
+	m := cfg.M
+	ga, gb := full.Snapshot(), never.Snapshot()
+	var dG2 float64
+	for i := 0; i < m; i++ {
+		ra, rb := ga.LowerRow(i), gb.LowerRow(i)
+		for j := 0; j <= i; j++ {
+			var abs float64
+			for _, c := range h {
+				for s := 0; s < len(c)/m; s++ {
+					abs += math.Abs(float64(c[s*m+i]) * float64(c[s*m+j]))
+				}
+			}
+			diff := math.Abs(float64(ra[j]) - float64(rb[j]))
+			if diff > 3*gamma*abs {
+				t.Fatalf("G[%d][%d]: %g vs %g, differ by %g > bound %g", i, j, ra[j], rb[j], diff, 3*gamma*abs)
+			}
+			w := 2.0
+			if i == j {
+				w = 1
+			}
+			dG2 += w * diff * diff
+		}
+	}
+	// C = (G+λI)⁻¹S: a perturbation ΔG moves C by at most
+	// ‖ΔG‖₂/λ_min(G+λI)·‖C‖ ≤ ‖ΔG‖_F/λ·‖C‖ (first order), and each
+	// Cholesky solve adds a relative error of about m·u·κ, κ ≤ (‖G‖_F+λ)/λ.
+	var gF2 float64
+	for i := 0; i < m; i++ {
+		for j, v := range gb.LowerRow(i) {
+			w := 2.0
+			if i == j {
+				w = 1
+			}
+			gF2 += w * float64(v) * float64(v)
+		}
+	}
+	lambda := a.Lambda
+	kappa := (math.Sqrt(gF2) + lambda) / lambda
+	tolC := 2 * (math.Sqrt(dG2)/lambda + 2*float64(m)*u*kappa)
+	var dC2, c2 float64
+	for i := range a.Coef {
+		dc := float64(a.Coef[i]) - float64(b.Coef[i])
+		dC2 += dc * dc
+		c2 += float64(b.Coef[i]) * float64(b.Coef[i])
+	}
+	rel := math.Sqrt(dC2 / c2)
+	t.Logf("C differs by %.3g relative (bound %.3g); ‖ΔG‖_F = %.3g, λ = %g", rel, tolC, math.Sqrt(dG2), lambda)
+	if rel > tolC {
+		t.Fatalf("C differs by %.3g relative, bound %.3g (‖ΔG‖_F=%.3g λ=%g κ≤%.3g)", rel, tolC, math.Sqrt(dG2), lambda, kappa)
+	}
+	tx, _ := clusters(90, 200, d, []int{0, 1, 3, 4}, 1.2)
+	pa, err := full.Predict(ctx, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, _ := never.Predict(ctx, tx)
+	if !slices.Equal(pa, pb) {
+		t.Fatal("predictions of the forgotten model differ from the never-seen one")
+	}
+	// Learning continues identically: the class can be taught again.
+	if _, err := full.LearnTask(ctx, tasks[1].x, tasks[1].y); err != nil {
+		t.Fatal(err)
+	}
+	if got := full.Classes(); !slices.Equal(got, []int{0, 1, 3, 4, 2}) {
+		t.Fatalf("classes after re-learning: %v", got)
+	}
+}
+
+func sameFloats(a, b []float32) bool {
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+}
+
+// TestDropClass: without data only the class's column goes; the other
+// classes' scores are bit for bit unchanged and G still holds its samples.
+func TestDropClass(t *testing.T) {
+	ctx := context.Background()
+	const d = 10
+	m, _ := New(Config{M: 120, P: 4, K: 40, Lambdas: []float64{1, 10}}, d)
+	x, y := clusters(1, 90, d, []int{4, 5, 6}, 0.5)
+	m.LearnTask(ctx, x, y)
+	if err := m.SetClassName(5, "five"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := m.Scores(ctx, x)
+	g := m.Snapshot().LowerRow(7)
+	if _, err := m.DropClass(5); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := m.Scores(ctx, x)
+	for i := 0; i < 90; i++ {
+		if math.Float32bits(after[i*2]) != math.Float32bits(before[i*3]) || math.Float32bits(after[i*2+1]) != math.Float32bits(before[i*3+2]) {
+			t.Fatalf("sample %d: scores of the kept classes changed", i)
+		}
+	}
+	if !sameFloats(m.Snapshot().LowerRow(7), g) || m.Samples() != 90 {
+		t.Fatal("G or the sample count changed")
+	}
+	if !slices.Equal(m.ClassNames(), []string{"4", "6"}) || !slices.Equal(m.ClassCounts(), []int{30, 30}) {
+		t.Fatalf("names %v counts %v", m.ClassNames(), m.ClassCounts())
+	}
+	m.DropClass(4)
+	m.DropClass(6)
+	if _, err := m.Scores(ctx, x); err == nil {
+		t.Fatal("no classes left: scores without error")
+	}
+	if _, err := m.Snapshot().Model(); err != nil {
+		t.Fatalf("empty model does not round-trip: %v", err)
+	}
+}
+
+// TestPredictorIsImmutable: a Predictor keeps answering as the model was
+// when it was taken, concurrently with learning on the model (run with
+// -race), and equals Model.Scores bit for bit.
+func TestPredictorIsImmutable(t *testing.T) {
+	ctx := context.Background()
+	const d = 10
+	m, _ := New(Config{M: 150, P: 4, K: 50, Lambdas: []float64{1, 10}}, d)
+	x, y := clusters(2, 60, d, []int{0, 1}, 0.5)
+	m.LearnTask(ctx, x, y)
+	p := m.Predictor()
+	want, _ := m.Scores(ctx, x)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 3; i++ {
+			x2, y2 := clusters(uint64(10+i), 30, d, []int{2 + i}, 0.5)
+			m.LearnTask(ctx, x2, y2)
+		}
+	}()
+	for i := 0; i < 5; i++ {
+		got, err := p.Scores(ctx, x)
+		if err != nil || !sameFloats(got, want) {
+			t.Fatalf("predictor scores changed (err %v)", err)
+		}
+	}
+	<-done
+	if p.Version() != 1 || len(p.Classes()) != 2 || m.Version() != 4 {
+		t.Fatalf("versions %d/%d classes %v", p.Version(), m.Version(), p.Classes())
+	}
+	top, err := m.Predictor().Top(ctx, x[:d], 3)
+	if err != nil || len(top[0]) != 3 || top[0][0].Score < top[0][1].Score {
+		t.Fatalf("top: %v %v", top, err)
+	}
+}
+
+// TestCloneIsIndependent: learning on a clone leaves the original as it was.
+func TestCloneIsIndependent(t *testing.T) {
+	ctx := context.Background()
+	const d = 10
+	m, _ := New(Config{M: 100, P: 4, K: 30, Lambdas: []float64{1, 10}}, d)
+	x, y := clusters(3, 40, d, []int{0, 1}, 0.5)
+	m.LearnTask(ctx, x, y)
+	snap := m.Snapshot()
+	c := m.Clone()
+	x2, y2 := clusters(4, 20, d, []int{2}, 0.5)
+	if _, err := c.LearnTask(ctx, x2, y2); err != nil {
+		t.Fatal(err)
+	}
+	if !sameFloats(m.Snapshot().LowerRow(50), snap.LowerRow(50)) || !sameFloats(m.Snapshot().S(), snap.S()) || len(m.Classes()) != 2 {
+		t.Fatal("learning on the clone changed the original")
+	}
+	// Learning on the original now gives what the clone got.
+	m.LearnTask(ctx, x2, y2)
+	if !sameFloats(m.State().Coef, c.State().Coef) {
+		t.Fatal("clone and original diverge")
+	}
+}
+
+func TestClassNames(t *testing.T) {
+	m, _ := New(Config{M: 50, P: 2, K: 10}, 4)
+	labels, err := m.LabelsFor([]string{"cat", "7", "dog", "cat"})
+	if err != nil || !slices.Equal(labels, []int{0, 7, 8, 0}) {
+		t.Fatalf("labels %v err %v", labels, err)
+	}
+	if err := m.SetClassName(3, "dog"); err == nil {
+		t.Error("duplicate name accepted")
+	}
+	if err := m.SetClassName(3, "4"); err == nil {
+		t.Error("a number naming another label accepted")
+	}
+	for _, bad := range []string{"", "a\nb", string([]byte{0xff}), strings.Repeat("x", MaxNameLen+1)} {
+		if _, err := m.LabelsFor([]string{bad}); err == nil {
+			t.Errorf("name %q accepted", bad)
+		}
+	}
+	if _, err := m.LabelsFor([]string{"0"}); err == nil {
+		t.Error(`"0" accepted while label 0 is named cat`)
+	}
+}

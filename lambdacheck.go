@@ -1,0 +1,72 @@
+package flycl
+
+import "math"
+
+// LambdaIssue says why a λ chosen by GCV should not be trusted; the empty
+// issue means none was found.
+type LambdaIssue string
+
+// The issues LambdaCheck finds, most severe first.
+const (
+	// LambdaNotFinite: a GCV score is NaN or infinite, typically because
+	// the float32 statistics overflowed (features of a huge scale).
+	LambdaNotFinite LambdaIssue = "not-finite"
+	// LambdaFlat: GCV is the same for every grid value (relative spread
+	// below FlatGCV): λ has no measurable effect, so the grid is far from
+	// the scale of the data and the choice is noise.
+	LambdaFlat LambdaIssue = "flat"
+	// LambdaLowEdge: the smallest grid value was chosen; the optimum may
+	// lie below the grid.
+	LambdaLowEdge LambdaIssue = "low-edge"
+	// LambdaHighEdge: the largest grid value was chosen; the optimum may
+	// lie above the grid.
+	LambdaHighEdge LambdaIssue = "high-edge"
+)
+
+// FlatGCV is the relative spread (max−min)/max of the GCV scores below
+// which LambdaCheck calls the curve flat. GCV is computed in float32 with
+// float64 sums; its rounding noise is about 1e-7 of the score, while a grid
+// spanning decades around the useful λ moves the score by percents. 1e-4
+// sits between the two with three orders of magnitude on either side.
+const FlatGCV = 1e-4
+
+// LambdaCheck diagnoses a GCV choice: grid holds the λ values scored,
+// scores their GCV values and chosen the λ picked. A grid of fewer than
+// two values (or no scores: λ was fixed) has no issue.
+func LambdaCheck(grid, scores []float64, chosen float64) LambdaIssue {
+	if len(grid) < 2 || len(scores) != len(grid) {
+		return ""
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range scores {
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			return LambdaNotFinite
+		}
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	if hi-lo <= FlatGCV*math.Abs(hi) {
+		return LambdaFlat
+	}
+	gmin, gmax := grid[0], grid[0]
+	for _, g := range grid {
+		gmin, gmax = min(gmin, g), max(gmax, g)
+	}
+	switch chosen {
+	case gmin:
+		return LambdaLowEdge
+	case gmax:
+		return LambdaHighEdge
+	}
+	return ""
+}
+
+// LambdaIssue diagnoses the record's GCV choice (see LambdaCheck). The λ
+// compared with the grid is the one GCV chose, before any raise needed by
+// the factorisation.
+func (r TaskRecord) LambdaIssue() LambdaIssue {
+	chosen := r.Lambda
+	if r.RaisedFrom != 0 {
+		chosen = r.RaisedFrom
+	}
+	return LambdaCheck(r.Grid, r.GCV, chosen)
+}

@@ -1,0 +1,74 @@
+package modelfile
+
+import (
+	"fmt"
+	"math"
+)
+
+// Pipeline describes how an image becomes the model's feature vector: the
+// backbone and the transform before it. It is plain data, so that this
+// package depends on no backbone or image code; see
+// github.com/flycl/flycl/extract for building one from a backbone.
+type Pipeline struct {
+	// Backbone is the spec the backbone was opened with (for example
+	// "squeezenet" or "vit:/models/vit_b16.safetensors"): where to find it
+	// again. The hash, not the spec, decides whether it is the same.
+	Backbone string `json:"backbone"`
+	// Name is the backbone's name (backbone.Model.Name).
+	Name string `json:"name"`
+	// WeightsHash identifies the weights (backbone.Model.Hash, a SHA-256
+	// of every tensor's name, shape and values).
+	WeightsHash string `json:"weights_hash"`
+	// Output is the backbone output used as the feature ("features").
+	Output string `json:"output"`
+	// Dim is the feature dimension (the model's d).
+	Dim int `json:"dim"`
+	// Transform is the preprocessing of every image.
+	Transform Transform `json:"transform"`
+}
+
+// Transform is an evaluation transform (transform.Preset as data).
+type Transform struct {
+	Preset string     `json:"preset"` // preset name
+	Resize int        `json:"resize"` // shorter side
+	Filter string     `json:"filter"` // resampling filter
+	Crop   int        `json:"crop"`   // centre crop side
+	Mean   [3]float32 `json:"mean"`
+	Std    [3]float32 `json:"std"`
+}
+
+func (p *Pipeline) validate() error {
+	t := p.Transform
+	switch {
+	case p.WeightsHash == "":
+		return fmt.Errorf("no weights hash")
+	case p.Dim < 0:
+		return fmt.Errorf("negative dimension %d", p.Dim)
+	case t.Resize <= 0 || t.Crop <= 0 || t.Resize > 1<<16 || t.Crop > 1<<16:
+		return fmt.Errorf("transform sizes resize=%d crop=%d", t.Resize, t.Crop)
+	}
+	for i := range 3 {
+		if math.IsNaN(float64(t.Mean[i])) || math.IsInf(float64(t.Mean[i]), 0) || !(t.Std[i] > 0) || math.IsInf(float64(t.Std[i]), 0) {
+			return fmt.Errorf("transform mean %v std %v", t.Mean, t.Std)
+		}
+	}
+	return nil
+}
+
+// Check reports whether other (the pipeline a caller is about to use)
+// makes the same features as p: same weights, output, dimension and
+// transform. The error says what differs.
+func (p *Pipeline) Check(other *Pipeline) error {
+	switch {
+	case p.WeightsHash != other.WeightsHash:
+		return fmt.Errorf("backbone %s (weights %.12s) is not the model's %s (weights %.12s): a model only works with the backbone it learned with",
+			other.Backbone, other.WeightsHash, p.Backbone, p.WeightsHash)
+	case p.Output != other.Output:
+		return fmt.Errorf("backbone output %q, the model learned from %q", other.Output, p.Output)
+	case p.Dim != other.Dim:
+		return fmt.Errorf("backbone gives %d-dimensional features, the model learned from %d", other.Dim, p.Dim)
+	case p.Transform != other.Transform:
+		return fmt.Errorf("transform %+v, the model learned with %+v", other.Transform, p.Transform)
+	}
+	return nil
+}

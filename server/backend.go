@@ -1,0 +1,81 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Class is one class of a model snapshot.
+type Class struct {
+	Name    string `json:"name"`
+	Samples int    `json:"samples"`
+}
+
+// Info describes a model snapshot (GET /v1/model).
+type Info struct {
+	Version  uint64    `json:"version"`
+	Dim      int       `json:"d"`
+	M        int       `json:"m"`
+	P        int       `json:"p"`
+	K        int       `json:"k"`
+	Lambda   float64   `json:"lambda"`
+	Lambdas  []float64 `json:"lambda_history"`
+	Samples  int       `json:"samples"`
+	Classes  int       `json:"classes"`
+	Backbone string    `json:"backbone,omitempty"`
+	Path     string    `json:"path,omitempty"`
+}
+
+// Snapshot is an immutable view of a model: everything the read-only
+// endpoints need. Its methods are safe for concurrent use, and a snapshot
+// never changes after it is published; learning publishes a new one.
+type Snapshot interface {
+	Version() uint64
+	// Dim is the feature dimension d.
+	Dim() int
+	// Classes lists the classes in score-column order.
+	Classes() []Class
+	// Scores returns the n×c class scores of the n×d features x.
+	Scores(ctx context.Context, x []float32) ([]float32, error)
+	Info() Info
+}
+
+// LearnReport describes one learning step done by a Backend.
+type LearnReport struct {
+	Samples    int
+	NewClasses []string
+	Lambda     float64
+	// Stages holds the wall time of each stage (projection, topk, gram,
+	// gcv, factor, solve, save).
+	Stages map[string]time.Duration
+}
+
+// Backend owns the model and its file. The server calls Learn and Forget
+// from one goroutine only, never concurrently; Current may be called at
+// any time. Learn and Forget must return only once the change is durably
+// saved, and must leave both the model and the file as they were when
+// they fail.
+type Backend interface {
+	Current() Snapshot
+	Learn(ctx context.Context, x []float32, labels []string) (LearnReport, Snapshot, error)
+	// Forget removes a class; with x, the class's n×d features, exactly
+	// (as if never learned), without, by dropping its column.
+	Forget(ctx context.Context, class string, x []float32) (Snapshot, error)
+}
+
+// Errors a Backend returns that map to client errors.
+var (
+	// ErrUnknownClass: Forget of a class the model does not have (404).
+	ErrUnknownClass = errors.New("unknown class")
+	// ErrNotTrained: Scores before any class was learned (409).
+	ErrNotTrained = errors.New("the model has not learned any class yet")
+	// ErrUnsupported: the backend cannot do this (501).
+	ErrUnsupported = errors.New("not supported by this model")
+)
+
+// InputError wraps an error caused by the request's content (400).
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }

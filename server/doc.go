@@ -1,0 +1,25 @@
+// Package server serves a Fly-CL model over HTTP: predictions from images
+// or feature vectors, learning of new or known classes while predictions
+// continue, forgetting, model information, Prometheus metrics and a web
+// page.
+//
+// The API is versioned under /v1 and speaks JSON (or multipart/form-data
+// for image uploads); every error is a JSON ErrorBody with a 4xx or 5xx
+// status:
+//
+//	GET    /v1/healthz             liveness and the model version
+//	GET    /v1/model               model information (ModelResponse)
+//	GET    /v1/classes             class names and sample counts
+//	DELETE /v1/classes/{name}      forget a class (token)
+//	POST   /v1/predict             top-N classes of images or feature vectors
+//	POST   /v1/learn               learn images or feature vectors with labels (token)
+//	GET    /metrics                Prometheus metrics
+//	GET    /                       the web page
+//
+// Predictions read an immutable Snapshot through an atomic pointer and
+// never wait for a learn. Learns and forgets run one at a time on the
+// server's learner goroutine, in a queue of bounded length (503 with
+// Retry-After beyond it); the Backend saves the model file durably before
+// the new snapshot is published and the request acknowledged, so an
+// acknowledged learn survives a crash.
+package server

@@ -1,0 +1,240 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"time"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/modelfile"
+)
+
+// FileBackend serves a Fly-CL model kept in a model file: it loads the
+// file when opened and saves it atomically (temporary file, fsync,
+// rename) after every change, before the change is acknowledged. It
+// learns in place on its own mutable model while the published snapshot,
+// an immutable flycl.Predictor, keeps serving.
+type FileBackend struct {
+	path     string
+	model    *flycl.Model
+	pipeline *modelfile.Pipeline
+	created  time.Time
+	newModel func() (*flycl.Model, error)
+	cur      *fileSnapshot
+}
+
+// OpenFile opens the model file at path. When the file does not exist and
+// create is not nil, the model starts empty (version 0) and the file is
+// written at the first learn; otherwise a missing file is an error.
+func OpenFile(path string, create func() (*flycl.Model, error)) (*FileBackend, error) {
+	b := &FileBackend{path: path, newModel: create}
+	if err := b.load(); err != nil {
+		return nil, err
+	}
+	b.cur = b.snapshot()
+	return b, nil
+}
+
+// load reads the file (or creates the empty model), replacing the model
+// in memory.
+func (b *FileBackend) load() error {
+	f, err := modelfile.Load(b.path)
+	switch {
+	case err == nil:
+		m, err := f.Snapshot.Model()
+		if err != nil {
+			return fmt.Errorf("load %s: %w", b.path, err)
+		}
+		b.model, b.pipeline, b.created = m, f.Pipeline, f.Created
+		return nil
+	case errors.Is(err, fs.ErrNotExist) && b.newModel != nil:
+		m, err := b.newModel()
+		if err != nil {
+			return err
+		}
+		b.model, b.created = m, time.Time{}
+		return nil
+	}
+	return err
+}
+
+// Pipeline returns how the model's features are made from an image (nil
+// when unknown: a model learned from feature vectors only).
+func (b *FileBackend) Pipeline() *modelfile.Pipeline { return b.pipeline }
+
+// SetPipeline declares the backbone that turns images into features. It
+// must be the one the model learned with (modelfile.Pipeline.Check); a
+// model without a pipeline takes it only while it has learned nothing.
+// Call it before serving.
+func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
+	switch {
+	case b.pipeline != nil:
+		if err := b.pipeline.Check(p); err != nil {
+			return fmt.Errorf("%s: %w", b.path, err)
+		}
+	case b.model.Version() > 0:
+		return fmt.Errorf("%s was learned from feature vectors of unknown origin: it cannot take images from %s (serve it without a backbone)", b.path, p.Backbone)
+	case p.Dim != b.model.InputDim():
+		return fmt.Errorf("backbone %s gives %d features, the model %s wants d=%d", p.Backbone, p.Dim, b.path, b.model.InputDim())
+	default:
+		b.pipeline = p
+	}
+	b.cur = b.snapshot()
+	return nil
+}
+
+// PipelineOf describes a backbone (opened from spec) as a model-file
+// pipeline.
+func PipelineOf(spec string, m *backbone.Model) *modelfile.Pipeline {
+	p := m.Preset
+	return &modelfile.Pipeline{Backbone: spec, Name: m.Name, WeightsHash: m.Hash, Output: m.Outputs[0], Dim: m.Dim(),
+		Transform: modelfile.Transform{Preset: p.Name, Resize: p.Resize, Filter: p.Filter.String(), Crop: p.Crop, Mean: p.Mean, Std: p.Std}}
+}
+
+// Current returns the latest snapshot.
+func (b *FileBackend) Current() Snapshot { return b.cur }
+
+// save writes the model; on failure it goes back to the file's content, so
+// the model in memory never runs ahead of what is saved.
+func (b *FileBackend) save() (time.Duration, error) {
+	t := time.Now()
+	if b.created.IsZero() {
+		b.created = time.Now().UTC()
+	}
+	err := modelfile.Save(b.path, &modelfile.File{Snapshot: b.model.Snapshot(), Pipeline: b.pipeline, Created: b.created})
+	if err != nil {
+		b.restore()
+		return 0, err
+	}
+	return time.Since(t), nil
+}
+
+// restore reloads the model from the file after a failed change.
+func (b *FileBackend) restore() {
+	if err := b.load(); err != nil {
+		// Keep serving the last published snapshot; the next change
+		// starts from whatever is in memory, but nothing unsaved was
+		// acknowledged.
+		return
+	}
+}
+
+// Learn learns the features x (n×d) with their class names as one task
+// (GCV on it), saves the model and returns the new snapshot.
+func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (LearnReport, Snapshot, error) {
+	d := b.model.InputDim()
+	if len(x) == 0 || len(x)%d != 0 || len(x)/d != len(names) {
+		return LearnReport{}, nil, &InputError{fmt.Errorf("%d feature values for %d labels and d=%d", len(x), len(names), d)}
+	}
+	known := map[string]bool{}
+	for _, n := range b.cur.pred.ClassNames() {
+		known[n] = true
+	}
+	labels, err := b.model.LabelsFor(names)
+	if err != nil {
+		b.restore()
+		return LearnReport{}, nil, &InputError{err}
+	}
+	rec, err := b.model.LearnTask(ctx, x, labels)
+	if err != nil {
+		b.restore()
+		return LearnReport{}, nil, &InputError{err}
+	}
+	save, err := b.save()
+	if err != nil {
+		return LearnReport{}, nil, err
+	}
+	var fresh []string
+	for _, n := range names {
+		if !known[n] {
+			known[n] = true
+			fresh = append(fresh, n)
+		}
+	}
+	st := rec.Stages
+	rep := LearnReport{Samples: rec.Samples, NewClasses: fresh, Lambda: rec.Lambda, Stages: map[string]time.Duration{
+		"projection": st.Projection, "topk": st.TopK, "gram": st.Gram, "gcv": st.GCV,
+		"factor": st.Factor, "solve": st.Solve, "save": save,
+	}}
+	b.cur = b.snapshot()
+	return rep, b.cur, nil
+}
+
+// Forget removes a class. With x (its n×d features) the removal is
+// exact: the model equals one that never saw the class. Without, the
+// class's column is dropped but G still holds its samples.
+func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Snapshot, error) {
+	label, ok := b.model.LabelOf(class)
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownClass, class)
+	}
+	var err error
+	if len(x) > 0 {
+		_, err = b.model.Forget(ctx, label, x)
+	} else {
+		_, err = b.model.DropClass(label)
+	}
+	if err != nil {
+		b.restore()
+		return nil, &InputError{err}
+	}
+	if _, err := b.save(); err != nil {
+		return nil, err
+	}
+	b.cur = b.snapshot()
+	return b.cur, nil
+}
+
+func (b *FileBackend) snapshot() *fileSnapshot {
+	m := b.model
+	cfg := m.Config()
+	s := &fileSnapshot{pred: m.Predictor(),
+		info: Info{Version: m.Version(), Dim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K,
+			Lambda: m.Lambda(), Samples: m.Samples(), Classes: len(m.Classes()), Path: b.path}}
+	if b.pipeline != nil {
+		s.info.Backbone = b.pipeline.Backbone
+	}
+	for _, r := range m.History() {
+		s.info.Lambdas = append(s.info.Lambdas, r.Lambda)
+	}
+	return s
+}
+
+// fileSnapshot is a published model: an immutable flycl.Predictor.
+type fileSnapshot struct {
+	pred *flycl.Predictor
+	info Info
+}
+
+func (s *fileSnapshot) Version() uint64 { return s.pred.Version() }
+func (s *fileSnapshot) Dim() int        { return s.pred.InputDim() }
+func (s *fileSnapshot) Info() Info      { i := s.info; i.Lambdas = slices.Clone(i.Lambdas); return i }
+func (s *fileSnapshot) Classes() []Class {
+	names, counts := s.pred.ClassNames(), s.pred.ClassCounts()
+	out := make([]Class, len(names))
+	for i, n := range names {
+		out[i] = Class{Name: n, Samples: counts[i]}
+	}
+	return out
+}
+
+func (s *fileSnapshot) Scores(ctx context.Context, x []float32) ([]float32, error) {
+	if len(s.pred.Classes()) == 0 {
+		return nil, ErrNotTrained
+	}
+	if len(x)%s.pred.InputDim() != 0 {
+		return nil, &InputError{fmt.Errorf("%d feature values are not a multiple of d=%d", len(x), s.pred.InputDim())}
+	}
+	sc, err := s.pred.Scores(ctx, x)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, &InputError{err}
+	}
+	return sc, nil
+}

@@ -1,0 +1,509 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/gif"  // DecodeConfig of GIF
+	_ "image/jpeg" // DecodeConfig of JPEG
+	_ "image/png"  // DecodeConfig of PNG
+	"io"
+	"math"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	_ "golang.org/x/image/bmp" // DecodeConfig of BMP
+
+	"github.com/flycl/flycl/imageio"
+)
+
+// apiError is an error with the HTTP status it maps to.
+type apiError struct {
+	code int
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errorf(code int, format string, a ...any) *apiError {
+	return &apiError{code: code, msg: fmt.Sprintf(format, a...)}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.Encode(v)
+}
+
+// ErrorBody is the JSON body of every error response.
+type ErrorBody struct {
+	Error  string `json:"error"`
+	Status int    `json:"status"`
+}
+
+func writeError(w http.ResponseWriter, code int, format string, a ...any) {
+	writeJSON(w, code, ErrorBody{Error: fmt.Sprintf(format, a...), Status: code})
+}
+
+// fail maps an error to its response.
+func (s *Server) fail(w http.ResponseWriter, err error) {
+	var ae *apiError
+	var mbe *http.MaxBytesError
+	var ie *InputError
+	switch {
+	case errors.As(err, &ae):
+		writeError(w, ae.code, "%s", ae.msg)
+	case errors.As(err, &mbe):
+		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of %d bytes", mbe.Limit)
+	case errors.Is(err, errBusy):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "%v", err)
+	case errors.Is(err, ErrUnknownClass):
+		writeError(w, http.StatusNotFound, "%v", err)
+	case errors.Is(err, ErrNotTrained):
+		writeError(w, http.StatusConflict, "%v", err)
+	case errors.Is(err, ErrUnsupported):
+		writeError(w, http.StatusNotImplemented, "%v", err)
+	case errors.As(err, &ie):
+		writeError(w, http.StatusBadRequest, "%v", err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		writeError(w, http.StatusServiceUnavailable, "request cancelled: %v", err)
+	default:
+		s.log.Error("request failed", "err", err)
+		writeError(w, http.StatusInternalServerError, "%v", err)
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	sn := s.Snapshot()
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": sn.Version(), "classes": len(sn.Classes())})
+}
+
+// ModelResponse is the body of GET /v1/model.
+type ModelResponse struct {
+	Info
+	Images bool `json:"images"` // whether the server accepts images
+	Auth   bool `json:"auth"`   // whether changes need a token
+}
+
+func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request) {
+	i := s.Snapshot().Info()
+	if s.cfg.Extractor != nil && i.Backbone == "" {
+		i.Backbone = s.cfg.Extractor.Name()
+	}
+	writeJSON(w, http.StatusOK, ModelResponse{Info: i, Images: s.cfg.Extractor != nil, Auth: s.cfg.Token != ""})
+}
+
+// ClassesResponse is the body of GET /v1/classes.
+type ClassesResponse struct {
+	Version uint64  `json:"version"`
+	Classes []Class `json:"classes"`
+}
+
+func (s *Server) classes(w http.ResponseWriter, r *http.Request) {
+	sn := s.Snapshot()
+	writeJSON(w, http.StatusOK, ClassesResponse{Version: sn.Version(), Classes: sn.Classes()})
+}
+
+// ForgetResponse is the body of DELETE /v1/classes/{name}.
+type ForgetResponse struct {
+	Version uint64 `json:"version"`
+	Forgot  string `json:"forgot"`
+	// Exact is true when the class's data came with the request and the
+	// model now equals one that never saw the class; false when only its
+	// column was dropped (G still holds its samples).
+	Exact   bool    `json:"exact"`
+	Samples int     `json:"samples,omitempty"`
+	Seconds float64 `json:"seconds"`
+}
+
+// forget removes a class: DELETE /v1/classes/{name}, optionally with the
+// class's images or features in the body (JSON or multipart, as for
+// learn) for an exact removal.
+func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
+	t := time.Now()
+	name := r.PathValue("name")
+	if !slices.ContainsFunc(s.Snapshot().Classes(), func(c Class) bool { return c.Name == name }) {
+		s.fail(w, fmt.Errorf("%w %q", ErrUnknownClass, name))
+		return
+	}
+	if !s.reserve() {
+		s.fail(w, errBusy)
+		return
+	}
+	in := &input{}
+	if r.ContentLength > 0 || r.Header.Get("Content-Type") != "" {
+		var err error
+		if in, err = s.readInput(r, s.Snapshot().Dim()); err != nil {
+			s.release()
+			s.fail(w, err)
+			return
+		}
+		if len(in.labels) > 0 {
+			s.release()
+			s.fail(w, errorf(http.StatusBadRequest, "forget takes no labels: the class is in the path"))
+			return
+		}
+	}
+	var sn Snapshot
+	err := s.submit(func(ctx context.Context) (Snapshot, error) {
+		var err error
+		sn, err = s.cfg.Backend.Forget(ctx, name, in.x)
+		return sn, err
+	})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.log.Info("forgot class", "class", name, "exact", in.n > 0, "version", sn.Version())
+	writeJSON(w, http.StatusOK, ForgetResponse{Version: sn.Version(), Forgot: name, Exact: in.n > 0, Samples: in.n, Seconds: time.Since(t).Seconds()})
+}
+
+// Request is the JSON body of predict and learn: either images (base64
+// of the encoded file) or feature vectors, and for learn one label per
+// sample (or Label for all of them).
+type Request struct {
+	Images   []string    `json:"images,omitempty"`
+	Features [][]float32 `json:"features,omitempty"`
+	Labels   []string    `json:"labels,omitempty"`
+	Label    string      `json:"label,omitempty"`
+	Top      int         `json:"top,omitempty"`
+}
+
+// input is a parsed request: features (n×d) and labels.
+type input struct {
+	x       []float32
+	n       int
+	labels  []string
+	top     int
+	images  int
+	extract time.Duration
+}
+
+// readInput parses a JSON or multipart body and turns images into
+// features.
+func (s *Server) readInput(r *http.Request, d int) (*input, error) {
+	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: want application/json or multipart/form-data", r.Header.Get("Content-Type"))
+	}
+	var req Request
+	var raw [][]byte
+	switch ct {
+	case "application/json":
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, err
+			}
+			return nil, errorf(http.StatusBadRequest, "malformed JSON body: %v", err)
+		}
+		if dec.More() {
+			return nil, errorf(http.StatusBadRequest, "malformed JSON body: more than one JSON value")
+		}
+		if len(req.Images) > s.cfg.MaxImages {
+			return nil, errorf(http.StatusRequestEntityTooLarge, "%d images in one request; the limit is %d", len(req.Images), s.cfg.MaxImages)
+		}
+		for i, b := range req.Images {
+			dec, err := base64.StdEncoding.DecodeString(b)
+			if err != nil {
+				return nil, errorf(http.StatusBadRequest, "images[%d]: not base64: %v", i, err)
+			}
+			raw = append(raw, dec)
+		}
+	case "multipart/form-data":
+		if params["boundary"] == "" {
+			return nil, errorf(http.StatusBadRequest, "multipart body without a boundary")
+		}
+		if raw, err = s.readMultipart(multipart.NewReader(r.Body, params["boundary"]), &req); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: want application/json or multipart/form-data", ct)
+	}
+	in := &input{labels: req.Labels, top: req.Top}
+	switch {
+	case len(raw) > 0 && len(req.Features) > 0:
+		return nil, errorf(http.StatusBadRequest, "give images or features, not both")
+	case len(raw) > 0:
+		if in.x, in.extract, err = s.imageFeatures(r.Context(), raw); err != nil {
+			return nil, err
+		}
+		in.n, in.images = len(raw), len(raw)
+	case len(req.Features) > 0:
+		if len(req.Features) > s.cfg.MaxRows {
+			return nil, errorf(http.StatusRequestEntityTooLarge, "%d feature vectors in one request; the limit is %d", len(req.Features), s.cfg.MaxRows)
+		}
+		in.n = len(req.Features)
+		in.x = make([]float32, 0, in.n*d)
+		for i, f := range req.Features {
+			if len(f) != d {
+				return nil, errorf(http.StatusBadRequest, "features[%d] has %d values; the model wants d=%d", i, len(f), d)
+			}
+			for j, v := range f {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					return nil, errorf(http.StatusBadRequest, "features[%d][%d] is not finite", i, j)
+				}
+			}
+			in.x = append(in.x, f...)
+		}
+	default:
+		return nil, errorf(http.StatusBadRequest, "no input: give images (multipart field \"image\" or JSON \"images\") or JSON \"features\"")
+	}
+	if len(in.labels) == 1 && in.n > 1 && req.Label == "" {
+		req.Label, in.labels = in.labels[0], nil // one label for all the samples
+	}
+	if req.Label != "" {
+		if len(in.labels) > 0 {
+			return nil, errorf(http.StatusBadRequest, "give label or labels, not both")
+		}
+		in.labels = make([]string, in.n)
+		for i := range in.labels {
+			in.labels[i] = req.Label
+		}
+	}
+	return in, nil
+}
+
+// readMultipart reads the parts: files (field image, or any part with a
+// file name), label/labels and top.
+func (s *Server) readMultipart(mr *multipart.Reader, req *Request) ([][]byte, error) {
+	var raw [][]byte
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return raw, nil
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, err
+			}
+			return nil, errorf(http.StatusBadRequest, "malformed multipart body: %v", err)
+		}
+		b, err := io.ReadAll(p)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, err
+			}
+			return nil, errorf(http.StatusBadRequest, "malformed multipart body: part %q: %v", p.FormName(), err)
+		}
+		switch name := p.FormName(); {
+		case name == "image" || name == "images" || p.FileName() != "":
+			if len(raw) == s.cfg.MaxImages {
+				return nil, errorf(http.StatusRequestEntityTooLarge, "more than %d images in one request", s.cfg.MaxImages)
+			}
+			raw = append(raw, b)
+		case name == "label" || name == "labels":
+			if !utf8.Valid(b) {
+				return nil, errorf(http.StatusBadRequest, "label is not UTF-8")
+			}
+			req.Labels = append(req.Labels, string(b))
+		case name == "top":
+			v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				return nil, errorf(http.StatusBadRequest, "top %q is not an integer", b)
+			}
+			req.Top = v
+		default:
+			return nil, errorf(http.StatusBadRequest, "unknown multipart field %q (want image, label or top)", name)
+		}
+	}
+}
+
+// imageFeatures decodes the images (checking their size from the header
+// before decoding) and runs the backbone, at most Extractions at a time.
+func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, time.Duration, error) {
+	if s.cfg.Extractor == nil {
+		return nil, 0, errorf(http.StatusBadRequest, "this server has no backbone (start it with --backbone): send feature vectors")
+	}
+	imgs := make([]*imageio.RGB, len(raw))
+	for i, b := range raw {
+		c, _, err := image.DecodeConfig(bytes.NewReader(b))
+		if err != nil {
+			return nil, 0, errorf(http.StatusBadRequest, "image %d: not a readable JPEG, PNG, GIF or BMP: %v", i, err)
+		}
+		if c.Width <= 0 || c.Height <= 0 || int64(c.Width)*int64(c.Height) > int64(s.cfg.MaxPixels) {
+			return nil, 0, errorf(http.StatusRequestEntityTooLarge, "image %d is %d×%d pixels; the limit is %d pixels", i, c.Width, c.Height, s.cfg.MaxPixels)
+		}
+		if imgs[i], err = imageio.Decode(b); err != nil {
+			return nil, 0, errorf(http.StatusBadRequest, "image %d: corrupt image: %v", i, err)
+		}
+	}
+	select {
+	case s.extract <- struct{}{}:
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	defer func() { <-s.extract }()
+	t := time.Now()
+	x, err := s.cfg.Extractor.Features(ctx, imgs)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.met.extracted.Add(float64(len(imgs)))
+	return x, time.Since(t), nil
+}
+
+// Score is one class and its score.
+type Score struct {
+	Class string  `json:"class"`
+	Score float32 `json:"score"`
+}
+
+// Prediction is the result for one sample: the best classes first.
+type Prediction struct {
+	Class string  `json:"class"`
+	Top   []Score `json:"top"`
+}
+
+// PredictResponse is the body of POST /v1/predict.
+type PredictResponse struct {
+	Version     uint64       `json:"version"`
+	Predictions []Prediction `json:"predictions"`
+	Seconds     float64      `json:"seconds"`
+	Extract     float64      `json:"extract_seconds,omitempty"`
+}
+
+func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
+	t := time.Now()
+	sn := s.Snapshot()
+	in, err := s.readInput(r, sn.Dim())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if len(in.labels) > 0 {
+		s.fail(w, errorf(http.StatusBadRequest, "predict takes no labels"))
+		return
+	}
+	top := in.top
+	if top == 0 {
+		top = 5
+	}
+	if top < 0 || top > s.cfg.MaxTop {
+		s.fail(w, errorf(http.StatusBadRequest, "top must be in [1, %d], got %d", s.cfg.MaxTop, top))
+		return
+	}
+	scores, err := sn.Scores(r.Context(), in.x)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	classes := sn.Classes()
+	nc := len(classes)
+	resp := PredictResponse{Version: sn.Version(), Predictions: make([]Prediction, in.n), Extract: in.extract.Seconds()}
+	order := make([]int, nc)
+	for i := range in.n {
+		row := scores[i*nc : (i+1)*nc]
+		for j := range order {
+			order[j] = j
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			switch {
+			case row[a] > row[b]:
+				return -1
+			case row[a] < row[b]:
+				return 1
+			}
+			return 0
+		})
+		p := Prediction{Top: make([]Score, 0, min(top, nc))}
+		for _, j := range order[:min(top, nc)] {
+			p.Top = append(p.Top, Score{Class: classes[j].Name, Score: row[j]})
+		}
+		p.Class = p.Top[0].Class
+		resp.Predictions[i] = p
+	}
+	resp.Seconds = time.Since(t).Seconds()
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// LearnResponse is the body of POST /v1/learn.
+type LearnResponse struct {
+	Version    uint64             `json:"version"`
+	Samples    int                `json:"samples"`
+	NewClasses []string           `json:"new_classes"`
+	Classes    int                `json:"classes"`
+	Lambda     float64            `json:"lambda"`
+	Seconds    float64            `json:"seconds"` // whole request
+	Stages     map[string]float64 `json:"stages"`  // seconds per stage
+}
+
+// maxLabel bounds the length of a class name.
+const maxLabel = 256
+
+func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
+	t := time.Now()
+	if !s.reserve() {
+		s.fail(w, errBusy)
+		return
+	}
+	reserved := true
+	defer func() {
+		if reserved {
+			s.release()
+		}
+	}()
+	in, err := s.readInput(r, s.Snapshot().Dim())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if len(in.labels) != in.n {
+		s.fail(w, errorf(http.StatusBadRequest, "%d labels for %d samples: give one label per sample, or one label for all", len(in.labels), in.n))
+		return
+	}
+	for i, l := range in.labels {
+		if strings.TrimSpace(l) == "" || len(l) > maxLabel || !utf8.ValidString(l) || strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			s.fail(w, errorf(http.StatusBadRequest, "label %d (%q) must be non-empty printable UTF-8 of at most %d bytes", i, l, maxLabel))
+			return
+		}
+	}
+	var rep LearnReport
+	var sn Snapshot
+	reserved = false
+	err = s.submit(func(ctx context.Context) (Snapshot, error) {
+		var err error
+		rep, sn, err = s.cfg.Backend.Learn(ctx, in.x, in.labels)
+		return sn, err
+	})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	resp := LearnResponse{Version: sn.Version(), Samples: rep.Samples, NewClasses: rep.NewClasses, Classes: len(sn.Classes()),
+		Lambda: rep.Lambda, Stages: map[string]float64{}}
+	if resp.NewClasses == nil {
+		resp.NewClasses = []string{}
+	}
+	if rep.Stages == nil {
+		rep.Stages = map[string]time.Duration{}
+	}
+	if in.images > 0 {
+		rep.Stages["extract"] = in.extract
+	}
+	for k, v := range rep.Stages {
+		resp.Stages[k] = v.Seconds()
+		s.met.stages.WithLabelValues(k).Observe(v.Seconds())
+	}
+	resp.Seconds = time.Since(t).Seconds()
+	s.log.Info("learned", "samples", rep.Samples, "new_classes", rep.NewClasses, "lambda", rep.Lambda,
+		"version", sn.Version(), "seconds", resp.Seconds)
+	writeJSON(w, http.StatusOK, resp)
+}

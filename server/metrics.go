@@ -1,0 +1,56 @@
+package server
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the server's Prometheus metrics, in a registry of its own.
+type metrics struct {
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec   // endpoint, code
+	latency   *prometheus.HistogramVec // endpoint
+	stages    *prometheus.HistogramVec // stage
+	learns    *prometheus.CounterVec   // result
+	version   prometheus.Gauge
+	classes   prometheus.Gauge
+	samples   prometheus.Gauge
+	queue     prometheus.Gauge
+	extracted prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flycl_http_requests_total", Help: "HTTP requests by endpoint and status code.",
+		}, []string{"endpoint", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "flycl_http_request_duration_seconds", Help: "HTTP request latency by endpoint.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"endpoint"}),
+		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "flycl_learn_stage_duration_seconds", Help: "Duration of each stage of a learn (extract, projection, topk, gram, gcv, factor, solve, save, queue).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
+		}, []string{"stage"}),
+		learns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flycl_learns_total", Help: "Learn and forget operations by result (ok, error, rejected).",
+		}, []string{"result"}),
+		version:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "flycl_model_version", Help: "Version of the served model."}),
+		classes:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "flycl_model_classes", Help: "Classes of the served model."}),
+		samples:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "flycl_model_samples", Help: "Training samples seen by the served model."}),
+		queue:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "flycl_learn_queue_length", Help: "Learns waiting or running."}),
+		extracted: prometheus.NewCounter(prometheus.CounterOpts{Name: "flycl_images_extracted_total", Help: "Images run through the backbone."}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.stages, m.learns, m.version, m.classes, m.samples, m.queue, m.extracted,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// model records the gauges of a newly published snapshot.
+func (m *metrics) model(s Snapshot) {
+	i := s.Info()
+	m.version.Set(float64(i.Version))
+	m.classes.Set(float64(i.Classes))
+	m.samples.Set(float64(i.Samples))
+}

@@ -1,0 +1,387 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Config configures a Server. Zero fields take the defaults of
+// DefaultConfig.
+type Config struct {
+	Backend   Backend   // the model (required)
+	Extractor Extractor // the backbone; nil: only feature vectors are accepted
+
+	// Token, when not empty, is the bearer token required for every
+	// request that changes the model (learn, forget), and for every
+	// /v1 request when TokenForAll is set.
+	Token       string
+	TokenForAll bool
+
+	MaxBodyBytes int64 // request body limit (default 64 MiB)
+	MaxPixels    int   // width×height limit of one image (default 40 megapixels)
+	MaxImages    int   // images per request (default 256)
+	MaxRows      int   // feature vectors per request (default 100000)
+	MaxTop       int   // largest top-N a predict may ask for (default 100)
+	QueueLength  int   // learns waiting beyond the running one (default 8)
+	Extractions  int   // concurrent backbone extractions (default 2)
+
+	Logger *slog.Logger // default: discard
+}
+
+// DefaultConfig returns the default limits.
+func DefaultConfig() Config {
+	return Config{MaxBodyBytes: 64 << 20, MaxPixels: 40_000_000, MaxImages: 256, MaxRows: 100_000, MaxTop: 100,
+		QueueLength: 8, Extractions: 2}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if c.MaxPixels <= 0 {
+		c.MaxPixels = d.MaxPixels
+	}
+	if c.MaxImages <= 0 {
+		c.MaxImages = d.MaxImages
+	}
+	if c.MaxRows <= 0 {
+		c.MaxRows = d.MaxRows
+	}
+	if c.MaxTop <= 0 {
+		c.MaxTop = d.MaxTop
+	}
+	if c.QueueLength <= 0 {
+		c.QueueLength = d.QueueLength
+	}
+	if c.Extractions <= 0 {
+		c.Extractions = d.Extractions
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c
+}
+
+// Server serves one model over HTTP. Predictions read the current
+// immutable snapshot and never wait for a learn; learns and forgets run
+// one at a time on a goroutine of their own, in arrival order, and publish
+// a new snapshot atomically once the model file is saved.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	met     *metrics
+	snap    atomic.Pointer[snapHolder]
+	extract chan struct{} // extraction slots
+	pending atomic.Int64  // learns queued or running
+	jobs    chan *job
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	mux     *http.ServeMux
+}
+
+type snapHolder struct{ Snapshot }
+
+// job is a change of the model run by the learner goroutine.
+type job struct {
+	run    func(ctx context.Context) (Snapshot, error)
+	queued time.Time
+	done   chan error
+}
+
+// New returns a server for cfg.Backend. Call Close to stop its learner.
+func New(cfg Config) (*Server, error) {
+	if cfg.Backend == nil {
+		return nil, errors.New("server: no backend")
+	}
+	cfg = cfg.withDefaults()
+	cur := cfg.Backend.Current()
+	if cfg.Extractor != nil && cfg.Extractor.Dim() != cur.Dim() {
+		return nil, fmt.Errorf("server: backbone %s gives %d features, the model wants d=%d", cfg.Extractor.Name(), cfg.Extractor.Dim(), cur.Dim())
+	}
+	s := &Server{
+		cfg: cfg, log: cfg.Logger, met: newMetrics(),
+		extract: make(chan struct{}, cfg.Extractions),
+		jobs:    make(chan *job, cfg.QueueLength+1),
+		stop:    make(chan struct{}), done: make(chan struct{}),
+	}
+	s.publish(cur)
+	s.routes()
+	go s.learner()
+	return s, nil
+}
+
+// Snapshot returns the model snapshot being served.
+func (s *Server) Snapshot() Snapshot { return s.snap.Load().Snapshot }
+
+func (s *Server) publish(sn Snapshot) {
+	s.snap.Store(&snapHolder{sn})
+	s.met.model(sn)
+}
+
+// Close stops the learner after the learns already accepted.
+func (s *Server) Close() {
+	s.once.Do(func() { close(s.stop) })
+	<-s.done
+}
+
+func (s *Server) learner() {
+	defer close(s.done)
+	for {
+		select {
+		case j := <-s.jobs:
+			s.runJob(j)
+		case <-s.stop:
+			for {
+				select {
+				case j := <-s.jobs:
+					s.runJob(j)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (s *Server) runJob(j *job) {
+	s.met.stages.WithLabelValues("queue").Observe(time.Since(j.queued).Seconds())
+	// A learn is finished and saved even when its client has gone away.
+	sn, err := j.run(context.Background())
+	if err == nil {
+		s.publish(sn)
+		s.met.learns.WithLabelValues("ok").Inc()
+	} else {
+		s.met.learns.WithLabelValues("error").Inc()
+	}
+	s.pending.Add(-1)
+	s.met.queue.Set(float64(s.pending.Load()))
+	j.done <- err
+}
+
+// errBusy is returned when the learn queue is full.
+var errBusy = errors.New("too many learns queued; retry later")
+
+// reserve takes a place in the learn queue, or fails when it is full.
+func (s *Server) reserve() bool {
+	for {
+		p := s.pending.Load()
+		if p > int64(s.cfg.QueueLength) {
+			s.met.learns.WithLabelValues("rejected").Inc()
+			return false
+		}
+		if s.pending.CompareAndSwap(p, p+1) {
+			s.met.queue.Set(float64(p + 1))
+			return true
+		}
+	}
+}
+
+// release gives back a reserved place that was not used.
+func (s *Server) release() {
+	s.met.queue.Set(float64(s.pending.Add(-1)))
+}
+
+// submit runs a change on the learner (after reserve) and waits for it.
+func (s *Server) submit(run func(ctx context.Context) (Snapshot, error)) error {
+	j := &job{run: run, queued: time.Now(), done: make(chan error, 1)}
+	select {
+	case s.jobs <- j:
+	case <-s.stop:
+		s.release()
+		return errors.New("server is shutting down")
+	}
+	return <-j.done
+}
+
+// Handler returns the HTTP handler: the API under /v1, /metrics and the
+// web page at /.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+func (s *Server) routes() {
+	s.mux = http.NewServeMux()
+	s.handle("/v1/healthz", "healthz", false, map[string]http.HandlerFunc{"GET": s.healthz})
+	s.handle("/v1/model", "model", false, map[string]http.HandlerFunc{"GET": s.modelInfo})
+	s.handle("/v1/classes", "classes", false, map[string]http.HandlerFunc{"GET": s.classes})
+	s.handle("/v1/classes/{name}", "forget", true, map[string]http.HandlerFunc{"DELETE": s.forget})
+	s.handle("/v1/predict", "predict", false, map[string]http.HandlerFunc{"POST": s.predict})
+	s.handle("/v1/learn", "learn", true, map[string]http.HandlerFunc{"POST": s.learn})
+	s.handle("/v1/", "unknown", false, nil)
+	metricsHandler := promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{Registry: s.met.reg})
+	s.mux.Handle("/metrics", s.instrument("metrics", s.authorize(false, metricsHandler.ServeHTTP)))
+	s.mux.Handle("/", s.instrument("page", s.servePage))
+}
+
+// handle registers an endpoint: method dispatch with JSON errors,
+// authorization, body limit and metrics.
+func (s *Server) handle(pattern, name string, changes bool, methods map[string]http.HandlerFunc) {
+	h := func(w http.ResponseWriter, r *http.Request) {
+		f, ok := methods[r.Method]
+		if !ok {
+			if methods == nil {
+				writeError(w, http.StatusNotFound, "no such endpoint: %s", r.URL.Path)
+				return
+			}
+			for m := range methods {
+				w.Header().Add("Allow", m)
+			}
+			writeError(w, http.StatusMethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		f(w, r)
+	}
+	s.mux.Handle(pattern, s.instrument(name, s.authorize(changes, h)))
+}
+
+// authorize checks the bearer token of requests that need one.
+func (s *Server) authorize(changes bool, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Token != "" && (changes || s.cfg.TokenForAll) && r.Method != http.MethodOptions {
+			got, ok := bearer(r)
+			if !ok {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="flycl"`)
+				writeError(w, http.StatusUnauthorized, "this request needs a bearer token (Authorization: Bearer TOKEN)")
+				return
+			}
+			if subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
+				writeError(w, http.StatusForbidden, "wrong token")
+				return
+			}
+		}
+		next(w, r)
+	}
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	const p = "Bearer "
+	if len(h) <= len(p) || !equalFold(h[:len(p)], p) {
+		return "", false
+	}
+	return h[len(p):], true
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i]|0x20, b[i]|0x20
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(c int) {
+	if w.code == 0 {
+		w.code = c
+	}
+	w.ResponseWriter.WriteHeader(c)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// instrument counts, times and logs the requests of an endpoint.
+func (s *Server) instrument(name string, next http.HandlerFunc) http.Handler {
+	lat := s.met.latency.WithLabelValues(name)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("panic", "endpoint", name, "panic", fmt.Sprint(p))
+				if sw.code == 0 {
+					writeError(sw, http.StatusInternalServerError, "internal error")
+				}
+			}
+			d := time.Since(t)
+			code := sw.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			lat.Observe(d.Seconds())
+			s.met.requests.WithLabelValues(name, fmt.Sprint(code)).Inc()
+			lvl := slog.LevelDebug
+			if code >= 400 {
+				lvl = slog.LevelInfo
+			}
+			if name == "learn" || name == "forget" {
+				lvl = max(lvl, slog.LevelInfo)
+			}
+			s.log.Log(r.Context(), lvl, "request", "endpoint", name, "method", r.Method, "path", r.URL.Path,
+				"status", code, "ms", float64(d.Microseconds())/1000, "remote", r.RemoteAddr)
+		}()
+		next(sw, r)
+	})
+}
+
+// Timeouts are the HTTP server's connection timeouts.
+type Timeouts struct {
+	ReadHeader, Read, Write, Idle time.Duration
+	// Shutdown bounds how long a graceful shutdown waits for in-flight
+	// requests.
+	Shutdown time.Duration
+}
+
+// DefaultTimeouts suits learns of a few hundred images on a small machine.
+func DefaultTimeouts() Timeouts {
+	return Timeouts{ReadHeader: 10 * time.Second, Read: 2 * time.Minute, Write: 10 * time.Minute, Idle: 2 * time.Minute, Shutdown: 10 * time.Minute}
+}
+
+// Serve serves the handler on ln until ctx is cancelled, then shuts down
+// gracefully: it stops accepting, lets in-flight requests (and the learns
+// they wait for) finish, and stops the learner.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, t Timeouts) error {
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: t.ReadHeader, ReadTimeout: t.Read, WriteTimeout: t.Write, IdleTimeout: t.Idle,
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: finishing in-flight requests")
+	sctx, cancel := context.WithTimeout(context.Background(), t.Shutdown)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	s.Close()
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	s.log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,316 @@
+package flycl
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/ridge"
+)
+
+// Snapshot is an immutable copy of a model: its state, W, and the
+// statistics G and S. Encoders save from it (so saving never races with
+// learning), Model rebuilds a mutable model from it, and Predictor serves
+// predictions from it. All its methods are safe for concurrent use.
+//
+// Memory: a snapshot holds G's lower triangle, m(m+1)/2 float32 (200 MB
+// at m = 10000), besides S and C (classes × m each).
+type Snapshot struct {
+	st      State
+	w       *projection.Matrix
+	g       []float32 // lower triangle of G, row i at i(i+1)/2
+	s       []float32 // classes × m
+	samples int
+
+	once sync.Once
+	pred *Predictor
+}
+
+// Snapshot returns an immutable copy of the model.
+func (m *Model) Snapshot() *Snapshot {
+	return &Snapshot{st: m.State(), w: m.w, g: m.acc.PackedLower(), s: slices.Clone(m.acc.S()), samples: m.acc.Samples()}
+}
+
+// NewSnapshot assembles a snapshot from decoded parts, checking that they
+// fit together and mean something (see State for the checks; G and S must
+// be finite, G's diagonal non-negative, the sample count non-negative and
+// at least the sum of the known class counts). g is G's packed lower
+// triangle (see ridge.Accumulator.PackedLower). The snapshot takes
+// ownership of g and s.
+func NewSnapshot(st State, w *projection.Matrix, g, s []float32, samples int) (*Snapshot, error) {
+	st.Config = st.Config.withDefaults()
+	if err := st.validate(w); err != nil {
+		return nil, err
+	}
+	m, nc := st.Config.M, len(st.Labels)
+	if len(g) != m*(m+1)/2 {
+		return nil, fmt.Errorf("flycl: G has %d values, want m(m+1)/2 = %d", len(g), m*(m+1)/2)
+	}
+	if len(s) != nc*m {
+		return nil, fmt.Errorf("flycl: S has %d values, want %d classes × %d", len(s), nc, m)
+	}
+	if i := firstNonFinite(g); i >= 0 {
+		r := int((math.Sqrt(8*float64(i)+1) - 1) / 2)
+		for r*(r+1)/2 > i {
+			r--
+		}
+		for (r+1)*(r+2)/2 <= i {
+			r++
+		}
+		return nil, fmt.Errorf("flycl: G[%d][%d] is %v", r, i-r*(r+1)/2, g[i])
+	}
+	for i := 0; i < m; i++ {
+		if v := g[i*(i+1)/2+i]; v < 0 {
+			return nil, fmt.Errorf("flycl: G[%d][%d] = %v: a Gram matrix has no negative diagonal", i, i, v)
+		}
+	}
+	if i := firstNonFinite(s); i >= 0 {
+		return nil, fmt.Errorf("flycl: S[%d][%d] is %v", i/m, i%m, s[i])
+	}
+	if samples < 0 {
+		return nil, fmt.Errorf("flycl: negative sample count %d", samples)
+	}
+	known := 0
+	for _, c := range st.Counts {
+		known += max(c, 0)
+	}
+	if known > samples {
+		return nil, fmt.Errorf("flycl: class counts add up to %d, more than the %d samples of the statistics", known, samples)
+	}
+	if nc > 0 && samples == 0 {
+		return nil, fmt.Errorf("flycl: %d classes learned from no samples", nc)
+	}
+	if st.Counts == nil {
+		st.Counts = make([]int, nc)
+		for i := range st.Counts {
+			st.Counts[i] = -1
+		}
+	}
+	return &Snapshot{st: st, w: w, g: g, s: s, samples: samples}, nil
+}
+
+// State returns a copy of the snapshot's state.
+func (s *Snapshot) State() State {
+	st := s.st
+	st.Config.Lambdas = slices.Clone(st.Config.Lambdas)
+	st.Labels, st.Coef = slices.Clone(st.Labels), slices.Clone(st.Coef)
+	st.Counts, st.Names = slices.Clone(st.Counts), slices.Clone(st.Names)
+	st.History = cloneHistory(st.History)
+	return st
+}
+
+// Version returns the model version the snapshot was taken at.
+func (s *Snapshot) Version() uint64 { return s.st.Version }
+
+// Projection returns W (shared: do not modify).
+func (s *Snapshot) Projection() *projection.Matrix { return s.w }
+
+// Samples returns the number of samples in the statistics.
+func (s *Snapshot) Samples() int { return s.samples }
+
+// LowerRow returns G[i][0..i] (shared: do not modify).
+func (s *Snapshot) LowerRow(i int) []float32 {
+	o := i * (i + 1) / 2
+	return s.g[o : o+i+1 : o+i+1]
+}
+
+// S returns S, classes × m (shared: do not modify).
+func (s *Snapshot) S() []float32 { return s.s[:len(s.s):len(s.s)] }
+
+// Coef returns the classifier C, classes × m, nil before the first solve
+// (shared: do not modify).
+func (s *Snapshot) Coef() []float32 { return s.st.Coef[:len(s.st.Coef):len(s.st.Coef)] }
+
+// Model returns a new mutable model with the snapshot's content (it
+// allocates the m×m statistics).
+func (s *Snapshot) Model() (*Model, error) {
+	acc, err := ridge.NewAccumulator(s.st.Config.M)
+	if err != nil {
+		return nil, err
+	}
+	if err := acc.SetPackedLower(s.g); err != nil {
+		return nil, err
+	}
+	if err := acc.SetS(s.s, len(s.st.Labels), s.samples); err != nil {
+		return nil, err
+	}
+	return Restore(s.State(), s.w, acc)
+}
+
+// Predictor returns the snapshot's classifier (built once, shared).
+func (s *Snapshot) Predictor() *Predictor {
+	s.once.Do(func() { s.pred = newPredictor(s.st, s.w, s.samples) })
+	return s.pred
+}
+
+// Clone returns an independent deep copy of the model (statistics
+// included), for example to learn off to the side while the original
+// keeps serving.
+func (m *Model) Clone() *Model {
+	c, err := Restore(m.State(), m.w, m.acc.Clone())
+	if err != nil {
+		panic("flycl: Clone of a valid model failed: " + err.Error())
+	}
+	return c
+}
+
+// Predictor returns an immutable classifier with the model's current
+// classes and coefficients (a copy: later learning does not change it).
+func (m *Model) Predictor() *Predictor {
+	return newPredictor(m.State(), m.w, m.acc.Samples())
+}
+
+// Predictor is an immutable Fly-CL classifier: W, the class map and C.
+// All its methods are safe for concurrent use, so a server can keep the
+// current one behind an atomic pointer and swap in a new one after every
+// learn: predictions never wait for learning.
+type Predictor struct {
+	cfg     Config
+	d       int
+	w       *projection.Matrix
+	labels  []int
+	names   []string
+	counts  []int
+	coef    []float32
+	lambda  float64
+	version uint64
+	samples int
+	codes   sync.Pool
+}
+
+func newPredictor(st State, w *projection.Matrix, samples int) *Predictor {
+	p := &Predictor{cfg: st.Config, d: st.InputDim, w: w, labels: st.Labels, coef: st.Coef,
+		lambda: st.Lambda, version: st.Version, samples: samples, counts: st.Counts, names: make([]string, len(st.Labels))}
+	for i, l := range st.Labels {
+		p.names[i] = fmt.Sprint(l)
+		if st.Names != nil && st.Names[i] != "" {
+			p.names[i] = st.Names[i]
+		}
+	}
+	if p.counts == nil {
+		p.counts = make([]int, len(st.Labels))
+		for i := range p.counts {
+			p.counts[i] = -1
+		}
+	}
+	return p
+}
+
+// Config returns the model's configuration.
+func (p *Predictor) Config() Config { c := p.cfg; c.Lambdas = slices.Clone(c.Lambdas); return c }
+
+// InputDim returns d, the feature dimension.
+func (p *Predictor) InputDim() int { return p.d }
+
+// Classes returns the labels in class-index order.
+func (p *Predictor) Classes() []int { return slices.Clone(p.labels) }
+
+// ClassNames returns the class names in Classes() order.
+func (p *Predictor) ClassNames() []string { return slices.Clone(p.names) }
+
+// ClassCounts returns the samples learned per class (-1: unknown).
+func (p *Predictor) ClassCounts() []int { return slices.Clone(p.counts) }
+
+// Version returns the model version.
+func (p *Predictor) Version() uint64 { return p.version }
+
+// Lambda returns the ridge parameter of the classifier.
+func (p *Predictor) Lambda() float64 { return p.lambda }
+
+// Samples returns how many samples the statistics held.
+func (p *Predictor) Samples() int { return p.samples }
+
+// Scores returns the n×c class scores of the n×d features x, one column
+// per class in Classes() order.
+func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) {
+	if p.coef == nil {
+		return nil, fmt.Errorf("flycl: model has not learned any class yet")
+	}
+	if len(x)%p.d != 0 {
+		return nil, fmt.Errorf("flycl: feature matrix has %d values, not a multiple of the input dimension %d", len(x), p.d)
+	}
+	n, m, nc := len(x)/p.d, p.cfg.M, len(p.labels)
+	out := make([]float32, n*nc)
+	for lo := 0; lo < n; lo += predictChunk {
+		hi := min(n, lo+predictChunk)
+		h, _ := p.codes.Get().([]float32)
+		if cap(h) < (hi-lo)*m {
+			h = make([]float32, (hi-lo)*m)
+		}
+		h = h[:(hi-lo)*m]
+		if err := p.w.Apply(ctx, p.cfg.Projection, x[lo*p.d:hi*p.d], hi-lo, h); err != nil {
+			return nil, fmt.Errorf("flycl: %w", err)
+		}
+		projection.TopK(h, hi-lo, m, p.cfg.K, p.cfg.TopK)
+		scoreRows(h, hi-lo, m, p.coef, nc, out[lo*nc:hi*nc])
+		p.codes.Put(h[:cap(h)])
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Predict returns the predicted label of each of the n×d features x.
+func (p *Predictor) Predict(ctx context.Context, x []float32) ([]int, error) {
+	s, err := p.Scores(ctx, x)
+	if err != nil {
+		return nil, err
+	}
+	nc := len(p.labels)
+	out := make([]int, len(s)/nc)
+	for i := range out {
+		out[i] = p.labels[argmax(s[i*nc:(i+1)*nc])]
+	}
+	return out, nil
+}
+
+// Ranked is one class of a ranking: its label, name and score.
+type Ranked struct {
+	Label int     `json:"label"`
+	Name  string  `json:"name"`
+	Score float32 `json:"score"`
+}
+
+// Top returns, for each of the n×d features x, the top classes by score
+// (at most topN, best first; ties keep class order).
+func (p *Predictor) Top(ctx context.Context, x []float32, topN int) ([][]Ranked, error) {
+	if topN <= 0 {
+		return nil, fmt.Errorf("flycl: top-N must be positive, got %d", topN)
+	}
+	s, err := p.Scores(ctx, x)
+	if err != nil {
+		return nil, err
+	}
+	return p.Rank(s, topN), nil
+}
+
+// Rank turns scores (n × classes, as Scores returns) into the top topN
+// classes of every row.
+func (p *Predictor) Rank(scores []float32, topN int) [][]Ranked {
+	nc := len(p.labels)
+	if nc == 0 {
+		return nil
+	}
+	n := len(scores) / nc
+	out := make([][]Ranked, n)
+	idx := make([]int, nc)
+	for i := 0; i < n; i++ {
+		row := scores[i*nc : (i+1)*nc]
+		for j := range idx {
+			idx[j] = j
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return row[idx[a]] > row[idx[b]] })
+		k := min(topN, nc)
+		out[i] = make([]Ranked, k)
+		for j := 0; j < k; j++ {
+			c := idx[j]
+			out[i][j] = Ranked{Label: p.labels[c], Name: p.names[c], Score: row[c]}
+		}
+	}
+	return out
+}

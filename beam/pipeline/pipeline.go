@@ -2,13 +2,18 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -16,11 +21,11 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/ridge"
+	"github.com/flycl/flycl/projection"
 )
 
 // Options configures one run of the pipeline. It travels to the workers
@@ -30,10 +35,12 @@ type Options struct {
 	// "folder:cifar10-jpeg.tar.gz", its Split and a Backbone spec as
 	// extract.OpenBackbone takes) or extracted features (Features, an
 	// npz file as written by flycl extract).
-	Data     string
-	Split    string
-	Backbone string
-	Features string
+	Data      string
+	Split     string
+	Backbone  string
+	ModelsDir string // where a Backbone without a path is looked up
+	ORTLib    string // the ONNX Runtime library on the workers (for Data)
+	Features  string
 	// Indices selects the samples (positions in the split or feature
 	// file) that form the task; nil means all.
 	Indices []int
@@ -46,7 +53,8 @@ type Options struct {
 	Workers   int // concurrent extractions per worker process (default: number of CPUs)
 	BlockRows int // rows of G per shuffled piece (default 512)
 
-	Out string // the model file written by the final step
+	Out      string // the model file written by the final step
+	StatsOut string // if set, also the statistics file (for flycl merge)
 
 	// FailShard >= 0 makes the first attempt at that shard fail (failure
 	// injection for tests): the worker creates FailMarker and returns an
@@ -80,7 +88,8 @@ func (o *Options) defaults() {
 // expanded and added to its bundle's statistics.
 type Shard struct {
 	ID      int
-	Indices []int
+	Indices []int    // positions in the data set split or feature file
+	IDs     []uint64 // their identities (modelfile.SampleID)
 }
 
 func init() {
@@ -113,22 +122,42 @@ type bytesBuffer []byte
 func (b *bytesBuffer) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }
 
 // Plan is what the launcher computes before submitting: the input
-// elements and the checksums the final step verifies.
+// elements, the checksums the final step verifies, and what the model
+// file records about the input.
 type Plan struct {
-	Shards  []Shard
-	Dim     int // feature dimension d
-	N       int64
-	IDSum   uint64
-	IDSq    uint64
-	Classes []string
+	Shards   []Shard
+	Dim      int // feature dimension d
+	N        int64
+	IDSum    uint64
+	IDSq     uint64
+	Names    []string            // class names by label (nil: decimal labels)
+	Pipeline *modelfile.Pipeline // backbone and transform (nil for features)
+	Source   string              // what the samples come from
 }
 
-// MakePlan opens the input (on the launching machine) to size it and
-// cut it into shards.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// MakePlan opens the input (on the launching machine) to size it, name
+// its samples and cut it into shards. Sample identities are those of
+// flycl stats (modelfile.SampleID of the data set key and the image path,
+// or of the feature file's digest and the row), so the statistics the
+// pipeline writes merge with shards made by flycl stats.
 func MakePlan(opt Options) (*Plan, error) {
 	opt.defaults()
-	var n, dim int
-	var classes []string
+	p := &Plan{}
+	var n int
+	var key func(i int) string
 	switch {
 	case opt.Features != "" && opt.Data != "":
 		return nil, errors.New("pipeline: give Data or Features, not both")
@@ -137,17 +166,31 @@ func MakePlan(opt Options) (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
-		n, dim, classes = s.N, s.D, s.ClassNames
+		sum, err := fileSHA256(opt.Features)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		n, p.Dim, p.Names, p.Source = s.N, s.D, s.ClassNames, "features sha256:"+sum
+		key = func(i int) string { return p.Source + "#" + strconv.Itoa(i) }
 	case opt.Data != "":
-		ds, err := dataset.Open(opt.Data, opt.Split)
+		spec, err := dataset.ParseSpec(opt.Data)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
-		bb, err := extract.OpenBackbone(opt.Backbone)
+		ds, dkey, err := deploy.OpenData(spec, opt.Split)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
-		n, dim, classes = ds.Len(), bb.Dim(), ds.Classes()
+		bb, err := extract.OpenBackbone(opt.Backbone, opt.ModelsDir)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		e, err := deploy.NewExtractor(bb, opt.Backbone, "", nil)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		n, p.Dim, p.Names, p.Pipeline, p.Source = ds.Len(), bb.Dim(), ds.Classes(), e.Pipeline(), dkey
+		key = func(i int) string { return dkey + "#" + ds.Path(i) }
 	default:
 		return nil, errors.New("pipeline: no input (Data or Features)")
 	}
@@ -162,7 +205,7 @@ func MakePlan(opt Options) (*Plan, error) {
 		return nil, errors.New("pipeline: no samples selected")
 	}
 	seen := make(map[int]bool, len(idx))
-	ids := make([]int64, len(idx))
+	ids := make([]uint64, len(idx))
 	for k, i := range idx {
 		if i < 0 || i >= n {
 			return nil, fmt.Errorf("pipeline: sample %d outside the input's %d samples", i, n)
@@ -171,12 +214,12 @@ func MakePlan(opt Options) (*Plan, error) {
 			return nil, fmt.Errorf("pipeline: sample %d selected twice", i)
 		}
 		seen[i] = true
-		ids[k] = int64(i)
+		ids[k] = modelfile.SampleID(key(i))
 	}
-	p := &Plan{Dim: dim, Classes: classes}
 	p.N, p.IDSum, p.IDSq = IDChecksums(ids)
 	for lo := 0; lo < len(idx); lo += opt.ShardSize {
-		p.Shards = append(p.Shards, Shard{ID: len(p.Shards), Indices: slices.Clone(idx[lo:min(len(idx), lo+opt.ShardSize)])})
+		hi := min(len(idx), lo+opt.ShardSize)
+		p.Shards = append(p.Shards, Shard{ID: len(p.Shards), Indices: slices.Clone(idx[lo:hi]), IDs: slices.Clone(ids[lo:hi])})
 	}
 	return p, nil
 }
@@ -194,7 +237,8 @@ func Build(s beam.Scope, opt Options, plan *Plan) {
 	pieces := beam.ParDo(s, &extractFn{Opt: opt, Dim: plan.Dim}, shards)
 	summed := beam.CombinePerKey(s, mergePartials, pieces)
 	final := beam.GroupByKey(s, beam.ParDo(s, singleKey, summed))
-	beam.ParDo0(s, &finalizeFn{Opt: opt, Dim: plan.Dim, N: plan.N, IDSum: plan.IDSum, IDSq: plan.IDSq}, final)
+	beam.ParDo0(s, &finalizeFn{Opt: opt, Plan: Plan{Dim: plan.Dim, N: plan.N, IDSum: plan.IDSum, IDSq: plan.IDSq,
+		Names: plan.Names, Pipeline: plan.Pipeline, Source: plan.Source}}, final)
 }
 
 func mergePartials(a, b Partial) (Partial, error) {
@@ -225,7 +269,12 @@ type extractFn struct {
 	sess    *backbone.Session
 	model   *flycl.Model
 	acc     *Accumulator
-	pending []int
+	pending []pendingSample
+}
+
+type pendingSample struct {
+	index int
+	id    uint64
 }
 
 func (f *extractFn) Setup(ctx context.Context) error {
@@ -236,10 +285,17 @@ func (f *extractFn) Setup(ctx context.Context) error {
 			return err
 		}
 	} else {
-		if f.data, err = dataset.Open(o.Data, o.Split); err != nil {
+		spec, err := dataset.ParseSpec(o.Data)
+		if err != nil {
 			return err
 		}
-		if f.bb, err = extract.OpenBackbone(o.Backbone); err != nil {
+		if f.data, _, err = deploy.OpenData(spec, o.Split); err != nil {
+			return err
+		}
+		if f.bb, err = extract.OpenBackbone(o.Backbone, o.ModelsDir); err != nil {
+			return err
+		}
+		if err := backbone.Init(o.ORTLib); err != nil {
 			return err
 		}
 		if f.sess, err = f.bb.NewSession(o.Threads); err != nil {
@@ -249,8 +305,8 @@ func (f *extractFn) Setup(ctx context.Context) error {
 	if f.model, err = flycl.New(o.Config, f.Dim); err != nil {
 		return err
 	}
-	f.acc = NewAccumulator(f.model.Config().M)
-	return nil
+	f.acc, err = NewAccumulator(f.model.Config().M)
+	return err
 }
 
 func (f *extractFn) Teardown() error {
@@ -275,7 +331,12 @@ func (f *extractFn) ProcessElement(ctx context.Context, sh Shard, _ func(int, Pa
 			return fmt.Errorf("injected failure in shard %d", sh.ID)
 		}
 	}
-	f.pending = append(f.pending, sh.Indices...)
+	if len(sh.IDs) != len(sh.Indices) {
+		return fmt.Errorf("shard %d: %d ids for %d samples", sh.ID, len(sh.IDs), len(sh.Indices))
+	}
+	for k, i := range sh.Indices {
+		f.pending = append(f.pending, pendingSample{i, sh.IDs[k]})
+	}
 	for len(f.pending) >= f.Opt.BatchSize {
 		if err := f.batch(ctx, f.pending[:f.Opt.BatchSize]); err != nil {
 			return err
@@ -292,14 +353,18 @@ func (f *extractFn) FinishBundle(ctx context.Context, emit func(int, Partial)) e
 		}
 		f.pending = f.pending[:0]
 	}
-	for _, p := range f.acc.Pieces(f.Opt.BlockRows) {
+	pieces, err := f.acc.Pieces(f.Opt.BlockRows)
+	if err != nil {
+		return err
+	}
+	for _, p := range pieces {
 		emit(p.Block, *p)
 	}
 	return nil
 }
 
-// batch extracts, expands and accumulates the samples idx.
-func (f *extractFn) batch(ctx context.Context, idx []int) error {
+// batch extracts, expands and accumulates the samples.
+func (f *extractFn) batch(ctx context.Context, samples []pendingSample) error {
 	sem := slot(f.Opt.Workers)
 	select {
 	case sem <- struct{}{}:
@@ -307,18 +372,23 @@ func (f *extractFn) batch(ctx context.Context, idx []int) error {
 		return ctx.Err()
 	}
 	defer func() { <-sem }()
+	idx, ids := make([]int, len(samples)), make([]uint64, len(samples))
+	for k, s := range samples {
+		idx[k], ids[k] = s.index, s.id
+	}
 	x, labels, err := f.features(idx)
 	if err != nil {
 		return err
 	}
-	h, err := f.model.Expand(ctx, x)
-	if err != nil {
+	// The codes as flycl.Model.TaskStats (and flycl stats) make them: W
+	// applied by the sparse gather, whose arithmetic for a sample involves
+	// that sample alone, so a code has the same bits in any bundle.
+	cfg, n := f.model.Config(), len(idx)
+	h := make([]float32, n*cfg.M)
+	if err := f.model.Projection().Apply(ctx, projection.Sparse, x, n, h); err != nil {
 		return err
 	}
-	ids := make([]int64, len(idx))
-	for i, v := range idx {
-		ids[i] = int64(v)
-	}
+	projection.TopK(h, n, cfg.M, cfg.K, cfg.TopK)
 	return f.acc.Add(h, labels, ids)
 }
 
@@ -374,14 +444,11 @@ func (f *extractFn) features(idx []int) ([]float32, []int, error) {
 	return x, labels, nil
 }
 
-// finalizeFn receives every summed piece, verifies them, runs GCV, solves
-// and writes the model file.
+// finalizeFn receives every summed piece, verifies them, learns the task
+// from the statistics and writes the model file.
 type finalizeFn struct {
-	Opt   Options
-	Dim   int
-	N     int64
-	IDSum uint64
-	IDSq  uint64
+	Opt  Options
+	Plan Plan // without shards
 }
 
 func (f *finalizeFn) ProcessElement(ctx context.Context, _ int, iter func(*Partial) bool) error {
@@ -391,90 +458,59 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ int, iter func(*Parti
 		q := p
 		pieces = append(pieces, &q)
 	}
-	m, err := Finish(ctx, f.Opt.Config, f.Dim, pieces, f.Opt.BlockRows, f.N, f.IDSum, f.IDSq)
+	sf, err := Statistics(f.Opt.Config, &f.Plan, pieces, f.Opt.BlockRows)
 	if err != nil {
 		return err
 	}
-	return modelfile.Save(f.Opt.Out, m)
+	if f.Opt.StatsOut != "" {
+		if err := modelfile.SaveStats(f.Opt.StatsOut, sf); err != nil {
+			return err
+		}
+	}
+	if f.Opt.Out == "" {
+		return nil
+	}
+	m, err := Learn(ctx, f.Opt.Config, sf)
+	if err != nil {
+		return err
+	}
+	return modelfile.Save(f.Opt.Out, &modelfile.File{Snapshot: m.Snapshot(), Pipeline: sf.Pipeline})
 }
 
-// Finish assembles the pieces (verifying that every expected sample was
-// counted exactly once), chooses λ by GCV on the statistics, solves, and
-// returns the model: the same model flycl.Model.LearnTask builds from the
-// samples' features in one process.
-func Finish(ctx context.Context, cfg flycl.Config, d int, pieces []*Partial, blockRows int, n int64, idSum, idSq uint64) (*flycl.Model, error) {
-	base, err := flycl.New(cfg, d)
+// Statistics assembles the pieces into the statistics file of the task,
+// verifying that every sample of the plan was counted exactly once.
+func Statistics(cfg flycl.Config, plan *Plan, pieces []*Partial, blockRows int) (*modelfile.StatsFile, error) {
+	base, err := flycl.New(cfg, plan.Dim)
 	if err != nil {
 		return nil, err
 	}
-	cfg = base.Config()
-	m := cfg.M
-	t, err := Assemble(pieces, m, blockRows, n, idSum, idSq)
+	st, ids, err := Assemble(pieces, base.Config().M, blockRows, plan.N, plan.IDSum, plan.IDSq)
 	if err != nil {
 		return nil, err
 	}
-	scores, err := t.GCV(ctx, cfg.Lambdas)
-	if err != nil {
-		return nil, err
-	}
-	lambda := cfg.Lambdas[ridge.BestLambda(scores)]
-	acc, err := ridge.NewAccumulator(m)
-	if err != nil {
-		return nil, err
-	}
-	row := make([]float32, m)
-	for i := 0; i < m; i++ {
-		for j := 0; j <= i; j++ {
-			row[j] = float32(t.G[j*m+i])
-		}
-		if err := acc.SetLowerRow(i, row[:i+1]); err != nil {
-			return nil, err
+	names := make([]string, len(st.Labels))
+	for i, l := range st.Labels {
+		if l >= 0 && l < len(plan.Names) && plan.Names[l] != "" {
+			names[i] = plan.Names[l]
+		} else {
+			names[i] = strconv.Itoa(l)
 		}
 	}
-	s32 := make([]float32, len(t.S))
-	for i, v := range t.S {
-		s32[i] = float32(v)
-	}
-	if err := acc.SetS(s32, len(t.Classes), int(t.N)); err != nil {
-		return nil, err
-	}
-	used, coef, err := solveRaising(ctx, acc, lambda, cfg.Lambdas)
-	if err != nil {
-		return nil, err
-	}
-	rec := flycl.TaskRecord{Samples: int(t.N), NewClasses: slices.Clone(t.Classes), Lambda: used, GCV: scores}
-	if used != lambda {
-		rec.RaisedFrom = lambda
-	}
-	st := flycl.State{Config: cfg, InputDim: d, Labels: slices.Clone(t.Classes), History: []flycl.TaskRecord{rec}, Lambda: used, Coef: coef}
-	return flycl.Restore(st, base.Projection(), acc)
+	return &modelfile.StatsFile{Config: modelfile.StatsConfigOf(base), Pipeline: plan.Pipeline, Stats: st, Names: names,
+		Shards: []modelfile.Shard{{Index: 0, Count: 1, Samples: st.N, Source: plan.Source}}, IDs: ids, Created: time.Now().UTC()}, nil
 }
 
-// solveRaising solves with λ, raising it like flycl.Model does when
-// G + λI is not numerically positive definite in float32.
-func solveRaising(ctx context.Context, acc *ridge.Accumulator, lambda float64, grid []float64) (float64, []float32, error) {
-	cands := []float64{lambda}
-	for _, l := range slices.Sorted(slices.Values(grid)) {
-		if l > lambda {
-			cands = append(cands, l)
-		}
+// Learn teaches a new model the task whose statistics are sf, as flycl
+// merge does: λ by GCV on the statistics, then the Cholesky solve.
+func Learn(ctx context.Context, cfg flycl.Config, sf *modelfile.StatsFile) (*flycl.Model, error) {
+	m, err := flycl.New(cfg, sf.Config.InputDim)
+	if err != nil {
+		return nil, err
 	}
-	for last := cands[len(cands)-1]; len(cands) < 40; {
-		last *= 10
-		cands = append(cands, last)
+	if _, err := modelfile.LearnStats(ctx, m, sf.Pipeline, sf, 0); err != nil {
+		return nil, err
 	}
-	var err error
-	for _, l := range cands {
-		var coef []float32
-		if coef, err = acc.Solve(ctx, l); err == nil {
-			return l, coef, nil
-		}
-		var npd *linalg.NotPositiveDefiniteError
-		if !errors.As(err, &npd) {
-			return 0, nil, err
-		}
-	}
-	return 0, nil, err
+	return m, nil
 }
 
 // FirstPerClass returns the positions of the first k samples of each class
@@ -489,7 +525,11 @@ func FirstPerClass(opt Options, k int) ([]int, error) {
 		}
 		labels = s.Labels
 	} else {
-		ds, err := dataset.Open(opt.Data, opt.Split)
+		spec, err := dataset.ParseSpec(opt.Data)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		ds, _, err := deploy.OpenData(spec, opt.Split)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}

@@ -2,10 +2,10 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,10 +13,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/ridge"
 
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 )
@@ -29,6 +31,15 @@ const (
 	cifarTar   = "../../../shared/data/cifar10-jpeg.tar.gz"
 	squeezeDir = "../../../shared/models/squeezenet1.1"
 )
+
+// testLibrary is the ONNX Runtime library: $FLYCL_ORT_LIB, else where
+// make ort installs it.
+func testLibrary() string {
+	if p := os.Getenv("FLYCL_ORT_LIB"); p != "" {
+		return p
+	}
+	return "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+}
 
 // subset is a data set restricted to some of its samples.
 type subset struct {
@@ -66,7 +77,7 @@ func needShared(t *testing.T) {
 // singleProcess extracts the features of ds's samples idx with the
 // single-process extractor (extract.Run) and learns them as one task with
 // flycl.Model.LearnTask: the reference the pipeline must reproduce.
-func singleProcess(t *testing.T, cfg flycl.Config, ds dataset.Dataset, idx []int, backboneSpec string) *flycl.Model {
+func singleProcess(t *testing.T, cfg flycl.Config, ds dataset.Dataset, idx []int, backboneSpec string) (*flycl.Model, []float32, []int) {
 	t.Helper()
 	x, labels := extractSubset(t, ds, idx, backboneSpec)
 	m, err := flycl.New(cfg, len(x)/len(labels))
@@ -76,12 +87,15 @@ func singleProcess(t *testing.T, cfg flycl.Config, ds dataset.Dataset, idx []int
 	if _, err := m.LearnTask(context.Background(), x, labels); err != nil {
 		t.Fatal(err)
 	}
-	return m
+	return m, x, labels
 }
 
 func extractSubset(t *testing.T, ds dataset.Dataset, idx []int, backboneSpec string) ([]float32, []int) {
 	t.Helper()
-	bb, err := extract.OpenBackbone(backboneSpec)
+	if err := backbone.Init(testLibrary()); err != nil {
+		t.Skipf("ONNX Runtime not available: %v", err)
+	}
+	bb, err := extract.OpenBackbone(backboneSpec, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +120,7 @@ func runPipeline(t *testing.T, opt Options) (*flycl.Model, error) {
 	if err := ptest.Run(p); err != nil {
 		return nil, err
 	}
-	return modelfile.Load(opt.Out)
+	return modelfile.LoadModel(opt.Out)
 }
 
 // testConfig is a small Fly-CL (m=2000 instead of 10000, so that G fits
@@ -185,16 +199,61 @@ func TestPipelineMatchesSingleProcess(t *testing.T) {
 	}
 	idx := firstPerClass(train, 40)
 	cfg := testConfig()
-	want := singleProcess(t, cfg, train, idx, bbSpec)
+	want, x, labels := singleProcess(t, cfg, train, idx, bbSpec)
 	xTest, _ := extractSubset(t, test, firstPerClass(test, 20), bbSpec)
 
-	opt := Options{Data: data, Split: "train", Backbone: bbSpec, Indices: idx, Config: cfg,
-		ShardSize: 25, BatchSize: 32, BlockRows: 300, FailShard: -1, Out: filepath.Join(t.TempDir(), "beam.flycl")}
+	dir := t.TempDir()
+	opt := Options{Data: data, Split: "train", Backbone: bbSpec, ORTLib: testLibrary(), Indices: idx, Config: cfg,
+		ShardSize: 25, BatchSize: 32, BlockRows: 300, FailShard: -1,
+		Out: filepath.Join(dir, "beam.flycl"), StatsOut: filepath.Join(dir, "beam.stats")}
 	got, err := runPipeline(t, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	compareModels(t, want, got, xTest)
+
+	// The statistics file: the G and S flycl stats computes in one process
+	// from the single-process features (flycl.Model.TaskStats). ONNX
+	// Runtime may round a feature differently when the image sits in a
+	// differently composed batch (the pipeline batches within bundles), so
+	// the features, not only the sums, can differ in their last float32
+	// bits: the bound is float32 rounding of the features (2⁻²⁴) times the
+	// ~2 features per G entry's product terms, with a margin: 1e-5 of the
+	// largest diagonal entry.
+	sf, err := modelfile.LoadStats(opt.StatsOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := want.TaskStats(context.Background(), x, labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareStats(t, ref, sf.Stats, 1e-5)
+	if sf.Pipeline == nil || sf.Pipeline.Name != "squeezenet1.1" || len(sf.IDs) != len(idx) {
+		t.Errorf("statistics file: pipeline %+v, %d ids, want squeezenet1.1 and %d", sf.Pipeline, len(sf.IDs), len(idx))
+	}
 }
 
-var _ = errors.New
+// compareStats asserts that got has the classes and counts of want and G
+// and S within tol of the largest diagonal entry of G.
+func compareStats(t *testing.T, want, got *ridge.Stats, tol float64) {
+	t.Helper()
+	if got.N != want.N || !slices.Equal(got.Labels, want.Labels) || !slices.Equal(got.Counts, want.Counts) {
+		t.Fatalf("statistics: n=%d labels %v counts %v, want n=%d %v %v", got.N, got.Labels, got.Counts, want.N, want.Labels, want.Counts)
+	}
+	var scale float64
+	for i := 0; i < want.M; i++ {
+		scale = max(scale, want.G[i*(i+1)/2+i])
+	}
+	var dg, ds float64
+	for i := range want.G {
+		dg = max(dg, math.Abs(want.G[i]-got.G[i]))
+	}
+	for i := range want.S {
+		ds = max(ds, math.Abs(want.S[i]-got.S[i]))
+	}
+	t.Logf("statistics: max |ΔG| = %.3g, max |ΔS| = %.3g, max diag(G) = %.3g", dg, ds, scale)
+	if dg > tol*scale || ds > tol*scale {
+		t.Errorf("statistics differ: max |ΔG| = %g, max |ΔS| = %g, allowed %g", dg, ds, tol*scale)
+	}
+}

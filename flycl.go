@@ -1,15 +1,3 @@
-// Package flycl implements Fly-CL, class-incremental continual learning on
-// top of a frozen feature extractor: each feature vector v is expanded by a
-// fixed sparse random projection h = W v (m×d, p non-zeros per row), only
-// its k largest coordinates are kept, and a ridge classifier on the
-// expanded codes is updated from streaming statistics. The ridge parameter
-// of every task is chosen by generalised cross-validation on that task and
-// the classifier is re-solved by Cholesky. There is no forgetting
-// machinery: the statistics of earlier tasks are kept exactly.
-//
-// The package knows nothing about images, files or networks: inputs are
-// row-major float32 feature matrices and integer labels. Backbones, data
-// sets, persistence, the CLI and the server are layers around it.
 package flycl
 
 import (
@@ -22,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flycl/flycl/internal/classindex"
 	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
@@ -40,6 +29,9 @@ type Config struct {
 	GCV        ridge.GCVMethod     // how GCV is computed (default auto)
 	GCVScope   GCVScope            // which samples GCV scores λ on (default: the task's, as the paper)
 	Projection projection.Method   // how W is applied (default auto)
+	// LambdaScale says whether Lambdas are absolute (default) or relative
+	// to the mean diagonal of G (see LambdaRelative).
+	LambdaScale LambdaScale
 }
 
 // DefaultLambdas is the GCV grid of the paper's ViT-B/16 runs.
@@ -65,6 +57,9 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.Lambdas) == 0 {
 		c.Lambdas = d.Lambdas
+		if c.LambdaScale == LambdaRelative {
+			c.Lambdas = DefaultRelativeLambdas
+		}
 	}
 	c.Lambdas = slices.Clone(c.Lambdas)
 	return c
@@ -90,6 +85,9 @@ func (c Config) Validate(d int) error {
 	if c.GCVScope != GCVTask && c.GCVScope != GCVAll {
 		return fmt.Errorf("flycl: unknown GCV scope %d", c.GCVScope)
 	}
+	if c.LambdaScale != LambdaAbsolute && c.LambdaScale != LambdaRelative {
+		return fmt.Errorf("flycl: unknown lambda scale %d", c.LambdaScale)
+	}
 	return nil
 }
 
@@ -104,6 +102,7 @@ type TaskRecord struct {
 	GCVScope   GCVScope  // the samples GCV scored λ on (when GCV ran)
 	Stages     Stages
 	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
+	Classes    []int // labels of the samples learned in the step, ascending (nil in old model files)
 }
 
 // Model is a Fly-CL classifier. Its methods are not safe for concurrent
@@ -124,6 +123,9 @@ type Model struct {
 	// class names by label (see names.go); labels without one are named by their number
 	names   map[int]string
 	version uint64 // incremented by every change (see Version)
+	// inScale multiplies every input (a power of two; 0: none chosen yet,
+	// meaning 1). Only LambdaRelative sets it, from the first task.
+	inScale float64
 
 	// scratch reused across tasks (see ReleaseScratch)
 	hbuf []float32
@@ -203,7 +205,8 @@ func (m *Model) checkInput(x []float32) (int, error) {
 	return len(x) / m.d, nil
 }
 
-// Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ).
+// Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ)
+// (of x times InputScale, which is 1 unless the λ grid is relative).
 func (m *Model) Expand(ctx context.Context, x []float32) ([]float32, error) {
 	h, _, err := m.expand(ctx, x, nil)
 	return h, err
@@ -217,6 +220,7 @@ func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float
 		return nil, st, err
 	}
 	t0 := time.Now()
+	x = m.scaleInput(x)
 	h := buf
 	if cap(h) < n*m.cfg.M {
 		h = make([]float32, n*m.cfg.M)
@@ -234,23 +238,7 @@ func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float
 // classIndices maps labels to class indices, registering unseen labels
 // (in ascending order) and returning them.
 func (m *Model) classIndices(labels []int) (idx []int, fresh []int) {
-	seen := map[int]bool{}
-	for _, l := range labels {
-		if _, ok := m.index[l]; !ok && !seen[l] {
-			seen[l] = true
-			fresh = append(fresh, l)
-		}
-	}
-	slices.Sort(fresh)
-	for _, l := range fresh {
-		m.index[l] = len(m.labels)
-		m.labels = append(m.labels, l)
-	}
-	idx = make([]int, len(labels))
-	for i, l := range labels {
-		idx[i] = m.index[l]
-	}
-	return idx, fresh
+	return classindex.Register(&m.labels, m.index, labels)
 }
 
 // LearnTask learns one task: the n×d features x with their labels (any
@@ -294,8 +282,15 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	if len(labels) != n {
 		return TaskRecord{}, fmt.Errorf("flycl: %d labels for %d samples", len(labels), n)
 	}
+	firstScale := m.cfg.LambdaScale == LambdaRelative && m.inScale == 0
+	if firstScale {
+		m.inScale = inputScaleFor(x)
+	}
 	h, st, err := m.expand(ctx, x, m.hbuf)
 	if err != nil {
+		if firstScale {
+			m.inScale = 0
+		}
 		return TaskRecord{}, err
 	}
 	m.hbuf = h
@@ -305,26 +300,31 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	rollback := func() {
 		m.labels = m.labels[:oldLabels]
 		m.index = oldIndex
+		if firstScale {
+			m.inScale = 0
+		}
 	}
-	rec := TaskRecord{Samples: n, NewClasses: fresh}
+	rec := TaskRecord{Samples: n, NewClasses: fresh, Classes: distinctSorted(labels)}
 
 	// GCV before touching the statistics, so a failure leaves the model as it was.
+	grid := m.solveGrid()
 	if lambda == 0 {
 		t := time.Now()
 		var scores []float64
 		var err error
+		grid = m.grid(h, n)
 		if m.cfg.GCVScope == GCVAll {
-			scores, err = m.acc.GCVAllWith(ctx, h, n, idx, m.cfg.Lambdas)
+			scores, err = m.acc.GCVAllWith(ctx, h, n, idx, grid)
 		} else {
 			local, nc := localIndices(idx)
-			scores, err = m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, m.cfg.Lambdas, m.cfg.GCV)
+			scores, err = m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, grid, m.cfg.GCV)
 		}
 		if err != nil {
 			rollback()
 			return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 		}
-		rec.GCV, rec.Grid, rec.GCVScope = scores, slices.Clone(m.cfg.Lambdas), m.cfg.GCVScope
-		lambda = m.cfg.Lambdas[ridge.BestLambda(scores)]
+		rec.GCV, rec.Grid, rec.GCVScope = scores, grid, m.cfg.GCVScope
+		lambda = grid[ridge.BestLambda(scores)]
 		st.GCV = time.Since(t)
 	}
 	rec.Lambda = lambda
@@ -339,7 +339,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 
 	// The statistics now include the task: finish the solve even if ctx is
 	// cancelled, so the classifier always matches the statistics.
-	used, err := m.solve(context.Background(), lambda, &st)
+	used, err := m.solve(context.Background(), lambda, grid, &st)
 	if err != nil {
 		return TaskRecord{}, err
 	}
@@ -358,11 +358,10 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 // numerically positive definite; then λ is raised to the next larger grid
 // value, and beyond the grid by factors of 10, until the factorisation
 // succeeds. It returns the λ used.
-func (m *Model) solve(ctx context.Context, lambda float64, st *Stages) (float64, error) {
+func (m *Model) solve(ctx context.Context, lambda float64, grid []float64, st *Stages) (float64, error) {
 	t := time.Now()
 	candidates := []float64{lambda}
-	grid := slices.Sorted(slices.Values(m.cfg.Lambdas))
-	for _, l := range grid {
+	for _, l := range slices.Sorted(slices.Values(grid)) {
 		if l > lambda {
 			candidates = append(candidates, l)
 		}

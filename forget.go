@@ -74,9 +74,9 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 	if err := m.removeClass(c); err != nil {
 		return TaskRecord{}, err
 	}
-	rec := TaskRecord{Samples: n, Removed: []int{label}, Lambda: m.lambda}
+	rec := TaskRecord{Samples: n, Removed: []int{label}, Lambda: m.lambdaWithout(label)}
 	if len(m.labels) > 0 {
-		used, err := m.solve(context.Background(), m.lambda, &st)
+		used, err := m.solve(context.Background(), rec.Lambda, m.solveGrid(), &st)
 		if err != nil {
 			return TaskRecord{}, err
 		}
@@ -88,6 +88,40 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 	m.hist = append(m.hist, rec)
 	m.version++
 	return rec, nil
+}
+
+// lambdaWithout returns the λ a model that never saw label would have:
+// that of the latest learning step with samples of another class (its
+// GCV saw the same data unless the step mixed label with other classes;
+// then the λ of the mixed task is kept). Steps from old files, which do
+// not record their classes, count when they added a class other than
+// label.
+func (m *Model) lambdaWithout(label int) float64 {
+	for i := len(m.hist) - 1; i >= 0; i-- {
+		r := m.hist[i]
+		if r.Removed != nil {
+			continue
+		}
+		cls := r.Classes
+		if cls == nil {
+			cls = r.NewClasses
+		}
+		for _, c := range cls {
+			if c != label {
+				if r.RaisedFrom != 0 {
+					return r.RaisedFrom // the λ chosen; solve raises it again if it must
+				}
+				return r.Lambda
+			}
+		}
+	}
+	return m.lambda
+}
+
+func distinctSorted(labels []int) []int {
+	u := slices.Clone(labels)
+	slices.Sort(u)
+	return slices.Compact(u)
 }
 
 // DropClass removes a class without its data: its row of S and of the

@@ -279,3 +279,34 @@ func TestClassNames(t *testing.T) {
 		t.Error(`"0" accepted while label 0 is named cat`)
 	}
 }
+
+// TestForgetLastTaskRestoresLambda: forgetting the class of the last task
+// re-solves with the λ the remaining tasks chose (that of the model that
+// never saw it), not the λ of the forgotten task.
+func TestForgetLastTaskRestoresLambda(t *testing.T) {
+	ctx := context.Background()
+	const d = 12
+	cfg := Config{M: 150, P: 5, K: 45, Seed: 2, Lambdas: []float64{1e-2, 1, 100, 1e4}}
+	full, _ := New(cfg, d)
+	never, _ := New(cfg, d)
+	x1, y1 := clusters(5, 80, d, []int{0, 1}, 0.3)
+	x2, y2 := clusters(6, 8, d, []int{2}, 3) // few noisy samples: GCV picks another λ
+	full.LearnTask(ctx, x1, y1)
+	never.LearnTask(ctx, x1, y1)
+	full.LearnTask(ctx, x2, y2)
+	if full.Lambda() == never.Lambda() {
+		t.Skipf("both tasks chose λ=%g: the test needs different ones", full.Lambda())
+	}
+	if _, err := full.Forget(ctx, 2, x2); err != nil {
+		t.Fatal(err)
+	}
+	if full.Lambda() != never.Lambda() {
+		t.Fatalf("λ after forgetting the last task %g, never-seen model %g", full.Lambda(), never.Lambda())
+	}
+	tx, _ := clusters(7, 100, d, []int{0, 1}, 0.6)
+	pa, _ := full.Predict(ctx, tx)
+	pb, _ := never.Predict(ctx, tx)
+	if !slices.Equal(pa, pb) {
+		t.Fatal("predictions differ from the never-seen model")
+	}
+}

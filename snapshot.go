@@ -179,12 +179,14 @@ type Predictor struct {
 	lambda  float64
 	version uint64
 	samples int
+	inScale float64
 	codes   sync.Pool
 }
 
 func newPredictor(st State, w *projection.Matrix, samples int) *Predictor {
 	p := &Predictor{cfg: st.Config, d: st.InputDim, w: w, labels: st.Labels, coef: st.Coef,
-		lambda: st.Lambda, version: st.Version, samples: samples, counts: st.Counts, names: make([]string, len(st.Labels))}
+		lambda: st.Lambda, version: st.Version, samples: samples, counts: st.Counts, names: make([]string, len(st.Labels)),
+		inScale: st.InputScale}
 	for i, l := range st.Labels {
 		p.names[i] = fmt.Sprint(l)
 		if st.Names != nil && st.Names[i] != "" {
@@ -242,7 +244,14 @@ func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) 
 			h = make([]float32, (hi-lo)*m)
 		}
 		h = h[:(hi-lo)*m]
-		if err := p.w.Apply(ctx, p.cfg.Projection, x[lo*p.d:hi*p.d], hi-lo, h); err != nil {
+		xs := x[lo*p.d : hi*p.d]
+		if p.inScale != 0 && p.inScale != 1 {
+			xs = slices.Clone(xs)
+			for i := range xs {
+				xs[i] *= float32(p.inScale)
+			}
+		}
+		if err := p.w.Apply(ctx, p.cfg.Projection, xs, hi-lo, h); err != nil {
 			return nil, fmt.Errorf("flycl: %w", err)
 		}
 		projection.TopK(h, hi-lo, m, p.cfg.K, p.cfg.TopK)

@@ -29,6 +29,9 @@ type State struct {
 	// Version counts the changes made to the model (learning steps and
 	// forgotten classes); it only ever increases.
 	Version uint64
+	// InputScale is the power of two every input is multiplied by (see
+	// LambdaRelative); 0 means none (1).
+	InputScale float64
 }
 
 // State returns a copy of the model's state.
@@ -43,6 +46,8 @@ func (m *Model) State() State {
 		Counts:   m.ClassCounts(),
 		Names:    m.ClassNames(),
 		Version:  m.version,
+
+		InputScale: m.inScale,
 	}
 }
 
@@ -52,6 +57,7 @@ func cloneHistory(h []TaskRecord) []TaskRecord {
 		out[i].NewClasses = slices.Clone(out[i].NewClasses)
 		out[i].GCV = slices.Clone(out[i].GCV)
 		out[i].Removed = slices.Clone(out[i].Removed)
+		out[i].Classes = slices.Clone(out[i].Classes)
 	}
 	return out
 }
@@ -101,6 +107,9 @@ func (st *State) validate(w *projection.Matrix) error {
 	}
 	if len(cfg.Lambdas) == 0 {
 		return fmt.Errorf("flycl: empty lambda grid")
+	}
+	if !validInputScale(st.InputScale) {
+		return fmt.Errorf("flycl: input scale %g is not a power of two", st.InputScale)
 	}
 	nc := len(st.Labels)
 	if st.Coef != nil && len(st.Coef) != nc*cfg.M {
@@ -194,7 +203,7 @@ func Restore(st State, w *projection.Matrix, acc *ridge.Accumulator) (*Model, er
 		cfg: cfg, d: st.InputDim, w: w, acc: acc,
 		labels: slices.Clone(st.Labels), index: index,
 		hist: cloneHistory(st.History), coef: slices.Clone(st.Coef), lambda: st.Lambda,
-		counts: make([]int, nc), names: map[int]string{}, version: st.Version,
+		counts: make([]int, nc), names: map[int]string{}, version: st.Version, inScale: st.InputScale,
 	}
 	for i, l := range st.Labels {
 		m.counts[i] = -1

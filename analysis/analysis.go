@@ -1,11 +1,10 @@
-// Package analysis computes the diagnostics of the paper's figures, such
-// as how correlated the class prototypes are at each stage of Fly-CL.
 package analysis
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
@@ -25,25 +24,37 @@ type Stages struct {
 }
 
 // MarshalJSON writes the matrices as arrays of rows (gonum's mat.Dense has
-// no JSON form of its own).
+// no JSON form of its own); a correlation that does not exist (NaN: a
+// constant or non-finite prototype) is null.
 func (s *Stages) MarshalJSON() ([]byte, error) {
-	rows := func(m *mat.Dense) [][]float64 {
+	rows := func(m *mat.Dense) [][]*float64 {
 		if m == nil {
 			return nil
 		}
 		r, c := m.Dims()
-		out := make([][]float64, r)
+		out := make([][]*float64, r)
 		for i := range out {
-			out[i] = make([]float64, c)
-			mat.Row(out[i], i, m)
+			out[i] = make([]*float64, c)
+			for j := range out[i] {
+				out[i][j] = finite(m.At(i, j))
+			}
 		}
 		return out
 	}
 	return json.Marshal(struct {
 		Classes                []int
-		Features, Codes, Ridge [][]float64
-		MeanAbsOD              [3]float64
-	}{s.Classes, rows(s.Features), rows(s.Codes), rows(s.Ridge), s.MeanAbsOD})
+		Features, Codes, Ridge [][]*float64
+		MeanAbsOD              [3]*float64
+	}{s.Classes, rows(s.Features), rows(s.Codes), rows(s.Ridge),
+		[3]*float64{finite(s.MeanAbsOD[0]), finite(s.MeanAbsOD[1]), finite(s.MeanAbsOD[2])}})
+}
+
+// finite returns a pointer to v, or nil when v is NaN or infinite.
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }
 
 // Correlation returns the Pearson correlation between the rows of p.

@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -67,5 +68,19 @@ func TestStagesJSON(t *testing.T) {
 				t.Errorf("Codes[%d][%d] = %g, want %g", i, j, back.Codes[i][j], c.At(i, j))
 			}
 		}
+	}
+}
+
+// A correlation that does not exist (a constant prototype) is null in
+// heatmap.json instead of failing the whole write.
+func TestStagesJSONNaN(t *testing.T) {
+	c := mat.NewDense(2, 2, []float64{1, math.NaN(), math.NaN(), 1})
+	st := &Stages{Classes: []int{0, 1}, Features: c, Codes: c, Ridge: c, MeanAbsOD: [3]float64{math.NaN(), 0, 0}}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"Features":[[1,null],[null,1]]`) || !strings.Contains(string(b), `"MeanAbsOD":[null,0,0]`) {
+		t.Errorf("%s", b)
 	}
 }

@@ -1,14 +1,18 @@
 package backbone
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/onnx"
@@ -531,4 +535,55 @@ func argmax(v []float32) int {
 		}
 	}
 	return best
+}
+
+// TestInt8GraphsFuse checks that ONNX Runtime turns the QDQ convolutions
+// into QLinearConv and the dynamic linear layers into
+// DynamicQuantizeMatMul (its optimised graph, written to a file, names
+// them), i.e. that the int8 graphs run integer kernels rather than
+// dequantize-then-float.
+func TestInt8GraphsFuse(t *testing.T) {
+	conv := tinyConvNet(tinyWeights(7, []int{3, 6, 5}), 2)
+	x := randomImages(3, 4, 8)
+	qc, err := Int8(context.Background(), conv, x, 4, 1)
+	if errors.Is(err, ErrNoRuntime) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := LoadCheckpoint(filepath.Join("testdata", "tiny_vit.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qv, err := ViT(w, 3, Quantized(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		m    *Model
+		want string
+		n    int
+	}{{qc, "QLinearConv", 2}, {qv, "DynamicQuantizeMatMul", 1}} {
+		opts, err := ort.NewSessionOptions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "opt.onnx")
+		opts.SetGraphOptimizationLevel(ort.GraphOptimizationLevelEnableAll)
+		opts.SetOptimizedModelFilePath(path)
+		s, err := ort.NewDynamicAdvancedSessionWithONNXData(c.m.ONNX, []string{c.m.Input}, c.m.Outputs, opts)
+		opts.Destroy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Destroy()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := bytes.Count(data, []byte(c.want)); k < c.n {
+			t.Errorf("%s: optimised graph has %d %s nodes, want at least %d", c.m.Name, k, c.want, c.n)
+		}
+	}
 }

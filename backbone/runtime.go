@@ -1,7 +1,3 @@
-// Package backbone runs frozen feature extractors on ONNX Runtime. Models
-// are built as ONNX graphs in Go directly from checkpoint tensors
-// (SqueezeNet 1.1 and MobileNetV2 from per-layer .npy files, ResNet-50 and
-// ViT-B/16 from their released checkpoints) or loaded from any .onnx file.
 package backbone
 
 import (
@@ -68,6 +64,21 @@ var ErrNoRuntime = errors.New("ONNX Runtime not available")
 // NewSession compiles m for ONNX Runtime with threads intra-op threads
 // (0: one per CPU).
 func (m *Model) NewSession(threads int) (*Session, error) {
+	return m.NewSessionWith(SessionOptions{Threads: threads})
+}
+
+// SessionOptions tune a session.
+type SessionOptions struct {
+	Threads int // intra-op threads (0: one per CPU)
+	// NoSpin stops ONNX Runtime's idle worker threads from spinning
+	// (session.intra_op.allow_spinning = 0): slower alone, but it leaves
+	// the CPUs to work that overlaps inference, such as decoding.
+	NoSpin bool
+}
+
+// NewSessionWith compiles m for ONNX Runtime with options o.
+func (m *Model) NewSessionWith(o SessionOptions) (*Session, error) {
+	threads := o.Threads
 	if err := Init(""); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoRuntime, err)
 	}
@@ -82,6 +93,11 @@ func (m *Model) NewSession(threads int) (*Session, error) {
 	opts.SetIntraOpNumThreads(threads)
 	opts.SetInterOpNumThreads(1)
 	opts.SetGraphOptimizationLevel(ort.GraphOptimizationLevelEnableAll)
+	if o.NoSpin {
+		if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
 	s, err := ort.NewDynamicAdvancedSessionWithONNXData(m.ONNX, []string{m.Input}, m.Outputs, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: create ONNX Runtime session: %w", m.Name, err)

@@ -40,6 +40,15 @@ func NewHebbian(cfg flycl.Config, d, passes int) (*Hebbian, error) {
 	if err != nil {
 		return nil, err
 	}
+	return NewHebbianFrom(m, passes)
+}
+
+// NewHebbianFrom is NewHebbian on the untrained model m (its configuration
+// and W), so that it shares them with the Fly-CL it is compared with.
+func NewHebbianFrom(m *flycl.Model, passes int) (*Hebbian, error) {
+	if passes < 1 {
+		return nil, fmt.Errorf("hebbian: passes must be at least 1, got %d", passes)
+	}
 	c := m.Config()
 	acc, err := ridge.NewAccumulator(c.M)
 	if err != nil {

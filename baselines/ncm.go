@@ -1,15 +1,11 @@
-// Package baselines implements the methods Fly-CL is compared with in the
-// paper, on the same frozen features: NCM (SimpleCIL), RanPAC without its
-// first-session fine-tuning, F-OAL, RanDumb and a joint (non-incremental)
-// ridge upper bound. Each learns one task at a time from its streaming
-// statistics and predicts among the classes seen so far.
 package baselines
 
 import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
+
+	"github.com/flycl/flycl/internal/classindex"
 )
 
 // classMap assigns dense indices to labels in order of first appearance
@@ -23,21 +19,7 @@ func (c *classMap) add(labels []int) []int {
 	if c.index == nil {
 		c.index = map[int]int{}
 	}
-	var fresh []int
-	for _, l := range labels {
-		if _, ok := c.index[l]; !ok && !slices.Contains(fresh, l) {
-			fresh = append(fresh, l)
-		}
-	}
-	slices.Sort(fresh)
-	for _, l := range fresh {
-		c.index[l] = len(c.labels)
-		c.labels = append(c.labels, l)
-	}
-	idx := make([]int, len(labels))
-	for i, l := range labels {
-		idx[i] = c.index[l]
-	}
+	idx, _ := classindex.Register(&c.labels, c.index, labels)
 	return idx
 }
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/flycl/flycl/linalg"
+	"github.com/flycl/flycl/ridge"
 )
 
 // RanDumb embeds features with random Fourier features of an RBF kernel
@@ -99,13 +100,7 @@ func (r *RanDumb) LearnTask(_ context.Context, x []float32, labels []int) error 
 	}
 	z := r.Embed(x, n)
 	D := r.D
-	for i := 0; i < D; i++ {
-		r.zz[i*D+i] = r.zzDiag[i]
-	}
-	linalg.SsyrkLower(true, D, n, 1, z, D, 1, r.zz, D)
-	for i := 0; i < D; i++ {
-		r.zzDiag[i] = r.zz[i*D+i]
-	}
+	ridge.AddGram(r.zz, r.zzDiag, z, n, D)
 	for i, c := range idx {
 		for j, v := range z[i*D : (i+1)*D] {
 			r.sums[c][j] += float64(v)

@@ -13,27 +13,34 @@ import (
 // all of it). It keeps every training sample, which is what incremental
 // methods avoid.
 type Joint struct {
-	cfg    flycl.Config
-	d      int
-	x      []float32
-	labels []int
-	model  *flycl.Model
+	newModel func() (*flycl.Model, error)
+	x        []float32
+	labels   []int
+	model    *flycl.Model
 }
 
-// NewJoint returns the joint upper bound with Fly-CL's configuration.
-func NewJoint(cfg flycl.Config, d int) *Joint { return &Joint{cfg: cfg, d: d} }
+// NewJoint returns the joint upper bound with Fly-CL's configuration for
+// d-dimensional features.
+func NewJoint(cfg flycl.Config, d int) *Joint {
+	return NewJointFrom(func() (*flycl.Model, error) { return flycl.New(cfg, d) })
+}
+
+// NewJointFrom returns the joint upper bound that fits a fresh model from
+// newModel after every task (so that it shares the configuration and W of
+// the Fly-CL it bounds).
+func NewJointFrom(newModel func() (*flycl.Model, error)) *Joint { return &Joint{newModel: newModel} }
 
 // LearnTask refits on everything so far.
 func (j *Joint) LearnTask(ctx context.Context, x []float32, labels []int) error {
-	if _, err := checkXY(x, labels, j.d); err != nil {
+	m, err := j.newModel()
+	if err != nil {
+		return err
+	}
+	if _, err := checkXY(x, labels, m.InputDim()); err != nil {
 		return fmt.Errorf("joint: %w", err)
 	}
 	j.x = append(j.x, x...)
 	j.labels = append(j.labels, labels...)
-	m, err := flycl.New(j.cfg, j.d)
-	if err != nil {
-		return err
-	}
 	if _, err := m.LearnTask(ctx, j.x, j.labels); err != nil {
 		return fmt.Errorf("joint: %w", err)
 	}
@@ -136,7 +143,13 @@ func NewCodeNCM(cfg flycl.Config, d int) (*CodeNCM, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CodeNCM{model: m, ncm: NewNCM(m.Config().M)}, nil
+	return NewCodeNCMFrom(m), nil
+}
+
+// NewCodeNCMFrom classifies the codes of the untrained model m (its W and
+// top-k; its ridge is never used).
+func NewCodeNCMFrom(m *flycl.Model) *CodeNCM {
+	return &CodeNCM{model: m, ncm: NewNCM(m.Config().M)}
 }
 
 // LearnTask adds the task's codes to the class means.

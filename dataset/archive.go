@@ -61,9 +61,13 @@ func OpenTarFolder(archive, split string) (Dataset, error) {
 		data        []byte
 	}
 	var items []item
+	var skipped []string
 	err := walkTar(archive, func(name string, r io.Reader) error {
 		parts := strings.Split(path.Clean(name), "/")
 		i := slices.Index(parts, split)
+		if i >= 0 && len(parts) >= i+3 && isSkipped(name) {
+			skipped = append(skipped, archive+"#"+name)
+		}
 		if i < 0 || len(parts) < i+3 || !isImage(name) {
 			return nil
 		}
@@ -86,7 +90,7 @@ func OpenTarFolder(archive, split string) (Dataset, error) {
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	m := &memory{name: archive}
+	m := &memory{name: archive, skipped: skipped}
 	for _, it := range items {
 		if len(m.classes) == 0 || m.classes[len(m.classes)-1] != it.class {
 			m.classes = append(m.classes, it.class)

@@ -23,19 +23,60 @@ type Dataset interface {
 	Image(i int) (*imageio.RGB, error)
 }
 
-// imageExt are the extensions torchvision's ImageFolder accepts.
-var imageExt = map[string]bool{".jpg": true, ".jpeg": true, ".png": true, ".ppm": true, ".bmp": true,
-	".pgm": true, ".tif": true, ".tiff": true, ".webp": true, ".gif": true}
+// imageExt are the extensions torchvision's ImageFolder accepts that
+// imageio decodes as PIL does; skipExt those it accepts that imageio
+// cannot decode PIL-exactly (WebP), which are skipped at indexing time
+// and listed by Skipped, so that the caller can warn.
+var (
+	imageExt = map[string]bool{".jpg": true, ".jpeg": true, ".png": true, ".ppm": true, ".bmp": true,
+		".pgm": true, ".tif": true, ".tiff": true, ".gif": true}
+	skipExt = map[string]bool{".webp": true}
+)
 
 func isImage(name string) bool { return imageExt[strings.ToLower(filepath.Ext(name))] }
+
+func isSkipped(name string) bool { return skipExt[strings.ToLower(filepath.Ext(name))] }
+
+// Skipped returns the files of an image-folder data set (directory or
+// archive) that were left out because no decoder reads them as PIL does
+// (WebP); nil for other data sets.
+func Skipped(d Dataset) []string {
+	switch d := d.(type) {
+	case *Folder:
+		return d.skipped
+	case *memory:
+		return d.skipped
+	}
+	return nil
+}
+
+// WithDecoder returns d decoding its encoded images with dec (e.g. a
+// different pixel limit). Data sets held as pixels are returned as they
+// are.
+func WithDecoder(d Dataset, dec imageio.Decoder) Dataset {
+	switch d := d.(type) {
+	case *Folder:
+		c := *d
+		c.Decoder = dec
+		return &c
+	case *memory:
+		c := *d
+		c.decoder = dec
+		return &c
+	}
+	return d
+}
 
 // Folder is torchvision's ImageFolder: root/<class>/**/<image>, classes in
 // sorted order, files in sorted order within each class.
 type Folder struct {
-	Root    string
+	Root string
+	// Decoder decodes the images (the zero value: PIL's limits).
+	Decoder imageio.Decoder
 	classes []string
 	paths   []string
 	labels  []int
+	skipped []string
 }
 
 // OpenFolder indexes root. An empty class directory or a root without
@@ -64,6 +105,9 @@ func OpenFolder(root string) (*Folder, error) {
 			if !d.IsDir() && isImage(p) {
 				files = append(files, p)
 			}
+			if !d.IsDir() && isSkipped(p) {
+				f.skipped = append(f.skipped, p)
+			}
 			return nil
 		})
 		if err != nil {
@@ -85,7 +129,7 @@ func (f *Folder) Len() int                          { return len(f.paths) }
 func (f *Folder) Label(i int) int                   { return f.labels[i] }
 func (f *Folder) Classes() []string                 { return f.classes }
 func (f *Folder) Path(i int) string                 { return f.paths[i] }
-func (f *Folder) Image(i int) (*imageio.RGB, error) { return imageio.DecodeFile(f.paths[i]) }
+func (f *Folder) Image(i int) (*imageio.RGB, error) { return f.Decoder.DecodeFile(f.paths[i]) }
 
 // memory is a data set held in memory: encoded images or raw pixels.
 type memory struct {
@@ -95,6 +139,8 @@ type memory struct {
 	labels  []int
 	encoded [][]byte       // encoded images, or
 	raw     []*imageio.RGB // decoded ones
+	decoder imageio.Decoder
+	skipped []string
 }
 
 func (m *memory) Len() int          { return len(m.labels) }
@@ -105,7 +151,7 @@ func (m *memory) Image(i int) (*imageio.RGB, error) {
 	if m.raw != nil {
 		return m.raw[i], nil
 	}
-	img, err := imageio.Decode(m.encoded[i])
+	img, err := m.decoder.Decode(m.encoded[i])
 	if err != nil {
 		return nil, fmt.Errorf("decode %s: %w", m.paths[i], err)
 	}

@@ -112,3 +112,46 @@ func FuzzArchive(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCUB: CUB-200-2011's four metadata text files.
+func FuzzCUB(f *testing.F) {
+	f.Add("1 a/1.png\n2 b/2.png\n", "1 1\n2 2\n", "1 1\n2 0\n", "1 001.a\n2 002.b\n")
+	f.Add("1 a/1.png\n", "1 3\n", "1 1\n", "1 x\n")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, images, labels, split, classes string) {
+		for name, s := range map[string]string{"images.txt": images, "image_class_labels.txt": labels,
+			"train_test_split.txt": split, "classes.txt": classes} {
+			os.WriteFile(filepath.Join(dir, name), []byte(s), 0o600)
+		}
+		d, err := OpenCUB(dir, "train")
+		if err != nil {
+			return
+		}
+		for i := 0; i < d.Len(); i++ {
+			if l := d.Label(i); l < 0 || l >= len(d.Classes()) {
+				t.Fatalf("sample %d has label %d of %d classes", i, l, len(d.Classes()))
+			}
+		}
+	})
+}
+
+// FuzzMNIST: an MNIST directory's image and label IDX files together.
+func FuzzMNIST(f *testing.F) {
+	f.Add([]byte{0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 1, 2, 3, 4}, []byte{0, 0, 8, 1, 0, 0, 0, 2, 7, 3})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, images, labels []byte) {
+		os.WriteFile(filepath.Join(dir, "t10k-images-idx3-ubyte"), images, 0o600)
+		os.WriteFile(filepath.Join(dir, "t10k-labels-idx1-ubyte"), labels, 0o600)
+		g, err := ReadMNIST(dir, "test")
+		if err != nil {
+			return
+		}
+		if err := g.Features().Validate(); err != nil && g.N > 0 && g.Rows*g.Cols > 0 {
+			t.Fatal(err)
+		}
+		d, err := Spec{Kind: "mnist", Path: dir}.Open("test")
+		if err == nil {
+			check(t, d)
+		}
+	})
+}

@@ -1,6 +1,3 @@
-// Package dataset reads the image data sets Fly-CL is evaluated on, in the
-// layouts users actually have, into images or, for the small grey-scale
-// sets, directly into pixel features.
 package dataset
 
 import (

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,8 @@ import (
 	"testing"
 
 	py "github.com/nlpodyssey/gopickle/types"
+
+	"github.com/flycl/flycl/imageio"
 )
 
 // storedTarGz writes files as a tar inside a gzip stream of stored
@@ -125,3 +128,52 @@ func TestCIFARPickleClaims(t *testing.T) {
 }
 
 func pyTuple(v ...any) *py.Tuple { return py.NewTupleFromSlice(v) }
+
+// The folder indexer used to pick up .webp and .tif files that then failed
+// to decode: TIFF is now decoded (PIL-exact, see imageio), WebP is skipped
+// at indexing time and listed by Skipped for the caller's warning.
+func TestFolderWebPAndTIFF(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("../imageio/testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	files := map[string][]byte{
+		"train/a/1.tif": read("rgb_35x21.tif"), "train/a/2.webp": read("rgb_35x21.webp"),
+		"train/b/3.png": read("gray16_31x29.png"), "train/b/4.TIF": read("gray_35x21.tif"),
+	}
+	root := t.TempDir()
+	writeTree(t, root, files)
+	arc := filepath.Join(t.TempDir(), "f.tar.gz")
+	tarGz(t, arc, files)
+	for _, open := range []func() (Dataset, error){
+		func() (Dataset, error) { return OpenFolder(filepath.Join(root, "train")) },
+		func() (Dataset, error) { return OpenTarFolder(arc, "train") },
+	} {
+		d, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Len() != 3 {
+			t.Errorf("%d images, want 3 (WebP skipped)", d.Len())
+		}
+		if sk := Skipped(d); len(sk) != 1 || !strings.HasSuffix(sk[0], "2.webp") {
+			t.Errorf("skipped %v, want the .webp", sk)
+		}
+		for i := 0; i < d.Len(); i++ {
+			if _, err := d.Image(i); err != nil {
+				t.Errorf("%s: %v", d.Path(i), err)
+			}
+		}
+		// the pixel limit is an input: 35×21 = 735 pixels
+		small := WithDecoder(d, imageio.Decoder{MaxPixels: 734})
+		if _, err := small.Image(0); !errors.Is(err, imageio.ErrTooLarge) {
+			t.Errorf("limit 734 on a 35×21 image: %v", err)
+		}
+		if _, err := d.Image(0); err != nil {
+			t.Errorf("WithDecoder changed the original: %v", err)
+		}
+	}
+}

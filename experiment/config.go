@@ -32,9 +32,12 @@ type Config struct {
 	Lambdas      []float64 `json:"lambdas"`
 	LambdaScale  string    `json:"lambda_scale"`
 	GCV          string    `json:"gcv"`
+	GCVScope     string    `json:"gcv_scope,omitempty"`
 	Projection   string    `json:"projection"`
 	OnlineBatch  int       `json:"online_batch,omitempty"`
 	OnlineLambda float64   `json:"online_lambda,omitempty"`
+	// HebbianPasses is the passes per task of flycl-hebbian.
+	HebbianPasses int `json:"hebbian_passes,omitempty"`
 	// Data is the data as the user gave it (a data-set spec, or "features").
 	Data string `json:"data"`
 	// Backbone, Preset and Output describe feature extraction ("" when

@@ -85,6 +85,12 @@ type Protocol struct {
 	TrainPerClass int `json:"train_per_class"`
 }
 
+// TrainSet returns the training samples the protocol uses: the first
+// TrainPerClass of every class, or all.
+func (p Protocol) TrainSet(train *features.Set) *features.Set {
+	return train.FirstPerClass(p.TrainPerClass)
+}
+
 // Run is one method on one seed.
 type Run struct {
 	Method     string          `json:"method"`
@@ -180,9 +186,7 @@ func Execute(ctx context.Context, train, test *features.Set, methods []Method, p
 			return nil, fmt.Errorf("experiment: test sample %d has label %d, which no training sample has", i, l)
 		}
 	}
-	if p.TrainPerClass > 0 {
-		train = train.FirstPerClass(p.TrainPerClass)
-	}
+	train = p.TrainSet(train)
 	res := &Result{Schema: SchemaVersion, D: train.D, Classes: len(classes), Protocol: p, Started: time.Now()}
 	for _, m := range methods {
 		res.Methods = append(res.Methods, m.Name)

@@ -1,8 +1,3 @@
-// Package extract turns an image data set into feature files with a frozen
-// backbone: decode, preprocess, run the model in batches, and save. Results
-// are cached under a key of (weights, transform, data content, split, output),
-// so repeated runs skip the work, and extraction resumes where it stopped
-// after an interruption.
 package extract
 
 import (
@@ -12,11 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/flycl/flycl/backbone"
@@ -36,6 +29,11 @@ type Job struct {
 	BatchSize int    // images per inference call (default 32)
 	Chunk     int    // images per resumable chunk (default 2048)
 	Threads   int    // ONNX Runtime threads (0: all CPUs)
+	Workers   int    // decoding goroutines (0: one per CPU)
+	Depth     int    // batch buffers in flight between decoding and inference (default and minimum 2)
+	// Spin lets ONNX Runtime's idle threads spin (its default). Off by
+	// default here: spinning threads take CPU from the decoding workers.
+	Spin bool
 	// Progress, if not nil, is called after every batch with the number
 	// of images done, the total, and the rate in images per second.
 	Progress func(done, total int, rate float64)
@@ -108,7 +106,7 @@ func Run(ctx context.Context, j *Job) (*features.Set, bool, error) {
 		}
 		if sess == nil {
 			var err error
-			if sess, err = j.Model.NewSession(j.Threads); err != nil {
+			if sess, err = j.Model.NewSessionWith(backbone.SessionOptions{Threads: j.Threads, NoSpin: !j.Spin}); err != nil {
 				return nil, false, err
 			}
 			defer sess.Close()
@@ -138,73 +136,26 @@ func Run(ctx context.Context, j *Job) (*features.Set, bool, error) {
 	return out, false, nil
 }
 
-// batches runs images lo..hi: workers decode and preprocess, the session
-// runs one batch while the next is being prepared.
+// batches runs images lo..hi: a pool of workers decodes and preprocesses
+// images continuously into a bounded ring of batch buffers (see pipeline)
+// while the session runs the batches in order.
 func (j *Job) batches(ctx context.Context, sess *backbone.Session, lo, hi int, out *features.Set, start time.Time, done *int) error {
-	per := 3 * j.Model.Size * j.Model.Size
 	dim := out.D
-	type batch struct {
-		lo, n int
-		x     []float32
-		err   error
-	}
-	ready := make(chan batch, 2)
-	go func() {
-		defer close(ready)
-		workers := max(1, runtime.NumCPU())
-		for b := lo; b < hi; b += j.BatchSize {
-			n := min(j.BatchSize, hi-b)
-			x := make([]float32, n*per)
-			var wg sync.WaitGroup
-			errs := make([]error, n)
-			next := make(chan int, n)
-			for i := 0; i < n; i++ {
-				next <- i
-			}
-			close(next)
-			for w := 0; w < workers; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := range next {
-						img, err := j.Data.Image(b + i)
-						if err != nil {
-							errs[i] = err
-							continue
-						}
-						j.Preset.Tensor(img, x[i*per:(i+1)*per])
-					}
-				}()
-			}
-			wg.Wait()
-			var err error
-			for i, e := range errs {
-				if e != nil {
-					err = fmt.Errorf("extract: image %d (%s): %w", b+i, j.Data.Path(b+i), e)
-					break
-				}
-			}
-			select {
-			case ready <- batch{lo: b, n: n, x: x, err: err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	for bt := range ready {
-		if bt.err != nil {
-			return bt.err
-		}
-		if err := ctx.Err(); err != nil {
+	p := newPipeline(ctx, j.Data, j.Preset, lo, hi, j.BatchSize, j.Workers, j.Depth)
+	defer p.close()
+	for {
+		bt, err := p.next(ctx)
+		if err != nil {
 			return err
+		}
+		if bt == nil {
+			break
 		}
 		res, err := sess.Run(bt.x, bt.n)
 		if err != nil {
 			return err
 		}
+		p.release(bt)
 		copy(out.X[bt.lo*dim:(bt.lo+bt.n)*dim], res[j.Output])
 		*done = bt.lo + bt.n
 		if j.Progress != nil {

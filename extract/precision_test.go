@@ -70,3 +70,31 @@ func TestInt8Job(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasurePipeline: the three rates are measured on the asked number of
+// images and the end-to-end pass really extracts (no cache written).
+func TestMeasurePipeline(t *testing.T) {
+	m, err := OpenBackbone("squeezenet", "../../shared/models")
+	if err != nil {
+		t.Skipf("shared SqueezeNet not available: %v", err)
+	}
+	if err := backbone.Init(testLibrary()); err != nil {
+		t.Skipf("%v", err)
+	}
+	root := t.TempDir()
+	writeImages(t, root, 7)
+	ds, err := dataset.Open("folder:"+root, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := MeasurePipeline(context.Background(), Job{Data: ds, Model: m, Preset: m.Preset, BatchSize: 2, CacheDir: t.TempDir()}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Images != 5 || !(r.Decode > 0 && r.Model > 0 && r.EndToEnd > 0) || math.IsInf(r.Ratio(), 0) {
+		t.Fatalf("rates %+v", r)
+	}
+	if s := r.Shared(); !(s < min(r.Decode, r.Model)) {
+		t.Errorf("shared-CPU ceiling %g not below both stages %+v", s, r)
+	}
+}

@@ -1,16 +1,3 @@
-// Package features reads and writes feature files: NumPy .npz archives
-// holding the frozen-backbone features of a data set split, so that any
-// framework can produce them and Fly-CL can learn from them.
-//
-// A feature file holds
-//
-//	features     N×d float32 (any float dtype is converted)
-//	labels       N integers (any integer dtype, or floats holding integers)
-//	paths        N strings, optional: where each sample came from
-//	class_names  C strings, optional: the name of class i at index i
-//	extract_seconds  float, optional: wall time spent extracting
-//
-// which is what numpy.savez(path, features=F, labels=y) writes from Python.
 package features
 
 import (
@@ -92,7 +79,11 @@ func (s *Set) Subset(classes []int) (x []float32, labels []int, idx []int) {
 
 // FirstPerClass returns a set with only the first n samples (in file
 // order) of every class; extraction time is scaled by the fraction kept.
+// With n <= 0 it returns s itself (every sample).
 func (s *Set) FirstPerClass(n int) *Set {
+	if n <= 0 {
+		return s
+	}
 	count := map[int]int{}
 	out := &Set{D: s.D, ClassNames: s.ClassNames}
 	for i, l := range s.Labels {

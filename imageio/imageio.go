@@ -1,7 +1,3 @@
-// Package imageio decodes images into 8-bit RGB exactly as PIL's
-// Image.open(...).convert("RGB") does, which is what torchvision and timm
-// pipelines see: JPEG through libjpeg-turbo (the library PIL links), PNG,
-// GIF and BMP through Go's decoders with PIL's mode conversions.
 package imageio
 
 import (
@@ -16,6 +12,7 @@ import (
 	"os"
 
 	"golang.org/x/image/bmp"
+	"golang.org/x/image/tiff"
 )
 
 // RGB is an 8-bit RGB image, row-major, 3 bytes per pixel.
@@ -36,48 +33,52 @@ func (m *RGB) At(x, y int) (r, g, b uint8) {
 // ErrFormat is returned for data that is not an image format we read.
 var ErrFormat = errors.New("unknown image format")
 
-// DecodeFile decodes the image at path.
-func DecodeFile(path string) (*RGB, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	m, err := Decode(b)
-	if err != nil {
-		return nil, fmt.Errorf("decode %s: %w", path, err)
-	}
-	return m, nil
+// ErrTooLarge is returned for an image with more pixels than the
+// decoder's limit; see Decoder.MaxPixels.
+var ErrTooLarge = errors.New("image has more pixels than the limit")
+
+// DefaultMaxPixels is PIL's limit: Image.MAX_IMAGE_PIXELS is
+// 1024·1024·1024/4/3 = 89,478,485 pixels, above which PIL warns, and it
+// refuses an image (DecompressionBombError) above twice that.
+const DefaultMaxPixels = 2 * (1024 * 1024 * 1024 / 4 / 3)
+
+// Decoder decodes images with explicit limits. The zero Decoder uses
+// PIL's defaults.
+type Decoder struct {
+	// MaxPixels refuses images with more than this many pixels (width ×
+	// height) with ErrTooLarge, from the size in their header, before any
+	// pixel is decoded, as PIL refuses decompression bombs. 0 means
+	// DefaultMaxPixels; a negative value means no limit.
+	MaxPixels int64
 }
 
-// Decode decodes an encoded image (JPEG, PNG, GIF or BMP, detected from
-// the content) to RGB.
-func Decode(b []byte) (*RGB, error) {
-	switch {
-	case len(b) >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff:
-		return decodeJPEG(b)
-	case len(b) >= 8 && string(b[:8]) == "\x89PNG\r\n\x1a\n":
-		im, err := png.Decode(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("png: %w", err)
-		}
-		return toRGB(im), nil
-	case len(b) >= 6 && (string(b[:6]) == "GIF87a" || string(b[:6]) == "GIF89a"):
-		im, err := gif.Decode(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("gif: %w", err)
-		}
-		return toRGB(im), nil
-	case len(b) >= 2 && string(b[:2]) == "BM":
-		im, err := bmp.Decode(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("bmp: %w", err)
-		}
-		return toRGB(im), nil
+func (d Decoder) limit() int64 {
+	if d.MaxPixels == 0 {
+		return DefaultMaxPixels
 	}
-	return nil, ErrFormat
+	return d.MaxPixels
 }
 
-// DecodeReader reads all of r and decodes it.
+// check refuses a w×h image above the limit.
+func (d Decoder) check(w, h int) error {
+	if w <= 0 || h <= 0 {
+		return fmt.Errorf("image of %d×%d pixels", w, h)
+	}
+	if lim := d.limit(); lim >= 0 && (int64(w) > lim || int64(w)*int64(h) > lim) {
+		return fmt.Errorf("%w: %d×%d = %d pixels, limit %d (PIL refuses it too; raise the limit to read it)",
+			ErrTooLarge, w, h, int64(w)*int64(h), lim)
+	}
+	return nil
+}
+
+// DecodeFile decodes the image at path with the default limits.
+func DecodeFile(path string) (*RGB, error) { return Decoder{}.DecodeFile(path) }
+
+// Decode decodes an encoded image with the default limits (see
+// Decoder.Decode).
+func Decode(b []byte) (*RGB, error) { return Decoder{}.Decode(b) }
+
+// DecodeReader reads all of r and decodes it with the default limits.
 func DecodeReader(r io.Reader) (*RGB, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
@@ -86,9 +87,65 @@ func DecodeReader(r io.Reader) (*RGB, error) {
 	return Decode(b)
 }
 
+// DecodeFile decodes the image at path; errors name the file.
+func (d Decoder) DecodeFile(path string) (*RGB, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := d.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// Decode decodes an encoded image (JPEG, PNG, GIF, BMP, TIFF, or binary
+// PGM/PPM with maxval 255, detected from the content) to RGB as PIL's convert("RGB") does. WebP is refused:
+// Go has no decoder that matches libwebp's (PIL's) lossy upsampling.
+func (d Decoder) Decode(b []byte) (*RGB, error) {
+	var config func(io.Reader) (image.Config, error)
+	var decode func(io.Reader) (image.Image, error)
+	var name string
+	switch {
+	case len(b) >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff:
+		return decodeJPEG(b, d)
+	case len(b) >= 8 && string(b[:8]) == "\x89PNG\r\n\x1a\n":
+		name, config, decode = "png", png.DecodeConfig, png.Decode
+	case len(b) >= 6 && (string(b[:6]) == "GIF87a" || string(b[:6]) == "GIF89a"):
+		name, config, decode = "gif", gif.DecodeConfig, gif.Decode
+	case len(b) >= 2 && string(b[:2]) == "BM":
+		name, config, decode = "bmp", bmp.DecodeConfig, bmp.Decode
+	case len(b) >= 4 && (string(b[:4]) == "II*\x00" || string(b[:4]) == "MM\x00*"):
+		name, config, decode = "tiff", tiff.DecodeConfig, tiff.Decode
+	case len(b) >= 3 && b[0] == 'P' && b[1] >= '1' && b[1] <= '6' && isSpace(b[2]):
+		return decodePNM(b, d)
+	case len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP":
+		return nil, fmt.Errorf("webp: %w (WebP is not supported: no decoder matches PIL's)", ErrFormat)
+	default:
+		return nil, ErrFormat
+	}
+	cfg, err := config(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := d.check(cfg.Width, cfg.Height); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	im, err := decode(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if bd := im.Bounds(); bd.Dx() != cfg.Width || bd.Dy() != cfg.Height {
+		return nil, fmt.Errorf("%s: decoded %d×%d, header says %d×%d", name, bd.Dx(), bd.Dy(), cfg.Width, cfg.Height)
+	}
+	return toRGB(im), nil
+}
+
 // toRGB converts like PIL's convert("RGB"): palette entries are looked up,
-// grey is replicated, alpha is dropped (not composited), and 16-bit
-// samples keep their high byte as PIL's PNG decoder does.
+// grey is replicated, alpha is dropped (not composited), 16-bit colour
+// samples keep their high byte as PIL's decoders do, and 16-bit grey is
+// clipped to 255 as PIL's I -> RGB conversion does.
 func toRGB(im image.Image) *RGB {
 	b := im.Bounds()
 	out := NewRGB(b.Dx(), b.Dy())
@@ -120,9 +177,12 @@ func toRGB(im image.Image) *RGB {
 			}
 		}
 	case *image.Gray16:
+		// PIL opens 16-bit greyscale as mode I (PNG) or I;16 (TIFF) and
+		// its conversion to RGB clips the value to 0..255, it does not
+		// scale it (Convert.c, Pillow 9.4; testdata/gen_formats.py)
 		for y := b.Min.Y; y < b.Max.Y; y++ {
 			for x := b.Min.X; x < b.Max.X; x++ {
-				v := uint8(m.Gray16At(x, y).Y >> 8)
+				v := uint8(min(m.Gray16At(x, y).Y, 255))
 				put(v, v, v)
 			}
 		}

@@ -1,4 +1,4 @@
-//go:build !cgo
+//go:build !cgo || noturbojpeg
 
 package imageio
 
@@ -9,12 +9,20 @@ import (
 	"image/jpeg"
 )
 
-// JPEGDecoder names the JPEG decoder in use. Without cgo it is Go's
+// JPEGDecoder names the JPEG decoder in use. Built with the tag
+// noturbojpeg, or without cgo, it is Go's
 // image/jpeg, whose upsampling of 4:2:0 chroma differs from libjpeg-turbo
 // (and so from PIL) by up to 97 levels on some pixels.
 const JPEGDecoder = "image/jpeg (not PIL-exact)"
 
-func decodeJPEG(b []byte) (*RGB, error) {
+func decodeJPEG(b []byte, d Decoder) (*RGB, error) {
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("jpeg: %w", err)
+	}
+	if err := d.check(cfg.Width, cfg.Height); err != nil {
+		return nil, fmt.Errorf("jpeg: %w", err)
+	}
 	im, err := jpeg.Decode(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("jpeg: %w", err)

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && !noturbojpeg
 
 package imageio
 
@@ -19,7 +19,7 @@ const JPEGDecoder = "libjpeg-turbo"
 
 // decodeJPEG decodes with libjpeg-turbo's default (accurate integer IDCT,
 // fancy upsampling) settings, which are PIL's.
-func decodeJPEG(b []byte) (*RGB, error) {
+func decodeJPEG(b []byte, d Decoder) (*RGB, error) {
 	h := C.tjInitDecompress()
 	if h == nil {
 		return nil, fmt.Errorf("jpeg: cannot initialise libjpeg-turbo")
@@ -31,8 +31,8 @@ func decodeJPEG(b []byte) (*RGB, error) {
 	if C.tjDecompressHeader3(h, src, size, &w, &ht, &subsamp, &cs) != 0 {
 		return nil, fmt.Errorf("jpeg: %s", C.GoString(C.tjGetErrorStr2(h)))
 	}
-	if w <= 0 || ht <= 0 || int64(w)*int64(ht) > 1<<28 {
-		return nil, fmt.Errorf("jpeg: unreasonable size %d×%d", w, ht)
+	if err := d.check(int(w), int(ht)); err != nil {
+		return nil, fmt.Errorf("jpeg: %w", err)
 	}
 	out := NewRGB(int(w), int(ht))
 	n := int(w) * int(ht)

@@ -4,9 +4,11 @@
 // row-major float32 and float64 slices.
 //
 // With cgo enabled (the default) every routine calls OpenBLAS and its
-// bundled LAPACK; built with CGO_ENABLED=0 the package falls back to
-// gonum's pure-Go BLAS and LAPACK, which give the same results to rounding
-// but are 10-70 times slower.
+// bundled LAPACK; built with the tag noopenblas (go build -tags
+// noopenblas), or with CGO_ENABLED=0, the package falls back to gonum's
+// pure-Go BLAS and LAPACK, which give the same results to rounding but are
+// 10-70 times slower. The JPEG decoder is chosen separately (imageio's
+// noturbojpeg tag); Backend names the one in use.
 //
 // Conventions. All matrices are row-major with an explicit leading
 // dimension (the distance between the starts of consecutive rows). A

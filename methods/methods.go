@@ -1,5 +1,3 @@
-// Package methods adapts Fly-CL and the methods it is compared with to the
-// experiment runner, and names them for the command line.
 package methods
 
 import (
@@ -66,6 +64,9 @@ type Online struct {
 
 // LearnTask feeds the task in mini-batches of o.Batch, in order.
 func (o *Online) LearnTask(ctx context.Context, x []float32, labels []int) error {
+	if o.Batch < 1 {
+		return fmt.Errorf("flycl-online: mini-batch size must be at least 1, got %d", o.Batch)
+	}
 	d := o.Model.InputDim()
 	n := len(labels)
 	for lo := 0; lo < n; lo += o.Batch {
@@ -123,21 +124,26 @@ func learner(name string, mk func(d int, seed int64) (experiment.Learner, error)
 	return experiment.Method{Name: name, New: mk}
 }
 
+// newFlyCL returns an untrained Fly-CL model with configuration c for
+// d-dimensional features: with the given W (Options.W) whenever c keeps its
+// shape, else with W generated from c.Seed. Every method built on Fly-CL
+// makes its model here, so they all share one configuration and one W.
+func (o Options) newFlyCL(c flycl.Config, d int) (*flycl.Model, error) {
+	if o.W != nil && c.P == o.W.P && c.M == o.W.M {
+		if o.W.D != d {
+			return nil, fmt.Errorf("imported W is %d×%d, features have d=%d", o.W.M, o.W.D, d)
+		}
+		return flycl.NewWithProjection(c, o.W)
+	}
+	return flycl.New(c, d)
+}
+
 // flyclVariant is Fly-CL with a modified configuration.
 func flyclVariant(name string, o Options, edit func(c *flycl.Config, d int)) experiment.Method {
 	return learner(name, func(d int, _ int64) (experiment.Learner, error) {
 		c := o.FlyCL
 		edit(&c, d)
-		var m *flycl.Model
-		var err error
-		if o.W != nil && c.P == o.FlyCL.P {
-			if o.W.D != d {
-				return nil, fmt.Errorf("imported W is %d×%d, features have d=%d", o.W.M, o.W.D, d)
-			}
-			m, err = flycl.NewWithProjection(c, o.W)
-		} else {
-			m, err = flycl.New(c, d)
-		}
+		m, err := o.newFlyCL(c, d)
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +174,7 @@ var registry = map[string]func(o Options) experiment.Method{
 	},
 	"joint": func(o Options) experiment.Method {
 		return learner("Joint ridge (upper bound)", func(d int, _ int64) (experiment.Learner, error) {
-			return baselines.NewJoint(o.FlyCL, d), nil
+			return baselines.NewJointFrom(func() (*flycl.Model, error) { return o.newFlyCL(o.FlyCL, d) }), nil
 		})
 	},
 	"flycl-noproj": func(o Options) experiment.Method {
@@ -182,7 +188,11 @@ var registry = map[string]func(o Options) experiment.Method{
 	},
 	"flycl-noridge": func(o Options) experiment.Method {
 		return learner("Fly-CL w/o ridge (cosine on h')", func(d int, _ int64) (experiment.Learner, error) {
-			return baselines.NewCodeNCM(o.FlyCL, d)
+			m, err := o.newFlyCL(o.FlyCL, d)
+			if err != nil {
+				return nil, err
+			}
+			return baselines.NewCodeNCMFrom(m), nil
 		})
 	},
 	"flycl-dense": func(o Options) experiment.Method {
@@ -190,7 +200,7 @@ var registry = map[string]func(o Options) experiment.Method{
 	},
 	"flycl-online": func(o Options) experiment.Method {
 		return learner(fmt.Sprintf("Fly-CL online (batch %d)", o.OnlineBatch), func(d int, _ int64) (experiment.Learner, error) {
-			m, err := flycl.New(o.FlyCL, d)
+			m, err := o.newFlyCL(o.FlyCL, d)
 			if err != nil {
 				return nil, err
 			}
@@ -199,7 +209,11 @@ var registry = map[string]func(o Options) experiment.Method{
 	},
 	"flycl-hebbian": func(o Options) experiment.Method {
 		return learner(fmt.Sprintf("Fly-CL Hebbian (%d passes)", o.HebbianPasses), func(d int, _ int64) (experiment.Learner, error) {
-			return baselines.NewHebbian(o.FlyCL, d, o.HebbianPasses)
+			m, err := o.newFlyCL(o.FlyCL, d)
+			if err != nil {
+				return nil, err
+			}
+			return baselines.NewHebbianFrom(m, o.HebbianPasses)
 		})
 	},
 	"flycl-magnitude": func(o Options) experiment.Method {
@@ -227,6 +241,12 @@ func Names() []string {
 // Parse turns a comma-separated list of names (or groups: baselines,
 // ablations, all) into methods.
 func Parse(list string, o Options) ([]experiment.Method, error) {
+	if o.OnlineBatch < 0 {
+		return nil, fmt.Errorf("online mini-batch size must be at least 1, got %d", o.OnlineBatch)
+	}
+	if o.OnlineLambda < 0 {
+		return nil, fmt.Errorf("online λ must be positive (or 0 for GCV), got %g", o.OnlineLambda)
+	}
 	o = o.withDefaults()
 	var out []experiment.Method
 	var names []string

@@ -85,6 +85,11 @@ type Header struct {
 	Counts       []*int    `json:"counts"`             // class index -> samples learned (null: unknown, from a version-1 file)
 	Created      time.Time `json:"created"`            // when the model was first saved
 	Pipeline     *Pipeline `json:"pipeline,omitempty"` // backbone and transform
+
+	// Optional (absent: absolute grid, inputs unscaled):
+	LambdaScale string  `json:"lambda_scale,omitempty"` // "relative" (flycl.LambdaRelative)
+	GCVScope    string  `json:"gcv_scope,omitempty"`    // "all" (flycl.GCVAll): GCV on all samples
+	InputScale  float64 `json:"input_scale,omitempty"`  // power of two the inputs are multiplied by
 }
 
 // Record is a TaskRecord in the header (stage times in seconds by name).
@@ -92,10 +97,13 @@ type Record struct {
 	Samples    int                `json:"samples"`
 	NewClasses []int              `json:"new_classes"`
 	Removed    []int              `json:"removed,omitempty"`
+	Classes    []int              `json:"classes,omitempty"`
 	Lambda     float64            `json:"lambda"`
 	RaisedFrom float64            `json:"raised_from,omitempty"`
-	GCV        []float64          `json:"gcv,omitempty"`
-	Seconds    map[string]float64 `json:"seconds"` // by flycl.Stage name
+	GCV        scores             `json:"gcv,omitempty"`       // null: not finite (NaN)
+	Grid       []float64          `json:"grid,omitempty"`      // λ values GCV scored (relative grids)
+	GCVScope   string             `json:"gcv_scope,omitempty"` // "all" when GCV scored all samples
+	Seconds    map[string]float64 `json:"seconds"`             // by flycl.Stage name
 }
 
 func toRecord(r flycl.TaskRecord) Record {
@@ -103,7 +111,11 @@ func toRecord(r flycl.TaskRecord) Record {
 	for _, st := range flycl.AllStages() {
 		sec[st.String()] = r.Stages.Get(st).Seconds()
 	}
-	return Record{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
+	scope := ""
+	if r.GCV != nil && r.GCVScope != flycl.GCVTask {
+		scope = r.GCVScope.String()
+	}
+	return Record{GCVScope: scope, Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Classes: r.Classes, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: scores(r.GCV), Grid: r.Grid,
 		Seconds: sec}
 }
 
@@ -116,8 +128,38 @@ func fromRecord(r Record) flycl.TaskRecord {
 			st.Set(s, time.Duration(v*1e9))
 		}
 	}
-	return flycl.TaskRecord{Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: r.GCV,
+	scope, _ := flycl.ParseGCVScope(r.GCVScope) // unknown scopes are refused by decode
+	return flycl.TaskRecord{GCVScope: scope, Grid: r.Grid, Samples: r.Samples, NewClasses: r.NewClasses, Removed: r.Removed, Classes: r.Classes, Lambda: r.Lambda, RaisedFrom: r.RaisedFrom, GCV: []float64(r.GCV),
 		Stages: st}
+}
+
+// scores are GCV scores in JSON: a score that is not finite (GCV has no
+// value there) is written as null and read back as NaN.
+type scores []float64
+
+func (s scores) MarshalJSON() ([]byte, error) {
+	out := make([]*float64, len(s))
+	for i := range s {
+		if !math.IsNaN(s[i]) && !math.IsInf(s[i], 0) {
+			out[i] = &s[i]
+		}
+	}
+	return json.Marshal(out)
+}
+
+func (s *scores) UnmarshalJSON(b []byte) error {
+	var in []*float64
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*s = make(scores, len(in))
+	for i, v := range in {
+		(*s)[i] = math.NaN()
+		if v != nil {
+			(*s)[i] = *v
+		}
+	}
+	return nil
 }
 
 // fingerprint is the CRC-32C of W's columns and values.
@@ -148,7 +190,13 @@ func Encode(w io.Writer, f *File) error {
 		GCV: cfg.GCV.String(), Projection: cfg.Projection.String(), Labels: st.Labels,
 		Samples: s.Samples(), Lambda: st.Lambda, Coef: st.Coef != nil, Saved: f.Saved,
 		ModelVersion: st.Version, Names: st.Names, Created: f.Created, Pipeline: f.Pipeline,
-		History: []Record{}, Counts: []*int{},
+		History: []Record{}, Counts: []*int{}, InputScale: st.InputScale,
+	}
+	if cfg.GCVScope != flycl.GCVTask {
+		hdr.GCVScope = cfg.GCVScope.String()
+	}
+	if cfg.LambdaScale != flycl.LambdaAbsolute {
+		hdr.LambdaScale = cfg.LambdaScale.String()
 	}
 	for _, c := range st.Counts {
 		if c >= 0 {
@@ -396,11 +444,24 @@ func decode(rd io.Reader, size int64) (*File, error) {
 	if err != nil {
 		return fail("header projection: %v", err)
 	}
+	scope, err := flycl.ParseGCVScope(hdr.GCVScope)
+	if err != nil {
+		return fail("header gcv_scope: %v", err)
+	}
+	for i, rec := range hdr.History {
+		if _, err := flycl.ParseGCVScope(rec.GCVScope); err != nil {
+			return fail("history step %d: %v", i, err)
+		}
+	}
+	ls, err := flycl.ParseLambdaScale(hdr.LambdaScale)
+	if err != nil {
+		return fail("header lambda_scale: %v", err)
+	}
 	st := flycl.State{
 		Config: flycl.Config{M: hdr.M, P: hdr.P, K: hdr.K, Seed: hdr.Seed, TopK: topk,
-			Lambdas: hdr.Lambdas, GCV: gcv, Projection: pm},
+			Lambdas: hdr.Lambdas, GCV: gcv, Projection: pm, LambdaScale: ls, GCVScope: scope},
 		InputDim: hdr.InputDim, Labels: hdr.Labels, Lambda: hdr.Lambda, Coef: coef,
-		Names: hdr.Names, Version: hdr.ModelVersion,
+		Names: hdr.Names, Version: hdr.ModelVersion, InputScale: hdr.InputScale,
 	}
 	for _, rec := range hdr.History {
 		st.History = append(st.History, fromRecord(rec))

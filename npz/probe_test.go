@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -211,5 +212,36 @@ func TestZeroCRCIsChecked(t *testing.T) {
 	defer r.Close()
 	if _, _, err := r.Float32("x"); err == nil || !strings.Contains(err.Error(), "CRC") {
 		t.Errorf("CRC forged to 0: %v", err)
+	}
+}
+
+// Big-endian, half-precision, unsigned, byte-string and Fortran-order
+// integer arrays written by NumPy (testdata/gen_more.py).
+func TestReadMoreDtypes(t *testing.T) {
+	r, err := Open("testdata/more.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for name, want := range map[string][]float32{
+		"f4be": {1.5, -2, 3.25}, "f8be": {1e-3, 2, -7.5, 1e10}, "i2be": {-300, 2, 32767},
+		"u4": {0, 4e9}, "f2be": {0.5, -65504, 5.960464477539063e-08},
+	} {
+		got, _, err := r.Float32(name)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: %v %v, want %v", name, got, err, want)
+		}
+	}
+	if got, _, err := r.Int64("u4"); err != nil || !slices.Equal(got, []int64{0, 4000000000}) {
+		t.Errorf("u4 as int64: %v %v", got, err)
+	}
+	if got, shape, err := r.Int64("fortran_i"); err != nil || !slices.Equal(shape, []int{3, 4}) || !slices.Equal(got, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}) {
+		t.Errorf("fortran_i: %v %v %v", got, shape, err)
+	}
+	if got, _, err := r.Strings("bytes"); err != nil || !slices.Equal(got, []string{"ab", "", "xyz"}) {
+		t.Errorf("bytes: %q %v", got, err)
+	}
+	if got, _, err := r.Strings("ube"); err != nil || !slices.Equal(got, []string{"héllo", "w"}) {
+		t.Errorf("ube: %q %v", got, err)
 	}
 }

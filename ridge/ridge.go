@@ -1,11 +1,3 @@
-// Package ridge provides Fly-CL's streaming ridge-regression classifier:
-// the running statistics G = Σ Hᵀ H and S = Σ Hᵀ Y, the exact
-// generalised cross-validation (GCV) score of a task for a grid of ridge
-// parameters, and the Cholesky solve C = (G + λI)⁻¹ S.
-//
-// Everything is float32 like the reference implementation; the sums that
-// decide GCV are accumulated in float64, and the formulas avoid the
-// cancellations (1 - df/n, Y - Ŷ) that make a naive float32 GCV inaccurate.
 package ridge
 
 import (
@@ -83,13 +75,7 @@ func (a *Accumulator) Add(h []float32, n int, labels []int) error {
 		return nil
 	}
 	m := a.m
-	for i := 0; i < m; i++ {
-		a.buf[i*m+i] = a.diag[i]
-	}
-	linalg.SsyrkLower(true, m, n, 1, h, m, 1, a.buf, m)
-	for i := 0; i < m; i++ {
-		a.diag[i] = a.buf[i*m+i]
-	}
+	AddGram(a.buf, a.diag, h, n, m)
 	for i, l := range labels {
 		row := a.s[l*m : (l+1)*m]
 		for j, v := range h[i*m : (i+1)*m] {

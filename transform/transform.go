@@ -56,17 +56,20 @@ var (
 	imagenetMean = [3]float32{0.485, 0.456, 0.406}
 	imagenetStd  = [3]float32{0.229, 0.224, 0.225}
 	half         = [3]float32{0.5, 0.5, 0.5}
+	zero         = [3]float32{0, 0, 0}
+	one          = [3]float32{1, 1, 1}
 )
 
 // Presets are the named transforms of the paper's pipelines.
 var Presets = map[string]Preset{
-	"flycl-cifar":    {"flycl-cifar", 224, Bicubic, 224, half, half, "Fly-CL reference code, CIFAR, ViT normalisation [-1,1]"},
-	"flycl":          {"flycl", 256, Bicubic, 224, half, half, "Fly-CL reference code, other data sets, ViT normalisation"},
-	"flycl-cifar-in": {"flycl-cifar-in", 224, Bicubic, 224, imagenetMean, imagenetStd, "Fly-CL reference code, CIFAR, ResNet (ImageNet) normalisation"},
-	"flycl-in":       {"flycl-in", 256, Bicubic, 224, imagenetMean, imagenetStd, "Fly-CL reference code, other data sets, ResNet normalisation"},
-	"timm-vit":       {"timm-vit", 248, Bicubic, 224, half, half, "timm eval transform of vit_base_patch16_224.augreg2_in21k_ft_in1k"},
-	"tv-resnet50-v2": {"tv-resnet50-v2", 232, Bilinear, 224, imagenetMean, imagenetStd, "torchvision ResNet50_Weights.IMAGENET1K_V2 eval transform"},
-	"imagenet":       {"imagenet", 256, Bilinear, 224, imagenetMean, imagenetStd, "classic ImageNet eval: 256 bilinear, crop 224 (the ONNX model zoo's)"},
+	"flycl-cifar":     {"flycl-cifar", 224, Bicubic, 224, half, half, "Fly-CL reference code, CIFAR, ViT normalisation [-1,1]"},
+	"flycl":           {"flycl", 256, Bicubic, 224, half, half, "Fly-CL reference code, other data sets, ViT normalisation"},
+	"flycl-cifar-in":  {"flycl-cifar-in", 224, Bicubic, 224, imagenetMean, imagenetStd, "Fly-CL reference code, CIFAR, ResNet (ImageNet) normalisation"},
+	"flycl-in":        {"flycl-in", 256, Bicubic, 224, imagenetMean, imagenetStd, "Fly-CL reference code, other data sets, ResNet normalisation"},
+	"timm-vit":        {"timm-vit", 248, Bicubic, 224, half, half, "timm eval transform of vit_base_patch16_224.augreg2_in21k_ft_in1k"},
+	"tv-resnet50-v2":  {"tv-resnet50-v2", 232, Bilinear, 224, imagenetMean, imagenetStd, "torchvision ResNet50_Weights.IMAGENET1K_V2 eval transform"},
+	"imagenet":        {"imagenet", 256, Bilinear, 224, imagenetMean, imagenetStd, "classic ImageNet eval: 256 bilinear, crop 224 (the ONNX model zoo's)"},
+	"imagenet-nonorm": {"imagenet-nonorm", 256, Bilinear, 224, zero, one, "imagenet without normalisation: pixels scaled to [0,1] only (the paper's w/o norm ablation)"},
 }
 
 // PresetNames lists the presets, sorted.

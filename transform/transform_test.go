@@ -134,3 +134,26 @@ func TestShorterSideAndCrop(t *testing.T) {
 		}
 	}
 }
+
+// TestNoNormPresetIsScaledPixels checks the w/o-norm ablation's preset: the
+// same geometry as "imagenet", and the tensor is the cropped pixels / 255.
+func TestNoNormPresetIsScaledPixels(t *testing.T) {
+	base, nonorm := Presets["imagenet"], Presets["imagenet-nonorm"]
+	if base.Resize != nonorm.Resize || base.Crop != nonorm.Crop || base.Filter != nonorm.Filter {
+		t.Fatalf("geometry differs: %+v vs %+v", base, nonorm)
+	}
+	img := &imageio.RGB{W: 300, H: 260, Pix: make([]uint8, 300*260*3)}
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i * 7 % 251)
+	}
+	crop := nonorm.Apply(img)
+	got := nonorm.Tensor(img, nil)
+	plane := crop.W * crop.H
+	for c := 0; c < 3; c++ {
+		for i := 0; i < plane; i++ {
+			if want := float32(crop.Pix[i*3+c]) / 255; got[c*plane+i] != want {
+				t.Fatalf("channel %d pixel %d: %g want %g", c, i, got[c*plane+i], want)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/internal/enginebench"
 	"github.com/flycl/flycl/linalg"
 	"github.com/spf13/cobra"
@@ -45,8 +47,14 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
 				sort.Strings(names)
 				return fmt.Errorf("unknown scale %q (want %s)", scale, strings.Join(names, " or "))
 			}
+			if tasks < 0 {
+				return fmt.Errorf("--tasks %d: must be at least 1 (or 0 for the scale's)", tasks)
+			}
 			if tasks > 0 {
 				sc.Tasks = tasks
+			}
+			if cfg.M < 1 || cfg.P < 1 || cfg.K < 1 || cfg.K > cfg.M {
+				return fmt.Errorf("--m %d --p %d --k %d: each must be at least 1, and k at most m", cfg.M, cfg.P, cfg.K)
 			}
 			res, err := enginebench.Run(cmd.Context(), sc, cfg, floorRuns, os.Stderr)
 			if err != nil {
@@ -62,7 +70,7 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
 	eng.Flags().IntVar(&cfg.M, "m", cfg.M, "expansion dimension")
 	eng.Flags().IntVar(&cfg.P, "p", cfg.P, "non-zeros per row of W")
 	eng.Flags().IntVar(&cfg.K, "k", cfg.K, "top-k")
-	c.AddCommand(eng, backbonesCmd(), componentsCmd())
+	c.AddCommand(eng, backbonesCmd(), componentsCmd(), pipelineCmd())
 	return c
 }
 
@@ -72,14 +80,26 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
 //go:embed bench_torch.py
 var benchTorch string
 
+// syntheticImages returns n deterministic pseudo-images (n×3×size×size,
+// values of a normalised photo's range), for speed measurements.
+func syntheticImages(n, size int) []float32 {
+	r := rand.New(rand.NewPCG(uint64(n), uint64(size)))
+	x := make([]float32, n*3*size*size)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
 func backbonesCmd() *cobra.Command {
 	var batch, threads int
 	var seconds float64
-	var torch string
+	var torch, precisions, which string
 	c := &cobra.Command{
 		Use:   "backbones",
 		Short: "Images/s of SqueezeNet, MobileNetV2, ResNet-50 and ViT-B/16 on ONNX Runtime, next to ORT alone and PyTorch",
-		Long: `Measures, in one run on this machine, images/s of each backbone (batch
+		Long: `Measures, in one run on this machine, images/s of each backbone, fp32 and int8
+side by side (--precision; see flycl help extract), (batch
 --batch, random weights for ResNet-50 and ViT-B/16, the real .npy weights of
 $FLYCL_MODELS for the others; see flycl help environment): through flycl's
 Session.Run, through ONNX Runtime alone on the same graph (pre-allocated
@@ -95,19 +115,34 @@ binary). Prints the ratios.`,
 				return err
 			}
 			dur := time.Duration(seconds * float64(time.Second))
+			var precs []backbone.Precision
+			for _, p := range strings.Split(precisions, ",") {
+				pr, err := backbone.ParsePrecision(strings.TrimSpace(p))
+				if err != nil {
+					return fmt.Errorf("--precision: %w", err)
+				}
+				precs = append(precs, pr)
+			}
 			type entry struct {
 				m   *backbone.Model
 				err error
 			}
 			var models []entry
-			for _, spec := range []string{"squeezenet", "mobilenetv2"} {
-				m, err := extract.OpenBackbone(spec, modelsDir())
+			for _, name := range strings.Split(which, ",") {
+				var m *backbone.Model
+				var err error
+				switch strings.TrimSpace(name) {
+				case "squeezenet", "mobilenetv2":
+					m, err = extract.OpenBackbone(name, modelsDir())
+				case "resnet50":
+					m, err = backbone.ResNet50(backbone.RandomResNet50(1))
+				case "vit":
+					m, err = backbone.ViT(backbone.RandomViTB16(1), 12)
+				default:
+					err = fmt.Errorf("--backbones: unknown %q (squeezenet, mobilenetv2, resnet50, vit)", name)
+				}
 				models = append(models, entry{m, err})
 			}
-			r, err := backbone.ResNet50(backbone.RandomResNet50(1))
-			models = append(models, entry{r, err})
-			v, err := backbone.ViT(backbone.RandomViTB16(1), 12)
-			models = append(models, entry{v, err})
 			torchRates := map[string]float64{}
 			torchVersion := ""
 			if torch != "" {
@@ -129,31 +164,50 @@ binary). Prints the ratios.`,
 				torchVersion = fmt.Sprint(res["torch"])
 			}
 			fmt.Printf("ONNX Runtime %s, %d threads, batch %d, %.0f s per measurement; PyTorch %s\n\n", backbone.Version(), max(threads, runtime.NumCPU()), batch, seconds, torchVersion)
-			fmt.Println("| backbone | flycl (images/s) | ONNX Runtime alone | flycl / ORT | PyTorch | flycl / PyTorch |")
-			fmt.Println("|---|---:|---:|---:|---:|---:|")
+			fmt.Println("| backbone | precision | flycl (images/s) | ONNX Runtime alone | flycl / ORT | int8 / fp32 | PyTorch | flycl / PyTorch |")
+			fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
 			for _, e := range models {
 				if e.err != nil {
 					fmt.Fprintf(os.Stderr, "skip: %v\n", e.err)
 					continue
 				}
-				s, err := e.m.NewSession(threads)
-				if err != nil {
-					return err
+				var fp32Rate float64
+				for _, p := range precs {
+					m := e.m
+					if p == backbone.INT8 {
+						// speed only: calibrate on 8 synthetic images
+						x := syntheticImages(8, m.Size)
+						if m, err = e.m.Int8(cmd.Context(), x, 8, threads); err != nil {
+							return err
+						}
+					}
+					s, err := m.NewSession(threads)
+					if err != nil {
+						return err
+					}
+					ours, err := backbone.Throughput(s, batch, dur)
+					s.Close()
+					if err != nil {
+						return err
+					}
+					raw, err := backbone.RawThroughput(m, batch, threads, dur)
+					if err != nil {
+						return err
+					}
+					speedup := "1"
+					if p == backbone.FP32 {
+						fp32Rate = ours
+					} else if fp32Rate > 0 {
+						speedup = fmt.Sprintf("**%.2f**", ours/fp32Rate)
+					} else {
+						speedup = "n/a"
+					}
+					tr, tcol, ratio := torchRates[e.m.Name], "n/a", "n/a"
+					if tr > 0 && p == backbone.FP32 {
+						tcol, ratio = fmt.Sprintf("%.1f", tr), fmt.Sprintf("%.2f", ours/tr)
+					}
+					fmt.Printf("| %s | %s | %.1f | %.1f | %.2f | %s | %s | %s |\n", e.m.Name, p, ours, raw, ours/raw, speedup, tcol, ratio)
 				}
-				ours, err := backbone.Throughput(s, batch, dur)
-				s.Close()
-				if err != nil {
-					return err
-				}
-				raw, err := backbone.RawThroughput(e.m, batch, threads, dur)
-				if err != nil {
-					return err
-				}
-				tr, tcol, ratio := torchRates[e.m.Name], "n/a", "n/a"
-				if tr > 0 {
-					tcol, ratio = fmt.Sprintf("%.1f", tr), fmt.Sprintf("%.2f", ours/tr)
-				}
-				fmt.Printf("| %s | %.1f | %.1f | %.2f | %s | %s |\n", e.m.Name, ours, raw, ours/raw, tcol, ratio)
 			}
 			return nil
 		},
@@ -161,6 +215,8 @@ binary). Prints the ratios.`,
 	c.Flags().IntVar(&batch, "batch", 8, "images per batch")
 	c.Flags().IntVar(&threads, "threads", 0, "threads (0: all CPUs)")
 	c.Flags().Float64Var(&seconds, "seconds", 5, "seconds per measurement")
+	c.Flags().StringVar(&precisions, "precision", "fp32,int8", "precisions to measure, side by side per backbone (int8 calibrated on synthetic images: speed only)")
+	c.Flags().StringVar(&which, "backbones", "squeezenet,mobilenetv2,resnet50,vit", "backbones to measure")
 	c.Flags().StringVar(&torch, "torch", "", "Python interpreter with torch and torchvision for the side-by-side (e.g. /usr/bin/python3)")
 	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+"; see flycl help environment)")
 	return c
@@ -177,6 +233,7 @@ func infoCmd() *cobra.Command {
 			}
 			fmt.Printf("linalg backend: %s, %d threads; GOMAXPROCS %d; %s/%s\n",
 				linalg.Backend(), linalg.Threads(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+			fmt.Printf("JPEG decoder: %s\n", imageio.JPEGDecoder)
 			for _, v := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OPENBLAS_L2_SIZE"} {
 				if s, ok := os.LookupEnv(v); ok {
 					fmt.Printf("%s=%s\n", v, s)

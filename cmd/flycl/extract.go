@@ -12,6 +12,7 @@ import (
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/transform"
 )
 
@@ -21,6 +22,7 @@ type extractFlags struct {
 	output           string
 	batch, threads   int
 	quiet            bool
+	maxPixels        int64
 	precision        string
 	calib            int
 	int8             map[string]*backbone.Model // by fp32 hash and preset: one calibration for both splits
@@ -35,6 +37,7 @@ func (e *extractFlags) register(c *cobra.Command) {
 	fs.StringVar(&e.output, "output", "features", "backbone output to extract: features, logits, or blocks (ViT: LayerNorm of the mean CLS over blocks, F-OAL's feature)")
 	fs.IntVar(&e.batch, "batch", 32, "images per inference batch")
 	fs.IntVar(&e.threads, "threads", 0, "ONNX Runtime threads (0: all CPUs)")
+	fs.Int64Var(&e.maxPixels, "max-image-pixels", imageio.DefaultMaxPixels, "refuse images with more pixels than this, as PIL does (its limit is the default; -1: no limit)")
 	fs.StringVar(&e.precision, "precision", "fp32", "backbone arithmetic: fp32, or int8 (static per-channel quantization calibrated on --calib training images for CNNs, dynamic for ViT)")
 	fs.IntVar(&e.calib, "calib", 64, "int8: training images for the activation ranges (spread evenly over the training split)")
 }
@@ -57,6 +60,7 @@ func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, m *b
 	if err != nil {
 		return nil, err
 	}
+	train = dataset.WithDecoder(train, imageio.Decoder{MaxPixels: e.maxPixels})
 	q, err := extract.Int8(cmd.Context(), m, train, preset, e.calib, e.threads)
 	if err != nil {
 		return nil, err
@@ -70,6 +74,9 @@ func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, m *b
 
 // features extracts (or loads from the cache) one split of the data set.
 func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split string, quiet bool) (*features.Set, error) {
+	if e.maxPixels == 0 {
+		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
+	}
 	lib, err := ortLibrary(cmd.Flags())
 	if err != nil {
 		return nil, err
@@ -80,6 +87,10 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	ds, err := spec.Open(split)
 	if err != nil {
 		return nil, err
+	}
+	ds = dataset.WithDecoder(ds, imageio.Decoder{MaxPixels: e.maxPixels})
+	if sk := dataset.Skipped(ds); len(sk) > 0 {
+		fmt.Fprintf(os.Stderr, "warning: %s %s: skipped %d WebP image(s), which flycl cannot decode as PIL does (first: %s)\n", spec, split, len(sk), sk[0])
 	}
 	key, err := spec.Key(split)
 	if err != nil {

@@ -74,15 +74,19 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 		return fmt.Errorf("--classes %d: %s has only %d classes", f.classes, desc, len(all))
 	}
 	classes := all[:f.classes]
-	if f.trainPerClass > 0 {
-		train = train.FirstPerClass(f.trainPerClass)
+	if f.trainPerClass < 0 {
+		return fmt.Errorf("--train-per-class %d: must be at least 1 (or 0 for all)", f.trainPerClass)
 	}
+	train = train.FirstPerClass(f.trainPerClass)
 	x, y, _ := train.Subset(classes)
 	if f.center {
-		centerRows(x, train.D)
+		analysis.CenterRows(x, train.D)
 	}
 	cfg, err := f.model.config()
 	if err != nil {
+		return err
+	}
+	if err := checkDim(cfg, train.D); err != nil {
 		return err
 	}
 	model, err := flycl.New(cfg, train.D)
@@ -118,24 +122,4 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	fmt.Fprintf(cmd.OutOrStdout(), "%s, %d classes × ≤%d samples%s, λ=%g: mean |r| features %.3f, projection+top-k %.3f, ridge %.3f (%s/heatmap.png)\n",
 		desc, len(classes), f.trainPerClass, centered, rec.Lambda, st.MeanAbsOD[0], st.MeanAbsOD[1], st.MeanAbsOD[2], f.out)
 	return nil
-}
-
-// centerRows subtracts the column means of the n×d row-major matrix x.
-func centerRows(x []float32, d int) {
-	n := len(x) / d
-	mean := make([]float64, d)
-	for i := 0; i < n; i++ {
-		for j, v := range x[i*d : (i+1)*d] {
-			mean[j] += float64(v)
-		}
-	}
-	for j := range mean {
-		mean[j] /= float64(n)
-	}
-	for i := 0; i < n; i++ {
-		row := x[i*d : (i+1)*d]
-		for j := range row {
-			row[j] = float32(float64(row[j]) - mean[j])
-		}
-	}
 }

@@ -167,7 +167,7 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		return nil, err
 	}
 	return &samples{x: s.X, d: s.D, names: names, paths: s.Paths, pipeline: e.Pipeline(),
-		desc: fmt.Sprintf("%s (%s) through %s", f.data, f.split, e.Backbone.Name)}, nil
+		desc: fmt.Sprintf("%s through %s", f.data, e.Backbone.Name)}, nil
 }
 
 // checkConfig refuses Fly-CL flags that contradict an existing model.

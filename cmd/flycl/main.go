@@ -1,11 +1,3 @@
-// Command flycl runs Fly-CL class-incremental learning experiments: it
-// extracts backbone features, runs the protocol for methods × seeds, and
-// writes tables and plots. Run "flycl help" for the subcommands and
-// "flycl help environment" for the settings it reads from the environment.
-//
-// cmd/flycl is the only place where flags, FLYCL_* environment variables and
-// defaults are resolved into explicit inputs of the library packages
-// (see docs/ARCHITECTURE.md).
 package main
 
 import (
@@ -31,6 +23,8 @@ var commands = []func() *cobra.Command{
 	benchCmd,
 	infoCmd,
 	learnCmd,
+	statsCmd,
+	mergeCmd,
 	predictCmd,
 	forgetCmd,
 	classesCmd,

@@ -21,9 +21,10 @@ import (
 func (f *runFlags) resultConfig(cfg flycl.Config, opts methods.Options, d int) (*experiment.Config, error) {
 	c := &experiment.Config{
 		M: cfg.M, P: cfg.P, K: cfg.K, WSeed: cfg.Seed,
-		TopK: cfg.TopK.String(), Lambdas: cfg.Lambdas, LambdaScale: "absolute",
-		GCV: cfg.GCV.String(), Projection: cfg.Projection.String(),
-		OnlineBatch: opts.OnlineBatch, OnlineLambda: opts.OnlineLambda,
+		TopK: cfg.TopK.String(), Lambdas: cfg.Lambdas, LambdaScale: cfg.LambdaScale.String(),
+		GCV: cfg.GCV.String(), GCVScope: cfg.GCVScope.String(), Projection: cfg.Projection.String(),
+		HebbianPasses: opts.HebbianPasses,
+		OnlineBatch:   opts.OnlineBatch, OnlineLambda: opts.OnlineLambda,
 		Data: f.data.data, Backbone: f.ext.backbone, Preset: f.ext.preset,
 	}
 	if len(c.Lambdas) == 0 {

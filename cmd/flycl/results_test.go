@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flycl/flycl/features"
 )
 
 // capture runs f with os.Stdout and os.Stderr redirected to files and
@@ -94,5 +96,64 @@ func TestMethodsHelpListsGroups(t *testing.T) {
 		if !strings.Contains(h, want) {
 			t.Errorf("--methods help %q lacks %q", h, want)
 		}
+	}
+}
+
+// The issue's probe: features scaled by 1e20 (train and test alike). With
+// the paper's absolute grid Fly-CL cannot learn them and says so (the
+// warning is on stderr and in result.json); with --lambda-scale relative
+// it matches NCM.
+func TestScaledFeaturesProbe(t *testing.T) {
+	dir := t.TempDir()
+	tr, te := filepath.Join(dir, "tr.npz"), filepath.Join(dir, "te.npz")
+	writeScaledBlobs(t, tr, 1, 30, 1e20)
+	writeScaledBlobs(t, te, 2, 10, 1e20)
+	acc := func(out string, extra ...string) (flycl, ncm string, stderr string) {
+		c := runCmd()
+		c.SetArgs(append([]string{"--train", tr, "--test", te, "--tasks", "2", "--seeds", "1", "--methods", "flycl,ncm",
+			"--m", "300", "--p", "3", "--k", "90", "--out", out}, extra...))
+		_, se, err := capture(t, func() error { return c.ExecuteContext(context.Background()) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, _ := os.ReadFile(filepath.Join(out, "table.md"))
+		for _, l := range strings.Split(string(tb), "\n") {
+			f := strings.Split(l, "|")
+			if len(f) > 3 && strings.TrimSpace(f[1]) == "Fly-CL" {
+				flycl = strings.TrimSpace(f[2])
+			}
+			if len(f) > 3 && strings.TrimSpace(f[1]) == "NCM" {
+				ncm = strings.TrimSpace(f[2])
+			}
+		}
+		return flycl, ncm, se
+	}
+	fa, ncm, se := acc(filepath.Join(dir, "abs"))
+	if !strings.Contains(se, "warning: Fly-CL") || fa == ncm {
+		t.Errorf("absolute grid: Fly-CL A_T %s, NCM %s, stderr %q", fa, ncm, se)
+	}
+	fr, ncm2, se2 := acc(filepath.Join(dir, "rel"), "--lambda-scale", "relative")
+	if fr != ncm2 || strings.Contains(se2, "warning") {
+		t.Errorf("relative grid: Fly-CL A_T %s, NCM %s, stderr %q", fr, ncm2, se2)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "rel", "result.json"))
+	if !strings.Contains(string(raw), `"lambda_scale": "relative"`) || !strings.Contains(string(raw), `"lambdas": [
+      0.0001,`) {
+		t.Errorf("result.json does not record the relative grid")
+	}
+}
+
+func writeScaledBlobs(t *testing.T, path string, seed uint64, perClass int, scale float32) {
+	t.Helper()
+	writeBlobs(t, path, seed, perClass)
+	s, err := features.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.X {
+		s.X[i] *= scale
+	}
+	if err := features.Save(path, s); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -145,46 +147,154 @@ func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc str
 	return train, test, fmt.Sprintf("%s features of %s", f.ext.backbone, f.data.data), nil
 }
 
-// modelFlags are Fly-CL's hyper-parameters on the command line.
+// modelFlags are Fly-CL's hyper-parameters on the command line. Every
+// default comes from flycl.DefaultConfig, the one place they are written.
 type modelFlags struct {
 	m, p, k int
 	wseed   uint64
 	topk    string
 	lambdas string
 	gcv     string
+	scope   string
 	proj    string
+	lscale  string
+	fs      *pflag.FlagSet // to tell whether --lambdas was given
 }
 
 func (f *modelFlags) register(fs *pflag.FlagSet) {
 	d := flycl.DefaultConfig()
-	fs.IntVar(&f.m, "m", d.M, "Fly-CL expansion dimension")
-	fs.IntVar(&f.p, "p", d.P, "Fly-CL non-zeros per row of W")
-	fs.IntVar(&f.k, "k", d.K, "Fly-CL top-k")
-	fs.Uint64Var(&f.wseed, "w-seed", 0, "seed of W")
-	fs.StringVar(&f.topk, "topk", "signed", "top-k by signed value (reference code) or magnitude (paper text)")
-	fs.StringVar(&f.lambdas, "lambdas", "1e6,1e7,1e8,1e9", "GCV grid")
-	fs.StringVar(&f.gcv, "gcv", "auto", "GCV method: auto, dual, primal, eigen")
-	fs.StringVar(&f.proj, "projection", "auto", "how W is applied: auto, dense, sparse")
+	fs.IntVar(&f.m, "m", d.M, "Fly-CL expansion dimension (rows of W)")
+	fs.IntVar(&f.p, "p", d.P, "Fly-CL non-zeros per row of W, at most the feature dimension d; the paper keeps p/d ≈ 0.4 (300 of d=768), so scale it with d")
+	fs.IntVar(&f.k, "k", d.K, "Fly-CL top-k (at most m)")
+	fs.Uint64Var(&f.wseed, "w-seed", d.Seed, "seed of W")
+	fs.StringVar(&f.topk, "topk", d.TopK.String(), "top-k by signed value (reference code) or magnitude (paper text)")
+	fs.StringVar(&f.lambdas, "lambdas", formatFloats(d.Lambdas), "GCV grid (with --lambda-scale relative the default is "+formatFloats(flycl.DefaultRelativeLambdas)+")")
+	fs.StringVar(&f.lscale, "lambda-scale", d.LambdaScale.String(), "absolute: --lambdas as given (the paper); relative: --lambdas times the mean diagonal of the Gram matrix GCV works on, for features of any scale (an option, measured in docs/RESULTS-FORMAT.md)")
+	f.fs = fs
+	fs.StringVar(&f.gcv, "gcv", d.GCV.String(), "GCV method: auto, dual, primal, eigen")
+	fs.StringVar(&f.scope, "gcv-scope", d.GCVScope.String(), "samples GCV scores λ on: task (the current task, as the paper) or all (everything learned so far, exactly from the accumulated statistics; one float64 m×m tridiagonal reduction per task)")
+	fs.StringVar(&f.proj, "projection", d.Projection.String(), "how W is applied: auto, dense, sparse")
 }
 
-func (f *runFlags) flyclConfig() (flycl.Config, error) { return f.model.config() }
+// options checks the flags and resolves the one configuration that every
+// method built on Fly-CL uses: the model flags, with m and p taken from
+// the W of --w when it is given (and that W itself).
+func (f *runFlags) options(fs *pflag.FlagSet) (methods.Options, error) {
+	if err := f.check(fs); err != nil {
+		return methods.Options{}, err
+	}
+	cfg, err := f.model.config()
+	if err != nil {
+		return methods.Options{}, err
+	}
+	opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda, HebbianPasses: f.hebbianPasses}
+	if f.wFile != "" {
+		if opts.W, err = modelfile.ImportProjection(f.wFile); err != nil {
+			return opts, fmt.Errorf("--w: %w", err)
+		}
+		opts.FlyCL.M, opts.FlyCL.P = opts.W.M, opts.W.P
+		if opts.FlyCL.K > opts.FlyCL.M {
+			return opts, fmt.Errorf("--k %d: must be at most m=%d (the rows of --w %s)", opts.FlyCL.K, opts.FlyCL.M, f.wFile)
+		}
+	}
+	return opts, nil
+}
 
+// config checks the flags and returns the configuration they give. Every
+// error quotes the value given.
 func (f *modelFlags) config() (flycl.Config, error) {
 	cfg := flycl.Config{M: f.m, P: f.p, K: f.k, Seed: f.wseed}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"m", f.m}, {"p", f.p}, {"k", f.k}} {
+		if c.v < 1 {
+			return cfg, fmt.Errorf("--%s %d: must be at least 1", c.name, c.v)
+		}
+	}
+	if f.k > f.m {
+		return cfg, fmt.Errorf("--k %d: must be at most m (--m %d)", f.k, f.m)
+	}
 	var err error
 	if cfg.TopK, err = projection.ParseTopKMode(f.topk); err != nil {
-		return cfg, err
+		return cfg, fmt.Errorf("--topk: %w", err)
 	}
 	if cfg.GCV, err = ridge.ParseGCVMethod(f.gcv); err != nil {
-		return cfg, err
+		return cfg, fmt.Errorf("--gcv: %w", err)
 	}
 	if cfg.Projection, err = projection.ParseMethod(f.proj); err != nil {
-		return cfg, err
+		return cfg, fmt.Errorf("--projection: %w", err)
+	}
+	if cfg.LambdaScale, err = flycl.ParseLambdaScale(f.lscale); err != nil {
+		return cfg, fmt.Errorf("--lambda-scale: %w", err)
+	}
+	if cfg.GCVScope, err = flycl.ParseGCVScope(f.scope); err != nil {
+		return cfg, fmt.Errorf("--gcv-scope: %w", err)
 	}
 	if cfg.Lambdas, err = parseFloats(f.lambdas); err != nil {
-		return cfg, fmt.Errorf("--lambdas: %w", err)
+		return cfg, fmt.Errorf("--lambdas %s: %w", f.lambdas, err)
+	}
+	if cfg.LambdaScale == flycl.LambdaRelative && f.fs != nil && !f.fs.Changed("lambdas") {
+		cfg.Lambdas = slices.Clone(flycl.DefaultRelativeLambdas)
+	}
+	for _, l := range cfg.Lambdas {
+		if !(l > 0) || math.IsInf(l, 0) {
+			return cfg, fmt.Errorf("--lambdas %s: %g is not a positive finite number", f.lambdas, l)
+		}
 	}
 	return cfg, nil
+}
+
+// checkDim checks the configuration against the feature dimension d.
+func checkDim(cfg flycl.Config, d int) error {
+	if cfg.P > d {
+		return fmt.Errorf("--p %d: W cannot have more non-zeros per row than the features have dimensions (d=%d); give --p at most %d (the paper keeps p/d ≈ 0.4: --p %d for d=%d)",
+			cfg.P, d, d, max(1, int(math.Round(0.39*float64(d)))), d)
+	}
+	return nil
+}
+
+// formatFloats writes a grid as the --lambdas flag takes it (1e6, not 1e+06).
+func formatFloats(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		s := strconv.FormatFloat(x, 'g', -1, 64)
+		s = strings.Replace(s, "e+0", "e", 1)
+		parts[i] = strings.Replace(s, "e+", "e", 1)
+	}
+	return strings.Join(parts, ",")
+}
+
+// check validates the protocol and method flags; every error quotes the
+// value given.
+func (f *runFlags) check(fs *pflag.FlagSet) error {
+	if f.tasks < 1 {
+		return fmt.Errorf("--tasks %d: must be at least 1", f.tasks)
+	}
+	if fs.Changed("init") || fs.Changed("increment") {
+		if !fs.Changed("init") || !fs.Changed("increment") {
+			return fmt.Errorf("--init and --increment go together (--init %d --increment %d)", f.init, f.inc)
+		}
+		if f.init < 1 {
+			return fmt.Errorf("--init %d: must be at least 1", f.init)
+		}
+		if f.inc < 1 {
+			return fmt.Errorf("--increment %d: must be at least 1", f.inc)
+		}
+	}
+	if f.trainPerClass < 0 {
+		return fmt.Errorf("--train-per-class %d: must be at least 1 (or 0 for all)", f.trainPerClass)
+	}
+	if f.hebbianPasses < 1 {
+		return fmt.Errorf("--hebbian-passes %d: must be at least 1", f.hebbianPasses)
+	}
+	if f.onlineBatch < 1 {
+		return fmt.Errorf("--online-batch %d: must be at least 1", f.onlineBatch)
+	}
+	if f.onlineLambda < 0 || math.IsNaN(f.onlineLambda) || math.IsInf(f.onlineLambda, 0) {
+		return fmt.Errorf("--online-lambda %g: must be a positive number (or 0 for GCV on every mini-batch)", f.onlineLambda)
+	}
+	return nil
 }
 
 func (f *runFlags) protocol(classes int) (experiment.Protocol, error) {
@@ -239,6 +349,14 @@ top-1 over all seen test samples is reported alongside.`,
 			if err := applyConfig(cmd.Flags(), f.config); err != nil {
 				return err
 			}
+			opts, err := f.options(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			ms, err := methods.Parse(f.methods, opts)
+			if err != nil {
+				return err
+			}
 			if err := checkOut(f.out); err != nil {
 				return err
 			}
@@ -246,19 +364,7 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := f.flyclConfig()
-			if err != nil {
-				return err
-			}
-			opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda, HebbianPasses: f.hebbianPasses}
-			if f.wFile != "" {
-				if opts.W, err = modelfile.ImportProjection(f.wFile); err != nil {
-					return err
-				}
-				opts.FlyCL.M, opts.FlyCL.P = opts.W.M, opts.W.P
-			}
-			ms, err := methods.Parse(f.methods, opts)
-			if err != nil {
+			if err := checkDim(opts.FlyCL, train.D); err != nil {
 				return err
 			}
 			p, err := f.protocol(len(train.Classes()))
@@ -318,9 +424,7 @@ top-1 over all seen test samples is reported alongside.`,
 // prototypeStages computes the prototype correlations of the first 10
 // classes (in arrival order) with the trained model of a run.
 func prototypeStages(cmd *cobra.Command, model *flycl.Model, train *features.Set, run *experiment.Run, p experiment.Protocol) (*analysis.Stages, error) {
-	if p.TrainPerClass > 0 {
-		train = train.FirstPerClass(p.TrainPerClass)
-	}
+	train = p.TrainSet(train)
 	classes := run.ClassOrder[:min(10, len(run.ClassOrder))]
 	x, y, _ := train.Subset(classes)
 	return analysis.PrototypeCorrelations(cmd.Context(), model, x, y, classes)

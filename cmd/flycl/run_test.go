@@ -5,9 +5,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/features"
 )
 
@@ -121,6 +126,86 @@ func TestRunEndToEnd(t *testing.T) {
 		c.SetArgs(append(args, "--quiet", "--out", out))
 		if err := c.ExecuteContext(context.Background()); err == nil {
 			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+// TestFlagErrors: a flag given a value it cannot take is an error that
+// quotes the value given (never the default, never silently replaced),
+// before any data is read or anything is written (issue 11 §4).
+func TestFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	tr, te := filepath.Join(dir, "tr.npz"), filepath.Join(dir, "te.npz")
+	writeBlobs(t, tr, 1, 30) // d = 6
+	writeBlobs(t, te, 2, 10)
+	blocked := filepath.Join(dir, "file")
+	os.WriteFile(blocked, nil, 0o644)
+	data := []string{"--train", tr, "--test", te, "--m", "300", "--k", "90", "--p", "3"}
+	for _, tc := range []struct {
+		args []string
+		want []string // all in the error
+		not  string   // a default that must not be quoted
+	}{
+		{[]string{"--tasks", "0"}, []string{"--tasks 0"}, ""},
+		{[]string{"--tasks", "-3"}, []string{"--tasks -3"}, ""},
+		{[]string{"--m", "0"}, []string{"--m 0"}, "10000"},
+		{[]string{"--k", "0"}, []string{"--k 0"}, "3000"},
+		{[]string{"--p", "0"}, []string{"--p 0"}, "300"},
+		{[]string{"--k", "301"}, []string{"--k 301", "--m 300"}, "3000"},
+		{[]string{"--init", "2", "--increment", "0"}, []string{"--increment 0"}, ""},
+		{[]string{"--init", "0", "--increment", "1"}, []string{"--init 0"}, ""},
+		{[]string{"--init", "2"}, []string{"--init", "--increment"}, ""},
+		{[]string{"--train-per-class", "-5"}, []string{"--train-per-class -5"}, ""},
+		{[]string{"--online-batch", "-1"}, []string{"--online-batch -1"}, "1000"},
+		{[]string{"--online-lambda", "-2"}, []string{"--online-lambda -2"}, ""},
+		{[]string{"--lambdas", "1,0"}, []string{"--lambdas 1,0"}, ""},
+		{[]string{"--lambdas", "1,x"}, []string{`"x"`}, ""},
+		{[]string{"--p", "7"}, []string{"--p 7", "d=6", "at most 6"}, "300"},
+		{[]string{"--out", filepath.Join(blocked, "sub")}, []string{"--out", blocked}, ""},
+	} {
+		c := runCmd()
+		c.SetArgs(append(append(append([]string{}, data...), tc.args...), "--quiet", "--methods", "flycl"))
+		if !slices.Contains(tc.args, "--out") {
+			c.SetArgs(append(append(append([]string{}, data...), tc.args...), "--quiet", "--methods", "flycl", "--out", filepath.Join(dir, "out")))
+		}
+		err := c.ExecuteContext(context.Background())
+		if err == nil {
+			t.Errorf("%v: no error", tc.args)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %q does not say %q", tc.args, err, w)
+			}
+		}
+		if tc.not != "" && strings.Contains(err.Error(), tc.not) {
+			t.Errorf("%v: error %q quotes the default %s", tc.args, err, tc.not)
+		}
+	}
+	// the output folder is checked before anything is computed
+	if _, err := os.Stat(filepath.Join(dir, "out", "result.json")); err == nil {
+		t.Error("a failed run wrote result.json")
+	}
+}
+
+// TestDefaultsFromOneSource: the flags' defaults are flycl.DefaultConfig.
+func TestDefaultsFromOneSource(t *testing.T) {
+	var f modelFlags
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	f.register(fs)
+	cfg, err := f.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := flycl.DefaultConfig()
+	if cfg.M != d.M || cfg.P != d.P || cfg.K != d.K || cfg.Seed != d.Seed || !slices.Equal(cfg.Lambdas, d.Lambdas) ||
+		cfg.TopK != d.TopK || cfg.GCV != d.GCV || cfg.Projection != d.Projection {
+		t.Errorf("flag defaults %+v, flycl.DefaultConfig %+v", cfg, d)
+	}
+	ew := exportWCmd()
+	for name, want := range map[string]int{"m": d.M, "p": d.P} {
+		if got := ew.Flags().Lookup(name).DefValue; got != strconv.Itoa(want) {
+			t.Errorf("export-w --%s default %s, want %d", name, got, want)
 		}
 	}
 }

@@ -3,15 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/experiment"
-	"github.com/flycl/flycl/methods"
-	"github.com/flycl/flycl/report"
+	"github.com/flycl/flycl/sweep"
 )
 
 func sweepCmd() *cobra.Command {
@@ -26,6 +24,21 @@ func sweepCmd() *cobra.Command {
 			if err := applyConfig(cmd.Flags(), f.config); err != nil {
 				return err
 			}
+			opts, err := f.options(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			var vs []int
+			for _, s := range strings.Split(values, ",") {
+				v, err := strconv.Atoi(strings.TrimSpace(s))
+				if err != nil {
+					return fmt.Errorf("--values %s: %q is not an integer", values, s)
+				}
+				if _, err := sweep.With(opts.FlyCL, param, v); err != nil {
+					return fmt.Errorf("--param %s --values %s: %w", param, values, err)
+				}
+				vs = append(vs, v)
+			}
 			if err := checkOut(f.out); err != nil {
 				return err
 			}
@@ -33,69 +46,30 @@ func sweepCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, v := range vs {
+				cfg, _ := sweep.With(opts.FlyCL, param, v)
+				if err := checkDim(cfg, train.D); err != nil {
+					return err
+				}
+			}
 			p, err := f.protocol(len(train.Classes()))
 			if err != nil {
 				return err
 			}
-			var xs []float64
-			var sums []report.Summary
-			var rows []report.SweepRow
-			for _, vs := range strings.Split(values, ",") {
-				v, err := strconv.Atoi(strings.TrimSpace(vs))
-				if err != nil {
-					return fmt.Errorf("--values: %q is not an integer", vs)
-				}
-				cfg, err := f.flyclConfig()
-				if err != nil {
-					return err
-				}
-				switch param {
-				case "m":
-					cfg.M = v
-				case "p":
-					cfg.P = v
-				case "k":
-					cfg.K = v
-				default:
-					return fmt.Errorf("--param %q: want m, p or k", param)
-				}
-				if cfg.K > cfg.M {
-					cfg.K = cfg.M
-				}
-				ms, err := methods.Parse("flycl", methods.Options{FlyCL: cfg})
-				if err != nil {
-					return err
-				}
-				ms[0].Name = fmt.Sprintf("Fly-CL %s=%d", param, v)
-				res, err := experiment.Execute(cmd.Context(), train, test, ms, p, experiment.Hooks{Progress: runProgress(f.quiet), Warn: warner(f.quiet)})
-				if err != nil {
-					return err
-				}
-				s := report.Summarize(res)[0]
-				xs, sums = append(xs, float64(v)), append(sums, s)
-				rows = append(rows, report.SweepRow{M: cfg.M, P: cfg.P, K: cfg.K, Summary: s, Warnings: len(res.Warnings())})
-			}
-			if err := os.MkdirAll(f.out, 0o755); err != nil {
-				return err
-			}
-			var b strings.Builder
-			if err := report.SweepTable(&b, param, desc, rows); err != nil {
+			pts, err := sweep.Run(cmd.Context(), train, test, opts, param, vs, p, experiment.Hooks{Progress: runProgress(f.quiet), Warn: warner(f.quiet)})
+			if err != nil {
 				return err
 			}
 			if !f.quiet {
-				fmt.Print(b.String())
+				if err := sweep.Table(os.Stdout, param, desc, pts); err != nil {
+					return err
+				}
 			}
-			if err := report.WriteText(filepath.Join(f.out, "sweep_"+param+".md"), b.String()); err != nil {
-				return err
-			}
-			if err := report.WriteJSON(filepath.Join(f.out, "sweep_"+param+".json"), sums); err != nil {
-				return err
-			}
-			return report.Sweep(filepath.Join(f.out, "sweep_"+param+".png"), param, xs, sums)
+			return sweep.Save(f.out, param, desc, pts)
 		},
 	}
 	f.register(c)
-	c.Flags().StringVar(&param, "param", "k", "parameter to sweep: m, p or k")
+	c.Flags().StringVar(&param, "param", "k", "parameter to sweep: "+strings.Join(sweep.Params, ", "))
 	c.Flags().StringVar(&values, "values", "", "comma-separated values")
 	c.Flags().Lookup("out").DefValue = "out/sweep"
 	f.out = "out/sweep"

@@ -1,4 +1,3 @@
-// Package parallel splits loops over the CPUs.
 package parallel
 
 import (

@@ -1,4 +1,3 @@
-// Package procmem reads this process's memory use from /proc on Linux.
 package procmem
 
 import (

@@ -1,0 +1,25 @@
+package analysis
+
+// CenterRows subtracts the column means of the n×d row-major matrix x, in
+// place (in float64, so the means of large sets stay exact enough).
+func CenterRows(x []float32, d int) {
+	n := len(x) / d
+	if n == 0 {
+		return
+	}
+	mean := make([]float64, d)
+	for i := 0; i < n; i++ {
+		for j, v := range x[i*d : (i+1)*d] {
+			mean[j] += float64(v)
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	for i := 0; i < n; i++ {
+		row := x[i*d : (i+1)*d]
+		for j := range row {
+			row[j] = float32(float64(row[j]) - mean[j])
+		}
+	}
+}

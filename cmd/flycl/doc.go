@@ -1,0 +1,13 @@
+// Command flycl is Fly-CL's one binary. It runs class-incremental learning
+// experiments (extract backbone features; run the protocol for methods ×
+// seeds; sweep, heatmap, report), keeps and uses model files (learn,
+// predict, forget, classes, info --model), and serves them over HTTP
+// (serve). Run "flycl help" for the subcommands and "flycl help
+// environment" for the settings it reads from the environment.
+//
+// The package is thin: each command parses its flags, checks them (an
+// error quotes the value given), resolves paths in one place (env.go: the
+// flag, then a FLYCL_* environment variable, then a documented default)
+// and calls the library packages with explicit inputs. Every command is
+// one line of the commands list in main.go. See docs/ARCHITECTURE.md.
+package main

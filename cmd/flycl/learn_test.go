@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flycl/flycl/features"
+)
+
+// blobs writes a labelled feature file: perClass samples of each named
+// class around a mean fixed by the name.
+func blobs(t *testing.T, path string, seed uint64, d, perClass int, names ...string) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 1))
+	s := &features.Set{D: d, ClassNames: names}
+	for c, name := range names {
+		mr := rand.New(rand.NewPCG(uint64(name[0])*7919+uint64(name[1]), 2))
+		mean := make([]float64, d)
+		for j := range mean {
+			mean[j] = 4 * mr.NormFloat64()
+		}
+		for i := 0; i < perClass; i++ {
+			for j := 0; j < d; j++ {
+				s.X = append(s.X, float32(mean[j]+r.NormFloat64()))
+			}
+			s.Labels = append(s.Labels, c)
+			s.N++
+		}
+	}
+	if err := features.Save(path, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runCLI runs the command line and returns its standard output.
+func runCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	root := newRoot()
+	root.SetArgs(args)
+	err = root.Execute()
+	w.Close()
+	os.Stdout = old
+	return string(<-done), err
+}
+
+// TestModelCommands drives learn, predict, forget, classes and info on
+// feature files: creating and extending a model, refusing mismatched
+// input without touching the file, exact forgetting equal to never
+// learning the class, and dropping a column.
+func TestModelCommands(t *testing.T) {
+	dir := t.TempDir()
+	train, test, owl, narrow := filepath.Join(dir, "train.npz"), filepath.Join(dir, "test.npz"), filepath.Join(dir, "owl.npz"), filepath.Join(dir, "narrow.npz")
+	blobs(t, train, 1, 6, 20, "cat", "dog", "fox")
+	blobs(t, test, 2, 6, 10, "cat", "dog", "fox")
+	blobs(t, owl, 3, 6, 15, "owl")
+	blobs(t, narrow, 4, 5, 5, "cat")
+	model, ref := filepath.Join(dir, "m.flycl"), filepath.Join(dir, "ref.flycl")
+	cfg := []string{"--m", "200", "--p", "3", "--k", "60", "--lambdas", "0.1,1,10,100"}
+
+	out, err := runCLI(t, append([]string{"learn", "--model", model, "--features", train}, cfg...)...)
+	if err != nil || !strings.Contains(out, "classes added (3): cat, dog, fox") || !strings.Contains(out, "version 1, 3 classes, 60 samples") {
+		t.Fatalf("learn: %v\n%s", err, out)
+	}
+	if _, err := runCLI(t, append([]string{"learn", "--model", ref, "--features", train}, cfg...)...); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runCLI(t, "learn", "--model", model, "--features", owl)
+	if err != nil || !strings.Contains(out, "classes added (1): owl") || !strings.Contains(out, "version 2, 4 classes, 75 samples") {
+		t.Fatalf("learn owl: %v\n%s", err, out)
+	}
+	// Refused input leaves the file untouched.
+	before, _ := os.ReadFile(model)
+	for _, bad := range [][]string{
+		{"learn", "--model", model, "--features", narrow},
+		{"learn", "--model", model, "--features", owl, "--m", "300"},
+		{"learn", "--model", model, "--features", owl, "--lambdas", "1,2"},
+		{"learn", "--model", model, "--features", train, "--class-names", "a,b"},
+	} {
+		if _, err := runCLI(t, bad...); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+		if after, _ := os.ReadFile(model); !bytes.Equal(before, after) {
+			t.Fatalf("%v changed the model file", bad)
+		}
+	}
+
+	type result struct {
+		Predictions []struct {
+			Truth string
+			Top   []struct {
+				Name  string
+				Score float32
+			}
+		}
+		Accuracy struct {
+			Accuracy  float64
+			Evaluated int
+		}
+	}
+	predict := func(path string) result {
+		out, err := runCLI(t, "predict", "--model", path, "--features", test, "--format", "json", "--top", "2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r result
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return r
+	}
+	r := predict(model)
+	if len(r.Predictions) != 30 || len(r.Predictions[0].Top) != 2 || r.Accuracy.Evaluated != 30 || r.Accuracy.Accuracy < 0.9 {
+		t.Fatalf("predict: %d predictions, accuracy %+v", len(r.Predictions), r.Accuracy)
+	}
+
+	out, err = runCLI(t, "forget", "--model", model, "--class", "owl", "--features", owl)
+	if err != nil || !strings.Contains(out, `forgot "owl" exactly: subtracted its 15 samples`) {
+		t.Fatalf("forget owl: %v\n%s", err, out)
+	}
+	got, want := predict(model), predict(ref)
+	for i := range got.Predictions {
+		if got.Predictions[i].Top[0].Name != want.Predictions[i].Top[0].Name {
+			t.Fatalf("sample %d: forgotten model predicts %s, never-seen model %s", i, got.Predictions[i].Top[0].Name, want.Predictions[i].Top[0].Name)
+		}
+	}
+	out, err = runCLI(t, "forget", "--model", model, "--class", "cat")
+	if err != nil || !strings.Contains(out, "G still holds its 20 samples") {
+		t.Fatalf("drop cat: %v\n%s", err, out)
+	}
+	if _, err := runCLI(t, "forget", "--model", model, "--class", "cat"); err == nil {
+		t.Error("forgetting an absent class: no error")
+	}
+	out, err = runCLI(t, "classes", "--model", model)
+	if err != nil || strings.Contains(out, "cat") || !strings.Contains(out, "dog   1      20") {
+		t.Fatalf("classes: %v\n%s", err, out)
+	}
+	// Online: mini-batches of 7 with a fixed λ give the classifier of one
+	// task with that λ (flycl.TestOnlineEqualsBatch); here the steps and
+	// the classes are what the command reports.
+	online := filepath.Join(dir, "online.flycl")
+	out, err = runCLI(t, append([]string{"learn", "--model", online, "--features", train, "--online", "--online-batch", "7", "--lambda", "10"}, cfg...)...)
+	if err != nil || !strings.Contains(out, "in 9 step(s)") || !strings.Contains(out, "lambda 10 (fixed)") {
+		t.Fatalf("online: %v\n%s", err, out)
+	}
+	if _, err := runCLI(t, "learn", "--model", online, "--features", owl, "--online-batch", "7"); err == nil {
+		t.Error("--online-batch without --online: no error")
+	}
+
+	out, err = runCLI(t, "info", "--model", model)
+	if err != nil || !strings.Contains(out, "version       4") || !strings.Contains(out, "d=6 m=200 p=3 k=60") || !strings.Contains(out, "forget") {
+		t.Fatalf("info: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,2 @@
+// Package parallel splits loops over the CPUs.
+package parallel

@@ -1,0 +1,139 @@
+package flycl
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+)
+
+// ncmAccuracy is the nearest-class-mean accuracy in float64: an independent
+// method that does not care about the features' scale.
+func ncmAccuracy(xtr []float32, ytr []int, xte []float32, yte []int, d int) float64 {
+	sums, counts := map[int][]float64{}, map[int]float64{}
+	for i, y := range ytr {
+		if sums[y] == nil {
+			sums[y] = make([]float64, d)
+		}
+		for j := 0; j < d; j++ {
+			sums[y][j] += float64(xtr[i*d+j])
+		}
+		counts[y]++
+	}
+	hit := 0
+	for i, y := range yte {
+		best, arg := math.Inf(1), -1
+		for c, s := range sums {
+			var dist float64
+			for j := 0; j < d; j++ {
+				v := float64(xte[i*d+j]) - s[j]/counts[c]
+				dist += v * v
+			}
+			if dist < best {
+				best, arg = dist, c
+			}
+		}
+		if arg == y {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(yte))
+}
+
+// With a relative λ grid, features of any scale (even 1e20, whose Gram
+// matrix overflows float32, or 1e-30, whose Gram matrix underflows) are
+// learned as well as the nearest class mean learns them, over two tasks,
+// with no λ at a grid edge; the absolute grid gives chance there.
+func TestRelativeLambdaRecoversScaledFeatures(t *testing.T) {
+	const d = 32
+	for _, scale := range []float64{1e20, 1e-30, 1e6, 1} {
+		xtr, ytr := scaledBlobs(1, 4, 50, d, scale)
+		xte, yte := scaledBlobs(2, 4, 50, d, scale)
+		ncm := ncmAccuracy(xtr, ytr, xte, yte, d)
+		m, err := New(Config{M: 2000, P: 10, K: 200, LambdaScale: LambdaRelative}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		half := len(ytr) / 2 * d // classes 0,1 then 2,3
+		for task, r := range [][2]int{{0, half}, {half, len(xtr)}} {
+			rec, err := m.LearnTask(context.Background(), xtr[r[0]:r[1]], ytr[r[0]/d:r[1]/d])
+			if err != nil {
+				t.Fatalf("scale %g task %d: %v", scale, task+1, err)
+			}
+			if is := rec.LambdaIssue(); is == LambdaNotFinite || is == LambdaFlat {
+				t.Errorf("scale %g task %d: λ issue %q (GCV %v)", scale, task+1, is, rec.GCV)
+			}
+		}
+		acc, err := m.Accuracy(context.Background(), xte, yte)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if acc < ncm-0.03 {
+			t.Errorf("scale %g: accuracy %.3f, nearest class mean %.3f", scale, acc, ncm)
+		}
+		if s := m.InputScale(); s*scale < 0.01 || s*scale > 100 {
+			t.Errorf("scale %g: input scale %g does not bring the features near 1", scale, s)
+		}
+	}
+}
+
+// Multiplying the features by a power of two changes nothing with a
+// relative grid: the same λ relative to the data, bit-identical scores.
+func TestRelativeLambdaIsScaleInvariant(t *testing.T) {
+	const d = 16
+	x, y := scaledBlobs(3, 3, 40, d, 1)
+	xs := make([]float32, len(x))
+	for i, v := range x {
+		xs[i] = v * 0x1p40
+	}
+	run := func(x []float32) ([]float32, TaskRecord) {
+		m, err := New(Config{M: 500, P: 5, K: 50, LambdaScale: LambdaRelative}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := m.LearnTask(context.Background(), x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := m.Scores(context.Background(), x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, rec
+	}
+	s1, r1 := run(x)
+	s2, r2 := run(xs)
+	if !slices.Equal(s1, s2) || r1.Lambda != r2.Lambda || !slices.Equal(r1.GCV, r2.GCV) {
+		t.Errorf("scaled by 2^40: λ %g vs %g, scores equal %v", r1.Lambda, r2.Lambda, slices.Equal(s1, s2))
+	}
+	// The snapshot's predictor scales its inputs too.
+	m, _ := New(Config{M: 500, P: 5, K: 50, LambdaScale: LambdaRelative}, d)
+	m.LearnTask(context.Background(), xs, y)
+	ps, err := m.Snapshot().Predictor().Scores(context.Background(), xs)
+	if err != nil || !slices.Equal(ps, s2) {
+		t.Errorf("predictor scores differ from the model's (%v)", err)
+	}
+}
+
+func TestLambdaScaleParseAndDefaults(t *testing.T) {
+	for _, s := range []string{"absolute", "relative"} {
+		v, err := ParseLambdaScale(s)
+		if err != nil || v.String() != s {
+			t.Errorf("%s: %v %v", s, v, err)
+		}
+	}
+	if _, err := ParseLambdaScale("Relative"); err == nil {
+		t.Error("bad scale: no error")
+	}
+	if c := (Config{LambdaScale: LambdaRelative}).withDefaults(); !slices.Equal(c.Lambdas, DefaultRelativeLambdas) {
+		t.Errorf("relative default grid %v", c.Lambdas)
+	}
+	if c := (Config{}).withDefaults(); !slices.Equal(c.Lambdas, DefaultLambdas) {
+		t.Errorf("absolute default grid %v", c.Lambdas)
+	}
+	for s, ok := range map[float64]bool{0: true, 1: true, 0x1p-70: true, 0.75: false, -2: false, math.Inf(1): false} {
+		if validInputScale(s) != ok {
+			t.Errorf("validInputScale(%g) = %v", s, !ok)
+		}
+	}
+}

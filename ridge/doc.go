@@ -1,0 +1,9 @@
+// Package ridge provides Fly-CL's streaming ridge-regression classifier:
+// the running statistics G = Σ Hᵀ H and S = Σ Hᵀ Y, the exact
+// generalised cross-validation (GCV) score of a task for a grid of ridge
+// parameters, and the Cholesky solve C = (G + λI)⁻¹ S.
+//
+// Everything is float32 like the reference implementation; the sums that
+// decide GCV are accumulated in float64, and the formulas avoid the
+// cancellations (1 - df/n, Y - Ŷ) that make a naive float32 GCV inaccurate.
+package ridge

@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps ort build test fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones demo gcv-scope results clean
+.PHONY: all deps ort build test beam-test fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones demo results clean
 
 all: build
 
@@ -39,6 +39,14 @@ test: deps ort
 	$(GO) vet -tags noopenblas,noturbojpeg ./...
 	$(GO) test -race -count=1 -skip TestBrowser ./server
 	$(MAKE) fuzz-smoke
+	$(MAKE) beam-test
+
+# The Apache Beam pipeline (its own Go module, beam/): vet, and learn 400
+# CIFAR-10 images on the in-process prism runner against the single-process
+# result, plus failure injection (docs/SCALE.md).
+beam-test: ort
+	cd beam && $(GO) vet ./... && $(GO) test -count=1 ./... && \
+		$(GO) test -run '^$$' -fuzz '^FuzzDecodePartial$$' -fuzztime 100x ./pipeline
 
 # Every fuzz target (func FuzzXxx: every reader of outside bytes), one
 # after another for FUZZTIME each; scripts/fuzz finds them.
@@ -58,6 +66,7 @@ fuzz-smoke:
 # (--gcv-scope all). GCV_M/GCV_K shrink the expansion (default the paper's).
 GCV_M ?= 10000
 GCV_K ?= 3000
+.PHONY: gcv-scope
 gcv-scope: build
 	for s in task all; do ./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995,1996,1997 \
 		--train-per-class 1000 --methods flycl --m $(GCV_M) --k $(GCV_K) --gcv-scope $$s \

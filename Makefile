@@ -37,7 +37,7 @@ test: deps ort
 	OPENBLAS_NUM_THREADS=1 $(GO) test -count=1 $(NUMERIC)
 	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio .
 	$(GO) vet -tags noopenblas,noturbojpeg ./...
-	$(GO) test -race -count=1 ./server
+	$(GO) test -race -count=1 -skip TestBrowser ./server
 	$(MAKE) fuzz-smoke
 
 # Every fuzz target (func FuzzXxx: every reader of outside bytes), one

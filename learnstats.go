@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/flycl/flycl/projection"
@@ -59,9 +60,41 @@ func (s *GCVScope) UnmarshalText(b []byte) error {
 // statsChunk is the number of samples TaskStats expands per call.
 const statsChunk = 256
 
+// statsGrid is the grid for a task given by its statistics:
+// Config.Lambdas, times the mean diagonal of the Gram matrix GCV works on
+// with LambdaRelative.
+func (m *Model) statsGrid(st *ridge.Stats) []float64 {
+	g := slices.Clone(m.cfg.Lambdas)
+	if m.cfg.LambdaScale != LambdaRelative {
+		return g
+	}
+	var tr float64
+	for i := 0; i < st.M; i++ {
+		tr += st.G[i*(i+1)/2+i]
+	}
+	if m.cfg.GCVScope == GCVAll {
+		for i := 0; i < m.cfg.M; i++ {
+			tr += float64(m.acc.G(i, i))
+		}
+	}
+	// Rounded to float32, so that statistics summed from different shards
+	// (equal up to float64 rounding) give the same grid.
+	scale := float64(float32(tr / float64(m.cfg.M)))
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		return g
+	}
+	for i := range g {
+		g[i] *= scale
+	}
+	return g
+}
+
 // TaskStats expands the n×d features x with the model's W and top-k and
 // returns their statistics (G, S and class counts, in float64), without
-// learning them: what one worker computes from its shard of a task. The
+// learning them: what one worker computes from its shard of a task.
+// Inputs are multiplied by the model's InputScale, as LearnTask does (with
+// LambdaRelative, a model that has learned nothing yet uses 1, and
+// LearnStats then fixes it at 1). The
 // statistics of the shards of a task, merged (ridge.Stats.Merge) and given
 // to LearnStats, teach the model the task exactly as the statistics of the
 // whole task would. Codes are expanded in chunks of samples, so memory stays
@@ -88,7 +121,7 @@ func (m *Model) TaskStats(ctx context.Context, x []float32, labels []int) (*ridg
 	for lo := 0; lo < n; lo += statsChunk {
 		hi := min(n, lo+statsChunk)
 		h := buf[:(hi-lo)*m.cfg.M]
-		if err := m.w.Apply(ctx, projection.Sparse, x[lo*m.d:hi*m.d], hi-lo, h); err != nil {
+		if err := m.w.Apply(ctx, projection.Sparse, m.scaleInput(x[lo*m.d:hi*m.d]), hi-lo, h); err != nil {
 			return nil, fmt.Errorf("flycl: %w", err)
 		}
 		projection.TopK(h, hi-lo, m.cfg.M, m.cfg.K, m.cfg.TopK)
@@ -127,21 +160,23 @@ func (m *Model) LearnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 	}
 	rec := TaskRecord{Samples: st.N, NewClasses: fresh}
 	var stages Stages
+	grid := m.solveGrid()
 	if lambda == 0 {
 		t := time.Now()
 		var scores []float64
 		var err error
+		grid = m.statsGrid(st)
 		if m.cfg.GCVScope == GCVAll {
-			scores, err = m.acc.GCVAllWithStats(ctx, st, idx, m.cfg.Lambdas)
+			scores, err = m.acc.GCVAllWithStats(ctx, st, idx, grid)
 		} else {
-			scores, err = st.GCV(ctx, m.cfg.Lambdas)
+			scores, err = st.GCV(ctx, grid)
 		}
 		if err != nil {
 			rollback()
 			return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 		}
-		rec.GCV, rec.GCVScope = scores, m.cfg.GCVScope
-		lambda = m.cfg.Lambdas[ridge.BestLambda(scores)]
+		rec.GCV, rec.Grid, rec.GCVScope = scores, grid, m.cfg.GCVScope
+		lambda = grid[ridge.BestLambda(scores)]
 		stages.GCV = time.Since(t)
 	}
 	rec.Lambda = lambda
@@ -168,6 +203,9 @@ func (m *Model) LearnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 		rec.Lambda = used
 	}
 	rec.Stages = stages
+	if m.cfg.LambdaScale == LambdaRelative && m.inScale == 0 {
+		m.inScale = 1 // the statistics were computed from unscaled inputs
+	}
 	m.hist = append(m.hist, rec)
 	m.version++
 	return rec, nil

@@ -70,6 +70,9 @@ type StatsConfig struct {
 	W        string `json:"w"`        // "seed" or "explicit"
 	WCRC     uint32 `json:"w_crc32c"` // fingerprint of W
 	TopK     string `json:"topk"`     // "signed" or "magnitude"
+	// InputScale is the power of two inputs are multiplied by before W
+	// (flycl.Model.InputScale: 1 unless the λ grid is relative).
+	InputScale float64 `json:"input_scale"`
 }
 
 // StatsConfigOf returns the statistics configuration of a model.
@@ -77,7 +80,7 @@ func StatsConfigOf(m *flycl.Model) StatsConfig {
 	cfg := m.Config()
 	w := m.Projection()
 	c := StatsConfig{InputDim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K, Seed: cfg.Seed,
-		W: "seed", WCRC: fingerprint(w), TopK: cfg.TopK.String()}
+		W: "seed", WCRC: fingerprint(w), TopK: cfg.TopK.String(), InputScale: m.InputScale()}
 	if w.Seed == nil {
 		c.W, c.Seed = "explicit", 0
 	}
@@ -177,6 +180,8 @@ func (f *StatsFile) check() error {
 		return fmt.Errorf("k=%d outside [1, m=%d]", c.K, c.M)
 	case c.W != "seed" && c.W != "explicit":
 		return fmt.Errorf("w=%q, want seed or explicit", c.W)
+	case !(c.InputScale > 0) || math.IsInf(c.InputScale, 0):
+		return fmt.Errorf("input scale %g is not a positive finite number", c.InputScale)
 	case f.Stats == nil:
 		return fmt.Errorf("no statistics")
 	case f.Stats.M != c.M:
@@ -456,7 +461,7 @@ func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 			continue
 		}
 		if p.Config != first.Config {
-			return nil, fmt.Errorf("modelfile: merge: part %d has configuration %+v, part 1 %+v (different W, top-k or dimensions: statistics of different expansions cannot be added)", i+1, p.Config, first.Config)
+			return nil, fmt.Errorf("modelfile: merge: part %d has configuration %+v, part 1 %+v (different W, top-k, input scale or dimensions: statistics of different expansions cannot be added)", i+1, p.Config, first.Config)
 		}
 		switch {
 		case (p.Pipeline == nil) != (first.Pipeline == nil):
@@ -557,7 +562,7 @@ func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 // transform.
 func (f *StatsFile) CheckModel(m *flycl.Model, p *Pipeline) error {
 	if mc := StatsConfigOf(m); mc != f.Config {
-		return fmt.Errorf("statistics configuration %+v, the model's %+v (different W, top-k or dimensions)", f.Config, mc)
+		return fmt.Errorf("statistics configuration %+v, the model's %+v (different W, top-k, input scale or dimensions)", f.Config, mc)
 	}
 	switch {
 	case p == nil && f.Pipeline != nil && len(m.Classes()) > 0:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -271,4 +272,36 @@ func FuzzDecodeStats(f *testing.F) {
 			t.Fatalf("re-encoded statistics do not decode: %v", err)
 		}
 	})
+}
+
+// TestGCVScopeSaved: a model that chooses λ on all samples keeps that
+// setting, and the scope of each step, through its file.
+func TestGCVScopeSaved(t *testing.T) {
+	const d = 20
+	cfg := statsCfg
+	cfg.GCVScope = flycl.GCVAll
+	m, _ := flycl.New(cfg, d)
+	x, y := statsData(4, 80, d, 3)
+	if _, err := m.LearnTask(context.Background(), x, y); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Encode(&b, &File{Snapshot: m.Snapshot()}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := f.Snapshot.State()
+	if st.Config.GCVScope != flycl.GCVAll || st.History[0].GCVScope != flycl.GCVAll {
+		t.Fatalf("scope after a round trip: config %v, step %v", st.Config.GCVScope, st.History[0].GCVScope)
+	}
+	// scores that are not finite (λ not determinable) come back as NaN
+	want, got := m.History()[0].GCV, st.History[0].GCV
+	for i := range want {
+		if want[i] != got[i] && !(math.IsInf(want[i], 1) && math.IsNaN(got[i])) {
+			t.Fatalf("GCV scores after a round trip: %v, want %v", got, want)
+		}
+	}
 }

@@ -23,6 +23,8 @@ var commands = []func() *cobra.Command{
 	benchCmd,
 	infoCmd,
 	learnCmd,
+	statsCmd,
+	mergeCmd,
 	predictCmd,
 	forgetCmd,
 	classesCmd,

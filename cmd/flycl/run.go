@@ -155,6 +155,7 @@ type modelFlags struct {
 	topk    string
 	lambdas string
 	gcv     string
+	scope   string
 	proj    string
 	lscale  string
 	fs      *pflag.FlagSet // to tell whether --lambdas was given
@@ -171,6 +172,7 @@ func (f *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.lscale, "lambda-scale", d.LambdaScale.String(), "absolute: --lambdas as given (the paper); relative: --lambdas times the mean diagonal of the Gram matrix GCV works on, for features of any scale (an option, measured in docs/RESULTS-FORMAT.md)")
 	f.fs = fs
 	fs.StringVar(&f.gcv, "gcv", d.GCV.String(), "GCV method: auto, dual, primal, eigen")
+	fs.StringVar(&f.scope, "gcv-scope", d.GCVScope.String(), "samples GCV scores λ on: task (the current task, as the paper) or all (everything learned so far, exactly from the accumulated statistics; one float64 m×m tridiagonal reduction per task)")
 	fs.StringVar(&f.proj, "projection", d.Projection.String(), "how W is applied: auto, dense, sparse")
 }
 
@@ -225,6 +227,9 @@ func (f *modelFlags) config() (flycl.Config, error) {
 	}
 	if cfg.LambdaScale, err = flycl.ParseLambdaScale(f.lscale); err != nil {
 		return cfg, fmt.Errorf("--lambda-scale: %w", err)
+	}
+	if cfg.GCVScope, err = flycl.ParseGCVScope(f.scope); err != nil {
+		return cfg, fmt.Errorf("--gcv-scope: %w", err)
 	}
 	if cfg.Lambdas, err = parseFloats(f.lambdas); err != nil {
 		return cfg, fmt.Errorf("--lambdas %s: %w", f.lambdas, err)

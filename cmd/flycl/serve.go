@@ -47,7 +47,7 @@ accepting connections, finishes the requests in flight and exits.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runServe(ctx, &f)
+			return runServe(ctx, cmd, &f)
 		},
 	}
 	fs := c.Flags()
@@ -57,6 +57,7 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token required to learn and forget")
 	fs.BoolVar(&f.authAll, "auth-all", false, "require the token for every request, not only changes")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it)")
 	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of a new model without --backbone")
 	fs.Int64Var(&f.limits.MaxBodyBytes, "max-body", f.limits.MaxBodyBytes, "request body limit in bytes")
@@ -73,7 +74,7 @@ accepting connections, finishes the requests in flight and exits.`,
 	return c
 }
 
-func runServe(ctx context.Context, f *serveFlags) error {
+func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if f.logFormat == "json" {
 		h = slog.NewJSONHandler(os.Stderr, nil)
@@ -126,6 +127,13 @@ func runServe(ctx context.Context, f *serveFlags) error {
 		}
 	}
 	if bb != nil {
+		lib, err := ortLibrary(cmd.Flags())
+		if err != nil {
+			return err
+		}
+		if err := backbone.Init(lib); err != nil {
+			return err
+		}
 		if err := be.SetPipeline(server.PipelineOf(spec, bb)); err != nil {
 			return err
 		}

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/server"
+)
+
+// buildFlycl builds this command into dir (once per test).
+func buildFlycl(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "flycl")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// syncBuf collects a process's log lines for failure messages.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) add(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(line + "\n")
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var servingRE = regexp.MustCompile(`addr=http://(127\.0\.0\.1:\d+)`)
+
+// startServe starts "flycl serve" on a free loopback port and returns the
+// process and its base URL once it is listening.
+func startServe(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuf) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	log := &syncBuf{}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			log.add(sc.Text())
+			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case addr := <-found:
+		return cmd, "http://" + addr, log
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("flycl serve did not start:\n%s", log)
+	}
+	return nil, "", nil
+}
+
+// learnOnce teaches one new class of 6 random feature vectors (d=16) and
+// reports whether the server acknowledged it.
+func learnOnce(client *http.Client, url, name string, r *rand.Rand) bool {
+	x := make([][]float32, 6)
+	for i := range x {
+		x[i] = make([]float32, 16)
+		for j := range x[i] {
+			x[i][j] = float32(r.NormFloat64())
+		}
+	}
+	b, _ := json.Marshal(server.Request{Features: x, Label: name})
+	resp, err := client.Post(url+"/v1/learn", "application/json", bytes.NewReader(b))
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode == http.StatusOK
+}
+
+// TestServeSurvivesKill9 starts the real binary, learns continuously from
+// two clients and kills the process with SIGKILL at random moments, 20
+// times. After every kill the model file must load, hold every learn that
+// was acknowledged, and the restarted server must serve it.
+func TestServeSurvivesKill9(t *testing.T) {
+	bin := buildFlycl(t)
+	model := filepath.Join(t.TempDir(), "cam.flycl")
+	args := []string{"--model", model, "--dim", "16", "--m", "1000", "--p", "8", "--k", "200", "--lambdas", "0.01,1,100"}
+	r := rand.New(rand.NewPCG(1, 2))
+	var acked []string
+	next := 0
+	deadline := time.Now().Add(3 * time.Minute)
+	for round := range 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("20 rounds did not finish in 3 minutes (reached %d)", round)
+		}
+		cmd, url, log := startServe(t, bin, args...)
+		// The restarted server serves every acknowledged class.
+		var cr server.ClassesResponse
+		if err := getJSON(url+"/v1/classes", &cr); err != nil {
+			t.Fatalf("round %d: classes after restart: %v\n%s", round, err, log)
+		}
+		served := map[string]bool{}
+		for _, c := range cr.Classes {
+			served[c.Name] = true
+		}
+		for _, n := range acked {
+			if !served[n] {
+				t.Fatalf("round %d: acknowledged class %s not served after restart", round, n)
+			}
+		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for w := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				client := &http.Client{Timeout: 30 * time.Second}
+				rr := rand.New(rand.NewPCG(uint64(round), uint64(w)))
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					mu.Lock()
+					name := fmt.Sprintf("c%d", next)
+					next++
+					mu.Unlock()
+					if !learnOnce(client, url, name, rr) {
+						return
+					}
+					mu.Lock()
+					acked = append(acked, name)
+					mu.Unlock()
+				}
+			}()
+		}
+		time.Sleep(time.Duration(100+r.IntN(1400)) * time.Millisecond)
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+		close(stop)
+		wg.Wait()
+
+		f, err := modelfile.Load(model)
+		if len(acked) == 0 && os.IsNotExist(errUnwrapAll(err)) {
+			continue // killed before the first learn was saved
+		}
+		if err != nil {
+			t.Fatalf("round %d: model file does not load after kill -9: %v", round, err)
+		}
+		names := f.Snapshot.Predictor().ClassNames()
+		for _, n := range acked {
+			if !slices.Contains(names, n) {
+				t.Fatalf("round %d: acknowledged class %s is not in the file (%d classes, %d acknowledged)", round, n, len(names), len(acked))
+			}
+		}
+		if v := f.Snapshot.Version(); v < uint64(len(acked)) {
+			t.Fatalf("round %d: file version %d < %d acknowledged learns", round, v, len(acked))
+		}
+	}
+	if len(acked) < 20 {
+		t.Fatalf("only %d learns acknowledged in 20 rounds", len(acked))
+	}
+	t.Logf("%d learns acknowledged over 20 kills", len(acked))
+}
+
+func errUnwrapAll(err error) error {
+	for err != nil {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		if n := u.Unwrap(); n != nil {
+			err = n
+		} else {
+			return err
+		}
+	}
+	return err
+}
+
+func getJSON(url string, out any) error {
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s: %d %s", url, resp.StatusCode, b)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// TestServeSIGTERM checks a graceful stop: SIGTERM while a learn is in
+// flight lets it finish (acknowledged and saved) and the process exits 0.
+func TestServeSIGTERM(t *testing.T) {
+	bin := buildFlycl(t)
+	model := filepath.Join(t.TempDir(), "cam.flycl")
+	cmd, url, log := startServe(t, bin, "--model", model, "--dim", "16", "--m", "2000", "--p", "8", "--k", "200")
+	r := rand.New(rand.NewPCG(3, 4))
+	if !learnOnce(http.DefaultClient, url, "first", r) {
+		t.Fatal("first learn failed")
+	}
+	done := make(chan bool, 1)
+	go func() { done <- learnOnce(http.DefaultClient, url, "second", r) }()
+	time.Sleep(5 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	ok := <-done
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, log)
+	}
+	f, err := modelfile.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := f.Snapshot.Predictor().ClassNames()
+	if !slices.Contains(names, "first") || (ok && !slices.Contains(names, "second")) {
+		t.Fatalf("classes %v after SIGTERM (second acknowledged: %v)", names, ok)
+	}
+}

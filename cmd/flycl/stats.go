@@ -1,0 +1,352 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/projection"
+)
+
+// parseShard parses "i/N" (0 <= i < N).
+func parseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n <= 0 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("--shard %q: want i/N with 0 <= i < N (for example 0/4)", s)
+	}
+	return i, n, nil
+}
+
+// shardView is samples [lo, hi) of a data set.
+type shardView struct {
+	dataset.Dataset
+	lo, hi int
+}
+
+func (v shardView) Len() int                          { return v.hi - v.lo }
+func (v shardView) Label(i int) int                   { return v.Dataset.Label(v.lo + i) }
+func (v shardView) Path(i int) string                 { return v.Dataset.Path(v.lo + i) }
+func (v shardView) Image(i int) (*imageio.RGB, error) { return v.Dataset.Image(v.lo + i) }
+
+// shardInput is one shard of labelled samples.
+type shardInput struct {
+	x          []float32
+	d          int
+	labels     []int
+	classNames []string // by label; nil: decimal numbers
+	keys       []string // sample identities
+	pipeline   *modelfile.Pipeline
+	source     string
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// loadShard reads shard i of n of the input: rows [i·N/n, (i+1)·N/n) of a
+// feature file or of raw MNIST pixels, or the images of that range of a
+// data set through the backbone (only the shard is extracted).
+func loadShard(cmd *cobra.Command, in *inputFlags, mp *modelfile.Pipeline, trained bool, i, n int) (*shardInput, error) {
+	if (in.data == "") == (in.features == "") {
+		return nil, fmt.Errorf("give exactly one of --data KIND:PATH (or mnist / fashion-mnist pixels) or --features FILE.npz")
+	}
+	rows := func(total int) (int, int) { return i * total / n, (i + 1) * total / n }
+	slice := func(s *features.Set, source, keyBase string) *shardInput {
+		lo, hi := rows(s.N)
+		out := &shardInput{x: s.X[lo*s.D : hi*s.D], d: s.D, labels: s.Labels[lo:hi], classNames: s.ClassNames, source: source}
+		for k := lo; k < hi; k++ {
+			out.keys = append(out.keys, keyBase+"#"+strconv.Itoa(k))
+		}
+		return out
+	}
+	if in.features != "" {
+		s, err := features.Load(in.features)
+		if err != nil {
+			return nil, err
+		}
+		if in.classNames != "" {
+			s.ClassNames = strings.Split(in.classNames, ",")
+		}
+		sum, err := fileSHA256(in.features)
+		if err != nil {
+			return nil, err
+		}
+		// sample identity: the file's content and the row
+		return slice(s, "features sha256:"+sum, "features sha256:"+sum), nil
+	}
+	spec, err := (&dataFlags{data: in.data}).spec()
+	if err != nil {
+		return nil, err
+	}
+	if spec.Grey() && in.ext.backbone == "" && mp == nil {
+		s, err := spec.Pixels(in.split)
+		if err != nil {
+			return nil, err
+		}
+		key, err := spec.Key(in.split)
+		if err != nil {
+			return nil, err
+		}
+		return slice(s, "pixels "+key, "pixels "+key), nil
+	}
+	e, err := in.extractor(cmd, mp, trained)
+	if err != nil {
+		return nil, err
+	}
+	ds, key, err := deploy.OpenData(spec, in.split)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := rows(ds.Len())
+	view := shardView{Dataset: ds, lo: lo, hi: hi}
+	s, _, err := e.Dataset(cmd.Context(), view, fmt.Sprintf("%s#rows%d-%d", key, lo, hi))
+	if err != nil {
+		return nil, err
+	}
+	out := &shardInput{x: s.X, d: s.D, labels: s.Labels, classNames: ds.Classes(), pipeline: e.Pipeline(), source: key}
+	for k := lo; k < hi; k++ {
+		out.keys = append(out.keys, key+"#"+ds.Path(k))
+	}
+	return out, nil
+}
+
+func statsCmd() *cobra.Command {
+	var in inputFlags
+	var mf modelFlags
+	var model, wFile, shard, out string
+	c := &cobra.Command{
+		Use:   "stats (--data SPEC | --features F.npz) --shard i/N --out part-i.stats [--model M.flycl | --m --p --k --w-seed --topk]",
+		Short: "Compute the statistics of one shard of a task (for flycl merge, on any number of machines)",
+		Long: `Computes, for shard i of N of the input (rows [i·n/N, (i+1)·n/N)), the exact
+statistics Fly-CL learns from: G = Σ hᵀh (lower triangle) and S = Σ hᵀy in float64,
+per-class counts and names, the sample identities, the configuration, W's
+fingerprint and the backbone identity. Shards computed anywhere add up exactly:
+"flycl merge part-*.stats --model M.flycl" learns the task from them.
+
+The expansion is the model's (--model, which must exist) or given by the Fly-CL
+flags (--m --p --k --w-seed --topk, or --w); every shard must use the same.
+With --data and a backbone only the shard's images are extracted.`,
+		Example: `  flycl stats --features train.npz --shard 0/2 --out part-0.stats --m 2000 --k 600
+  flycl stats --data mnist --shard 3/7 --out part-3.stats
+  flycl stats --data folder:photos --backbone squeezenet --shard 1/4 --out p1.stats --model cam.flycl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("give --out FILE")
+			}
+			i, n, err := parseShard(shard)
+			if err != nil {
+				return err
+			}
+			var m *deploy.Model
+			if model != "" {
+				if m, err = deploy.Load(model); err != nil {
+					return err
+				}
+				if err := checkConfig(cmd, &mf, m.Model); err != nil {
+					return err
+				}
+			}
+			var mp *modelfile.Pipeline
+			trained := false
+			if m != nil {
+				mp, trained = m.Pipeline, len(m.Classes()) > 0
+			}
+			s, err := loadShard(cmd, &in, mp, trained, i, n)
+			if err != nil {
+				return err
+			}
+			if m == nil {
+				cfg, err := mf.config()
+				if err != nil {
+					return err
+				}
+				var w *projection.Matrix
+				if wFile != "" {
+					if w, err = modelfile.ImportProjection(wFile); err != nil {
+						return err
+					}
+				}
+				if m, err = deploy.New(cfg, s.d, w, s.pipeline); err != nil {
+					return err
+				}
+			} else if s.d != m.InputDim() {
+				return fmt.Errorf("features have dimension %d, the model %s d=%d", s.d, model, m.InputDim())
+			}
+			t0 := time.Now()
+			st, err := m.TaskStats(cmd.Context(), s.x, s.labels)
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(st.Labels))
+			for c, l := range st.Labels {
+				if l >= 0 && l < len(s.classNames) {
+					names[c] = s.classNames[l]
+				} else {
+					names[c] = strconv.Itoa(l)
+				}
+			}
+			f, err := modelfile.NewStatsFile(m.Model, s.pipeline, st, names, s.keys,
+				modelfile.Shard{Index: i, Count: n, Source: s.source})
+			if err != nil {
+				return err
+			}
+			if err := modelfile.SaveStats(out, f); err != nil {
+				return err
+			}
+			fi, _ := os.Stat(out)
+			fmt.Printf("statistics of shard %d/%d: %d samples, %d classes (%s), m=%d, %.2fs; %s, %s\n",
+				i, n, st.N, len(st.Labels), strings.Join(names, ", "), st.M, time.Since(t0).Seconds(), out, size(fi.Size()))
+			return nil
+		},
+	}
+	in.register(c, "train")
+	mf.register(c.Flags())
+	c.Flags().StringVar(&model, "model", "", "take the configuration, W and backbone from this model file")
+	c.Flags().StringVar(&wFile, "w", "", "projection W (.npz) instead of generating it from --w-seed")
+	c.Flags().StringVar(&shard, "shard", "0/1", "which shard: i/N")
+	c.Flags().StringVar(&out, "out", "", "statistics file to write")
+	return c
+}
+
+func mergeCmd() *cobra.Command {
+	var mf modelFlags
+	var model, wFile, out string
+	var lambda float64
+	c := &cobra.Command{
+		Use:   "merge PART.stats... (--model M.flycl | --out MERGED.stats)",
+		Short: "Add up shard statistics and teach the task to a model (λ by GCV on the merged statistics)",
+		Long: `Merges the statistics files of the shards of one task (flycl stats) and, with
+--model, teaches the model the task: classes are matched by name, λ is chosen by GCV
+computed exactly from the merged statistics (the primal form from G and S alone; or
+on everything the model has learned with --gcv-scope all), and the classifier is
+re-solved. The model file is created when absent (from the statistics'
+configuration; --lambdas gives its grid) and saved atomically.
+
+Parts with a different configuration, W or backbone, the same shard twice or
+overlapping samples are refused. The merge sums in float64 in a canonical order,
+so the result does not depend on the order of the files; nor, up to float64
+rounding (below one float32 rounding of the model's G), on the number of shards.
+With --out the merged statistics are written instead (merges can be nested).`,
+		Example: `  flycl merge part-*.stats --model m.flycl
+  flycl merge part-0.stats part-1.stats --out half.stats`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (model == "") == (out == "") {
+				return fmt.Errorf("give --model FILE (learn the task) or --out FILE (write the merged statistics)")
+			}
+			var parts []*modelfile.StatsFile
+			for _, p := range args {
+				f, err := modelfile.LoadStats(p)
+				if err != nil {
+					return err
+				}
+				parts = append(parts, f)
+			}
+			merged, err := modelfile.MergeStats(parts...)
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				if err := modelfile.SaveStats(out, merged); err != nil {
+					return err
+				}
+				fmt.Printf("merged %d files: %d samples, %d classes -> %s\n", len(args), merged.Stats.N, len(merged.Names), out)
+				return nil
+			}
+			exists, err := deploy.Exists(model)
+			if err != nil {
+				return err
+			}
+			var m *deploy.Model
+			if exists {
+				if m, err = deploy.Load(model); err != nil {
+					return err
+				}
+				if err := checkConfig(cmd, &mf, m.Model); err != nil {
+					return err
+				}
+				if cmd.Flags().Changed("gcv-scope") {
+					return fmt.Errorf("--gcv-scope is fixed when a model is created")
+				}
+			} else {
+				cfg, err := mf.config()
+				if err != nil {
+					return err
+				}
+				sc := merged.Config
+				cfg.M, cfg.P, cfg.K, cfg.Seed = sc.M, sc.P, sc.K, sc.Seed
+				if cfg.TopK, err = projection.ParseTopKMode(sc.TopK); err != nil {
+					return err
+				}
+				var w *projection.Matrix
+				switch {
+				case wFile != "":
+					if w, err = modelfile.ImportProjection(wFile); err != nil {
+						return err
+					}
+				case sc.W == "explicit":
+					return fmt.Errorf("the statistics use an explicit W: give it with --w to create %s", model)
+				}
+				if m, err = deploy.New(cfg, sc.InputDim, w, merged.Pipeline); err != nil {
+					return err
+				}
+			}
+			t0 := time.Now()
+			rec, err := modelfile.LearnStats(cmd.Context(), m.Model, m.Pipeline, merged, lambda)
+			if err != nil {
+				return fmt.Errorf("merge (%s unchanged): %w", model, err)
+			}
+			if m.Pipeline == nil {
+				m.Pipeline = merged.Pipeline
+			}
+			if err := m.Save(model); err != nil {
+				return err
+			}
+			fmt.Printf("learned %d samples of %d classes from %d statistics files in %.2fs\n", merged.Stats.N, len(merged.Names), len(args), time.Since(t0).Seconds())
+			if rec.GCV != nil {
+				grid := m.Config().Lambdas
+				var b strings.Builder
+				for gi, v := range rec.GCV {
+					fmt.Fprintf(&b, " %g:%.6g", grid[gi], v)
+				}
+				fmt.Printf("GCV (%s):%s\n", rec.GCVScope, b.String())
+			}
+			fmt.Printf("lambda %g", rec.Lambda)
+			if rec.RaisedFrom != 0 {
+				fmt.Printf(" (raised from %g for a positive-definite factor)", rec.RaisedFrom)
+			}
+			fmt.Println()
+			fmt.Printf("model %s: version %d, %d classes, %d samples\n", model, m.Version(), len(m.Classes()), m.Samples())
+			return nil
+		},
+	}
+	mf.register(c.Flags())
+	c.Flags().StringVar(&model, "model", "", "model file to teach the task (created when absent)")
+	c.Flags().StringVar(&wFile, "w", "", "projection W (.npz) when creating a model from statistics with an explicit W")
+	c.Flags().StringVar(&out, "out", "", "write the merged statistics to this file instead")
+	c.Flags().Float64Var(&lambda, "lambda", 0, "fixed λ (0: GCV on the merged statistics)")
+	return c
+}

@@ -1,0 +1,243 @@
+package server
+
+import (
+	"context"
+	"image/color"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/extract"
+)
+
+const shared = "../../shared"
+
+// testWriter sends the server's log to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// findChromium returns Debian's chromium (or another Chromium/Chrome).
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestBrowser drives the web page in headless Chromium: it teaches "dog"
+// from three dog photos and "bird" from three bird photos (ImageNet
+// samples, SqueezeNet features), classifies a fourth dog photo, and
+// checks the page names it a dog. Without the shared photos or ONNX
+// Runtime it does the same with red and blue pictures and the grid-mean
+// stand-in backbone, so the page is still tested in a real browser. The
+// screenshot goes to the test's temporary directory, or to
+// docs/serve.png with FLYCL_SCREENSHOT=1.
+func TestBrowser(t *testing.T) {
+	chrome := findChromium()
+	skip := t.Skipf
+	if os.Getenv("FLYCL_REQUIRE_BROWSER") == "1" {
+		skip = t.Fatalf // CI: the browser test must run
+	}
+	if chrome == "" {
+		skip("chromium not found: install Debian's chromium (apt-get install -y chromium) to run the browser test (.ci/run does)")
+	}
+	fixture, cleanup := browserFixture(t)
+	defer cleanup()
+	s, err := New(Config{Backend: fixture.backend, Extractor: fixture.extractor, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: s.Handler()}
+	go hs.Serve(ln)
+	defer hs.Close()
+	url := "http://" + ln.Addr().String() + "/"
+	classA, classB, want := fixture.names[0], fixture.names[1], fixture.names[0]
+	teachA, teachB, query := fixture.a, fixture.b, fixture.query
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chrome),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1100, 820),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+
+	poll := func(expr string, d time.Duration) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(d))
+	}
+	// click presses a button from JavaScript, as a user's click would.
+	click := func(id string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](`document.getElementById("` + id + `").click()`)
+	}
+	// step runs actions with their own time limit, naming the step in errors.
+	step := func(name string, d time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			st, serr := chromedp.Run(ectx, chromedp.Evaluate[string](`document.getElementById("status").textContent`))
+			t.Fatalf("%s: %v (page status %q %v)", name, err, st, serr)
+		}
+	}
+	teach := func(label string, files []string) {
+		t.Helper()
+		step("pick "+label+" images", 30*time.Second, chromedp.SetUploadFiles(chromedp.CSS("#files"), files))
+		step("type "+label, 30*time.Second,
+			chromedp.WaitEnabled(chromedp.CSS("#teach")),
+			chromedp.SetValue(chromedp.CSS("#label"), label),
+			click("teach"))
+		step("learn "+label, 40*time.Second, poll(`document.getElementById("status").textContent.startsWith("learned") &&
+				document.getElementById("status").textContent.includes("'`+label+`'")`, time.Minute))
+	}
+	text := func(sel string) string {
+		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("read %s: %v", sel, err)
+		}
+		return v
+	}
+	shot := filepath.Join(t.TempDir(), "serve.png")
+	if os.Getenv("FLYCL_SCREENSHOT") == "1" {
+		shot = filepath.Join("..", "docs", "serve.png")
+	}
+	// Start the browser on ctx itself: cancelling the context of the first
+	// run would close it.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", chrome, err)
+	}
+	step("open the page", time.Minute,
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS("#drop")),
+		poll(`document.getElementById("version").textContent === "0"`, 30*time.Second))
+	teach(classA, teachA)
+	teach(classB, teachB)
+	status := text("#status")
+	step("pick the query image", 30*time.Second, chromedp.SetUploadFiles(chromedp.CSS("#files"), query))
+	step("classify", time.Minute,
+		chromedp.WaitEnabled(chromedp.CSS("#classify")),
+		click("classify"),
+		poll(`document.querySelector("#result .top1") !== null`, time.Minute),
+		poll(`document.getElementById("version").textContent === "2"`, 30*time.Second))
+	top1, classes, version, learnt := text("#result .top1"), text("#classes"), text("#version"), text("#lastlearn")
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("last learn: %s; screenshot %s", status, shot)
+	if top1 != want {
+		t.Fatalf("the page classified %s as %q, want %s", filepath.Base(query[0]), top1, want)
+	}
+	if version != "2" || !strings.Contains(classes, classA) || !strings.Contains(classes, classB) {
+		t.Fatalf("page shows version %q and classes %q", version, classes)
+	}
+	if !strings.Contains(status, " s") || !strings.HasPrefix(learnt, "last learn: 3 image(s) of '"+classB+"' in ") {
+		t.Fatalf("the page does not show the learn time: status %q, last learn %q", status, learnt)
+	}
+}
+
+// fixture is a backend, a backbone and the images of the browser test.
+type fixture struct {
+	backend     Backend
+	extractor   Extractor
+	names       [2]string // the two classes; the query is of the first
+	a, b, query []string  // absolute image paths
+}
+
+// browserFixture uses SqueezeNet and ImageNet photos when they are
+// there, else coloured pictures and gridExtractor.
+func browserFixture(t *testing.T) (fixture, func()) {
+	photos := filepath.Join(shared, "data", "imagenet-sample-500")
+	bbDir := filepath.Join(shared, "models", "squeezenet1.1")
+	lib := os.Getenv("FLYCL_ORT_LIB")
+	if lib == "" {
+		lib = "../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+	}
+	backbone.Init(lib) // a failure shows as ErrNoRuntime from NewBackboneExtractor
+	var reason string
+	if _, err := os.Stat(photos); err != nil {
+		reason = "shared ImageNet samples not available"
+	} else if bb, err := extract.OpenBackbone("squeezenet:"+bbDir, ""); err != nil {
+		reason = err.Error()
+	} else if ex, err := NewBackboneExtractor(bb, 0); err != nil {
+		reason = err.Error()
+	} else {
+		fb, err := OpenFile(filepath.Join(t.TempDir(), "cam.flycl"), func() (*flycl.Model, error) {
+			return flycl.New(flycl.Config{M: 2000, P: 64, K: 400}, bb.Dim())
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fb.SetPipeline(PipelineOf("squeezenet", bb)); err != nil {
+			t.Fatal(err)
+		}
+		img := func(names ...string) []string {
+			var out []string
+			for _, n := range names {
+				p, err := filepath.Abs(filepath.Join(photos, n+".JPEG")) // the browser needs absolute paths
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, p)
+			}
+			return out
+		}
+		return fixture{backend: fb, extractor: ex, names: [2]string{"dog", "bird"},
+			a:     img("n02088364_beagle", "n02091134_whippet", "n02086646_Blenheim_spaniel"),
+			b:     img("n01530575_brambling", "n01532829_house_finch", "n01537544_indigo_bunting"),
+			query: img("n02088632_bluetick"),
+		}, func() { ex.Close() }
+	}
+	t.Logf("browser test on coloured pictures and the grid-mean stand-in backbone (%s)", reason)
+	dir := t.TempDir()
+	write := func(name string, c color.RGBA, seed uint64) string {
+		p := filepath.Join(dir, name+".png")
+		if err := os.WriteFile(p, pngOf(t, 64, 48, c, seed), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	red, blue := color.RGBA{210, 40, 30, 255}, color.RGBA{30, 50, 200, 255}
+	return fixture{backend: newFileBackend(t, filepath.Join(dir, "cam.flycl")), extractor: gridExtractor{}, names: [2]string{"red", "blue"},
+		a:     []string{write("red1", red, 1), write("red2", red, 2), write("red3", red, 3)},
+		b:     []string{write("blue1", blue, 4), write("blue2", blue, 5), write("blue3", blue, 6)},
+		query: []string{write("red4", red, 7)},
+	}, func() {}
+}

@@ -8,9 +8,9 @@ import (
 	"github.com/flycl/flycl"
 )
 
-// features draws n samples of d-dimensional features around a fixed mean
+// blobs draws n samples of d-dimensional features around a fixed mean
 // per label.
-func features(seed uint64, n, d int, labels []int) ([]float32, []int) {
+func blobs(seed uint64, n, d int, labels []int) ([]float32, []int) {
 	r := rand.New(rand.NewPCG(seed, 0))
 	x := make([]float32, n*d)
 	y := make([]int, n)
@@ -34,12 +34,12 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	x1, y1 := features(1, 200, d, []int{10, 20})
-	x2, y2 := features(2, 200, d, []int{30, 40})
+	x1, y1 := blobs(1, 200, d, []int{10, 20})
+	x2, y2 := blobs(2, 200, d, []int{30, 40})
 	model.LearnTask(ctx, x1, y1)
 	model.LearnTask(ctx, x2, y2)
 
-	test1, labels1 := features(3, 100, d, []int{10, 20})
+	test1, labels1 := blobs(3, 100, d, []int{10, 20})
 	acc, _ := model.Accuracy(ctx, test1, labels1)
 	fmt.Println("classes:", model.Classes())
 	fmt.Printf("accuracy on the first task after the second: %.2f\n", acc)
@@ -55,7 +55,7 @@ func ExampleModel_LearnBatch() {
 	const d = 16
 	cfg := flycl.Config{M: 1000, P: 8, K: 300}
 	model, _ := flycl.New(cfg, d)
-	x, y := features(4, 100, d, []int{1, 2, 3})
+	x, y := blobs(4, 100, d, []int{1, 2, 3})
 	for lo := 0; lo < 100; lo += 10 {
 		model.LearnBatch(ctx, x[lo*d:(lo+10)*d], y[lo:lo+10], 100)
 	}

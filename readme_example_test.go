@@ -1,0 +1,55 @@
+package flycl_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/modelfile"
+)
+
+// Using flycl as a library, as the README shows it: features from any
+// framework (numpy.savez("train.npz", features=F, labels=y)), one task
+// learned, predictions, and the model saved to resume later. (Compiled,
+// not run: it needs the two feature files.)
+func Example_library() {
+	ctx := context.Background()
+	// README:begin
+	train, _ := features.Load("train.npz") // features N×d float32, labels N
+	test, _ := features.Load("test.npz")
+	model, _ := flycl.New(flycl.DefaultConfig(), train.D)
+	rec, _ := model.LearnTask(ctx, train.X, train.Labels) // one task; call again for the next
+	fmt.Println("λ chosen by GCV:", rec.Lambda)
+	pred, _ := model.Predict(ctx, test.X)
+	fmt.Println("first test sample is class", pred[0])
+	modelfile.SaveModel("model.flycl", model) // resume later, bit for bit
+	// README:end
+}
+
+// TestREADMESnippet: the README's Go snippet is Example_library's body,
+// so that it compiles (issue 11 §8).
+func TestREADMESnippet(t *testing.T) {
+	src, err := os.ReadFile("readme_example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(src), "// README:begin\n")
+	body, _, _ = strings.Cut(body, "\t// README:end")
+	var want []string
+	for _, l := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
+		want = append(want, strings.TrimPrefix(l, "\t"))
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "```go\n")
+	block, _, _ = strings.Cut(block, "```")
+	if !ok || strings.TrimRight(block, "\n") != strings.Join(want, "\n") {
+		t.Errorf("README's Go snippet differs from Example_library; it should read:\n%s", strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/server"
+	"github.com/spf13/cobra"
+)
+
+// benchServeCmd measures flycl serve on loopback: single-image predict
+// latency next to the bare backbone, feature-vector predicts per second,
+// and predict latency while learns run.
+func benchServeCmd() *cobra.Command {
+	var spec, images string
+	var n, clients, learns int
+	var seconds float64
+	var mf modelFlags
+	c := &cobra.Command{
+		Use:   "serve --images DIR [--backbone squeezenet]",
+		Short: "Predict latency of flycl serve next to the bare backbone, feature predicts/s, predict latency during learns (loopback)",
+		Long: `Starts the server in this process on 127.0.0.1 (a temporary model file) and
+measures, in one run:
+
+  1. single-image predict (multipart JPEG over HTTP: decode, preprocess,
+     backbone, Fly-CL, JSON) p50/p99, next to the bare backbone for one
+     image in this process (decode + preprocess + ONNX Runtime run, and the
+     run alone), and the ratio (target: p50 within 1.2x);
+  2. predicts per second on feature vectors (JSON, one vector per request,
+     --clients concurrent clients for --seconds; target >= 2000/s on 2 cores);
+  3. feature-predict p99 while --learns learns run one after another,
+     next to the idle p99, and how many predicts failed (target: none).
+
+Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			lib, err := ortLibrary(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			if err := backbone.Init(lib); err != nil {
+				return err
+			}
+			cfg, err := mf.config()
+			if err != nil {
+				return err
+			}
+			return benchServe(cmd.Context(), os.Stdout, spec, images, cfg, n, clients, learns, time.Duration(seconds*float64(time.Second)))
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&spec, "backbone", "squeezenet", "backbone")
+	fs.StringVar(&images, "images", "../shared/data/imagenet-sample-500", "folder of JPEG images")
+	fs.IntVar(&n, "n", 100, "single-image predicts (and bare backbone runs)")
+	fs.IntVar(&clients, "clients", 4, "concurrent clients for feature predicts")
+	fs.IntVar(&learns, "learns", 3, "learns run while predicting")
+	fs.Float64Var(&seconds, "seconds", 5, "seconds of feature predicts")
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+")")
+	mf.register(fs)
+	return c
+}
+
+func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.Config, n, clients, learns int, dur time.Duration) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.JPEG"))
+	if err != nil {
+		return err
+	}
+	jpgs, _ := filepath.Glob(filepath.Join(dir, "*.jpg"))
+	files = append(files, jpgs...)
+	sort.Strings(files)
+	if len(files) < 40 {
+		return fmt.Errorf("--images %s: need at least 40 JPEG files, found %d", dir, len(files))
+	}
+	bb, err := extract.OpenBackbone(spec, modelsDir())
+	if err != nil {
+		return err
+	}
+	ex, err := server.NewBackboneExtractor(bb, 0)
+	if err != nil {
+		return err
+	}
+	defer ex.Close()
+	raw := make([][]byte, len(files))
+	for i, f := range files {
+		if raw[i], err = os.ReadFile(f); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "flycl bench serve: %s (d=%d), m=%d p=%d k=%d, %d CPUs, GOMAXPROCS %d, loopback\n",
+		bb.Name, bb.Dim(), cfg.M, cfg.P, cfg.K, runtime.NumCPU(), runtime.GOMAXPROCS(0))
+
+	// The bare backbone, one image at a time, in this process.
+	var bare, runOnly []time.Duration
+	per := 3 * bb.Size * bb.Size
+	sess, err := bb.NewSession(0)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	for i := range n + 3 {
+		t := time.Now()
+		img, err := imageio.Decode(raw[i%len(raw)])
+		if err != nil {
+			return fmt.Errorf("%s: %w", files[i%len(raw)], err)
+		}
+		x := bb.Preset.Tensor(img, make([]float32, per))
+		t1 := time.Now()
+		if _, err := sess.Run(x, 1); err != nil {
+			return err
+		}
+		if i >= 3 { // warm-up
+			bare = append(bare, time.Since(t))
+			runOnly = append(runOnly, time.Since(t1))
+		}
+	}
+
+	// The server, with a model of 10 classes learned from features.
+	dirTmp, err := os.MkdirTemp("", "flycl-bench-serve-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dirTmp)
+	be, err := server.OpenFile(filepath.Join(dirTmp, "bench.flycl"), func() (*flycl.Model, error) { return flycl.New(cfg, bb.Dim()) })
+	if err != nil {
+		return err
+	}
+	if err := be.SetPipeline(server.PipelineOf(spec, bb)); err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{Backend: be, Extractor: ex})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go srv.Serve(sctx, ln, server.DefaultTimeouts())
+	url := "http://" + ln.Addr().String()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 5 * time.Minute}
+
+	imgs := make([]*imageio.RGB, 40)
+	for i := range imgs {
+		if imgs[i], err = imageio.Decode(raw[i]); err != nil {
+			return err
+		}
+	}
+	feats, err := ex.Features(ctx, imgs)
+	if err != nil {
+		return err
+	}
+	d := bb.Dim()
+	vec := func(i int) []float32 { return feats[i*d : (i+1)*d] }
+	var x0 [][]float32
+	var y0 []string
+	for i := range 20 {
+		x0 = append(x0, vec(i))
+		y0 = append(y0, fmt.Sprintf("class%d", i/2))
+	}
+	t := time.Now()
+	if err := postJSON(client, url+"/v1/learn", server.Request{Features: x0, Labels: y0}, nil); err != nil {
+		return err
+	}
+	firstLearn := time.Since(t)
+
+	// 1. Single-image predicts.
+	var single []time.Duration
+	for i := range n + 3 {
+		var b bytes.Buffer
+		w := multipart.NewWriter(&b)
+		p, _ := w.CreateFormFile("image", filepath.Base(files[i%len(files)]))
+		p.Write(raw[i%len(raw)])
+		w.Close()
+		t := time.Now()
+		resp, err := client.Post(url+"/v1/predict", w.FormDataContentType(), &b)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("predict: status %d", resp.StatusCode)
+		}
+		if i >= 3 {
+			single = append(single, time.Since(t))
+		}
+	}
+
+	// 2. Feature predicts per second.
+	bodies := make([][]byte, 40)
+	for i := range bodies {
+		bodies[i], _ = json.Marshal(server.Request{Features: [][]float32{vec(i)}, Top: 5})
+	}
+	fire := func(stopAt time.Time, stopCh <-chan struct{}) (lat []time.Duration, fails int64) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		var failed atomic.Int64
+		for c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var mine []time.Duration
+				for i := c; ; i++ {
+					if stopCh != nil {
+						select {
+						case <-stopCh:
+							goto done
+						default:
+						}
+					} else if time.Now().After(stopAt) {
+						break
+					}
+					t := time.Now()
+					resp, err := client.Post(url+"/v1/predict", "application/json", bytes.NewReader(bodies[i%len(bodies)]))
+					if err != nil {
+						failed.Add(1)
+						continue
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						failed.Add(1)
+						continue
+					}
+					mine = append(mine, time.Since(t))
+				}
+			done:
+				mu.Lock()
+				lat = append(lat, mine...)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		return lat, failed.Load()
+	}
+	t = time.Now()
+	idle, idleFails := fire(time.Now().Add(dur), nil)
+	rate := float64(len(idle)) / time.Since(t).Seconds()
+
+	// 3. Feature predicts while learns run one after another.
+	stopCh := make(chan struct{})
+	var learnTimes []time.Duration
+	var learnErr error
+	go func() {
+		defer close(stopCh)
+		for l := range learns {
+			var x [][]float32
+			var y []string
+			for i := 20; i < 40; i++ {
+				x = append(x, vec(i))
+				y = append(y, fmt.Sprintf("new%d-%d", l, (i-20)/4))
+			}
+			t := time.Now()
+			if err := postJSON(client, url+"/v1/learn", server.Request{Features: x, Labels: y}, nil); err != nil {
+				learnErr = err
+				return
+			}
+			learnTimes = append(learnTimes, time.Since(t))
+		}
+	}()
+	busy, busyFails := fire(time.Time{}, stopCh)
+	if learnErr != nil {
+		return learnErr
+	}
+
+	pct := func(d []time.Duration, q float64) time.Duration {
+		if len(d) == 0 {
+			return 0
+		}
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return s[min(len(s)-1, int(q*float64(len(s))))]
+	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%8.2f ms", float64(d.Microseconds())/1000) }
+	tw := &strings.Builder{}
+	fmt.Fprintf(tw, "\n%-58s %11s %11s\n", "", "p50", "p99")
+	fmt.Fprintf(tw, "%-58s %s %s\n", "bare backbone, one image (decode+preprocess+run)", ms(pct(bare, .5)), ms(pct(bare, .99)))
+	fmt.Fprintf(tw, "%-58s %s %s\n", "bare backbone, run only", ms(pct(runOnly, .5)), ms(pct(runOnly, .99)))
+	fmt.Fprintf(tw, "%-58s %s %s\n", "serve: single-image predict over HTTP", ms(pct(single, .5)), ms(pct(single, .99)))
+	fmt.Fprintf(tw, "%-58s %8.2fx    %8.2fx   (target p50 <= 1.2x)\n", "  ratio serve / bare backbone (decode+preprocess+run)",
+		pct(single, .5).Seconds()/pct(bare, .5).Seconds(), pct(single, .99).Seconds()/pct(bare, .99).Seconds())
+	fmt.Fprintf(tw, "%-58s %8.2fx    %8.2fx\n", "  ratio serve / backbone run only",
+		pct(single, .5).Seconds()/pct(runOnly, .5).Seconds(), pct(single, .99).Seconds()/pct(runOnly, .99).Seconds())
+	fmt.Fprintf(tw, "\nfeature predicts: %.0f requests/s (%d clients, %.1f s, %d failed)   (target >= 2000/s on 2 cores)\n",
+		rate, clients, dur.Seconds(), idleFails)
+	fmt.Fprintf(tw, "%-58s %s %s\n", "feature predict, idle", ms(pct(idle, .5)), ms(pct(idle, .99)))
+	fmt.Fprintf(tw, "%-58s %s %s\n", fmt.Sprintf("feature predict, during %d learns", learns), ms(pct(busy, .5)), ms(pct(busy, .99)))
+	fmt.Fprintf(tw, "%-58s %8.2fx    %8.2fx\n", "  ratio during learns / idle",
+		pct(busy, .5).Seconds()/pct(idle, .5).Seconds(), pct(busy, .99).Seconds()/pct(idle, .99).Seconds())
+	fmt.Fprintf(tw, "predicts during learns: %d answered, %d failed   (target: 0 failed)\n", len(busy), busyFails)
+	var lt []string
+	for _, d := range learnTimes {
+		lt = append(lt, fmt.Sprintf("%.2f s", d.Seconds()))
+	}
+	fmt.Fprintf(tw, "learn of 20 feature vectors (incl. durable save): first %.2f s; during predicts %s\n", firstLearn.Seconds(), strings.Join(lt, ", "))
+	fmt.Fprint(out, tw.String())
+	stop()
+	return nil
+}
+
+func postJSON(c *http.Client, url string, req any, out any) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("%s: %d %s", url, resp.StatusCode, body)
+	}
+	if out != nil {
+		return json.Unmarshal(body, out)
+	}
+	return nil
+}

@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps ort build test fuzz fuzz-smoke bench bench-engine bench-parts bench-backbones demo results clean
+.PHONY: all deps ort build test fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones demo results clean
 
 all: build
 
@@ -67,11 +67,18 @@ results: build ort
 
 # Engine benchmark at both scales of the README, with the machine's OpenBLAS
 # settings and with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset.
+GRID10 := 1e3,1e4,1e5,1e6,1e7,1e8,1e9,1e10,1e11,1e12
 bench-engine: build
-	./$(BIN) bench engine --scale cub
-	./$(BIN) bench engine --scale cifar100
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ./$(BIN) bench engine --scale cub
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ./$(BIN) bench engine --scale cifar100
+	for env in "env OPENBLAS_CORETYPE=Haswell" "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"; do \
+	  $$env ./$(BIN) bench engine --scale cub && \
+	  $$env ./$(BIN) bench engine --scale cifar100 && \
+	  $$env ./$(BIN) bench engine --scale cifar100 --lambdas $(GRID10) && \
+	  $$env ./$(BIN) bench engine --scale cifar10 --lambdas 1e4,1e5,1e6,1e7,1e8,1e9 || exit 1; \
+	done
+
+# The paper's component table: vanilla vs Fly-CL per post-extraction step.
+bench-components: build
+	./$(BIN) bench components --scale cub
 
 # Micro-benchmarks that justify implementation choices (dense vs sparse
 # projection, top-k, GCV methods).
@@ -84,7 +91,7 @@ bench-parts: deps
 bench-backbones: build ort
 	./$(BIN) bench backbones --torch /usr/bin/python3
 
-bench: bench-parts bench-engine bench-backbones
+bench: bench-parts bench-engine bench-components bench-backbones
 
 clean:
 	rm -rf bin out

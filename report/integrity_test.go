@@ -222,3 +222,28 @@ func TestNiceTicks(t *testing.T) {
 		}
 	}
 }
+
+// The committed results/summary.md is reproduced from the committed
+// merged result.json files (the order of scripts/results).
+func TestCommittedSummaryReproduces(t *testing.T) {
+	want, err := os.ReadFile("../results/summary.md")
+	if err != nil {
+		t.Skip("no committed summary")
+	}
+	var names []string
+	var sums [][]Summary
+	for _, exp := range []string{"cifar10-mobilenetv2", "cifar10-squeezenet", "mnist", "fashion-mnist"} {
+		r, err := ReadResult(filepath.Join("../results", exp, "result.json"))
+		if err != nil {
+			continue
+		}
+		names, sums = append(names, exp), append(sums, Summarize(r))
+	}
+	var got bytes.Buffer
+	if err := Compare(&got, names, sums); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("summary differs:\n%s\nwant\n%s", got.String(), want)
+	}
+}

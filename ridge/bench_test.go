@@ -16,7 +16,7 @@ func BenchmarkGCV(b *testing.B) {
 			{1e6, 1e7, 1e8, 1e9},
 			{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8},
 		} {
-			for _, method := range []GCVMethod{GCVDual, GCVPrimal, GCVEigen} {
+			for _, method := range []GCVMethod{GCVDual, GCVPrimal, GCVEigen, GCVBand} {
 				b.Run(fmt.Sprintf("n=%d/m=%d/grid=%d/%v", sz.n, sz.m, len(grid), method), func(b *testing.B) {
 					var ws Workspace
 					for b.Loop() {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/flycl/flycl/linalg"
 )
 
 // classData returns n×m inputs with nc classes: a class mean plus noise,
@@ -183,7 +185,10 @@ func TestGCVMatchesSVD(t *testing.T) {
 		}
 		s := svd.Values(nil)
 		sqrtD := math.Sqrt(float64(max(tc.n, tc.m)))
-		for _, method := range []GCVMethod{GCVDual, GCVPrimal, GCVEigen, GCVAuto} {
+		for _, method := range []GCVMethod{GCVDual, GCVPrimal, GCVEigen, GCVBand, GCVAuto} {
+			if method == GCVBand && !linalg.HaveBandReduction {
+				continue
+			}
 			got, err := GCV(context.Background(), h, tc.n, tc.m, labels, tc.nc, grid, method)
 			if err != nil {
 				t.Fatalf("%+v %v: %v", tc, method, err)
@@ -286,6 +291,58 @@ func TestGCVErrors(t *testing.T) {
 	} {
 		if f() == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestGCVBandGrids checks the band method where the reduction has several
+// panels (n > BandWidth), for n < m, n = m and n > m and grids of 1, 4, 10
+// and 17 values, against the SVD definition with the tolerance of
+// TestGCVMatchesSVD (4·√d·u·κ(λ), float32 Gram and reduction): same values
+// within it, same argmin.
+func TestGCVBandGrids(t *testing.T) {
+	if !linalg.HaveBandReduction {
+		t.Skip("pure-Go backend: no band reduction")
+	}
+	logspace := func(k int) []float64 {
+		g := make([]float64, k)
+		for i := range g {
+			g[i] = math.Pow(10, 1+6*float64(i)/float64(max(k-1, 1)))
+		}
+		return g
+	}
+	const u32 = 0x1p-24
+	for _, tc := range []struct{ n, m, nc int }{{200, 320, 5}, {260, 260, 4}, {300, 200, 6}} {
+		h, labels := classData(uint64(tc.n*7+tc.m), tc.n, tc.m, tc.nc)
+		var svd mat.SVD
+		if !svd.Factorize(dense64(h, tc.n, tc.m), mat.SVDNone) {
+			t.Fatal("SVD failed")
+		}
+		s2max := svd.Values(nil)[0]
+		s2max *= s2max
+		sqrtD := math.Sqrt(float64(max(tc.n, tc.m)))
+		var all []float64 // every grid at once: one SVD per case
+		for _, k := range []int{1, 4, 10, 17} {
+			all = append(all, logspace(k)...)
+		}
+		wantAll := gcvSVD(t, h, tc.n, tc.m, labels, tc.nc, all)
+		for _, k := range []int{1, 4, 10, 17} {
+			grid := logspace(k)
+			want := wantAll[:k]
+			wantAll = wantAll[k:]
+			got, err := GCV(context.Background(), h, tc.n, tc.m, labels, tc.nc, grid, GCVBand)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, lambda := range grid {
+				tol := 4 * sqrtD * u32 * (s2max + lambda) / lambda
+				if rel := math.Abs(got[i]-want[i]) / want[i]; rel > tol {
+					t.Errorf("%+v grid %d, lambda=%g: GCV %.9g want %.9g (rel %.1e > %.1e)", tc, k, lambda, got[i], want[i], rel, tol)
+				}
+			}
+			if b, wb := BestLambda(got), BestLambda(want); b != wb {
+				t.Errorf("%+v grid %d: best index %d want %d", tc, k, b, wb)
+			}
 		}
 	}
 }

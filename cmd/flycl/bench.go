@@ -19,12 +19,13 @@ import (
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/internal/enginebench"
 	"github.com/flycl/flycl/linalg"
+	"github.com/flycl/flycl/ridge"
 	"github.com/spf13/cobra"
 )
 
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Measure the engine and its parts on this machine"}
-	var scale string
+	var scale, gcv string
 	var tasks, floorRuns int
 	cfg := flycl.DefaultConfig()
 	eng := &cobra.Command{
@@ -35,8 +36,9 @@ prints, per task, the time of every stage and tau_post divided by the BLAS
 floor: a bare ssyrk of the task's codes plus a bare spotrf of the m×m matrix,
 measured in the same process afterwards. Also prints the peak RSS.
 
-Scales: cifar100 (10 tasks × 5000 samples × d=768, 10 classes per task) and
-cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
+Scales: cifar100 (10 tasks × 5000 samples × d=768, 10 classes per task),
+cub (10 tasks × 600 samples × d=768, 20 classes per task) and cifar10 (5
+tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, ok := enginebench.Scales[scale]
 			if !ok {
@@ -56,6 +58,13 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
 			if cfg.M < 1 || cfg.P < 1 || cfg.K < 1 || cfg.K > cfg.M {
 				return fmt.Errorf("--m %d --p %d --k %d: each must be at least 1, and k at most m", cfg.M, cfg.P, cfg.K)
 			}
+			var err error
+			if cfg.GCV, err = ridge.ParseGCVMethod(gcv); err != nil {
+				return fmt.Errorf("--gcv %q: %w", gcv, err)
+			}
+			if err := cfg.Validate(sc.Dim); err != nil {
+				return err
+			}
 			res, err := enginebench.Run(cmd.Context(), sc, cfg, floorRuns, os.Stderr)
 			if err != nil {
 				return err
@@ -64,7 +73,9 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task).`,
 			return nil
 		},
 	}
-	eng.Flags().StringVar(&scale, "scale", "cub", "cifar100 or cub")
+	eng.Flags().StringVar(&scale, "scale", "cub", "cifar100, cub or cifar10")
+	eng.Flags().Float64SliceVar(&cfg.Lambdas, "lambdas", cfg.Lambdas, "GCV grid")
+	eng.Flags().StringVar(&gcv, "gcv", cfg.GCV.String(), "GCV method: auto, dual, primal, eigen, band")
 	eng.Flags().IntVar(&tasks, "tasks", 0, "number of tasks (default: the scale's)")
 	eng.Flags().IntVar(&floorRuns, "floor-runs", 3, "times the floor is measured (median)")
 	eng.Flags().IntVar(&cfg.M, "m", cfg.M, "expansion dimension")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -64,6 +65,22 @@ func (f *runFlags) resultConfig(cfg flycl.Config, opts methods.Options, d int) (
 		}
 		if path := s.Path; path != "" {
 			if err := add("data", path); err != nil {
+				return nil, err
+			}
+			c.Inputs[len(c.Inputs)-1].Path = given
+		}
+	}
+	if f.ext.backbone != "" {
+		// The backbone's weights: the file or folder of the spec, or the
+		// backbone's folder in the models folder.
+		name, path, _ := strings.Cut(f.ext.backbone, ":")
+		path, _, _ = strings.Cut(path, "@")
+		given := path
+		if path == "" && modelsDir() != "" {
+			path = filepath.Join(modelsDir(), map[string]string{"squeezenet": "squeezenet1.1", "mobilenetv2": "mobilenetv2-1.0"}[name])
+		}
+		if path != "" {
+			if err := add("weights", path); err != nil {
 				return nil, err
 			}
 			c.Inputs[len(c.Inputs)-1].Path = given

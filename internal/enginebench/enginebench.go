@@ -24,10 +24,12 @@ type Scale struct {
 	Dim            int
 }
 
-// Scales are the two of the issue: CIFAR-100-like and CUB-like.
+// Scales are the paper's data-set sizes: CIFAR-100-like, CUB-like, and
+// CIFAR-10-like (one 10000-sample task: n = m at the default m).
 var Scales = map[string]Scale{
 	"cifar100": {"cifar100", 10, 5000, 10, 768},
 	"cub":      {"cub", 10, 600, 20, 768},
+	"cifar10":  {"cifar10", 5, 10000, 2, 768},
 }
 
 // Result is what Run measured.
@@ -136,9 +138,10 @@ func median(d []time.Duration) time.Duration {
 // Report writes the result as a Markdown table.
 func (r *Result) Report(w io.Writer) {
 	sec := func(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
-	fmt.Fprintf(w, "scale %s: %d tasks × %d samples × d=%d, %d classes/task; m=%d p=%d k=%d; %s, %d threads\n\n",
+	gcv := r.Config.GCV.Resolve(r.Scale.SamplesPerTask, r.Config.M, len(r.Config.Lambdas))
+	fmt.Fprintf(w, "scale %s: %d tasks × %d samples × d=%d, %d classes/task; m=%d p=%d k=%d; %d-value grid, GCV %s; %s, %d threads\n\n",
 		r.Scale.Name, r.Scale.Tasks, r.Scale.SamplesPerTask, r.Scale.Dim, r.Scale.ClassesPerTask,
-		r.Config.M, r.Config.P, r.Config.K, r.Backend, r.Threads)
+		r.Config.M, r.Config.P, r.Config.K, len(r.Config.Lambdas), gcv, r.Backend, r.Threads)
 	stages := flycl.AllStages()
 	fmt.Fprint(w, "| task |")
 	for _, st := range stages {

@@ -20,9 +20,9 @@ import (
 // made, and the identity of every input file. Results may be merged only
 // when their configs agree (Diff).
 type Config struct {
-	// Fly-CL: m, p, k, the seed and SHA-256 of W (of the first method
-	// that uses it), top-k mode, the λ grid and its scale, how GCV and
-	// the projection are computed.
+	// Fly-CL: m, p, k, the seed and SHA-256 of its W (variants such as
+	// flycl-dense draw theirs from the same seed), top-k mode, the λ grid
+	// and its scale, how GCV and the projection are computed.
 	M            int       `json:"m"`
 	P            int       `json:"p"`
 	K            int       `json:"k"`

@@ -89,7 +89,7 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 		return nil, err
 	}
 	ds = dataset.WithDecoder(ds, imageio.Decoder{MaxPixels: e.maxPixels})
-	if sk := dataset.Skipped(ds); len(sk) > 0 {
+	if sk := dataset.Skipped(ds); len(sk) > 0 && !quiet {
 		fmt.Fprintf(os.Stderr, "warning: %s %s: skipped %d WebP image(s), which flycl cannot decode as PIL does (first: %s)\n", spec, split, len(sk), sk[0])
 	}
 	key, err := spec.Key(split)
@@ -169,13 +169,15 @@ Data sets (--data): ` + strings.Join(dataset.Kinds, ", ") + ` as kind:path.`,
 					return err
 				}
 			}
-			fmt.Fprintf(os.Stderr, "wrote %s/{train,test}.npz\n", out)
+			if !e.quiet {
+				fmt.Fprintf(os.Stderr, "wrote %s/{train,test}.npz\n", out)
+			}
 			return nil
 		},
 	}
 	e.register(c)
 	c.Flags().StringVar(&data.data, "data", "", "data set as kind:path")
 	c.Flags().StringVar(&out, "out", "out/features", "output directory")
-	c.Flags().BoolVar(&e.quiet, "quiet", false, "no progress output")
+	c.Flags().BoolVar(&e.quiet, "quiet", false, "print nothing but errors")
 	return c
 }

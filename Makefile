@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps ort build test fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones demo results clean
+.PHONY: all deps ort build test beam-test fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones demo results clean
 
 all: build
 
@@ -39,6 +39,14 @@ test: deps ort
 	$(GO) vet -tags noopenblas,noturbojpeg ./...
 	$(GO) test -race -count=1 -skip TestBrowser ./server
 	$(MAKE) fuzz-smoke
+	$(MAKE) beam-test
+
+# The Apache Beam pipeline (its own Go module, beam/): vet, and learn 400
+# CIFAR-10 images on the in-process prism runner against the single-process
+# result, plus failure injection (docs/SCALE.md).
+beam-test: ort
+	cd beam && $(GO) vet ./... && $(GO) test -count=1 ./... && \
+		$(GO) test -run '^$$' -fuzz '^FuzzDecodePartial$$' -fuzztime 100x ./pipeline
 
 # Every fuzz target (func FuzzXxx: every reader of outside bytes), one
 # after another for FUZZTIME each; scripts/fuzz finds them.

@@ -1,0 +1,199 @@
+// Command flycl-beam learns one Fly-CL task on Apache Beam: images of a
+// data set (through a backbone) or rows of a feature file are sharded over
+// the runner's workers, which extract, expand and sum the training
+// statistics per bundle; a final step verifies that every sample was
+// counted exactly once, chooses λ by GCV and writes the model file.
+//
+//	flycl-beam --data folder:cifar10-jpeg.tar.gz --backbone squeezenet:DIR --out m.flycl
+//	flycl-beam --features train.npz --out m.flycl --runner=flink --endpoint=localhost:8099
+//
+// The runner is chosen by Beam's --runner flag (default prism, in this
+// process); see docs/SCALE.md for Flink, Spark and Dataflow.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/beam/pipeline"
+	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/imageio"
+)
+
+func main() {
+	var (
+		data      = flag.String("data", "", "data set spec (e.g. folder:PATH.tar.gz), read by every worker")
+		split     = flag.String("split", "train", "split of --data")
+		bb        = flag.String("backbone", "squeezenet", "backbone spec for --data (as flycl extract --backbone)")
+		modelsDir = flag.String("models-dir", "", "where --backbone squeezenet|mobilenetv2 without a path finds its weights")
+		ortLib    = flag.String("ort-lib", "", "ONNX Runtime library on the workers (default $FLYCL_ORT_LIB, else .cache/onnxruntime/... above the current folder)")
+		feats     = flag.String("features", "", "feature file (.npz) instead of --data")
+		perClass  = flag.Int("per-class", 0, "use only the first N samples of each class (0: all)")
+		m         = flag.Int("m", 10000, "expansion dimension m")
+		p         = flag.Int("p", 300, "non-zeros per row of W")
+		k         = flag.Int("k", 3000, "coordinates kept by top-k")
+		seed      = flag.Uint64("seed", 0, "seed of W")
+		lambdas   = flag.String("lambdas", "1e6,1e7,1e8,1e9", "GCV grid, comma-separated")
+		shard     = flag.Int("shard-size", 64, "samples per input element")
+		batch     = flag.Int("batch", 32, "images per inference call")
+		threads   = flag.Int("threads", 1, "ONNX Runtime and decoding threads per extraction")
+		workers   = flag.Int("workers", 0, "concurrent extractions per worker process (0: number of CPUs)")
+		blockRows = flag.Int("block-rows", 512, "rows of G per shuffled piece")
+		out       = flag.String("out", "", "model file to write (a path every worker can write, e.g. shared storage)")
+		statsOut  = flag.String("stats-out", "", "also write the statistics file (for flycl merge)")
+		single    = flag.Bool("single-process", false, "measure instead: extract the same images with the single-process extractor (extract.Run, --threads threads) and report images/s")
+	)
+	flag.Parse()
+	beam.Init() // a worker started by the runner never returns from here
+	if *out == "" && *statsOut == "" && !*single {
+		log.Fatal("flycl-beam: --out or --stats-out is required")
+	}
+	var grid []float64
+	for _, s := range strings.Split(*lambdas, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			log.Fatalf("flycl-beam: --lambdas: %v", err)
+		}
+		grid = append(grid, v)
+	}
+	opt := pipeline.Options{Data: *data, Split: *split, Backbone: *bb, ModelsDir: *modelsDir, ORTLib: ortLibrary(*ortLib), Features: *feats,
+		Config:    flycl.Config{M: *m, P: *p, K: *k, Seed: *seed, Lambdas: grid},
+		ShardSize: *shard, BatchSize: *batch, Threads: *threads, Workers: *workers, BlockRows: *blockRows,
+		Out: *out, StatsOut: *statsOut, FailShard: -1}
+	if *feats != "" {
+		*data = ""
+		opt.Data = ""
+	}
+	if *perClass > 0 {
+		idx, err := pipeline.FirstPerClass(opt, *perClass)
+		if err != nil {
+			log.Fatal(err)
+		}
+		opt.Indices = idx
+	}
+	if *single {
+		if err := singleProcess(opt); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	plan, err := pipeline.MakePlan(opt)
+	if err != nil {
+		log.Fatal(err)
+	}
+	bp, s := beam.NewPipelineWithRoot()
+	pipeline.Build(s, opt, plan)
+	start := time.Now()
+	if err := beamx.Run(context.Background(), bp); err != nil {
+		log.Fatalf("flycl-beam: %v", err)
+	}
+	sec := time.Since(start).Seconds()
+	fmt.Fprintf(os.Stdout, "beam (%s): learned %d samples in %d shards, workers=%d threads=%d: %.1f s, %.1f samples/s, peak RSS %s\n",
+		runnerName(), plan.N, len(plan.Shards), *workers, *threads, sec, float64(plan.N)/sec, peakRSS())
+}
+
+// ortLibrary resolves the ONNX Runtime library: the flag, else
+// $FLYCL_ORT_LIB, else where make ort installs it in this folder or a
+// parent ("" when none is found: extraction then reports it).
+func ortLibrary(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if p := os.Getenv("FLYCL_ORT_LIB"); p != "" {
+		return p
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, ".cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+func runnerName() string {
+	if f := flag.Lookup("runner"); f != nil && f.Value.String() != "" {
+		return f.Value.String()
+	}
+	return "prism"
+}
+
+// peakRSS returns this process's peak resident memory (VmHWM), which with
+// the in-process prism runner includes every worker.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// singleProcess extracts the selected images with the single-process
+// extractor and reports images/s, for comparison with the pipeline.
+func singleProcess(opt pipeline.Options) error {
+	spec, err := dataset.ParseSpec(opt.Data)
+	if err != nil {
+		return err
+	}
+	ds, _, err := deploy.OpenData(spec, opt.Split)
+	if err != nil {
+		return err
+	}
+	bb, err := extract.OpenBackbone(opt.Backbone, opt.ModelsDir)
+	if err != nil {
+		return err
+	}
+	idx := opt.Indices
+	if idx == nil {
+		idx = make([]int, ds.Len())
+		for i := range idx {
+			idx[i] = i
+		}
+	}
+	if err := backbone.Init(opt.ORTLib); err != nil {
+		return err
+	}
+	start := time.Now()
+	_, _, err = extract.Run(context.Background(), &extract.Job{Data: subset{ds, idx}, Model: bb, Preset: bb.Preset, BatchSize: opt.BatchSize, Threads: opt.Threads})
+	if err != nil {
+		return err
+	}
+	sec := time.Since(start).Seconds()
+	fmt.Printf("single process: extracted %d images, threads=%d: %.1f s, %.1f images/s, peak RSS %s\n", len(idx), opt.Threads, sec, float64(len(idx))/sec, peakRSS())
+	return nil
+}
+
+type subset struct {
+	dataset.Dataset
+	idx []int
+}
+
+func (s subset) Len() int                          { return len(s.idx) }
+func (s subset) Label(i int) int                   { return s.Dataset.Label(s.idx[i]) }
+func (s subset) Path(i int) string                 { return s.Dataset.Path(s.idx[i]) }
+func (s subset) Image(i int) (*imageio.RGB, error) { return s.Dataset.Image(s.idx[i]) }

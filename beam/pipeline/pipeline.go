@@ -1,0 +1,550 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/projection"
+)
+
+// Options configures one run of the pipeline. It travels to the workers
+// inside the DoFns (as JSON), so every path in it must be readable there.
+type Options struct {
+	// Input: either images (Data, a dataset spec such as
+	// "folder:cifar10-jpeg.tar.gz", its Split and a Backbone spec as
+	// extract.OpenBackbone takes) or extracted features (Features, an
+	// npz file as written by flycl extract).
+	Data      string
+	Split     string
+	Backbone  string
+	ModelsDir string // where a Backbone without a path is looked up
+	ORTLib    string // the ONNX Runtime library on the workers (for Data)
+	Features  string
+	// Indices selects the samples (positions in the split or feature
+	// file) that form the task; nil means all.
+	Indices []int
+
+	Config flycl.Config
+
+	ShardSize int // samples per input element (default 64)
+	BatchSize int // images per inference call (default 32)
+	Threads   int // ONNX Runtime and decoding threads per worker (default 1)
+	Workers   int // concurrent extractions per worker process (default: number of CPUs)
+	BlockRows int // rows of G per shuffled piece (default 512)
+
+	Out      string // the model file written by the final step
+	StatsOut string // if set, also the statistics file (for flycl merge)
+
+	// FailShard >= 0 makes the first attempt at that shard fail (failure
+	// injection for tests): the worker creates FailMarker and returns an
+	// error; an attempt that finds the marker succeeds.
+	FailShard  int
+	FailMarker string
+}
+
+func (o *Options) defaults() {
+	if o.ShardSize <= 0 {
+		o.ShardSize = 64
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 32
+	}
+	if o.Threads <= 0 {
+		o.Threads = 1
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.NumCPU()
+	}
+	if o.BlockRows <= 0 {
+		o.BlockRows = 512
+	}
+	if o.Split == "" {
+		o.Split = "train"
+	}
+}
+
+// Shard is one input element: the samples it names are extracted,
+// expanded and added to its bundle's statistics.
+type Shard struct {
+	ID      int
+	Indices []int    // positions in the data set split or feature file
+	IDs     []uint64 // their identities (modelfile.SampleID)
+}
+
+func init() {
+	register.DoFn3x1[context.Context, Shard, func(int, Partial), error](&extractFn{})
+	register.Emitter2[int, Partial]()
+	register.Function2x2[Partial, Partial, Partial, error](mergePartials)
+	register.Function3x0[int, Partial, func(int, Partial)](singleKey)
+	register.DoFn3x1[context.Context, int, func(*Partial) bool, error](&finalizeFn{})
+	register.Iter1[Partial]()
+	beam.RegisterType(reflect.TypeOf((*Shard)(nil)).Elem())
+	beam.RegisterCoder(reflect.TypeOf((*Partial)(nil)).Elem(), encodePartial, decodePartial)
+}
+
+func encodePartial(p Partial) ([]byte, error) {
+	var b bytesBuffer
+	err := EncodePartial(&b, &p)
+	return b, err
+}
+
+func decodePartial(b []byte) (Partial, error) {
+	p, err := DecodePartial(b)
+	if err != nil {
+		return Partial{}, err
+	}
+	return *p, nil
+}
+
+type bytesBuffer []byte
+
+func (b *bytesBuffer) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }
+
+// Plan is what the launcher computes before submitting: the input
+// elements, the checksums the final step verifies, and what the model
+// file records about the input.
+type Plan struct {
+	Shards   []Shard
+	Dim      int // feature dimension d
+	N        int64
+	IDSum    uint64
+	IDSq     uint64
+	Names    []string            // class names by label (nil: decimal labels)
+	Pipeline *modelfile.Pipeline // backbone and transform (nil for features)
+	Source   string              // what the samples come from
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// MakePlan opens the input (on the launching machine) to size it, name
+// its samples and cut it into shards. Sample identities are those of
+// flycl stats (modelfile.SampleID of the data set key and the image path,
+// or of the feature file's digest and the row), so the statistics the
+// pipeline writes merge with shards made by flycl stats.
+func MakePlan(opt Options) (*Plan, error) {
+	opt.defaults()
+	p := &Plan{}
+	var n int
+	var key func(i int) string
+	switch {
+	case opt.Features != "" && opt.Data != "":
+		return nil, errors.New("pipeline: give Data or Features, not both")
+	case opt.Features != "":
+		s, err := features.Load(opt.Features)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		sum, err := fileSHA256(opt.Features)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		n, p.Dim, p.Names, p.Source = s.N, s.D, s.ClassNames, "features sha256:"+sum
+		key = func(i int) string { return p.Source + "#" + strconv.Itoa(i) }
+	case opt.Data != "":
+		spec, err := dataset.ParseSpec(opt.Data)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		ds, dkey, err := deploy.OpenData(spec, opt.Split)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		bb, err := extract.OpenBackbone(opt.Backbone, opt.ModelsDir)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		e, err := deploy.NewExtractor(bb, opt.Backbone, "", nil)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		n, p.Dim, p.Names, p.Pipeline, p.Source = ds.Len(), bb.Dim(), ds.Classes(), e.Pipeline(), dkey
+		key = func(i int) string { return dkey + "#" + ds.Path(i) }
+	default:
+		return nil, errors.New("pipeline: no input (Data or Features)")
+	}
+	idx := opt.Indices
+	if idx == nil {
+		idx = make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+	}
+	if len(idx) == 0 {
+		return nil, errors.New("pipeline: no samples selected")
+	}
+	seen := make(map[int]bool, len(idx))
+	ids := make([]uint64, len(idx))
+	for k, i := range idx {
+		if i < 0 || i >= n {
+			return nil, fmt.Errorf("pipeline: sample %d outside the input's %d samples", i, n)
+		}
+		if seen[i] {
+			return nil, fmt.Errorf("pipeline: sample %d selected twice", i)
+		}
+		seen[i] = true
+		ids[k] = modelfile.SampleID(key(i))
+	}
+	p.N, p.IDSum, p.IDSq = IDChecksums(ids)
+	for lo := 0; lo < len(idx); lo += opt.ShardSize {
+		hi := min(len(idx), lo+opt.ShardSize)
+		p.Shards = append(p.Shards, Shard{ID: len(p.Shards), Indices: slices.Clone(idx[lo:hi]), IDs: slices.Clone(ids[lo:hi])})
+	}
+	return p, nil
+}
+
+// Build adds the pipeline to s: shards -> (reshuffle) -> extract, expand
+// and accumulate per bundle -> sum the pieces per block -> one final step
+// that verifies, runs GCV, solves and writes the model file.
+func Build(s beam.Scope, opt Options, plan *Plan) {
+	opt.defaults()
+	s = s.Scope("flycl")
+	shards := beam.CreateList(s, plan.Shards)
+	// Break fusion with Create so the runner can spread the shards over
+	// bundles and workers.
+	shards = beam.Reshuffle(s, shards)
+	pieces := beam.ParDo(s, &extractFn{Opt: opt, Dim: plan.Dim}, shards)
+	summed := beam.CombinePerKey(s, mergePartials, pieces)
+	final := beam.GroupByKey(s, beam.ParDo(s, singleKey, summed))
+	beam.ParDo0(s, &finalizeFn{Opt: opt, Plan: Plan{Dim: plan.Dim, N: plan.N, IDSum: plan.IDSum, IDSq: plan.IDSq,
+		Names: plan.Names, Pipeline: plan.Pipeline, Source: plan.Source}}, final)
+}
+
+func mergePartials(a, b Partial) (Partial, error) {
+	err := a.Merge(&b)
+	return a, err
+}
+
+func singleKey(_ int, p Partial, emit func(int, Partial)) { emit(0, p) }
+
+// slots caps the concurrent extractions of this worker process (one
+// semaphore per cap): the runner may run more bundles at once than the
+// worker has cores, each with its own ONNX Runtime session.
+var slots sync.Map // int -> chan struct{}
+
+func slot(n int) chan struct{} {
+	c, _ := slots.LoadOrStore(n, make(chan struct{}, n))
+	return c.(chan struct{})
+}
+
+// extractFn turns shards into per-bundle statistics pieces.
+type extractFn struct {
+	Opt Options
+	Dim int
+
+	data    dataset.Dataset
+	feats   *features.Set
+	bb      *backbone.Model
+	sess    *backbone.Session
+	model   *flycl.Model
+	acc     *Accumulator
+	pending []pendingSample
+}
+
+type pendingSample struct {
+	index int
+	id    uint64
+}
+
+func (f *extractFn) Setup(ctx context.Context) error {
+	o := f.Opt
+	var err error
+	if o.Features != "" {
+		if f.feats, err = features.Load(o.Features); err != nil {
+			return err
+		}
+	} else {
+		spec, err := dataset.ParseSpec(o.Data)
+		if err != nil {
+			return err
+		}
+		if f.data, _, err = deploy.OpenData(spec, o.Split); err != nil {
+			return err
+		}
+		if f.bb, err = extract.OpenBackbone(o.Backbone, o.ModelsDir); err != nil {
+			return err
+		}
+		if err := backbone.Init(o.ORTLib); err != nil {
+			return err
+		}
+		if f.sess, err = f.bb.NewSession(o.Threads); err != nil {
+			return err
+		}
+	}
+	if f.model, err = flycl.New(o.Config, f.Dim); err != nil {
+		return err
+	}
+	f.acc, err = NewAccumulator(f.model.Config().M)
+	return err
+}
+
+func (f *extractFn) Teardown() error {
+	if f.sess != nil {
+		return f.sess.Close()
+	}
+	return nil
+}
+
+func (f *extractFn) StartBundle(_ context.Context, _ func(int, Partial)) error {
+	f.acc.Reset()
+	f.pending = f.pending[:0]
+	return nil
+}
+
+func (f *extractFn) ProcessElement(ctx context.Context, sh Shard, _ func(int, Partial)) error {
+	if sh.ID == f.Opt.FailShard && f.Opt.FailMarker != "" {
+		if _, err := os.Stat(f.Opt.FailMarker); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(f.Opt.FailMarker, []byte("failed once\n"), 0o644); err != nil {
+				return err
+			}
+			return fmt.Errorf("injected failure in shard %d", sh.ID)
+		}
+	}
+	if len(sh.IDs) != len(sh.Indices) {
+		return fmt.Errorf("shard %d: %d ids for %d samples", sh.ID, len(sh.IDs), len(sh.Indices))
+	}
+	for k, i := range sh.Indices {
+		f.pending = append(f.pending, pendingSample{i, sh.IDs[k]})
+	}
+	for len(f.pending) >= f.Opt.BatchSize {
+		if err := f.batch(ctx, f.pending[:f.Opt.BatchSize]); err != nil {
+			return err
+		}
+		f.pending = f.pending[f.Opt.BatchSize:]
+	}
+	return nil
+}
+
+func (f *extractFn) FinishBundle(ctx context.Context, emit func(int, Partial)) error {
+	if len(f.pending) > 0 {
+		if err := f.batch(ctx, f.pending); err != nil {
+			return err
+		}
+		f.pending = f.pending[:0]
+	}
+	pieces, err := f.acc.Pieces(f.Opt.BlockRows)
+	if err != nil {
+		return err
+	}
+	for _, p := range pieces {
+		emit(p.Block, *p)
+	}
+	return nil
+}
+
+// batch extracts, expands and accumulates the samples.
+func (f *extractFn) batch(ctx context.Context, samples []pendingSample) error {
+	sem := slot(f.Opt.Workers)
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-sem }()
+	idx, ids := make([]int, len(samples)), make([]uint64, len(samples))
+	for k, s := range samples {
+		idx[k], ids[k] = s.index, s.id
+	}
+	x, labels, err := f.features(idx)
+	if err != nil {
+		return err
+	}
+	// The codes as flycl.Model.TaskStats (and flycl stats) make them: W
+	// applied by the sparse gather, whose arithmetic for a sample involves
+	// that sample alone, so a code has the same bits in any bundle.
+	cfg, n := f.model.Config(), len(idx)
+	h := make([]float32, n*cfg.M)
+	if err := f.model.Projection().Apply(ctx, projection.Sparse, x, n, h); err != nil {
+		return err
+	}
+	projection.TopK(h, n, cfg.M, cfg.K, cfg.TopK)
+	return f.acc.Add(h, labels, ids)
+}
+
+func (f *extractFn) features(idx []int) ([]float32, []int, error) {
+	d := f.Dim
+	x := make([]float32, len(idx)*d)
+	labels := make([]int, len(idx))
+	if f.feats != nil {
+		if f.feats.D != d {
+			return nil, nil, fmt.Errorf("%s: features have dimension %d, plan says %d", f.Opt.Features, f.feats.D, d)
+		}
+		for k, i := range idx {
+			copy(x[k*d:(k+1)*d], f.feats.Row(i))
+			labels[k] = f.feats.Labels[i]
+		}
+		return x, labels, nil
+	}
+	per := 3 * f.bb.Size * f.bb.Size
+	in := make([]float32, len(idx)*per)
+	errs := make([]error, len(idx))
+	var wg sync.WaitGroup
+	next := make(chan int, len(idx))
+	for k := range idx {
+		next <- k
+	}
+	close(next)
+	for w := 0; w < f.Opt.Threads; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				img, err := f.data.Image(idx[k])
+				if err != nil {
+					errs[k] = fmt.Errorf("image %d (%s): %w", idx[k], f.data.Path(idx[k]), err)
+					continue
+				}
+				f.bb.Preset.Tensor(img, in[k*per:(k+1)*per])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	res, err := f.sess.Run(in, len(idx))
+	if err != nil {
+		return nil, nil, err
+	}
+	copy(x, res[0])
+	for k, i := range idx {
+		labels[k] = f.data.Label(i)
+	}
+	return x, labels, nil
+}
+
+// finalizeFn receives every summed piece, verifies them, learns the task
+// from the statistics and writes the model file.
+type finalizeFn struct {
+	Opt  Options
+	Plan Plan // without shards
+}
+
+func (f *finalizeFn) ProcessElement(ctx context.Context, _ int, iter func(*Partial) bool) error {
+	var pieces []*Partial
+	var p Partial
+	for iter(&p) {
+		q := p
+		pieces = append(pieces, &q)
+	}
+	sf, err := Statistics(f.Opt.Config, &f.Plan, pieces, f.Opt.BlockRows)
+	if err != nil {
+		return err
+	}
+	if f.Opt.StatsOut != "" {
+		if err := modelfile.SaveStats(f.Opt.StatsOut, sf); err != nil {
+			return err
+		}
+	}
+	if f.Opt.Out == "" {
+		return nil
+	}
+	m, err := Learn(ctx, f.Opt.Config, sf)
+	if err != nil {
+		return err
+	}
+	return modelfile.Save(f.Opt.Out, &modelfile.File{Snapshot: m.Snapshot(), Pipeline: sf.Pipeline})
+}
+
+// Statistics assembles the pieces into the statistics file of the task,
+// verifying that every sample of the plan was counted exactly once.
+func Statistics(cfg flycl.Config, plan *Plan, pieces []*Partial, blockRows int) (*modelfile.StatsFile, error) {
+	base, err := flycl.New(cfg, plan.Dim)
+	if err != nil {
+		return nil, err
+	}
+	st, ids, err := Assemble(pieces, base.Config().M, blockRows, plan.N, plan.IDSum, plan.IDSq)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(st.Labels))
+	for i, l := range st.Labels {
+		if l >= 0 && l < len(plan.Names) && plan.Names[l] != "" {
+			names[i] = plan.Names[l]
+		} else {
+			names[i] = strconv.Itoa(l)
+		}
+	}
+	return &modelfile.StatsFile{Config: modelfile.StatsConfigOf(base), Pipeline: plan.Pipeline, Stats: st, Names: names,
+		Shards: []modelfile.Shard{{Index: 0, Count: 1, Samples: st.N, Source: plan.Source}}, IDs: ids, Created: time.Now().UTC()}, nil
+}
+
+// Learn teaches a new model the task whose statistics are sf, as flycl
+// merge does: λ by GCV on the statistics, then the Cholesky solve.
+func Learn(ctx context.Context, cfg flycl.Config, sf *modelfile.StatsFile) (*flycl.Model, error) {
+	m, err := flycl.New(cfg, sf.Config.InputDim)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := modelfile.LearnStats(ctx, m, sf.Pipeline, sf, 0); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// FirstPerClass returns the positions of the first k samples of each class
+// of the input of opt (a reproducible subset for tests and measurements).
+func FirstPerClass(opt Options, k int) ([]int, error) {
+	opt.defaults()
+	var labels []int
+	if opt.Features != "" {
+		s, err := features.Load(opt.Features)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		labels = s.Labels
+	} else {
+		spec, err := dataset.ParseSpec(opt.Data)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		ds, _, err := deploy.OpenData(spec, opt.Split)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		labels = make([]int, ds.Len())
+		for i := range labels {
+			labels[i] = ds.Label(i)
+		}
+	}
+	count := map[int]int{}
+	var idx []int
+	for i, l := range labels {
+		if count[l] < k {
+			count[l]++
+			idx = append(idx, i)
+		}
+	}
+	return idx, nil
+}

@@ -400,7 +400,7 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, errorf(http.StatusBadRequest, "top must be in [1, %d], got %d", s.cfg.MaxTop, top))
 		return
 	}
-	scores, err := sn.Scores(r.Context(), in.x)
+	scores, err := s.score(r.Context(), sn, in.x)
 	if err != nil {
 		s.fail(w, err)
 		return

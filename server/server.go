@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,10 +87,13 @@ type Server struct {
 	extract chan struct{} // extraction slots
 	pending atomic.Int64  // learns queued or running
 	jobs    chan *job
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
-	mux     *http.ServeMux
+	scoreq  chan *scoreReq // predictions waiting to be scored in a batch
+	// scorersGone is closed when every scorer goroutine has stopped.
+	scorersGone chan struct{}
+	stop        chan struct{}
+	done        chan struct{}
+	once        sync.Once
+	mux         *http.ServeMux
 }
 
 type snapHolder struct{ Snapshot }
@@ -113,13 +117,20 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, met: newMetrics(),
-		extract: make(chan struct{}, cfg.Extractions),
-		jobs:    make(chan *job, cfg.QueueLength+1),
-		stop:    make(chan struct{}), done: make(chan struct{}),
+		extract:     make(chan struct{}, cfg.Extractions),
+		jobs:        make(chan *job, cfg.QueueLength+1),
+		scoreq:      make(chan *scoreReq, maxBatchRows),
+		scorersGone: make(chan struct{}),
+		stop:        make(chan struct{}), done: make(chan struct{}),
 	}
 	s.publish(cur)
 	s.routes()
 	go s.learner()
+	var scorers sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		scorers.Go(s.scorer)
+	}
+	go func() { scorers.Wait(); close(s.scorersGone) }()
 	return s, nil
 }
 

@@ -523,3 +523,49 @@ func TestForget(t *testing.T) {
 		t.Fatalf("saved: version %d classes %v", b.Current().Version(), names)
 	}
 }
+
+// TestBatchedPredicts sends many one-vector predicts at once (they are
+// scored in shared batches) and checks each answer against the snapshot's
+// scores of that vector alone. A batch changes only the summation order
+// inside BLAS: the tolerance is a few float32 roundings of sums of m
+// terms, relative to the row's largest score.
+func TestBatchedPredicts(t *testing.T) {
+	s, hs, _ := testServer(t, nil)
+	r := rand.New(rand.NewPCG(20, 21))
+	x, y := clusters(r, []int{0, 1, 2}, 30)
+	learnFeatures(t, hs.URL, "", x, y)
+	tx, _ := clusters(r, []int{0, 1, 2}, 48)
+	sn := s.Snapshot()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(tx))
+	for i := range tx {
+		wg.Go(func() {
+			var pr PredictResponse
+			code, _, b := do(t, "POST", hs.URL+"/v1/predict", "application/json", jsonBody(t, Request{Features: tx[i : i+1], Top: 3}), "", &pr)
+			if code != 200 {
+				errs <- fmt.Errorf("predict %d: %d %s", i, code, b)
+				return
+			}
+			want, err := sn.Scores(context.Background(), tx[i])
+			if err != nil {
+				errs <- err
+				return
+			}
+			scale := 0.0
+			for _, v := range want {
+				scale = max(scale, math.Abs(float64(v)))
+			}
+			for _, sc := range pr.Predictions[0].Top {
+				j := indexOf(sn.Classes(), sc.Class)
+				if d := math.Abs(float64(sc.Score - want[j])); d > 1e-5*scale*float64(testConfig().M) {
+					errs <- fmt.Errorf("vector %d class %s: %v batched, %v alone", i, sc.Class, sc.Score, want[j])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -157,3 +157,47 @@ func writeScaledBlobs(t *testing.T, path string, seed uint64, perClass int, scal
 		t.Fatal(err)
 	}
 }
+
+// A class with training samples but no test samples: the run finishes,
+// its cells are n/a, nothing is NaN (before: "plotter: NaN data point"
+// after writing NaN into result.json and table.md).
+func TestClassWithoutTestSamples(t *testing.T) {
+	dir := t.TempDir()
+	tr, te, out := filepath.Join(dir, "tr.npz"), filepath.Join(dir, "te.npz"), filepath.Join(dir, "out")
+	writeBlobs(t, tr, 1, 30)
+	writeBlobs(t, te, 2, 10)
+	s, err := features.Load(te)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := &features.Set{D: s.D}
+	for i, l := range s.Labels {
+		if l != 3 {
+			keep.X = append(keep.X, s.X[i*s.D:(i+1)*s.D]...)
+			keep.Labels = append(keep.Labels, l)
+			keep.N++
+		}
+	}
+	if err := features.Save(te, keep); err != nil {
+		t.Fatal(err)
+	}
+	c := runCmd()
+	c.SetArgs([]string{"--train", tr, "--test", te, "--tasks", "4", "--order", "none", "--seeds", "1", "--methods", "flycl,ncm",
+		"--m", "300", "--p", "3", "--k", "90", "--lambdas", "0.1,1,10", "--out", out, "--quiet"})
+	if _, _, err := capture(t, func() error { return c.ExecuteContext(context.Background()) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"result.json", "result.csv", "table.md"} {
+		b, _ := os.ReadFile(filepath.Join(out, f))
+		if strings.Contains(strings.ToLower(string(b)), "nan") {
+			t.Errorf("%s has NaN:\n%s", f, b)
+		}
+	}
+	csvText, _ := os.ReadFile(filepath.Join(out, "result.csv"))
+	if !strings.Contains(string(csvText), ",n/a,") {
+		t.Errorf("result.csv has no n/a cell:\n%s", csvText)
+	}
+	if _, err := os.Stat(filepath.Join(out, "curves.png")); err != nil {
+		t.Error(err)
+	}
+}

@@ -321,7 +321,11 @@ func runProgress(quiet bool) func(experiment.Event) {
 	}
 	p := newProgress(quiet, 1)
 	return func(e experiment.Event) {
-		p.update(e.Step, e.Steps, fmt.Sprintf("%s seed %d task %d/%d: A_t %.2f%%, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, 100*e.Acc, e.TauPost))
+		acc := "n/a (no test samples yet)"
+		if !math.IsNaN(e.Acc) {
+			acc = fmt.Sprintf("%.2f%%", 100*e.Acc)
+		}
+		p.update(e.Step, e.Steps, fmt.Sprintf("%s seed %d task %d/%d: A_t %s, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, acc, e.TauPost))
 	}
 }
 

@@ -160,7 +160,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	}
 	sn := srv.Snapshot()
 	log.Info("serving", "addr", "http://"+ln.Addr().String(), "model", f.model, "version", sn.Version(),
-		"classes", len(sn.Classes()), "d", sn.Dim(), "backbone", f.backbone, "auth", cfg.Token != "")
+		"classes", len(sn.Classes()), "d", sn.Dim(), "backbone", spec, "auth", cfg.Token != "")
 	return srv.Serve(ctx, ln, f.timeouts)
 }
 

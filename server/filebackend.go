@@ -155,11 +155,11 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 			fresh = append(fresh, n)
 		}
 	}
-	st := rec.Stages
-	rep := LearnReport{Samples: rec.Samples, NewClasses: fresh, Lambda: rec.Lambda, Stages: map[string]time.Duration{
-		"projection": st.Projection, "topk": st.TopK, "gram": st.Gram, "gcv": st.GCV,
-		"factor": st.Factor, "solve": st.Solve, "save": save,
-	}}
+	stages := map[string]time.Duration{"save": save}
+	for _, s := range flycl.AllStages() {
+		stages[s.String()] = rec.Stages.Get(s)
+	}
+	rep := LearnReport{Samples: rec.Samples, NewClasses: fresh, Lambda: rec.Lambda, Stages: stages}
 	b.cur = b.snapshot()
 	return rep, b.cur, nil
 }

@@ -91,8 +91,15 @@ func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
 // pipeline.
 func PipelineOf(spec string, m *backbone.Model) *modelfile.Pipeline {
 	p := m.Preset
-	return &modelfile.Pipeline{Backbone: spec, Name: m.Name, WeightsHash: m.Hash, Output: m.Outputs[0], Dim: m.Dim(),
+	mp := &modelfile.Pipeline{Backbone: spec, Name: m.Name, WeightsHash: m.Hash, Output: m.Outputs[0], Dim: m.Dim(),
 		Transform: modelfile.Transform{Preset: p.Name, Resize: p.Resize, Filter: p.Filter.String(), Crop: p.Crop, Mean: p.Mean, Std: p.Std}}
+	if m.Precision == backbone.INT8 {
+		mp.Precision = string(backbone.INT8)
+		if m.Calib != nil {
+			mp.Calibration = m.Calib.Text()
+		}
+	}
+	return mp
 }
 
 // Current returns the latest snapshot.
@@ -155,11 +162,11 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 			fresh = append(fresh, n)
 		}
 	}
-	st := rec.Stages
-	rep := LearnReport{Samples: rec.Samples, NewClasses: fresh, Lambda: rec.Lambda, Stages: map[string]time.Duration{
-		"projection": st.Projection, "topk": st.TopK, "gram": st.Gram, "gcv": st.GCV,
-		"factor": st.Factor, "solve": st.Solve, "save": save,
-	}}
+	stages := map[string]time.Duration{"save": save}
+	for _, s := range flycl.AllStages() {
+		stages[s.String()] = rec.Stages.Get(s)
+	}
+	rep := LearnReport{Samples: rec.Samples, NewClasses: fresh, Lambda: rec.Lambda, Stages: stages}
 	b.cur = b.snapshot()
 	return rep, b.cur, nil
 }

@@ -60,6 +60,9 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 	if spec == "" {
 		return nil, fmt.Errorf("images need a backbone: give --backbone (the model has none)")
 	}
+	if mp == nil && trained {
+		return nil, fmt.Errorf("the model learned from feature vectors without a backbone: it cannot tell whether %s makes the same features (give --features)", spec)
+	}
 	lib, err := ortLibrary(cmd.Flags())
 	if err != nil {
 		return nil, err
@@ -154,6 +157,11 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		return nil, fmt.Errorf("give exactly one of IMAGE..., --data KIND:PATH or --features FILE.npz")
 	}
 	if f.features != "" {
+		for _, name := range []string{"precision", "calib"} {
+			if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+				return nil, fmt.Errorf("--%s applies to images through a backbone, not to --features", name)
+			}
+		}
 		s, err := features.Load(f.features)
 		if err != nil {
 			return nil, err

@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps ort build test beam-test fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones demo results clean
+.PHONY: all deps ort build test beam-test fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
 
 all: build
 
@@ -94,12 +94,18 @@ bench-parts: deps
 	$(GO) test -run XXX -bench . -benchtime 3x ./projection ./ridge
 	$(GO) test -run XXX -bench . -benchtime 200x ./transform
 
-# Backbone images/s: flycl vs ONNX Runtime alone vs PyTorch (needs Debian's
-# python3-torch and python3-torchvision for the last column).
+# Backbone images/s, fp32 and int8 side by side: flycl vs ONNX Runtime alone
+# vs PyTorch (needs Debian's python3-torch and python3-torchvision for the
+# PyTorch column).
 bench-backbones: build ort
 	./$(BIN) bench backbones --torch /usr/bin/python3
 
-bench: bench-parts bench-engine bench-components bench-backbones
+# Extraction pipeline: decode-only, model-only and end-to-end images/s on
+# CIFAR-10 test images, per backbone and precision.
+bench-pipeline: build ort
+	./$(BIN) bench pipeline --data folder:../shared/data/cifar10-jpeg.tar.gz --images 512
+
+bench: bench-parts bench-engine bench-components bench-backbones bench-pipeline
 
 clean:
 	rm -rf bin out

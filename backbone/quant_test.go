@@ -612,3 +612,21 @@ func TestCalibrationText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseCalibration: any text either is refused or parses to ranges
+// that Text writes back to the same ranges.
+func FuzzParseCalibration(f *testing.F) {
+	for _, s := range []string{"", "0 1", "-1.5 2.25 0 6", "1 x", "2 1", "NaN 1", "1e39 1e40", " 0\t1\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseCalibration(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseCalibration(c.Text())
+		if err != nil || !slices.Equal(back.Ranges, c.Ranges) {
+			t.Fatalf("%q: round trip %v %v", s, err, back)
+		}
+	})
+}

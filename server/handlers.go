@@ -39,12 +39,19 @@ func errorf(code int, format string, a ...any) *apiError {
 	return &apiError{code: code, msg: fmt.Sprintf(format, a...)}
 }
 
+// writeJSON marshals v before sending the status, so that a value JSON
+// cannot hold (a NaN) gives a 500 with an error body, never a 200 with an
+// empty or truncated one.
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(ErrorBody{Error: fmt.Sprintf("encode response: %v", err), Status: code})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.Encode(v)
+	w.Write(append(b, '\n'))
 }
 
 // ErrorBody is the JSON body of every error response.
@@ -249,11 +256,15 @@ func (s *Server) readInput(r *http.Request, d int) (*input, error) {
 			return nil, errorf(http.StatusRequestEntityTooLarge, "%d feature vectors in one request; the limit is %d", len(req.Features), s.cfg.MaxRows)
 		}
 		in.n = len(req.Features)
-		in.x = make([]float32, 0, in.n*d)
+		// Check every row's length before allocating n×d: the rows of
+		// the body, not what n and d claim, bound the allocation.
 		for i, f := range req.Features {
 			if len(f) != d {
 				return nil, errorf(http.StatusBadRequest, "features[%d] has %d values; the model wants d=%d", i, len(f), d)
 			}
+		}
+		in.x = make([]float32, 0, in.n*d)
+		for i, f := range req.Features {
 			for j, v := range f {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 					return nil, errorf(http.StatusBadRequest, "features[%d][%d] is not finite", i, j)
@@ -404,6 +415,12 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(w, err)
 		return
+	}
+	for i, v := range scores {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			s.fail(w, errorf(http.StatusBadRequest, "features[%d]: features too large for this model (a score is not finite)", i/max(len(sn.Classes()), 1)))
+			return
+		}
 	}
 	classes := sn.Classes()
 	nc := len(classes)

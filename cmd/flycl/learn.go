@@ -60,6 +60,9 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 	if spec == "" {
 		return nil, fmt.Errorf("images need a backbone: give --backbone (the model has none)")
 	}
+	if mp == nil && trained {
+		return nil, fmt.Errorf("the model learned from feature vectors without a backbone: it cannot tell whether %s makes the same features (give --features)", spec)
+	}
 	lib, err := ortLibrary(cmd.Flags())
 	if err != nil {
 		return nil, err

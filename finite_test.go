@@ -166,14 +166,12 @@ func TestSnapshotValidate(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	bad := *s
-	bad.st.Coef = slices.Clone(s.st.Coef)
+	bad := &Snapshot{st: s.State(), w: s.w, g: s.g, s: s.s, samples: s.samples}
 	bad.st.Coef[3] = float32(math.NaN())
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "NaN") {
 		t.Fatalf("NaN classifier: %v", err)
 	}
-	bad = *s
-	bad.g = slices.Clone(s.g)
+	bad = &Snapshot{st: s.State(), w: s.w, g: slices.Clone(s.g), s: s.s, samples: s.samples}
 	bad.g[2] = -1 // G[1][1]
 	if err := bad.Validate(); err == nil {
 		t.Fatal("negative diagonal passes")

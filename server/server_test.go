@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flycl/flycl/modelfile"
 )
 
 // TestLearnPredictRestart teaches two tasks of well-separated clusters
@@ -567,5 +569,46 @@ func TestBatchedPredicts(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestPipelineCheck: a model keeps the backbone it learned with. Another
+// checkpoint is refused, the same one is accepted after a restart, and a
+// model learned from bare feature vectors refuses any backbone.
+func TestPipelineCheck(t *testing.T) {
+	pipe := func(hash string) *modelfile.Pipeline {
+		return &modelfile.Pipeline{Backbone: "grid", Name: "grid-mean", WeightsHash: hash, Output: "features", Dim: testDim,
+			Transform: modelfile.Transform{Preset: "none", Resize: 8, Filter: "bilinear", Crop: 8, Mean: [3]float32{0, 0, 0}, Std: [3]float32{1, 1, 1}}}
+	}
+	path := t.TempDir() + "/m.flycl"
+	b := newFileBackend(t, path)
+	if err := b.SetPipeline(pipe("aaaa")); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(30, 31))
+	x, y := clusters(r, []int{0, 1}, 10)
+	var flat []float32
+	var names []string
+	for i := range x {
+		flat = append(flat, x[i]...)
+		names = append(names, className(y[i]))
+	}
+	if _, _, err := b.Learn(context.Background(), flat, names); err != nil {
+		t.Fatal(err)
+	}
+	b = newFileBackend(t, path)
+	if err := b.SetPipeline(pipe("bbbb")); err == nil || !strings.Contains(err.Error(), "not the model's") {
+		t.Fatalf("another checkpoint: %v", err)
+	}
+	if err := b.SetPipeline(pipe("aaaa")); err != nil {
+		t.Fatalf("the same checkpoint after a restart: %v", err)
+	}
+
+	bare := newFileBackend(t, t.TempDir()+"/bare.flycl")
+	if _, _, err := bare.Learn(context.Background(), flat, names); err != nil {
+		t.Fatal(err)
+	}
+	if err := bare.SetPipeline(pipe("aaaa")); err == nil {
+		t.Fatal("a model learned from feature vectors took a backbone")
 	}
 }

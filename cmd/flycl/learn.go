@@ -157,6 +157,11 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		return nil, fmt.Errorf("give exactly one of IMAGE..., --data KIND:PATH or --features FILE.npz")
 	}
 	if f.features != "" {
+		for _, name := range []string{"precision", "calib"} {
+			if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+				return nil, fmt.Errorf("--%s applies to images through a backbone, not to --features", name)
+			}
+		}
 		s, err := features.Load(f.features)
 		if err != nil {
 			return nil, err

@@ -164,7 +164,7 @@ func (m *Model) LearnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 		m.labels = m.labels[:oldLabels]
 		m.index = oldIndex
 	}
-	rec := TaskRecord{Samples: st.N, NewClasses: fresh}
+	rec := TaskRecord{Samples: st.N, NewClasses: fresh, Classes: distinctSorted(st.Labels)}
 	var stages Stages
 	grid := m.solveGrid()
 	if lambda == 0 {

@@ -402,3 +402,57 @@ func TestForgetTwiceReloads(t *testing.T) {
 		checkForgotten(t, back, never, h, 37+29+23, 2)
 	}
 }
+
+// TestForgetAfterLearnStats: steps learned from statistics record their
+// classes like LearnTask's, so Forget finds the λ of a model that never
+// saw the class. Tasks {0,1}, {1} (more samples of a known class: no new
+// class), {2}, all by LearnStats; forgetting 2 must give the λ of task
+// {1}, which a step without its classes recorded would skip.
+func TestForgetAfterLearnStats(t *testing.T) {
+	ctx := context.Background()
+	const d = 12
+	cfg := Config{M: 200, P: 5, K: 60, Seed: 4, Lambdas: []float64{0.01, 0.1, 1, 10, 100, 1000}}
+	x0, y0 := clusters(1, 60, d, []int{0, 1}, 0.3)
+	x1, y1 := clusters(2, 40, d, []int{1}, 3)
+	x2, y2 := clusters(3, 50, d, []int{2}, 0.8)
+	full, _ := New(cfg, d)
+	never, _ := New(cfg, d)
+	learn := func(m *Model, x []float32, y []int) TaskRecord {
+		st, err := m.TaskStats(ctx, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := m.LearnStats(ctx, st, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(rec.Classes, distinctSorted(y)) {
+			t.Fatalf("record classes %v, want %v", rec.Classes, distinctSorted(y))
+		}
+		return rec
+	}
+	r0 := learn(full, x0, y0)
+	r1 := learn(full, x1, y1)
+	learn(full, x2, y2)
+	learn(never, x0, y0)
+	learn(never, x1, y1)
+	if r0.Lambda == r1.Lambda {
+		t.Fatalf("setup: tasks {0,1} and {1} chose the same λ %g; the test could not tell them apart", r0.Lambda)
+	}
+	if _, err := full.Forget(ctx, 2, x2); err != nil {
+		t.Fatal(err)
+	}
+	a, b := full.State(), never.State()
+	if !slices.Equal(a.Labels, b.Labels) || a.Lambda != b.Lambda || !slices.Equal(a.Counts, b.Counts) || full.Samples() != never.Samples() {
+		t.Fatalf("forgotten %v λ=%g counts %v; never seen %v λ=%g counts %v", a.Labels, a.Lambda, a.Counts, b.Labels, b.Lambda, b.Counts)
+	}
+	var h [][]float32
+	for _, x := range [][]float32{x0, x1, x2} {
+		c, err := full.Expand(ctx, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h = append(h, c)
+	}
+	checkForgotten(t, full, never, h, 150, 1)
+}

@@ -177,6 +177,19 @@ func Encode(w io.Writer, f *File) error {
 	if s == nil {
 		return fmt.Errorf("modelfile: encode: no model")
 	}
+	// Refuse what Decode would refuse: a file that cannot be loaded again
+	// is worse than no file.
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("modelfile: encode: %w", err)
+	}
+	if p := f.Pipeline; p != nil {
+		if err := p.validate(); err != nil {
+			return fmt.Errorf("modelfile: encode: pipeline: %w", err)
+		}
+		if p.Dim != 0 && p.Dim != s.State().InputDim {
+			return fmt.Errorf("modelfile: encode: pipeline: backbone dimension %d, model d=%d", p.Dim, s.State().InputDim)
+		}
+	}
 	st := s.State()
 	cfg := st.Config
 	proj := s.Projection()

@@ -25,6 +25,7 @@ type FileBackend struct {
 	created  time.Time
 	newModel func() (*flycl.Model, error)
 	cur      *fileSnapshot
+	broken   error // set when the model in memory may differ from the file
 }
 
 // OpenFile opens the model file at path. When the file does not exist and
@@ -123,16 +124,19 @@ func (b *FileBackend) save() (time.Duration, error) {
 // restore reloads the model from the file after a failed change.
 func (b *FileBackend) restore() {
 	if err := b.load(); err != nil {
-		// Keep serving the last published snapshot; the next change
-		// starts from whatever is in memory, but nothing unsaved was
-		// acknowledged.
-		return
+		// The model in memory may hold an unacknowledged change and the
+		// file cannot be read back: keep serving the last published
+		// snapshot, but refuse further changes until a restart.
+		b.broken = fmt.Errorf("the model file %s could not be read back after a failed change (%v): restart the server", b.path, err)
 	}
 }
 
 // Learn learns the features x (n×d) with their class names as one task
 // (GCV on it), saves the model and returns the new snapshot.
 func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (LearnReport, Snapshot, error) {
+	if b.broken != nil {
+		return LearnReport{}, nil, b.broken
+	}
 	d := b.model.InputDim()
 	if len(x) == 0 || len(x)%d != 0 || len(x)/d != len(names) {
 		return LearnReport{}, nil, &InputError{fmt.Errorf("%d feature values for %d labels and d=%d", len(x), len(names), d)}
@@ -175,6 +179,9 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 // exact: the model equals one that never saw the class. Without, the
 // class's column is dropped but G still holds its samples.
 func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Snapshot, error) {
+	if b.broken != nil {
+		return nil, b.broken
+	}
 	label, ok := b.model.LabelOf(class)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownClass, class)

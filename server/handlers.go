@@ -1,16 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	_ "image/gif"  // DecodeConfig of GIF
-	_ "image/jpeg" // DecodeConfig of JPEG
-	_ "image/png"  // DecodeConfig of PNG
 	"io"
 	"math"
 	"mime"
@@ -21,8 +16,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	_ "golang.org/x/image/bmp" // DecodeConfig of BMP
 
 	"github.com/flycl/flycl/imageio"
 )
@@ -346,24 +339,34 @@ func (s *Server) readMultipart(mr *multipart.Reader, req *Request) ([][]byte, er
 	}
 }
 
-// imageFeatures decodes the images (checking their size from the header
-// before decoding) and runs the backbone, at most Extractions at a time.
+// extractBatch is how many decoded images go to the extractor at once.
+const extractBatch = 16
+
+// imageFeatures checks every image's size from its header (each at most
+// MaxPixels, all together at most MaxRequestPixels), then, holding one of
+// the Extractions slots, decodes and extracts the images a batch at a
+// time: at most Extractions batches of decoded pixels exist at once,
+// whatever the number of requests.
 func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, time.Duration, error) {
 	if s.cfg.Extractor == nil {
 		return nil, 0, errorf(http.StatusBadRequest, "this server has no backbone (start it with --backbone): send feature vectors")
 	}
-	imgs := make([]*imageio.RGB, len(raw))
+	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
+	pixels := make([]int64, len(raw))
+	var total int64
 	for i, b := range raw {
-		c, _, err := image.DecodeConfig(bytes.NewReader(b))
+		w, h, err := dec.Config(b)
+		if errors.Is(err, imageio.ErrTooLarge) {
+			return nil, 0, errorf(http.StatusRequestEntityTooLarge, "image %d: %v", i, err)
+		}
 		if err != nil {
-			return nil, 0, errorf(http.StatusBadRequest, "image %d: not a readable JPEG, PNG, GIF or BMP: %v", i, err)
+			return nil, 0, errorf(http.StatusBadRequest, "image %d: not a readable JPEG, PNG, GIF, BMP, TIFF or PGM/PPM image: %v", i, err)
 		}
-		if c.Width <= 0 || c.Height <= 0 || int64(c.Width)*int64(c.Height) > int64(s.cfg.MaxPixels) {
-			return nil, 0, errorf(http.StatusRequestEntityTooLarge, "image %d is %d×%d pixels; the limit is %d pixels", i, c.Width, c.Height, s.cfg.MaxPixels)
-		}
-		if imgs[i], err = imageio.Decode(b); err != nil {
-			return nil, 0, errorf(http.StatusBadRequest, "image %d: corrupt image: %v", i, err)
-		}
+		pixels[i] = int64(w) * int64(h)
+		total += pixels[i]
+	}
+	if total > s.cfg.MaxRequestPixels {
+		return nil, 0, errorf(http.StatusRequestEntityTooLarge, "the %d images have %d pixels in all; the limit per request is %d pixels", len(raw), total, s.cfg.MaxRequestPixels)
 	}
 	select {
 	case s.extract <- struct{}{}:
@@ -372,11 +375,27 @@ func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, ti
 	}
 	defer func() { <-s.extract }()
 	t := time.Now()
-	x, err := s.cfg.Extractor.Features(ctx, imgs)
-	if err != nil {
-		return nil, 0, err
+	x := make([]float32, 0, len(raw)*s.cfg.Extractor.Dim())
+	for lo := 0; lo < len(raw); {
+		// A batch of up to extractBatch images and about MaxPixels pixels.
+		var batch []*imageio.RGB
+		var px int64
+		for lo < len(raw) && len(batch) < extractBatch && (len(batch) == 0 || px+pixels[lo] <= int64(s.cfg.MaxPixels)) {
+			im, err := dec.Decode(raw[lo])
+			if err != nil {
+				return nil, 0, errorf(http.StatusBadRequest, "image %d: corrupt image: %v", lo, err)
+			}
+			batch = append(batch, im)
+			px += pixels[lo]
+			lo++
+		}
+		f, err := s.cfg.Extractor.Features(ctx, batch)
+		if err != nil {
+			return nil, 0, err
+		}
+		x = append(x, f...)
 	}
-	s.met.extracted.Add(float64(len(imgs)))
+	s.met.extracted.Add(float64(len(raw)))
 	return x, time.Since(t), nil
 }
 

@@ -1,14 +1,26 @@
 package server
 
 import (
+	"bytes"
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"github.com/flycl/flycl/imageio"
+	"golang.org/x/image/tiff"
+	"image"
+	"image/color"
+	"image/png"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -65,5 +77,92 @@ func TestEmptyRowsAllocation(t *testing.T) {
 	// the 256 MiB of rows×d.
 	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
 		t.Fatalf("allocated %d bytes for a %d-byte body", got, len(body))
+	}
+}
+
+// batchExtractor records the batches it is given.
+type batchExtractor struct {
+	gridExtractor
+	mu      sync.Mutex
+	batches [][2]int // images, pixels
+}
+
+func (e *batchExtractor) Features(ctx context.Context, imgs []*imageio.RGB) ([]float32, error) {
+	px := 0
+	for _, im := range imgs {
+		px += im.W * im.H
+	}
+	e.mu.Lock()
+	e.batches = append(e.batches, [2]int{len(imgs), px})
+	e.mu.Unlock()
+	return e.gridExtractor.Features(ctx, imgs)
+}
+
+// TestImageLimitsAndFormats: TIFF and PGM/PPM (read by the CLI) are
+// accepted too; the pixels of all a request's images are bounded; images
+// are decoded and extracted in batches of at most 16 images and about
+// MaxPixels pixels, and give the features of one image at a time.
+func TestImageLimitsAndFormats(t *testing.T) {
+	ex := &batchExtractor{}
+	_, hs, _ := testServer(t, func(c *Config) { c.Extractor = ex; c.MaxPixels = 1000; c.MaxRequestPixels = 30 * 256 })
+	pngs := make([]string, 30)
+	var want [][]float32
+	for i := range pngs {
+		b := pngOf(t, 16, 16, color.RGBA{uint8(8 * i), 100, 200, 255}, uint64(i))
+		pngs[i] = base64.StdEncoding.EncodeToString(b)
+		im, err := imageio.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := gridExtractor{}.Features(context.Background(), []*imageio.RGB{im})
+		want = append(want, f)
+	}
+	labels := make([]string, len(pngs))
+	for i := range labels {
+		labels[i] = className(i % 2)
+	}
+	var lr LearnResponse
+	if code, _, b := do(t, "POST", hs.URL+"/v1/learn", "application/json", jsonBody(t, Request{Images: pngs, Labels: labels}), "", &lr); code != 200 || lr.Samples != 30 {
+		t.Fatalf("learn of 30 images: %d %s", code, b)
+	}
+	for _, b := range ex.batches {
+		if b[0] > extractBatch || (b[0] > 1 && b[1] > 1000) {
+			t.Fatalf("batch of %d images, %d pixels", b[0], b[1])
+		}
+	}
+	// One pixel more than the request limit.
+	extra := base64.StdEncoding.EncodeToString(pngOf(t, 1, 1, color.RGBA{1, 2, 3, 255}, 1))
+	code, _, b := do(t, "POST", hs.URL+"/v1/predict", "application/json", jsonBody(t, Request{Images: append(slices.Clone(pngs), extra)}), "", nil)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "in all") {
+		t.Fatalf("request over the pixel limit: %d %s", code, b)
+	}
+	// TIFF and PPM of the same pixels as a PNG.
+	im, _ := imageio.Decode(pngOf(t, 16, 16, color.RGBA{200, 10, 10, 255}, 5))
+	rgba := image.NewRGBA(image.Rect(0, 0, im.W, im.H))
+	for y := range im.H {
+		for x := range im.W {
+			r, g, bb := im.At(x, y)
+			rgba.Set(x, y, color.RGBA{r, g, bb, 255})
+		}
+	}
+	var tb bytes.Buffer
+	if err := tiff.Encode(&tb, rgba, nil); err != nil {
+		t.Fatal(err)
+	}
+	ppm := append([]byte(fmt.Sprintf("P6\n%d %d\n255\n", im.W, im.H)), im.Pix...)
+	var ref PredictResponse
+	var pb bytes.Buffer
+	if err := png.Encode(&pb, rgba); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, b := do(t, "POST", hs.URL+"/v1/predict", "application/json", jsonBody(t, Request{Images: []string{base64.StdEncoding.EncodeToString(pb.Bytes())}}), "", &ref); code != 200 {
+		t.Fatalf("png: %d %s", code, b)
+	}
+	for name, enc := range map[string][]byte{"tiff": tb.Bytes(), "ppm": ppm} {
+		var pr PredictResponse
+		code, _, b := do(t, "POST", hs.URL+"/v1/predict", "application/json", jsonBody(t, Request{Images: []string{base64.StdEncoding.EncodeToString(enc)}}), "", &pr)
+		if code != 200 || !reflect.DeepEqual(pr.Predictions, ref.Predictions) {
+			t.Fatalf("%s: %d %s, want the PNG's %+v", name, code, b, ref.Predictions)
+		}
 	}
 }

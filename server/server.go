@@ -31,18 +31,22 @@ type Config struct {
 
 	MaxBodyBytes int64 // request body limit (default 64 MiB)
 	MaxPixels    int   // width×height limit of one image (default 40 megapixels)
-	MaxImages    int   // images per request (default 256)
-	MaxRows      int   // feature vectors per request (default 100000)
-	MaxTop       int   // largest top-N a predict may ask for (default 100)
-	QueueLength  int   // learns waiting beyond the running one (default 8)
-	Extractions  int   // concurrent backbone extractions (default 2)
+	// MaxRequestPixels bounds the pixels of all the images of one
+	// request together (default 1 gigapixel): the decoding work a
+	// request may ask for.
+	MaxRequestPixels int64
+	MaxImages        int // images per request (default 256)
+	MaxRows          int // feature vectors per request (default 100000)
+	MaxTop           int // largest top-N a predict may ask for (default 100)
+	QueueLength      int // learns waiting beyond the running one (default 8)
+	Extractions      int // concurrent backbone extractions (default 2)
 
 	Logger *slog.Logger // default: discard
 }
 
 // DefaultConfig returns the default limits.
 func DefaultConfig() Config {
-	return Config{MaxBodyBytes: 64 << 20, MaxPixels: 40_000_000, MaxImages: 256, MaxRows: 100_000, MaxTop: 100,
+	return Config{MaxBodyBytes: 64 << 20, MaxPixels: 40_000_000, MaxRequestPixels: 1_000_000_000, MaxImages: 256, MaxRows: 100_000, MaxTop: 100,
 		QueueLength: 8, Extractions: 2}
 }
 
@@ -53,6 +57,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxPixels <= 0 {
 		c.MaxPixels = d.MaxPixels
+	}
+	if c.MaxRequestPixels <= 0 {
+		c.MaxRequestPixels = d.MaxRequestPixels
 	}
 	if c.MaxImages <= 0 {
 		c.MaxImages = d.MaxImages

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -610,5 +611,43 @@ func TestPipelineCheck(t *testing.T) {
 	}
 	if err := bare.SetPipeline(pipe("aaaa")); err == nil {
 		t.Fatal("a model learned from feature vectors took a backbone")
+	}
+}
+
+// TestSaveFailure: when the model file cannot be written (here a
+// directory has taken its place) the learn fails with a 500 and the
+// served snapshot does not change; since the file cannot be read back
+// either, later changes are refused until a restart, while predictions
+// go on.
+func TestSaveFailure(t *testing.T) {
+	path := t.TempDir() + "/m.flycl"
+	s, err := New(Config{Backend: newFileBackend(t, path)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hs := newLoopbackServer(t, s)
+	r := rand.New(rand.NewPCG(40, 41))
+	x, y := clusters(r, []int{0, 1}, 10)
+	learnFeatures(t, hs, "", x, y)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	x2, _ := clusters(r, []int{2}, 4)
+	for range 2 {
+		code, _, b := do(t, "POST", hs+"/v1/learn", "application/json", jsonBody(t, Request{Features: x2, Label: "gamma"}), "", nil)
+		if code != http.StatusInternalServerError || s.Snapshot().Version() != 1 || len(s.Snapshot().Classes()) != 2 {
+			t.Fatalf("learn without a writable model file: %d %s, version %d", code, b, s.Snapshot().Version())
+		}
+	}
+	if code, _, b := do(t, "DELETE", hs+"/v1/classes/alpha", "", nil, "", nil); code != http.StatusInternalServerError || !strings.Contains(string(b), "restart") {
+		t.Fatalf("forget after a failed save: %d %s", code, b)
+	}
+	var pr PredictResponse
+	if code, _, b := do(t, "POST", hs+"/v1/predict", "application/json", jsonBody(t, Request{Features: x[:2]}), "", &pr); code != 200 || pr.Version != 1 {
+		t.Fatalf("predict after a failed save: %d %s", code, b)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/flycl/flycl"
@@ -24,8 +25,10 @@ type FileBackend struct {
 	pipeline *modelfile.Pipeline
 	created  time.Time
 	newModel func() (*flycl.Model, error)
-	cur      *fileSnapshot
-	broken   error // set when the model in memory may differ from the file
+	// cur is the published snapshot: written by Learn and Forget, read
+	// by Current from any goroutine.
+	cur    atomic.Pointer[fileSnapshot]
+	broken error // set when the model in memory may differ from the file
 }
 
 // OpenFile opens the model file at path. When the file does not exist and
@@ -36,7 +39,7 @@ func OpenFile(path string, create func() (*flycl.Model, error)) (*FileBackend, e
 	if err := b.load(); err != nil {
 		return nil, err
 	}
-	b.cur = b.snapshot()
+	b.cur.Store(b.snapshot())
 	return b, nil
 }
 
@@ -84,7 +87,7 @@ func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
 	default:
 		b.pipeline = p
 	}
-	b.cur = b.snapshot()
+	b.cur.Store(b.snapshot())
 	return nil
 }
 
@@ -104,7 +107,7 @@ func PipelineOf(spec string, m *backbone.Model) *modelfile.Pipeline {
 }
 
 // Current returns the latest snapshot.
-func (b *FileBackend) Current() Snapshot { return b.cur }
+func (b *FileBackend) Current() Snapshot { return b.cur.Load() }
 
 // save writes the model; on failure it goes back to the file's content, so
 // the model in memory never runs ahead of what is saved.
@@ -142,7 +145,7 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 		return LearnReport{}, nil, &InputError{fmt.Errorf("%d feature values for %d labels and d=%d", len(x), len(names), d)}
 	}
 	known := map[string]bool{}
-	for _, n := range b.cur.pred.ClassNames() {
+	for _, n := range b.cur.Load().pred.ClassNames() {
 		known[n] = true
 	}
 	labels, err := b.model.LabelsFor(names)
@@ -171,8 +174,8 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 		stages[s.String()] = rec.Stages.Get(s)
 	}
 	rep := LearnReport{Samples: rec.Samples, NewClasses: fresh, Lambda: rec.Lambda, Stages: stages}
-	b.cur = b.snapshot()
-	return rep, b.cur, nil
+	b.cur.Store(b.snapshot())
+	return rep, b.cur.Load(), nil
 }
 
 // Forget removes a class. With x (its n×d features) the removal is
@@ -199,8 +202,8 @@ func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Sn
 	if _, err := b.save(); err != nil {
 		return nil, err
 	}
-	b.cur = b.snapshot()
-	return b.cur, nil
+	b.cur.Store(b.snapshot())
+	return b.cur.Load(), nil
 }
 
 func (b *FileBackend) snapshot() *fileSnapshot {

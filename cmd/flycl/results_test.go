@@ -100,23 +100,27 @@ func TestMethodsHelpListsGroups(t *testing.T) {
 }
 
 // The probe: features scaled by 1e20 (train and test alike). With
-// the paper's absolute grid Fly-CL cannot learn them and says so: the run
-// is refused with an error naming the remedy (their statistics overflow
-// float32), or, were they representable, a warning on stderr and in
-// result.json; with --lambda-scale relative it matches NCM (an edge warning
-// may remain: these blobs want a small λ).
+// the paper's absolute grid Fly-CL cannot learn them: their float32 Gram
+// matrix would overflow, and the run stops with an error that names the
+// cause and the remedy instead of a chance-level classifier; with
+// --lambda-scale relative (inputs scaled by a power of two) it matches NCM
+// (an edge warning may remain: these blobs want a small λ).
 func TestScaledFeaturesProbe(t *testing.T) {
 	dir := t.TempDir()
 	tr, te := filepath.Join(dir, "tr.npz"), filepath.Join(dir, "te.npz")
 	writeScaledBlobs(t, tr, 1, 30, 1e20)
 	writeScaledBlobs(t, te, 2, 10, 1e20)
-	acc := func(out string, extra ...string) (flycl, ncm string, stderr string, runErr error) {
+	run := func(out string, extra ...string) (string, error) {
 		c := runCmd()
 		c.SetArgs(append([]string{"--train", tr, "--test", te, "--tasks", "2", "--seeds", "1", "--methods", "flycl,ncm",
 			"--m", "300", "--p", "3", "--k", "90", "--out", out}, extra...))
 		_, se, err := capture(t, func() error { return c.ExecuteContext(context.Background()) })
+		return se, err
+	}
+	acc := func(out string, extra ...string) (flycl, ncm string, stderr string) {
+		se, err := run(out, extra...)
 		if err != nil {
-			return "", "", se, err
+			t.Fatal(err)
 		}
 		tb, _ := os.ReadFile(filepath.Join(out, "table.md"))
 		for _, l := range strings.Split(string(tb), "\n") {
@@ -128,21 +132,13 @@ func TestScaledFeaturesProbe(t *testing.T) {
 				ncm = strings.TrimSpace(f[2])
 			}
 		}
-		return flycl, ncm, se, nil
+		return flycl, ncm, se
 	}
-	fa, ncm, se, err := acc(filepath.Join(dir, "abs"))
-	switch {
-	case err != nil:
-		if !strings.Contains(err.Error(), "--lambda-scale relative") {
-			t.Errorf("absolute grid refused without naming the remedy: %v", err)
-		}
-	case !strings.Contains(se, "warning: Fly-CL") || fa == ncm:
-		t.Errorf("absolute grid: Fly-CL A_T %s, NCM %s, stderr %q", fa, ncm, se)
+	if _, err := run(filepath.Join(dir, "abs")); err == nil || !strings.Contains(err.Error(), "too large for float32") ||
+		!strings.Contains(err.Error(), "--lambda-scale relative") {
+		t.Errorf("absolute grid on 1e20 features: want an error naming the overflow and the remedy, got %v", err)
 	}
-	fr, ncm2, se2, err := acc(filepath.Join(dir, "rel"), "--lambda-scale", "relative")
-	if err != nil {
-		t.Fatalf("relative grid: %v", err)
-	}
+	fr, ncm2, se2 := acc(filepath.Join(dir, "rel"), "--lambda-scale", "relative")
 	if fr != ncm2 || strings.Contains(se2, "not finite") || strings.Contains(se2, "flat") {
 		t.Errorf("relative grid: Fly-CL A_T %s, NCM %s, stderr %q", fr, ncm2, se2)
 	}

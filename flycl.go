@@ -294,6 +294,13 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 		return TaskRecord{}, err
 	}
 	m.hbuf = h
+	if err := m.checkCodes(h, n); err != nil {
+		if firstScale {
+			m.inScale = 0
+		}
+		return TaskRecord{}, err
+	}
+	u := m.mark()
 	// Register classes only once the input is known to be valid.
 	oldLabels, oldIndex := len(m.labels), maps.Clone(m.index)
 	idx, fresh := m.classIndices(labels)
@@ -341,6 +348,12 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	// cancelled, so the classifier always matches the statistics.
 	used, err := m.solve(context.Background(), lambda, grid, &st)
 	if err != nil {
+		// Take the task back out: the model stays as it was (G up to
+		// float32 rounding, see mark).
+		if e := m.acc.Sub(h, n, idx); e != nil {
+			return TaskRecord{}, fmt.Errorf("%w (undo: %v)", err, e)
+		}
+		m.restore(u)
 		return TaskRecord{}, err
 	}
 	if used != lambda {
@@ -357,7 +370,9 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 // rank-deficient G (fewer samples than m) with a tiny λ can fail to be
 // numerically positive definite; then λ is raised to the next larger grid
 // value, and beyond the grid by factors of 10, until the factorisation
-// succeeds. It returns the λ used.
+// succeeds. It returns the λ used. On error (no λ factors, or the
+// classifier comes out not finite) the classifier and λ are unchanged and
+// the caller takes its step back out of the statistics.
 func (m *Model) solve(ctx context.Context, lambda float64, grid []float64, st *Stages) (float64, error) {
 	t := time.Now()
 	candidates := []float64{lambda}
@@ -387,6 +402,9 @@ func (m *Model) solve(ctx context.Context, lambda float64, grid []float64, st *S
 	t1 := time.Now()
 	coef := slices.Clone(m.acc.S())
 	m.acc.SolveRows(coef, m.acc.Classes())
+	if i := firstNonFinite(coef); i >= 0 {
+		return 0, errTooLarge(fmt.Sprintf("classifier value %d (class %d) came out %v with λ=%g", i, i/m.cfg.M, coef[i], lambda))
+	}
 	m.coef, m.lambda = coef, lambda
 	st.Factor, st.Solve = t1.Sub(t), time.Since(t1)
 	return lambda, nil

@@ -24,7 +24,9 @@ const ForgetMismatch = 1e-3
 // the classifier is re-solved with the current λ, so the model equals one
 // that never saw the class, up to float32 rounding in G. The data is
 // checked against the class's statistics (count, and S within
-// ForgetMismatch); on any error the model is unchanged.
+// ForgetMismatch); on any error the model is unchanged (an error after
+// the codes were subtracted, in the re-solve, adds them back: G then
+// equals its old value up to float32 rounding, everything else exactly).
 func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord, error) {
 	c, ok := m.index[label]
 	if !ok {
@@ -66,19 +68,31 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 	for i := range idx {
 		idx[i] = c
 	}
+	u := m.mark()
 	t := time.Now()
 	if err := m.acc.Sub(h, n, idx); err != nil {
 		return TaskRecord{}, fmt.Errorf("flycl: forget: %w", err)
 	}
 	st.Gram = time.Since(t)
-	if err := m.removeClass(c); err != nil {
+	// undo puts the class back if the re-solve fails: S and the class map
+	// as recorded, G with the codes added again (equal up to float32
+	// rounding).
+	undo := func(err error) (TaskRecord, error) {
+		m.restore(u)
+		if e := m.acc.Add(h, n, idx); e != nil {
+			return TaskRecord{}, fmt.Errorf("%w (undo: %v)", err, e)
+		}
+		m.acc.SetS(u.s, u.nc, u.n)
 		return TaskRecord{}, err
+	}
+	if err := m.removeClass(c); err != nil {
+		return undo(err)
 	}
 	rec := TaskRecord{Samples: n, Removed: []int{label}, Lambda: m.lambdaWithout(label)}
 	if len(m.labels) > 0 {
 		used, err := m.solve(context.Background(), rec.Lambda, m.solveGrid(), &st)
 		if err != nil {
-			return TaskRecord{}, err
+			return undo(err)
 		}
 		if used != rec.Lambda {
 			rec.RaisedFrom, rec.Lambda = rec.Lambda, used

@@ -8,8 +8,10 @@ type LambdaIssue string
 
 // The issues LambdaCheck finds, most severe first.
 const (
-	// LambdaNotFinite: a GCV score is NaN or infinite, typically because
-	// the float32 statistics overflowed (features of a huge scale).
+	// LambdaNotFinite: a GCV score is NaN (or −Inf), or every score is
+	// +Inf, typically because the statistics overflowed (features of a
+	// huge scale). A +Inf score alone is no issue: the GCV routines give
+	// +Inf on purpose to a λ for which G + λI cannot be factored.
 	LambdaNotFinite LambdaIssue = "not-finite"
 	// LambdaFlat: GCV is the same for every grid value (relative spread
 	// below FlatGCV): λ has no measurable effect, so the grid is far from
@@ -32,19 +34,29 @@ const FlatGCV = 1e-4
 
 // LambdaCheck diagnoses a GCV choice: grid holds the λ values scored,
 // scores their GCV values and chosen the λ picked. A grid of fewer than
-// two values (or no scores: λ was fixed) has no issue.
+// two values (or no scores: λ was fixed) has no issue. +Inf scores (λ
+// that could not be factored) are left out of the flat check; the edges
+// are those of the whole grid.
 func LambdaCheck(grid, scores []float64, chosen float64) LambdaIssue {
 	if len(grid) < 2 || len(scores) != len(grid) {
 		return ""
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
+	finite := 0
 	for _, s := range scores {
-		if math.IsNaN(s) || math.IsInf(s, 0) {
+		if math.IsNaN(s) || math.IsInf(s, -1) {
 			return LambdaNotFinite
 		}
+		if math.IsInf(s, 1) {
+			continue // "this λ cannot be factored" (see ridge.BestLambda)
+		}
+		finite++
 		lo, hi = min(lo, s), max(hi, s)
 	}
-	if hi-lo <= FlatGCV*math.Abs(hi) {
+	if finite == 0 {
+		return LambdaNotFinite
+	}
+	if finite >= 2 && hi-lo <= FlatGCV*math.Abs(hi) {
 		return LambdaFlat
 	}
 	gmin, gmax := grid[0], grid[0]

@@ -22,7 +22,13 @@ func TestLambdaCheck(t *testing.T) {
 		{"unsorted grid, high edge", []float64{1e8, 1e6, 1e9, 1e7}, []float64{0.5, 0.9, 0.4, 0.8}, 1e9, LambdaHighEdge},
 		{"flat", grid, []float64{1, 1 + 5e-8, 1 - 9e-8, 1}, 1e8, LambdaFlat},
 		{"NaN", grid, []float64{math.NaN(), 1, 1, 1}, 1e7, LambdaNotFinite},
-		{"Inf", grid, []float64{1, math.Inf(1), 1, 1}, 1e6, LambdaNotFinite},
+		// +Inf is what GCV gives a λ that cannot be factored: no issue by
+		// itself, and left out of the flat check.
+		{"interior, smallest λ not factorable", grid, []float64{math.Inf(1), 0.5, 0.7, 0.9}, 1e7, ""},
+		{"high edge, all smaller λ not factorable", grid, []float64{math.Inf(1), math.Inf(1), math.Inf(1), 0.6}, 1e9, LambdaHighEdge},
+		{"flat among the factorable", grid, []float64{math.Inf(1), 1, 1 + 5e-8, 1}, 1e7, LambdaFlat},
+		{"all +Inf", grid, []float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}, 1e6, LambdaNotFinite},
+		{"-Inf", grid, []float64{1, math.Inf(-1), 1, 2}, 1e7, LambdaNotFinite},
 		{"one value", []float64{1e6}, []float64{0.5}, 1e6, ""},
 		{"fixed lambda", nil, nil, 1e6, ""},
 	} {

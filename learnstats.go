@@ -152,13 +152,19 @@ func (m *Model) LearnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 	if st.N == 0 {
 		return TaskRecord{}, fmt.Errorf("flycl: empty task (no samples)")
 	}
+	for i := 0; i < st.M; i++ {
+		if v := float64(m.acc.G(i, i)) + st.G[i*(i+1)/2+i]; v > GramLimit {
+			return TaskRecord{}, errTooLarge(fmt.Sprintf("G[%d][%d] would reach %.3g, more than %.3g", i, i, v, GramLimit))
+		}
+	}
+	u := m.mark()
 	oldLabels, oldIndex := len(m.labels), maps.Clone(m.index)
 	idx, fresh := m.classIndices(st.Labels)
 	rollback := func() {
 		m.labels = m.labels[:oldLabels]
 		m.index = oldIndex
 	}
-	rec := TaskRecord{Samples: st.N, NewClasses: fresh}
+	rec := TaskRecord{Samples: st.N, NewClasses: fresh, Classes: distinctSorted(st.Labels)}
 	var stages Stages
 	grid := m.solveGrid()
 	if lambda == 0 {
@@ -196,6 +202,12 @@ func (m *Model) LearnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 	}
 	used, err := m.solve(context.Background(), lambda, m.solveGrid(), &stages)
 	if err != nil {
+		// Take the task back out: the model stays as it was (G up to
+		// float32 rounding, see mark).
+		if e := m.acc.SubStats(st, idx); e != nil {
+			return TaskRecord{}, fmt.Errorf("%w (undo: %v)", err, e)
+		}
+		m.restore(u)
 		return TaskRecord{}, err
 	}
 	if used != lambda {

@@ -47,6 +47,9 @@ func TestREADMESnippet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := strings.Count(string(readme), "```go"); n != 1 {
+		t.Errorf("README has %d Go snippets; each must be a compiled Example checked here", n)
+	}
 	_, block, ok := strings.Cut(string(readme), "```go\n")
 	block, _, _ = strings.Cut(block, "```")
 	if !ok || strings.TrimRight(block, "\n") != strings.Join(want, "\n") {

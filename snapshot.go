@@ -30,6 +30,64 @@ type Snapshot struct {
 	pred *Predictor
 }
 
+// Validate runs the checks NewSnapshot makes on decoded parts, so that an
+// encoder can refuse to write what a decoder would refuse to read.
+// Snapshots taken from a model pass them unless learning went wrong.
+func (s *Snapshot) Validate() error {
+	if s.w == nil {
+		return fmt.Errorf("flycl: snapshot has no W")
+	}
+	st := s.st
+	return checkParts(&st, s.w, s.g, s.s, s.samples)
+}
+
+// checkParts checks that a state, W and statistics fit together and mean
+// something (see NewSnapshot).
+func checkParts(st *State, w *projection.Matrix, g, s []float32, samples int) error {
+	if err := st.validate(w); err != nil {
+		return err
+	}
+	m, nc := st.Config.M, len(st.Labels)
+	if len(g) != m*(m+1)/2 {
+		return fmt.Errorf("flycl: G has %d values, want m(m+1)/2 = %d", len(g), m*(m+1)/2)
+	}
+	if len(s) != nc*m {
+		return fmt.Errorf("flycl: S has %d values, want %d classes × %d", len(s), nc, m)
+	}
+	if i := firstNonFinite(g); i >= 0 {
+		r := int((math.Sqrt(8*float64(i)+1) - 1) / 2)
+		for r*(r+1)/2 > i {
+			r--
+		}
+		for (r+1)*(r+2)/2 <= i {
+			r++
+		}
+		return fmt.Errorf("flycl: G[%d][%d] is %v", r, i-r*(r+1)/2, g[i])
+	}
+	for i := 0; i < m; i++ {
+		if v := g[i*(i+1)/2+i]; v < 0 {
+			return fmt.Errorf("flycl: G[%d][%d] = %v: a Gram matrix has no negative diagonal", i, i, v)
+		}
+	}
+	if i := firstNonFinite(s); i >= 0 {
+		return fmt.Errorf("flycl: S[%d][%d] is %v", i/m, i%m, s[i])
+	}
+	if samples < 0 {
+		return fmt.Errorf("flycl: negative sample count %d", samples)
+	}
+	known := 0
+	for _, c := range st.Counts {
+		known += max(c, 0)
+	}
+	if known > samples {
+		return fmt.Errorf("flycl: class counts add up to %d, more than the %d samples of the statistics", known, samples)
+	}
+	if nc > 0 && samples == 0 {
+		return fmt.Errorf("flycl: %d classes learned from no samples", nc)
+	}
+	return nil
+}
+
 // Snapshot returns an immutable copy of the model.
 func (m *Model) Snapshot() *Snapshot {
 	return &Snapshot{st: m.State(), w: m.w, g: m.acc.PackedLower(), s: slices.Clone(m.acc.S()), samples: m.acc.Samples()}
@@ -43,49 +101,11 @@ func (m *Model) Snapshot() *Snapshot {
 // ownership of g and s.
 func NewSnapshot(st State, w *projection.Matrix, g, s []float32, samples int) (*Snapshot, error) {
 	st.Config = st.Config.withDefaults()
-	if err := st.validate(w); err != nil {
+	if err := checkParts(&st, w, g, s, samples); err != nil {
 		return nil, err
 	}
-	m, nc := st.Config.M, len(st.Labels)
-	if len(g) != m*(m+1)/2 {
-		return nil, fmt.Errorf("flycl: G has %d values, want m(m+1)/2 = %d", len(g), m*(m+1)/2)
-	}
-	if len(s) != nc*m {
-		return nil, fmt.Errorf("flycl: S has %d values, want %d classes × %d", len(s), nc, m)
-	}
-	if i := firstNonFinite(g); i >= 0 {
-		r := int((math.Sqrt(8*float64(i)+1) - 1) / 2)
-		for r*(r+1)/2 > i {
-			r--
-		}
-		for (r+1)*(r+2)/2 <= i {
-			r++
-		}
-		return nil, fmt.Errorf("flycl: G[%d][%d] is %v", r, i-r*(r+1)/2, g[i])
-	}
-	for i := 0; i < m; i++ {
-		if v := g[i*(i+1)/2+i]; v < 0 {
-			return nil, fmt.Errorf("flycl: G[%d][%d] = %v: a Gram matrix has no negative diagonal", i, i, v)
-		}
-	}
-	if i := firstNonFinite(s); i >= 0 {
-		return nil, fmt.Errorf("flycl: S[%d][%d] is %v", i/m, i%m, s[i])
-	}
-	if samples < 0 {
-		return nil, fmt.Errorf("flycl: negative sample count %d", samples)
-	}
-	known := 0
-	for _, c := range st.Counts {
-		known += max(c, 0)
-	}
-	if known > samples {
-		return nil, fmt.Errorf("flycl: class counts add up to %d, more than the %d samples of the statistics", known, samples)
-	}
-	if nc > 0 && samples == 0 {
-		return nil, fmt.Errorf("flycl: %d classes learned from no samples", nc)
-	}
 	if st.Counts == nil {
-		st.Counts = make([]int, nc)
+		st.Counts = make([]int, len(st.Labels))
 		for i := range st.Counts {
 			st.Counts[i] = -1
 		}

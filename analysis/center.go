@@ -1,5 +1,12 @@
 package analysis
 
+import (
+	"context"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/features"
+)
+
 // CenterRows subtracts the column means of the n×d row-major matrix x, in
 // place (in float64, so the means of large sets stay exact enough).
 func CenterRows(x []float32, d int) {
@@ -22,4 +29,13 @@ func CenterRows(x []float32, d int) {
 			row[j] = float32(float64(row[j]) - mean[j])
 		}
 	}
+}
+
+// FirstClassPrototypes computes the prototype correlations (Figure 3) of
+// the first (up to) ten classes of order with a trained model, on their
+// training samples in train.
+func FirstClassPrototypes(ctx context.Context, model *flycl.Model, train *features.Set, order []int) (*Stages, error) {
+	classes := order[:min(10, len(order))]
+	x, y, _ := train.Subset(classes)
+	return PrototypeCorrelations(ctx, model, x, y, classes)
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
+	"strings"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -377,4 +379,44 @@ func Int8(ctx context.Context, build Builder, x []float32, n, threads int) (*Mod
 		return nil, err
 	}
 	return build(Quantized(c))
+}
+
+// Text returns the ranges as text: "min max" pairs separated by spaces,
+// each float32 in its shortest exact decimal form (for files).
+func (c *Calibration) Text() string {
+	var b strings.Builder
+	for i, r := range c.Ranges {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.FormatFloat(float64(r.Min), 'g', -1, 32))
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatFloat(float64(r.Max), 'g', -1, 32))
+	}
+	return b.String()
+}
+
+// ParseCalibration reads ranges written by Text, bit for bit; it refuses
+// an odd count, non-numbers, non-finite and inverted ranges.
+func ParseCalibration(s string) (*Calibration, error) {
+	f := strings.Fields(s)
+	if len(f)%2 != 0 {
+		return nil, fmt.Errorf("calibration: %d values, want min/max pairs", len(f))
+	}
+	c := &Calibration{Ranges: make([]Range, len(f)/2)}
+	for i := range c.Ranges {
+		var v [2]float32
+		for k := range v {
+			x, err := strconv.ParseFloat(f[2*i+k], 32)
+			if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+				return nil, fmt.Errorf("calibration: value %d %q is not a finite number", 2*i+k, f[2*i+k])
+			}
+			v[k] = float32(x)
+		}
+		if v[0] > v[1] {
+			return nil, fmt.Errorf("calibration: range %d is [%g, %g]", i, v[0], v[1])
+		}
+		c.Ranges[i] = Range{Min: v[0], Max: v[1]}
+	}
+	return c, nil
 }

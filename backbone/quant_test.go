@@ -587,3 +587,46 @@ func TestInt8GraphsFuse(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrationText: Text/ParseCalibration round-trip every float32 bit
+// for bit (so a model file rebuilds the same graph and Hash), and bad text
+// is refused with an error.
+func TestCalibrationText(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	c := &Calibration{}
+	for i := 0; i < 200; i++ {
+		a, b := float32(r.NormFloat64()*math.Pow(10, float64(r.IntN(20)-10))), float32(r.NormFloat64())
+		c.Ranges = append(c.Ranges, Range{min(a, b), max(a, b)})
+	}
+	c.Ranges = append(c.Ranges, Range{0, 0}, Range{-math.MaxFloat32, math.MaxFloat32}, Range{math.SmallestNonzeroFloat32, 1})
+	back, err := ParseCalibration(c.Text())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back.Ranges, c.Ranges) || back.Hash() != c.Hash() {
+		t.Fatal("calibration text does not round-trip")
+	}
+	for _, bad := range []string{"1", "1 x", "2 1", "NaN 1", "0 +Inf", "1e39 1e40"} {
+		if _, err := ParseCalibration(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// FuzzParseCalibration: any text either is refused or parses to ranges
+// that Text writes back to the same ranges.
+func FuzzParseCalibration(f *testing.F) {
+	for _, s := range []string{"", "0 1", "-1.5 2.25 0 6", "1 x", "2 1", "NaN 1", "1e39 1e40", " 0\t1\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseCalibration(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseCalibration(c.Text())
+		if err != nil || !slices.Equal(back.Ranges, c.Ranges) {
+			t.Fatalf("%q: round trip %v %v", s, err, back)
+		}
+	})
+}

@@ -49,9 +49,33 @@ func NewExtractor(m *backbone.Model, spec, output string, preset *transform.Pres
 func (e *Extractor) Pipeline() *modelfile.Pipeline {
 	i, _ := e.Backbone.OutputIndex(e.Output)
 	p := e.Preset
-	return &modelfile.Pipeline{Backbone: e.Spec, Name: e.Backbone.Name, WeightsHash: e.Backbone.Hash, Output: e.Output,
+	mp := &modelfile.Pipeline{Backbone: e.Spec, Name: e.Backbone.Name, WeightsHash: e.Backbone.Hash, Output: e.Output,
 		Dim: e.Backbone.Dims[i], Transform: modelfile.Transform{Preset: p.Name, Resize: p.Resize, Filter: p.Filter.String(),
 			Crop: p.Crop, Mean: p.Mean, Std: p.Std}}
+	if e.Backbone.Precision == backbone.INT8 {
+		mp.Precision = string(backbone.INT8)
+		if e.Backbone.Calib != nil {
+			mp.Calibration = e.Backbone.Calib.Text()
+		}
+	}
+	return mp
+}
+
+// AsPipeline returns m in the precision of a model file's pipeline: for
+// "int8" the int8 graph rebuilt from the pipeline's calibration (no
+// training data needed), else m itself.
+func AsPipeline(p *modelfile.Pipeline, m *backbone.Model) (*backbone.Model, error) {
+	if p == nil || p.Precision != string(backbone.INT8) || m.Precision == backbone.INT8 {
+		return m, nil
+	}
+	var cal *backbone.Calibration
+	if p.Calibration != "" {
+		var err error
+		if cal, err = backbone.ParseCalibration(p.Calibration); err != nil {
+			return nil, fmt.Errorf("model pipeline: %w", err)
+		}
+	}
+	return m.Quantize(cal)
 }
 
 // PresetOf converts a model file's transform back to a preset.
@@ -74,6 +98,9 @@ func ForModel(p *modelfile.Pipeline, m *backbone.Model, spec string) (*Extractor
 	preset, err := PresetOf(p.Transform)
 	if err != nil {
 		return nil, fmt.Errorf("model transform: %w", err)
+	}
+	if m, err = AsPipeline(p, m); err != nil {
+		return nil, err
 	}
 	e, err := NewExtractor(m, spec, p.Output, &preset)
 	if err != nil {

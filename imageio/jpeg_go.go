@@ -45,3 +45,9 @@ func decodeJPEG(b []byte, d Decoder) (*RGB, error) {
 	}
 	return toRGB(im), nil
 }
+
+// jpegSize reads a JPEG's size from its header.
+func jpegSize(b []byte) (w, h int, err error) {
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(b))
+	return cfg.Width, cfg.Height, err
+}

@@ -70,3 +70,17 @@ func decompress(h C.tjhandle, src *C.uchar, size C.ulong, dst []uint8, w, ht C.i
 	}
 	return nil
 }
+
+// jpegSize reads a JPEG's size from its header with libjpeg-turbo.
+func jpegSize(b []byte) (w, h int, err error) {
+	th := C.tjInitDecompress()
+	if th == nil {
+		return 0, 0, fmt.Errorf("cannot initialise libjpeg-turbo")
+	}
+	defer C.tjDestroy(th)
+	var cw, ch, subsamp, cs C.int
+	if C.tjDecompressHeader3(th, (*C.uchar)(unsafe.Pointer(&b[0])), C.ulong(len(b)), &cw, &ch, &subsamp, &cs) != 0 {
+		return 0, 0, fmt.Errorf("%s", C.GoString(C.tjGetErrorStr2(th)))
+	}
+	return int(cw), int(ch), nil
+}

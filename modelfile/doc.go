@@ -31,6 +31,10 @@
 // change), when the model was created and saved, and the pipeline: the
 // backbone (spec, name, output, dimension and a SHA-256 of its weights,
 // so that a different checkpoint is refused) and the image transform.
+// A model with a relative λ grid (flycl.LambdaRelative) adds
+// "lambda_scale": "relative" and its "input_scale" (the power of two its
+// inputs are multiplied by); absent, the grid is absolute and inputs are
+// not scaled, so older files read unchanged.
 //
 // Version 1 files (before names, counts, versions and pipelines) load
 // with classes named by their labels, unknown counts (-1) and the number

@@ -338,3 +338,33 @@ func TestGCVScopeRoundTrip(t *testing.T) {
 		t.Fatal("learning after the round trip differs")
 	}
 }
+
+// TestEncodeRefusesWhatDecodeRefuses: Encode runs Decode's checks on the
+// pipeline and the state, so it never writes a file that cannot be
+// loaded again (the destination is left untouched by the refused write).
+func TestEncodeRefusesWhatDecodeRefuses(t *testing.T) {
+	f, err := Decode(bytes.NewReader(goodFile(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(p *Pipeline)
+		want string
+	}{
+		{"pipeline dimension", func(p *Pipeline) { p.Dim = d + 1 }, "backbone dimension"},
+		{"no weights hash", func(p *Pipeline) { p.WeightsHash = "" }, "no weights hash"},
+		{"precision", func(p *Pipeline) { p.Precision = "fp8" }, "precision"},
+	} {
+		p := *f.Pipeline
+		tc.edit(&p)
+		var b bytes.Buffer
+		err := Encode(&b, &File{Snapshot: f.Snapshot, Pipeline: &p})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("%s: Encode: %v", tc.name, err)
+		}
+		if b.Len() != 0 {
+			t.Fatalf("%s: a refused Encode wrote %d bytes", tc.name, b.Len())
+		}
+	}
+}

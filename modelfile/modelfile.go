@@ -177,6 +177,19 @@ func Encode(w io.Writer, f *File) error {
 	if s == nil {
 		return fmt.Errorf("modelfile: encode: no model")
 	}
+	// Refuse what Decode would refuse: a file that cannot be loaded again
+	// is worse than no file.
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("modelfile: encode: %w", err)
+	}
+	if p := f.Pipeline; p != nil {
+		if err := p.validate(); err != nil {
+			return fmt.Errorf("modelfile: encode: pipeline: %w", err)
+		}
+		if p.Dim != 0 && p.Dim != s.State().InputDim {
+			return fmt.Errorf("modelfile: encode: pipeline: backbone dimension %d, model d=%d", p.Dim, s.State().InputDim)
+		}
+	}
 	st := s.State()
 	cfg := st.Config
 	proj := s.Projection()
@@ -326,7 +339,9 @@ func Decode(r io.Reader) (*File, error) {
 func decode(rd io.Reader, size int64) (*File, error) {
 	fail := func(format string, a ...any) (*File, error) { return nil, fmt.Errorf(format, a...) }
 	crc := crc32.New(castagnoli)
-	r := &reader{r: io.TeeReader(rd, crc)}
+	// With the size known (and checked against the header below), arrays
+	// are allocated at once; from a plain reader they grow as data arrives.
+	r := &reader{r: io.TeeReader(rd, crc), exact: size >= 0}
 	var pre [16]byte
 	if _, err := io.ReadFull(r.r, pre[:]); err != nil {
 		return fail("too short to be a Fly-CL model file")
@@ -502,9 +517,17 @@ func decode(rd io.Reader, size int64) (*File, error) {
 
 // reader reads little-endian arrays, growing them only as data arrives.
 type reader struct {
-	r   io.Reader
-	buf []byte
-	err error
+	r     io.Reader
+	buf   []byte
+	err   error
+	exact bool // the sizes are known to be in the file: allocate at once
+}
+
+func (r *reader) capacity(n int) int {
+	if r.exact {
+		return n
+	}
+	return min(n, chunk)
 }
 
 const chunk = 1 << 16 // values per read
@@ -528,7 +551,7 @@ func (r *reader) bytes(n int) []byte {
 }
 
 func (r *reader) floats(n int) []float32 {
-	out := make([]float32, 0, min(n, chunk))
+	out := make([]float32, 0, r.capacity(n))
 	for len(out) < n && r.err == nil {
 		k := min(n-len(out), chunk)
 		b := r.bytes(4 * k)
@@ -543,7 +566,7 @@ func (r *reader) floats(n int) []float32 {
 }
 
 func (r *reader) int32s(n int) []int32 {
-	out := make([]int32, 0, min(n, chunk))
+	out := make([]int32, 0, r.capacity(n))
 	for len(out) < n && r.err == nil {
 		k := min(n-len(out), chunk)
 		b := r.bytes(4 * k)

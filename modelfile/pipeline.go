@@ -25,6 +25,12 @@ type Pipeline struct {
 	Dim int `json:"dim"`
 	// Transform is the preprocessing of every image.
 	Transform Transform `json:"transform"`
+	// Precision is the backbone's arithmetic: "" (fp32) or "int8"
+	// (backbone.Precision); Calibration holds a static int8 graph's
+	// activation ranges as text (backbone.Calibration.Text), so the same
+	// graph is rebuilt without the training data.
+	Precision   string `json:"precision,omitempty"`
+	Calibration string `json:"calibration,omitempty"`
 }
 
 // Transform is an evaluation transform (transform.Preset as data).
@@ -46,6 +52,10 @@ func (p *Pipeline) validate() error {
 		return fmt.Errorf("negative dimension %d", p.Dim)
 	case t.Resize <= 0 || t.Crop <= 0 || t.Resize > 1<<16 || t.Crop > 1<<16:
 		return fmt.Errorf("transform sizes resize=%d crop=%d", t.Resize, t.Crop)
+	case p.Precision != "" && p.Precision != "fp32" && p.Precision != "int8":
+		return fmt.Errorf("precision %q", p.Precision)
+	case p.Calibration != "" && p.Precision != "int8":
+		return fmt.Errorf("calibration with precision %q", p.Precision)
 	}
 	for i := range 3 {
 		if math.IsNaN(float64(t.Mean[i])) || math.IsInf(float64(t.Mean[i]), 0) || !(t.Std[i] > 0) || math.IsInf(float64(t.Std[i]), 0) {
@@ -63,6 +73,8 @@ func (p *Pipeline) Check(other *Pipeline) error {
 	case p.WeightsHash != other.WeightsHash:
 		return fmt.Errorf("backbone %s (weights %.12s) is not the model's %s (weights %.12s): a model only works with the backbone it learned with",
 			other.Backbone, other.WeightsHash, p.Backbone, p.WeightsHash)
+	case p.Precision != other.Precision:
+		return fmt.Errorf("backbone precision %q, the model learned with %q", other.Precision, p.Precision)
 	case p.Output != other.Output:
 		return fmt.Errorf("backbone output %q, the model learned from %q", other.Output, p.Output)
 	case p.Dim != other.Dim:

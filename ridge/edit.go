@@ -20,7 +20,8 @@ func (a *Accumulator) Clone() *Accumulator {
 // Sub removes the n×m row-major inputs h with class indices labels from
 // the statistics: G -= hᵀh (one symmetric rank-n update with α = -1) and
 // S -= hᵀY, and the sample count drops by n. It is the exact inverse of
-// Add up to float32 rounding; it does not check that h was added before.
+// Add up to float32 rounding (a diagonal entry that rounding would leave
+// negative is set to 0); it does not check that h was added before.
 func (a *Accumulator) Sub(h []float32, n int, labels []int) error {
 	if len(h) != n*a.m {
 		return fmt.Errorf("ridge: input has %d values, want %d×%d", len(h), n, a.m)
@@ -45,7 +46,13 @@ func (a *Accumulator) Sub(h []float32, n int, labels []int) error {
 	}
 	linalg.SsyrkLower(true, m, n, -1, h, m, 1, a.buf, m)
 	for i := 0; i < m; i++ {
-		a.diag[i] = a.buf[i*m+i]
+		// A Gram diagonal is a sum of squares, never negative. Subtracting
+		// the forgotten samples' squares in float32 can leave a coordinate
+		// that only they used at a tiny negative value (rounding of order
+		// u·Σh²); clamp it to the exact answer's sign, 0, so the
+		// statistics stay a valid Gram matrix (snapshots refuse a negative
+		// diagonal).
+		a.diag[i] = max(a.buf[i*m+i], 0)
 	}
 	for i, l := range labels {
 		row := a.s[l*m : (l+1)*m]

@@ -219,25 +219,104 @@ func (a *Accumulator) AddStats(s *Stats, classIndex []int) error {
 		if c < 0 {
 			return fmt.Errorf("ridge: negative class index %d", c)
 		}
+	}
+	// Check first, so that statistics float32 cannot hold (a merged file
+	// may carry values beyond its range) leave the accumulator as it was.
+	if err := a.statsFit(s, classIndex, 1); err != nil {
+		return err
+	}
+	for _, c := range classIndex {
 		if c >= a.nc {
 			a.GrowClasses(c + 1)
 		}
 	}
+	a.addStats(s, classIndex, 1)
+	a.n += s.N
+	return nil
+}
+
+// SubStats takes statistics added by AddStats (with the same classIndex)
+// back out: G and S lose s in float64, rounded once per element, and the
+// sample count drops by s.N. It is the inverse of AddStats up to float32
+// rounding (a diagonal entry that rounding would leave negative is set to
+// 0, as in Sub).
+func (a *Accumulator) SubStats(s *Stats, classIndex []int) error {
+	if s.M != a.m {
+		return fmt.Errorf("ridge: statistics have dimension %d, accumulator %d", s.M, a.m)
+	}
+	if len(classIndex) != len(s.Labels) {
+		return fmt.Errorf("ridge: %d class indices for %d labels", len(classIndex), len(s.Labels))
+	}
+	if s.N > a.n {
+		return fmt.Errorf("ridge: removing %d samples from statistics of %d", s.N, a.n)
+	}
+	for _, c := range classIndex {
+		if c < 0 || c >= a.nc {
+			return fmt.Errorf("ridge: class index %d outside [0,%d)", c, a.nc)
+		}
+	}
+	if err := a.statsFit(s, classIndex, -1); err != nil {
+		return err
+	}
+	a.addStats(s, classIndex, -1)
+	for i := range a.diag {
+		a.diag[i] = max(a.diag[i], 0)
+	}
+	a.n -= s.N
+	return nil
+}
+
+// statsFit checks that every element of G and S stays a finite float32
+// when sign·s is added.
+func (a *Accumulator) statsFit(s *Stats, classIndex []int, sign float64) error {
+	m := a.m
+	fits := func(v float64) bool { return !math.IsInf(float64(float32(v)), 0) && !math.IsNaN(v) }
+	for i := 0; i < m; i++ {
+		row := s.G[i*(i+1)/2 : i*(i+1)/2+i+1]
+		dst := a.buf[i*m : i*m+i]
+		for j, v := range row[:i] {
+			if r := float64(dst[j]) + sign*v; !fits(r) {
+				return fmt.Errorf("ridge: G[%d][%d] would be %g, beyond float32", i, j, r)
+			}
+		}
+		if r := float64(a.diag[i]) + sign*row[i]; !fits(r) {
+			return fmt.Errorf("ridge: G[%d][%d] would be %g, beyond float32", i, i, r)
+		}
+	}
+	for r, c := range classIndex {
+		if c >= a.nc {
+			continue // a new class: S's row is s's
+		}
+		dst := a.s[c*m : (c+1)*m]
+		for j, v := range s.S[r*m : (r+1)*m] {
+			if x := float64(dst[j]) + sign*v; !fits(x) {
+				return fmt.Errorf("ridge: S[%d][%d] would be %g, beyond float32", c, j, x)
+			}
+		}
+	}
+	for j, v := range s.S {
+		if !fits(v) {
+			return fmt.Errorf("ridge: S value %d (%g) is beyond float32", j, v)
+		}
+	}
+	return nil
+}
+
+// addStats adds sign·s to G and S (checked by statsFit).
+func (a *Accumulator) addStats(s *Stats, classIndex []int, sign float64) {
 	m := a.m
 	for i := 0; i < m; i++ {
 		row := s.G[i*(i+1)/2 : i*(i+1)/2+i+1]
 		dst := a.buf[i*m : i*m+i]
 		for j, v := range row[:i] {
-			dst[j] = float32(float64(dst[j]) + v)
+			dst[j] = float32(float64(dst[j]) + sign*v)
 		}
-		a.diag[i] = float32(float64(a.diag[i]) + row[i])
+		a.diag[i] = float32(float64(a.diag[i]) + sign*row[i])
 	}
 	for r, c := range classIndex {
 		dst := a.s[c*m : (c+1)*m]
 		for j, v := range s.S[r*m : (r+1)*m] {
-			dst[j] = float32(float64(dst[j]) + v)
+			dst[j] = float32(float64(dst[j]) + sign*v)
 		}
 	}
-	a.n += s.N
-	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -159,5 +161,52 @@ func TestAddStatsMatchesAdd(t *testing.T) {
 		if d := math.Abs(float64(v - viaStats.S()[i])); d > 1e-4*math.Abs(float64(v))+1e-3 {
 			t.Fatalf("S value %d: %g vs %g", i, v, viaStats.S()[i])
 		}
+	}
+}
+
+// TestAddStatsBeyondFloat32: statistics whose sum float32 cannot hold (a
+// merged file may carry any finite float64; here an off-diagonal of 1e39
+// next to small diagonals, and an S value of 1e39) are refused and leave
+// the accumulator exactly as it was; SubStats undoes AddStats.
+func TestAddStatsBeyondFloat32(t *testing.T) {
+	const m = 4
+	a, _ := NewAccumulator(m)
+	h := []float32{1, 2, 0, 0, 0, 1, 3, 0}
+	if err := a.Add(h, 2, []int{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	before := a.PackedLower()
+	sBefore := append([]float32(nil), a.S()...)
+	for _, tc := range []struct {
+		name string
+		set  func(s *Stats)
+	}{
+		{"G off-diagonal", func(s *Stats) { s.G[1] = 1e39 }},
+		{"G diagonal", func(s *Stats) { s.G[2] = 1e39 }},
+		{"S", func(s *Stats) { s.S[1] = 1e39 }},
+	} {
+		s, _ := NewStats(m)
+		if err := s.Add([]float32{1, 1, 1, 1}, 1, []int{7}); err != nil {
+			t.Fatal(err)
+		}
+		tc.set(s)
+		if err := a.AddStats(s, []int{1}); err == nil || !strings.Contains(err.Error(), "beyond float32") {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !slices.Equal(a.PackedLower(), before) || !slices.Equal(a.S(), sBefore) || a.Classes() != 2 || a.Samples() != 2 {
+			t.Fatalf("%s: a refused AddStats changed the accumulator", tc.name)
+		}
+	}
+	s, _ := NewStats(m)
+	s.Add([]float32{1, 1, 1, 1}, 1, []int{7})
+	if err := a.AddStats(s, []int{2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SubStats(s, []int{2}); err != nil {
+		t.Fatal(err)
+	}
+	// Small integers: every sum is exact in float32.
+	if !slices.Equal(a.PackedLower(), before) || !slices.Equal(a.S()[:2*m], sBefore) || a.Samples() != 2 {
+		t.Fatalf("SubStats did not undo AddStats: G %v (was %v)", a.PackedLower(), before)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/flycl/flycl"
@@ -24,7 +25,10 @@ type FileBackend struct {
 	pipeline *modelfile.Pipeline
 	created  time.Time
 	newModel func() (*flycl.Model, error)
-	cur      *fileSnapshot
+	// cur is the published snapshot: written by Learn and Forget, read
+	// by Current from any goroutine.
+	cur    atomic.Pointer[fileSnapshot]
+	broken error // set when the model in memory may differ from the file
 }
 
 // OpenFile opens the model file at path. When the file does not exist and
@@ -35,7 +39,7 @@ func OpenFile(path string, create func() (*flycl.Model, error)) (*FileBackend, e
 	if err := b.load(); err != nil {
 		return nil, err
 	}
-	b.cur = b.snapshot()
+	b.cur.Store(b.snapshot())
 	return b, nil
 }
 
@@ -83,7 +87,7 @@ func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
 	default:
 		b.pipeline = p
 	}
-	b.cur = b.snapshot()
+	b.cur.Store(b.snapshot())
 	return nil
 }
 
@@ -91,36 +95,39 @@ func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
 // pipeline.
 func PipelineOf(spec string, m *backbone.Model) *modelfile.Pipeline {
 	p := m.Preset
-	return &modelfile.Pipeline{Backbone: spec, Name: m.Name, WeightsHash: m.Hash, Output: m.Outputs[0], Dim: m.Dim(),
+	mp := &modelfile.Pipeline{Backbone: spec, Name: m.Name, WeightsHash: m.Hash, Output: m.Outputs[0], Dim: m.Dim(),
 		Transform: modelfile.Transform{Preset: p.Name, Resize: p.Resize, Filter: p.Filter.String(), Crop: p.Crop, Mean: p.Mean, Std: p.Std}}
+	if m.Precision == backbone.INT8 {
+		mp.Precision = string(backbone.INT8)
+		if m.Calib != nil {
+			mp.Calibration = m.Calib.Text()
+		}
+	}
+	return mp
 }
 
 // Current returns the latest snapshot.
-func (b *FileBackend) Current() Snapshot { return b.cur }
+func (b *FileBackend) Current() Snapshot { return b.cur.Load() }
 
-// save writes the model; on failure it goes back to the file's content, so
-// the model in memory never runs ahead of what is saved.
-func (b *FileBackend) save() (time.Duration, error) {
-	t := time.Now()
-	if b.created.IsZero() {
-		b.created = time.Now().UTC()
-	}
-	err := modelfile.Save(b.path, &modelfile.File{Snapshot: b.model.Snapshot(), Pipeline: b.pipeline, Created: b.created})
-	if err != nil {
-		b.restore()
+// change applies f to a clone of the model and saves the clone; only
+// when both succeed does the clone become the model. A failed change
+// (bad input, a failed solve, a failed save) leaves the model in memory
+// as it was, which is what the file holds, with nothing to reload.
+func (b *FileBackend) change(f func(m *flycl.Model) error) (save time.Duration, err error) {
+	m := b.model.Clone()
+	if err := f(m); err != nil {
 		return 0, err
 	}
-	return time.Since(t), nil
-}
-
-// restore reloads the model from the file after a failed change.
-func (b *FileBackend) restore() {
-	if err := b.load(); err != nil {
-		// Keep serving the last published snapshot; the next change
-		// starts from whatever is in memory, but nothing unsaved was
-		// acknowledged.
-		return
+	t := time.Now()
+	created := b.created
+	if created.IsZero() {
+		created = time.Now().UTC()
 	}
+	if err := modelfile.Save(b.path, &modelfile.File{Snapshot: m.Snapshot(), Pipeline: b.pipeline, Created: created}); err != nil {
+		return 0, err
+	}
+	b.model, b.created = m, created
+	return time.Since(t), nil
 }
 
 // Learn learns the features x (n×d) with their class names as one task
@@ -131,20 +138,20 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 		return LearnReport{}, nil, &InputError{fmt.Errorf("%d feature values for %d labels and d=%d", len(x), len(names), d)}
 	}
 	known := map[string]bool{}
-	for _, n := range b.cur.pred.ClassNames() {
+	for _, n := range b.cur.Load().pred.ClassNames() {
 		known[n] = true
 	}
-	labels, err := b.model.LabelsFor(names)
-	if err != nil {
-		b.restore()
-		return LearnReport{}, nil, &InputError{err}
-	}
-	rec, err := b.model.LearnTask(ctx, x, labels)
-	if err != nil {
-		b.restore()
-		return LearnReport{}, nil, &InputError{err}
-	}
-	save, err := b.save()
+	var rec flycl.TaskRecord
+	save, err := b.change(func(m *flycl.Model) error {
+		labels, err := m.LabelsFor(names)
+		if err != nil {
+			return &InputError{err}
+		}
+		if rec, err = m.LearnTask(ctx, x, labels); err != nil {
+			return &InputError{err}
+		}
+		return nil
+	})
 	if err != nil {
 		return LearnReport{}, nil, err
 	}
@@ -155,13 +162,14 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 			fresh = append(fresh, n)
 		}
 	}
-	st := rec.Stages
-	rep := LearnReport{Samples: rec.Samples, NewClasses: fresh, Lambda: rec.Lambda, Stages: map[string]time.Duration{
-		"projection": st.Projection, "topk": st.TopK, "gram": st.Gram, "gcv": st.GCV,
-		"factor": st.Factor, "solve": st.Solve, "save": save,
-	}}
-	b.cur = b.snapshot()
-	return rep, b.cur, nil
+	stages := map[string]time.Duration{"save": save}
+	for _, s := range flycl.AllStages() {
+		stages[s.String()] = rec.Stages.Get(s)
+	}
+	rep := LearnReport{Samples: rec.Samples, NewClasses: fresh, Lambda: rec.Lambda, Stages: stages}
+	sn := b.snapshot()
+	b.cur.Store(sn)
+	return rep, sn, nil
 }
 
 // Forget removes a class. With x (its n×d features) the removal is
@@ -172,21 +180,24 @@ func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Sn
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownClass, class)
 	}
-	var err error
-	if len(x) > 0 {
-		_, err = b.model.Forget(ctx, label, x)
-	} else {
-		_, err = b.model.DropClass(label)
-	}
+	_, err := b.change(func(m *flycl.Model) error {
+		var err error
+		if len(x) > 0 {
+			_, err = m.Forget(ctx, label, x)
+		} else {
+			_, err = m.DropClass(label)
+		}
+		if err != nil {
+			return &InputError{err}
+		}
+		return nil
+	})
 	if err != nil {
-		b.restore()
-		return nil, &InputError{err}
-	}
-	if _, err := b.save(); err != nil {
 		return nil, err
 	}
-	b.cur = b.snapshot()
-	return b.cur, nil
+	sn := b.snapshot()
+	b.cur.Store(sn)
+	return sn, nil
 }
 
 func (b *FileBackend) snapshot() *fileSnapshot {

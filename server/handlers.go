@@ -1,16 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	_ "image/gif"  // DecodeConfig of GIF
-	_ "image/jpeg" // DecodeConfig of JPEG
-	_ "image/png"  // DecodeConfig of PNG
 	"io"
 	"math"
 	"mime"
@@ -21,8 +16,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	_ "golang.org/x/image/bmp" // DecodeConfig of BMP
 
 	"github.com/flycl/flycl/imageio"
 )
@@ -39,12 +32,19 @@ func errorf(code int, format string, a ...any) *apiError {
 	return &apiError{code: code, msg: fmt.Sprintf(format, a...)}
 }
 
+// writeJSON marshals v before sending the status, so that a value JSON
+// cannot hold (a NaN) gives a 500 with an error body, never a 200 with an
+// empty or truncated one.
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(ErrorBody{Error: fmt.Sprintf("encode response: %v", err), Status: code})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.Encode(v)
+	w.Write(append(b, '\n'))
 }
 
 // ErrorBody is the JSON body of every error response.
@@ -67,7 +67,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, ae.code, "%s", ae.msg)
 	case errors.As(err, &mbe):
 		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of %d bytes", mbe.Limit)
-	case errors.Is(err, errBusy):
+	case errors.Is(err, errBusy), errors.Is(err, errShutdown):
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "%v", err)
 	case errors.Is(err, ErrUnknownClass):
@@ -146,14 +146,15 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 	in := &input{}
 	if r.ContentLength > 0 || r.Header.Get("Content-Type") != "" {
 		var err error
-		if in, err = s.readInput(r, s.Snapshot().Dim()); err != nil {
+		noLabels := func(in *input) error {
+			if len(in.labels) > 0 {
+				return errorf(http.StatusBadRequest, "forget takes no labels: the class is in the path")
+			}
+			return nil
+		}
+		if in, err = s.readInput(r, s.Snapshot().Dim(), noLabels); err != nil {
 			s.release()
 			s.fail(w, err)
-			return
-		}
-		if len(in.labels) > 0 {
-			s.release()
-			s.fail(w, errorf(http.StatusBadRequest, "forget takes no labels: the class is in the path"))
 			return
 		}
 	}
@@ -194,7 +195,7 @@ type input struct {
 
 // readInput parses a JSON or multipart body and turns images into
 // features.
-func (s *Server) readInput(r *http.Request, d int) (*input, error) {
+func (s *Server) readInput(r *http.Request, d int, check func(*input) error) (*input, error) {
 	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil {
 		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: want application/json or multipart/form-data", r.Header.Get("Content-Type"))
@@ -240,20 +241,21 @@ func (s *Server) readInput(r *http.Request, d int) (*input, error) {
 	case len(raw) > 0 && len(req.Features) > 0:
 		return nil, errorf(http.StatusBadRequest, "give images or features, not both")
 	case len(raw) > 0:
-		if in.x, in.extract, err = s.imageFeatures(r.Context(), raw); err != nil {
-			return nil, err
-		}
 		in.n, in.images = len(raw), len(raw)
 	case len(req.Features) > 0:
 		if len(req.Features) > s.cfg.MaxRows {
 			return nil, errorf(http.StatusRequestEntityTooLarge, "%d feature vectors in one request; the limit is %d", len(req.Features), s.cfg.MaxRows)
 		}
 		in.n = len(req.Features)
-		in.x = make([]float32, 0, in.n*d)
+		// Check every row's length before allocating n×d: the rows of
+		// the body, not what n and d claim, bound the allocation.
 		for i, f := range req.Features {
 			if len(f) != d {
 				return nil, errorf(http.StatusBadRequest, "features[%d] has %d values; the model wants d=%d", i, len(f), d)
 			}
+		}
+		in.x = make([]float32, 0, in.n*d)
+		for i, f := range req.Features {
 			for j, v := range f {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 					return nil, errorf(http.StatusBadRequest, "features[%d][%d] is not finite", i, j)
@@ -274,6 +276,17 @@ func (s *Server) readInput(r *http.Request, d int) (*input, error) {
 		in.labels = make([]string, in.n)
 		for i := range in.labels {
 			in.labels[i] = req.Label
+		}
+	}
+	// Refuse a bad request before running the backbone on its images.
+	if check != nil {
+		if err := check(in); err != nil {
+			return nil, err
+		}
+	}
+	if len(raw) > 0 {
+		if in.x, in.extract, err = s.imageFeatures(r.Context(), raw); err != nil {
+			return nil, err
 		}
 	}
 	return in, nil
@@ -326,24 +339,34 @@ func (s *Server) readMultipart(mr *multipart.Reader, req *Request) ([][]byte, er
 	}
 }
 
-// imageFeatures decodes the images (checking their size from the header
-// before decoding) and runs the backbone, at most Extractions at a time.
+// extractBatch is how many decoded images go to the extractor at once.
+const extractBatch = 16
+
+// imageFeatures checks every image's size from its header (each at most
+// MaxPixels, all together at most MaxRequestPixels), then, holding one of
+// the Extractions slots, decodes and extracts the images a batch at a
+// time: at most Extractions batches of decoded pixels exist at once,
+// whatever the number of requests.
 func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, time.Duration, error) {
 	if s.cfg.Extractor == nil {
 		return nil, 0, errorf(http.StatusBadRequest, "this server has no backbone (start it with --backbone): send feature vectors")
 	}
-	imgs := make([]*imageio.RGB, len(raw))
+	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
+	pixels := make([]int64, len(raw))
+	var total int64
 	for i, b := range raw {
-		c, _, err := image.DecodeConfig(bytes.NewReader(b))
+		w, h, err := dec.Config(b)
+		if errors.Is(err, imageio.ErrTooLarge) {
+			return nil, 0, errorf(http.StatusRequestEntityTooLarge, "image %d: %v", i, err)
+		}
 		if err != nil {
-			return nil, 0, errorf(http.StatusBadRequest, "image %d: not a readable JPEG, PNG, GIF or BMP: %v", i, err)
+			return nil, 0, errorf(http.StatusBadRequest, "image %d: not a readable JPEG, PNG, GIF, BMP, TIFF or PGM/PPM image: %v", i, err)
 		}
-		if c.Width <= 0 || c.Height <= 0 || int64(c.Width)*int64(c.Height) > int64(s.cfg.MaxPixels) {
-			return nil, 0, errorf(http.StatusRequestEntityTooLarge, "image %d is %d×%d pixels; the limit is %d pixels", i, c.Width, c.Height, s.cfg.MaxPixels)
-		}
-		if imgs[i], err = imageio.Decode(b); err != nil {
-			return nil, 0, errorf(http.StatusBadRequest, "image %d: corrupt image: %v", i, err)
-		}
+		pixels[i] = int64(w) * int64(h)
+		total += pixels[i]
+	}
+	if total > s.cfg.MaxRequestPixels {
+		return nil, 0, errorf(http.StatusRequestEntityTooLarge, "the %d images have %d pixels in all; the limit per request is %d pixels", len(raw), total, s.cfg.MaxRequestPixels)
 	}
 	select {
 	case s.extract <- struct{}{}:
@@ -352,11 +375,27 @@ func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, ti
 	}
 	defer func() { <-s.extract }()
 	t := time.Now()
-	x, err := s.cfg.Extractor.Features(ctx, imgs)
-	if err != nil {
-		return nil, 0, err
+	x := make([]float32, 0, len(raw)*s.cfg.Extractor.Dim())
+	for lo := 0; lo < len(raw); {
+		// A batch of up to extractBatch images and about MaxPixels pixels.
+		var batch []*imageio.RGB
+		var px int64
+		for lo < len(raw) && len(batch) < extractBatch && (len(batch) == 0 || px+pixels[lo] <= int64(s.cfg.MaxPixels)) {
+			im, err := dec.Decode(raw[lo])
+			if err != nil {
+				return nil, 0, errorf(http.StatusBadRequest, "image %d: corrupt image: %v", lo, err)
+			}
+			batch = append(batch, im)
+			px += pixels[lo]
+			lo++
+		}
+		f, err := s.cfg.Extractor.Features(ctx, batch)
+		if err != nil {
+			return nil, 0, err
+		}
+		x = append(x, f...)
 	}
-	s.met.extracted.Add(float64(len(imgs)))
+	s.met.extracted.Add(float64(len(raw)))
 	return x, time.Since(t), nil
 }
 
@@ -383,27 +422,33 @@ type PredictResponse struct {
 func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 	t := time.Now()
 	sn := s.Snapshot()
-	in, err := s.readInput(r, sn.Dim())
+	in, err := s.readInput(r, sn.Dim(), func(in *input) error {
+		if len(in.labels) > 0 {
+			return errorf(http.StatusBadRequest, "predict takes no labels")
+		}
+		if in.top == 0 {
+			in.top = 5
+		}
+		if in.top < 0 || in.top > s.cfg.MaxTop {
+			return errorf(http.StatusBadRequest, "top must be in [1, %d], got %d", s.cfg.MaxTop, in.top)
+		}
+		return nil
+	})
 	if err != nil {
 		s.fail(w, err)
-		return
-	}
-	if len(in.labels) > 0 {
-		s.fail(w, errorf(http.StatusBadRequest, "predict takes no labels"))
 		return
 	}
 	top := in.top
-	if top == 0 {
-		top = 5
-	}
-	if top < 0 || top > s.cfg.MaxTop {
-		s.fail(w, errorf(http.StatusBadRequest, "top must be in [1, %d], got %d", s.cfg.MaxTop, top))
-		return
-	}
-	scores, err := sn.Scores(r.Context(), in.x)
+	scores, err := s.score(r.Context(), sn, in.x)
 	if err != nil {
 		s.fail(w, err)
 		return
+	}
+	for i, v := range scores {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			s.fail(w, errorf(http.StatusBadRequest, "features[%d]: features too large for this model (a score is not finite)", i/max(len(sn.Classes()), 1)))
+			return
+		}
 	}
 	classes := sn.Classes()
 	nc := len(classes)
@@ -445,6 +490,19 @@ type LearnResponse struct {
 	Stages     map[string]float64 `json:"stages"`  // seconds per stage
 }
 
+// checkLabels requires one valid class name per sample.
+func checkLabels(in *input) error {
+	if len(in.labels) != in.n {
+		return errorf(http.StatusBadRequest, "%d labels for %d samples: give one label per sample, or one label for all", len(in.labels), in.n)
+	}
+	for i, l := range in.labels {
+		if strings.TrimSpace(l) == "" || len(l) > maxLabel || !utf8.ValidString(l) || strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return errorf(http.StatusBadRequest, "label %d (%q) must be non-empty printable UTF-8 of at most %d bytes", i, l, maxLabel)
+		}
+	}
+	return nil
+}
+
 // maxLabel bounds the length of a class name.
 const maxLabel = 256
 
@@ -460,20 +518,10 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 			s.release()
 		}
 	}()
-	in, err := s.readInput(r, s.Snapshot().Dim())
+	in, err := s.readInput(r, s.Snapshot().Dim(), checkLabels)
 	if err != nil {
 		s.fail(w, err)
 		return
-	}
-	if len(in.labels) != in.n {
-		s.fail(w, errorf(http.StatusBadRequest, "%d labels for %d samples: give one label per sample, or one label for all", len(in.labels), in.n))
-		return
-	}
-	for i, l := range in.labels {
-		if strings.TrimSpace(l) == "" || len(l) > maxLabel || !utf8.ValidString(l) || strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			s.fail(w, errorf(http.StatusBadRequest, "label %d (%q) must be non-empty printable UTF-8 of at most %d bytes", i, l, maxLabel))
-			return
-		}
 	}
 	var rep LearnReport
 	var sn Snapshot

@@ -17,6 +17,7 @@ type metrics struct {
 	samples   prometheus.Gauge
 	queue     prometheus.Gauge
 	extracted prometheus.Counter
+	batch     prometheus.Histogram
 }
 
 func newMetrics() *metrics {
@@ -41,8 +42,10 @@ func newMetrics() *metrics {
 		samples:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "flycl_model_samples", Help: "Training samples seen by the served model."}),
 		queue:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "flycl_learn_queue_length", Help: "Learns waiting or running."}),
 		extracted: prometheus.NewCounter(prometheus.CounterOpts{Name: "flycl_images_extracted_total", Help: "Images run through the backbone."}),
+		batch: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "flycl_predict_batch_requests",
+			Help: "Predict requests scored together in one batch.", Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256}}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.stages, m.learns, m.version, m.classes, m.samples, m.queue, m.extracted,
+	m.reg.MustRegister(m.requests, m.latency, m.stages, m.learns, m.version, m.classes, m.samples, m.queue, m.extracted, m.batch,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,18 +32,22 @@ type Config struct {
 
 	MaxBodyBytes int64 // request body limit (default 64 MiB)
 	MaxPixels    int   // width×height limit of one image (default 40 megapixels)
-	MaxImages    int   // images per request (default 256)
-	MaxRows      int   // feature vectors per request (default 100000)
-	MaxTop       int   // largest top-N a predict may ask for (default 100)
-	QueueLength  int   // learns waiting beyond the running one (default 8)
-	Extractions  int   // concurrent backbone extractions (default 2)
+	// MaxRequestPixels bounds the pixels of all the images of one
+	// request together (default 1 gigapixel): the decoding work a
+	// request may ask for.
+	MaxRequestPixels int64
+	MaxImages        int // images per request (default 256)
+	MaxRows          int // feature vectors per request (default 100000)
+	MaxTop           int // largest top-N a predict may ask for (default 100)
+	QueueLength      int // learns waiting beyond the running one (default 8)
+	Extractions      int // concurrent backbone extractions (default 2)
 
 	Logger *slog.Logger // default: discard
 }
 
 // DefaultConfig returns the default limits.
 func DefaultConfig() Config {
-	return Config{MaxBodyBytes: 64 << 20, MaxPixels: 40_000_000, MaxImages: 256, MaxRows: 100_000, MaxTop: 100,
+	return Config{MaxBodyBytes: 64 << 20, MaxPixels: 40_000_000, MaxRequestPixels: 1_000_000_000, MaxImages: 256, MaxRows: 100_000, MaxTop: 100,
 		QueueLength: 8, Extractions: 2}
 }
 
@@ -52,6 +58,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxPixels <= 0 {
 		c.MaxPixels = d.MaxPixels
+	}
+	if c.MaxRequestPixels <= 0 {
+		c.MaxRequestPixels = d.MaxRequestPixels
 	}
 	if c.MaxImages <= 0 {
 		c.MaxImages = d.MaxImages
@@ -86,10 +95,18 @@ type Server struct {
 	extract chan struct{} // extraction slots
 	pending atomic.Int64  // learns queued or running
 	jobs    chan *job
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
-	mux     *http.ServeMux
+	scoreq  chan *scoreReq // predictions waiting to be scored in a batch
+	// scorersGone is closed when every scorer goroutine has stopped.
+	scorersGone chan struct{}
+	stop        chan struct{}
+	done        chan struct{}
+	once        sync.Once
+	// mu orders submit against Close: once closed is set (under mu, with
+	// stop closed) no job enters the queue, so the learner's final drain
+	// sees every job that did.
+	mu     sync.Mutex
+	closed bool
+	mux    *http.ServeMux
 }
 
 type snapHolder struct{ Snapshot }
@@ -113,13 +130,20 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, met: newMetrics(),
-		extract: make(chan struct{}, cfg.Extractions),
-		jobs:    make(chan *job, cfg.QueueLength+1),
-		stop:    make(chan struct{}), done: make(chan struct{}),
+		extract:     make(chan struct{}, cfg.Extractions),
+		jobs:        make(chan *job, cfg.QueueLength+1),
+		scoreq:      make(chan *scoreReq, maxBatchRows),
+		scorersGone: make(chan struct{}),
+		stop:        make(chan struct{}), done: make(chan struct{}),
 	}
 	s.publish(cur)
 	s.routes()
 	go s.learner()
+	var scorers sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		scorers.Go(s.scorer)
+	}
+	go func() { scorers.Wait(); close(s.scorersGone) }()
 	return s, nil
 }
 
@@ -133,7 +157,12 @@ func (s *Server) publish(sn Snapshot) {
 
 // Close stops the learner after the learns already accepted.
 func (s *Server) Close() {
-	s.once.Do(func() { close(s.stop) })
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		close(s.stop)
+		s.mu.Unlock()
+	})
 	<-s.done
 }
 
@@ -159,7 +188,7 @@ func (s *Server) learner() {
 func (s *Server) runJob(j *job) {
 	s.met.stages.WithLabelValues("queue").Observe(time.Since(j.queued).Seconds())
 	// A learn is finished and saved even when its client has gone away.
-	sn, err := j.run(context.Background())
+	sn, err := s.runSafely(j)
 	if err == nil {
 		s.publish(sn)
 		s.met.learns.WithLabelValues("ok").Inc()
@@ -171,8 +200,23 @@ func (s *Server) runJob(j *job) {
 	j.done <- err
 }
 
+// runSafely runs a job, turning a panic of the backend into an error so
+// that the learner goes on and the request gets its answer.
+func (s *Server) runSafely(j *job) (sn Snapshot, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic in a model change", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			sn, err = nil, fmt.Errorf("internal error: the model change panicked: %v", p)
+		}
+	}()
+	return j.run(context.Background())
+}
+
 // errBusy is returned when the learn queue is full.
 var errBusy = errors.New("too many learns queued; retry later")
+
+// errShutdown is returned for a change that arrives after Close.
+var errShutdown = errors.New("server is shutting down")
 
 // reserve takes a place in the learn queue, or fails when it is full.
 func (s *Server) reserve() bool {
@@ -197,12 +241,22 @@ func (s *Server) release() {
 // submit runs a change on the learner (after reserve) and waits for it.
 func (s *Server) submit(run func(ctx context.Context) (Snapshot, error)) error {
 	j := &job{run: run, queued: time.Now(), done: make(chan error, 1)}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.release()
+		return errShutdown
+	}
+	// reserve keeps the jobs queued below the channel's capacity, so
+	// this send does not block while holding mu.
 	select {
 	case s.jobs <- j:
-	case <-s.stop:
+	default:
+		s.mu.Unlock()
 		s.release()
-		return errors.New("server is shutting down")
+		return errBusy
 	}
+	s.mu.Unlock()
 	return <-j.done
 }
 

@@ -6,14 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flycl/flycl/modelfile"
 )
 
 // TestLearnPredictRestart teaches two tasks of well-separated clusters
@@ -522,4 +526,150 @@ func TestForget(t *testing.T) {
 	if b.Current().Version() != 3 || strings.Join(names, ",") != "alpha,delta" {
 		t.Fatalf("saved: version %d classes %v", b.Current().Version(), names)
 	}
+}
+
+// TestBatchedPredicts sends many one-vector predicts at once (they are
+// scored in shared batches) and checks each answer against the snapshot's
+// scores of that vector alone. A batch changes only the summation order
+// inside BLAS: the tolerance is a few float32 roundings of sums of m
+// terms, relative to the row's largest score.
+func TestBatchedPredicts(t *testing.T) {
+	s, hs, _ := testServer(t, nil)
+	r := rand.New(rand.NewPCG(20, 21))
+	x, y := clusters(r, []int{0, 1, 2}, 30)
+	learnFeatures(t, hs.URL, "", x, y)
+	tx, _ := clusters(r, []int{0, 1, 2}, 48)
+	sn := s.Snapshot()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(tx))
+	for i := range tx {
+		wg.Go(func() {
+			var pr PredictResponse
+			code, _, b := do(t, "POST", hs.URL+"/v1/predict", "application/json", jsonBody(t, Request{Features: tx[i : i+1], Top: 3}), "", &pr)
+			if code != 200 {
+				errs <- fmt.Errorf("predict %d: %d %s", i, code, b)
+				return
+			}
+			want, err := sn.Scores(context.Background(), tx[i])
+			if err != nil {
+				errs <- err
+				return
+			}
+			scale := 0.0
+			for _, v := range want {
+				scale = max(scale, math.Abs(float64(v)))
+			}
+			for _, sc := range pr.Predictions[0].Top {
+				j := indexOf(sn.Classes(), sc.Class)
+				if d := math.Abs(float64(sc.Score - want[j])); d > 1e-5*scale*float64(testConfig().M) {
+					errs <- fmt.Errorf("vector %d class %s: %v batched, %v alone", i, sc.Class, sc.Score, want[j])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestPipelineCheck: a model keeps the backbone it learned with. Another
+// checkpoint is refused, the same one is accepted after a restart, and a
+// model learned from bare feature vectors refuses any backbone.
+func TestPipelineCheck(t *testing.T) {
+	pipe := func(hash string) *modelfile.Pipeline {
+		return &modelfile.Pipeline{Backbone: "grid", Name: "grid-mean", WeightsHash: hash, Output: "features", Dim: testDim,
+			Transform: modelfile.Transform{Preset: "none", Resize: 8, Filter: "bilinear", Crop: 8, Mean: [3]float32{0, 0, 0}, Std: [3]float32{1, 1, 1}}}
+	}
+	path := t.TempDir() + "/m.flycl"
+	b := newFileBackend(t, path)
+	if err := b.SetPipeline(pipe("aaaa")); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(30, 31))
+	x, y := clusters(r, []int{0, 1}, 10)
+	var flat []float32
+	var names []string
+	for i := range x {
+		flat = append(flat, x[i]...)
+		names = append(names, className(y[i]))
+	}
+	if _, _, err := b.Learn(context.Background(), flat, names); err != nil {
+		t.Fatal(err)
+	}
+	b = newFileBackend(t, path)
+	if err := b.SetPipeline(pipe("bbbb")); err == nil || !strings.Contains(err.Error(), "not the model's") {
+		t.Fatalf("another checkpoint: %v", err)
+	}
+	if err := b.SetPipeline(pipe("aaaa")); err != nil {
+		t.Fatalf("the same checkpoint after a restart: %v", err)
+	}
+
+	bare := newFileBackend(t, t.TempDir()+"/bare.flycl")
+	if _, _, err := bare.Learn(context.Background(), flat, names); err != nil {
+		t.Fatal(err)
+	}
+	if err := bare.SetPipeline(pipe("aaaa")); err == nil {
+		t.Fatal("a model learned from feature vectors took a backbone")
+	}
+}
+
+// TestSaveFailure: when the model file cannot be written (here a
+// directory has taken its place) learns and forgets fail with a 500, the
+// served snapshot does not change and predictions go on; none of the
+// failed changes stays in memory (each change is made on a clone that is
+// kept only once saved), so once the file can be written again the next
+// learn saves the model of the last success plus that learn alone.
+func TestSaveFailure(t *testing.T) {
+	path := t.TempDir() + "/m.flycl"
+	s, err := New(Config{Backend: newFileBackend(t, path)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hs := newLoopbackServer(t, s)
+	r := rand.New(rand.NewPCG(40, 41))
+	x, y := clusters(r, []int{0, 1}, 10)
+	learnFeatures(t, hs, "", x, y)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	x2, _ := clusters(r, []int{2}, 4)
+	for range 2 {
+		code, _, b := do(t, "POST", hs+"/v1/learn", "application/json", jsonBody(t, Request{Features: x2, Label: "gamma"}), "", nil)
+		if code != http.StatusInternalServerError || s.Snapshot().Version() != 1 || len(s.Snapshot().Classes()) != 2 {
+			t.Fatalf("learn without a writable model file: %d %s, version %d", code, b, s.Snapshot().Version())
+		}
+	}
+	if code, _, b := do(t, "DELETE", hs+"/v1/classes/alpha", "", nil, "", nil); code != http.StatusInternalServerError || len(s.Snapshot().Classes()) != 2 {
+		t.Fatalf("forget after a failed save: %d %s", code, b)
+	}
+	var pr PredictResponse
+	if code, _, b := do(t, "POST", hs+"/v1/predict", "application/json", jsonBody(t, Request{Features: x[:2]}), "", &pr); code != 200 || pr.Version != 1 {
+		t.Fatalf("predict after a failed save: %d %s", code, b)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	lr := learnFeatures(t, hs, "", x2, []int{2, 2, 2, 2})
+	want := map[string]int{"alpha": 5, "beta": 5, "gamma": 4}
+	check := func(what string, sn Snapshot) {
+		t.Helper()
+		got := map[string]int{}
+		for _, c := range sn.Classes() {
+			got[c.Name] = c.Samples
+		}
+		if sn.Version() != 2 || !maps.Equal(got, want) {
+			t.Fatalf("%s: version %d, classes %v; want version 2, %v", what, sn.Version(), got, want)
+		}
+	}
+	if lr.Version != 2 {
+		t.Fatalf("learn once the file is writable: version %d", lr.Version)
+	}
+	check("served", s.Snapshot())
+	check("reopened file", newFileBackend(t, path).Current())
 }

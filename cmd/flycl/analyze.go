@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -66,21 +64,20 @@ func (f *analyzeProjectionFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDim(cfg, train.D); err != nil {
+		return err
+	}
 	if err := cfg.Validate(train.D); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return fmt.Errorf("--out %s: %w", f.out, err)
+	if err := checkOut(f.out); err != nil {
+		return err
 	}
 	res, err := analysis.ProjectionDistortion(cmd.Context(), train.X, train.D, cfg.M, cfg.P, cfg.K, cfg.TopK, f.pairs, cfg.Seed)
 	if err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(f.out, "projection.json"), append(js, '\n'), 0o644); err != nil {
+	if err := report.WriteJSON(filepath.Join(f.out, "projection.json"), res); err != nil {
 		return err
 	}
 	name := f.data.data

@@ -28,6 +28,13 @@ func (d *dataFlags) spec() (dataset.Spec, error) {
 	return s, nil
 }
 
+// given is --data as the user wrote it (no default path filled in); ""
+// kind when it does not parse.
+func (d *dataFlags) given() dataset.Spec {
+	s, _ := dataset.ParseSpec(d.data)
+	return s
+}
+
 // load returns the feature files, or the raw pixels of --data mnist /
 // fashion-mnist, and a description naming the data as the user gave it.
 func (d *dataFlags) load() (train, test *features.Set, desc string, err error) {

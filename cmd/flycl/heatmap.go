@@ -8,6 +8,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/analysis"
+	"github.com/flycl/flycl/report"
 )
 
 // heatmapFlags configure "flycl heatmap".
@@ -112,7 +113,7 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if f.trainPerClass == 0 {
 		caption = fmt.Sprintf("Fly-CL trained on one task of %d classes (all samples%s), W seed %d; %s", len(classes), centred, cfg.Seed, shorten(desc, 50))
 	}
-	if err := writeHeatmap(f.out, st, caption); err != nil {
+	if err := report.WriteHeatmap(f.out, st, caption); err != nil {
 		return err
 	}
 	centered := ""

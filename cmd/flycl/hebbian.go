@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -69,9 +67,7 @@ func (f *hebbianFlags) run(cmd *cobra.Command) error {
 		return fmt.Errorf("--classes %d: %s has only %d classes", f.classes, desc, len(all))
 	}
 	classes := all[:f.classes]
-	if f.trainPerClass > 0 {
-		train = train.FirstPerClass(f.trainPerClass)
-	}
+	train = train.FirstPerClass(f.trainPerClass)
 	x, y, _ := train.Subset(classes)
 	xt, yt, _ := test.Subset(classes)
 	if len(yt) == 0 {
@@ -81,18 +77,14 @@ func (f *hebbianFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return fmt.Errorf("--out %s: %w", f.out, err)
+	if err := checkOut(f.out); err != nil {
+		return err
 	}
 	curve, err := analysis.Hebbian(cmd.Context(), cfg, train.D, x, y, xt, yt, f.passes, f.every)
 	if err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(curve, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(f.out, "hebbian.json"), append(js, '\n'), 0o644); err != nil {
+	if err := report.WriteJSON(filepath.Join(f.out, "hebbian.json"), curve); err != nil {
 		return err
 	}
 	pts := make([]report.HebbianPoint, len(curve.Points))

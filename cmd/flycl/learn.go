@@ -60,6 +60,9 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 	if spec == "" {
 		return nil, fmt.Errorf("images need a backbone: give --backbone (the model has none)")
 	}
+	if mp == nil && trained {
+		return nil, fmt.Errorf("the model learned from feature vectors without a backbone: it cannot tell whether %s makes the same features (give --features)", spec)
+	}
 	lib, err := ortLibrary(cmd.Flags())
 	if err != nil {
 		return nil, err
@@ -80,15 +83,50 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 		preset = &p
 	}
 	var e *deploy.Extractor
+	prec, err := backbone.ParsePrecision(f.ext.precision)
+	if err != nil {
+		return nil, fmt.Errorf("--precision: %w", err)
+	}
 	if mp != nil && trained {
+		// the model's precision rules; an explicit --precision must agree
+		if fl := cmd.Flags().Lookup("precision"); fl != nil && fl.Changed && string(prec) != mp.Precision && !(prec == backbone.FP32 && mp.Precision == "") {
+			have := mp.Precision
+			if have == "" {
+				have = "fp32"
+			}
+			return nil, fmt.Errorf("--precision %s: the model learned with %s features", prec, have)
+		}
 		if e, err = deploy.ForModel(mp, bm, spec); err != nil {
 			return nil, fmt.Errorf("backbone %s: %w", spec, err)
 		}
 		if preset != nil && *preset != e.Preset {
 			return nil, fmt.Errorf("--preset %s differs from the model's transform %+v", preset.Name, mp.Transform)
 		}
-	} else if e, err = deploy.NewExtractor(bm, spec, f.ext.output, preset); err != nil {
-		return nil, err
+	} else {
+		if prec == backbone.INT8 {
+			// calibrate on the data being learned (its training images)
+			if f.data == "" {
+				return nil, fmt.Errorf("--precision int8 needs --data to calibrate the int8 backbone on")
+			}
+			ds, err := dataset.ParseSpec(f.data)
+			if err != nil {
+				return nil, fmt.Errorf("--data: %w", err)
+			}
+			train, _, err := deploy.OpenData(ds, f.split)
+			if err != nil {
+				return nil, err
+			}
+			p := bm.Preset
+			if preset != nil {
+				p = *preset
+			}
+			if bm, err = extract.Int8(cmd.Context(), bm, train, p, f.ext.calib, f.ext.threads); err != nil {
+				return nil, err
+			}
+		}
+		if e, err = deploy.NewExtractor(bm, spec, f.ext.output, preset); err != nil {
+			return nil, err
+		}
 	}
 	e.CacheDir, e.BatchSize, e.Threads = cacheDir(cmd.Flags()), f.ext.batch, f.ext.threads
 	if !f.ext.quiet {
@@ -119,6 +157,11 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		return nil, fmt.Errorf("give exactly one of IMAGE..., --data KIND:PATH or --features FILE.npz")
 	}
 	if f.features != "" {
+		for _, name := range []string{"precision", "calib"} {
+			if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+				return nil, fmt.Errorf("--%s applies to images through a backbone, not to --features", name)
+			}
+		}
 		s, err := features.Load(f.features)
 		if err != nil {
 			return nil, err

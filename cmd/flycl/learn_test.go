@@ -156,6 +156,10 @@ func TestModelCommands(t *testing.T) {
 	if err != nil || !strings.Contains(out, "in 9 step(s)") || !strings.Contains(out, "lambda 10 (fixed)") {
 		t.Fatalf("online: %v\n%s", err, out)
 	}
+	out, err = runCLI(t, "learn", "--model", online, "--features", test)
+	if err != nil || !strings.Contains(out, "classes extended (3): cat, dog, fox") || !strings.Contains(out, "3 classes, 90 samples") {
+		t.Fatalf("more samples of known classes: %v\n%s", err, out)
+	}
 	if _, err := runCLI(t, "learn", "--model", online, "--features", owl, "--online-batch", "7"); err == nil {
 		t.Error("--online-batch without --online: no error")
 	}

@@ -58,7 +58,7 @@ func (f *runFlags) resultConfig(cfg flycl.Config, opts methods.Options, d int) (
 	if f.data.data != "" {
 		// The data set's folder or archive, recorded with the path the
 		// user gave ("" when it is the data set's default location).
-		_, given, _ := strings.Cut(f.data.data, ":")
+		given := f.data.given().Path
 		s, err := f.data.spec()
 		if err != nil {
 			return nil, err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +23,6 @@ import (
 	"github.com/flycl/flycl/protocol"
 	"github.com/flycl/flycl/report"
 	"github.com/flycl/flycl/ridge"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // runFlags are the flags shared by run and sweep.
@@ -129,6 +126,11 @@ func parseFloats(s string) ([]float64, error) {
 // raw pixels, or extracted with --backbone from an image data set.
 func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc string, err error) {
 	if f.ext.backbone == "" {
+		for _, name := range []string{"precision", "calib"} {
+			if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+				return nil, nil, "", fmt.Errorf("--%s applies to a backbone: give --backbone and --data", name)
+			}
+		}
 		return f.data.load()
 	}
 	if f.data.data == "" {
@@ -321,7 +323,11 @@ func runProgress(quiet bool) func(experiment.Event) {
 	}
 	p := newProgress(quiet, 1)
 	return func(e experiment.Event) {
-		p.update(e.Step, e.Steps, fmt.Sprintf("%s seed %d task %d/%d: A_t %.2f%%, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, 100*e.Acc, e.TauPost))
+		acc := "n/a (no test samples yet)"
+		if !math.IsNaN(e.Acc) {
+			acc = fmt.Sprintf("%.2f%%", 100*e.Acc)
+		}
+		p.update(e.Step, e.Steps, fmt.Sprintf("%s seed %d task %d/%d: A_t %s, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, acc, e.TauPost))
 	}
 }
 
@@ -387,7 +393,7 @@ top-1 over all seen test samples is reported alongside.`,
 					if !ok || heat != nil {
 						return nil
 					}
-					heat, err = prototypeStages(cmd, fc.Model, train, run, p)
+					heat, err = analysis.FirstClassPrototypes(cmd.Context(), fc.Model, p.TrainSet(train), run.ClassOrder)
 					heatCaption = fmt.Sprintf("%s, seed %d, the first %d classes in arrival order; data: %s", run.Method, run.Seed, len(heat.Classes), shorten(dataName(rcfg), 50))
 					return err
 				}
@@ -403,7 +409,7 @@ top-1 over all seen test samples is reported alongside.`,
 			}
 			extra := ""
 			if heat != nil {
-				if err := writeHeatmap(f.out, heat, heatCaption); err != nil {
+				if err := report.WriteHeatmap(f.out, heat, heatCaption); err != nil {
 					return err
 				}
 				extra = ",heatmap.png,heatmap.json"
@@ -419,30 +425,4 @@ top-1 over all seen test samples is reported alongside.`,
 	f.register(c)
 	c.Flags().BoolVar(&heatmap, "heatmap", true, "draw the prototype-correlation heat maps (needs Fly-CL among the methods)")
 	return c
-}
-
-// prototypeStages computes the prototype correlations of the first 10
-// classes (in arrival order) with the trained model of a run.
-func prototypeStages(cmd *cobra.Command, model *flycl.Model, train *features.Set, run *experiment.Run, p experiment.Protocol) (*analysis.Stages, error) {
-	train = p.TrainSet(train)
-	classes := run.ClassOrder[:min(10, len(run.ClassOrder))]
-	x, y, _ := train.Subset(classes)
-	return analysis.PrototypeCorrelations(cmd.Context(), model, x, y, classes)
-}
-
-func writeHeatmap(dir string, st *analysis.Stages, caption string) error {
-	titles := []string{
-		fmt.Sprintf("features (mean |r| %.2f)", st.MeanAbsOD[0]),
-		fmt.Sprintf("projection+top-k (%.2f)", st.MeanAbsOD[1]),
-		fmt.Sprintf("ridge outputs (%.2f)", st.MeanAbsOD[2]),
-	}
-	labels := make([]string, len(st.Classes))
-	for i, c := range st.Classes {
-		labels[i] = strconv.Itoa(c)
-	}
-	info := report.HeatmapInfo{Caption: caption, Labels: labels}
-	if err := report.Heatmaps(filepath.Join(dir, "heatmap.png"), titles, []*mat.Dense{st.Features, st.Codes, st.Ridge}, info); err != nil {
-		return err
-	}
-	return report.WriteJSON(filepath.Join(dir, "heatmap.json"), st)
 }

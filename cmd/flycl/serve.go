@@ -14,6 +14,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/server"
 	"github.com/spf13/cobra"
@@ -134,6 +135,10 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		if err := backbone.Init(lib); err != nil {
 			return err
 		}
+		// an int8 model file: rebuild its int8 graph from its calibration
+		if bb, err = deploy.AsPipeline(be.Pipeline(), bb); err != nil {
+			return err
+		}
 		if err := be.SetPipeline(server.PipelineOf(spec, bb)); err != nil {
 			return err
 		}
@@ -160,7 +165,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	}
 	sn := srv.Snapshot()
 	log.Info("serving", "addr", "http://"+ln.Addr().String(), "model", f.model, "version", sn.Version(),
-		"classes", len(sn.Classes()), "d", sn.Dim(), "backbone", f.backbone, "auth", cfg.Token != "")
+		"classes", len(sn.Classes()), "d", sn.Dim(), "backbone", spec, "auth", cfg.Token != "")
 	return srv.Serve(ctx, ln, f.timeouts)
 }
 

@@ -1,3 +1,5 @@
+//go:build linux
+
 package atomicfile
 
 import (
@@ -106,6 +108,18 @@ func TestNonRegularTargets(t *testing.T) {
 	}
 	if fi, err := os.Stat("/dev/null"); err != nil || fi.Mode()&os.ModeDevice == 0 {
 		t.Fatal("/dev/null is no longer a device")
+	}
+	// A device node at the path itself (creating one needs privileges).
+	dev := filepath.Join(dir, "dev")
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err == nil { // like /dev/null: major 1, minor 3
+		if err := write(t, dev, "x"); err == nil || !strings.Contains(err.Error(), "a device") {
+			t.Errorf("device node: %v", err)
+		}
+		if fi, err := os.Lstat(dev); err != nil || fi.Mode()&os.ModeDevice == 0 {
+			t.Error("device node replaced")
+		}
+	} else {
+		t.Logf("device node not tested (mknod: %v)", err)
 	}
 
 	real := filepath.Join(sub, "real")

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const sharedDir = "../../../shared"
+
+// cifarImages copies the first n JPEGs of some CIFAR-10 training classes
+// into DIR/<class>/ (the layout a user teaches from).
+func cifarImages(t *testing.T, classes []string, n int) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(sharedDir, "data", "cifar10-jpeg.tar.gz"))
+	if err != nil {
+		t.Skipf("shared CIFAR-10 JPEGs not available: %v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	got := map[string]int{}
+	need := len(classes) * n
+	tr := tar.NewReader(zr)
+	for need > 0 {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("archive ended with %d images missing: %v", need, err)
+		}
+		parts := strings.Split(h.Name, "/")
+		if h.Typeflag != tar.TypeReg || len(parts) != 3 || parts[0] != "train" || !slices.Contains(classes, parts[1]) || got[parts[1]] >= n {
+			continue
+		}
+		got[parts[1]]++
+		need--
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, parts[1], parts[2])
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, b, 0o644)
+	}
+	return dir
+}
+
+// TestModelCommandsImages: the deploy story from the command line with
+// real photos through SqueezeNet: teach two classes, then a third from
+// its own folder (the model's backbone is reused), classify image files,
+// and refuse another backbone without touching the file.
+func TestModelCommandsImages(t *testing.T) {
+	lib := os.Getenv("FLYCL_ORT_LIB")
+	if lib == "" {
+		lib = "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+	}
+	if _, err := os.Stat(lib); err != nil {
+		t.Skipf("ONNX Runtime not available: %v", err)
+	}
+	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
+	if _, err := os.Stat(sq); err != nil {
+		t.Skipf("shared SqueezeNet not available: %v", err)
+	}
+	first := cifarImages(t, []string{"airplane", "frog"}, 6)
+	ships := cifarImages(t, []string{"ship"}, 6)
+	model := filepath.Join(t.TempDir(), "cam.flycl")
+	common := []string{"--model", model, "--ort-lib", lib, "--cache", "", "--quiet"}
+	out, err := runCLI(t, append([]string{"learn", "--data", "folder:" + first, "--backbone", "squeezenet:" + sq,
+		"--m", "2000", "--p", "50", "--k", "600", "--lambdas", "1,10,100,1000"}, common...)...)
+	if err != nil || !strings.Contains(out, "classes added (2): airplane, frog") {
+		t.Fatalf("learn: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, append([]string{"learn", "--data", "folder:" + ships}, common...)...)
+	if err != nil || !strings.Contains(out, "classes added (1): ship") || !strings.Contains(out, "version 2, 3 classes, 18 samples") {
+		t.Fatalf("learn ship: %v\n%s", err, out)
+	}
+	imgs, _ := filepath.Glob(filepath.Join(ships, "ship", "*.jpg"))
+	out, err = runCLI(t, append([]string{"predict", "--format", "csv", "--top", "1"}, append(common, imgs...)...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Training images of a class the model learned are classified as it.
+	if n := strings.Count(out, ",ship,"); n != len(imgs) {
+		t.Fatalf("%d of %d ship training images predicted as ship:\n%s", n, len(imgs), out)
+	}
+	before, _ := os.ReadFile(model)
+	mnv2 := filepath.Join(sharedDir, "models", "mobilenetv2-1.0")
+	if _, err := runCLI(t, append([]string{"learn", "--data", "folder:" + ships, "--backbone", "mobilenetv2:" + mnv2}, common...)...); err == nil || !strings.Contains(err.Error(), "not the model's") {
+		t.Fatalf("another backbone: %v", err)
+	}
+	if after, _ := os.ReadFile(model); string(after) != string(before) {
+		t.Fatal("a refused learn changed the model file")
+	}
+}

@@ -327,7 +327,10 @@ With --out the merged statistics are written instead (merges can be nested).`,
 			}
 			fmt.Printf("learned %d samples of %d classes from %d statistics files in %.2fs\n", merged.Stats.N, len(merged.Names), len(args), time.Since(t0).Seconds())
 			if rec.GCV != nil {
-				grid := m.Config().Lambdas
+				// The λ values scored: with --lambda-scale relative these are
+				// the grid's multipliers times the statistics' scale, not
+				// Config().Lambdas.
+				grid := rec.Grid
 				var b strings.Builder
 				for gi, v := range rec.GCV {
 					fmt.Fprintf(&b, " %g:%.6g", grid[gi], v)

@@ -216,7 +216,10 @@ With --data and a backbone only the shard's images are extracted.`,
 			if err := modelfile.SaveStats(out, f); err != nil {
 				return err
 			}
-			fi, _ := os.Stat(out)
+			fi, err := os.Stat(out)
+			if err != nil {
+				return fmt.Errorf("stats: saved %s but cannot stat it: %w", out, err)
+			}
 			fmt.Printf("statistics of shard %d/%d: %d samples, %d classes (%s), m=%d, %.2fs; %s, %s\n",
 				i, n, st.N, len(st.Labels), strings.Join(names, ", "), st.M, time.Since(t0).Seconds(), out, size(fi.Size()))
 			return nil

@@ -119,3 +119,37 @@ func mnistModuleDir() string {
 	}
 	return filepath.Join(string(bytes.TrimSpace(out)), "data")
 }
+
+// TestGreyImagesAreTheBytes: opened as images (for a backbone), an IDX
+// image is its stored bytes replicated to RGB (as PIL's convert("RGB")),
+// with no round trip through floats; non-square images keep their shape.
+func TestGreyImagesAreTheBytes(t *testing.T) {
+	dir := t.TempDir()
+	pix := []byte{0, 255, 51, 102, 153, 204, 1, 2, 3, 4, 5, 6} // two 2×3 images
+	os.WriteFile(filepath.Join(dir, "t10k-images-idx3-ubyte"), idxBytes([]int{2, 2, 3}, pix), 0o644)
+	os.WriteFile(filepath.Join(dir, "t10k-labels-idx1-ubyte"), idxBytes([]int{2}, []byte{7, 3}), 0o644)
+	ds, err := Spec{Kind: "mnist", Path: dir}.Open("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		img, err := ds.Image(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img.W != 3 || img.H != 2 {
+			t.Fatalf("image %d is %d×%d, want 3×2", i, img.W, img.H)
+		}
+		for j, b := range pix[i*6 : (i+1)*6] {
+			if r, g, bl := img.Pix[3*j], img.Pix[3*j+1], img.Pix[3*j+2]; r != b || g != b || bl != b {
+				t.Errorf("image %d pixel %d = (%d,%d,%d), want %d", i, j, r, g, bl, b)
+			}
+		}
+	}
+	if ds.Label(0) != 7 || ds.Label(1) != 3 {
+		t.Errorf("labels %d %d", ds.Label(0), ds.Label(1))
+	}
+	if _, err := (Spec{Kind: "cifar10", Path: dir}).Pixels("test"); err == nil {
+		t.Error("Pixels of a colour data set: no error")
+	}
+}

@@ -147,8 +147,9 @@ func (a *Accumulator) float64Stats(idx []int) (g, s []float64, nc int, err error
 // tridiagonal T + λI, and the eigenvalues come from T in O(m²).
 //
 // g (m×m, upper triangle filled) and s (nc×m) are destroyed. yy = ‖Y‖²_F.
-// relErr bounds the error of g as a fraction of ‖G‖₂; a λ whose residual
-// the resulting error could decide is given a score of +Inf.
+// relErr bounds the errors of g and s as fractions of ‖G‖₂ and ‖S‖_F; a λ
+// whose residual the resulting error could decide (first-order bound
+// 3‖ΔG‖₂‖C‖²_F + 4‖ΔS‖_F‖C‖_F on the fitted part) is given a score of +Inf.
 func gcvTridiag(ctx context.Context, g []float64, m int, s []float64, nc int, yy float64, n int, grid []float64, relErr float64) ([]float64, error) {
 	if err := checkGrid(grid); err != nil {
 		return nil, err
@@ -165,6 +166,11 @@ func gcvTridiag(ctx context.Context, g []float64, m int, s []float64, nc int, yy
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var sNorm float64 // ‖S‖_F
+	for _, v := range s[:nc*m] {
+		sNorm += v * v
+	}
+	sNorm = math.Sqrt(sNorm)
 	linalg.DormtrRows(m, nc, g, m, tau, s, m)
 	g = nil
 	// eigenvalues of T, descending, clamped at 0 (G is positive semi-definite)
@@ -198,7 +204,7 @@ func gcvTridiag(ctx context.Context, g []float64, m int, s []float64, nc int, yy
 			scores[gi] = math.Inf(1)
 			continue
 		}
-		var fit float64 // tr SᵀC + λ‖C‖²
+		var fit, cc float64 // tr SᵀC + λ‖C‖², ‖C‖²
 		for c := 0; c < nc; c++ {
 			b := s[c*m : (c+1)*m]
 			x[0] = b[0]
@@ -213,13 +219,15 @@ func gcvTridiag(ctx context.Context, g []float64, m int, s []float64, nc int, yy
 			}
 			for i, v := range x {
 				fit += b[i]*v + lambda*v*v
+				cc += v * v
 			}
 		}
 		rss := yy - fit
-		// The fit's sensitivity to an error δ in G is at most 2δ/λ relative
-		// (d/dσ of p(σ+2λ)/(σ+λ)² is −p(σ+3λ)/(σ+λ)³); add the rounding of
-		// the sums in float64.
-		bound := fit*2*delta/lambda + 8*float64(m)*u64*(yy+fit)
+		// First-order error of the fitted part F = tr SᵀA⁻¹S + λ tr SᵀA⁻²S
+		// (A = G + λI) under errors ΔG, ΔS: dF = −tr CᵀΔG C − 2λ tr CᵀΔG A⁻¹C
+		// + 2 tr ΔSᵀC + 2λ tr ΔSᵀA⁻¹C, so |dF| ≤ 3‖ΔG‖₂‖C‖²_F + 4‖ΔS‖_F‖C‖_F
+		// (‖A⁻¹‖ ≤ 1/λ); plus the rounding of the float64 sums.
+		bound := 3*delta*cc + 4*relErr*sNorm*math.Sqrt(cc) + 8*float64(m)*u64*(yy+fit)
 		var den float64
 		if n > m {
 			den = float64(n - m)

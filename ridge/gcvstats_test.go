@@ -12,7 +12,7 @@ import (
 // svdGCV is the explicit definition of GCV in float64 on the data: thin
 // SVD H = U Σ Vᵀ, Ŷ = U diag(s²/(s²+λ)) Uᵀ Y, RSS = ‖Y − Ŷ‖² summed
 // element by element, df = Σ s²/(s²+λ).
-func svdGCV(t *testing.T, h []float32, n, m int, labels []int, nc int, grid []float64) (scores, rsss []float64) {
+func svdGCV(t *testing.T, h []float32, n, m int, labels []int, nc int, grid []float64) (scores, rsss, ccs []float64) {
 	t.Helper()
 	var svd mat.SVD
 	if !svd.Factorize(dense64(h, n, m), mat.SVDThin) {
@@ -26,12 +26,17 @@ func svdGCV(t *testing.T, h []float32, n, m int, labels []int, nc int, grid []fl
 	uty.Mul(u.T(), y)
 	out := make([]float64, len(grid))
 	rsss = make([]float64, len(grid))
+	ccs = make([]float64, len(grid))
 	for gi, lambda := range grid {
 		f := mat.NewDense(len(s), nc, nil)
 		df := 0.0
 		for i, sv := range s {
 			w := sv * sv / (sv*sv + lambda)
 			df += w
+			for c := 0; c < nc; c++ { // C = V diag(s/(s²+λ)) UᵀY
+				v := sv / (sv*sv + lambda) * uty.At(i, c)
+				ccs[gi] += v * v
+			}
 			for c := 0; c < nc; c++ {
 				f.Set(i, c, w*uty.At(i, c))
 			}
@@ -49,7 +54,7 @@ func svdGCV(t *testing.T, h []float32, n, m int, labels []int, nc int, grid []fl
 		den := 1 - df/float64(n)
 		out[gi] = rss / float64(n) / (den * den)
 	}
-	return out, rsss
+	return out, rsss, ccs
 }
 
 // sparseCodes keeps the k largest values of each row of h (zeroing the
@@ -82,13 +87,14 @@ func sparseCodes(h []float32, n, m, k int) {
 // against the explicit SVD definition on the concatenated data, for
 // n < m, n = m and n > m, dense and sparse (top-k) codes.
 //
-// Tolerance, from conditioning: an error δ = ε‖G‖₂ in G changes the fitted
-// part F = tr SᵀC + λ‖C‖² by at most 2δ/λ relative and each term of 1−df/n
-// by at most δ/λ relative, so the score is within
-// (2F·δ/λ + rounding)/RSS + 2δ/λ relative; ε is 4(m+16)·2⁻⁵³ for float64
-// statistics (Householder backward error) and adds 2·√n·2⁻²⁴ for the
-// float32 accumulator. The test allows twice that. A score is +Inf (not
-// determinable) by design when that bound reaches the residual itself;
+// Tolerance, from conditioning: errors ΔG (‖ΔG‖₂ ≤ δ = ε‖G‖₂) and ΔS
+// (‖ΔS‖_F ≤ ε‖S‖_F) change the fitted part F = tr SᵀC + λ‖C‖² by at most
+// 3δ‖C‖²_F + 4ε‖S‖_F‖C‖_F to first order, and each term λ/(σ+λ) of 1−df/n
+// by at most δ/λ relative, so the score is within (that + rounding)/RSS +
+// 2δ/λ relative; ε is 4(m+16)·2⁻⁵³ for float64 statistics (Householder
+// backward error) and adds 2·√n·2⁻²⁴ for the float32 accumulator; ‖C‖_F
+// comes from the SVD. The test allows twice that. A score is +Inf (not
+// determinable) by design when the bound reaches the residual itself;
 // the test checks that this happens only where the true residual is
 // within 4× the bound, and that both pick the SVD's argmin.
 func TestGCVFromStatisticsMatchesSVD(t *testing.T) {
@@ -104,7 +110,7 @@ func TestGCVFromStatisticsMatchesSVD(t *testing.T) {
 			if tc.k > 0 {
 				sparseCodes(h, tc.n, tc.m, tc.k)
 			}
-			want, wantRSS := svdGCV(t, h, tc.n, tc.m, labels, tc.nc, grid)
+			want, wantRSS, wantCC := svdGCV(t, h, tc.n, tc.m, labels, tc.nc, grid)
 
 			st, _ := NewStats(tc.m)
 			acc, _ := NewAccumulator(tc.m)
@@ -143,7 +149,13 @@ func TestGCVFromStatisticsMatchesSVD(t *testing.T) {
 					yy := float64(tc.n)
 					rss := wantRSS[gi]
 					fit := yy - rss
-					bound := 2*fit*dl + 8*float64(tc.m)*u64*(yy+fit)
+					sNorm := 0.0
+					for _, v := range st.S {
+						sNorm += v * v
+					}
+					sNorm = math.Sqrt(sNorm)
+					cc := wantCC[gi]
+					bound := 3*v.eps*norm*cc + 4*v.eps*sNorm*math.Sqrt(cc) + 8*float64(tc.m)*u64*(yy+fit)
 					if math.IsInf(v.got, 1) {
 						if rss > 4*bound {
 							t.Errorf("%s: λ=%g reported not determinable, but the residual %g is well above the rounding bound %g", v.name, lambda, rss, bound)

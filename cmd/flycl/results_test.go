@@ -100,10 +100,11 @@ func TestMethodsHelpListsGroups(t *testing.T) {
 }
 
 // The probe: features scaled by 1e20 (train and test alike). With
-// the paper's absolute grid Fly-CL cannot learn them (their float32 Gram
-// matrix overflows) and the run stops with an error that names the cause
-// and the remedy; with --lambda-scale relative it matches NCM (an edge
-// warning may remain: these blobs want a small λ).
+// the paper's absolute grid Fly-CL cannot learn them: their float32 Gram
+// matrix would overflow, and the run stops with an error that names the
+// cause and the remedy instead of a chance-level classifier; with
+// --lambda-scale relative (inputs scaled by a power of two) it matches NCM
+// (an edge warning may remain: these blobs want a small λ).
 func TestScaledFeaturesProbe(t *testing.T) {
 	dir := t.TempDir()
 	tr, te := filepath.Join(dir, "tr.npz"), filepath.Join(dir, "te.npz")
@@ -133,8 +134,9 @@ func TestScaledFeaturesProbe(t *testing.T) {
 		}
 		return flycl, ncm, se
 	}
-	if _, err := run(filepath.Join(dir, "abs")); err == nil || !strings.Contains(err.Error(), "too large for float32") || !strings.Contains(err.Error(), "--lambda-scale relative") {
-		t.Errorf("absolute grid: %v, want features too large for float32", err)
+	if _, err := run(filepath.Join(dir, "abs")); err == nil || !strings.Contains(err.Error(), "too large for float32") ||
+		!strings.Contains(err.Error(), "--lambda-scale relative") {
+		t.Errorf("absolute grid on 1e20 features: want an error naming the overflow and the remedy, got %v", err)
 	}
 	fr, ncm2, se2 := acc(filepath.Join(dir, "rel"), "--lambda-scale", "relative")
 	if fr != ncm2 || strings.Contains(se2, "not finite") || strings.Contains(se2, "flat") {

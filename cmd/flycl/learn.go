@@ -215,11 +215,16 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 
 // checkConfig refuses Fly-CL flags that contradict an existing model.
 func checkConfig(cmd *cobra.Command, mf *modelFlags, m *flycl.Model) error {
+	return checkConfigOf(cmd, mf, m.Config())
+}
+
+// checkConfigOf refuses Fly-CL flags that contradict a model's
+// configuration have.
+func checkConfigOf(cmd *cobra.Command, mf *modelFlags, have flycl.Config) error {
 	want, err := mf.config()
 	if err != nil {
 		return err
 	}
-	have := m.Config()
 	diff := func(flag string, a, b any) error {
 		if cmd.Flags().Changed(flag) && fmt.Sprint(a) != fmt.Sprint(b) {
 			return fmt.Errorf("--%s %v, but the model has %v: a model's configuration is fixed when it is created", flag, a, b)

@@ -324,7 +324,10 @@ class_names (or --class-names).`,
 				return err
 			}
 			printLearn(os.Stdout, res, s.desc, learnTime, time.Since(t1))
-			fi, _ := os.Stat(model)
+			fi, err := os.Stat(model)
+			if err != nil {
+				return fmt.Errorf("learn: saved %s but cannot stat it: %w", model, err)
+			}
 			fmt.Printf("model %s: version %d, %d classes, %d samples, %s\n", model, m.Version(), len(m.Classes()), m.Samples(), size(fi.Size()))
 			return nil
 		},

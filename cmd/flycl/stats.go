@@ -216,7 +216,10 @@ With --data and a backbone only the shard's images are extracted.`,
 			if err := modelfile.SaveStats(out, f); err != nil {
 				return err
 			}
-			fi, _ := os.Stat(out)
+			fi, err := os.Stat(out)
+			if err != nil {
+				return fmt.Errorf("stats: saved %s but cannot stat it: %w", out, err)
+			}
 			fmt.Printf("statistics of shard %d/%d: %d samples, %d classes (%s), m=%d, %.2fs; %s, %s\n",
 				i, n, st.N, len(st.Labels), strings.Join(names, ", "), st.M, time.Since(t0).Seconds(), out, size(fi.Size()))
 			return nil
@@ -327,7 +330,10 @@ With --out the merged statistics are written instead (merges can be nested).`,
 			}
 			fmt.Printf("learned %d samples of %d classes from %d statistics files in %.2fs\n", merged.Stats.N, len(merged.Names), len(args), time.Since(t0).Seconds())
 			if rec.GCV != nil {
-				grid := m.Config().Lambdas
+				// The λ values scored: with --lambda-scale relative these are
+				// the grid's multipliers times the statistics' scale, not
+				// Config().Lambdas.
+				grid := rec.Grid
 				var b strings.Builder
 				for gi, v := range rec.GCV {
 					fmt.Fprintf(&b, " %g:%.6g", grid[gi], v)

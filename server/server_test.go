@@ -351,15 +351,17 @@ func newLoopbackServer(t *testing.T, s *Server) string {
 	return "http://" + ln.Addr().String()
 }
 
+// waitFor polls ok until it holds. It has no deadline of its own: a
+// condition never reached fails the test at go test's -timeout.
 func waitFor(t *testing.T, ok func() bool) {
 	t.Helper()
-	for range 2000 {
-		if ok() {
-			return
+	for !ok() {
+		select {
+		case <-t.Context().Done():
+			t.Fatal("test ended before the condition held")
+		case <-time.After(time.Millisecond):
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatal("condition not reached in 10 s")
 }
 
 // TestConcurrentPredictsAndLearns runs predictors against a stream of
@@ -475,7 +477,14 @@ func TestGracefulShutdown(t *testing.T) {
 	go func() { res <- learnFeatures(t, url, "", x, y) }()
 	<-g.started
 	cancel()
-	time.Sleep(50 * time.Millisecond) // let Shutdown close the listener
+	// Shutdown has closed the listener once a new connection is refused.
+	waitFor(t, func() bool {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
 	close(g.gate)
 	if lr := <-res; lr.Version != 1 {
 		t.Fatalf("in-flight learn: %+v", lr)

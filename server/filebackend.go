@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/flycl/flycl"
@@ -24,8 +25,10 @@ type FileBackend struct {
 	pipeline *modelfile.Pipeline
 	created  time.Time
 	newModel func() (*flycl.Model, error)
-	cur      *fileSnapshot
-	broken   error // set when the model in memory may differ from the file
+	// cur is the published snapshot: written by Learn and Forget, read
+	// by Current from any goroutine.
+	cur    atomic.Pointer[fileSnapshot]
+	broken error // set when the model in memory may differ from the file
 }
 
 // OpenFile opens the model file at path. When the file does not exist and
@@ -36,7 +39,7 @@ func OpenFile(path string, create func() (*flycl.Model, error)) (*FileBackend, e
 	if err := b.load(); err != nil {
 		return nil, err
 	}
-	b.cur = b.snapshot()
+	b.cur.Store(b.snapshot())
 	return b, nil
 }
 
@@ -84,7 +87,7 @@ func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
 	default:
 		b.pipeline = p
 	}
-	b.cur = b.snapshot()
+	b.cur.Store(b.snapshot())
 	return nil
 }
 
@@ -103,59 +106,55 @@ func PipelineOf(spec string, m *backbone.Model) *modelfile.Pipeline {
 	return mp
 }
 
-// Current returns the latest snapshot.
-func (b *FileBackend) Current() Snapshot { return b.cur }
+// Config returns the model's Fly-CL configuration.
+func (b *FileBackend) Config() flycl.Config { return b.model.Config() }
 
-// save writes the model; on failure it goes back to the file's content, so
-// the model in memory never runs ahead of what is saved.
-func (b *FileBackend) save() (time.Duration, error) {
-	t := time.Now()
-	if b.created.IsZero() {
-		b.created = time.Now().UTC()
-	}
-	err := modelfile.Save(b.path, &modelfile.File{Snapshot: b.model.Snapshot(), Pipeline: b.pipeline, Created: b.created})
-	if err != nil {
-		b.restore()
+// Current returns the latest snapshot.
+func (b *FileBackend) Current() Snapshot { return b.cur.Load() }
+
+// change applies f to a clone of the model and saves the clone; only
+// when both succeed does the clone become the model. A failed change
+// (bad input, a failed solve, a failed save) leaves the model in memory
+// as it was, which is what the file holds, with nothing to reload.
+func (b *FileBackend) change(f func(m *flycl.Model) error) (save time.Duration, err error) {
+	m := b.model.Clone()
+	if err := f(m); err != nil {
 		return 0, err
 	}
-	return time.Since(t), nil
-}
-
-// restore reloads the model from the file after a failed change.
-func (b *FileBackend) restore() {
-	if err := b.load(); err != nil {
-		// The model in memory may hold an unacknowledged change and the
-		// file cannot be read back: keep serving the last published
-		// snapshot, but refuse further changes until a restart.
-		b.broken = fmt.Errorf("the model file %s could not be read back after a failed change (%v): restart the server", b.path, err)
+	t := time.Now()
+	created := b.created
+	if created.IsZero() {
+		created = time.Now().UTC()
 	}
+	if err := modelfile.Save(b.path, &modelfile.File{Snapshot: m.Snapshot(), Pipeline: b.pipeline, Created: created}); err != nil {
+		return 0, err
+	}
+	b.model, b.created = m, created
+	return time.Since(t), nil
 }
 
 // Learn learns the features x (n×d) with their class names as one task
 // (GCV on it), saves the model and returns the new snapshot.
 func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (LearnReport, Snapshot, error) {
-	if b.broken != nil {
-		return LearnReport{}, nil, b.broken
-	}
 	d := b.model.InputDim()
 	if len(x) == 0 || len(x)%d != 0 || len(x)/d != len(names) {
 		return LearnReport{}, nil, &InputError{fmt.Errorf("%d feature values for %d labels and d=%d", len(x), len(names), d)}
 	}
 	known := map[string]bool{}
-	for _, n := range b.cur.pred.ClassNames() {
+	for _, n := range b.cur.Load().pred.ClassNames() {
 		known[n] = true
 	}
-	labels, err := b.model.LabelsFor(names)
-	if err != nil {
-		b.restore()
-		return LearnReport{}, nil, &InputError{err}
-	}
-	rec, err := b.model.LearnTask(ctx, x, labels)
-	if err != nil {
-		b.restore()
-		return LearnReport{}, nil, &InputError{err}
-	}
-	save, err := b.save()
+	var rec flycl.TaskRecord
+	save, err := b.change(func(m *flycl.Model) error {
+		labels, err := m.LabelsFor(names)
+		if err != nil {
+			return &InputError{err}
+		}
+		if rec, err = m.LearnTask(ctx, x, labels); err != nil {
+			return &InputError{err}
+		}
+		return nil
+	})
 	if err != nil {
 		return LearnReport{}, nil, err
 	}
@@ -171,36 +170,37 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 		stages[s.String()] = rec.Stages.Get(s)
 	}
 	rep := LearnReport{Samples: rec.Samples, NewClasses: fresh, Lambda: rec.Lambda, Stages: stages}
-	b.cur = b.snapshot()
-	return rep, b.cur, nil
+	sn := b.snapshot()
+	b.cur.Store(sn)
+	return rep, sn, nil
 }
 
 // Forget removes a class. With x (its n×d features) the removal is
 // exact: the model equals one that never saw the class. Without, the
 // class's column is dropped but G still holds its samples.
 func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Snapshot, error) {
-	if b.broken != nil {
-		return nil, b.broken
-	}
 	label, ok := b.model.LabelOf(class)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownClass, class)
 	}
-	var err error
-	if len(x) > 0 {
-		_, err = b.model.Forget(ctx, label, x)
-	} else {
-		_, err = b.model.DropClass(label)
-	}
+	_, err := b.change(func(m *flycl.Model) error {
+		var err error
+		if len(x) > 0 {
+			_, err = m.Forget(ctx, label, x)
+		} else {
+			_, err = m.DropClass(label)
+		}
+		if err != nil {
+			return &InputError{err}
+		}
+		return nil
+	})
 	if err != nil {
-		b.restore()
-		return nil, &InputError{err}
-	}
-	if _, err := b.save(); err != nil {
 		return nil, err
 	}
-	b.cur = b.snapshot()
-	return b.cur, nil
+	sn := b.snapshot()
+	b.cur.Store(sn)
+	return sn, nil
 }
 
 func (b *FileBackend) snapshot() *fileSnapshot {

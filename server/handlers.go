@@ -67,7 +67,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, ae.code, "%s", ae.msg)
 	case errors.As(err, &mbe):
 		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of %d bytes", mbe.Limit)
-	case errors.Is(err, errBusy):
+	case errors.Is(err, errBusy), errors.Is(err, errShutdown):
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "%v", err)
 	case errors.Is(err, ErrUnknownClass):

@@ -166,3 +166,101 @@ func TestImageLimitsAndFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitAfterClose: a change submitted after Close is refused; before
+// the fix, with the stop channel closed and room in the queue, submit
+// could enqueue a job no learner would run and wait for it forever (the
+// hang shows as the test binary's timeout).
+func TestSubmitAfterClose(t *testing.T) {
+	for range 50 {
+		s, err := New(Config{Backend: newFileBackend(t, t.TempDir()+"/m.flycl")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if !s.reserve() {
+			t.Fatal("reserve on an idle server")
+		}
+		err = s.submit(func(context.Context) (Snapshot, error) { return nil, errors.New("ran after Close") })
+		if !errors.Is(err, errShutdown) {
+			t.Fatalf("submit after Close: %v", err)
+		}
+		if p := s.pending.Load(); p != 0 {
+			t.Fatalf("%d places still reserved", p)
+		}
+	}
+}
+
+// panicBackend panics in its first Learn.
+type panicBackend struct {
+	*FileBackend
+	panicked bool
+}
+
+func (p *panicBackend) Learn(ctx context.Context, x []float32, labels []string) (LearnReport, Snapshot, error) {
+	if !p.panicked {
+		p.panicked = true
+		panic("backend bug")
+	}
+	return p.FileBackend.Learn(ctx, x, labels)
+}
+
+// TestLearnPanic: a panic in the backend's Learn answers that request
+// with a 500; the learner goes on, so the next learn succeeds.
+func TestLearnPanic(t *testing.T) {
+	s, err := New(Config{Backend: &panicBackend{FileBackend: newFileBackend(t, t.TempDir()+"/m.flycl")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	x, y := clusters(rand.New(rand.NewPCG(3, 4)), []int{0, 1}, 10)
+	code, _, b := do(t, "POST", hs.URL+"/v1/learn", "application/json", jsonBody(t, Request{Features: x, Labels: []string{"a"}}), "", nil)
+	if code != http.StatusInternalServerError || !strings.Contains(string(b), "panicked") {
+		t.Fatalf("learn with a panicking backend: %d %s", code, b)
+	}
+	if lr := learnFeatures(t, hs.URL, "", x, y); lr.Version != 1 || s.pending.Load() != 0 {
+		t.Fatalf("learn after the panic: version %d, %d pending", lr.Version, s.pending.Load())
+	}
+}
+
+// TestCurrentRace: FileBackend.Current may be called from any goroutine
+// while Learn runs (run with -race: before the fix the published
+// snapshot was a plain field).
+func TestCurrentRace(t *testing.T) {
+	b := newFileBackend(t, t.TempDir()+"/m.flycl")
+	r := rand.New(rand.NewPCG(5, 6))
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		var last uint64
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if v := b.Current().Version(); v < last {
+				t.Errorf("version went back from %d to %d", last, v)
+			} else {
+				last = v
+			}
+		}
+	})
+	for c := range 3 {
+		x, _ := clusters(r, []int{c}, 6)
+		var flat []float32
+		for _, v := range x {
+			flat = append(flat, v...)
+		}
+		if _, _, err := b.Learn(context.Background(), flat, slices.Repeat([]string{className(c)}, len(x))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if v := b.Current().Version(); v != 3 {
+		t.Fatalf("version %d after 3 learns", v)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,7 +101,12 @@ type Server struct {
 	stop        chan struct{}
 	done        chan struct{}
 	once        sync.Once
-	mux         *http.ServeMux
+	// mu orders submit against Close: once closed is set (under mu, with
+	// stop closed) no job enters the queue, so the learner's final drain
+	// sees every job that did.
+	mu     sync.Mutex
+	closed bool
+	mux    *http.ServeMux
 }
 
 type snapHolder struct{ Snapshot }
@@ -151,7 +157,12 @@ func (s *Server) publish(sn Snapshot) {
 
 // Close stops the learner after the learns already accepted.
 func (s *Server) Close() {
-	s.once.Do(func() { close(s.stop) })
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		close(s.stop)
+		s.mu.Unlock()
+	})
 	<-s.done
 }
 
@@ -177,7 +188,7 @@ func (s *Server) learner() {
 func (s *Server) runJob(j *job) {
 	s.met.stages.WithLabelValues("queue").Observe(time.Since(j.queued).Seconds())
 	// A learn is finished and saved even when its client has gone away.
-	sn, err := j.run(context.Background())
+	sn, err := s.runSafely(j)
 	if err == nil {
 		s.publish(sn)
 		s.met.learns.WithLabelValues("ok").Inc()
@@ -189,8 +200,23 @@ func (s *Server) runJob(j *job) {
 	j.done <- err
 }
 
+// runSafely runs a job, turning a panic of the backend into an error so
+// that the learner goes on and the request gets its answer.
+func (s *Server) runSafely(j *job) (sn Snapshot, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic in a model change", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			sn, err = nil, fmt.Errorf("internal error: the model change panicked: %v", p)
+		}
+	}()
+	return j.run(context.Background())
+}
+
 // errBusy is returned when the learn queue is full.
 var errBusy = errors.New("too many learns queued; retry later")
+
+// errShutdown is returned for a change that arrives after Close.
+var errShutdown = errors.New("server is shutting down")
 
 // reserve takes a place in the learn queue, or fails when it is full.
 func (s *Server) reserve() bool {
@@ -215,12 +241,22 @@ func (s *Server) release() {
 // submit runs a change on the learner (after reserve) and waits for it.
 func (s *Server) submit(run func(ctx context.Context) (Snapshot, error)) error {
 	j := &job{run: run, queued: time.Now(), done: make(chan error, 1)}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.release()
+		return errShutdown
+	}
+	// reserve keeps the jobs queued below the channel's capacity, so
+	// this send does not block while holding mu.
 	select {
 	case s.jobs <- j:
-	case <-s.stop:
+	default:
+		s.mu.Unlock()
 		s.release()
-		return errors.New("server is shutting down")
+		return errBusy
 	}
+	s.mu.Unlock()
 	return <-j.done
 }
 

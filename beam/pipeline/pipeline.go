@@ -248,6 +248,19 @@ func mergePartials(a, b Partial) (Partial, error) {
 
 func singleKey(_ int, p Partial, emit func(int, Partial)) { emit(0, p) }
 
+// Metrics of the workers (Beam counters, summed over workers by the
+// runner): images processed and the milliseconds spent extracting
+// (decode, preprocess, inference), expanding and accumulating, emitting
+// the statistics pieces, and in the final step.
+var (
+	imagesCounter     = beam.NewCounter("flycl", "images")
+	extractMsCounter  = beam.NewCounter("flycl", "extract_ms")
+	expandMsCounter   = beam.NewCounter("flycl", "expand_accumulate_ms")
+	emitMsCounter     = beam.NewCounter("flycl", "emit_ms")
+	finalMsCounter    = beam.NewCounter("flycl", "final_ms")
+	extractWaitMsCntr = beam.NewCounter("flycl", "slot_wait_ms")
+)
+
 // slots caps the concurrent extractions of this worker process (one
 // semaphore per cap): the runner may run more bundles at once than the
 // worker has cores, each with its own ONNX Runtime session.
@@ -353,6 +366,7 @@ func (f *extractFn) FinishBundle(ctx context.Context, emit func(int, Partial)) e
 		}
 		f.pending = f.pending[:0]
 	}
+	t := time.Now()
 	pieces, err := f.acc.Pieces(f.Opt.BlockRows)
 	if err != nil {
 		return err
@@ -360,18 +374,22 @@ func (f *extractFn) FinishBundle(ctx context.Context, emit func(int, Partial)) e
 	for _, p := range pieces {
 		emit(p.Block, *p)
 	}
+	emitMsCounter.Inc(ctx, time.Since(t).Milliseconds())
 	return nil
 }
 
 // batch extracts, expands and accumulates the samples.
 func (f *extractFn) batch(ctx context.Context, samples []pendingSample) error {
 	sem := slot(f.Opt.Workers)
+	t0 := time.Now()
 	select {
 	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	defer func() { <-sem }()
+	t1 := time.Now()
+	extractWaitMsCntr.Inc(ctx, t1.Sub(t0).Milliseconds())
 	idx, ids := make([]int, len(samples)), make([]uint64, len(samples))
 	for k, s := range samples {
 		idx[k], ids[k] = s.index, s.id
@@ -380,6 +398,10 @@ func (f *extractFn) batch(ctx context.Context, samples []pendingSample) error {
 	if err != nil {
 		return err
 	}
+	t2 := time.Now()
+	extractMsCounter.Inc(ctx, t2.Sub(t1).Milliseconds())
+	imagesCounter.Inc(ctx, int64(len(idx)))
+	defer func() { expandMsCounter.Inc(ctx, time.Since(t2).Milliseconds()) }()
 	// The codes as flycl.Model.TaskStats (and flycl stats) make them: W
 	// applied by the sparse gather, whose arithmetic for a sample involves
 	// that sample alone, so a code has the same bits in any bundle.
@@ -452,6 +474,7 @@ type finalizeFn struct {
 }
 
 func (f *finalizeFn) ProcessElement(ctx context.Context, _ int, iter func(*Partial) bool) error {
+	defer func(t time.Time) { finalMsCounter.Inc(ctx, time.Since(t).Milliseconds()) }(time.Now())
 	var pieces []*Partial
 	var p Partial
 	for iter(&p) {

@@ -98,10 +98,22 @@ func main() {
 	bp, s := beam.NewPipelineWithRoot()
 	pipeline.Build(s, opt, plan)
 	start := time.Now()
-	if err := beamx.Run(context.Background(), bp); err != nil {
+	res, err := beamx.RunWithMetrics(context.Background(), bp)
+	if err != nil {
 		log.Fatalf("flycl-beam: %v", err)
 	}
 	sec := time.Since(start).Seconds()
+	if res != nil {
+		c := map[string]int64{}
+		for _, r := range res.Metrics().AllMetrics().Counters() {
+			if r.Key.Namespace == "flycl" {
+				c[r.Key.Name] += r.Result()
+			}
+		}
+		busy := float64(c["extract_ms"]+c["expand_accumulate_ms"]) / 1000
+		fmt.Printf("workers: %d images, extract %.1f s, expand+accumulate %.1f s, emit %.1f s, final %.1f s (summed over workers): %.1f images/s per busy worker\n",
+			c["images"], float64(c["extract_ms"])/1000, float64(c["expand_accumulate_ms"])/1000, float64(c["emit_ms"])/1000, float64(c["final_ms"])/1000, float64(c["images"])/busy)
+	}
 	fmt.Fprintf(os.Stdout, "beam (%s): learned %d samples in %d shards, workers=%d threads=%d: %.1f s, %.1f samples/s, peak RSS %s\n",
 		runnerName(), plan.N, len(plan.Shards), *workers, *threads, sec, float64(plan.N)/sec, peakRSS())
 }

@@ -180,3 +180,21 @@ func TestSnapshotValidate(t *testing.T) {
 		t.Fatal("empty snapshot passes")
 	}
 }
+
+// TestLabelsForAtomic: when LabelsFor fails part-way (a numeric name
+// whose label is named otherwise), the names it attached before the
+// failure are taken back.
+func TestLabelsForAtomic(t *testing.T) {
+	m, _ := New(Config{M: 20, P: 2, K: 10, Lambdas: []float64{1}}, 4)
+	if err := m.SetClassName(7, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.LabelsFor([]string{"new", "7"}); err == nil {
+		t.Fatal("numeric name of a label named otherwise: no error")
+	}
+	// "new" would have gone to label 8: the class named by the number 8
+	// must still be free to take.
+	if l, err := m.LabelsFor([]string{"8", "x"}); err != nil || l[0] != 8 || l[1] != 7 {
+		t.Fatalf("after a failed LabelsFor: %v %v (a name left attached?)", l, err)
+	}
+}

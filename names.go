@@ -2,6 +2,7 @@ package flycl
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -95,7 +96,14 @@ func (m *Model) SetClassName(label int, name string) error {
 // free label (one more than the largest label known or named) and is
 // attached to it, so that learning with the returned labels adds the
 // class under that name.
-func (m *Model) LabelsFor(names []string) ([]int, error) {
+func (m *Model) LabelsFor(names []string) (_ []int, err error) {
+	// On error no name stays attached: undo the names set so far.
+	old := maps.Clone(m.names)
+	defer func() {
+		if err != nil {
+			m.names = old
+		}
+	}()
 	byName := map[string]int{}
 	next := 0
 	for l, n := range m.names {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"time"
@@ -129,8 +130,11 @@ type LearnResult struct {
 // knows already add to their statistics. p is the pipeline the features
 // came from (nil when they were given directly); a model without one
 // adopts it. The model is unchanged when the input is refused (wrong
-// dimension or pipeline, bad names); a failure while learning can leave
-// it part-way, so callers that keep serving learn on a Clone.
+// dimension or pipeline, bad names, a bad λ) and when a single task
+// fails to learn (flycl takes a failed step back out; the names given to
+// new classes stay attached to their unused labels); with opt.Online a
+// failure leaves the batches before it learned, so callers that keep
+// serving learn on a Clone.
 func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *modelfile.Pipeline, opt LearnOptions) (*LearnResult, error) {
 	d := m.InputDim()
 	if len(names) == 0 {
@@ -145,8 +149,8 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 	if opt.Online && opt.Batch <= 0 {
 		return nil, fmt.Errorf("deploy: online batch size must be positive, got %d", opt.Batch)
 	}
-	if opt.Lambda < 0 {
-		return nil, fmt.Errorf("deploy: lambda must be positive (or 0 for GCV), got %g", opt.Lambda)
+	if !(opt.Lambda >= 0) || math.IsInf(opt.Lambda, 0) {
+		return nil, fmt.Errorf("deploy: lambda must be positive and finite (or 0 for GCV), got %g", opt.Lambda)
 	}
 	res := &LearnResult{Samples: len(names)}
 	seen := map[string]bool{}

@@ -106,6 +106,9 @@ func PipelineOf(spec string, m *backbone.Model) *modelfile.Pipeline {
 	return mp
 }
 
+// Config returns the model's Fly-CL configuration.
+func (b *FileBackend) Config() flycl.Config { return b.model.Config() }
+
 // Current returns the latest snapshot.
 func (b *FileBackend) Current() Snapshot { return b.cur.Load() }
 

@@ -139,15 +139,24 @@ func TestImages(t *testing.T) {
 	}
 }
 
-// TestBadRequests sends every kind of bad request and checks each gets
-// its 4xx status with a JSON error, and that the server keeps serving.
-func TestBadRequests(t *testing.T) {
-	const token = "s3cret-token"
-	_, hs, _ := testServer(t, func(c *Config) { c.Token = token; c.MaxBodyBytes = 64 << 10; c.MaxPixels = 1000; c.MaxImages = 3 })
-	r := rand.New(rand.NewPCG(5, 6))
-	x, y := clusters(r, []int{0, 1}, 20)
-	learnFeatures(t, hs.URL, token, x, y)
+// badRequest is a request the server must refuse with status want and
+// an error containing contains.
+type badRequest struct {
+	name, method, path, ctype string
+	body                      []byte
+	token                     string
+	want                      int
+	contains                  string
+}
 
+// badTestToken is the bearer token of the server badRequests is for.
+const badTestToken = "s3cret-token"
+
+// badRequests are the refused requests of TestBadRequests (also the seeds
+// of FuzzReadInput), for a server with token badTestToken, MaxBodyBytes
+// 64 KiB, MaxPixels 1000, MaxImages 3 and classes alpha and beta.
+func badRequests(t testing.TB) []badRequest {
+	const token = badTestToken
 	okPNG := pngOf(t, 16, 16, color.RGBA{9, 9, 9, 255}, 1)
 	bigPNG := pngOf(t, 40, 40, color.RGBA{9, 9, 9, 255}, 1) // 1600 pixels > 1000
 	corrupt := append([]byte{0xff, 0xd8, 0xff, 0xe0}, []byte("not really a jpeg at all")...)
@@ -162,13 +171,7 @@ func TestBadRequests(t *testing.T) {
 	ctNoLabel, bodyNoLabel := mp([][]byte{okPNG, okPNG}, nil)
 	huge := jsonBody(t, Request{Features: [][]float32{make([]float32, 50000)}})
 
-	tests := []struct {
-		name, method, path, ctype string
-		body                      []byte
-		token                     string
-		want                      int
-		contains                  string
-	}{
+	return []badRequest{
 		{"malformed JSON", "POST", "/v1/predict", "application/json", []byte(`{"features": [[1,2`), "", 400, "malformed JSON"},
 		{"two JSON values", "POST", "/v1/predict", "application/json", []byte(`{} {}`), "", 400, "more than one"},
 		{"unknown JSON field", "POST", "/v1/predict", "application/json", []byte(`{"feature": [[1]]}`), "", 400, "unknown field"},
@@ -203,6 +206,18 @@ func TestBadRequests(t *testing.T) {
 		{"unknown endpoint", "GET", "/v1/nosuch", "", nil, "", 404, "no such endpoint"},
 		{"unknown page", "GET", "/nosuch.js", "", nil, "", 404, "no such page"},
 	}
+}
+
+// TestBadRequests sends every kind of bad request and checks each gets
+// its 4xx status with a JSON error, and that the server keeps serving.
+func TestBadRequests(t *testing.T) {
+	const token = badTestToken
+	_, hs, _ := testServer(t, func(c *Config) { c.Token = token; c.MaxBodyBytes = 64 << 10; c.MaxPixels = 1000; c.MaxImages = 3 })
+	r := rand.New(rand.NewPCG(5, 6))
+	x, y := clusters(r, []int{0, 1}, 20)
+	learnFeatures(t, hs.URL, token, x, y)
+
+	tests := badRequests(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, h, b := do(t, tc.method, hs.URL+tc.path, tc.ctype, tc.body, tc.token, nil)
@@ -336,15 +351,17 @@ func newLoopbackServer(t *testing.T, s *Server) string {
 	return "http://" + ln.Addr().String()
 }
 
+// waitFor polls ok until it holds. It has no deadline of its own: a
+// condition never reached fails the test at go test's -timeout.
 func waitFor(t *testing.T, ok func() bool) {
 	t.Helper()
-	for range 2000 {
-		if ok() {
-			return
+	for !ok() {
+		select {
+		case <-t.Context().Done():
+			t.Fatal("test ended before the condition held")
+		case <-time.After(time.Millisecond):
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatal("condition not reached in 10 s")
 }
 
 // TestConcurrentPredictsAndLearns runs predictors against a stream of
@@ -460,7 +477,14 @@ func TestGracefulShutdown(t *testing.T) {
 	go func() { res <- learnFeatures(t, url, "", x, y) }()
 	<-g.started
 	cancel()
-	time.Sleep(50 * time.Millisecond) // let Shutdown close the listener
+	// Shutdown has closed the listener once a new connection is refused.
+	waitFor(t, func() bool {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
 	close(g.gate)
 	if lr := <-res; lr.Version != 1 {
 		t.Fatalf("in-flight learn: %+v", lr)

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
@@ -63,6 +64,7 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of a new model without --backbone")
 	fs.Int64Var(&f.limits.MaxBodyBytes, "max-body", f.limits.MaxBodyBytes, "request body limit in bytes")
 	fs.IntVar(&f.limits.MaxPixels, "max-pixels", f.limits.MaxPixels, "largest image accepted, in pixels (width×height)")
+	fs.Int64Var(&f.limits.MaxRequestPixels, "max-request-pixels", f.limits.MaxRequestPixels, "pixels of all the images of one request together")
 	fs.IntVar(&f.limits.MaxImages, "max-images", f.limits.MaxImages, "images per request")
 	fs.IntVar(&f.limits.QueueLength, "queue", f.limits.QueueLength, "learns that may wait behind the running one (503 beyond)")
 	fs.IntVar(&f.limits.Extractions, "extractions", f.limits.Extractions, "backbone extractions running at once")
@@ -75,7 +77,44 @@ accepting connections, finishes the requests in flight and exits.`,
 	return c
 }
 
+// check refuses flag values the server would otherwise replace by its
+// defaults (a limit of 0) or could not honour, quoting the value.
+func (f *serveFlags) check() error {
+	for _, c := range []struct {
+		flag string
+		v    int64
+		min  int64
+	}{
+		{"max-body", f.limits.MaxBodyBytes, 1}, {"max-pixels", int64(f.limits.MaxPixels), 1},
+		{"max-request-pixels", f.limits.MaxRequestPixels, 1}, {"max-images", int64(f.limits.MaxImages), 1},
+		{"queue", int64(f.limits.QueueLength), 1}, {"extractions", int64(f.limits.Extractions), 1},
+		{"dim", int64(f.dim), 0}, {"threads", int64(f.threads), 0},
+	} {
+		if c.v < c.min {
+			return fmt.Errorf("--%s %d: must be at least %d", c.flag, c.v, c.min)
+		}
+	}
+	for _, c := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"read-timeout", f.timeouts.Read}, {"write-timeout", f.timeouts.Write},
+		{"idle-timeout", f.timeouts.Idle}, {"shutdown-timeout", f.timeouts.Shutdown},
+	} {
+		if c.v <= 0 {
+			return fmt.Errorf("--%s %v: must be positive", c.flag, c.v)
+		}
+	}
+	if int64(f.limits.MaxPixels) > f.limits.MaxRequestPixels {
+		return fmt.Errorf("--max-pixels %d is more than --max-request-pixels %d", f.limits.MaxPixels, f.limits.MaxRequestPixels)
+	}
+	return nil
+}
+
 func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
+	if err := f.check(); err != nil {
+		return err
+	}
 	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if f.logFormat == "json" {
 		h = slog.NewJSONHandler(os.Stderr, nil)
@@ -112,12 +151,22 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	if dim > 0 {
 		create = func() (*flycl.Model, error) { return flycl.New(mcfg, dim) }
 	}
+	_, statErr := os.Stat(f.model)
 	be, err := server.OpenFile(f.model, create)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w (give --backbone or --dim to create a new model)", err)
 	}
 	if err != nil {
 		return err
+	}
+	if statErr == nil {
+		// An existing model: its configuration is fixed, as for learn.
+		if d := be.Current().Dim(); cmd.Flags().Changed("dim") && f.dim != d {
+			return fmt.Errorf("--dim %d, but the model %s has d=%d: a model's configuration is fixed when it is created", f.dim, f.model, d)
+		}
+		if err := checkConfigOf(cmd, &f.create, be.Config()); err != nil {
+			return fmt.Errorf("%s: %w", f.model, err)
+		}
 	}
 	spec := f.backbone
 	if bb == nil && be.Pipeline() != nil {

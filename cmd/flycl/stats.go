@@ -188,6 +188,9 @@ With --data and a backbone only the shard's images are extracted.`,
 					if w, err = modelfile.ImportProjection(wFile); err != nil {
 						return err
 					}
+					if err := checkW(cmd, &mf, w, wFile); err != nil {
+						return err
+					}
 				}
 				if m, err = deploy.New(cfg, s.d, w, s.pipeline); err != nil {
 					return err
@@ -216,7 +219,10 @@ With --data and a backbone only the shard's images are extracted.`,
 			if err := modelfile.SaveStats(out, f); err != nil {
 				return err
 			}
-			fi, _ := os.Stat(out)
+			fi, err := os.Stat(out)
+			if err != nil {
+				return fmt.Errorf("stats: saved %s but cannot stat it: %w", out, err)
+			}
 			fmt.Printf("statistics of shard %d/%d: %d samples, %d classes (%s), m=%d, %.2fs; %s, %s\n",
 				i, n, st.N, len(st.Labels), strings.Join(names, ", "), st.M, time.Since(t0).Seconds(), out, size(fi.Size()))
 			return nil
@@ -297,6 +303,15 @@ With --out the merged statistics are written instead (merges can be nested).`,
 					return err
 				}
 				sc := merged.Config
+				// The statistics fix W and top-k: explicit flags must agree.
+				for _, c := range []struct {
+					flag       string
+					want, have any
+				}{{"m", cfg.M, sc.M}, {"p", cfg.P, sc.P}, {"k", cfg.K, sc.K}, {"w-seed", cfg.Seed, sc.Seed}, {"topk", cfg.TopK, sc.TopK}} {
+					if err := flagAgrees(cmd, c.flag, c.want, c.have, "the statistics have"); err != nil {
+						return err
+					}
+				}
 				cfg.M, cfg.P, cfg.K, cfg.Seed = sc.M, sc.P, sc.K, sc.Seed
 				if cfg.TopK, err = projection.ParseTopKMode(sc.TopK); err != nil {
 					return err
@@ -306,6 +321,9 @@ With --out the merged statistics are written instead (merges can be nested).`,
 				case wFile != "":
 					if w, err = modelfile.ImportProjection(wFile); err != nil {
 						return err
+					}
+					if w.M != sc.M || w.P != sc.P || w.D != sc.InputDim {
+						return fmt.Errorf("--w %s is %d×%d with p=%d, the statistics were computed with m=%d, d=%d, p=%d", wFile, w.M, w.D, w.P, sc.M, sc.InputDim, sc.P)
 					}
 				case sc.W == "explicit":
 					return fmt.Errorf("the statistics use an explicit W: give it with --w to create %s", model)
@@ -327,7 +345,10 @@ With --out the merged statistics are written instead (merges can be nested).`,
 			}
 			fmt.Printf("learned %d samples of %d classes from %d statistics files in %.2fs\n", merged.Stats.N, len(merged.Names), len(args), time.Since(t0).Seconds())
 			if rec.GCV != nil {
-				grid := m.Config().Lambdas
+				// The λ values scored: with --lambda-scale relative these are
+				// the grid's multipliers times the statistics' scale, not
+				// Config().Lambdas.
+				grid := rec.Grid
 				var b strings.Builder
 				for gi, v := range rec.GCV {
 					fmt.Fprintf(&b, " %g:%.6g", grid[gi], v)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,5 +80,63 @@ func TestStatsMergeCLI(t *testing.T) {
 	}
 	if err := runFlycl(t, "merge", parts[0], other, "--out", filepath.Join(dir, "x.stats")); err == nil || !strings.Contains(err.Error(), "configuration") {
 		t.Fatalf("different k: %v", err)
+	}
+}
+
+// TestMergePrintsScaledGrid: with --lambda-scale relative, flycl merge
+// prints the GCV scores against the λ values actually scored (the grid
+// times the statistics' scale, as recorded in the model's history), and
+// the λ it reports is one of them.
+func TestMergePrintsScaledGrid(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.npz")
+	writeBlobs(t, train, 1, 60)
+	cfg := []string{"--m", "120", "--p", "4", "--k", "40", "--lambdas", "0.001,0.01,0.1,1", "--lambda-scale", "relative"}
+	st, model := filepath.Join(dir, "a.stats"), filepath.Join(dir, "m.flycl")
+	if err := runFlycl(t, append([]string{"stats", "--features", train, "--shard", "0/1", "--out", st}, cfg...)...); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, append([]string{"merge", st, "--model", model}, cfg...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := modelfile.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := f.Snapshot.State().History
+	rec := h[len(h)-1]
+	if len(rec.Grid) != 4 || rec.Grid[0] == 0.001 {
+		t.Fatalf("recorded grid %v: not scaled", rec.Grid)
+	}
+	var want strings.Builder
+	for i, v := range rec.GCV {
+		fmt.Fprintf(&want, " %g:%.6g", rec.Grid[i], v)
+	}
+	if !strings.Contains(out, "GCV (task):"+want.String()+"\n") {
+		t.Fatalf("merge printed\n%s\nwant the GCV line%s", out, want.String())
+	}
+}
+
+// TestMergeRefusesHugeStatistics: statistics of features scaled by 1e20
+// (float64 in the statistics file, fine there) cannot go into a model's
+// float32 Gram matrix: flycl merge refuses them with the cause and the
+// remedy and writes no model, where it used to write NaN coefficients
+// into a file that could not be loaded again.
+func TestMergeRefusesHugeStatistics(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.npz")
+	writeScaledBlobs(t, train, 1, 20, 1e20)
+	cfg := []string{"--m", "120", "--p", "4", "--k", "40", "--lambdas", "0.1,1,10"}
+	st, model := filepath.Join(dir, "a.stats"), filepath.Join(dir, "m.flycl")
+	if err := runFlycl(t, append([]string{"stats", "--features", train, "--shard", "0/1", "--out", st}, cfg...)...); err != nil {
+		t.Fatal(err)
+	}
+	err := runFlycl(t, append([]string{"merge", st, "--model", model}, cfg...)...)
+	if err == nil || !strings.Contains(err.Error(), "too large for float32") || !strings.Contains(err.Error(), "--lambda-scale relative") {
+		t.Fatalf("merge of 1e20 statistics: %v", err)
+	}
+	if _, err := os.Stat(model); err == nil {
+		t.Fatal("a refused merge wrote the model")
 	}
 }

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestServeFlagErrors: limits the server would silently replace by its
+// defaults, non-positive timeouts and negative counts are refused with an
+// error quoting the value; for an existing model file, --dim and the
+// Fly-CL flags that contradict it are refused as learn refuses them. All
+// fail before serve listens.
+func TestServeFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.npz")
+	blobs(t, train, 1, 6, 10, "cat", "dog")
+	model := filepath.Join(dir, "m.flycl")
+	if _, err := runCLI(t, "learn", "--model", model, "--features", train, "--m", "200", "--p", "3", "--k", "60"); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, "new.flycl")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", fresh, "--dim", "6", "--queue", "0"}, "--queue 0: must be at least 1"},
+		{[]string{"--model", fresh, "--dim", "6", "--max-body", "-5"}, "--max-body -5"},
+		{[]string{"--model", fresh, "--dim", "6", "--max-pixels", "0"}, "--max-pixels 0"},
+		{[]string{"--model", fresh, "--dim", "6", "--max-request-pixels", "0"}, "--max-request-pixels 0"},
+		{[]string{"--model", fresh, "--dim", "6", "--max-images", "0"}, "--max-images 0"},
+		{[]string{"--model", fresh, "--dim", "6", "--extractions", "-1"}, "--extractions -1"},
+		{[]string{"--model", fresh, "--dim", "-6"}, "--dim -6"},
+		{[]string{"--model", fresh, "--dim", "6", "--threads", "-2"}, "--threads -2"},
+		{[]string{"--model", fresh, "--dim", "6", "--read-timeout", "0s"}, "--read-timeout 0s"},
+		{[]string{"--model", fresh, "--dim", "6", "--shutdown-timeout", "-1s"}, "--shutdown-timeout -1s"},
+		{[]string{"--model", model, "--dim", "7"}, "--dim 7, but the model"},
+		{[]string{"--model", model, "--m", "300", "--k", "60"}, "--m 300, but the model has 200"},
+		{[]string{"--model", model, "--k", "10"}, "--k 10, but the model has 60"},
+	} {
+		_, err := runCLI(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("serve %v: %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package flycl
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -79,4 +80,30 @@ func (m *Model) restore(u *undo) {
 	m.counts = u.counts
 	m.inScale = u.inScale
 	m.names = u.names
+}
+
+// finish is the end of every learning step (LearnTask, LearnBatch,
+// LearnStats), once the step is in the statistics: re-solve with rec.Lambda
+// (raised within grid if G + λI cannot be factored), then record the step
+// and bump the version. The solve runs to the end even if the caller's
+// context is cancelled, so the classifier always matches the statistics.
+// If it fails, takeBack removes the step from G and restore(u) puts back
+// everything else: the model is as it was (G up to float32 rounding).
+func (m *Model) finish(rec TaskRecord, st Stages, grid []float64, u *undo, takeBack func() error) (TaskRecord, error) {
+	lambda := rec.Lambda
+	used, err := m.solve(context.Background(), lambda, grid, &st)
+	if err != nil {
+		if e := takeBack(); e != nil {
+			return TaskRecord{}, fmt.Errorf("%w (undo: %v)", err, e)
+		}
+		m.restore(u)
+		return TaskRecord{}, err
+	}
+	if used != lambda {
+		rec.RaisedFrom, rec.Lambda = lambda, used
+	}
+	rec.Stages = st
+	m.hist = append(m.hist, rec)
+	m.version++
+	return rec, nil
 }

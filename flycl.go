@@ -344,26 +344,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	st.Gram = time.Since(t)
 	m.countSamples(idx)
 
-	// The statistics now include the task: finish the solve even if ctx is
-	// cancelled, so the classifier always matches the statistics.
-	used, err := m.solve(context.Background(), lambda, grid, &st)
-	if err != nil {
-		// Take the task back out: the model stays as it was (G up to
-		// float32 rounding, see mark).
-		if e := m.acc.Sub(h, n, idx); e != nil {
-			return TaskRecord{}, fmt.Errorf("%w (undo: %v)", err, e)
-		}
-		m.restore(u)
-		return TaskRecord{}, err
-	}
-	if used != lambda {
-		rec.RaisedFrom = lambda
-		rec.Lambda = used
-	}
-	rec.Stages = st
-	m.hist = append(m.hist, rec)
-	m.version++
-	return rec, nil
+	return m.finish(rec, st, grid, u, func() error { return m.acc.Sub(h, n, idx) })
 }
 
 // solve factors G + λI and solves for C. In float32, G + λI of a

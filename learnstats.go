@@ -200,25 +200,8 @@ func (m *Model) LearnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 			m.counts[c] += st.Counts[r]
 		}
 	}
-	used, err := m.solve(context.Background(), lambda, m.solveGrid(), &stages)
-	if err != nil {
-		// Take the task back out: the model stays as it was (G up to
-		// float32 rounding, see mark).
-		if e := m.acc.SubStats(st, idx); e != nil {
-			return TaskRecord{}, fmt.Errorf("%w (undo: %v)", err, e)
-		}
-		m.restore(u)
-		return TaskRecord{}, err
-	}
-	if used != lambda {
-		rec.RaisedFrom = lambda
-		rec.Lambda = used
-	}
-	rec.Stages = stages
 	if m.cfg.LambdaScale == LambdaRelative && m.inScale == 0 {
-		m.inScale = 1 // the statistics were computed from unscaled inputs
+		m.inScale = 1 // the statistics were computed from unscaled inputs (restore undoes it)
 	}
-	m.hist = append(m.hist, rec)
-	m.version++
-	return rec, nil
+	return m.finish(rec, stages, m.solveGrid(), u, func() error { return m.acc.SubStats(st, idx) })
 }

@@ -21,6 +21,8 @@ type Extractor struct {
 	Spec     string // what the backbone was opened from (recorded in the model file)
 	Output   string // backbone output ("features")
 	Preset   transform.Preset
+	// Decoder decodes the images (the zero value: PIL's pixel limit).
+	Decoder imageio.Decoder
 	// CacheDir caches the features of data sets ("" disables it);
 	// BatchSize and Threads as in extract.Job; Progress reports.
 	CacheDir  string
@@ -117,7 +119,7 @@ func (e *Extractor) job(ds dataset.Dataset, key string) (*extract.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &extract.Job{Data: ds, DataKey: key, Model: e.Backbone, Preset: e.Preset, Output: out,
+	return &extract.Job{Data: dataset.WithDecoder(ds, e.Decoder), DataKey: key, Model: e.Backbone, Preset: e.Preset, Output: out,
 		CacheDir: e.CacheDir, BatchSize: e.BatchSize, Threads: e.Threads, Progress: e.Progress}, nil
 }
 
@@ -136,7 +138,7 @@ func (e *Extractor) Files(ctx context.Context, paths []string) (*features.Set, e
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no images")
 	}
-	j, err := e.job(files(paths), "")
+	j, err := e.job(files{paths, e.Decoder}, "")
 	if err != nil {
 		return nil, err
 	}
@@ -146,13 +148,16 @@ func (e *Extractor) Files(ctx context.Context, paths []string) (*features.Set, e
 }
 
 // files is a data set of image files without labels.
-type files []string
+type files struct {
+	paths []string
+	dec   imageio.Decoder
+}
 
-func (f files) Len() int                          { return len(f) }
+func (f files) Len() int                          { return len(f.paths) }
 func (f files) Label(int) int                     { return 0 }
 func (f files) Classes() []string                 { return nil }
-func (f files) Path(i int) string                 { return f[i] }
-func (f files) Image(i int) (*imageio.RGB, error) { return imageio.DecodeFile(f[i]) }
+func (f files) Path(i int) string                 { return f.paths[i] }
+func (f files) Image(i int) (*imageio.RGB, error) { return f.dec.DecodeFile(f.paths[i]) }
 
 // OpenData opens a data set split for learning or testing and returns
 // its cache key (dataset.Spec.Key). A folder data set given as a

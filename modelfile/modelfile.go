@@ -193,6 +193,16 @@ func Encode(w io.Writer, f *File) error {
 	st := s.State()
 	cfg := st.Config
 	proj := s.Projection()
+	switch m, p := int64(cfg.M), int64(cfg.P); {
+	case cfg.M > MaxM:
+		return fmt.Errorf("modelfile: encode: m=%d, files hold at most %d", cfg.M, MaxM)
+	case st.InputDim > MaxD:
+		return fmt.Errorf("modelfile: encode: d=%d, files hold at most %d", st.InputDim, MaxD)
+	case len(st.Labels) > MaxClasses:
+		return fmt.Errorf("modelfile: encode: %d classes, files hold at most %d", len(st.Labels), MaxClasses)
+	case m*p > max(m*(m+1), minWEntries):
+		return fmt.Errorf("modelfile: encode: W has m·p = %d entries, more than a file allows for m=%d", m*p, m)
+	}
 	f.Saved = time.Now().UTC()
 	if f.Created.IsZero() {
 		f.Created = f.Saved

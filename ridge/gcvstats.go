@@ -23,8 +23,13 @@ const (
 func statsRelErr(m int) float64 { return 4 * float64(m+16) * u64 }
 
 // accRelErr is the relative accuracy of an Accumulator's float32 G after n
-// samples (see gcvTridiag).
-func accRelErr(n, m int) float64 { return 2*u32*math.Sqrt(float64(max(n, 1))) + statsRelErr(m) }
+// samples (see gcvTridiag), with float64 statistics of dimension m added.
+func accRelErr(n, m int) float64 {
+	if n == 0 {
+		return statsRelErr(m)
+	}
+	return 2*u32*math.Sqrt(float64(n)) + statsRelErr(m)
+}
 
 // GCVAll returns the GCV score of each λ in grid for ridge regression on
 // every sample accumulated so far, computed exactly from the accumulated
@@ -63,7 +68,9 @@ func (a *Accumulator) GCVAllWith(ctx context.Context, h []float32, n int, idx []
 		}
 	}
 	total := a.n + n
-	return gcvTridiag(ctx, g, m, s, nc, float64(total), total, grid, accRelErr(total, m))
+	// Only the accumulated part of G is float32 (its error grows with the
+	// a.n samples summed in float32); the new codes are summed in float64.
+	return gcvTridiag(ctx, g, m, s, nc, float64(total), total, grid, accRelErr(a.n, m))
 }
 
 // GCVAllWithStats is GCVAllWith for a task given by its statistics st,
@@ -95,7 +102,7 @@ func (a *Accumulator) GCVAllWithStats(ctx context.Context, st *Stats, classIndex
 		}
 	}
 	total := a.n + st.N
-	return gcvTridiag(ctx, g, m, s, nc, float64(total), total, grid, accRelErr(total, m))
+	return gcvTridiag(ctx, g, m, s, nc, float64(total), total, grid, accRelErr(a.n, m))
 }
 
 // float64Stats returns G (m×m, upper triangle) and S in float64, S with

@@ -15,6 +15,7 @@ import (
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/transform"
@@ -63,6 +64,10 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 	if mp == nil && trained {
 		return nil, fmt.Errorf("the model learned from feature vectors without a backbone: it cannot tell whether %s makes the same features (give --features)", spec)
 	}
+	if f.ext.maxPixels == 0 {
+		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
+	}
+	dec := imageio.Decoder{MaxPixels: f.ext.maxPixels}
 	lib, err := ortLibrary(cmd.Flags())
 	if err != nil {
 		return nil, err
@@ -120,7 +125,7 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 			if preset != nil {
 				p = *preset
 			}
-			if bm, err = extract.Int8(cmd.Context(), bm, train, p, f.ext.calib, f.ext.threads); err != nil {
+			if bm, err = extract.Int8(cmd.Context(), bm, dataset.WithDecoder(train, dec), p, f.ext.calib, f.ext.threads); err != nil {
 				return nil, err
 			}
 		}
@@ -128,7 +133,7 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 			return nil, err
 		}
 	}
-	e.CacheDir, e.BatchSize, e.Threads = cacheDir(cmd.Flags()), f.ext.batch, f.ext.threads
+	e.CacheDir, e.BatchSize, e.Threads, e.Decoder = cacheDir(cmd.Flags()), f.ext.batch, f.ext.threads, dec
 	if !f.ext.quiet {
 		last := time.Now()
 		e.Progress = func(done, total int, rate float64) {
@@ -213,31 +218,69 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		desc: fmt.Sprintf("%s through %s", f.data, e.Backbone.Name)}, nil
 }
 
-// checkConfig refuses Fly-CL flags that contradict an existing model.
+// checkConfig refuses Fly-CL flags that contradict an existing model:
+// every model flag the user set explicitly (cobra's Changed) is compared
+// with the model's configuration, in one place, so that none is silently
+// ignored (a model's configuration is fixed when it is created).
 func checkConfig(cmd *cobra.Command, mf *modelFlags, m *flycl.Model) error {
 	return checkConfigOf(cmd, mf, m.Config())
 }
 
 // checkConfigOf refuses Fly-CL flags that contradict a model's
-// configuration have.
+// configuration have (see checkConfig).
 func checkConfigOf(cmd *cobra.Command, mf *modelFlags, have flycl.Config) error {
-	want, err := mf.config()
+	// Sizes not given are the model's, so that --m 61 alone is compared
+	// rather than refused for the default --k.
+	g := *mf
+	for _, c := range []struct {
+		flag string
+		v    *int
+		have int
+	}{{"m", &g.m, have.M}, {"p", &g.p, have.P}, {"k", &g.k, have.K}} {
+		if !cmd.Flags().Changed(c.flag) {
+			*c.v = c.have
+		}
+	}
+	want, err := g.config()
 	if err != nil {
 		return err
 	}
-	diff := func(flag string, a, b any) error {
-		if cmd.Flags().Changed(flag) && fmt.Sprint(a) != fmt.Sprint(b) {
-			return fmt.Errorf("--%s %v, but the model has %v: a model's configuration is fixed when it is created", flag, a, b)
-		}
-		return nil
-	}
-	for _, e := range []error{
-		diff("m", want.M, have.M), diff("p", want.P, have.P), diff("k", want.K, have.K), diff("w-seed", want.Seed, have.Seed),
-		diff("topk", want.TopK, have.TopK), diff("lambdas", want.Lambdas, have.Lambdas),
+	for _, c := range []struct {
+		flag       string
+		want, have any
+	}{
+		{"m", want.M, have.M}, {"p", want.P, have.P}, {"k", want.K, have.K}, {"w-seed", want.Seed, have.Seed},
+		{"topk", want.TopK, have.TopK}, {"lambdas", want.Lambdas, have.Lambdas},
+		{"lambda-scale", want.LambdaScale, have.LambdaScale}, {"gcv-scope", want.GCVScope, have.GCVScope},
+		{"gcv", want.GCV, have.GCV}, {"projection", want.Projection, have.Projection},
 	} {
-		if e != nil {
-			return e
+		if err := flagAgrees(cmd, c.flag, c.want, c.have, "the model has"); err != nil {
+			return fmt.Errorf("%w: a model's configuration is fixed when it is created", err)
 		}
+	}
+	return nil
+}
+
+// flagAgrees refuses an explicitly set flag whose value differs from the
+// one that will be used (have, described by what).
+func flagAgrees(cmd *cobra.Command, flag string, want, have any, what string) error {
+	if cmd.Flags().Changed(flag) && fmt.Sprint(want) != fmt.Sprint(have) {
+		return fmt.Errorf("--%s %v, but %s %v", flag, want, what, have)
+	}
+	return nil
+}
+
+// checkW refuses explicit --m, --p and --w-seed that a given W (--w)
+// would override: W fixes m and p, and has no seed.
+func checkW(cmd *cobra.Command, mf *modelFlags, w *projection.Matrix, wFile string) error {
+	if err := flagAgrees(cmd, "m", mf.m, w.M, "W from "+wFile+" has m ="); err != nil {
+		return err
+	}
+	if err := flagAgrees(cmd, "p", mf.p, w.P, "W from "+wFile+" has p ="); err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("w-seed") {
+		return fmt.Errorf("--w-seed and --w: W is given (%s), there is no seed to generate it from", wFile)
 	}
 	return nil
 }
@@ -306,6 +349,9 @@ class_names (or --class-names).`,
 				var w *projection.Matrix
 				if wFile != "" {
 					if w, err = modelfile.ImportProjection(wFile); err != nil {
+						return err
+					}
+					if err := checkW(cmd, &mf, w, wFile); err != nil {
 						return err
 					}
 				}

@@ -99,3 +99,42 @@ func TestModelCommandsImages(t *testing.T) {
 		t.Fatal("a refused learn changed the model file")
 	}
 }
+
+// TestMaxImagePixelsApplies: --max-image-pixels, registered on learn and
+// predict, is applied to the images they decode (it used to be read by
+// extract only): CIFAR's 32×32 photos (1024 pixels) are refused with a
+// limit of 1000 and accepted with 1024; 0 is refused as on extract.
+func TestMaxImagePixelsApplies(t *testing.T) {
+	lib := os.Getenv("FLYCL_ORT_LIB")
+	if lib == "" {
+		lib = "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+	}
+	if _, err := os.Stat(lib); err != nil {
+		t.Skipf("ONNX Runtime not available: %v", err)
+	}
+	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
+	if _, err := os.Stat(sq); err != nil {
+		t.Skipf("shared SqueezeNet not available: %v", err)
+	}
+	dir := cifarImages(t, []string{"airplane", "frog"}, 2)
+	model := filepath.Join(t.TempDir(), "cam.flycl")
+	common := []string{"--model", model, "--ort-lib", lib, "--cache", "", "--quiet"}
+	learn := append([]string{"learn", "--data", "folder:" + dir, "--backbone", "squeezenet:" + sq,
+		"--m", "200", "--p", "20", "--k", "60", "--lambdas", "1,10"}, common...)
+	if _, err := runCLI(t, append(learn, "--max-image-pixels", "1000")...); err == nil || !strings.Contains(err.Error(), "pixels") {
+		t.Fatalf("learn with a 1000-pixel limit: %v", err)
+	}
+	if _, err := os.Stat(model); err == nil {
+		t.Fatal("a refused learn created the model")
+	}
+	if _, err := runCLI(t, append(learn, "--max-image-pixels", "0")...); err == nil || !strings.Contains(err.Error(), "--max-image-pixels 0") {
+		t.Fatalf("learn with limit 0: %v", err)
+	}
+	if _, err := runCLI(t, append(learn, "--max-image-pixels", "1024")...); err != nil {
+		t.Fatalf("learn with a 1024-pixel limit: %v", err)
+	}
+	img, _ := filepath.Glob(filepath.Join(dir, "frog", "*"))
+	if _, err := runCLI(t, "predict", "--model", model, "--ort-lib", lib, "--quiet", "--max-image-pixels", "1000", img[0]); err == nil || !strings.Contains(err.Error(), "pixels") {
+		t.Fatalf("predict with a 1000-pixel limit: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -167,5 +168,56 @@ func TestModelCommands(t *testing.T) {
 	out, err = runCLI(t, "info", "--model", model)
 	if err != nil || !strings.Contains(out, "version       4") || !strings.Contains(out, "d=6 m=200 p=3 k=60") || !strings.Contains(out, "forget") {
 		t.Fatalf("info: %v\n%s", err, out)
+	}
+}
+
+// TestLearnRefusesConflictingFlags: on an existing model every model flag
+// given explicitly must agree with the model (--gcv-scope, --lambda-scale,
+// --gcv and --projection used to be ignored silently), and when creating
+// a model from a given W (--w) an explicit --m, --p or --w-seed that W
+// would override is refused. A refused command leaves the file as it was.
+func TestLearnRefusesConflictingFlags(t *testing.T) {
+	dir := t.TempDir()
+	train, model := filepath.Join(dir, "train.npz"), filepath.Join(dir, "m.flycl")
+	blobs(t, train, 1, 6, 10, "cat", "dog")
+	if _, err := runCLI(t, "learn", "--model", model, "--features", train, "--m", "60", "--p", "3", "--k", "20", "--lambdas", "1,10"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(model)
+	for _, args := range [][]string{
+		{"--gcv-scope", "all"}, {"--lambda-scale", "relative"}, {"--gcv", "dual"}, {"--projection", "dense"},
+		{"--m", "61"}, {"--lambdas", "1,100"},
+	} {
+		_, err := runCLI(t, append([]string{"learn", "--model", model, "--features", train}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), args[0]) || !strings.Contains(err.Error(), "fixed when it is created") {
+			t.Errorf("%v on an existing model: %v", args, err)
+		}
+		if after, _ := os.ReadFile(model); string(after) != string(before) {
+			t.Fatalf("%v: a refused learn changed the model file", args)
+		}
+	}
+	// The model's own values are accepted.
+	if _, err := runCLI(t, "learn", "--model", model, "--features", train, "--gcv-scope", "task", "--lambda-scale", "absolute", "--m", "60"); err != nil {
+		t.Fatalf("agreeing flags: %v", err)
+	}
+
+	wf := filepath.Join(dir, "w.npz")
+	ew := exportWCmd()
+	ew.SetArgs([]string{"--m", "50", "--d", "6", "--p", "3", "--seed", "0", "--out", wf})
+	if err := ew.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--m", "60"}, {"--p", "4"}, {"--w-seed", "3"}} {
+		wm := filepath.Join(dir, "w.flycl")
+		_, err := runCLI(t, append([]string{"learn", "--model", wm, "--features", train, "--w", wf, "--k", "20"}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("--w with %v: %v", args, err)
+		}
+		if _, err := os.Stat(wm); err == nil {
+			t.Fatalf("--w with %v: a refused learn created the model", args)
+		}
+	}
+	if _, err := runCLI(t, "learn", "--model", filepath.Join(dir, "w.flycl"), "--features", train, "--w", wf, "--k", "20", "--m", "50"); err != nil {
+		t.Fatalf("--w with an agreeing --m: %v", err)
 	}
 }

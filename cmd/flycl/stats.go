@@ -188,6 +188,9 @@ With --data and a backbone only the shard's images are extracted.`,
 					if w, err = modelfile.ImportProjection(wFile); err != nil {
 						return err
 					}
+					if err := checkW(cmd, &mf, w, wFile); err != nil {
+						return err
+					}
 				}
 				if m, err = deploy.New(cfg, s.d, w, s.pipeline); err != nil {
 					return err
@@ -300,6 +303,15 @@ With --out the merged statistics are written instead (merges can be nested).`,
 					return err
 				}
 				sc := merged.Config
+				// The statistics fix W and top-k: explicit flags must agree.
+				for _, c := range []struct {
+					flag       string
+					want, have any
+				}{{"m", cfg.M, sc.M}, {"p", cfg.P, sc.P}, {"k", cfg.K, sc.K}, {"w-seed", cfg.Seed, sc.Seed}, {"topk", cfg.TopK, sc.TopK}} {
+					if err := flagAgrees(cmd, c.flag, c.want, c.have, "the statistics have"); err != nil {
+						return err
+					}
+				}
 				cfg.M, cfg.P, cfg.K, cfg.Seed = sc.M, sc.P, sc.K, sc.Seed
 				if cfg.TopK, err = projection.ParseTopKMode(sc.TopK); err != nil {
 					return err
@@ -309,6 +321,9 @@ With --out the merged statistics are written instead (merges can be nested).`,
 				case wFile != "":
 					if w, err = modelfile.ImportProjection(wFile); err != nil {
 						return err
+					}
+					if w.M != sc.M || w.P != sc.P || w.D != sc.InputDim {
+						return fmt.Errorf("--w %s is %d×%d with p=%d, the statistics were computed with m=%d, d=%d, p=%d", wFile, w.M, w.D, w.P, sc.M, sc.InputDim, sc.P)
 					}
 				case sc.W == "explicit":
 					return fmt.Errorf("the statistics use an explicit W: give it with --w to create %s", model)

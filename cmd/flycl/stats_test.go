@@ -117,3 +117,26 @@ func TestMergePrintsScaledGrid(t *testing.T) {
 		t.Fatalf("merge printed\n%s\nwant the GCV line%s", out, want.String())
 	}
 }
+
+// TestMergeRefusesHugeStatistics: statistics of features scaled by 1e20
+// (float64 in the statistics file, fine there) cannot go into a model's
+// float32 Gram matrix: flycl merge refuses them with the cause and the
+// remedy and writes no model, where it used to write NaN coefficients
+// into a file that could not be loaded again.
+func TestMergeRefusesHugeStatistics(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.npz")
+	writeScaledBlobs(t, train, 1, 20, 1e20)
+	cfg := []string{"--m", "120", "--p", "4", "--k", "40", "--lambdas", "0.1,1,10"}
+	st, model := filepath.Join(dir, "a.stats"), filepath.Join(dir, "m.flycl")
+	if err := runFlycl(t, append([]string{"stats", "--features", train, "--shard", "0/1", "--out", st}, cfg...)...); err != nil {
+		t.Fatal(err)
+	}
+	err := runFlycl(t, append([]string{"merge", st, "--model", model}, cfg...)...)
+	if err == nil || !strings.Contains(err.Error(), "too large for float32") || !strings.Contains(err.Error(), "--lambda-scale relative") {
+		t.Fatalf("merge of 1e20 statistics: %v", err)
+	}
+	if _, err := os.Stat(model); err == nil {
+		t.Fatal("a refused merge wrote the model")
+	}
+}

@@ -236,6 +236,19 @@ func (s *fileSnapshot) Classes() []Class {
 	return out
 }
 
+// Rank ranks with flycl.Predictor.Rank, as the CLI's predict does.
+func (s *fileSnapshot) Rank(scores []float32, top int) [][]Score {
+	rk := s.pred.Rank(scores, top)
+	out := make([][]Score, len(rk))
+	for i, row := range rk {
+		out[i] = make([]Score, len(row))
+		for j, r := range row {
+			out[i][j] = Score{Class: r.Name, Score: r.Score}
+		}
+	}
+	return out
+}
+
 func (s *fileSnapshot) Scores(ctx context.Context, x []float32) ([]float32, error) {
 	if len(s.pred.Classes()) == 0 {
 		return nil, ErrNotTrained

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/imageio"
 )
 
@@ -458,30 +459,9 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	classes := sn.Classes()
-	nc := len(classes)
 	resp := PredictResponse{Version: sn.Version(), Predictions: make([]Prediction, in.n), Extract: in.extract.Seconds()}
-	order := make([]int, nc)
-	for i := range in.n {
-		row := scores[i*nc : (i+1)*nc]
-		for j := range order {
-			order[j] = j
-		}
-		slices.SortStableFunc(order, func(a, b int) int {
-			switch {
-			case row[a] > row[b]:
-				return -1
-			case row[a] < row[b]:
-				return 1
-			}
-			return 0
-		})
-		p := Prediction{Top: make([]Score, 0, min(top, nc))}
-		for _, j := range order[:min(top, nc)] {
-			p.Top = append(p.Top, Score{Class: classes[j].Name, Score: row[j]})
-		}
-		p.Class = p.Top[0].Class
-		resp.Predictions[i] = p
+	for i, top := range sn.Rank(scores, top) {
+		resp.Predictions[i] = Prediction{Class: top[0].Class, Top: top}
 	}
 	resp.Seconds = time.Since(t).Seconds()
 	writeJSON(w, http.StatusOK, resp)
@@ -504,15 +484,13 @@ func checkLabels(in *input) error {
 		return errorf(http.StatusBadRequest, "%d labels for %d samples: give one label per sample, or one label for all", len(in.labels), in.n)
 	}
 	for i, l := range in.labels {
-		if strings.TrimSpace(l) == "" || len(l) > maxLabel || !utf8.ValidString(l) || strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return errorf(http.StatusBadRequest, "label %d (%q) must be non-empty printable UTF-8 of at most %d bytes", i, l, maxLabel)
+		// The model's own rule, as for the CLI's learn.
+		if err := flycl.CheckClassName(l); err != nil {
+			return errorf(http.StatusBadRequest, "label %d: %v", i, err)
 		}
 	}
 	return nil
 }
-
-// maxLabel bounds the length of a class name.
-const maxLabel = 256
 
 func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 	t := time.Now()

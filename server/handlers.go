@@ -139,24 +139,32 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, fmt.Errorf("%w %q", ErrUnknownClass, name))
 		return
 	}
-	if !s.reserve() {
-		s.fail(w, errBusy)
-		return
-	}
+	// The queue place is taken once the body is read (before its images
+	// go through the backbone), so slow uploads hold no place.
 	in := &input{}
 	if r.ContentLength > 0 || r.Header.Get("Content-Type") != "" {
+		reserved := false
 		var err error
 		noLabels := func(in *input) error {
 			if len(in.labels) > 0 {
 				return errorf(http.StatusBadRequest, "forget takes no labels: the class is in the path")
 			}
+			if !s.reserve() {
+				return errBusy
+			}
+			reserved = true
 			return nil
 		}
 		if in, err = s.readInput(r, s.Snapshot().Dim(), noLabels); err != nil {
-			s.release()
+			if reserved {
+				s.release()
+			}
 			s.fail(w, err)
 			return
 		}
+	} else if !s.reserve() {
+		s.fail(w, errBusy)
+		return
 	}
 	var sn Snapshot
 	err := s.submit(func(ctx context.Context) (Snapshot, error) {
@@ -508,17 +516,24 @@ const maxLabel = 256
 
 func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 	t := time.Now()
-	if !s.reserve() {
-		s.fail(w, errBusy)
-		return
-	}
-	reserved := true
+	// The queue place is taken once the body is read and checked (before
+	// its images go through the backbone), so slow uploads hold no place.
+	reserved := false
 	defer func() {
 		if reserved {
 			s.release()
 		}
 	}()
-	in, err := s.readInput(r, s.Snapshot().Dim(), checkLabels)
+	in, err := s.readInput(r, s.Snapshot().Dim(), func(in *input) error {
+		if err := checkLabels(in); err != nil {
+			return err
+		}
+		if !s.reserve() {
+			return errBusy
+		}
+		reserved = true
+		return nil
+	})
 	if err != nil {
 		s.fail(w, err)
 		return

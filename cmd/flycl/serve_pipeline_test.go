@@ -29,12 +29,10 @@ func TestServeModelPipeline(t *testing.T) {
 	if _, err := os.Stat(lib); err != nil {
 		t.Skipf("ONNX Runtime not available: %v", err)
 	}
-	lib, _ = filepath.Abs(lib)
 	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
 	if _, err := os.Stat(sq); err != nil {
 		t.Skipf("shared SqueezeNet not available: %v", err)
 	}
-	sq, _ = filepath.Abs(sq)
 	bin := buildFlycl(t)
 	dir := cifarImages(t, []string{"airplane", "ship"}, 4)
 	model := filepath.Join(t.TempDir(), "cam.flycl")

@@ -38,6 +38,9 @@ type Snapshot interface {
 	Classes() []Class
 	// Scores returns the n×c class scores of the n×d features x.
 	Scores(ctx context.Context, x []float32) ([]float32, error)
+	// Rank turns the scores of Scores into the top classes of every row,
+	// best first (at most top; ties keep class order).
+	Rank(scores []float32, top int) [][]Score
 	Info() Info
 }
 

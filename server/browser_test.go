@@ -17,7 +17,9 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/modelfile"
 )
 
 const shared = "../../shared"
@@ -205,7 +207,7 @@ func browserFixture(t *testing.T) (fixture, func()) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := fb.SetPipeline(PipelineOf("squeezenet", bb)); err != nil {
+		if err := fb.SetPipeline(pipelineOf(t, "squeezenet", bb)); err != nil {
 			t.Fatal(err)
 		}
 		img := func(names ...string) []string {
@@ -240,4 +242,13 @@ func browserFixture(t *testing.T) (fixture, func()) {
 		b:     []string{write("blue1", blue, 4), write("blue2", blue, 5), write("blue3", blue, 6)},
 		query: []string{write("red4", red, 7)},
 	}, func() {}
+}
+
+// pipelineOf describes the backbone with its own output and preset.
+func pipelineOf(t *testing.T, spec string, bb *backbone.Model) *modelfile.Pipeline {
+	de, err := deploy.NewExtractor(bb, spec, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return de.Pipeline()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/transform"
 )
 
 // Extractor turns decoded images into feature vectors. Features must be
@@ -21,29 +22,42 @@ type Extractor interface {
 	Features(ctx context.Context, imgs []*imageio.RGB) ([]float32, error)
 }
 
-// BackboneExtractor runs a backbone on ONNX Runtime with its own
-// preprocessing preset.
+// BackboneExtractor runs a backbone on ONNX Runtime: one of its outputs
+// of images preprocessed by a transform preset.
 type BackboneExtractor struct {
-	model *backbone.Model
-	sess  *backbone.Session
-	batch int
+	model  *backbone.Model
+	sess   *backbone.Session
+	out    int // output index
+	preset transform.Preset
+	batch  int
 }
 
 // NewBackboneExtractor compiles m with the given number of ONNX Runtime
-// threads (0: one per CPU).
+// threads (0: one per CPU), for its "features" output and its own preset.
 func NewBackboneExtractor(m *backbone.Model, threads int) (*BackboneExtractor, error) {
+	return NewPipelineExtractor(m, "features", m.Preset, threads)
+}
+
+// NewPipelineExtractor compiles m for the named output and preset: those
+// a model file's pipeline records (deploy.ForModel resolves them), so that
+// a model learned with another preset or output gets the same features.
+func NewPipelineExtractor(m *backbone.Model, output string, preset transform.Preset, threads int) (*BackboneExtractor, error) {
+	out, err := m.OutputIndex(output)
+	if err != nil {
+		return nil, err
+	}
 	s, err := m.NewSession(threads)
 	if err != nil {
 		return nil, err
 	}
-	return &BackboneExtractor{model: m, sess: s, batch: 16}, nil
+	return &BackboneExtractor{model: m, sess: s, out: out, preset: preset, batch: 16}, nil
 }
 
 // Close releases the ONNX Runtime session.
 func (e *BackboneExtractor) Close() error { return e.sess.Close() }
 
 // Dim returns the feature dimension.
-func (e *BackboneExtractor) Dim() int { return e.model.Dim() }
+func (e *BackboneExtractor) Dim() int { return e.model.Dims[e.out] }
 
 // Name returns the backbone's name.
 func (e *BackboneExtractor) Name() string { return e.model.Name }
@@ -52,7 +66,7 @@ func (e *BackboneExtractor) Name() string { return e.model.Name }
 // batches.
 func (e *BackboneExtractor) Features(ctx context.Context, imgs []*imageio.RGB) ([]float32, error) {
 	per := 3 * e.model.Size * e.model.Size
-	d := e.model.Dim()
+	d := e.Dim()
 	out := make([]float32, len(imgs)*d)
 	for lo := 0; lo < len(imgs); lo += e.batch {
 		if err := ctx.Err(); err != nil {
@@ -67,7 +81,7 @@ func (e *BackboneExtractor) Features(ctx context.Context, imgs []*imageio.RGB) (
 			sem <- struct{}{}
 			go func() {
 				defer wg.Done()
-				e.model.Preset.Tensor(imgs[i], x[(i-lo)*per:(i-lo+1)*per])
+				e.preset.Tensor(imgs[i], x[(i-lo)*per:(i-lo+1)*per])
 				<-sem
 			}()
 		}
@@ -76,7 +90,7 @@ func (e *BackboneExtractor) Features(ctx context.Context, imgs []*imageio.RGB) (
 		if err != nil {
 			return nil, fmt.Errorf("extract features: %w", err)
 		}
-		copy(out[lo*d:hi*d], res[0])
+		copy(out[lo*d:hi*d], res[e.out])
 	}
 	return out, nil
 }

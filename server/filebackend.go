@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/modelfile"
 )
 
@@ -89,21 +88,6 @@ func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
 	}
 	b.cur.Store(b.snapshot())
 	return nil
-}
-
-// PipelineOf describes a backbone (opened from spec) as a model-file
-// pipeline.
-func PipelineOf(spec string, m *backbone.Model) *modelfile.Pipeline {
-	p := m.Preset
-	mp := &modelfile.Pipeline{Backbone: spec, Name: m.Name, WeightsHash: m.Hash, Output: m.Outputs[0], Dim: m.Dim(),
-		Transform: modelfile.Transform{Preset: p.Name, Resize: p.Resize, Filter: p.Filter.String(), Crop: p.Crop, Mean: p.Mean, Std: p.Std}}
-	if m.Precision == backbone.INT8 {
-		mp.Precision = string(backbone.INT8)
-		if m.Calib != nil {
-			mp.Calibration = m.Calib.Text()
-		}
-	}
-	return mp
 }
 
 // Config returns the model's Fly-CL configuration.
@@ -232,6 +216,19 @@ func (s *fileSnapshot) Classes() []Class {
 	out := make([]Class, len(names))
 	for i, n := range names {
 		out[i] = Class{Name: n, Samples: counts[i]}
+	}
+	return out
+}
+
+// Rank ranks with flycl.Predictor.Rank, as the CLI's predict does.
+func (s *fileSnapshot) Rank(scores []float32, top int) [][]Score {
+	rk := s.pred.Rank(scores, top)
+	out := make([][]Score, len(rk))
+	for i, row := range rk {
+		out[i] = make([]Score, len(row))
+		for j, r := range row {
+			out[i][j] = Score{Class: r.Name, Score: r.Score}
+		}
 	}
 	return out
 }

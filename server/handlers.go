@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/imageio"
 )
 
@@ -139,24 +140,32 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, fmt.Errorf("%w %q", ErrUnknownClass, name))
 		return
 	}
-	if !s.reserve() {
-		s.fail(w, errBusy)
-		return
-	}
+	// The queue place is taken once the body is read (before its images
+	// go through the backbone), so slow uploads hold no place.
 	in := &input{}
 	if r.ContentLength > 0 || r.Header.Get("Content-Type") != "" {
+		reserved := false
 		var err error
 		noLabels := func(in *input) error {
 			if len(in.labels) > 0 {
 				return errorf(http.StatusBadRequest, "forget takes no labels: the class is in the path")
 			}
+			if !s.reserve() {
+				return errBusy
+			}
+			reserved = true
 			return nil
 		}
 		if in, err = s.readInput(r, s.Snapshot().Dim(), noLabels); err != nil {
-			s.release()
+			if reserved {
+				s.release()
+			}
 			s.fail(w, err)
 			return
 		}
+	} else if !s.reserve() {
+		s.fail(w, errBusy)
+		return
 	}
 	var sn Snapshot
 	err := s.submit(func(ctx context.Context) (Snapshot, error) {
@@ -450,30 +459,9 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	classes := sn.Classes()
-	nc := len(classes)
 	resp := PredictResponse{Version: sn.Version(), Predictions: make([]Prediction, in.n), Extract: in.extract.Seconds()}
-	order := make([]int, nc)
-	for i := range in.n {
-		row := scores[i*nc : (i+1)*nc]
-		for j := range order {
-			order[j] = j
-		}
-		slices.SortStableFunc(order, func(a, b int) int {
-			switch {
-			case row[a] > row[b]:
-				return -1
-			case row[a] < row[b]:
-				return 1
-			}
-			return 0
-		})
-		p := Prediction{Top: make([]Score, 0, min(top, nc))}
-		for _, j := range order[:min(top, nc)] {
-			p.Top = append(p.Top, Score{Class: classes[j].Name, Score: row[j]})
-		}
-		p.Class = p.Top[0].Class
-		resp.Predictions[i] = p
+	for i, top := range sn.Rank(scores, top) {
+		resp.Predictions[i] = Prediction{Class: top[0].Class, Top: top}
 	}
 	resp.Seconds = time.Since(t).Seconds()
 	writeJSON(w, http.StatusOK, resp)
@@ -496,29 +484,34 @@ func checkLabels(in *input) error {
 		return errorf(http.StatusBadRequest, "%d labels for %d samples: give one label per sample, or one label for all", len(in.labels), in.n)
 	}
 	for i, l := range in.labels {
-		if strings.TrimSpace(l) == "" || len(l) > maxLabel || !utf8.ValidString(l) || strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return errorf(http.StatusBadRequest, "label %d (%q) must be non-empty printable UTF-8 of at most %d bytes", i, l, maxLabel)
+		// The model's own rule, as for the CLI's learn.
+		if err := flycl.CheckClassName(l); err != nil {
+			return errorf(http.StatusBadRequest, "label %d: %v", i, err)
 		}
 	}
 	return nil
 }
 
-// maxLabel bounds the length of a class name.
-const maxLabel = 256
-
 func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 	t := time.Now()
-	if !s.reserve() {
-		s.fail(w, errBusy)
-		return
-	}
-	reserved := true
+	// The queue place is taken once the body is read and checked (before
+	// its images go through the backbone), so slow uploads hold no place.
+	reserved := false
 	defer func() {
 		if reserved {
 			s.release()
 		}
 	}()
-	in, err := s.readInput(r, s.Snapshot().Dim(), checkLabels)
+	in, err := s.readInput(r, s.Snapshot().Dim(), func(in *input) error {
+		if err := checkLabels(in); err != nil {
+			return err
+		}
+		if !s.reserve() {
+			return errBusy
+		}
+		reserved = true
+		return nil
+	})
 	if err != nil {
 		s.fail(w, err)
 		return

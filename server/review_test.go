@@ -12,16 +12,19 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"reflect"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestWriteJSONNaN: a value JSON cannot encode gives a 500 with an error
@@ -262,5 +265,66 @@ func TestCurrentRace(t *testing.T) {
 	wg.Wait()
 	if v := b.Current().Version(); v != 3 {
 		t.Fatalf("version %d after 3 learns", v)
+	}
+}
+
+// TestSlowUploadsHoldNoQueuePlace: learns whose bodies are still being
+// uploaded do not take places in the learn queue (before the fix they
+// did, from the first byte, so slow uploads could fill it and every
+// other learn got 503). Each slow upload's handler is known to be reading
+// its body because it asked for it (Expect: 100-continue).
+func TestSlowUploadsHoldNoQueuePlace(t *testing.T) {
+	s, hs, _ := testServer(t, func(c *Config) { c.QueueLength = 1 })
+	r := rand.New(rand.NewPCG(21, 22))
+	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Hour}}
+	type slow struct {
+		w    *io.PipeWriter
+		body []byte
+		code chan int
+	}
+	var uploads []slow
+	for c := range 2 { // QueueLength+1 places in all
+		x, _ := clusters(r, []int{c}, 4)
+		pr, pw := io.Pipe()
+		req, err := http.NewRequest("POST", hs.URL+"/v1/learn", pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Expect", "100-continue")
+		reading := make(chan struct{})
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{Got100Continue: func() { close(reading) }}))
+		u := slow{w: pw, body: jsonBody(t, Request{Features: x, Label: className(c)}), code: make(chan int, 1)}
+		t.Cleanup(func() { pw.CloseWithError(errors.New("test over")) }) // before the server's Close
+		go func() {
+			resp, err := client.Do(req)
+			if err != nil {
+				u.code <- 0
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			u.code <- resp.StatusCode
+		}()
+		select {
+		case <-reading:
+		case c := <-u.code:
+			t.Fatalf("slow upload answered %d before reading its body", c)
+		}
+		uploads = append(uploads, u)
+	}
+	x, y := clusters(r, []int{2, 3}, 8)
+	if lr := learnFeatures(t, hs.URL, "", x, y); lr.Version != 1 {
+		t.Fatalf("learn beside two slow uploads: version %d", lr.Version)
+	}
+	for _, u := range uploads {
+		u.w.Write(u.body)
+		u.w.Close()
+		if c := <-u.code; c != http.StatusOK {
+			t.Fatalf("slow upload: %d", c)
+		}
+	}
+	if v := s.Snapshot().Version(); v != 3 || s.pending.Load() != 0 {
+		t.Fatalf("version %d, %d pending after three learns", v, s.pending.Load())
 	}
 }

@@ -110,6 +110,91 @@ func TestInjectedFailure(t *testing.T) {
 	}
 }
 
+// driveBundle runs fn over shards as one bundle, as a runner does.
+func driveBundle(ctx context.Context, fn *extractFn, shards []Shard) ([]Partial, error) {
+	var out []Partial
+	emit := func(_ int, p Partial) { out = append(out, p) }
+	if err := fn.StartBundle(ctx, emit); err != nil {
+		return nil, err
+	}
+	for _, sh := range shards {
+		if err := fn.ProcessElement(ctx, sh, emit); err != nil {
+			return out, err
+		}
+	}
+	return out, fn.FinishBundle(ctx, emit)
+}
+
+// TestBundlingDoesNotMatter: prism ran the tests' shards as one bundle
+// (its bundling is greedy), so the sums across bundles are tested here by
+// driving the DoFn the way a cluster runner would, over 1, 3 and 7 bundles
+// in shuffled order, with the runner's per-block combine (mergePartials)
+// in shuffled order too. Every split gives the same statistics up to the
+// order of float64 additions (1e-12 of the largest entry bounds n·2⁻⁵³
+// with a wide margin) and exactly the same samples, and the same model.
+func TestBundlingDoesNotMatter(t *testing.T) {
+	path, fs := syntheticFeatures(t, 210)
+	opt := Options{Features: path, Config: smallConfig(), ShardSize: 10, BatchSize: 8, BlockRows: 70, FailShard: -1}
+	plan, err := MakePlan(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.defaults()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	var first *modelfile.StatsFile
+	for _, bundles := range []int{1, 3, 7} {
+		shards := slices.Clone(plan.Shards)
+		rng.Shuffle(len(shards), func(i, j int) { shards[i], shards[j] = shards[j], shards[i] })
+		byBlock := map[int][]Partial{}
+		for b := 0; b < bundles; b++ {
+			fn := &extractFn{Opt: opt, Dim: plan.Dim}
+			if err := fn.Setup(ctx); err != nil {
+				t.Fatal(err)
+			}
+			out, err := driveBundle(ctx, fn, shards[b*len(shards)/bundles:(b+1)*len(shards)/bundles])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range out {
+				byBlock[p.Block] = append(byBlock[p.Block], p)
+			}
+		}
+		var pieces []*Partial
+		for _, ps := range byBlock {
+			rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+			acc := ps[0]
+			for _, p := range ps[1:] {
+				if acc, err = mergePartials(acc, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pieces = append(pieces, &acc)
+		}
+		sf, err := Statistics(opt.Config, plan, pieces, opt.BlockRows)
+		if err != nil {
+			t.Fatalf("%d bundles: %v", bundles, err)
+		}
+		if first == nil {
+			first = sf
+			continue
+		}
+		compareStats(t, first.Stats, sf.Stats, 1e-12)
+		if !slices.Equal(first.IDs, sf.IDs) {
+			t.Errorf("%d bundles: different samples", bundles)
+		}
+		a, err := Learn(ctx, opt.Config, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Learn(ctx, opt.Config, sf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareModels(t, a, b, fs.X)
+	}
+}
+
 // TestRetriedBundleCountsOnce drives the extraction DoFn through what a
 // runner that retries bundles does: an attempt that fails part-way is
 // abandoned (nothing was emitted: the statistics leave the worker only in

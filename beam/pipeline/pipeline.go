@@ -258,6 +258,7 @@ var (
 	expandMsCounter   = beam.NewCounter("flycl", "expand_accumulate_ms")
 	emitMsCounter     = beam.NewCounter("flycl", "emit_ms")
 	finalMsCounter    = beam.NewCounter("flycl", "final_ms")
+	bundlesCounter    = beam.NewCounter("flycl", "bundles")
 	extractWaitMsCntr = beam.NewCounter("flycl", "slot_wait_ms")
 )
 
@@ -373,6 +374,9 @@ func (f *extractFn) FinishBundle(ctx context.Context, emit func(int, Partial)) e
 	}
 	for _, p := range pieces {
 		emit(p.Block, *p)
+	}
+	if len(pieces) > 0 {
+		bundlesCounter.Inc(ctx, 1)
 	}
 	emitMsCounter.Inc(ctx, time.Since(t).Milliseconds())
 	return nil

@@ -53,11 +53,10 @@ func (p *Partial) Merge(q *Partial) error {
 		if err != nil {
 			return err
 		}
-		a, b := p.stats(), q.stats()
-		if err := a.Merge(b); err != nil {
-			return fmt.Errorf("merge statistics: %w", err)
+		if err := p.mergeS(q); err != nil {
+			return err
 		}
-		p.Labels, p.Counts, p.S, p.IDs = a.Labels, a.Counts, a.S, ids
+		p.IDs = ids
 	}
 	for i, v := range q.G {
 		p.G[i] += v
@@ -68,13 +67,29 @@ func (p *Partial) Merge(q *Partial) error {
 	return nil
 }
 
-// stats views an S piece as ridge.Stats with an empty G.
-func (p *Partial) stats() *ridge.Stats {
-	n := 0
-	for _, c := range p.Counts {
-		n += c
+// mergeS adds q's S rows and counts into p's, by label (ascending).
+func (p *Partial) mergeS(q *Partial) error {
+	m := p.M
+	for _, x := range []*Partial{p, q} {
+		if len(x.S) != len(x.Labels)*m || len(x.Counts) != len(x.Labels) || !slices.IsSorted(x.Labels) {
+			return fmt.Errorf("merge statistics: S piece has %d values and %d counts for %d labels of m=%d", len(x.S), len(x.Counts), len(x.Labels), m)
+		}
 	}
-	return &ridge.Stats{M: p.M, N: n, Labels: p.Labels, Counts: p.Counts, S: p.S}
+	labels := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(p.Labels), q.Labels...))))
+	s := make([]float64, len(labels)*m)
+	counts := make([]int, len(labels))
+	for _, x := range []*Partial{p, q} {
+		for xi, l := range x.Labels {
+			i, _ := slices.BinarySearch(labels, l)
+			row := s[i*m : (i+1)*m]
+			for j, v := range x.S[xi*m : (xi+1)*m] {
+				row[j] += v
+			}
+			counts[i] += x.Counts[xi]
+		}
+	}
+	p.Labels, p.S, p.Counts = labels, s, counts
+	return nil
 }
 
 func mergeIDs(a, b []uint64) ([]uint64, error) {

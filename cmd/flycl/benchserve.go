@@ -21,8 +21,10 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/server"
 	"github.com/spf13/cobra"
 )
@@ -143,7 +145,7 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 	if err != nil {
 		return err
 	}
-	if err := be.SetPipeline(server.PipelineOf(spec, bb)); err != nil {
+	if err := be.SetPipeline(mustPipeline(spec, bb)); err != nil {
 		return err
 	}
 	srv, err := server.New(server.Config{Backend: be, Extractor: ex})
@@ -337,4 +339,13 @@ func postJSON(c *http.Client, url string, req any, out any) error {
 		return json.Unmarshal(body, out)
 	}
 	return nil
+}
+
+// mustPipeline describes the backbone with its own output and preset.
+func mustPipeline(spec string, bb *backbone.Model) *modelfile.Pipeline {
+	de, err := deploy.NewExtractor(bb, spec, "", nil)
+	if err != nil {
+		panic(err) // "features" is every backbone's output
+	}
+	return de.Pipeline()
 }

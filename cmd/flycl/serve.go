@@ -184,14 +184,23 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		if err := backbone.Init(lib); err != nil {
 			return err
 		}
-		// an int8 model file: rebuild its int8 graph from its calibration
-		if bb, err = deploy.AsPipeline(be.Pipeline(), bb); err != nil {
+		// As predict does: a model file's pipeline fixes the output, the
+		// transform and the precision (an int8 graph rebuilt from its
+		// calibration); a new model takes the backbone's own.
+		var de *deploy.Extractor
+		if p := be.Pipeline(); p != nil {
+			de, err = deploy.ForModel(p, bb, spec)
+		} else {
+			de, err = deploy.NewExtractor(bb, spec, "", nil)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.model, err)
+		}
+		if err := be.SetPipeline(de.Pipeline()); err != nil {
 			return err
 		}
-		if err := be.SetPipeline(server.PipelineOf(spec, bb)); err != nil {
-			return err
-		}
-		ex, err := server.NewBackboneExtractor(bb, f.threads)
+		bb = de.Backbone
+		ex, err := server.NewPipelineExtractor(de.Backbone, de.Output, de.Preset, f.threads)
 		if err != nil {
 			return err
 		}

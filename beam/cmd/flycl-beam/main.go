@@ -111,8 +111,8 @@ func main() {
 			}
 		}
 		busy := float64(c["extract_ms"]+c["expand_accumulate_ms"]) / 1000
-		fmt.Printf("workers: %d images, extract %.1f s, expand+accumulate %.1f s, emit %.1f s, final %.1f s (summed over workers): %.1f images/s per busy worker\n",
-			c["images"], float64(c["extract_ms"])/1000, float64(c["expand_accumulate_ms"])/1000, float64(c["emit_ms"])/1000, float64(c["final_ms"])/1000, float64(c["images"])/busy)
+		fmt.Printf("workers: %d bundles, %d images, extract %.1f s, expand+accumulate %.1f s, emit %.1f s, final %.1f s (summed over workers): %.1f images/s per busy worker\n",
+			c["bundles"], c["images"], float64(c["extract_ms"])/1000, float64(c["expand_accumulate_ms"])/1000, float64(c["emit_ms"])/1000, float64(c["final_ms"])/1000, float64(c["images"])/busy)
 	}
 	fmt.Fprintf(os.Stdout, "beam (%s): learned %d samples in %d shards, workers=%d threads=%d: %.1f s, %.1f samples/s, peak RSS %s\n",
 		runnerName(), plan.N, len(plan.Shards), *workers, *threads, sec, float64(plan.N)/sec, peakRSS())

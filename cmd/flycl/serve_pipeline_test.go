@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/flycl/flycl/server"
+)
+
+// TestServeModelPipeline: serve rebuilds the backbone output and transform
+// a model file records, as predict does, so a model learned with a preset
+// other than the backbone's own (--preset flycl-in on SqueezeNet, whose
+// own is imagenet) is served, not refused, and classifies its training
+// images as predict does.
+func TestServeModelPipeline(t *testing.T) {
+	lib := os.Getenv("FLYCL_ORT_LIB")
+	if lib == "" {
+		lib = "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+	}
+	if _, err := os.Stat(lib); err != nil {
+		t.Skipf("ONNX Runtime not available: %v", err)
+	}
+	lib, _ = filepath.Abs(lib)
+	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
+	if _, err := os.Stat(sq); err != nil {
+		t.Skipf("shared SqueezeNet not available: %v", err)
+	}
+	sq, _ = filepath.Abs(sq)
+	bin := buildFlycl(t)
+	dir := cifarImages(t, []string{"airplane", "ship"}, 4)
+	model := filepath.Join(t.TempDir(), "cam.flycl")
+	if out, err := runCLI(t, "learn", "--model", model, "--ort-lib", lib, "--cache", "", "--quiet", "--data", "folder:"+dir,
+		"--backbone", "squeezenet:"+sq, "--preset", "flycl-in", "--m", "2000", "--p", "50", "--k", "600", "--lambdas", "1,10,100,1000"); err != nil {
+		t.Fatalf("learn: %v\n%s", err, out)
+	}
+	imgs, _ := filepath.Glob(filepath.Join(dir, "*", "*.jpg"))
+	out, err := runCLI(t, append([]string{"predict", "--model", model, "--ort-lib", lib, "--format", "csv", "--top", "1"}, imgs...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, url, log := startServe(t, bin, "--model", model, "--ort-lib", lib)
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	var req server.Request
+	for _, p := range imgs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Images = append(req.Images, base64.StdEncoding.EncodeToString(b))
+	}
+	req.Top = 1
+	body, _ := json.Marshal(req)
+	resp, err := http.Post(url+"/v1/predict", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var pr server.PredictResponse
+	if err := json.NewDecoder(resp.Body).Decode(&pr); err != nil || resp.StatusCode != 200 || len(pr.Predictions) != len(imgs) {
+		t.Fatalf("predict: %d %v %+v\n%s", resp.StatusCode, err, pr, log)
+	}
+	// predict's CSV rows, in the order of imgs: input,truth,rank,label,name,score.
+	rows := strings.Split(strings.TrimSpace(out), "\n")[1:]
+	if len(rows) != len(imgs) {
+		t.Fatalf("predict gave %d rows for %d images", len(rows), len(imgs))
+	}
+	for i, p := range imgs {
+		f := strings.Split(rows[i], ",")
+		score, err := strconv.ParseFloat(f[5], 64)
+		if err != nil || f[0] != p {
+			t.Fatalf("predict row %q for %s", rows[i], p)
+		}
+		// The same pipeline on the same image: equal up to float32
+		// rounding of ONNX Runtime batches of different sizes.
+		got := pr.Predictions[i].Top[0]
+		if got.Class != f[4] || math.Abs(float64(got.Score)-score) > 1e-4 || got.Class != filepath.Base(filepath.Dir(p)) {
+			t.Errorf("%s: served %s %.6f, predict %s %.6f", p, got.Class, got.Score, f[4], score)
+		}
+	}
+}

@@ -10,24 +10,23 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
 )
 
 // FileBackend serves a Fly-CL model kept in a model file: it loads the
 // file when opened and saves it atomically (temporary file, fsync,
-// rename) after every change, before the change is acknowledged. It
-// learns in place on its own mutable model while the published snapshot,
-// an immutable flycl.Predictor, keeps serving.
+// rename) after every change, before the change is acknowledged. The
+// model is a deploy.Model, learned and forgotten as the CLI's learn and
+// forget do; each change is made on a clone, kept once saved, while the
+// published snapshot, an immutable flycl.Predictor, keeps serving.
 type FileBackend struct {
 	path     string
-	model    *flycl.Model
-	pipeline *modelfile.Pipeline
-	created  time.Time
+	model    *deploy.Model // the model and its pipeline, as the CLI keeps them
 	newModel func() (*flycl.Model, error)
 	// cur is the published snapshot: written by Learn and Forget, read
 	// by Current from any goroutine.
-	cur    atomic.Pointer[fileSnapshot]
-	broken error // set when the model in memory may differ from the file
+	cur atomic.Pointer[fileSnapshot]
 }
 
 // OpenFile opens the model file at path. When the file does not exist and
@@ -45,21 +44,17 @@ func OpenFile(path string, create func() (*flycl.Model, error)) (*FileBackend, e
 // load reads the file (or creates the empty model), replacing the model
 // in memory.
 func (b *FileBackend) load() error {
-	f, err := modelfile.Load(b.path)
+	m, err := deploy.Load(b.path)
 	switch {
 	case err == nil:
-		m, err := f.Snapshot.Model()
-		if err != nil {
-			return fmt.Errorf("load %s: %w", b.path, err)
-		}
-		b.model, b.pipeline, b.created = m, f.Pipeline, f.Created
+		b.model = m
 		return nil
 	case errors.Is(err, fs.ErrNotExist) && b.newModel != nil:
 		m, err := b.newModel()
 		if err != nil {
 			return err
 		}
-		b.model, b.created = m, time.Time{}
+		b.model = &deploy.Model{Model: m}
 		return nil
 	}
 	return err
@@ -67,7 +62,7 @@ func (b *FileBackend) load() error {
 
 // Pipeline returns how the model's features are made from an image (nil
 // when unknown: a model learned from feature vectors only).
-func (b *FileBackend) Pipeline() *modelfile.Pipeline { return b.pipeline }
+func (b *FileBackend) Pipeline() *modelfile.Pipeline { return b.model.Pipeline }
 
 // SetPipeline declares the backbone that turns images into features. It
 // must be the one the model learned with (modelfile.Pipeline.Check); a
@@ -75,8 +70,8 @@ func (b *FileBackend) Pipeline() *modelfile.Pipeline { return b.pipeline }
 // Call it before serving.
 func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
 	switch {
-	case b.pipeline != nil:
-		if err := b.pipeline.Check(p); err != nil {
+	case b.model.Pipeline != nil:
+		if err := b.model.Pipeline.Check(p); err != nil {
 			return fmt.Errorf("%s: %w", b.path, err)
 		}
 	case b.model.Version() > 0:
@@ -84,7 +79,7 @@ func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
 	case p.Dim != b.model.InputDim():
 		return fmt.Errorf("backbone %s gives %d features, the model %s wants d=%d", p.Backbone, p.Dim, b.path, b.model.InputDim())
 	default:
-		b.pipeline = p
+		b.model.Pipeline = p
 	}
 	b.cur.Store(b.snapshot())
 	return nil
@@ -100,20 +95,16 @@ func (b *FileBackend) Current() Snapshot { return b.cur.Load() }
 // when both succeed does the clone become the model. A failed change
 // (bad input, a failed solve, a failed save) leaves the model in memory
 // as it was, which is what the file holds, with nothing to reload.
-func (b *FileBackend) change(f func(m *flycl.Model) error) (save time.Duration, err error) {
-	m := b.model.Clone()
+func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration, err error) {
+	m := &deploy.Model{Model: b.model.Model.Clone(), Pipeline: b.model.Pipeline, Created: b.model.Created}
 	if err := f(m); err != nil {
 		return 0, err
 	}
 	t := time.Now()
-	created := b.created
-	if created.IsZero() {
-		created = time.Now().UTC()
-	}
-	if err := modelfile.Save(b.path, &modelfile.File{Snapshot: m.Snapshot(), Pipeline: b.pipeline, Created: created}); err != nil {
+	if err := m.Save(b.path); err != nil {
 		return 0, err
 	}
-	b.model, b.created = m, created
+	b.model = m
 	return time.Since(t), nil
 }
 
@@ -124,17 +115,10 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 	if len(x) == 0 || len(x)%d != 0 || len(x)/d != len(names) {
 		return LearnReport{}, nil, &InputError{fmt.Errorf("%d feature values for %d labels and d=%d", len(x), len(names), d)}
 	}
-	known := map[string]bool{}
-	for _, n := range b.cur.Load().pred.ClassNames() {
-		known[n] = true
-	}
-	var rec flycl.TaskRecord
-	save, err := b.change(func(m *flycl.Model) error {
-		labels, err := m.LabelsFor(names)
-		if err != nil {
-			return &InputError{err}
-		}
-		if rec, err = m.LearnTask(ctx, x, labels); err != nil {
+	var res *deploy.LearnResult
+	save, err := b.change(func(m *deploy.Model) error {
+		var err error
+		if res, err = m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 			return &InputError{err}
 		}
 		return nil
@@ -142,18 +126,11 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 	if err != nil {
 		return LearnReport{}, nil, err
 	}
-	var fresh []string
-	for _, n := range names {
-		if !known[n] {
-			known[n] = true
-			fresh = append(fresh, n)
-		}
-	}
 	stages := map[string]time.Duration{"save": save}
 	for _, s := range flycl.AllStages() {
-		stages[s.String()] = rec.Stages.Get(s)
+		stages[s.String()] = res.Stages.Get(s)
 	}
-	rep := LearnReport{Samples: rec.Samples, NewClasses: fresh, Lambda: rec.Lambda, Stages: stages}
+	rep := LearnReport{Samples: res.Samples, NewClasses: res.Added, Lambda: res.Lambda, Stages: stages}
 	sn := b.snapshot()
 	b.cur.Store(sn)
 	return rep, sn, nil
@@ -163,18 +140,14 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 // exact: the model equals one that never saw the class. Without, the
 // class's column is dropped but G still holds its samples.
 func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Snapshot, error) {
-	label, ok := b.model.LabelOf(class)
-	if !ok {
+	if _, ok := b.model.LabelOf(class); !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownClass, class)
 	}
-	_, err := b.change(func(m *flycl.Model) error {
-		var err error
-		if len(x) > 0 {
-			_, err = m.Forget(ctx, label, x)
-		} else {
-			_, err = m.DropClass(label)
-		}
-		if err != nil {
+	if len(x) == 0 {
+		x = nil // no data: drop the column
+	}
+	_, err := b.change(func(m *deploy.Model) error {
+		if _, _, err := m.Forget(ctx, class, x, nil); err != nil {
 			return &InputError{err}
 		}
 		return nil
@@ -188,13 +161,13 @@ func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Sn
 }
 
 func (b *FileBackend) snapshot() *fileSnapshot {
-	m := b.model
+	m := b.model.Model
 	cfg := m.Config()
 	s := &fileSnapshot{pred: m.Predictor(),
 		info: Info{Version: m.Version(), Dim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K,
 			Lambda: m.Lambda(), Samples: m.Samples(), Classes: len(m.Classes()), Path: b.path}}
-	if b.pipeline != nil {
-		s.info.Backbone = b.pipeline.Backbone
+	if b.model.Pipeline != nil {
+		s.info.Backbone = b.model.Pipeline.Backbone
 	}
 	for _, r := range m.History() {
 		s.info.Lambdas = append(s.info.Lambdas, r.Lambda)

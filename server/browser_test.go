@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -94,37 +93,33 @@ func TestBrowser(t *testing.T) {
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
 
-	poll := func(expr string, d time.Duration) chromedp.Action[chromedp.Void] {
-		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(d))
+	// No time limits of its own: a step that never completes fails at go
+	// test's -timeout.
+	poll := func(expr string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(0))
 	}
 	// click presses a button from JavaScript, as a user's click would.
 	click := func(id string) chromedp.Action[chromedp.Void] {
 		return chromedp.Evaluate[chromedp.Void](`document.getElementById("` + id + `").click()`)
 	}
-	// step runs actions with their own time limit, naming the step in errors.
-	step := func(name string, d time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+	// step runs actions, naming the step in errors.
+	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			st, serr := chromedp.Run(ectx, chromedp.Evaluate[string](`document.getElementById("status").textContent`))
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			st, serr := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("status").textContent`))
 			t.Fatalf("%s: %v (page status %q %v)", name, err, st, serr)
 		}
 	}
 	teach := func(label string, files []string) {
 		t.Helper()
-		step("pick "+label+" images", 30*time.Second, chromedp.SetUploadFiles(chromedp.CSS("#files"), files))
-		step("type "+label, 30*time.Second,
+		step("pick "+label+" images", chromedp.SetUploadFiles(chromedp.CSS("#files"), files))
+		step("type "+label,
 			chromedp.WaitEnabled(chromedp.CSS("#teach")),
 			chromedp.SetValue(chromedp.CSS("#label"), label),
 			click("teach"))
-		step("learn "+label, 40*time.Second, poll(`document.getElementById("status").textContent.startsWith("learned") &&
-				document.getElementById("status").textContent.includes("'`+label+`'")`, time.Minute))
+		step("learn "+label, poll(`document.getElementById("status").textContent.startsWith("learned") &&
+				document.getElementById("status").textContent.includes("'`+label+`'")`))
 	}
 	text := func(sel string) string {
 		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
@@ -142,19 +137,19 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start %s: %v", chrome, err)
 	}
-	step("open the page", time.Minute,
+	step("open the page",
 		chromedp.Navigate(url),
 		chromedp.WaitVisible(chromedp.CSS("#drop")),
-		poll(`document.getElementById("version").textContent === "0"`, 30*time.Second))
+		poll(`document.getElementById("version").textContent === "0"`))
 	teach(classA, teachA)
 	teach(classB, teachB)
 	status := text("#status")
-	step("pick the query image", 30*time.Second, chromedp.SetUploadFiles(chromedp.CSS("#files"), query))
-	step("classify", time.Minute,
+	step("pick the query image", chromedp.SetUploadFiles(chromedp.CSS("#files"), query))
+	step("classify",
 		chromedp.WaitEnabled(chromedp.CSS("#classify")),
 		click("classify"),
-		poll(`document.querySelector("#result .top1") !== null`, time.Minute),
-		poll(`document.getElementById("version").textContent === "2"`, 30*time.Second))
+		poll(`document.querySelector("#result .top1") !== null`),
+		poll(`document.getElementById("version").textContent === "2"`))
 	top1, classes, version, learnt := text("#result .top1"), text("#classes"), text("#version"), text("#lastlearn")
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {

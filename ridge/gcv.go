@@ -15,7 +15,7 @@ type GCVMethod int
 const (
 	// GCVAuto picks GCVPrimal when n > m. When n <= m it picks GCVDual
 	// for grids of up to BandGridThreshold values and GCVBand for longer
-	// ones (GCVEigen beyond EigenGridThreshold values where the band
+	// ones (the paper's 4-value grid included) (GCVEigen beyond EigenGridThreshold values where the band
 	// reduction is unavailable, in the pure-Go build).
 	GCVAuto GCVMethod = iota
 	// GCVDual factors K + λI for each λ, with K = H Hᵀ (n×n).
@@ -87,10 +87,14 @@ func (g GCVMethod) Resolve(n, m, gridLen int) GCVMethod {
 }
 
 // BandGridThreshold is the grid length above which GCVAuto uses GCVBand
-// (when n <= m and OpenBLAS is there). Measured (BenchmarkGCV, n=2000,
-// m=4000, 2 cores): 4 values cost the same either way (2.5 s dual, 2.5 s
-// band), 17 values 12.0 s dual, 10.9 s eigen, 3.1 s band.
-const BandGridThreshold = 4
+// (when n <= m and OpenBLAS is there). Measured by "flycl bench engine"
+// (2 cores, OPENBLAS_CORETYPE=Haswell, n = 5000, m = 10000): GCV costs
+// 3.3 s per task by dual with 4 values, 6.2 s with 10, and 2.9 s by band
+// with 10 (the band reduction, ≈1.4 s, replaces the per-value dense
+// factorisations, ≈0.45 s each); at n = m = 10000 with 6 values, 25.7 s by
+// dual and 14.4 s by band. With fewer than 4 values the dual
+// factorisations are cheaper than one reduction.
+const BandGridThreshold = 3
 
 // GCV returns, for each λ in grid, the generalised cross-validation score
 // of ridge regression of the one-hot targets Y (labels in [0,nc)) on the

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -33,6 +34,7 @@ import (
 // latency next to the bare backbone, feature-vector predicts per second,
 // and predict latency while learns run.
 func benchServeCmd() *cobra.Command {
+	var cpuprofile string
 	var spec, images string
 	var n, clients, learns int
 	var seconds float64
@@ -66,6 +68,17 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 			if err != nil {
 				return err
 			}
+			if cpuprofile != "" {
+				f, err := os.Create(cpuprofile)
+				if err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			return benchServe(cmd.Context(), os.Stdout, spec, images, cfg, n, clients, learns, time.Duration(seconds*float64(time.Second)))
 		},
 	}
@@ -76,6 +89,7 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 	fs.IntVar(&clients, "clients", 4, "concurrent clients for feature predicts")
 	fs.IntVar(&learns, "learns", 3, "learns run while predicting")
 	fs.Float64Var(&seconds, "seconds", 5, "seconds of feature predicts")
+	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file (go tool pprof)")
 	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+")")
 	mf.register(fs)
 	return c

@@ -171,7 +171,7 @@ func (f *modelFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.wseed, "w-seed", d.Seed, "seed of W")
 	fs.StringVar(&f.topk, "topk", d.TopK.String(), "top-k by signed value (reference code) or magnitude (paper text)")
 	fs.StringVar(&f.lambdas, "lambdas", formatFloats(d.Lambdas), "GCV grid (with --lambda-scale relative the default is "+formatFloats(flycl.DefaultRelativeLambdas)+")")
-	fs.StringVar(&f.lscale, "lambda-scale", d.LambdaScale.String(), "absolute: --lambdas as given (the paper); relative: --lambdas times the mean diagonal of the Gram matrix GCV works on, for features of any scale (an option, measured in docs/RESULTS-FORMAT.md)")
+	fs.StringVar(&f.lscale, "lambda-scale", d.LambdaScale.String(), "absolute: --lambdas as given (the paper); relative: --lambdas times the mean diagonal of the Gram matrix GCV works on, for features of any scale (an option, measured in the README section on the λ grid's scale)")
 	f.fs = fs
 	fs.StringVar(&f.gcv, "gcv", d.GCV.String(), "GCV method: auto, dual, primal, eigen, band")
 	fs.StringVar(&f.scope, "gcv-scope", d.GCVScope.String(), "samples GCV scores λ on: task (the current task, as the paper) or all (everything learned so far, exactly from the accumulated statistics; one float64 m×m tridiagonal reduction per task)")

@@ -23,6 +23,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// lookupScale returns the named synthetic scale of enginebench.
+func lookupScale(name string) (enginebench.Scale, error) {
+	sc, ok := enginebench.Scales[name]
+	if !ok {
+		var names []string
+		for k := range enginebench.Scales {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return sc, fmt.Errorf("--scale %q: unknown (want %s)", name, strings.Join(names, " or "))
+	}
+	return sc, nil
+}
+
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Measure the engine and its parts on this machine"}
 	var scale, gcv string
@@ -40,14 +54,9 @@ Scales: cifar100 (10 tasks × 5000 samples × d=768, 10 classes per task),
 cub (10 tasks × 600 samples × d=768, 20 classes per task) and cifar10 (5
 tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, ok := enginebench.Scales[scale]
-			if !ok {
-				var names []string
-				for k := range enginebench.Scales {
-					names = append(names, k)
-				}
-				sort.Strings(names)
-				return fmt.Errorf("unknown scale %q (want %s)", scale, strings.Join(names, " or "))
+			sc, err := lookupScale(scale)
+			if err != nil {
+				return err
 			}
 			if tasks < 0 {
 				return fmt.Errorf("--tasks %d: must be at least 1 (or 0 for the scale's)", tasks)
@@ -58,7 +67,6 @@ tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 			if cfg.M < 1 || cfg.P < 1 || cfg.K < 1 || cfg.K > cfg.M {
 				return fmt.Errorf("--m %d --p %d --k %d: each must be at least 1, and k at most m", cfg.M, cfg.P, cfg.K)
 			}
-			var err error
 			if cfg.GCV, err = ridge.ParseGCVMethod(gcv); err != nil {
 				return fmt.Errorf("--gcv %q: %w", gcv, err)
 			}

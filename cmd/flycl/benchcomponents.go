@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -31,14 +29,9 @@ The vanilla cross-validation is timed once (it factors an m×m matrix per
 fold and grid value); everything else is the median of --runs.`,
 		Example: `  flycl bench components --scale cub`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, ok := enginebench.Scales[scale]
-			if !ok {
-				var names []string
-				for k := range enginebench.Scales {
-					names = append(names, k)
-				}
-				sort.Strings(names)
-				return fmt.Errorf("--scale %q: unknown (want %s)", scale, strings.Join(names, " or "))
+			sc, err := lookupScale(scale)
+			if err != nil {
+				return err
 			}
 			cs.Scale = sc
 			cfg := flycl.Config{M: cs.M, P: cs.P, K: cs.K, Lambdas: cs.Lambdas}

@@ -342,20 +342,7 @@ class_names (or --class-names).`,
 				return err
 			}
 			if m == nil {
-				cfg, err := mf.config()
-				if err != nil {
-					return err
-				}
-				var w *projection.Matrix
-				if wFile != "" {
-					if w, err = modelfile.ImportProjection(wFile); err != nil {
-						return err
-					}
-					if err := checkW(cmd, &mf, w, wFile); err != nil {
-						return err
-					}
-				}
-				if m, err = deploy.New(cfg, s.d, w, s.pipeline); err != nil {
+				if m, err = newModelFromFlags(cmd, &mf, wFile, s.d, s.pipeline); err != nil {
 					return err
 				}
 			}
@@ -422,4 +409,24 @@ func size(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// newModelFromFlags creates the model of learn and stats when the file does
+// not exist yet: the Fly-CL flags' configuration, and the W of --w (checked
+// against the flags) when given.
+func newModelFromFlags(cmd *cobra.Command, mf *modelFlags, wFile string, d int, p *modelfile.Pipeline) (*deploy.Model, error) {
+	cfg, err := mf.config()
+	if err != nil {
+		return nil, err
+	}
+	var w *projection.Matrix
+	if wFile != "" {
+		if w, err = modelfile.ImportProjection(wFile); err != nil {
+			return nil, err
+		}
+		if err := checkW(cmd, mf, w, wFile); err != nil {
+			return nil, err
+		}
+	}
+	return deploy.New(cfg, d, w, p)
 }

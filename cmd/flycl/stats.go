@@ -179,20 +179,7 @@ With --data and a backbone only the shard's images are extracted.`,
 				return err
 			}
 			if m == nil {
-				cfg, err := mf.config()
-				if err != nil {
-					return err
-				}
-				var w *projection.Matrix
-				if wFile != "" {
-					if w, err = modelfile.ImportProjection(wFile); err != nil {
-						return err
-					}
-					if err := checkW(cmd, &mf, w, wFile); err != nil {
-						return err
-					}
-				}
-				if m, err = deploy.New(cfg, s.d, w, s.pipeline); err != nil {
+				if m, err = newModelFromFlags(cmd, &mf, wFile, s.d, s.pipeline); err != nil {
 					return err
 				}
 			} else if s.d != m.InputDim() {

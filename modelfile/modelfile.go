@@ -304,22 +304,28 @@ func SaveModel(path string, m *flycl.Model) error {
 // Load reads a model file. A truncated or corrupted file, one from an
 // unknown version, or one whose content does not make sense gives an
 // error naming the file and what is wrong with it.
-func Load(path string) (*File, error) {
+func Load(path string) (*File, error) { return loadFile(path, decode) }
+
+// loadFile opens the regular file at path and decodes it with dec, which is
+// told the file's size (so claimed sizes can be checked before allocating);
+// errors name the file.
+func loadFile[T any](path string, dec func(r io.Reader, size int64) (T, error)) (T, error) {
+	var zero T
 	fh, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return zero, fmt.Errorf("load %s: %w", path, err)
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return zero, fmt.Errorf("load %s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("load %s: not a regular file", path)
+		return zero, fmt.Errorf("load %s: not a regular file", path)
 	}
-	f, err := decode(bufio.NewReaderSize(fh, 1<<20), fi.Size())
+	f, err := dec(bufio.NewReaderSize(fh, 1<<20), fi.Size())
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return zero, fmt.Errorf("load %s: %w", path, err)
 	}
 	return f, nil
 }

@@ -11,7 +11,6 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"time"
 
@@ -421,25 +420,7 @@ func SaveStats(path string, f *StatsFile) error {
 }
 
 // LoadStats reads a statistics file.
-func LoadStats(path string) (*StatsFile, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("load %s: not a regular file", path)
-	}
-	f, err := decodeStats(bufio.NewReaderSize(fh, 1<<20), fi.Size())
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	return f, nil
-}
+func LoadStats(path string) (*StatsFile, error) { return loadFile(path, decodeStats) }
 
 // MergeStats adds up the statistics of the shards of one task. They must
 // have the same configuration (d, m, p, k, W, top-k) and pipeline, give

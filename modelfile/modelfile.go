@@ -252,8 +252,14 @@ func Encode(w io.Writer, f *File) error {
 	binary.LittleEndian.PutUint32(pre[12:], uint32(len(hj)))
 	bw.Write(pre[:])
 	bw.Write(hj)
+	// one row buffer and one byte buffer for all of G: no garbage in
+	// proportion to G (which a heap as large as G would let grow)
+	row := make([]float32, 0, cfg.M)
+	var scratch []byte
 	for i := 0; i < cfg.M; i++ {
-		writeFloats(bw, s.LowerRow(i))
+		row = s.AppendLowerRow(row[:0], i)
+		scratch = appendFloats(scratch[:0], row)
+		bw.Write(scratch)
 	}
 	writeFloats(bw, s.S())
 	if st.Coef != nil {
@@ -297,8 +303,10 @@ func Save(path string, f *File) error {
 }
 
 // SaveModel saves a model with no pipeline (features learned directly).
+// It reads the model's statistics in place (flycl.Model.SnapshotView):
+// the model must not change until it returns.
 func SaveModel(path string, m *flycl.Model) error {
-	return Save(path, &File{Snapshot: m.Snapshot()})
+	return Save(path, &File{Snapshot: m.SnapshotView()})
 }
 
 // Load reads a model file. A truncated or corrupted file, one from an
@@ -594,6 +602,14 @@ func (r *reader) int32s(n int) []int32 {
 		}
 	}
 	return out
+}
+
+// appendFloats appends the little-endian bytes of s to b.
+func appendFloats(b []byte, s []float32) []byte {
+	for _, v := range s {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	}
+	return b
 }
 
 func writeFloats(w io.Writer, s []float32) {

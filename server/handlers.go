@@ -150,6 +150,9 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 			if len(in.labels) > 0 {
 				return errorf(http.StatusBadRequest, "forget takes no labels: the class is in the path")
 			}
+			if in.opt != (LearnOptions{}) || in.top != 0 {
+				return errorf(http.StatusBadRequest, "forget takes no top, lambda, online or batch")
+			}
 			if !s.reserve() {
 				return errBusy
 			}
@@ -190,6 +193,11 @@ type Request struct {
 	Labels   []string    `json:"labels,omitempty"`
 	Label    string      `json:"label,omitempty"`
 	Top      int         `json:"top,omitempty"`
+	// Learn only: a fixed λ (> 0; absent: GCV), and online learning in
+	// mini-batches of Batch samples (default DefaultOnlineBatch).
+	Lambda float64 `json:"lambda,omitempty"`
+	Online bool    `json:"online,omitempty"`
+	Batch  int     `json:"batch,omitempty"`
 }
 
 // input is a parsed request: features (n×d) and labels.
@@ -198,6 +206,7 @@ type input struct {
 	n       int
 	labels  []string
 	top     int
+	opt     LearnOptions // learn's options as given (checked by the learn handler)
 	images  int
 	extract time.Duration
 }
@@ -245,7 +254,7 @@ func (s *Server) readInput(r *http.Request, d int, check func(*input) error) (*i
 	default:
 		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: want application/json or multipart/form-data", ct)
 	}
-	in := &input{labels: req.Labels, top: req.Top}
+	in := &input{labels: req.Labels, top: req.Top, opt: LearnOptions{Lambda: req.Lambda, Online: req.Online, Batch: req.Batch}}
 	switch {
 	case len(raw) > 0 && len(req.Features) > 0:
 		return nil, errorf(http.StatusBadRequest, "give images or features, not both")
@@ -336,14 +345,30 @@ func (s *Server) readMultipart(mr *multipart.Reader, req *Request) ([][]byte, er
 				return nil, errorf(http.StatusBadRequest, "label is not UTF-8")
 			}
 			req.Labels = append(req.Labels, string(b))
-		case name == "top":
+		case name == "top" || name == "batch":
 			v, err := strconv.Atoi(strings.TrimSpace(string(b)))
 			if err != nil {
-				return nil, errorf(http.StatusBadRequest, "top %q is not an integer", b)
+				return nil, errorf(http.StatusBadRequest, "%s %q is not an integer", name, b)
 			}
-			req.Top = v
+			if name == "top" {
+				req.Top = v
+			} else {
+				req.Batch = v
+			}
+		case name == "lambda":
+			v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+			if err != nil {
+				return nil, errorf(http.StatusBadRequest, "lambda %q is not a number", b)
+			}
+			req.Lambda = v
+		case name == "online":
+			v, err := strconv.ParseBool(strings.TrimSpace(string(b)))
+			if err != nil {
+				return nil, errorf(http.StatusBadRequest, "online %q is not true or false", b)
+			}
+			req.Online = v
 		default:
-			return nil, errorf(http.StatusBadRequest, "unknown multipart field %q (want image, label or top)", name)
+			return nil, errorf(http.StatusBadRequest, "unknown multipart field %q (want image, label, top, lambda, online or batch)", name)
 		}
 	}
 }
@@ -435,6 +460,9 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 		if len(in.labels) > 0 {
 			return errorf(http.StatusBadRequest, "predict takes no labels")
 		}
+		if in.opt != (LearnOptions{}) {
+			return errorf(http.StatusBadRequest, "predict takes no lambda, online or batch (they are learn's)")
+		}
 		if in.top == 0 {
 			in.top = 5
 		}
@@ -474,6 +502,7 @@ type LearnResponse struct {
 	NewClasses []string           `json:"new_classes"`
 	Classes    int                `json:"classes"`
 	Lambda     float64            `json:"lambda"`
+	Steps      int                `json:"steps"`   // solves: 1, or one per mini-batch online
 	Seconds    float64            `json:"seconds"` // whole request
 	Stages     map[string]float64 `json:"stages"`  // seconds per stage
 }
@@ -506,6 +535,12 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 		if err := checkLabels(in); err != nil {
 			return err
 		}
+		if in.top != 0 {
+			return errorf(http.StatusBadRequest, "learn takes no top (it is predict's)")
+		}
+		if _, err := in.opt.deploy(); err != nil {
+			return errorf(http.StatusBadRequest, "%v", err)
+		}
 		if !s.reserve() {
 			return errBusy
 		}
@@ -521,7 +556,7 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 	reserved = false
 	err = s.submit(func(ctx context.Context) (Snapshot, error) {
 		var err error
-		rep, sn, err = s.cfg.Backend.Learn(ctx, in.x, in.labels)
+		rep, sn, err = s.cfg.Backend.Learn(ctx, in.x, in.labels, in.opt)
 		return sn, err
 	})
 	if err != nil {
@@ -529,7 +564,7 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := LearnResponse{Version: sn.Version(), Samples: rep.Samples, NewClasses: rep.NewClasses, Classes: len(sn.Classes()),
-		Lambda: rep.Lambda, Stages: map[string]float64{}}
+		Lambda: rep.Lambda, Steps: rep.Steps, Stages: map[string]float64{}}
 	if resp.NewClasses == nil {
 		resp.NewClasses = []string{}
 	}

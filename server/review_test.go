@@ -200,12 +200,12 @@ type panicBackend struct {
 	panicked bool
 }
 
-func (p *panicBackend) Learn(ctx context.Context, x []float32, labels []string) (LearnReport, Snapshot, error) {
+func (p *panicBackend) Learn(ctx context.Context, x []float32, labels []string, opt LearnOptions) (LearnReport, Snapshot, error) {
 	if !p.panicked {
 		p.panicked = true
 		panic("backend bug")
 	}
-	return p.FileBackend.Learn(ctx, x, labels)
+	return p.FileBackend.Learn(ctx, x, labels, opt)
 }
 
 // TestLearnPanic: a panic in the backend's Learn answers that request
@@ -257,7 +257,7 @@ func TestCurrentRace(t *testing.T) {
 		for _, v := range x {
 			flat = append(flat, v...)
 		}
-		if _, _, err := b.Learn(context.Background(), flat, slices.Repeat([]string{className(c)}, len(x))); err != nil {
+		if _, _, err := b.Learn(context.Background(), flat, slices.Repeat([]string{className(c)}, len(x)), LearnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

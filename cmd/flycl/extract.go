@@ -26,6 +26,7 @@ type extractFlags struct {
 	maxPixels        int64
 	precision        string
 	calib            int
+	calibMethod      string
 	int8             map[string]*backbone.Model // by fp32 hash and preset: one calibration for both splits
 }
 
@@ -41,6 +42,19 @@ func (e *extractFlags) register(c *cobra.Command) {
 	fs.Int64Var(&e.maxPixels, "max-image-pixels", imageio.DefaultMaxPixels, "refuse images with more pixels than this, as PIL does (its limit is the default; -1: no limit)")
 	fs.StringVar(&e.precision, "precision", "fp32", "backbone arithmetic: fp32, or int8 (static per-channel quantization calibrated on --calib training images for CNNs, dynamic for ViT)")
 	fs.IntVar(&e.calib, "calib", 64, "int8: training images for the activation ranges (spread evenly over the training split)")
+	fs.StringVar(&e.calibMethod, "calib-method", defaultCalibMethod, "int8: how the activation ranges are chosen from the calibration images: minmax, mse, percentile or percentile:P (see go doc backbone.CalibMethod)")
+}
+
+// defaultCalibMethod is --calib-method's default.
+const defaultCalibMethod = "minmax"
+
+// method returns --calib-method.
+func (e *extractFlags) method() (backbone.CalibMethod, error) {
+	m, err := backbone.ParseCalibMethod(e.calibMethod)
+	if err != nil {
+		return "", fmt.Errorf("--calib-method: %w", err)
+	}
+	return m, nil
 }
 
 // withPrecision returns m in the precision of --precision; int8 graphs are
@@ -62,7 +76,11 @@ func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, m *b
 		return nil, err
 	}
 	train = dataset.WithDecoder(train, imageio.Decoder{MaxPixels: e.maxPixels})
-	q, err := extract.Int8(cmd.Context(), m, train, preset, e.calib, e.threads)
+	method, err := e.method()
+	if err != nil {
+		return nil, err
+	}
+	q, err := extract.Int8(cmd.Context(), m, train, preset, method, e.calib, e.threads)
 	if err != nil {
 		return nil, err
 	}

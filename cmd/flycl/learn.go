@@ -125,7 +125,11 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 			if preset != nil {
 				p = *preset
 			}
-			if bm, err = extract.Int8(cmd.Context(), bm, dataset.WithDecoder(train, dec), p, f.ext.calib, f.ext.threads); err != nil {
+			method, err := f.ext.method()
+			if err != nil {
+				return nil, err
+			}
+			if bm, err = extract.Int8(cmd.Context(), bm, dataset.WithDecoder(train, dec), p, method, f.ext.calib, f.ext.threads); err != nil {
 				return nil, err
 			}
 		}
@@ -162,7 +166,7 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		return nil, fmt.Errorf("give exactly one of IMAGE..., --data KIND:PATH or --features FILE.npz")
 	}
 	if f.features != "" {
-		for _, name := range []string{"precision", "calib"} {
+		for _, name := range []string{"precision", "calib", "calib-method"} {
 			if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 				return nil, fmt.Errorf("--%s applies to images through a backbone, not to --features", name)
 			}

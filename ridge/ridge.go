@@ -172,6 +172,13 @@ func (a *Accumulator) LowerRow(i int) []float32 {
 	return r
 }
 
+// AppendLowerRow appends row i of G's lower triangle, G[i][0..i]
+// inclusive, to dst and returns it.
+func (a *Accumulator) AppendLowerRow(dst []float32, i int) []float32 {
+	dst = append(dst, a.buf[i*a.m:i*a.m+i]...)
+	return append(dst, a.diag[i])
+}
+
 // SetLowerRow sets G[i][0..i] (and by symmetry column i) from row.
 func (a *Accumulator) SetLowerRow(i int, row []float32) error {
 	if i < 0 || i >= a.m || len(row) != i+1 {

@@ -177,7 +177,11 @@ func (w *Workspace) GCV(ctx context.Context, h []float32, n, m int, labels []int
 		if !linalg.HaveBandReduction {
 			return nil, fmt.Errorf("ridge: GCV method band needs OpenBLAS; this build uses the pure-Go backend")
 		}
-		if n >= m && m > 1 {
+		if n >= m && m < 2 {
+			scores, err = gcvPrimal(ctx, w.get(m*m), h, n, m, labels, nc, grid)
+			break
+		}
+		if n >= m {
 			if cap(w.gdiag) < m {
 				w.gdiag = make([]float32, m)
 			}

@@ -420,7 +420,8 @@ func localIndices(idx []int) ([]int, int) {
 const predictChunk = 1024
 
 // Scores returns the n×c matrix of class scores h'ᵀC for the n×d
-// features x, one column per learned class in Classes() order.
+// features x, one column per learned class in Classes() order (an error
+// for features whose scores are not finite, as Predictor.Scores).
 func (m *Model) Scores(ctx context.Context, x []float32) ([]float32, error) {
 	if m.coef == nil {
 		return nil, fmt.Errorf("flycl: model has not learned any class yet")
@@ -440,6 +441,9 @@ func (m *Model) Scores(ctx context.Context, x []float32) ([]float32, error) {
 		}
 		scoreRows(h, hi-lo, m.cfg.M, m.coef, nc, out[lo*nc:hi*nc])
 		m.codes.Put(h[:cap(h)])
+		if err := checkScores(out[lo*nc:hi*nc], nc, lo, func(c int) string { return fmt.Sprintf("%q", m.ClassName(m.labels[c])) }); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -280,7 +280,9 @@ func (p *Predictor) Lambda() float64 { return p.lambda }
 func (p *Predictor) Samples() int { return p.samples }
 
 // Scores returns the n×c class scores of the n×d features x, one column
-// per class in Classes() order.
+// per class in Classes() order. Features too large for the float32
+// expansion (about 3e38) give an error naming the first score that is not
+// finite, never a NaN.
 func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) {
 	if p.coef == nil {
 		return nil, fmt.Errorf("flycl: model has not learned any class yet")
@@ -311,6 +313,9 @@ func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) 
 		scoreRows(h, hi-lo, m, p.coef, nc, out[lo*nc:hi*nc])
 		p.codes.Put(h[:cap(h)])
 		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := checkScores(out[lo*nc:hi*nc], nc, lo, func(c int) string { return fmt.Sprintf("%q", p.names[c]) }); err != nil {
 			return nil, err
 		}
 	}

@@ -241,41 +241,26 @@ func Encode(w io.Writer, f *File) error {
 	if err != nil {
 		return fmt.Errorf("modelfile: encode header: %w", err)
 	}
-	if len(hj) > maxHeader {
-		return fmt.Errorf("modelfile: header of %d bytes exceeds %d", len(hj), maxHeader)
-	}
-	crc := crc32.New(castagnoli)
-	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
-	var pre [16]byte
-	copy(pre[:], magic)
-	binary.LittleEndian.PutUint32(pre[8:], Version)
-	binary.LittleEndian.PutUint32(pre[12:], uint32(len(hj)))
-	bw.Write(pre[:])
-	bw.Write(hj)
-	// one row buffer and one byte buffer for all of G: no garbage in
-	// proportion to G (which a heap as large as G would let grow)
-	row := make([]float32, 0, cfg.M)
-	var scratch []byte
-	for i := 0; i < cfg.M; i++ {
-		row = s.AppendLowerRow(row[:0], i)
-		scratch = appendFloats(scratch[:0], row)
-		bw.Write(scratch)
-	}
-	writeFloats(bw, s.S())
-	if st.Coef != nil {
-		writeFloats(bw, st.Coef)
-	}
-	if hdr.W == "explicit" {
-		writeInt32s(bw, proj.Cols)
-		writeFloats(bw, proj.Vals)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("modelfile: encode: %w", err)
-	}
-	var tail [12]byte
-	binary.LittleEndian.PutUint32(tail[:], crc.Sum32())
-	copy(tail[4:], endMark)
-	if _, err := w.Write(tail[:]); err != nil {
+	err = writeFrame(w, modelKind, Version, hj, func(bw io.Writer) {
+		// one row buffer and one byte buffer for all of G: no garbage in
+		// proportion to G (which a heap as large as G would let grow)
+		row := make([]float32, 0, cfg.M)
+		var scratch []byte
+		for i := 0; i < cfg.M; i++ {
+			row = s.AppendLowerRow(row[:0], i)
+			scratch = appendFloats(scratch[:0], row)
+			bw.Write(scratch)
+		}
+		writeFloats(bw, s.S())
+		if st.Coef != nil {
+			writeFloats(bw, st.Coef)
+		}
+		if hdr.W == "explicit" {
+			writeInt32s(bw, proj.Cols)
+			writeFloats(bw, proj.Vals)
+		}
+	})
+	if err != nil {
 		return fmt.Errorf("modelfile: encode: %w", err)
 	}
 	return nil
@@ -362,31 +347,17 @@ func Decode(r io.Reader) (*File, error) {
 // which allows exact truncation messages before reading the data.
 func decode(rd io.Reader, size int64) (*File, error) {
 	fail := func(format string, a ...any) (*File, error) { return nil, fmt.Errorf(format, a...) }
-	crc := crc32.New(castagnoli)
+	fr, err := readFrame(rd, size, modelKind)
+	if err != nil {
+		return nil, err
+	}
+	format := fr.format
 	// With the size known (and checked against the header below), arrays
 	// are allocated at once; from a plain reader they grow as data arrives.
-	r := &reader{r: io.TeeReader(rd, crc), exact: size >= 0}
-	var pre [16]byte
-	if _, err := io.ReadFull(r.r, pre[:]); err != nil {
-		return fail("too short to be a Fly-CL model file")
-	}
-	if string(pre[:8]) != magic {
-		return fail("not a Fly-CL model file (bad magic %q)", pre[:8])
-	}
-	format := int(binary.LittleEndian.Uint32(pre[8:]))
-	if format < 1 || format > Version {
-		return fail("format version %d, this build reads versions 1 to %d", format, Version)
-	}
-	hlen := int64(binary.LittleEndian.Uint32(pre[12:]))
-	if hlen > maxHeader || (size >= 0 && 16+hlen > size) {
-		return fail("truncated or corrupt header (length %d, file %d bytes)", hlen, size)
-	}
-	hj, err := io.ReadAll(io.LimitReader(r.r, hlen))
-	if err != nil || int64(len(hj)) != hlen {
-		return fail("truncated header")
-	}
+	r := fr.data
+	r.exact = size >= 0
 	var hdr Header
-	if err := json.Unmarshal(hj, &hdr); err != nil {
+	if err := json.Unmarshal(fr.header, &hdr); err != nil {
 		return fail("corrupt header: %v", err)
 	}
 	if hdr.Format != "flycl-model" {
@@ -415,18 +386,15 @@ func decode(rd io.Reader, size int64) (*File, error) {
 	if m*p > max(m*(m+1), minWEntries) {
 		return fail("corrupt header: W would have m·p = %d entries, more than allowed for m=%d", m*p, m)
 	}
-	want := 16 + hlen + 4*m*(m+1)/2 + 4*nc*m + 12
+	data := 4*m*(m+1)/2 + 4*nc*m
 	if hdr.Coef {
-		want += 4 * nc * m
+		data += 4 * nc * m
 	}
 	if hdr.W == "explicit" {
-		want += 8 * m * p
+		data += 8 * m * p
 	}
-	if size >= 0 && size != want {
-		if size < want {
-			return fail("truncated: %d bytes, the header describes %d", size, want)
-		}
-		return fail("%d bytes, the header describes %d (trailing data)", size, want)
+	if err := fr.checkSize(data); err != nil {
+		return nil, err
 	}
 	g := r.floats(int(m * (m + 1) / 2))
 	s := r.floats(int(nc * m))
@@ -440,22 +408,8 @@ func decode(rd io.Reader, size int64) (*File, error) {
 		cols = r.int32s(int(m * p))
 		vals = r.floats(int(m * p))
 	}
-	if r.err != nil {
-		return fail("truncated data: %v", r.err)
-	}
-	sum := crc.Sum32()
-	var tail [12]byte
-	if _, err := io.ReadFull(rd, tail[:]); err != nil || string(tail[4:]) != endMark {
-		return fail("truncated: end marker missing")
-	}
-	if got := binary.LittleEndian.Uint32(tail[:]); got != sum {
-		return fail("checksum mismatch (stored %08x, computed %08x): the file is corrupt", got, sum)
-	}
-	if size < 0 {
-		var one [1]byte
-		if n, _ := io.ReadFull(rd, one[:]); n > 0 {
-			return fail("trailing data after the end marker")
-		}
+	if err := fr.finish(); err != nil {
+		return nil, err
 	}
 	var w *projection.Matrix
 	if hdr.W == "explicit" {

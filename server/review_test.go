@@ -52,7 +52,7 @@ func TestPredictHugeFeatures(t *testing.T) {
 	}
 	code, _, b := do(t, "POST", hs.URL+"/v1/predict", "application/json", jsonBody(t, Request{Features: [][]float32{x[0], q}}), "", nil)
 	var e ErrorBody
-	if code != http.StatusBadRequest || json.Unmarshal(b, &e) != nil || !strings.Contains(e.Error, "features[1]") || !strings.Contains(e.Error, "too large") {
+	if code != http.StatusBadRequest || json.Unmarshal(b, &e) != nil || !strings.Contains(e.Error, "sample 1") || !strings.Contains(e.Error, "too large") {
 		t.Fatalf("predict of 3e38 features: %d %q", code, b)
 	}
 }

@@ -196,7 +196,7 @@ binary). Prints the ratios.`,
 					if p == backbone.INT8 {
 						// speed only: calibrate on 8 synthetic images
 						x := syntheticImages(8, m.Size)
-						if m, err = e.m.Int8(cmd.Context(), x, 8, threads); err != nil {
+						if m, err = e.m.Int8(cmd.Context(), backbone.CalibMinMax, x, 8, threads); err != nil {
 							return err
 						}
 					}

@@ -33,7 +33,8 @@ Before each learn it returns freed memory to the system and resets the
 kernel's peak-RSS counter, then prints the learn's wall time (learn and
 save), the resident memory before it, the peak during it, and the peak
 less the memory before, next to G's size (m×m float32): the extra memory a
-learn needs on top of the model it changes.`,
+learn needs on top of the model it changes. A last row reopens the file (a
+restart, or the undo of a failed learn) with no model in memory before.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, f := range []struct {
@@ -101,6 +102,21 @@ learn needs on top of the model it changes.`,
 				fmt.Printf("%-6d %8d %8.2f %8.2f %12.0f %12.0f %12.0f\n", l+1, sn.Version(), (wall - save).Seconds(), save.Seconds(),
 					float64(before)/(1<<20), float64(peak)/(1<<20), float64(peak-before)/(1<<20))
 			}
+			// what a restart (or the undo of a failed learn) costs: the
+			// file read back into a new backend, the old one gone
+			be = nil
+			runtime.GC()
+			debug.FreeOSMemory()
+			procmem.ResetPeak()
+			before := procmem.Current()
+			t := time.Now()
+			be, err = server.OpenFile(path, nil)
+			if err != nil {
+				return err
+			}
+			peak := procmem.Peak()
+			fmt.Printf("%-6s %8d %8.2f %8s %12.0f %12.0f %12.0f\n", "reopen", be.Current().Version(), time.Since(t).Seconds(), "-",
+				float64(before)/(1<<20), float64(peak)/(1<<20), float64(peak-before)/(1<<20))
 			return nil
 		},
 	}

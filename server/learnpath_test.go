@@ -294,7 +294,8 @@ func TestLearnOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := ref.Scores(context.Background(), slices.Concat(probe...))
+			// The core's predictor (row by row; Model.Scores sums by sgemm).
+			want, err := ref.Predictor().Scores(context.Background(), slices.Concat(probe...))
 			if err != nil {
 				t.Fatal(err)
 			}

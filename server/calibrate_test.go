@@ -159,7 +159,8 @@ func TestCalibrateOnFirstLearn(t *testing.T) {
 	if code, _, b := do(t, "POST", hs+"/v1/predict", "application/json", jsonBody(t, Request{Images: b64(more), Top: 2}), "", &pr); code != 200 {
 		t.Fatalf("predict: %d %s", code, b)
 	}
-	want, err := ref.Scores(context.Background(), feats(more))
+	// The core's predictor (row by row; Model.Scores sums by sgemm).
+	want, err := ref.Predictor().Scores(context.Background(), feats(more))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestCalibrateOnFirstLearn(t *testing.T) {
 		t.Fatalf("second learn: %d %s", code, b)
 	}
 	learnFeatures(t, hs, "", [][]float32{make([]float32, testDim)}, []int{0}) // features are fine once calibrated
-	if n := cal.calls.Load(); n != 2 {                                          // the refused one and the first learn
+	if n := cal.calls.Load(); n != 2 {                                        // the refused one and the first learn
 		t.Fatalf("Calibrate called %d times, want 2", n)
 	}
 }

@@ -202,17 +202,17 @@ type Request struct {
 
 // input is a parsed request: features (n×d) and labels.
 type input struct {
-	x       []float32
-	n       int
-	labels  []string
-	top     int
-	opt     LearnOptions // learn's options as given (checked by the learn handler)
-	images  int
+	x      []float32
+	n      int
+	labels []string
+	top    int
+	opt    LearnOptions // learn's options as given (checked by the learn handler)
+	images int
 	// deferred: the images (raw) are extracted by the learn itself, once
 	// it has calibrated the backbone on them (see Calibrator)
 	deferred bool
 	raw      [][]byte
-	extract time.Duration
+	extract  time.Duration
 }
 
 // readInput parses a JSON or multipart body and turns images into

@@ -22,6 +22,7 @@ func BenchmarkGCV(b *testing.B) {
 			for _, method := range []GCVMethod{GCVDual, GCVPrimal, GCVEigen, GCVBand} {
 				b.Run(fmt.Sprintf("n=%d/m=%d/grid=%d/%v", sz.n, sz.m, len(grid), method), func(b *testing.B) {
 					var ws Workspace
+					defer reportCPU(b)()
 					for b.Loop() {
 						if _, err := ws.GCV(context.Background(), h, sz.n, sz.m, labels, 10, grid, method); err != nil {
 							b.Fatal(err)

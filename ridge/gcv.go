@@ -200,7 +200,7 @@ func (w *Workspace) GCV(ctx context.Context, h []float32, n, m int, labels []int
 	}
 	if math.IsInf(scores[BestLambda(scores)], 1) {
 		w.gramOf, w.gramN, w.gramM = nil, 0, 0
-		return nil, fmt.Errorf("ridge: GCV: no lambda in %v gives a numerically positive definite system whose score is determinable", grid)
+		return nil, fmt.Errorf("ridge: GCV: no lambda in %v gives a numerically positive definite system whose score is determinable (all too small for the float32 rounding of the codes' Gram); use larger lambdas", grid)
 	}
 	return scores, nil
 }

@@ -467,6 +467,10 @@ func TestGCVBandRankDeficient(t *testing.T) {
 				noise++
 			}
 		}
+		// a grid wholly below the floor is an error, not a meaningless choice
+		if _, err := GCV(context.Background(), h, tc.n, tc.m, labels, tc.nc, grid[:3], GCVBand); err == nil {
+			t.Errorf("%+v: no error for a grid of λ ≤ %.3g, all below the floor", tc, grid[2])
+		}
 		if noise == 0 {
 			t.Errorf("%+v: without the floor band scores no λ more: the test does not exercise the floor", tc)
 		} else {

@@ -198,3 +198,55 @@ func TestLabelsForAtomic(t *testing.T) {
 		t.Fatalf("after a failed LabelsFor: %v %v (a name left attached?)", l, err)
 	}
 }
+
+// TestScoresNotFinite: features so large that their expansion overflows
+// float32 (3e38 in every dimension: the float64 sum of a row of W times
+// them exceeds the largest float32, checked below) give Scores, Predict
+// and Top an error naming the sample and the non-finite score, from both
+// the model and its Predictor, instead of NaN scores; the same call
+// without that sample scores normally.
+func TestScoresNotFinite(t *testing.T) {
+	ctx := context.Background()
+	const d = 16
+	m, err := New(Config{M: 300, P: 6, K: 40, Seed: 2, Lambdas: []float64{0.1, 1, 10}}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := clusters(1, 40, d, []int{0, 1}, 0.5)
+	if _, err := m.LearnTask(ctx, x, y); err != nil {
+		t.Fatal(err)
+	}
+	huge := slices.Repeat([]float32{3e38}, d)
+	w := m.Projection()
+	over := false
+	for i := 0; i < w.M && !over; i++ {
+		var s float64
+		for j := 0; j < w.P; j++ {
+			s += float64(w.Vals[i*w.P+j]) * 3e38
+		}
+		over = math.Abs(s) > math.MaxFloat32
+	}
+	if !over {
+		t.Fatal("test premise: no code of the huge sample overflows float32")
+	}
+	probe := slices.Concat(x[:d], huge)
+	p := m.Predictor()
+	for _, tc := range []struct {
+		name string
+		call func(x []float32) error
+	}{
+		{"Predictor.Scores", func(x []float32) error { _, err := p.Scores(ctx, x); return err }},
+		{"Predictor.Predict", func(x []float32) error { _, err := p.Predict(ctx, x); return err }},
+		{"Predictor.Top", func(x []float32) error { _, err := p.Top(ctx, x, 2); return err }},
+		{"Model.Scores", func(x []float32) error { _, err := m.Scores(ctx, x); return err }},
+		{"Model.Predict", func(x []float32) error { _, err := m.Predict(ctx, x); return err }},
+	} {
+		err := tc.call(probe)
+		if err == nil || !strings.Contains(err.Error(), "sample 1") || !strings.Contains(err.Error(), "not a finite number") {
+			t.Errorf("%s of a 3e38 sample: %v, want an error naming sample 1's non-finite score", tc.name, err)
+		}
+		if err := tc.call(x[:2*d]); err != nil {
+			t.Errorf("%s of ordinary samples: %v", tc.name, err)
+		}
+	}
+}

@@ -337,7 +337,15 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	rec.Lambda = lambda
 
 	t := time.Now()
-	if err := m.acc.Add(h, n, idx); err != nil {
+	// When GCV formed this task's Gram HᵀH (the band method with n >= m),
+	// the statistics update adds it instead of computing it again.
+	var addErr error
+	if lower, diag, ok := m.gcv.TaskGram(h, n, m.cfg.M); ok && rec.GCV != nil && m.cfg.GCVScope == GCVTask {
+		addErr = m.acc.AddWithGram(h, n, idx, lower, diag)
+	} else {
+		addErr = m.acc.Add(h, n, idx)
+	}
+	if err := addErr; err != nil {
 		rollback()
 		return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 	}
@@ -412,7 +420,8 @@ func localIndices(idx []int) ([]int, int) {
 const predictChunk = 1024
 
 // Scores returns the n×c matrix of class scores h'ᵀC for the n×d
-// features x, one column per learned class in Classes() order.
+// features x, one column per learned class in Classes() order (an error
+// for features whose scores are not finite, as Predictor.Scores).
 func (m *Model) Scores(ctx context.Context, x []float32) ([]float32, error) {
 	if m.coef == nil {
 		return nil, fmt.Errorf("flycl: model has not learned any class yet")
@@ -432,6 +441,9 @@ func (m *Model) Scores(ctx context.Context, x []float32) ([]float32, error) {
 		}
 		scoreRows(h, hi-lo, m.cfg.M, m.coef, nc, out[lo*nc:hi*nc])
 		m.codes.Put(h[:cap(h)])
+		if err := checkScores(out[lo*nc:hi*nc], nc, lo, func(c int) string { return fmt.Sprintf("%q", m.ClassName(m.labels[c])) }); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -3,11 +3,11 @@ package flycl
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"sync"
 
+	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
@@ -18,12 +18,14 @@ import (
 // predictions from it. All its methods are safe for concurrent use.
 //
 // Memory: a snapshot holds G's lower triangle, m(m+1)/2 float32 (200 MB
-// at m = 10000), besides S and C (classes × m each).
+// at m = 10000), besides S and C (classes × m each); a view
+// (Model.SnapshotView) shares the model's G and S instead.
 type Snapshot struct {
 	st      State
 	w       *projection.Matrix
-	g       []float32 // lower triangle of G, row i at i(i+1)/2
-	s       []float32 // classes × m
+	g       []float32          // lower triangle of G, row i at i(i+1)/2 (nil in a view)
+	acc     *ridge.Accumulator // a view's statistics, shared with its model
+	s       []float32          // classes × m
 	samples int
 
 	once sync.Once
@@ -38,34 +40,36 @@ func (s *Snapshot) Validate() error {
 		return fmt.Errorf("flycl: snapshot has no W")
 	}
 	st := s.st
-	return checkParts(&st, s.w, s.g, s.s, s.samples)
+	if s.acc != nil {
+		if s.acc.Dim() != st.Config.M {
+			return fmt.Errorf("flycl: G is %d×%d, want m=%d", s.acc.Dim(), s.acc.Dim(), st.Config.M)
+		}
+		var row []float32
+		return checkParts(&st, s.w, func(i int) []float32 { row = s.acc.AppendLowerRow(row[:0], i); return row }, s.s, s.samples)
+	}
+	m := st.Config.M
+	if len(s.g) != m*(m+1)/2 {
+		return fmt.Errorf("flycl: G has %d values, want m(m+1)/2 = %d", len(s.g), m*(m+1)/2)
+	}
+	return checkParts(&st, s.w, s.LowerRow, s.s, s.samples)
 }
 
 // checkParts checks that a state, W and statistics fit together and mean
-// something (see NewSnapshot).
-func checkParts(st *State, w *projection.Matrix, g, s []float32, samples int) error {
+// something (see NewSnapshot); row(i) is G[i][0..i], for i < m.
+func checkParts(st *State, w *projection.Matrix, row func(i int) []float32, s []float32, samples int) error {
 	if err := st.validate(w); err != nil {
 		return err
 	}
 	m, nc := st.Config.M, len(st.Labels)
-	if len(g) != m*(m+1)/2 {
-		return fmt.Errorf("flycl: G has %d values, want m(m+1)/2 = %d", len(g), m*(m+1)/2)
-	}
 	if len(s) != nc*m {
 		return fmt.Errorf("flycl: S has %d values, want %d classes × %d", len(s), nc, m)
 	}
-	if i := firstNonFinite(g); i >= 0 {
-		r := int((math.Sqrt(8*float64(i)+1) - 1) / 2)
-		for r*(r+1)/2 > i {
-			r--
-		}
-		for (r+1)*(r+2)/2 <= i {
-			r++
-		}
-		return fmt.Errorf("flycl: G[%d][%d] is %v", r, i-r*(r+1)/2, g[i])
-	}
 	for i := 0; i < m; i++ {
-		if v := g[i*(i+1)/2+i]; v < 0 {
+		r := row(i)
+		if j := firstNonFinite(r); j >= 0 {
+			return fmt.Errorf("flycl: G[%d][%d] is %v", i, j, r[j])
+		}
+		if v := r[i]; v < 0 {
 			return fmt.Errorf("flycl: G[%d][%d] = %v: a Gram matrix has no negative diagonal", i, i, v)
 		}
 	}
@@ -93,6 +97,15 @@ func (m *Model) Snapshot() *Snapshot {
 	return &Snapshot{st: m.State(), w: m.w, g: m.acc.PackedLower(), s: slices.Clone(m.acc.S()), samples: m.acc.Samples()}
 }
 
+// SnapshotView returns a snapshot that shares the model's statistics G
+// and S instead of copying them (G alone is m(m+1)/2 float32, 200 MB at
+// m = 10000): for saving the model from the goroutine that owns it. The
+// view is valid only until the model next changes; use Snapshot for one
+// that outlives that.
+func (m *Model) SnapshotView() *Snapshot {
+	return &Snapshot{st: m.State(), w: m.w, acc: m.acc, s: m.acc.S(), samples: m.acc.Samples()}
+}
+
 // NewSnapshot assembles a snapshot from decoded parts, checking that they
 // fit together and mean something (see State for the checks; G and S must
 // be finite, G's diagonal non-negative, the sample count non-negative and
@@ -101,7 +114,8 @@ func (m *Model) Snapshot() *Snapshot {
 // ownership of g and s.
 func NewSnapshot(st State, w *projection.Matrix, g, s []float32, samples int) (*Snapshot, error) {
 	st.Config = st.Config.withDefaults()
-	if err := checkParts(&st, w, g, s, samples); err != nil {
+	sn := &Snapshot{st: st, w: w, g: g, s: s, samples: samples}
+	if err := sn.Validate(); err != nil {
 		return nil, err
 	}
 	if st.Counts == nil {
@@ -110,7 +124,8 @@ func NewSnapshot(st State, w *projection.Matrix, g, s []float32, samples int) (*
 			st.Counts[i] = -1
 		}
 	}
-	return &Snapshot{st: st, w: w, g: g, s: s, samples: samples}, nil
+	sn.st = st
+	return sn, nil
 }
 
 // State returns a copy of the snapshot's state.
@@ -132,10 +147,24 @@ func (s *Snapshot) Projection() *projection.Matrix { return s.w }
 // Samples returns the number of samples in the statistics.
 func (s *Snapshot) Samples() int { return s.samples }
 
-// LowerRow returns G[i][0..i] (shared: do not modify).
+// LowerRow returns G[i][0..i] (shared, or a copy for a view: do not
+// modify).
 func (s *Snapshot) LowerRow(i int) []float32 {
+	if s.acc != nil {
+		return s.acc.LowerRow(i)
+	}
 	o := i * (i + 1) / 2
 	return s.g[o : o+i+1 : o+i+1]
+}
+
+// AppendLowerRow appends G[i][0..i] to dst and returns it (for encoders
+// that reuse one buffer).
+func (s *Snapshot) AppendLowerRow(dst []float32, i int) []float32 {
+	if s.acc != nil {
+		return s.acc.AppendLowerRow(dst, i)
+	}
+	o := i * (i + 1) / 2
+	return append(dst, s.g[o:o+i+1]...)
 }
 
 // S returns S, classes × m (shared: do not modify).
@@ -148,12 +177,17 @@ func (s *Snapshot) Coef() []float32 { return s.st.Coef[:len(s.st.Coef):len(s.st.
 // Model returns a new mutable model with the snapshot's content (it
 // allocates the m×m statistics).
 func (s *Snapshot) Model() (*Model, error) {
-	acc, err := ridge.NewAccumulator(s.st.Config.M)
-	if err != nil {
-		return nil, err
-	}
-	if err := acc.SetPackedLower(s.g); err != nil {
-		return nil, err
+	var acc *ridge.Accumulator
+	if s.acc != nil {
+		acc = s.acc.Clone()
+	} else {
+		var err error
+		if acc, err = ridge.NewAccumulator(s.st.Config.M); err != nil {
+			return nil, err
+		}
+		if err := acc.SetPackedLower(s.g); err != nil {
+			return nil, err
+		}
 	}
 	if err := acc.SetS(s.s, len(s.st.Labels), s.samples); err != nil {
 		return nil, err
@@ -247,7 +281,15 @@ func (p *Predictor) Lambda() float64 { return p.lambda }
 func (p *Predictor) Samples() int { return p.samples }
 
 // Scores returns the n×c class scores of the n×d features x, one column
-// per class in Classes() order.
+// per class in Classes() order. A sample's scores depend on that sample
+// alone, to the bit: W is applied and the scores summed row by row
+// (projection.Matrix.ApplyRows, linalg.SdotRows), never by a BLAS gemm
+// whose rounding depends on the other rows of the call. So a server that
+// scores concurrent requests together answers each exactly as it would
+// alone, and as `flycl predict` does. (Model.Scores, built for whole test
+// sets, uses sgemm; its scores may differ from these in the last bits.)
+// Features too large for the float32 expansion (about 3e38) give an error
+// naming the first score that is not finite, never a NaN.
 func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) {
 	if p.coef == nil {
 		return nil, fmt.Errorf("flycl: model has not learned any class yet")
@@ -271,13 +313,16 @@ func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) 
 				xs[i] *= float32(p.inScale)
 			}
 		}
-		if err := p.w.Apply(ctx, p.cfg.Projection, xs, hi-lo, h); err != nil {
+		if err := p.w.ApplyRows(ctx, p.cfg.Projection, xs, hi-lo, h); err != nil {
 			return nil, fmt.Errorf("flycl: %w", err)
 		}
 		projection.TopK(h, hi-lo, m, p.cfg.K, p.cfg.TopK)
-		scoreRows(h, hi-lo, m, p.coef, nc, out[lo*nc:hi*nc])
+		linalg.SdotRows(hi-lo, nc, m, h, m, p.coef, m, out[lo*nc:hi*nc], nc)
 		p.codes.Put(h[:cap(h)])
 		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := checkScores(out[lo*nc:hi*nc], nc, lo, func(c int) string { return fmt.Sprintf("%q", p.names[c]) }); err != nil {
 			return nil, err
 		}
 	}

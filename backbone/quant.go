@@ -55,6 +55,9 @@ type Range struct{ Min, Max float32 }
 type Calibration struct {
 	Ranges []Range
 	Images int
+	// Method is how the ranges were chosen (informational: the ranges
+	// alone define the graph and its Hash; "" when read from a file).
+	Method CalibMethod
 }
 
 // Hash fingerprints the calibration (for model identity and caches).
@@ -82,8 +85,9 @@ const (
 type Option func(*buildOptions)
 
 type buildOptions struct {
-	mode qmode
-	cal  *Calibration
+	mode    qmode
+	cal     *Calibration
+	tensors bool // calibration graph: output every observed activation, flattened
 }
 
 // Quantized makes a builder produce the int8 graph. The CNNs need the
@@ -97,6 +101,13 @@ func Quantized(c *Calibration) Option {
 // graph with outputs "calib_min" and "calib_max" holding the range of
 // every activation that the int8 graph quantizes.
 func calibrating() Option { return func(o *buildOptions) { o.mode = modeCalibrate } }
+
+// calibratingTensors makes a builder produce the calibration graph whose
+// outputs "calib_t<i>" are the observed activations themselves, flattened
+// (for the histogram methods).
+func calibratingTensors() Option {
+	return func(o *buildOptions) { o.mode, o.tensors = modeCalibrate, true }
+}
 
 // Builder builds one backbone (a closure over its weights) with options.
 type Builder func(opts ...Option) (*Model, error)
@@ -253,6 +264,13 @@ func (b *builder) dynamicMatMul(x string, in, out int64, w []float32) string {
 // per recorded point) to the calibration graph.
 func (b *builder) calibrationOutputs() {
 	g := b.g
+	if b.o.tensors {
+		flat := g.ConstInt64("s", []int64{1}, []int64{-1})
+		for i, p := range b.points {
+			g.Output(g.Named(fmt.Sprintf("calib_t%d", i), g.Node("Reshape", []string{p, flat})), -1)
+		}
+		return
+	}
 	one := g.ConstInt64("s", []int64{1}, []int64{1})
 	var mins, maxs []string
 	for _, p := range b.points {
@@ -273,15 +291,22 @@ func (b *builder) calibrationOutputs() {
 // Calibrate measures the activation ranges of build's int8 graph: it runs
 // the calibration graph over n preprocessed images x (n×3×S×S) in batches
 // of batch and keeps each activation's minimum and maximum (ONNX
-// Runtime's MinMax calibration). A builder without static quantization
-// points (ViT) returns an empty calibration without running anything.
-func Calibrate(ctx context.Context, build Builder, x []float32, n, batch, threads int) (*Calibration, error) {
+// Runtime's MinMax calibration). For the histogram methods (percentile,
+// mse) a second pass counts every activation value in a 2048-bin
+// histogram over that range and method picks the range from it. A
+// builder without static quantization points (ViT) returns an empty
+// calibration without running anything.
+func Calibrate(ctx context.Context, build Builder, method CalibMethod, x []float32, n, batch, threads int) (*Calibration, error) {
+	method, err := ParseCalibMethod(string(method))
+	if err != nil {
+		return nil, err
+	}
 	m, err := build(calibrating())
 	if err != nil {
 		return nil, err
 	}
 	if m.calibPoints == 0 {
-		return &Calibration{Images: 0}, nil
+		return &Calibration{Images: 0, Method: method}, nil
 	}
 	per := 3 * m.Size * m.Size
 	if n <= 0 || len(x) != n*per {
@@ -303,63 +328,109 @@ func Calibrate(ctx context.Context, build Builder, x []float32, n, batch, thread
 	}
 	opts.SetIntraOpNumThreads(threads)
 	opts.SetInterOpNumThreads(1)
-	s, err := ort.NewDynamicAdvancedSessionWithONNXData(m.ONNX, []string{m.Input}, []string{"calib_min", "calib_max"}, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: calibration session: %w", m.Name, err)
-	}
-	defer s.Destroy()
 	P := m.calibPoints
-	c := &Calibration{Ranges: make([]Range, P), Images: n}
-	lo, hi := make([]float32, P), make([]float32, P)
+	c := &Calibration{Ranges: make([]Range, P), Images: n, Method: method}
 	for i := range c.Ranges {
 		c.Ranges[i] = Range{Min: float32(math.Inf(1)), Max: float32(math.Inf(-1))}
 	}
-	for b := 0; b < n; b += batch {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		k := min(batch, n-b)
-		in, err := ort.NewTensor(ort.NewShape(int64(k), 3, int64(m.Size), int64(m.Size)), x[b*per:(b+k)*per])
-		if err != nil {
-			return nil, err
-		}
-		tl, err := ort.NewTensor(ort.NewShape(int64(P)), lo)
-		if err != nil {
-			in.Destroy()
-			return nil, err
-		}
-		th, err := ort.NewTensor(ort.NewShape(int64(P)), hi)
-		if err != nil {
-			in.Destroy()
-			tl.Destroy()
-			return nil, err
-		}
-		err = s.Run([]ort.Value{in}, []ort.Value{tl, th})
-		in.Destroy()
-		tl.Destroy()
-		th.Destroy()
-		if err != nil {
-			return nil, fmt.Errorf("%s: calibration run: %w", m.Name, err)
-		}
+	lo, hi := make([]float32, P), make([]float32, P)
+	err = calibrationPass(ctx, m, opts, []string{"calib_min", "calib_max"}, x, n, batch, func(out []ort.Value) error {
+		copy(lo, out[0].(*ort.Tensor[float32]).GetData())
+		copy(hi, out[1].(*ort.Tensor[float32]).GetData())
 		for i := range c.Ranges {
 			c.Ranges[i].Min = min(c.Ranges[i].Min, lo[i])
 			c.Ranges[i].Max = max(c.Ranges[i].Max, hi[i])
+		}
+		return nil
+	})
+	if err != nil || method == CalibMinMax {
+		return c, err
+	}
+	// second pass: histograms over the observed ranges
+	mt, err := build(calibratingTensors())
+	if err != nil {
+		return nil, err
+	}
+	hist := make([]*histogram, P)
+	names := make([]string, P)
+	for i := range hist {
+		hist[i] = newHistogram(c.Ranges[i], calibBins)
+		names[i] = fmt.Sprintf("calib_t%d", i)
+	}
+	err = calibrationPass(ctx, mt, opts, names, x, n, min(batch, 4), func(out []ort.Value) error {
+		for i, v := range out {
+			t, ok := v.(*ort.Tensor[float32])
+			if !ok {
+				return fmt.Errorf("%s: calibration output %d is %T, want float32", m.Name, i, v)
+			}
+			hist[i].add(t.GetData())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range hist {
+		if method == CalibMSE {
+			c.Ranges[i] = h.mseRange()
+		} else {
+			c.Ranges[i] = h.percentileRange(method.percentile())
 		}
 	}
 	return c, nil
 }
 
-// Int8 returns m's int8 graph, calibrated on the n preprocessed images x
-// (n×3×S×S; ignored by ViT's dynamic quantization). Use images of the
-// training data: the calibration is part of the graph's identity (Hash).
-func (m *Model) Int8(ctx context.Context, x []float32, n, threads int) (*Model, error) {
+// calibrationPass runs the calibration graph m over the n images x in
+// batches, fetching the named outputs (allocated by ONNX Runtime) and
+// handing them to use.
+func calibrationPass(ctx context.Context, m *Model, opts *ort.SessionOptions, outputs []string, x []float32, n, batch int, use func([]ort.Value) error) error {
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(m.ONNX, []string{m.Input}, outputs, opts)
+	if err != nil {
+		return fmt.Errorf("%s: calibration session: %w", m.Name, err)
+	}
+	defer s.Destroy()
+	per := 3 * m.Size * m.Size
+	for b := 0; b < n; b += batch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k := min(batch, n-b)
+		in, err := ort.NewTensor(ort.NewShape(int64(k), 3, int64(m.Size), int64(m.Size)), x[b*per:(b+k)*per])
+		if err != nil {
+			return err
+		}
+		out := make([]ort.Value, len(outputs))
+		err = s.Run([]ort.Value{in}, out)
+		in.Destroy()
+		if err == nil {
+			err = use(out)
+		} else {
+			err = fmt.Errorf("%s: calibration run: %w", m.Name, err)
+		}
+		for _, v := range out {
+			if v != nil {
+				v.Destroy()
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Int8 returns m's int8 graph, calibrated by method on the n preprocessed
+// images x (n×3×S×S; ignored by ViT's dynamic quantization). Use images
+// of the training data: the calibration is part of the graph's identity
+// (Hash).
+func (m *Model) Int8(ctx context.Context, method CalibMethod, x []float32, n, threads int) (*Model, error) {
 	if m.Precision == INT8 {
 		return m, nil
 	}
 	if m.rebuild == nil {
 		return nil, fmt.Errorf("%s: int8 needs a graph built by flycl (not a loaded .onnx file)", m.Name)
 	}
-	return Int8(ctx, m.rebuild, x, n, threads)
+	return Int8(ctx, m.rebuild, method, x, n, threads)
 }
 
 // Quantize rebuilds m's int8 graph from a saved calibration (Model.Calib
@@ -371,10 +442,10 @@ func (m *Model) Quantize(c *Calibration) (*Model, error) {
 	return m.rebuild(Quantized(c))
 }
 
-// Int8 calibrates build on the n images x (see Calibrate) and returns its
-// int8 graph.
-func Int8(ctx context.Context, build Builder, x []float32, n, threads int) (*Model, error) {
-	c, err := Calibrate(ctx, build, x, n, 8, threads)
+// Int8 calibrates build by method on the n images x (see Calibrate) and
+// returns its int8 graph.
+func Int8(ctx context.Context, build Builder, method CalibMethod, x []float32, n, threads int) (*Model, error) {
+	c, err := Calibrate(ctx, build, method, x, n, 8, threads)
 	if err != nil {
 		return nil, err
 	}

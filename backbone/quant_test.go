@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	ort "github.com/yalue/onnxruntime_go"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/onnx"
@@ -114,7 +116,7 @@ func TestInt8ConvMatchesSimulation(t *testing.T) {
 	build := tinyConvNet(w, 2)
 	const n = 16
 	x := randomImages(3, n, 8)
-	cal, err := Calibrate(context.Background(), build, x, n, 5, 1)
+	cal, err := Calibrate(context.Background(), build, CalibMinMax, x, n, 5, 1)
 	if errorsIsNoRuntime(err) {
 		t.Skip(err)
 	}
@@ -386,7 +388,7 @@ func TestTinyInt8Checkpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		x := formulaInputs(c.n, f.Size)
-		q, err := Int8(context.Background(), build, x, c.n, 1)
+		q, err := Int8(context.Background(), build, CalibMinMax, x, c.n, 1)
 		if errorsIsNoRuntime(err) {
 			t.Skip(err)
 		}
@@ -476,56 +478,71 @@ func TestInt8RealPhotos(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := Int8(context.Background(), func(o ...Option) (*Model, error) { return c.build(w, o...) }, xc, len(calib), 0)
-		if errorsIsNoRuntime(err) {
-			t.Skip(err)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		sf, sq := session(t, f), session(t, q)
-		var cos []float64
-		hitF, hitQ := 0, 0
+		sf := session(t, f)
 		const batch = 26
+		d := f.Dims[0]
+		var of [][]float32 // fp32 outputs per batch
 		for lo := 0; lo < len(eval); lo += batch {
 			k := min(batch, len(eval)-lo)
-			xb := xe[lo*per : (lo+k)*per]
-			of, err := sf.Run(xb, k)
+			o, err := sf.Run(xe[lo*per:(lo+k)*per], k)
 			if err != nil {
 				t.Fatal(err)
 			}
-			oq, err := sq.Run(xb, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d := f.Dims[0]
-			for i := 0; i < k; i++ {
-				cos = append(cos, cosine(of[0][i*d:(i+1)*d], oq[0][i*d:(i+1)*d]))
-				if len(of) > 1 {
-					want := 2 * eval[lo+i]
-					if argmax(of[1][i*1000:(i+1)*1000]) == want {
+			of = append(of, o...)
+		}
+		nout := len(f.Dims)
+		hitF := 0
+		if nout > 1 {
+			for bi := 0; bi*nout < len(of); bi++ {
+				for i := 0; i*1000 < len(of[bi*nout+1]); i++ {
+					if argmax(of[bi*nout+1][i*1000:(i+1)*1000]) == 2*eval[bi*batch+i] {
 						hitF++
-					}
-					if argmax(oq[1][i*1000:(i+1)*1000]) == want {
-						hitQ++
 					}
 				}
 			}
 		}
-		slices.Sort(cos)
-		t.Logf("%s: feature cosine fp32/int8 on %d photos: median %.4f, worst %.4f", c.dir, len(cos), cos[len(cos)/2], cos[0])
-		if cos[len(cos)/2] < 0.98 {
-			t.Errorf("%s: median cosine %.4f", c.dir, cos[len(cos)/2])
-		}
-		if len(f.Dims) > 1 {
-			af, aq := float64(hitF)/float64(len(eval)), float64(hitQ)/float64(len(eval))
-			t.Logf("%s top-1 on %d held-out photos: fp32 %.1f%%, int8 %.1f%%", c.dir, len(eval), 100*af, 100*aq)
-			if !testing.Short() && aq < af-0.03 {
-				t.Errorf("int8 top-1 %.1f%% is more than 3 points below fp32 %.1f%%", 100*aq, 100*af)
+		for _, method := range int8Methods {
+			q, err := Int8(context.Background(), func(o ...Option) (*Model, error) { return c.build(w, o...) }, method, xc, len(calib), 0)
+			if errorsIsNoRuntime(err) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			sq := session(t, q)
+			var cos []float64
+			hitQ := 0
+			for bi, lo := 0, 0; lo < len(eval); bi, lo = bi+1, lo+batch {
+				k := min(batch, len(eval)-lo)
+				oq, err := sq.Run(xe[lo*per:(lo+k)*per], k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < k; i++ {
+					cos = append(cos, cosine(of[bi*nout][i*d:(i+1)*d], oq[0][i*d:(i+1)*d]))
+					if nout > 1 && argmax(oq[1][i*1000:(i+1)*1000]) == 2*eval[lo+i] {
+						hitQ++
+					}
+				}
+			}
+			slices.Sort(cos)
+			t.Logf("%s %s: feature cosine fp32/int8 on %d photos: median %.4f, worst %.4f", c.dir, method, len(cos), cos[len(cos)/2], cos[0])
+			if cos[len(cos)/2] < 0.98 {
+				t.Errorf("%s %s: median cosine %.4f", c.dir, method, cos[len(cos)/2])
+			}
+			if nout > 1 {
+				af, aq := float64(hitF)/float64(len(eval)), float64(hitQ)/float64(len(eval))
+				t.Logf("%s %s top-1 on %d held-out photos: fp32 %.1f%%, int8 %.1f%%", c.dir, method, len(eval), 100*af, 100*aq)
+				if !testing.Short() && aq < af-0.03 {
+					t.Errorf("%s: int8 top-1 %.1f%% is more than 3 points below fp32 %.1f%%", method, 100*aq, 100*af)
+				}
 			}
 		}
 	}
 }
+
+// int8Methods are the calibration methods TestInt8RealPhotos compares.
+var int8Methods = []CalibMethod{CalibMinMax, "percentile:99.99", "percentile:99.999", CalibMSE}
 
 func argmax(v []float32) int {
 	best := 0
@@ -545,7 +562,7 @@ func argmax(v []float32) int {
 func TestInt8GraphsFuse(t *testing.T) {
 	conv := tinyConvNet(tinyWeights(7, []int{3, 6, 5}), 2)
 	x := randomImages(3, 4, 8)
-	qc, err := Int8(context.Background(), conv, x, 4, 1)
+	qc, err := Int8(context.Background(), conv, CalibMinMax, x, 4, 1)
 	if errors.Is(err, ErrNoRuntime) {
 		t.Skip(err)
 	}
@@ -585,6 +602,125 @@ func TestInt8GraphsFuse(t *testing.T) {
 		if k := bytes.Count(data, []byte(c.want)); k < c.n {
 			t.Errorf("%s: optimised graph has %d %s nodes, want at least %d", c.m.Name, k, c.want, c.n)
 		}
+	}
+}
+
+// optimisedOps returns the operator types (domain:op) of the graph ONNX
+// Runtime's optimiser (level all, as sessions use) makes of m, counted.
+func optimisedOps(t *testing.T, m *Model) map[string]int {
+	t.Helper()
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opts.Destroy()
+	path := filepath.Join(t.TempDir(), "opt.onnx")
+	opts.SetGraphOptimizationLevel(ort.GraphOptimizationLevelEnableAll)
+	opts.SetOptimizedModelFilePath(path)
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(m.ONNX, []string{m.Input}, m.Outputs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Destroy()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]int{}
+	// ModelProto.graph (7) → GraphProto.node (1) → NodeProto.op_type (4), domain (7)
+	eachField(t, data, func(n protowire.Number, g []byte) {
+		if n != 7 {
+			return
+		}
+		eachField(t, g, func(n protowire.Number, node []byte) {
+			if n != 1 {
+				return
+			}
+			var op, dom string
+			eachField(t, node, func(n protowire.Number, v []byte) {
+				switch n {
+				case 4:
+					op = string(v)
+				case 7:
+					dom = string(v)
+				}
+			})
+			ops[dom+":"+op]++
+		})
+	})
+	return ops
+}
+
+// eachField calls f with every length-delimited field of a protobuf message.
+func eachField(t *testing.T, b []byte, f func(protowire.Number, []byte)) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			t.Fatalf("bad protobuf tag")
+		}
+		b = b[n:]
+		if typ == protowire.BytesType {
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				t.Fatalf("bad protobuf field")
+			}
+			f(num, v)
+			b = b[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			t.Fatalf("bad protobuf field")
+		}
+		b = b[m:]
+	}
+}
+
+// TestInt8ResNetRunsIntegerKernels checks what stays float in ONNX
+// Runtime's optimised int8 ResNet (the tiny checkpoint, ResNet-50's
+// structure: stem, max pool, bottlenecks with downsample, residual Add +
+// ReLU): every convolution a QLinearConv, every residual Add a QLinearAdd
+// (the ReLU after it removed), the max pool on uint8 in NHWC; float only
+// after the last DequantizeLinear (global average pool, fc), and one
+// QuantizeLinear at the input.
+func TestInt8ResNetRunsIntegerKernels(t *testing.T) {
+	w, err := LoadCheckpoint(filepath.Join("testdata", "tiny_resnet.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(o ...Option) (*Model, error) { return ResNet50(w, o...) }
+	f, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Int8(context.Background(), build, CalibMinMax, formulaInputs(2, f.Size), 2, 1)
+	if errorsIsNoRuntime(err) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	convs := 0
+	for name := range w.Tensors {
+		if strings.HasSuffix(name, ".weight") && len(w.Tensors[name].Shape) == 4 {
+			convs++
+		}
+	}
+	ops := optimisedOps(t, q)
+	t.Logf("optimised int8 graph: %v", ops)
+	if ops["com.microsoft:QLinearConv"] != convs {
+		t.Errorf("%d QLinearConv, want one per convolution (%d)", ops["com.microsoft:QLinearConv"], convs)
+	}
+	if ops["com.microsoft:QLinearAdd"] == 0 {
+		t.Error("no QLinearAdd: the residual sums run in float")
+	}
+	for _, float := range []string{":Conv", ":Add", ":Relu", ":MaxPool", ":FusedConv", "com.microsoft:FusedConv"} {
+		if ops[float] != 0 {
+			t.Errorf("%d float %s nodes remain", ops[float], float)
+		}
+	}
+	if ops[":QuantizeLinear"] != 1 || ops[":DequantizeLinear"] != 1 {
+		t.Errorf("%d QuantizeLinear and %d DequantizeLinear, want 1 each (input, before pooling)", ops[":QuantizeLinear"], ops[":DequantizeLinear"])
 	}
 }
 

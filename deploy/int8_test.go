@@ -33,7 +33,7 @@ func TestInt8Pipeline(t *testing.T) {
 	for i := range x {
 		x[i] = float32(i%97)/48 - 1
 	}
-	q, err := m.Int8(context.Background(), x, 2, 1)
+	q, err := m.Int8(context.Background(), backbone.CalibMinMax, x, 2, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

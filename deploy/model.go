@@ -51,13 +51,9 @@ func New(cfg flycl.Config, d int, w *projection.Matrix, p *modelfile.Pipeline) (
 
 // Load reads a model file.
 func Load(path string) (*Model, error) {
-	f, err := modelfile.Load(path)
+	f, m, err := modelfile.LoadForLearning(path)
 	if err != nil {
 		return nil, err
-	}
-	m, err := f.Snapshot.Model()
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	return &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created}, nil
 }
@@ -71,9 +67,10 @@ func Exists(path string) (bool, error) {
 	return err == nil, err
 }
 
-// Save writes the model to path atomically (modelfile.Save).
+// Save writes the model to path atomically (modelfile.Save). It reads the
+// statistics in place (flycl.Model.SnapshotView), with no copy of G.
 func (m *Model) Save(path string) error {
-	f := &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: m.Created}
+	f := &modelfile.File{Snapshot: m.SnapshotView(), Pipeline: m.Pipeline, Created: m.Created}
 	if err := modelfile.Save(path, f); err != nil {
 		return err
 	}
@@ -124,6 +121,43 @@ type LearnResult struct {
 	Lambda  float64            // λ of the final classifier
 }
 
+// CheckLearn reports the error Learn would refuse its input with (a
+// wrong dimension or pipeline, a bad class name, batch size or λ),
+// without changing the model: a nil result means Learn gets past its
+// checks, so a caller that restores the model after a failed Learn need
+// not do so for refused input.
+func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, opt LearnOptions) error {
+	d := m.InputDim()
+	if len(names) == 0 {
+		return fmt.Errorf("deploy: no samples to learn")
+	}
+	if len(x) != len(names)*d {
+		return fmt.Errorf("deploy: %d values for %d samples of the model's dimension d=%d (features of another dimension?)", len(x), len(names), d)
+	}
+	if err := m.CheckPipeline(p); err != nil {
+		return err
+	}
+	if opt.Online && opt.Batch <= 0 {
+		return fmt.Errorf("deploy: online batch size must be positive, got %d", opt.Batch)
+	}
+	if !(opt.Lambda >= 0) || opt.Lambda > math.MaxFloat32 {
+		return fmt.Errorf("deploy: lambda must be positive and at most %g, float32's largest (or 0 for GCV), got %g", math.MaxFloat32, opt.Lambda)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		if _, ok := m.LabelOf(n); !ok {
+			if err := flycl.CheckClassName(n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Learn adds n×d features x whose classes are names (one per sample).
 // The classes are one task (λ by GCV on it, as in the paper), or with
 // opt.Online a sequence of mini-batches. Samples of classes the model
@@ -133,25 +167,15 @@ type LearnResult struct {
 // dimension or pipeline, bad names, a bad λ) and when a single task
 // fails to learn (flycl takes a failed step back out; the names given to
 // new classes stay attached to their unused labels); with opt.Online a
-// failure leaves the batches before it learned, so callers that keep
-// serving learn on a Clone.
+// failure leaves the batches before it learned (and G differs from the
+// model before in float32 rounding after a failed solve), so a caller that
+// must undo a failed learn exactly restores the model from its file (as
+// server.FileBackend does) or learns on a Clone.
 func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *modelfile.Pipeline, opt LearnOptions) (*LearnResult, error) {
-	d := m.InputDim()
-	if len(names) == 0 {
-		return nil, fmt.Errorf("deploy: no samples to learn")
-	}
-	if len(x) != len(names)*d {
-		return nil, fmt.Errorf("deploy: %d values for %d samples of the model's dimension d=%d (features of another dimension?)", len(x), len(names), d)
-	}
-	if err := m.CheckPipeline(p); err != nil {
+	if err := m.CheckLearn(x, names, p, opt); err != nil {
 		return nil, err
 	}
-	if opt.Online && opt.Batch <= 0 {
-		return nil, fmt.Errorf("deploy: online batch size must be positive, got %d", opt.Batch)
-	}
-	if !(opt.Lambda >= 0) || math.IsInf(opt.Lambda, 0) {
-		return nil, fmt.Errorf("deploy: lambda must be positive and finite (or 0 for GCV), got %g", opt.Lambda)
-	}
+	d := m.InputDim()
 	res := &LearnResult{Samples: len(names)}
 	seen := map[string]bool{}
 	for _, n := range names {
@@ -162,9 +186,6 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 		if _, ok := m.LabelOf(n); ok {
 			res.Known = append(res.Known, n)
 		} else {
-			if err := flycl.CheckClassName(n); err != nil {
-				return nil, err
-			}
 			res.Added = append(res.Added, n)
 		}
 	}

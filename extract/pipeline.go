@@ -88,6 +88,7 @@ func newPipeline(ctx context.Context, data dataset.Dataset, preset transform.Pre
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
+			pre := preset.NewPreprocessor() // per worker: buffers and coefficients reused
 			for jb := range jobs {
 				b, i := jb.b, jb.i
 				if ctx.Err() == nil {
@@ -95,7 +96,7 @@ func newPipeline(ctx context.Context, data dataset.Dataset, preset transform.Pre
 					if err != nil {
 						b.fail(fmt.Errorf("extract: image %d (%s): %w", b.lo+i, data.Path(b.lo+i), err))
 					} else {
-						preset.Tensor(img, b.x[i*per:(i+1)*per])
+						pre.Tensor(img, b.x[i*per:(i+1)*per])
 					}
 				}
 				if b.pending.Add(-1) == 0 {

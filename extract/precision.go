@@ -35,6 +35,7 @@ func CalibrationImages(ctx context.Context, ds dataset.Dataset, preset transform
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			pre := preset.NewPreprocessor()
 			for i := range next {
 				if ctx.Err() != nil {
 					errs[i] = ctx.Err()
@@ -46,7 +47,7 @@ func CalibrationImages(ctx context.Context, ds dataset.Dataset, preset transform
 					errs[i] = fmt.Errorf("calibration image %d (%s): %w", k, ds.Path(k), err)
 					continue
 				}
-				preset.Tensor(img, x[i*per:(i+1)*per])
+				pre.Tensor(img, x[i*per:(i+1)*per])
 			}
 		}()
 	}
@@ -59,10 +60,10 @@ func CalibrationImages(ctx context.Context, ds dataset.Dataset, preset transform
 	return x, n, nil
 }
 
-// Int8 returns m's int8 graph, calibrated on n images of the training
-// split train preprocessed by preset (see CalibrationImages). Calibrate on
-// the training split for every split, so all share one graph.
-func Int8(ctx context.Context, m *backbone.Model, train dataset.Dataset, preset transform.Preset, n, threads int) (*backbone.Model, error) {
+// Int8 returns m's int8 graph, calibrated by method on n images of the
+// training split train preprocessed by preset (see CalibrationImages).
+// Calibrate on the training split for every split, so all share one graph.
+func Int8(ctx context.Context, m *backbone.Model, train dataset.Dataset, preset transform.Preset, method backbone.CalibMethod, n, threads int) (*backbone.Model, error) {
 	if m.Precision == backbone.INT8 {
 		return m, nil
 	}
@@ -73,5 +74,5 @@ func Int8(ctx context.Context, m *backbone.Model, train dataset.Dataset, preset 
 	if err != nil {
 		return nil, err
 	}
-	return m.Int8(ctx, x, k, threads)
+	return m.Int8(ctx, method, x, k, threads)
 }

@@ -28,15 +28,15 @@ func TestInt8Job(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	q1, err := Int8(ctx, m, ds, m.Preset, 4, 0)
+	q1, err := Int8(ctx, m, ds, m.Preset, backbone.CalibMinMax, 4, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q2, err := Int8(ctx, m, ds, m.Preset, 4, 0)
+	q2, err := Int8(ctx, m, ds, m.Preset, backbone.CalibMinMax, 4, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q3, err := Int8(ctx, m, ds, m.Preset, 3, 0)
+	q3, err := Int8(ctx, m, ds, m.Preset, backbone.CalibMinMax, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -241,35 +241,26 @@ func Encode(w io.Writer, f *File) error {
 	if err != nil {
 		return fmt.Errorf("modelfile: encode header: %w", err)
 	}
-	if len(hj) > maxHeader {
-		return fmt.Errorf("modelfile: header of %d bytes exceeds %d", len(hj), maxHeader)
-	}
-	crc := crc32.New(castagnoli)
-	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
-	var pre [16]byte
-	copy(pre[:], magic)
-	binary.LittleEndian.PutUint32(pre[8:], Version)
-	binary.LittleEndian.PutUint32(pre[12:], uint32(len(hj)))
-	bw.Write(pre[:])
-	bw.Write(hj)
-	for i := 0; i < cfg.M; i++ {
-		writeFloats(bw, s.LowerRow(i))
-	}
-	writeFloats(bw, s.S())
-	if st.Coef != nil {
-		writeFloats(bw, st.Coef)
-	}
-	if hdr.W == "explicit" {
-		writeInt32s(bw, proj.Cols)
-		writeFloats(bw, proj.Vals)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("modelfile: encode: %w", err)
-	}
-	var tail [12]byte
-	binary.LittleEndian.PutUint32(tail[:], crc.Sum32())
-	copy(tail[4:], endMark)
-	if _, err := w.Write(tail[:]); err != nil {
+	err = writeFrame(w, modelKind, Version, hj, func(bw io.Writer) {
+		// one row buffer and one byte buffer for all of G: no garbage in
+		// proportion to G (which a heap as large as G would let grow)
+		row := make([]float32, 0, cfg.M)
+		var scratch []byte
+		for i := 0; i < cfg.M; i++ {
+			row = s.AppendLowerRow(row[:0], i)
+			scratch = appendFloats(scratch[:0], row)
+			bw.Write(scratch)
+		}
+		writeFloats(bw, s.S())
+		if st.Coef != nil {
+			writeFloats(bw, st.Coef)
+		}
+		if hdr.W == "explicit" {
+			writeInt32s(bw, proj.Cols)
+			writeFloats(bw, proj.Vals)
+		}
+	})
+	if err != nil {
 		return fmt.Errorf("modelfile: encode: %w", err)
 	}
 	return nil
@@ -297,14 +288,33 @@ func Save(path string, f *File) error {
 }
 
 // SaveModel saves a model with no pipeline (features learned directly).
+// It reads the model's statistics in place (flycl.Model.SnapshotView):
+// the model must not change until it returns.
 func SaveModel(path string, m *flycl.Model) error {
-	return Save(path, &File{Snapshot: m.Snapshot()})
+	return Save(path, &File{Snapshot: m.SnapshotView()})
 }
 
 // Load reads a model file. A truncated or corrupted file, one from an
 // unknown version, or one whose content does not make sense gives an
 // error naming the file and what is wrong with it.
 func Load(path string) (*File, error) { return loadFile(path, decode) }
+
+// LoadForLearning reads a model file into a mutable model, reading G
+// straight into the model's statistics (no second copy of G, which a Load
+// followed by Snapshot.Model would hold at once: half again as much
+// memory). The File's Snapshot is a view of the model
+// (flycl.Model.SnapshotView), valid until the model changes.
+func LoadForLearning(path string) (*File, *flycl.Model, error) {
+	type both struct {
+		f *File
+		m *flycl.Model
+	}
+	b, err := loadFile(path, func(r io.Reader, size int64) (both, error) {
+		f, m, err := decodeInto(r, size, true)
+		return both{f, m}, err
+	})
+	return b.f, b.m, err
+}
 
 // loadFile opens the regular file at path and decodes it with dec, which is
 // told the file's size (so claimed sizes can be checked before allocating);
@@ -332,15 +342,8 @@ func loadFile[T any](path string, dec func(r io.Reader, size int64) (T, error)) 
 
 // LoadModel loads a model file and returns a mutable model.
 func LoadModel(path string) (*flycl.Model, error) {
-	f, err := Load(path)
-	if err != nil {
-		return nil, err
-	}
-	m, err := f.Snapshot.Model()
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	return m, nil
+	_, m, err := LoadForLearning(path)
+	return m, err
 }
 
 // Decode reads a model file from r (formats 1 and 2). It allocates
@@ -353,32 +356,26 @@ func Decode(r io.Reader) (*File, error) {
 // decode reads a model; size is the total length when known (-1 if not),
 // which allows exact truncation messages before reading the data.
 func decode(rd io.Reader, size int64) (*File, error) {
-	fail := func(format string, a ...any) (*File, error) { return nil, fmt.Errorf(format, a...) }
-	crc := crc32.New(castagnoli)
+	f, _, err := decodeInto(rd, size, false)
+	return f, err
+}
+
+// decodeInto reads a model; with mutable and the size known it reads G
+// into a new model's statistics and also returns that model (the File's
+// Snapshot then a view of it).
+func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, error) {
+	fail := func(format string, a ...any) (*File, *flycl.Model, error) { return nil, nil, fmt.Errorf(format, a...) }
+	fr, err := readFrame(rd, size, modelKind)
+	if err != nil {
+		return nil, nil, err
+	}
+	format := fr.format
 	// With the size known (and checked against the header below), arrays
 	// are allocated at once; from a plain reader they grow as data arrives.
-	r := &reader{r: io.TeeReader(rd, crc), exact: size >= 0}
-	var pre [16]byte
-	if _, err := io.ReadFull(r.r, pre[:]); err != nil {
-		return fail("too short to be a Fly-CL model file")
-	}
-	if string(pre[:8]) != magic {
-		return fail("not a Fly-CL model file (bad magic %q)", pre[:8])
-	}
-	format := int(binary.LittleEndian.Uint32(pre[8:]))
-	if format < 1 || format > Version {
-		return fail("format version %d, this build reads versions 1 to %d", format, Version)
-	}
-	hlen := int64(binary.LittleEndian.Uint32(pre[12:]))
-	if hlen > maxHeader || (size >= 0 && 16+hlen > size) {
-		return fail("truncated or corrupt header (length %d, file %d bytes)", hlen, size)
-	}
-	hj, err := io.ReadAll(io.LimitReader(r.r, hlen))
-	if err != nil || int64(len(hj)) != hlen {
-		return fail("truncated header")
-	}
+	r := fr.data
+	r.exact = size >= 0
 	var hdr Header
-	if err := json.Unmarshal(hj, &hdr); err != nil {
+	if err := json.Unmarshal(fr.header, &hdr); err != nil {
 		return fail("corrupt header: %v", err)
 	}
 	if hdr.Format != "flycl-model" {
@@ -407,20 +404,32 @@ func decode(rd io.Reader, size int64) (*File, error) {
 	if m*p > max(m*(m+1), minWEntries) {
 		return fail("corrupt header: W would have m·p = %d entries, more than allowed for m=%d", m*p, m)
 	}
-	want := 16 + hlen + 4*m*(m+1)/2 + 4*nc*m + 12
+	data := 4*m*(m+1)/2 + 4*nc*m
 	if hdr.Coef {
-		want += 4 * nc * m
+		data += 4 * nc * m
 	}
 	if hdr.W == "explicit" {
-		want += 8 * m * p
+		data += 8 * m * p
 	}
-	if size >= 0 && size != want {
-		if size < want {
-			return fail("truncated: %d bytes, the header describes %d", size, want)
+	if err := fr.checkSize(data); err != nil {
+		return nil, nil, err
+	}
+	var g []float32
+	var acc *ridge.Accumulator
+	if mutable && r.exact { // the size checked: G is in the file
+		if acc, err = ridge.NewAccumulator(hdr.M); err != nil {
+			return fail("%v", err)
 		}
-		return fail("%d bytes, the header describes %d (trailing data)", size, want)
+		row := make([]float32, 0, hdr.M)
+		for i := 0; i < hdr.M && r.err == nil; i++ {
+			row = r.floatsInto(row[:0], i+1)
+			if r.err == nil {
+				acc.SetLowerRow(i, row)
+			}
+		}
+	} else {
+		g = r.floats(int(m * (m + 1) / 2))
 	}
-	g := r.floats(int(m * (m + 1) / 2))
 	s := r.floats(int(nc * m))
 	var coef []float32
 	if hdr.Coef {
@@ -432,22 +441,8 @@ func decode(rd io.Reader, size int64) (*File, error) {
 		cols = r.int32s(int(m * p))
 		vals = r.floats(int(m * p))
 	}
-	if r.err != nil {
-		return fail("truncated data: %v", r.err)
-	}
-	sum := crc.Sum32()
-	var tail [12]byte
-	if _, err := io.ReadFull(rd, tail[:]); err != nil || string(tail[4:]) != endMark {
-		return fail("truncated: end marker missing")
-	}
-	if got := binary.LittleEndian.Uint32(tail[:]); got != sum {
-		return fail("checksum mismatch (stored %08x, computed %08x): the file is corrupt", got, sum)
-	}
-	if size < 0 {
-		var one [1]byte
-		if n, _ := io.ReadFull(rd, one[:]); n > 0 {
-			return fail("trailing data after the end marker")
-		}
+	if err := fr.finish(); err != nil {
+		return nil, nil, err
 	}
 	var w *projection.Matrix
 	if hdr.W == "explicit" {
@@ -524,11 +519,28 @@ func decode(rd io.Reader, size int64) (*File, error) {
 			}
 		}
 	}
+	file := &File{Pipeline: hdr.Pipeline, Created: hdr.Created, Saved: hdr.Saved, Format: format}
+	if acc != nil {
+		if err := acc.SetS(s, len(hdr.Labels), hdr.Samples); err != nil {
+			return fail("%v", err)
+		}
+		model, err := flycl.Restore(st, w, acc)
+		if err != nil {
+			return fail("%v", err)
+		}
+		// the checks NewSnapshot makes, on the statistics in place
+		file.Snapshot = model.SnapshotView()
+		if err := file.Snapshot.Validate(); err != nil {
+			return fail("%v", err)
+		}
+		return file, model, nil
+	}
 	snap, err := flycl.NewSnapshot(st, w, g, s, hdr.Samples)
 	if err != nil {
 		return fail("%v", err)
 	}
-	return &File{Snapshot: snap, Pipeline: hdr.Pipeline, Created: hdr.Created, Saved: hdr.Saved, Format: format}, nil
+	file.Snapshot = snap
+	return file, nil, nil
 }
 
 // reader reads little-endian arrays, growing them only as data arrives.
@@ -553,7 +565,9 @@ func (r *reader) bytes(n int) []byte {
 		return nil
 	}
 	if cap(r.buf) < n {
-		r.buf = make([]byte, n)
+		// at least a chunk of the widest values, so that reads of
+		// growing lengths (G's rows) do not reallocate each time
+		r.buf = make([]byte, max(n, 8*chunk))
 	}
 	b := r.buf[:n]
 	if _, err := io.ReadFull(r.r, b); err != nil {
@@ -581,6 +595,23 @@ func (r *reader) floats(n int) []float32 {
 	return out
 }
 
+// floatsInto appends n floats read to dst (which, with room for them,
+// is not reallocated): no garbage per call.
+func (r *reader) floatsInto(dst []float32, n int) []float32 {
+	for k := n; k > 0 && r.err == nil; {
+		c := min(k, chunk)
+		b := r.bytes(4 * c)
+		if b == nil {
+			return dst
+		}
+		for i := 0; i < c; i++ {
+			dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+		k -= c
+	}
+	return dst
+}
+
 func (r *reader) int32s(n int) []int32 {
 	out := make([]int32, 0, r.capacity(n))
 	for len(out) < n && r.err == nil {
@@ -594,6 +625,14 @@ func (r *reader) int32s(n int) []int32 {
 		}
 	}
 	return out
+}
+
+// appendFloats appends the little-endian bytes of s to b.
+func appendFloats(b []byte, s []float32) []byte {
+	for _, v := range s {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	}
+	return b
 }
 
 func writeFloats(w io.Writer, s []float32) {

@@ -1,13 +1,11 @@
 package modelfile
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"hash/crc32"
 	"hash/fnv"
 	"io"
 	"math"
@@ -249,24 +247,12 @@ func EncodeStats(w io.Writer, f *StatsFile) error {
 	if err != nil {
 		return fmt.Errorf("modelfile: encode statistics: %w", err)
 	}
-	crc := crc32.New(castagnoli)
-	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
-	var pre [16]byte
-	copy(pre[:], statsMagic)
-	binary.LittleEndian.PutUint32(pre[8:], StatsVersion)
-	binary.LittleEndian.PutUint32(pre[12:], uint32(len(hj)))
-	bw.Write(pre[:])
-	bw.Write(hj)
-	writeUint64s(bw, len(st.G), func(i int) uint64 { return math.Float64bits(st.G[i]) })
-	writeUint64s(bw, len(st.S), func(i int) uint64 { return math.Float64bits(st.S[i]) })
-	writeUint64s(bw, len(f.IDs), func(i int) uint64 { return f.IDs[i] })
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("modelfile: encode statistics: %w", err)
-	}
-	var tail [12]byte
-	binary.LittleEndian.PutUint32(tail[:], crc.Sum32())
-	copy(tail[4:], endMark)
-	if _, err := w.Write(tail[:]); err != nil {
+	err = writeFrame(w, statsKind, StatsVersion, hj, func(bw io.Writer) {
+		writeUint64s(bw, len(st.G), func(i int) uint64 { return math.Float64bits(st.G[i]) })
+		writeUint64s(bw, len(st.S), func(i int) uint64 { return math.Float64bits(st.S[i]) })
+		writeUint64s(bw, len(f.IDs), func(i int) uint64 { return f.IDs[i] })
+	})
+	if err != nil {
 		return fmt.Errorf("modelfile: encode statistics: %w", err)
 	}
 	return nil
@@ -320,31 +306,13 @@ func DecodeStats(r io.Reader) (*StatsFile, error) {
 
 func decodeStats(rd io.Reader, size int64) (*StatsFile, error) {
 	fail := func(format string, a ...any) (*StatsFile, error) { return nil, fmt.Errorf(format, a...) }
-	crc := crc32.New(castagnoli)
-	r := &reader{r: io.TeeReader(rd, crc)}
-	var pre [16]byte
-	if _, err := io.ReadFull(r.r, pre[:]); err != nil {
-		return fail("too short to be a Fly-CL statistics file")
+	fr, err := readFrame(rd, size, statsKind)
+	if err != nil {
+		return nil, err
 	}
-	if string(pre[:8]) != statsMagic {
-		if string(pre[:8]) == magic {
-			return fail("a Fly-CL model file, not a statistics file")
-		}
-		return fail("not a Fly-CL statistics file (bad magic %q)", pre[:8])
-	}
-	if v := binary.LittleEndian.Uint32(pre[8:]); v != StatsVersion {
-		return fail("statistics format version %d, this build reads version %d", v, StatsVersion)
-	}
-	hlen := int64(binary.LittleEndian.Uint32(pre[12:]))
-	if hlen > maxHeader || (size >= 0 && 16+hlen > size) {
-		return fail("truncated or corrupt header (length %d, file %d bytes)", hlen, size)
-	}
-	hj, err := io.ReadAll(io.LimitReader(r.r, hlen))
-	if err != nil || int64(len(hj)) != hlen {
-		return fail("truncated header")
-	}
+	r := fr.data
 	var hdr StatsHeader
-	if err := json.Unmarshal(hj, &hdr); err != nil {
+	if err := json.Unmarshal(fr.header, &hdr); err != nil {
 		return fail("corrupt header: %v", err)
 	}
 	if hdr.Format != "flycl-stats" {
@@ -362,32 +330,14 @@ func decodeStats(rd io.Reader, size int64) (*StatsFile, error) {
 		return fail("corrupt header: sample count %d", hdr.Samples)
 	}
 	m, nc, n := int64(c.M), int64(len(hdr.Labels)), int64(hdr.Samples)
-	want := 16 + hlen + 8*m*(m+1)/2 + 8*nc*m + 8*n + 12
-	if size >= 0 && size != want {
-		if size < want {
-			return fail("truncated: %d bytes, the header describes %d", size, want)
-		}
-		return fail("%d bytes, the header describes %d (trailing data)", size, want)
+	if err := fr.checkSize(8*m*(m+1)/2 + 8*nc*m + 8*n); err != nil {
+		return nil, err
 	}
 	g := r.float64s(int(m * (m + 1) / 2))
 	s := r.float64s(int(nc * m))
 	ids := r.uint64s(int(n))
-	if r.err != nil {
-		return fail("truncated data: %v", r.err)
-	}
-	sum := crc.Sum32()
-	var tail [12]byte
-	if _, err := io.ReadFull(rd, tail[:]); err != nil || string(tail[4:]) != endMark {
-		return fail("truncated: end marker missing")
-	}
-	if got := binary.LittleEndian.Uint32(tail[:]); got != sum {
-		return fail("checksum mismatch (stored %08x, computed %08x): the file is corrupt", got, sum)
-	}
-	if size < 0 {
-		var one [1]byte
-		if k, _ := io.ReadFull(rd, one[:]); k > 0 {
-			return fail("trailing data after the end marker")
-		}
+	if err := fr.finish(); err != nil {
+		return nil, err
 	}
 	if g == nil {
 		g = []float64{}

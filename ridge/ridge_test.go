@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -344,5 +345,249 @@ func TestGCVBandGrids(t *testing.T) {
 				t.Errorf("%+v grid %d: best index %d want %d", tc, k, b, wb)
 			}
 		}
+	}
+}
+
+// rankDeficient returns n×m codes of rank r < n (like raw pixels mapped by
+// a random projection: every row a combination of r patterns, around a
+// common mean, as non-negative pixels have one), with labels from a noisy
+// linear rule on the combination weights.
+func rankDeficient(seed uint64, n, m, r, nc int) ([]float32, []int) {
+	rr := rand.New(rand.NewPCG(seed, 11))
+	a := make([]float64, n*r)
+	for i := range a {
+		a[i] = rr.NormFloat64() + 2
+	}
+	p := make([]float64, r*m)
+	for i := range p {
+		p[i] = rr.NormFloat64()
+	}
+	h := make([]float32, n*m)
+	row := make([]float64, m)
+	labels := make([]int, n)
+	for i := 0; i < n; i++ {
+		clear(row)
+		for k := 0; k < r; k++ {
+			for j := range row {
+				row[j] += a[i*r+k] * p[k*m+j]
+			}
+		}
+		for j, v := range row {
+			h[i*m+j] = float32(v)
+		}
+		// class: the largest of nc fixed linear scores of the weights
+		best := math.Inf(-1)
+		for c := 0; c < nc; c++ {
+			var sc float64
+			for k := 0; k < r; k++ {
+				sc += a[i*r+k] * math.Sin(float64(1+c*r+k))
+			}
+			if sc > best {
+				best, labels[i] = sc, c
+			}
+		}
+	}
+	return h, labels
+}
+
+// TestGCVBandRankDeficient checks the band method where small λ are not
+// determinable from the float32 K: codes of rank r < n (as raw MNIST
+// pixels give), and a grid reaching far below the rounding noise of K
+// (u32·‖K‖₂). There the band method must give +Inf (so a meaningless
+// score cannot be chosen), pick the λ the dual method picks, and agree
+// with the float64 SVD definition wherever it gives a score: within the
+// conditioning tolerance 4·√d·u32·κ(λ) of TestGCVMatchesSVD, and the same
+// argmin over the λ it scores. Without the floor (factor 0) the band
+// method scores some of the excluded λ (so the floor is what excludes
+// them); those scores are off the SVD's by up to 1%, enough to be chosen
+// where the GCV curve is flat at small λ (as on MNIST pixels, where its
+// scores differ by 10⁻⁶ below λ = 100).
+func TestGCVBandRankDeficient(t *testing.T) {
+	if !linalg.HaveBandReduction {
+		t.Skip("pure-Go backend: no band reduction")
+	}
+	const u32 = 0x1p-24
+	for _, tc := range []struct{ n, m, r, nc int }{{300, 500, 40, 3}, {400, 400, 120, 4}} {
+		h, labels := rankDeficient(uint64(tc.n+tc.r), tc.n, tc.m, tc.r, tc.nc)
+		var svd mat.SVD
+		if !svd.Factorize(dense64(h, tc.n, tc.m), mat.SVDNone) {
+			t.Fatal("SVD failed")
+		}
+		s2max := svd.Values(nil)[0]
+		s2max *= s2max
+		// grid: 3 values per decade from 1e-9·‖K‖ to 1e-1·‖K‖
+		var grid []float64
+		for e := -9.0; e <= -1; e += 1.0 / 3 {
+			grid = append(grid, s2max*math.Pow(10, e))
+		}
+		want := gcvSVD(t, h, tc.n, tc.m, labels, tc.nc, grid)
+		band, err := GCV(context.Background(), h, tc.n, tc.m, labels, tc.nc, grid, GCVBand)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dual, err := GCV(context.Background(), h, tc.n, tc.m, labels, tc.nc, grid, GCVDual)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var scored []float64 // SVD scores where band scores, +Inf elsewhere
+		sqrtD := math.Sqrt(float64(max(tc.n, tc.m)))
+		excluded := 0
+		for i, lambda := range grid {
+			if math.IsInf(band[i], 1) {
+				scored = append(scored, math.Inf(1))
+				excluded++
+				if lambda > bandNoiseFloor*u32*s2max*2 {
+					t.Errorf("%+v: λ=%.3g (%.1f u32‖K‖) excluded, above twice the floor", tc, lambda, lambda/(u32*s2max))
+				}
+				continue
+			}
+			scored = append(scored, want[i])
+			tol := 4 * sqrtD * u32 * (s2max + lambda) / lambda
+			if rel := math.Abs(band[i]-want[i]) / want[i]; rel > tol {
+				t.Errorf("%+v λ=%.3g: band %.9g want %.9g (rel %.1e > %.1e)", tc, lambda, band[i], want[i], rel, tol)
+			}
+		}
+		if excluded == 0 || excluded == len(grid) {
+			t.Fatalf("%+v: %d of %d λ excluded; the grid must straddle the floor", tc, excluded, len(grid))
+		}
+		b := BestLambda(band)
+		if d := BestLambda(dual); b != d {
+			t.Errorf("%+v: band picks λ=%.3g, dual %.3g", tc, grid[b], grid[d])
+		}
+		if w := BestLambda(scored); b != w {
+			t.Errorf("%+v: band picks λ=%.3g, SVD over the scored λ %.3g", tc, grid[b], grid[w])
+		}
+		raw, err := gcvBandFloor(context.Background(), make([]float32, tc.n*tc.n), h, tc.n, tc.m, labels, tc.nc, grid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noise := 0 // λ the floor excludes that the band would score without it
+		for i := range grid {
+			if math.IsInf(band[i], 1) && !math.IsInf(raw[i], 1) {
+				noise++
+			}
+		}
+		// a grid wholly below the floor is an error, not a meaningless choice
+		if _, err := GCV(context.Background(), h, tc.n, tc.m, labels, tc.nc, grid[:3], GCVBand); err == nil {
+			t.Errorf("%+v: no error for a grid of λ ≤ %.3g, all below the floor", tc, grid[2])
+		}
+		if noise == 0 {
+			t.Errorf("%+v: without the floor band scores no λ more: the test does not exercise the floor", tc)
+		} else {
+			t.Logf("%+v: %d λ excluded, %d of them by the floor; picks %.3g (%.0f u32‖K‖)", tc, excluded, noise, grid[b], grid[b]/(u32*s2max))
+		}
+	}
+}
+
+// TestResolveAuto checks the rule GCVAuto documents: primal when n > m;
+// for n <= m the band method from BandGridMin grid values (with OpenBLAS,
+// n > BandWidth), else dual, or eigen for long grids without OpenBLAS.
+func TestResolveAuto(t *testing.T) {
+	bandOr := func(alt GCVMethod) GCVMethod {
+		if linalg.HaveBandReduction {
+			return GCVBand
+		}
+		return alt
+	}
+	for _, tc := range []struct {
+		n, m, grid int
+		want       GCVMethod
+	}{
+		{5000, 4000, 10, GCVPrimal},
+		{5000, 10000, BandGridMin - 1, GCVDual},
+		{5000, 10000, BandGridMin, bandOr(GCVDual)},
+		{10000, 10000, 6, bandOr(GCVDual)},
+		{2000, 10000, 17, bandOr(GCVEigen)},
+		{BandWidth, 10000, 10, GCVDual},
+	} {
+		if got := GCVAuto.Resolve(tc.n, tc.m, tc.grid); got != tc.want {
+			t.Errorf("Resolve(n=%d, m=%d, grid=%d) = %v, want %v", tc.n, tc.m, tc.grid, got, tc.want)
+		}
+		if got := GCVDual.Resolve(tc.n, tc.m, tc.grid); got != GCVDual {
+			t.Errorf("an explicit method resolved to %v", got)
+		}
+	}
+}
+
+// TestTaskGramShared checks the one pass over the codes that the band
+// method allows when n >= m: the Gram matrix its GCV formed
+// (Workspace.TaskGram), added by Accumulator.AddWithGram, gives the
+// statistics Add gives, against the float64 Gram of the same codes
+// (tolerance: float32 sums of n products, 4·√n·u32 of the largest
+// entry, plus one rounding of the running G). It also checks that
+// TaskGram is refused for other codes and after a method that does not
+// form the Gram.
+func TestTaskGramShared(t *testing.T) {
+	if !linalg.HaveBandReduction {
+		t.Skip("pure-Go backend: no band reduction")
+	}
+	const n, m, nc = 300, 200, 4
+	const u32 = 0x1p-24
+	h1, l1 := classData(5, 150, m, nc)
+	h2, l2 := classData(6, n, m, nc)
+	grid := []float64{1e2, 1e3, 1e4, 1e5}
+	var ws Workspace
+	if _, err := ws.GCV(context.Background(), h2, n, m, l2, nc, grid, GCVBand); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := ws.TaskGram(h1, 150, m); ok {
+		t.Fatal("TaskGram accepted other codes")
+	}
+	lower, diag, ok := ws.TaskGram(h2, n, m)
+	if !ok {
+		t.Fatal("no task Gram after the band method with n >= m")
+	}
+	shared, _ := NewAccumulator(m)
+	plain, _ := NewAccumulator(m)
+	for _, a := range []*Accumulator{shared, plain} {
+		if err := a.Add(h1, 150, l1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := shared.AddWithGram(h2, n, l2, lower, diag); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Add(h2, n, l2); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, m*m) // float64 Gram of both tasks
+	maxG := 0.0
+	for _, hh := range []struct {
+		h []float32
+		n int
+	}{{h1, 150}, {h2, n}} {
+		for i := 0; i < hh.n; i++ {
+			r := hh.h[i*m : (i+1)*m]
+			for a := 0; a < m; a++ {
+				for b := 0; b <= a; b++ {
+					want[a*m+b] += float64(r[a]) * float64(r[b])
+				}
+			}
+		}
+	}
+	for a := 0; a < m; a++ {
+		maxG = max(maxG, want[a*m+a])
+	}
+	tol := 4 * math.Sqrt(float64(n+150)) * u32 * maxG
+	for a := 0; a < m; a++ {
+		for b := 0; b <= a; b++ {
+			for name, acc := range map[string]*Accumulator{"AddWithGram": shared, "Add": plain} {
+				if d := math.Abs(float64(acc.G(a, b)) - want[a*m+b]); d > tol {
+					t.Fatalf("%s: G[%d][%d] = %g, float64 %g (|d| %.2g > %.2g)", name, a, b, acc.G(a, b), want[a*m+b], d, tol)
+				}
+			}
+		}
+	}
+	if shared.Samples() != plain.Samples() || !slices.Equal(shared.S(), plain.S()) {
+		t.Fatal("AddWithGram and Add disagree on S or the sample count")
+	}
+	if err := shared.AddWithGram(h2, n, l2, lower[1:], diag); err == nil {
+		t.Fatal("AddWithGram accepted a short Gram")
+	}
+	if _, err := ws.GCV(context.Background(), h2, n, m, l2, nc, grid, GCVDual); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := ws.TaskGram(h2, n, m); ok {
+		t.Fatal("TaskGram after the dual method")
 	}
 }

@@ -3,7 +3,11 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"time"
+
+	"github.com/flycl/flycl/deploy"
 )
 
 // Class is one class of a model snapshot.
@@ -44,11 +48,42 @@ type Snapshot interface {
 	Info() Info
 }
 
+// LearnOptions say how a Backend learns (the zero value: all samples as
+// one task, λ by GCV on it, as in the paper).
+type LearnOptions struct {
+	// Lambda fixes λ (> 0) instead of GCV.
+	Lambda float64
+	// Online learns in mini-batches of Batch samples, re-solving after
+	// each (λ by GCV on each batch unless Lambda is given).
+	Online bool
+	Batch  int
+}
+
+// deploy converts the options, checking them.
+func (o LearnOptions) deploy() (deploy.LearnOptions, error) {
+	switch {
+	case !(o.Lambda >= 0) || math.IsInf(o.Lambda, 0):
+		return deploy.LearnOptions{}, fmt.Errorf("lambda must be positive and finite (or absent for GCV), got %g", o.Lambda)
+	case o.Batch < 0:
+		return deploy.LearnOptions{}, fmt.Errorf("batch must be positive, got %d", o.Batch)
+	case o.Batch > 0 && !o.Online:
+		return deploy.LearnOptions{}, fmt.Errorf("batch applies to online learning only (give online: true)")
+	case o.Online && o.Batch == 0:
+		o.Batch = DefaultOnlineBatch
+	}
+	return deploy.LearnOptions{Lambda: o.Lambda, Online: o.Online, Batch: o.Batch}, nil
+}
+
+// DefaultOnlineBatch is the mini-batch size of an online learn that gives
+// none (as flycl learn --online).
+const DefaultOnlineBatch = 1000
+
 // LearnReport describes one learning step done by a Backend.
 type LearnReport struct {
 	Samples    int
 	NewClasses []string
 	Lambda     float64
+	Steps      int // solves: 1, or one per mini-batch online
 	// Stages holds the wall time of each stage (projection, topk, gram,
 	// gcv, factor, solve, save).
 	Stages map[string]time.Duration
@@ -61,7 +96,7 @@ type LearnReport struct {
 // they fail.
 type Backend interface {
 	Current() Snapshot
-	Learn(ctx context.Context, x []float32, labels []string) (LearnReport, Snapshot, error)
+	Learn(ctx context.Context, x []float32, labels []string, opt LearnOptions) (LearnReport, Snapshot, error)
 	// Forget removes a class; with x, the class's n×d features, exactly
 	// (as if never learned), without, by dropping its column.
 	Forget(ctx context.Context, class string, x []float32) (Snapshot, error)

@@ -18,12 +18,25 @@ import (
 // file when opened and saves it atomically (temporary file, fsync,
 // rename) after every change, before the change is acknowledged. The
 // model is a deploy.Model, learned and forgotten as the CLI's learn and
-// forget do; each change is made on a clone, kept once saved, while the
-// published snapshot, an immutable flycl.Predictor, keeps serving.
+// forget do. The learner goroutine (the only caller of Learn and Forget)
+// owns it and changes it in place, with no copy of the m×m statistics;
+// predictions read the published snapshot, an immutable flycl.Predictor
+// (W, C and the class names), which a change replaces only once saved.
+// A change that fails after it began to alter the model (a failed solve
+// or save) is undone by reading the model back from its file, which holds
+// exactly the last acknowledged state.
 type FileBackend struct {
 	path     string
-	model    *deploy.Model // the model and its pipeline, as the CLI keeps them
+	model    *deploy.Model // the model and its pipeline, as the CLI keeps them; nil while it cannot be restored
 	newModel func() (*flycl.Model, error)
+	// declared is the pipeline SetPipeline gave a model that has none
+	// (restored with a new model that was never saved).
+	declared *modelfile.Pipeline
+	// saved: the file exists (was loaded or written), so a model that
+	// cannot be read back from it is an error, never a new empty model.
+	saved bool
+	// save writes the model (deploy.Model.Save; tests inject failures).
+	save func(m *deploy.Model, path string) error
 	// cur is the published snapshot: written by Learn and Forget, read
 	// by Current from any goroutine.
 	cur atomic.Pointer[fileSnapshot]
@@ -33,7 +46,7 @@ type FileBackend struct {
 // create is not nil, the model starts empty (version 0) and the file is
 // written at the first learn; otherwise a missing file is an error.
 func OpenFile(path string, create func() (*flycl.Model, error)) (*FileBackend, error) {
-	b := &FileBackend{path: path, newModel: create}
+	b := &FileBackend{path: path, newModel: create, save: (*deploy.Model).Save}
 	if err := b.load(); err != nil {
 		return nil, err
 	}
@@ -41,20 +54,23 @@ func OpenFile(path string, create func() (*flycl.Model, error)) (*FileBackend, e
 	return b, nil
 }
 
-// load reads the file (or creates the empty model), replacing the model
-// in memory.
+// load reads the file (or creates the empty model when there is none and
+// never was), replacing the model in memory.
 func (b *FileBackend) load() error {
+	b.model = nil // free the old model's statistics before reading
 	m, err := deploy.Load(b.path)
 	switch {
 	case err == nil:
-		b.model = m
+		b.model, b.saved = m, true
 		return nil
+	case errors.Is(err, fs.ErrNotExist) && b.saved:
+		return fmt.Errorf("the model file %s has disappeared: %w", b.path, err)
 	case errors.Is(err, fs.ErrNotExist) && b.newModel != nil:
 		m, err := b.newModel()
 		if err != nil {
 			return err
 		}
-		b.model = &deploy.Model{Model: m}
+		b.model = &deploy.Model{Model: m, Pipeline: b.declared}
 		return nil
 	}
 	return err
@@ -69,6 +85,11 @@ func (b *FileBackend) Pipeline() *modelfile.Pipeline { return b.model.Pipeline }
 // model without a pipeline takes it only while it has learned nothing.
 // Call it before serving.
 func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
+	if b.model == nil {
+		if err := b.load(); err != nil {
+			return fmt.Errorf("the model could not be read back from %s after a failed change: %w", b.path, err)
+		}
+	}
 	switch {
 	case b.model.Pipeline != nil:
 		if err := b.model.Pipeline.Check(p); err != nil {
@@ -79,7 +100,7 @@ func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
 	case p.Dim != b.model.InputDim():
 		return fmt.Errorf("backbone %s gives %d features, the model %s wants d=%d", p.Backbone, p.Dim, b.path, b.model.InputDim())
 	default:
-		b.model.Pipeline = p
+		b.model.Pipeline, b.declared = p, p
 	}
 	b.cur.Store(b.snapshot())
 	return nil
@@ -91,34 +112,61 @@ func (b *FileBackend) Config() flycl.Config { return b.model.Config() }
 // Current returns the latest snapshot.
 func (b *FileBackend) Current() Snapshot { return b.cur.Load() }
 
-// change applies f to a clone of the model and saves the clone; only
-// when both succeed does the clone become the model. A failed change
-// (bad input, a failed solve, a failed save) leaves the model in memory
-// as it was, which is what the file holds, with nothing to reload.
+// change applies f to the model in place and saves it. When f or the
+// save fails, the model is read back from the file (restore), so memory
+// again holds exactly the last saved, published model.
 func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration, err error) {
-	m := &deploy.Model{Model: b.model.Model.Clone(), Pipeline: b.model.Pipeline, Created: b.model.Created}
-	if err := f(m); err != nil {
-		return 0, err
+	if b.model == nil {
+		// an earlier restore failed: try again before changing anything
+		if err := b.load(); err != nil {
+			return 0, fmt.Errorf("the model could not be read back from %s after a failed change, so it takes no changes until it can (or the server restarts): %w", b.path, err)
+		}
+	}
+	if err := f(b.model); err != nil {
+		if r, ok := err.(*refused); ok {
+			return 0, r.err
+		}
+		return 0, b.restore(err)
 	}
 	t := time.Now()
-	if err := m.Save(b.path); err != nil {
-		return 0, err
+	if err := b.save(b.model, b.path); err != nil {
+		return 0, b.restore(err)
 	}
-	b.model = m
+	b.saved = true
 	return time.Since(t), nil
 }
 
-// Learn learns the features x (n×d) with their class names as one task
-// (GCV on it), saves the model and returns the new snapshot.
-func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (LearnReport, Snapshot, error) {
-	d := b.model.InputDim()
+// restore undoes a failed change by reading the model back from its file
+// and returns the change's error (with the restore's when that fails too:
+// then the model stays unloaded and the next change tries again).
+func (b *FileBackend) restore(cause error) error {
+	if err := b.load(); err != nil {
+		return fmt.Errorf("%w (and reading the model back from %s failed: %v)", cause, b.path, err)
+	}
+	return cause
+}
+
+// Learn learns the features x (n×d) with their class names: as one task
+// (λ by GCV on it, or opt.Lambda), or with opt.Online in mini-batches of
+// opt.Batch; it saves the model and returns the new snapshot. Input the
+// model refuses is an *InputError and changes nothing; a learn that fails
+// later is undone (see FileBackend).
+func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, opt LearnOptions) (LearnReport, Snapshot, error) {
+	d := b.cur.Load().Dim()
 	if len(x) == 0 || len(x)%d != 0 || len(x)/d != len(names) {
 		return LearnReport{}, nil, &InputError{fmt.Errorf("%d feature values for %d labels and d=%d", len(x), len(names), d)}
 	}
+	dopt, err := opt.deploy()
+	if err != nil {
+		return LearnReport{}, nil, &InputError{err}
+	}
 	var res *deploy.LearnResult
 	save, err := b.change(func(m *deploy.Model) error {
+		if err := m.CheckLearn(x, names, nil, dopt); err != nil {
+			return &refused{&InputError{err}}
+		}
 		var err error
-		if res, err = m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
+		if res, err = m.Learn(ctx, x, names, nil, dopt); err != nil {
 			return &InputError{err}
 		}
 		return nil
@@ -130,7 +178,7 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 	for _, s := range flycl.AllStages() {
 		stages[s.String()] = res.Stages.Get(s)
 	}
-	rep := LearnReport{Samples: res.Samples, NewClasses: res.Added, Lambda: res.Lambda, Stages: stages}
+	rep := LearnReport{Samples: res.Samples, NewClasses: res.Added, Lambda: res.Lambda, Steps: len(res.Steps), Stages: stages}
 	sn := b.snapshot()
 	b.cur.Store(sn)
 	return rep, sn, nil
@@ -140,13 +188,16 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string) (L
 // exact: the model equals one that never saw the class. Without, the
 // class's column is dropped but G still holds its samples.
 func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Snapshot, error) {
-	if _, ok := b.model.LabelOf(class); !ok {
+	if !slices.Contains(b.cur.Load().pred.ClassNames(), class) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownClass, class)
 	}
 	if len(x) == 0 {
 		x = nil // no data: drop the column
 	}
 	_, err := b.change(func(m *deploy.Model) error {
+		if x != nil && len(x)%m.InputDim() != 0 {
+			return &refused{&InputError{fmt.Errorf("%d feature values are not a multiple of d=%d", len(x), m.InputDim())}}
+		}
 		if _, _, err := m.Forget(ctx, class, x, nil); err != nil {
 			return &InputError{err}
 		}
@@ -159,6 +210,13 @@ func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Sn
 	b.cur.Store(sn)
 	return sn, nil
 }
+
+// refused marks an error of a change that was refused before it altered
+// the model: nothing needs restoring.
+type refused struct{ err error }
+
+func (e *refused) Error() string { return e.err.Error() }
+func (e *refused) Unwrap() error { return e.err }
 
 func (b *FileBackend) snapshot() *fileSnapshot {
 	m := b.model.Model

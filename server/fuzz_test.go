@@ -15,6 +15,7 @@ import (
 func FuzzRequest(f *testing.F) {
 	png := pngOf(f, 8, 8, color.RGBA{200, 10, 10, 255}, 1)
 	ct, mp := multipartBody(f, [][]byte{png}, map[string]string{"label": "red"})
+	ctOpt, mpOpt := multipartBody(f, [][]byte{png}, map[string]string{"label": "red", "lambda": "0.5", "online": "true", "batch": "2"})
 	feat, _ := json.Marshal(Request{Features: [][]float32{make([]float32, testDim)}, Label: "a"})
 	for _, seed := range []struct {
 		ct   string
@@ -23,7 +24,10 @@ func FuzzRequest(f *testing.F) {
 		{"application/json", feat},
 		{"application/json", []byte(`{"features": [[1,2,3]], "labels": ["x"]}`)},
 		{"application/json", []byte(`{"images": ["AAAA"], "top": 3}`)},
+		{"application/json", []byte(`{"features": [[1,2,3,4,5,6,7,8,9,10,11,12]], "label": "x", "lambda": 10, "online": true, "batch": 1}`)},
+		{"application/json", []byte(`{"features": [[1,2,3,4,5,6,7,8,9,10,11,12]], "label": "x", "lambda": -1e308, "batch": 0}`)},
 		{ct, mp},
+		{ctOpt, mpOpt},
 		{"multipart/form-data; boundary=x", []byte("--x\r\nContent-Disposition: form-data; name=\"image\"; filename=\"a\"\r\n\r\n\xff\xd8\xff\r\n--x--\r\n")},
 		{"text/plain", []byte("hello")},
 	} {

@@ -150,6 +150,9 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 			if len(in.labels) > 0 {
 				return errorf(http.StatusBadRequest, "forget takes no labels: the class is in the path")
 			}
+			if in.opt != (LearnOptions{}) || in.top != 0 {
+				return errorf(http.StatusBadRequest, "forget takes no top, lambda, online or batch")
+			}
 			if !s.reserve() {
 				return errBusy
 			}
@@ -190,16 +193,26 @@ type Request struct {
 	Labels   []string    `json:"labels,omitempty"`
 	Label    string      `json:"label,omitempty"`
 	Top      int         `json:"top,omitempty"`
+	// Learn only: a fixed λ (> 0; absent: GCV), and online learning in
+	// mini-batches of Batch samples (default DefaultOnlineBatch).
+	Lambda float64 `json:"lambda,omitempty"`
+	Online bool    `json:"online,omitempty"`
+	Batch  int     `json:"batch,omitempty"`
 }
 
 // input is a parsed request: features (n×d) and labels.
 type input struct {
-	x       []float32
-	n       int
-	labels  []string
-	top     int
-	images  int
-	extract time.Duration
+	x      []float32
+	n      int
+	labels []string
+	top    int
+	opt    LearnOptions // learn's options as given (checked by the learn handler)
+	images int
+	// deferred: the images (raw) are extracted by the learn itself, once
+	// it has calibrated the backbone on them (see Calibrator)
+	deferred bool
+	raw      [][]byte
+	extract  time.Duration
 }
 
 // readInput parses a JSON or multipart body and turns images into
@@ -245,7 +258,7 @@ func (s *Server) readInput(r *http.Request, d int, check func(*input) error) (*i
 	default:
 		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: want application/json or multipart/form-data", ct)
 	}
-	in := &input{labels: req.Labels, top: req.Top}
+	in := &input{labels: req.Labels, top: req.Top, opt: LearnOptions{Lambda: req.Lambda, Online: req.Online, Batch: req.Batch}}
 	switch {
 	case len(raw) > 0 && len(req.Features) > 0:
 		return nil, errorf(http.StatusBadRequest, "give images or features, not both")
@@ -294,6 +307,14 @@ func (s *Server) readInput(r *http.Request, d int, check func(*input) error) (*i
 		}
 	}
 	if len(raw) > 0 {
+		if in.deferred {
+			// sizes are checked now, before the request takes its place
+			if _, err := s.checkImages(raw); err != nil {
+				return nil, err
+			}
+			in.raw = raw
+			return in, nil
+		}
 		if in.x, in.extract, err = s.imageFeatures(r.Context(), raw); err != nil {
 			return nil, err
 		}
@@ -336,16 +357,85 @@ func (s *Server) readMultipart(mr *multipart.Reader, req *Request) ([][]byte, er
 				return nil, errorf(http.StatusBadRequest, "label is not UTF-8")
 			}
 			req.Labels = append(req.Labels, string(b))
-		case name == "top":
+		case name == "top" || name == "batch":
 			v, err := strconv.Atoi(strings.TrimSpace(string(b)))
 			if err != nil {
-				return nil, errorf(http.StatusBadRequest, "top %q is not an integer", b)
+				return nil, errorf(http.StatusBadRequest, "%s %q is not an integer", name, b)
 			}
-			req.Top = v
+			if name == "top" {
+				req.Top = v
+			} else {
+				req.Batch = v
+			}
+		case name == "lambda":
+			v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+			if err != nil {
+				return nil, errorf(http.StatusBadRequest, "lambda %q is not a number", b)
+			}
+			req.Lambda = v
+		case name == "online":
+			v, err := strconv.ParseBool(strings.TrimSpace(string(b)))
+			if err != nil {
+				return nil, errorf(http.StatusBadRequest, "online %q is not true or false", b)
+			}
+			req.Online = v
 		default:
-			return nil, errorf(http.StatusBadRequest, "unknown multipart field %q (want image, label or top)", name)
+			return nil, errorf(http.StatusBadRequest, "unknown multipart field %q (want image, label, top, lambda, online or batch)", name)
 		}
 	}
+}
+
+// checkImages checks that the server has a backbone and every image's
+// size from its header (each at most MaxPixels, all together at most
+// MaxRequestPixels), and returns each image's pixels.
+func (s *Server) checkImages(raw [][]byte) ([]int64, error) {
+	if s.cfg.Extractor == nil {
+		return nil, errorf(http.StatusBadRequest, "this server has no backbone (start it with --backbone): send feature vectors")
+	}
+	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
+	pixels := make([]int64, len(raw))
+	var total int64
+	for i, b := range raw {
+		w, h, err := dec.Config(b)
+		if errors.Is(err, imageio.ErrTooLarge) {
+			return nil, errorf(http.StatusRequestEntityTooLarge, "image %d: %v", i, err)
+		}
+		if err != nil {
+			return nil, errorf(http.StatusBadRequest, "image %d: not a readable JPEG, PNG, GIF, BMP, TIFF or PGM/PPM image: %v", i, err)
+		}
+		pixels[i] = int64(w) * int64(h)
+		total += pixels[i]
+	}
+	if total > s.cfg.MaxRequestPixels {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "the %d images have %d pixels in all; the limit per request is %d pixels", len(raw), total, s.cfg.MaxRequestPixels)
+	}
+	return pixels, nil
+}
+
+// calibrate calibrates the server's Calibrator on the images of a learn
+// (on the learner goroutine) and gives the model its pipeline; a corrupt
+// image is the request's error (400).
+func (s *Server) calibrate(ctx context.Context, c Calibrator, raw [][]byte) error {
+	setter, ok := s.cfg.Backend.(pipelineSetter)
+	if !ok {
+		return fmt.Errorf("server: the backend cannot take the calibrated pipeline: %w", ErrUnsupported)
+	}
+	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
+	p, err := c.Calibrate(ctx, len(raw), func(i int) (*imageio.RGB, error) {
+		im, err := dec.Decode(raw[i])
+		if err != nil {
+			return nil, &InputError{fmt.Errorf("image %d: corrupt image: %v", i, err)}
+		}
+		return im, nil
+	})
+	if err != nil {
+		return fmt.Errorf("calibrate the int8 backbone on the learn's %d images: %w", len(raw), err)
+	}
+	if err := setter.SetPipeline(p); err != nil {
+		return err
+	}
+	s.log.Info("calibrated the int8 backbone", "images", len(raw), "backbone", c.Name())
+	return nil
 }
 
 // extractBatch is how many decoded images go to the extractor at once.
@@ -357,26 +447,15 @@ const extractBatch = 16
 // time: at most Extractions batches of decoded pixels exist at once,
 // whatever the number of requests.
 func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, time.Duration, error) {
-	if s.cfg.Extractor == nil {
-		return nil, 0, errorf(http.StatusBadRequest, "this server has no backbone (start it with --backbone): send feature vectors")
+	pixels, err := s.checkImages(raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, ok := s.calibrating(); ok {
+		// nothing learned yet (learns of images calibrate first)
+		return nil, 0, ErrNotTrained
 	}
 	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
-	pixels := make([]int64, len(raw))
-	var total int64
-	for i, b := range raw {
-		w, h, err := dec.Config(b)
-		if errors.Is(err, imageio.ErrTooLarge) {
-			return nil, 0, errorf(http.StatusRequestEntityTooLarge, "image %d: %v", i, err)
-		}
-		if err != nil {
-			return nil, 0, errorf(http.StatusBadRequest, "image %d: not a readable JPEG, PNG, GIF, BMP, TIFF or PGM/PPM image: %v", i, err)
-		}
-		pixels[i] = int64(w) * int64(h)
-		total += pixels[i]
-	}
-	if total > s.cfg.MaxRequestPixels {
-		return nil, 0, errorf(http.StatusRequestEntityTooLarge, "the %d images have %d pixels in all; the limit per request is %d pixels", len(raw), total, s.cfg.MaxRequestPixels)
-	}
 	select {
 	case s.extract <- struct{}{}:
 	case <-ctx.Done():
@@ -435,6 +514,9 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 		if len(in.labels) > 0 {
 			return errorf(http.StatusBadRequest, "predict takes no labels")
 		}
+		if in.opt != (LearnOptions{}) {
+			return errorf(http.StatusBadRequest, "predict takes no lambda, online or batch (they are learn's)")
+		}
 		if in.top == 0 {
 			in.top = 5
 		}
@@ -474,6 +556,7 @@ type LearnResponse struct {
 	NewClasses []string           `json:"new_classes"`
 	Classes    int                `json:"classes"`
 	Lambda     float64            `json:"lambda"`
+	Steps      int                `json:"steps"`   // solves: 1, or one per mini-batch online
 	Seconds    float64            `json:"seconds"` // whole request
 	Stages     map[string]float64 `json:"stages"`  // seconds per stage
 }
@@ -506,6 +589,18 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 		if err := checkLabels(in); err != nil {
 			return err
 		}
+		if in.top != 0 {
+			return errorf(http.StatusBadRequest, "learn takes no top (it is predict's)")
+		}
+		if _, err := in.opt.deploy(); err != nil {
+			return errorf(http.StatusBadRequest, "%v", err)
+		}
+		if _, ok := s.calibrating(); ok {
+			if in.images == 0 {
+				return errUncalibrated
+			}
+			in.deferred = true
+		}
 		if !s.reserve() {
 			return errBusy
 		}
@@ -521,7 +616,19 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 	reserved = false
 	err = s.submit(func(ctx context.Context) (Snapshot, error) {
 		var err error
-		rep, sn, err = s.cfg.Backend.Learn(ctx, in.x, in.labels)
+		if in.deferred {
+			// the first learn of an int8 server: calibrate on its images
+			// (unless a learn queued before this one did), then extract
+			if c, ok := s.calibrating(); ok {
+				if err := s.calibrate(ctx, c, in.raw); err != nil {
+					return nil, err
+				}
+			}
+			if in.x, in.extract, err = s.imageFeatures(ctx, in.raw); err != nil {
+				return nil, err
+			}
+		}
+		rep, sn, err = s.cfg.Backend.Learn(ctx, in.x, in.labels, in.opt)
 		return sn, err
 	})
 	if err != nil {
@@ -529,7 +636,7 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := LearnResponse{Version: sn.Version(), Samples: rep.Samples, NewClasses: rep.NewClasses, Classes: len(sn.Classes()),
-		Lambda: rep.Lambda, Stages: map[string]float64{}}
+		Lambda: rep.Lambda, Steps: rep.Steps, Stages: map[string]float64{}}
 	if resp.NewClasses == nil {
 		resp.NewClasses = []string{}
 	}

@@ -52,7 +52,7 @@ func TestPredictHugeFeatures(t *testing.T) {
 	}
 	code, _, b := do(t, "POST", hs.URL+"/v1/predict", "application/json", jsonBody(t, Request{Features: [][]float32{x[0], q}}), "", nil)
 	var e ErrorBody
-	if code != http.StatusBadRequest || json.Unmarshal(b, &e) != nil || !strings.Contains(e.Error, "features[1]") || !strings.Contains(e.Error, "too large") {
+	if code != http.StatusBadRequest || json.Unmarshal(b, &e) != nil || !strings.Contains(e.Error, "sample 1") || !strings.Contains(e.Error, "too large") {
 		t.Fatalf("predict of 3e38 features: %d %q", code, b)
 	}
 }
@@ -200,12 +200,12 @@ type panicBackend struct {
 	panicked bool
 }
 
-func (p *panicBackend) Learn(ctx context.Context, x []float32, labels []string) (LearnReport, Snapshot, error) {
+func (p *panicBackend) Learn(ctx context.Context, x []float32, labels []string, opt LearnOptions) (LearnReport, Snapshot, error) {
 	if !p.panicked {
 		p.panicked = true
 		panic("backend bug")
 	}
-	return p.FileBackend.Learn(ctx, x, labels)
+	return p.FileBackend.Learn(ctx, x, labels, opt)
 }
 
 // TestLearnPanic: a panic in the backend's Learn answers that request
@@ -257,7 +257,7 @@ func TestCurrentRace(t *testing.T) {
 		for _, v := range x {
 			flat = append(flat, v...)
 		}
-		if _, _, err := b.Learn(context.Background(), flat, slices.Repeat([]string{className(c)}, len(x))); err != nil {
+		if _, _, err := b.Learn(context.Background(), flat, slices.Repeat([]string{className(c)}, len(x)), LearnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -100,8 +100,10 @@ func (p Preset) Apply(img *imageio.RGB) *imageio.RGB {
 // Tensor applies the preset and writes the normalised 3×Crop×Crop float32
 // CHW tensor into dst (allocated when nil or short): v/255 then
 // (v − mean)/std in float32, as torchvision's ToTensor and Normalize do.
+// It computes only the cropped region (see Preprocessor; a goroutine that
+// converts many images should keep one Preprocessor instead).
 func (p Preset) Tensor(img *imageio.RGB, dst []float32) []float32 {
-	return ToTensor(p.Apply(img), p.Mean, p.Std, dst)
+	return p.NewPreprocessor().Tensor(img, dst)
 }
 
 // ToTensor converts an RGB image to a normalised float32 CHW tensor.

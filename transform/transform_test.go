@@ -3,6 +3,7 @@ package transform
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -153,6 +154,38 @@ func TestNoNormPresetIsScaledPixels(t *testing.T) {
 		for i := 0; i < plane; i++ {
 			if want := float32(crop.Pix[i*3+c]) / 255; got[c*plane+i] != want {
 				t.Fatalf("channel %d pixel %d: %g want %g", c, i, got[c*plane+i], want)
+			}
+		}
+	}
+}
+
+// TestPreprocessorMatchesResizeCrop: the fused, crop-only Preprocessor
+// gives bit for bit the tensor of the reference path (Resize, tested
+// against Pillow above, then CenterCrop and ToTensor, tested against
+// torchvision), for every preset and source sizes that shrink, enlarge,
+// keep either side, and need padding; one Preprocessor is reused across
+// sizes (its cached plan must follow the size).
+func TestPreprocessorMatchesResizeCrop(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	sizes := [][2]int{{32, 32}, {500, 375}, {375, 500}, {256, 256}, {256, 300}, {300, 256}, {224, 224},
+		{33, 19}, {1, 1}, {3, 40}, {40, 3}, {248, 240}, {232, 500}, {32, 32}}
+	for _, name := range PresetNames() {
+		p := Presets[name]
+		for _, crop := range []int{p.Crop, 7} {
+			p.Crop = crop
+			q := p.NewPreprocessor()
+			for _, sz := range sizes {
+				img := imageio.NewRGB(sz[0], sz[1])
+				for i := range img.Pix {
+					img.Pix[i] = uint8(r.IntN(256))
+				}
+				want := ToTensor(p.Apply(img), p.Mean, p.Std, nil)
+				got := q.Tensor(img, make([]float32, 3*crop*crop))
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s crop %d, %d×%d: value %d = %v, reference %v", name, crop, sz[0], sz[1], i, got[i], want[i])
+					}
+				}
 			}
 		}
 	}

@@ -89,7 +89,7 @@ tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 	eng.Flags().IntVar(&cfg.M, "m", cfg.M, "expansion dimension")
 	eng.Flags().IntVar(&cfg.P, "p", cfg.P, "non-zeros per row of W")
 	eng.Flags().IntVar(&cfg.K, "k", cfg.K, "top-k")
-	c.AddCommand(eng, backbonesCmd(), componentsCmd(), pipelineCmd(), benchServeCmd())
+	c.AddCommand(eng, backbonesCmd(), componentsCmd(), pipelineCmd(), benchServeCmd(), benchServeLearnCmd())
 	return c
 }
 
@@ -196,7 +196,7 @@ binary). Prints the ratios.`,
 					if p == backbone.INT8 {
 						// speed only: calibrate on 8 synthetic images
 						x := syntheticImages(8, m.Size)
-						if m, err = e.m.Int8(cmd.Context(), x, 8, threads); err != nil {
+						if m, err = e.m.Int8(cmd.Context(), backbone.CalibMinMax, x, 8, threads); err != nil {
 							return err
 						}
 					}

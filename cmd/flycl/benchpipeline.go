@@ -69,7 +69,7 @@ need all the cores, end to end cannot beat it.`,
 					}
 					mm := m
 					if pr == backbone.INT8 {
-						if mm, err = extract.Int8(cmd.Context(), m, calibSet, m.Preset, calib, threads); err != nil {
+						if mm, err = extract.Int8(cmd.Context(), m, calibSet, m.Preset, backbone.CalibMethod(defaultCalibMethod), calib, threads); err != nil {
 							return err
 						}
 					}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/imageio"
@@ -25,6 +26,7 @@ type extractFlags struct {
 	maxPixels        int64
 	precision        string
 	calib            int
+	calibMethod      string
 	int8             map[string]*backbone.Model // by fp32 hash and preset: one calibration for both splits
 }
 
@@ -40,6 +42,19 @@ func (e *extractFlags) register(c *cobra.Command) {
 	fs.Int64Var(&e.maxPixels, "max-image-pixels", imageio.DefaultMaxPixels, "refuse images with more pixels than this, as PIL does (its limit is the default; -1: no limit)")
 	fs.StringVar(&e.precision, "precision", "fp32", "backbone arithmetic: fp32, or int8 (static per-channel quantization calibrated on --calib training images for CNNs, dynamic for ViT)")
 	fs.IntVar(&e.calib, "calib", 64, "int8: training images for the activation ranges (spread evenly over the training split)")
+	fs.StringVar(&e.calibMethod, "calib-method", defaultCalibMethod, "int8: how the activation ranges are chosen from the calibration images: minmax, mse, percentile or percentile:P (see go doc backbone.CalibMethod)")
+}
+
+// defaultCalibMethod is --calib-method's default.
+const defaultCalibMethod = "minmax"
+
+// method returns --calib-method.
+func (e *extractFlags) method() (backbone.CalibMethod, error) {
+	m, err := backbone.ParseCalibMethod(e.calibMethod)
+	if err != nil {
+		return "", fmt.Errorf("--calib-method: %w", err)
+	}
+	return m, nil
 }
 
 // withPrecision returns m in the precision of --precision; int8 graphs are
@@ -61,7 +76,11 @@ func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, m *b
 		return nil, err
 	}
 	train = dataset.WithDecoder(train, imageio.Decoder{MaxPixels: e.maxPixels})
-	q, err := extract.Int8(cmd.Context(), m, train, preset, e.calib, e.threads)
+	method, err := e.method()
+	if err != nil {
+		return nil, err
+	}
+	q, err := extract.Int8(cmd.Context(), m, train, preset, method, e.calib, e.threads)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +142,13 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	if err != nil {
 		return nil, err
 	}
+	// the identity a model file records, so learn/predict/stats can check
+	// these features against a model's backbone
+	de, err := deploy.NewExtractor(m, e.backbone, e.output, &preset)
+	if err != nil {
+		return nil, err
+	}
+	s.Pipeline = de.Pipeline().Text()
 	if !quiet {
 		if cached {
 			fmt.Fprintf(os.Stderr, "extract %s %s: %d features from the cache %s\n", m.Name, split, s.N, job.CachePath())
@@ -142,7 +168,10 @@ func extractCmd() *cobra.Command {
 		Short: "Extract backbone features of a data set into train.npz and test.npz",
 		Long: `Decodes and preprocesses every image of both splits exactly as PIL/torchvision
 would, runs the backbone on ONNX Runtime, and writes --out/train.npz and
---out/test.npz (features, labels, paths, class_names, extract_seconds).
+--out/test.npz (features, labels, paths, class_names, extract_seconds, and
+pipeline: the backbone's identity as a model file records it: spec, weights
+SHA-256, output, transform, precision and int8 calibration, which flycl
+learn, predict and stats --features check against the model's).
 Results are cached under --cache keyed by weights, transform, data and split,
 so a second run is instant; an interrupted run resumes from its last chunk.
 

@@ -126,7 +126,7 @@ func parseFloats(s string) ([]float64, error) {
 // raw pixels, or extracted with --backbone from an image data set.
 func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc string, err error) {
 	if f.ext.backbone == "" {
-		for _, name := range []string{"precision", "calib"} {
+		for _, name := range []string{"precision", "calib", "calib-method"} {
 			if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 				return nil, nil, "", fmt.Errorf("--%s applies to a backbone: give --backbone and --data", name)
 			}

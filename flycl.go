@@ -337,7 +337,15 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	rec.Lambda = lambda
 
 	t := time.Now()
-	if err := m.acc.Add(h, n, idx); err != nil {
+	// When GCV formed this task's Gram HᵀH (the band method with n >= m),
+	// the statistics update adds it instead of computing it again.
+	var addErr error
+	if lower, diag, ok := m.gcv.TaskGram(h, n, m.cfg.M); ok && rec.GCV != nil && m.cfg.GCVScope == GCVTask {
+		addErr = m.acc.AddWithGram(h, n, idx, lower, diag)
+	} else {
+		addErr = m.acc.Add(h, n, idx)
+	}
+	if err := addErr; err != nil {
 		rollback()
 		return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 	}

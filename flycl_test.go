@@ -8,6 +8,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/flycl/flycl/linalg"
+	"github.com/flycl/flycl/ridge"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -333,5 +335,60 @@ func TestLambdaRaisedWhenNotPositiveDefinite(t *testing.T) {
 	}
 	if acc, err := model.Accuracy(ctx, x, y); err != nil || acc < 0.95 {
 		t.Errorf("accuracy %.3f %v", acc, err)
+	}
+}
+
+// TestSharedTaskGram checks that a task learned with the band GCV and
+// n >= m, whose statistics update adds the Gram matrix the GCV formed
+// instead of computing it (one pass over the codes), ends with the same
+// G and classifier as the same task learned with that λ fixed (which
+// computes G by its own ssyrk): G within the float32 rounding of sums of
+// n products (4·√n·u32 of the largest diagonal entry), scores within the
+// same relative rounding times the conditioning of G + λI.
+func TestSharedTaskGram(t *testing.T) {
+	if !linalg.HaveBandReduction {
+		t.Skip("pure-Go backend: no band reduction")
+	}
+	ctx := context.Background()
+	const d, n = 16, 240
+	cfg := Config{M: 150, P: 8, K: 60, Seed: 3, Lambdas: []float64{1, 10, 100, 1e3}, GCV: ridge.GCVBand}
+	x, y := clusters(9, n, d, []int{4, 1, 8}, 1.0)
+	shared, err := New(cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := shared.LearnTask(ctx, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := shared.gcv.TaskGram(shared.hbuf[:n*cfg.M], n, cfg.M); !ok {
+		t.Fatal("the band GCV did not leave the task's Gram for the update")
+	}
+	plain, _ := New(cfg, d)
+	if _, err := plain.LearnTaskWithLambda(ctx, x, y, rec.Lambda); err != nil {
+		t.Fatal(err)
+	}
+	var maxG float64
+	for i := 0; i < cfg.M; i++ {
+		maxG = max(maxG, float64(plain.acc.G(i, i)))
+	}
+	tol := 4 * math.Sqrt(n) * 0x1p-24 * maxG
+	for i := 0; i < cfg.M; i++ {
+		for j := 0; j <= i; j++ {
+			if dg := math.Abs(float64(shared.acc.G(i, j) - plain.acc.G(i, j))); dg > tol {
+				t.Fatalf("G[%d][%d]: shared %g, own ssyrk %g (|d| %.2g > %.2g)", i, j, shared.acc.G(i, j), plain.acc.G(i, j), dg, tol)
+			}
+		}
+	}
+	s1, _ := shared.Scores(ctx, x)
+	s2, _ := plain.Scores(ctx, x)
+	kappa := (float64(cfg.M)*maxG + rec.Lambda) / rec.Lambda // ‖G‖ ≤ m·max G_ii
+	var num, den float64
+	for i := range s1 {
+		num += float64(s1[i]-s2[i]) * float64(s1[i]-s2[i])
+		den += float64(s2[i]) * float64(s2[i])
+	}
+	if rel := math.Sqrt(num / den); rel > 4*math.Sqrt(n)*0x1p-24*kappa {
+		t.Fatalf("scores differ by %.2g relative (tol %.2g)", rel, 4*math.Sqrt(n)*0x1p-24*kappa)
 	}
 }

@@ -229,7 +229,7 @@ func TestPredictorIsImmutable(t *testing.T) {
 	x, y := clusters(2, 60, d, []int{0, 1}, 0.5)
 	m.LearnTask(ctx, x, y)
 	p := m.Predictor()
-	want, _ := m.Scores(ctx, x)
+	want, _ := p.Scores(ctx, x)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

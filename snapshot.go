@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
@@ -280,9 +281,15 @@ func (p *Predictor) Lambda() float64 { return p.lambda }
 func (p *Predictor) Samples() int { return p.samples }
 
 // Scores returns the n×c class scores of the n×d features x, one column
-// per class in Classes() order. Features too large for the float32
-// expansion (about 3e38) give an error naming the first score that is not
-// finite, never a NaN.
+// per class in Classes() order. A sample's scores depend on that sample
+// alone, to the bit: W is applied and the scores summed row by row
+// (projection.Matrix.ApplyRows, linalg.SdotRows), never by a BLAS gemm
+// whose rounding depends on the other rows of the call. So a server that
+// scores concurrent requests together answers each exactly as it would
+// alone, and as `flycl predict` does. (Model.Scores, built for whole test
+// sets, uses sgemm; its scores may differ from these in the last bits.)
+// Features too large for the float32 expansion (about 3e38) give an error
+// naming the first score that is not finite, never a NaN.
 func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) {
 	if p.coef == nil {
 		return nil, fmt.Errorf("flycl: model has not learned any class yet")
@@ -306,11 +313,11 @@ func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) 
 				xs[i] *= float32(p.inScale)
 			}
 		}
-		if err := p.w.Apply(ctx, p.cfg.Projection, xs, hi-lo, h); err != nil {
+		if err := p.w.ApplyRows(ctx, p.cfg.Projection, xs, hi-lo, h); err != nil {
 			return nil, fmt.Errorf("flycl: %w", err)
 		}
 		projection.TopK(h, hi-lo, m, p.cfg.K, p.cfg.TopK)
-		scoreRows(h, hi-lo, m, p.coef, nc, out[lo*nc:hi*nc])
+		linalg.SdotRows(hi-lo, nc, m, h, m, p.coef, m, out[lo*nc:hi*nc], nc)
 		p.codes.Put(h[:cap(h)])
 		if err := ctx.Err(); err != nil {
 			return nil, err

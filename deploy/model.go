@@ -51,13 +51,9 @@ func New(cfg flycl.Config, d int, w *projection.Matrix, p *modelfile.Pipeline) (
 
 // Load reads a model file.
 func Load(path string) (*Model, error) {
-	f, err := modelfile.Load(path)
+	f, m, err := modelfile.LoadForLearning(path)
 	if err != nil {
 		return nil, err
-	}
-	m, err := f.Snapshot.Model()
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	return &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created}, nil
 }

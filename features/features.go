@@ -18,7 +18,18 @@ type Set struct {
 	ClassNames []string // nil, or indexed by label
 	// ExtractSeconds is the time spent extracting the features (0 if unknown).
 	ExtractSeconds float64
+	// Pipeline identifies what made the features (flycl extract records
+	// the backbone, its weights hash, output, transform, precision and
+	// calibration, as JSON: modelfile.Pipeline); opaque here. Empty when
+	// unknown (files from before it was recorded, or from elsewhere).
+	Pipeline string
 }
+
+// MaxPipelineLen bounds the pipeline identity of a feature file, in bytes
+// (its JSON is a few hundred bytes, or some kilobytes with an int8
+// calibration). The file stores it as a NumPy string (4 bytes a
+// character), so its member may take 4 times as much, plus the .npy header.
+const MaxPipelineLen = 1 << 20
 
 // Row returns sample i's feature vector (shared, not a copy).
 func (s *Set) Row(i int) []float32 { return s.X[i*s.D : (i+1)*s.D] }
@@ -36,6 +47,9 @@ func (s *Set) Validate() error {
 	}
 	if s.Paths != nil && len(s.Paths) != s.N {
 		return fmt.Errorf("features: %d paths for %d samples", len(s.Paths), s.N)
+	}
+	if len(s.Pipeline) > MaxPipelineLen {
+		return fmt.Errorf("features: pipeline identity of %d bytes, more than %d", len(s.Pipeline), MaxPipelineLen)
 	}
 	for i, v := range s.X {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
@@ -160,6 +174,26 @@ func read(r *npz.Reader, path string) (*Set, error) {
 			return nil, fmt.Errorf("read features: %w", err)
 		}
 	}
+	if r.Has("pipeline") {
+		size, err := r.MemberSize("pipeline")
+		if err != nil {
+			return nil, fmt.Errorf("read features: %w", err)
+		}
+		if size > 4*MaxPipelineLen+4096 {
+			return nil, fmt.Errorf("read features: %s: array \"pipeline\" is %d bytes, more than a pipeline identity of at most %d bytes takes", path, size, MaxPipelineLen)
+		}
+		p, shape, err := r.Strings("pipeline")
+		if err != nil {
+			return nil, fmt.Errorf("read features: %w", err)
+		}
+		if len(p) != 1 || len(shape) > 1 {
+			return nil, fmt.Errorf("read features: %s: array \"pipeline\" has shape %v, want one string", path, shape)
+		}
+		if p[0] == "" {
+			return nil, fmt.Errorf("read features: %s: array \"pipeline\" is empty", path)
+		}
+		s.Pipeline = p[0]
+	}
 	if r.Has("extract_seconds") {
 		v, _, err := r.Float32("extract_seconds")
 		if err != nil {
@@ -198,6 +232,9 @@ func Save(path string, s *Set) error {
 	}
 	if s.ExtractSeconds > 0 {
 		w.Float32("extract_seconds", []float32{float32(s.ExtractSeconds)})
+	}
+	if s.Pipeline != "" {
+		w.Strings("pipeline", []string{s.Pipeline})
 	}
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("write features %s: %w", path, err)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flycl/flycl/npz"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -81,3 +83,59 @@ func TestSaveRejectsBadSets(t *testing.T) {
 }
 
 func zero() float32 { return 0 }
+
+// TestPipelineMember: the pipeline identity round-trips; a "pipeline"
+// member that is not one string, is empty, or is larger than an identity
+// may be (checked from the zip directory before it is read) is refused
+// naming the file and the member; files without one load with none.
+func TestPipelineMember(t *testing.T) {
+	dir := t.TempDir()
+	base := func() *Set { return &Set{X: []float32{1, 2, 3, 4}, N: 2, D: 2, Labels: []int{0, 1}} }
+	s := base()
+	s.Pipeline = `{"backbone":"squeezenet","weights_hash":"ab12"}`
+	p := filepath.Join(dir, "p.npz")
+	if err := Save(p, s); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := Load(p); err != nil || b.Pipeline != s.Pipeline {
+		t.Fatalf("round trip: %v %q", err, b.Pipeline)
+	}
+	if b, err := Load("testdata/good.npz"); err != nil || b.Pipeline != "" {
+		t.Fatalf("file without a pipeline: %v %q", err, b.Pipeline)
+	}
+	raw := func(name string, write func(w *npz.Writer)) string {
+		path := filepath.Join(dir, name)
+		w, err := npz.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Float32("features", []float32{1, 2, 3, 4}, 2, 2)
+		w.Int64("labels", []int64{0, 1})
+		write(w)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, tc := range []struct {
+		name, want string
+		write      func(w *npz.Writer)
+	}{
+		{"two.npz", "want one string", func(w *npz.Writer) { w.Strings("pipeline", []string{"{}", "{}"}) }},
+		{"empty.npz", "is empty", func(w *npz.Writer) { w.Strings("pipeline", []string{""}) }},
+		{"numbers.npz", "want strings", func(w *npz.Writer) { w.Float32("pipeline", []float32{1}) }},
+		{"huge.npz", "more than a pipeline identity", func(w *npz.Writer) {
+			w.Strings("pipeline", []string{strings.Repeat("x", MaxPipelineLen+2000)})
+		}},
+	} {
+		path := raw(tc.name, tc.write)
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%s: %v, want %q and the file name", tc.name, err, tc.want)
+		}
+	}
+	s = base()
+	s.Pipeline = strings.Repeat("x", MaxPipelineLen+1)
+	if err := Save(filepath.Join(dir, "big.npz"), s); err == nil {
+		t.Error("saved a pipeline identity larger than a reader accepts")
+	}
+}

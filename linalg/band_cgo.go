@@ -20,7 +20,9 @@ const HaveBandReduction = true
 // blocked first stage of the two-stage tridiagonal reduction
 // (ssytrd_sy2sb, BLAS-3). Band element B[i][j] (j ≤ i ≤ j+kd) is written
 // to ab[j*(kd+1) + i-j]; ab needs n*(kd+1) values. Q is left in a and tau
-// (n-kd values) for ApplyBandQT.
+// (n-kd values) for ApplyBandQT. Only the upper triangle of a (j >= i,
+// LAPACK's lower triangle of the column-major matrix) is read and
+// overwritten; the strict lower triangle is left as it was.
 func SsytrdToBand(n, kd int, a []float32, lda int, ab, tau []float32) error {
 	checkSym("SsytrdToBand", n, lda, len(a))
 	if kd < 1 || kd >= n {

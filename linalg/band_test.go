@@ -35,6 +35,15 @@ func TestBandReduction(t *testing.T) {
 		if err := SsytrdToBand(n, kd, a, n, ab, tau); err != nil {
 			t.Fatal(err)
 		}
+		// The reduction works in the upper triangle (row-major) and must
+		// leave the strict lower one as it was: ridge keeps HᵀH there.
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				if a[i*n+j] != orig[i*n+j] {
+					t.Fatalf("n=%d kd=%d: a[%d][%d] changed from %g to %g", n, kd, i, j, orig[i*n+j], a[i*n+j])
+				}
+			}
+		}
 		const nrhs = 3
 		y := make([]float32, nrhs*n)
 		for i := range y {

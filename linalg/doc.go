@@ -10,6 +10,14 @@
 // 10-70 times slower. The JPEG decoder is chosen separately (imageio's
 // noturbojpeg tag); Backend names the one in use.
 //
+// SdotRows is the one routine of its own: a product a bᵀ whose every
+// element is computed by one fixed sequence of operations, so that a row
+// of the result has the same bits whatever the other rows of the call (a
+// BLAS gemm rounds an element by its place in the kernel's blocks). It is
+// C with AVX2 and FMA intrinsics where the CPU has them (portable C
+// otherwise, Go without cgo) and never starts threads; flycl.Predictor
+// scores with it.
+//
 // Conventions. All matrices are row-major with an explicit leading
 // dimension (the distance between the starts of consecutive rows). A
 // symmetric matrix is referenced through its upper triangle (elements

@@ -299,6 +299,23 @@ func SaveModel(path string, m *flycl.Model) error {
 // error naming the file and what is wrong with it.
 func Load(path string) (*File, error) { return loadFile(path, decode) }
 
+// LoadForLearning reads a model file into a mutable model, reading G
+// straight into the model's statistics (no second copy of G, which a Load
+// followed by Snapshot.Model would hold at once: half again as much
+// memory). The File's Snapshot is a view of the model
+// (flycl.Model.SnapshotView), valid until the model changes.
+func LoadForLearning(path string) (*File, *flycl.Model, error) {
+	type both struct {
+		f *File
+		m *flycl.Model
+	}
+	b, err := loadFile(path, func(r io.Reader, size int64) (both, error) {
+		f, m, err := decodeInto(r, size, true)
+		return both{f, m}, err
+	})
+	return b.f, b.m, err
+}
+
 // loadFile opens the regular file at path and decodes it with dec, which is
 // told the file's size (so claimed sizes can be checked before allocating);
 // errors name the file.
@@ -325,15 +342,8 @@ func loadFile[T any](path string, dec func(r io.Reader, size int64) (T, error)) 
 
 // LoadModel loads a model file and returns a mutable model.
 func LoadModel(path string) (*flycl.Model, error) {
-	f, err := Load(path)
-	if err != nil {
-		return nil, err
-	}
-	m, err := f.Snapshot.Model()
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	return m, nil
+	_, m, err := LoadForLearning(path)
+	return m, err
 }
 
 // Decode reads a model file from r (formats 1 and 2). It allocates
@@ -346,10 +356,18 @@ func Decode(r io.Reader) (*File, error) {
 // decode reads a model; size is the total length when known (-1 if not),
 // which allows exact truncation messages before reading the data.
 func decode(rd io.Reader, size int64) (*File, error) {
-	fail := func(format string, a ...any) (*File, error) { return nil, fmt.Errorf(format, a...) }
+	f, _, err := decodeInto(rd, size, false)
+	return f, err
+}
+
+// decodeInto reads a model; with mutable and the size known it reads G
+// into a new model's statistics and also returns that model (the File's
+// Snapshot then a view of it).
+func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, error) {
+	fail := func(format string, a ...any) (*File, *flycl.Model, error) { return nil, nil, fmt.Errorf(format, a...) }
 	fr, err := readFrame(rd, size, modelKind)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	format := fr.format
 	// With the size known (and checked against the header below), arrays
@@ -394,9 +412,24 @@ func decode(rd io.Reader, size int64) (*File, error) {
 		data += 8 * m * p
 	}
 	if err := fr.checkSize(data); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	g := r.floats(int(m * (m + 1) / 2))
+	var g []float32
+	var acc *ridge.Accumulator
+	if mutable && r.exact { // the size checked: G is in the file
+		if acc, err = ridge.NewAccumulator(hdr.M); err != nil {
+			return fail("%v", err)
+		}
+		row := make([]float32, 0, hdr.M)
+		for i := 0; i < hdr.M && r.err == nil; i++ {
+			row = r.floatsInto(row[:0], i+1)
+			if r.err == nil {
+				acc.SetLowerRow(i, row)
+			}
+		}
+	} else {
+		g = r.floats(int(m * (m + 1) / 2))
+	}
 	s := r.floats(int(nc * m))
 	var coef []float32
 	if hdr.Coef {
@@ -409,7 +442,7 @@ func decode(rd io.Reader, size int64) (*File, error) {
 		vals = r.floats(int(m * p))
 	}
 	if err := fr.finish(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var w *projection.Matrix
 	if hdr.W == "explicit" {
@@ -486,11 +519,28 @@ func decode(rd io.Reader, size int64) (*File, error) {
 			}
 		}
 	}
+	file := &File{Pipeline: hdr.Pipeline, Created: hdr.Created, Saved: hdr.Saved, Format: format}
+	if acc != nil {
+		if err := acc.SetS(s, len(hdr.Labels), hdr.Samples); err != nil {
+			return fail("%v", err)
+		}
+		model, err := flycl.Restore(st, w, acc)
+		if err != nil {
+			return fail("%v", err)
+		}
+		// the checks NewSnapshot makes, on the statistics in place
+		file.Snapshot = model.SnapshotView()
+		if err := file.Snapshot.Validate(); err != nil {
+			return fail("%v", err)
+		}
+		return file, model, nil
+	}
 	snap, err := flycl.NewSnapshot(st, w, g, s, hdr.Samples)
 	if err != nil {
 		return fail("%v", err)
 	}
-	return &File{Snapshot: snap, Pipeline: hdr.Pipeline, Created: hdr.Created, Saved: hdr.Saved, Format: format}, nil
+	file.Snapshot = snap
+	return file, nil, nil
 }
 
 // reader reads little-endian arrays, growing them only as data arrives.
@@ -515,7 +565,9 @@ func (r *reader) bytes(n int) []byte {
 		return nil
 	}
 	if cap(r.buf) < n {
-		r.buf = make([]byte, n)
+		// at least a chunk of the widest values, so that reads of
+		// growing lengths (G's rows) do not reallocate each time
+		r.buf = make([]byte, max(n, 8*chunk))
 	}
 	b := r.buf[:n]
 	if _, err := io.ReadFull(r.r, b); err != nil {
@@ -541,6 +593,23 @@ func (r *reader) floats(n int) []float32 {
 		}
 	}
 	return out
+}
+
+// floatsInto appends n floats read to dst (which, with room for them,
+// is not reallocated): no garbage per call.
+func (r *reader) floatsInto(dst []float32, n int) []float32 {
+	for k := n; k > 0 && r.err == nil; {
+		c := min(k, chunk)
+		b := r.bytes(4 * c)
+		if b == nil {
+			return dst
+		}
+		for i := 0; i < c; i++ {
+			dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+		k -= c
+	}
+	return dst
 }
 
 func (r *reader) int32s(n int) []int32 {

@@ -1,8 +1,12 @@
 package modelfile
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Pipeline describes how an image becomes the model's feature vector: the
@@ -81,6 +85,60 @@ func (p *Pipeline) Check(other *Pipeline) error {
 		return fmt.Errorf("backbone gives %d-dimensional features, the model learned from %d", other.Dim, p.Dim)
 	case p.Transform != other.Transform:
 		return fmt.Errorf("transform %+v, the model learned with %+v", other.Transform, p.Transform)
+	case !sameCalibration(p.Calibration, other.Calibration):
+		return fmt.Errorf("int8 calibration %.40q..., the model learned with %.40q... (another calibration makes another int8 graph)", other.Calibration, p.Calibration)
 	}
 	return nil
+}
+
+// sameCalibration compares two calibrations (backbone.Calibration.Text:
+// min/max pairs) by their float32 values, so that two spellings of the
+// same numbers agree.
+func sameCalibration(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, fb := strings.Fields(a), strings.Fields(b)
+	if len(fa) != len(fb) {
+		return false
+	}
+	for i := range fa {
+		x, err1 := strconv.ParseFloat(fa[i], 32)
+		y, err2 := strconv.ParseFloat(fb[i], 32)
+		if err1 != nil || err2 != nil || float32(x) != float32(y) {
+			return false
+		}
+	}
+	return true
+}
+
+// Text returns the pipeline as JSON: the identity a feature file records
+// (features.Set.Pipeline) so that its features can be checked against a
+// model's (ParsePipeline reads it back).
+func (p *Pipeline) Text() string {
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic("modelfile: marshal a pipeline: " + err.Error()) // plain data: cannot fail
+	}
+	return string(b)
+}
+
+// ParsePipeline reads a pipeline written by Text and checks it as a
+// model file's (a weights hash, sane transform sizes, finite mean and a
+// positive std, a known precision). Unknown fields are refused: an
+// identity this build cannot compare whole is not taken for a match.
+func ParsePipeline(text string) (*Pipeline, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+	dec.DisallowUnknownFields()
+	var p Pipeline
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("pipeline identity: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("pipeline identity: more than one JSON value")
+	}
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("pipeline identity: %w", err)
+	}
+	return &p, nil
 }

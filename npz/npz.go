@@ -79,6 +79,20 @@ func (r *Reader) Keys() []string {
 	return k
 }
 
+// MemberSize returns the size in bytes (.npy header included) that the
+// zip directory gives array name: an upper bound on what reading it
+// allocates, to check before reading a member that should be small.
+func (r *Reader) MemberSize(name string) (int64, error) {
+	zf, ok := r.files[name]
+	if !ok {
+		return 0, fmt.Errorf("%s: no array %q (has %s)", r.path, name, strings.Join(r.Keys(), ", "))
+	}
+	if zf.UncompressedSize64 > math.MaxInt64 {
+		return 0, r.errf(name, "zip directory claims %d bytes", zf.UncompressedSize64)
+	}
+	return int64(zf.UncompressedSize64), nil
+}
+
 // Has reports whether the archive holds an array called name.
 func (r *Reader) Has(name string) bool { _, ok := r.files[name]; return ok }
 

@@ -205,6 +205,55 @@ func (w *Matrix) Resolve(m Method) Method {
 // Apply computes h = x Wᵀ for the n×d row-major x, writing the n×m result
 // into h (len n*m). It checks every input for NaN and Inf first.
 func (w *Matrix) Apply(ctx context.Context, method Method, x []float32, n int, h []float32) error {
+	if err := w.check(ctx, x, n, h); err != nil {
+		return err
+	}
+	switch w.Resolve(method) {
+	case Dense:
+		linalg.Sgemm(false, true, n, w.M, w.D, 1, x, w.D, w.Dense(), w.D, 0, h, w.M)
+	default:
+		w.applySparse(x, n, h)
+	}
+	return ctx.Err()
+}
+
+// ApplyRows is Apply with every row of h a function of its row of x
+// alone: a sample's code has the same bits whatever the other samples of
+// the call, their number and its place among them. Sparse (the gather)
+// has that property already; Dense uses linalg.SdotRows, one fixed dot
+// product per element, instead of sgemm, whose kernels round an element
+// differently by its place in a block. It is what a predictor serving
+// requests one by one or in batches needs (the same answer either way);
+// for a few samples it is also faster than sgemm, which packs all of W
+// for every call. Large products are split over the rows of W on all
+// CPUs (goroutines: no BLAS threads are involved).
+func (w *Matrix) ApplyRows(ctx context.Context, method Method, x []float32, n int, h []float32) error {
+	if err := w.check(ctx, x, n, h); err != nil {
+		return err
+	}
+	if w.Resolve(method) != Dense {
+		w.applySparse(x, n, h)
+		return ctx.Err()
+	}
+	dense := w.Dense()
+	// Blocks of 64 rows of W (128 KiB at d=512) per task; one task when
+	// the whole product is small enough that starting goroutines would
+	// cost more than it saves.
+	const rowBlock = 64
+	if n*w.M*w.D < 1<<20 {
+		linalg.SdotRows(n, w.M, w.D, x, w.D, dense, w.D, h, w.M)
+		return ctx.Err()
+	}
+	blocks := (w.M + rowBlock - 1) / rowBlock
+	parallel.For(blocks, func(lo, hi int) {
+		j0, j1 := lo*rowBlock, min(w.M, hi*rowBlock)
+		linalg.SdotRows(n, j1-j0, w.D, x, w.D, dense[j0*w.D:], w.D, h[j0:], w.M)
+	})
+	return ctx.Err()
+}
+
+// check validates the shapes and values of an application.
+func (w *Matrix) check(ctx context.Context, x []float32, n int, h []float32) error {
 	if len(x) != n*w.D {
 		return fmt.Errorf("projection: input has %d values, want n*d = %d*%d", len(x), n, w.D)
 	}
@@ -215,15 +264,6 @@ func (w *Matrix) Apply(ctx context.Context, method Method, x []float32, n int, h
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			return fmt.Errorf("projection: sample %d, feature %d is %v", i/w.D, i%w.D, v)
 		}
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	switch w.Resolve(method) {
-	case Dense:
-		linalg.Sgemm(false, true, n, w.M, w.D, 1, x, w.D, w.Dense(), w.D, 0, h, w.M)
-	default:
-		w.applySparse(x, n, h)
 	}
 	return ctx.Err()
 }

@@ -261,3 +261,49 @@ func TestTopKMatchesSort(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyRowsRowIndependent: with ApplyRows a sample's code is the same
+// bits alone and in a batch (split over W's rows on all CPUs when the
+// product is large), dense or sparse, and agrees with Apply to float32
+// rounding of a p-term sum.
+func TestApplyRowsRowIndependent(t *testing.T) {
+	ctx := context.Background()
+	const m, d, p, n = 1001, 300, 120, 6 // n·m·d > 2^20: the batch is split, one sample is not
+	w, err := Generate(m, d, p, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := randCodes(n, d)
+	for _, method := range []Method{Dense, Sparse} {
+		h := make([]float32, n*m)
+		if err := w.ApplyRows(ctx, method, x, n, h); err != nil {
+			t.Fatal(err)
+		}
+		ref := make([]float32, n*m)
+		if err := w.Apply(ctx, method, x, n, ref); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			one := make([]float32, m)
+			if err := w.ApplyRows(ctx, method, append([]float32(nil), x[i*d:(i+1)*d]...), 1, one); err != nil {
+				t.Fatal(err)
+			}
+			for j := range one {
+				if math.Float32bits(one[j]) != math.Float32bits(h[i*m+j]) {
+					t.Fatalf("%v: sample %d code %d: %v in the batch, %v alone", method, i, j, h[i*m+j], one[j])
+				}
+				// Both sum the same p products: |error| ≤ p·2⁻²³·Σ|products| each.
+				var mag float64
+				for k := 0; k < p; k++ {
+					mag += math.Abs(float64(w.Vals[j*p+k]) * float64(x[i*d+int(w.Cols[j*p+k])]))
+				}
+				if diff := math.Abs(float64(one[j]) - float64(ref[i*m+j])); diff > 2*p*0x1p-23*mag {
+					t.Fatalf("%v: sample %d code %d: ApplyRows %v, Apply %v", method, i, j, one[j], ref[i*m+j])
+				}
+			}
+		}
+	}
+	if err := w.ApplyRows(ctx, Dense, x[:d-1], 1, make([]float32, m)); err == nil {
+		t.Error("short input: no error")
+	}
+}

@@ -28,8 +28,10 @@ const (
 	GCVEigen
 	// GCVBand reduces K once to a band matrix by an orthogonal similarity
 	// (LAPACK's ssytrd_sy2sb), then costs O(n·b²) per grid value: the
-	// whole grid for about the price of three dense factorisations. It
-	// needs OpenBLAS (linalg.HaveBandReduction).
+	// whole grid for about the price of three dense factorisations. When
+	// n >= m it reduces the task's Gram HᵀH (m×m) instead, which the
+	// statistics update can then reuse (Workspace.TaskGram). It needs
+	// OpenBLAS (linalg.HaveBandReduction).
 	GCVBand
 )
 
@@ -118,6 +120,11 @@ func GCV(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid 
 // The zero value is ready to use.
 type Workspace struct {
 	buf []float32
+	// the Gram matrix of the last scored codes, when the last GCV call
+	// formed it (see TaskGram): strict lower triangle in buf, diagonal here
+	gdiag        []float32
+	gramOf       *float32 // &h[0] of those codes
+	gramN, gramM int
 }
 
 func (w *Workspace) get(n int) []float32 {
@@ -128,7 +135,7 @@ func (w *Workspace) get(n int) []float32 {
 }
 
 // Release drops the scratch memory.
-func (w *Workspace) Release() { w.buf = nil }
+func (w *Workspace) Release() { *w = Workspace{} }
 
 // GCV is the package-level GCV using the workspace's memory.
 func (w *Workspace) GCV(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid []float64, method GCVMethod) ([]float64, error) {
@@ -154,6 +161,7 @@ func (w *Workspace) GCV(ctx context.Context, h []float32, n, m int, labels []int
 			return nil, fmt.Errorf("ridge: GCV: sample %d has class index %d outside [0,%d)", i, l, nc)
 		}
 	}
+	w.gramOf, w.gramN, w.gramM = nil, 0, 0
 	var scores []float64
 	var err error
 	switch method.Resolve(n, m, len(grid)) {
@@ -169,6 +177,20 @@ func (w *Workspace) GCV(ctx context.Context, h []float32, n, m int, labels []int
 		if !linalg.HaveBandReduction {
 			return nil, fmt.Errorf("ridge: GCV method band needs OpenBLAS; this build uses the pure-Go backend")
 		}
+		if n >= m && m < 2 {
+			scores, err = gcvPrimal(ctx, w.get(m*m), h, n, m, labels, nc, grid)
+			break
+		}
+		if n >= m {
+			if cap(w.gdiag) < m {
+				w.gdiag = make([]float32, m)
+			}
+			scores, err = gcvBandPrimal(ctx, w.get(m*m), w.gdiag[:m], h, n, m, labels, nc, grid)
+			if err == nil {
+				w.gramOf, w.gramN, w.gramM = &h[0], n, m
+			}
+			break
+		}
 		scores, err = gcvBand(ctx, w.get(n*n), h, n, m, labels, nc, grid)
 	default:
 		scores, err = gcvDual(ctx, w.get(n*n), h, n, m, labels, nc, grid)
@@ -177,7 +199,8 @@ func (w *Workspace) GCV(ctx context.Context, h []float32, n, m int, labels []int
 		return nil, err
 	}
 	if math.IsInf(scores[BestLambda(scores)], 1) {
-		return nil, fmt.Errorf("ridge: GCV: no lambda in %v gives a numerically positive definite system", grid)
+		w.gramOf, w.gramN, w.gramM = nil, 0, 0
+		return nil, fmt.Errorf("ridge: GCV: no lambda in %v gives a numerically positive definite system whose score is determinable (all too small for the float32 rounding of the codes' Gram); use larger lambdas", grid)
 	}
 	return scores, nil
 }

@@ -57,6 +57,19 @@ func (a *Accumulator) Samples() int { return a.n }
 // labels (0 <= label; new indices grow S with zero rows). It updates
 // G += hᵀh with one symmetric rank-n update and S += hᵀY.
 func (a *Accumulator) Add(h []float32, n int, labels []int) error {
+	if err := a.checkAdd(h, n, labels); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	AddGram(a.buf, a.diag, h, n, a.m)
+	a.addS(h, n, labels)
+	return nil
+}
+
+// checkAdd validates the inputs of Add and makes room for their classes.
+func (a *Accumulator) checkAdd(h []float32, n int, labels []int) error {
 	if len(h) != n*a.m {
 		return fmt.Errorf("ridge: input has %d values, want %d×%d", len(h), n, a.m)
 	}
@@ -67,15 +80,18 @@ func (a *Accumulator) Add(h []float32, n int, labels []int) error {
 		if l < 0 {
 			return fmt.Errorf("ridge: sample %d: negative class index %d", i, l)
 		}
+	}
+	for _, l := range labels {
 		if l >= a.nc {
 			a.GrowClasses(l + 1)
 		}
 	}
-	if n == 0 {
-		return nil
-	}
+	return nil
+}
+
+// addS adds the codes to S and counts them (the part of Add after G).
+func (a *Accumulator) addS(h []float32, n int, labels []int) {
 	m := a.m
-	AddGram(a.buf, a.diag, h, n, m)
 	for i, l := range labels {
 		row := a.s[l*m : (l+1)*m]
 		for j, v := range h[i*m : (i+1)*m] {
@@ -83,7 +99,6 @@ func (a *Accumulator) Add(h []float32, n int, labels []int) error {
 		}
 	}
 	a.n += n
-	return nil
 }
 
 // GrowClasses makes room for nc classes (no-op if there already are).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -466,6 +467,10 @@ func TestGCVBandRankDeficient(t *testing.T) {
 				noise++
 			}
 		}
+		// a grid wholly below the floor is an error, not a meaningless choice
+		if _, err := GCV(context.Background(), h, tc.n, tc.m, labels, tc.nc, grid[:3], GCVBand); err == nil {
+			t.Errorf("%+v: no error for a grid of λ ≤ %.3g, all below the floor", tc, grid[2])
+		}
 		if noise == 0 {
 			t.Errorf("%+v: without the floor band scores no λ more: the test does not exercise the floor", tc)
 		} else {
@@ -501,5 +506,88 @@ func TestResolveAuto(t *testing.T) {
 		if got := GCVDual.Resolve(tc.n, tc.m, tc.grid); got != GCVDual {
 			t.Errorf("an explicit method resolved to %v", got)
 		}
+	}
+}
+
+// TestTaskGramShared checks the one pass over the codes that the band
+// method allows when n >= m: the Gram matrix its GCV formed
+// (Workspace.TaskGram), added by Accumulator.AddWithGram, gives the
+// statistics Add gives, against the float64 Gram of the same codes
+// (tolerance: float32 sums of n products, 4·√n·u32 of the largest
+// entry, plus one rounding of the running G). It also checks that
+// TaskGram is refused for other codes and after a method that does not
+// form the Gram.
+func TestTaskGramShared(t *testing.T) {
+	if !linalg.HaveBandReduction {
+		t.Skip("pure-Go backend: no band reduction")
+	}
+	const n, m, nc = 300, 200, 4
+	const u32 = 0x1p-24
+	h1, l1 := classData(5, 150, m, nc)
+	h2, l2 := classData(6, n, m, nc)
+	grid := []float64{1e2, 1e3, 1e4, 1e5}
+	var ws Workspace
+	if _, err := ws.GCV(context.Background(), h2, n, m, l2, nc, grid, GCVBand); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := ws.TaskGram(h1, 150, m); ok {
+		t.Fatal("TaskGram accepted other codes")
+	}
+	lower, diag, ok := ws.TaskGram(h2, n, m)
+	if !ok {
+		t.Fatal("no task Gram after the band method with n >= m")
+	}
+	shared, _ := NewAccumulator(m)
+	plain, _ := NewAccumulator(m)
+	for _, a := range []*Accumulator{shared, plain} {
+		if err := a.Add(h1, 150, l1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := shared.AddWithGram(h2, n, l2, lower, diag); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Add(h2, n, l2); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, m*m) // float64 Gram of both tasks
+	maxG := 0.0
+	for _, hh := range []struct {
+		h []float32
+		n int
+	}{{h1, 150}, {h2, n}} {
+		for i := 0; i < hh.n; i++ {
+			r := hh.h[i*m : (i+1)*m]
+			for a := 0; a < m; a++ {
+				for b := 0; b <= a; b++ {
+					want[a*m+b] += float64(r[a]) * float64(r[b])
+				}
+			}
+		}
+	}
+	for a := 0; a < m; a++ {
+		maxG = max(maxG, want[a*m+a])
+	}
+	tol := 4 * math.Sqrt(float64(n+150)) * u32 * maxG
+	for a := 0; a < m; a++ {
+		for b := 0; b <= a; b++ {
+			for name, acc := range map[string]*Accumulator{"AddWithGram": shared, "Add": plain} {
+				if d := math.Abs(float64(acc.G(a, b)) - want[a*m+b]); d > tol {
+					t.Fatalf("%s: G[%d][%d] = %g, float64 %g (|d| %.2g > %.2g)", name, a, b, acc.G(a, b), want[a*m+b], d, tol)
+				}
+			}
+		}
+	}
+	if shared.Samples() != plain.Samples() || !slices.Equal(shared.S(), plain.S()) {
+		t.Fatal("AddWithGram and Add disagree on S or the sample count")
+	}
+	if err := shared.AddWithGram(h2, n, l2, lower[1:], diag); err == nil {
+		t.Fatal("AddWithGram accepted a short Gram")
+	}
+	if _, err := ws.GCV(context.Background(), h2, n, m, l2, nc, grid, GCVDual); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := ws.TaskGram(h2, n, m); ok {
+		t.Fatal("TaskGram after the dual method")
 	}
 }

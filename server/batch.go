@@ -6,10 +6,15 @@ import (
 )
 
 // Predictions are scored in batches: a request that arrives while others
-// are waiting is scored together with them in one Scores call, so W is
-// read once for all of them (with one request at a time nothing waits:
-// a batch is whatever is queued when a scorer becomes free). A batch
-// holds requests of one snapshot only.
+// are waiting is scored together with them in one Scores call, so W (20 MB
+// at m=10000, d=512) is read once for all of them. One scorer goroutine
+// takes the batches; a batch is whatever is queued when it becomes free
+// (with one request at a time nothing waits: no timer, no added latency),
+// and its Scores call splits W's rows over all CPUs. A batch holds
+// requests of one snapshot only. Batching changes no answer: a
+// snapshot's scores of a sample do not depend on the other samples of
+// the call (flycl.Predictor.Scores sums row by row), so each request gets
+// the bits it would get alone.
 
 // scoreReq is one request's features waiting to be scored.
 type scoreReq struct {
@@ -52,7 +57,8 @@ func (s *Server) score(ctx context.Context, sn Snapshot, x []float32) ([]float32
 }
 
 // scorer takes a request, adds every request of the same snapshot that is
-// already waiting (up to maxBatchRows rows), and scores them at once.
+// already waiting (up to maxBatchRows rows), and scores them at once, until
+// the server stops.
 func (s *Server) scorer() {
 	var held *scoreReq
 	for {

@@ -12,7 +12,8 @@
 //	GET    /v1/classes             class names and sample counts
 //	DELETE /v1/classes/{name}      forget a class (token)
 //	POST   /v1/predict             top-N classes of images or feature vectors
-//	POST   /v1/learn               learn images or feature vectors with labels (token)
+//	POST   /v1/learn               learn images or feature vectors with labels (token);
+//	                               lambda: a fixed λ, online + batch: mini-batches
 //	GET    /metrics                Prometheus metrics
 //	GET    /                       the web page
 //
@@ -21,5 +22,9 @@
 // server's learner goroutine, in a queue of bounded length (503 with
 // Retry-After beyond it); the Backend saves the model file durably before
 // the new snapshot is published and the request acknowledged, so an
-// acknowledged learn survives a crash.
+// acknowledged learn survives a crash. FileBackend learns in place (the
+// learner goroutine owns the model; no copy of its m×m statistics) and
+// undoes a failed learn or save by reading the model back from its file.
+// An Extractor that is a Calibrator (an int8 backbone of a new model) is
+// calibrated on the images of the first learn.
 package server

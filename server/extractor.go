@@ -8,6 +8,7 @@ import (
 
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/transform"
 )
 
@@ -93,4 +94,41 @@ func (e *BackboneExtractor) Features(ctx context.Context, imgs []*imageio.RGB) (
 		copy(out[lo*d:hi*d], res[e.out])
 	}
 	return out, nil
+}
+
+// Calibrator is an Extractor that is not ready until it is calibrated on
+// training images: an int8 backbone for a new model, calibrated on the
+// images of the server's first learn, as flycl learn --precision int8
+// calibrates on the data it learns. Until then the server refuses
+// predicts of images and learns of feature vectors (the model has learned
+// nothing, and features given directly could not be tied to the
+// calibration); the first learn of images calibrates it, on the learner
+// goroutine, and the backend's model takes the pipeline Calibrate
+// returns (the Backend must have a SetPipeline(*modelfile.Pipeline) error
+// method, as FileBackend has).
+type Calibrator interface {
+	Extractor
+	// Calibrated reports whether Features may be called (it becomes true
+	// once, when Calibrate succeeds, and stays true).
+	Calibrated() bool
+	// Calibrate prepares the extractor from n training images (image(i)
+	// decodes image i) and returns the pipeline the model records. The
+	// server calls it from one goroutine only.
+	Calibrate(ctx context.Context, n int, image func(i int) (*imageio.RGB, error)) (*modelfile.Pipeline, error)
+}
+
+// pipelineSetter is a Backend whose model can take the calibrated
+// pipeline (FileBackend).
+type pipelineSetter interface {
+	SetPipeline(p *modelfile.Pipeline) error
+}
+
+// errUncalibrated refuses what an uncalibrated Calibrator cannot do yet.
+var errUncalibrated = errorf(409, "this server's int8 backbone is calibrated on the images of the first learn: learn images first")
+
+// calibrating returns the server's Calibrator when it still waits for its
+// calibration.
+func (s *Server) calibrating() (Calibrator, bool) {
+	c, ok := s.cfg.Extractor.(Calibrator)
+	return c, ok && !c.Calibrated()
 }

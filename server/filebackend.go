@@ -85,6 +85,11 @@ func (b *FileBackend) Pipeline() *modelfile.Pipeline { return b.model.Pipeline }
 // model without a pipeline takes it only while it has learned nothing.
 // Call it before serving.
 func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
+	if b.model == nil {
+		if err := b.load(); err != nil {
+			return fmt.Errorf("the model could not be read back from %s after a failed change: %w", b.path, err)
+		}
+	}
 	switch {
 	case b.model.Pipeline != nil:
 		if err := b.model.Pipeline.Check(p); err != nil {

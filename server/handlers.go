@@ -202,13 +202,17 @@ type Request struct {
 
 // input is a parsed request: features (n×d) and labels.
 type input struct {
-	x       []float32
-	n       int
-	labels  []string
-	top     int
-	opt     LearnOptions // learn's options as given (checked by the learn handler)
-	images  int
-	extract time.Duration
+	x      []float32
+	n      int
+	labels []string
+	top    int
+	opt    LearnOptions // learn's options as given (checked by the learn handler)
+	images int
+	// deferred: the images (raw) are extracted by the learn itself, once
+	// it has calibrated the backbone on them (see Calibrator)
+	deferred bool
+	raw      [][]byte
+	extract  time.Duration
 }
 
 // readInput parses a JSON or multipart body and turns images into
@@ -303,6 +307,14 @@ func (s *Server) readInput(r *http.Request, d int, check func(*input) error) (*i
 		}
 	}
 	if len(raw) > 0 {
+		if in.deferred {
+			// sizes are checked now, before the request takes its place
+			if _, err := s.checkImages(raw); err != nil {
+				return nil, err
+			}
+			in.raw = raw
+			return in, nil
+		}
 		if in.x, in.extract, err = s.imageFeatures(r.Context(), raw); err != nil {
 			return nil, err
 		}
@@ -373,6 +385,59 @@ func (s *Server) readMultipart(mr *multipart.Reader, req *Request) ([][]byte, er
 	}
 }
 
+// checkImages checks that the server has a backbone and every image's
+// size from its header (each at most MaxPixels, all together at most
+// MaxRequestPixels), and returns each image's pixels.
+func (s *Server) checkImages(raw [][]byte) ([]int64, error) {
+	if s.cfg.Extractor == nil {
+		return nil, errorf(http.StatusBadRequest, "this server has no backbone (start it with --backbone): send feature vectors")
+	}
+	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
+	pixels := make([]int64, len(raw))
+	var total int64
+	for i, b := range raw {
+		w, h, err := dec.Config(b)
+		if errors.Is(err, imageio.ErrTooLarge) {
+			return nil, errorf(http.StatusRequestEntityTooLarge, "image %d: %v", i, err)
+		}
+		if err != nil {
+			return nil, errorf(http.StatusBadRequest, "image %d: not a readable JPEG, PNG, GIF, BMP, TIFF or PGM/PPM image: %v", i, err)
+		}
+		pixels[i] = int64(w) * int64(h)
+		total += pixels[i]
+	}
+	if total > s.cfg.MaxRequestPixels {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "the %d images have %d pixels in all; the limit per request is %d pixels", len(raw), total, s.cfg.MaxRequestPixels)
+	}
+	return pixels, nil
+}
+
+// calibrate calibrates the server's Calibrator on the images of a learn
+// (on the learner goroutine) and gives the model its pipeline; a corrupt
+// image is the request's error (400).
+func (s *Server) calibrate(ctx context.Context, c Calibrator, raw [][]byte) error {
+	setter, ok := s.cfg.Backend.(pipelineSetter)
+	if !ok {
+		return fmt.Errorf("server: the backend cannot take the calibrated pipeline: %w", ErrUnsupported)
+	}
+	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
+	p, err := c.Calibrate(ctx, len(raw), func(i int) (*imageio.RGB, error) {
+		im, err := dec.Decode(raw[i])
+		if err != nil {
+			return nil, &InputError{fmt.Errorf("image %d: corrupt image: %v", i, err)}
+		}
+		return im, nil
+	})
+	if err != nil {
+		return fmt.Errorf("calibrate the int8 backbone on the learn's %d images: %w", len(raw), err)
+	}
+	if err := setter.SetPipeline(p); err != nil {
+		return err
+	}
+	s.log.Info("calibrated the int8 backbone", "images", len(raw), "backbone", c.Name())
+	return nil
+}
+
 // extractBatch is how many decoded images go to the extractor at once.
 const extractBatch = 16
 
@@ -382,26 +447,15 @@ const extractBatch = 16
 // time: at most Extractions batches of decoded pixels exist at once,
 // whatever the number of requests.
 func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, time.Duration, error) {
-	if s.cfg.Extractor == nil {
-		return nil, 0, errorf(http.StatusBadRequest, "this server has no backbone (start it with --backbone): send feature vectors")
+	pixels, err := s.checkImages(raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, ok := s.calibrating(); ok {
+		// nothing learned yet (learns of images calibrate first)
+		return nil, 0, ErrNotTrained
 	}
 	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
-	pixels := make([]int64, len(raw))
-	var total int64
-	for i, b := range raw {
-		w, h, err := dec.Config(b)
-		if errors.Is(err, imageio.ErrTooLarge) {
-			return nil, 0, errorf(http.StatusRequestEntityTooLarge, "image %d: %v", i, err)
-		}
-		if err != nil {
-			return nil, 0, errorf(http.StatusBadRequest, "image %d: not a readable JPEG, PNG, GIF, BMP, TIFF or PGM/PPM image: %v", i, err)
-		}
-		pixels[i] = int64(w) * int64(h)
-		total += pixels[i]
-	}
-	if total > s.cfg.MaxRequestPixels {
-		return nil, 0, errorf(http.StatusRequestEntityTooLarge, "the %d images have %d pixels in all; the limit per request is %d pixels", len(raw), total, s.cfg.MaxRequestPixels)
-	}
 	select {
 	case s.extract <- struct{}{}:
 	case <-ctx.Done():
@@ -541,6 +595,12 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 		if _, err := in.opt.deploy(); err != nil {
 			return errorf(http.StatusBadRequest, "%v", err)
 		}
+		if _, ok := s.calibrating(); ok {
+			if in.images == 0 {
+				return errUncalibrated
+			}
+			in.deferred = true
+		}
 		if !s.reserve() {
 			return errBusy
 		}
@@ -556,6 +616,18 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 	reserved = false
 	err = s.submit(func(ctx context.Context) (Snapshot, error) {
 		var err error
+		if in.deferred {
+			// the first learn of an int8 server: calibrate on its images
+			// (unless a learn queued before this one did), then extract
+			if c, ok := s.calibrating(); ok {
+				if err := s.calibrate(ctx, c, in.raw); err != nil {
+					return nil, err
+				}
+			}
+			if in.x, in.extract, err = s.imageFeatures(ctx, in.raw); err != nil {
+				return nil, err
+			}
+		}
 		rep, sn, err = s.cfg.Backend.Learn(ctx, in.x, in.labels, in.opt)
 		return sn, err
 	})

@@ -294,7 +294,8 @@ func TestLearnOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := ref.Scores(context.Background(), slices.Concat(probe...))
+			// The core's predictor (row by row; Model.Scores sums by sgemm).
+			want, err := ref.Predictor().Scores(context.Background(), slices.Concat(probe...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -311,4 +312,57 @@ func TestLearnOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFailedOnlineLearnRestores: an online learn whose second mini-batch
+// fails (features too large for float32 statistics) after the first was
+// learned in place answers 400 and leaves the model exactly as before:
+// the served snapshot, the file, and the next learn, which equals a model
+// that never saw the failed request.
+func TestFailedOnlineLearnRestores(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.flycl")
+	s, err := New(Config{Backend: newFileBackend(t, path)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hs := newLoopbackServer(t, s)
+	r := rand.New(rand.NewPCG(60, 61))
+	x, y := clusters(r, []int{0, 1}, 10)
+	learnFeatures(t, hs, "", x, y)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, _ := clusters(r, []int{2}, 8)
+	for _, v := range bad[4:] { // the second batch of 4
+		for j := range v {
+			v[j] *= 1e30
+		}
+	}
+	code, _, b := do(t, "POST", hs+"/v1/learn", "application/json", jsonBody(t, Request{Features: bad, Label: "gamma", Online: true, Batch: 4}), "", nil)
+	if code != http.StatusBadRequest || !bytes.Contains(b, []byte("too large")) {
+		t.Fatalf("online learn with a bad second batch: %d %s", code, b)
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, before) || s.Snapshot().Version() != 1 || len(s.Snapshot().Classes()) != 2 {
+		t.Fatalf("the failed learn changed the file (%v) or the served model (version %d)", err, s.Snapshot().Version())
+	}
+	x2, y2 := clusters(r, []int{2, 3}, 6)
+	learnFeatures(t, hs, "", x2, y2)
+	ref := filepath.Join(dir, "ref.flycl")
+	rb := newFileBackend(t, ref)
+	for _, l := range []struct {
+		x [][]float32
+		y []int
+	}{{x, y}, {x2, y2}} {
+		names := make([]string, len(l.y))
+		for i, c := range l.y {
+			names[i] = className(c)
+		}
+		if _, _, err := rb.Learn(context.Background(), slices.Concat(l.x...), names, LearnOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameModel(t, path, ref)
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -139,11 +138,7 @@ func New(cfg Config) (*Server, error) {
 	s.publish(cur)
 	s.routes()
 	go s.learner()
-	var scorers sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		scorers.Go(s.scorer)
-	}
-	go func() { scorers.Wait(); close(s.scorersGone) }()
+	go func() { s.scorer(); close(s.scorersGone) }()
 	return s, nil
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/color"
 	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -572,9 +574,8 @@ func TestForget(t *testing.T) {
 
 // TestBatchedPredicts sends many one-vector predicts at once (they are
 // scored in shared batches) and checks each answer against the snapshot's
-// scores of that vector alone. A batch changes only the summation order
-// inside BLAS: the tolerance is a few float32 roundings of sums of m
-// terms, relative to the row's largest score.
+// scores of that vector alone: bit for bit, since a predictor's scores of
+// a sample do not depend on the other samples of the call.
 func TestBatchedPredicts(t *testing.T) {
 	s, hs, _ := testServer(t, nil)
 	r := rand.New(rand.NewPCG(20, 21))
@@ -597,13 +598,9 @@ func TestBatchedPredicts(t *testing.T) {
 				errs <- err
 				return
 			}
-			scale := 0.0
-			for _, v := range want {
-				scale = max(scale, math.Abs(float64(v)))
-			}
 			for _, sc := range pr.Predictions[0].Top {
 				j := indexOf(sn.Classes(), sc.Class)
-				if d := math.Abs(float64(sc.Score - want[j])); d > 1e-5*scale*float64(testConfig().M) {
+				if math.Float32bits(sc.Score) != math.Float32bits(want[j]) {
 					errs <- fmt.Errorf("vector %d class %s: %v batched, %v alone", i, sc.Class, sc.Score, want[j])
 				}
 			}
@@ -613,6 +610,57 @@ func TestBatchedPredicts(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestRunBatchIsExact scores one batch made of requests of 1, 2 and 3
+// rows (deterministically: runBatch is called directly) and checks every
+// request's scores against the snapshot's scores of that request alone,
+// bit for bit; a cancelled request in the batch gets its error and
+// changes nothing for the others.
+func TestRunBatchIsExact(t *testing.T) {
+	s, hs, _ := testServer(t, nil)
+	r := rand.New(rand.NewPCG(22, 23))
+	x, y := clusters(r, []int{0, 1, 2, 3}, 40)
+	learnFeatures(t, hs.URL, "", x, y)
+	sn := s.Snapshot()
+	tx, _ := clusters(r, []int{0, 1, 2, 3}, 20)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	var batch []*scoreReq
+	for i, rows := 0, 1; i+rows <= len(tx); i, rows = i+rows, rows%3+1 {
+		var flat []float32
+		for _, v := range tx[i : i+rows] {
+			flat = append(flat, v...)
+		}
+		ctx := context.Background()
+		if len(batch) == 3 {
+			ctx = cancelled
+		}
+		batch = append(batch, &scoreReq{ctx: ctx, sn: sn, x: flat, done: make(chan scoreRes, 1)})
+	}
+	reqs := slices.Clone(batch) // runBatch reuses its argument's array
+	s.runBatch(batch)
+	for i, req := range reqs {
+		got := <-req.done
+		if i == 3 {
+			if !errors.Is(got.err, context.Canceled) {
+				t.Errorf("cancelled request: %v", got.err)
+			}
+			continue
+		}
+		want, err := sn.Scores(context.Background(), req.x)
+		if err != nil || got.err != nil {
+			t.Fatal(err, got.err)
+		}
+		if len(got.scores) != len(want) {
+			t.Fatalf("request %d: %d scores, %d alone", i, len(got.scores), len(want))
+		}
+		for j := range want {
+			if math.Float32bits(got.scores[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("request %d score %d: %v in the batch, %v alone", i, j, got.scores[j], want[j])
+			}
+		}
 	}
 }
 

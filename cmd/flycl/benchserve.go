@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/flycl/flycl"
@@ -36,7 +37,8 @@ import (
 func benchServeCmd() *cobra.Command {
 	var cpuprofile string
 	var spec, images string
-	var n, clients, learns int
+	var n, learns int
+	var clients []int
 	var seconds float64
 	var mf modelFlags
 	c := &cobra.Command{
@@ -50,9 +52,12 @@ measures, in one run:
      image in this process (decode + preprocess + ONNX Runtime run, and the
      run alone), and the ratio (target: p50 within 1.2x);
   2. predicts per second on feature vectors (JSON, one vector per request,
-     --clients concurrent clients for --seconds; target >= 2000/s on 2 cores);
+     --seconds with each number of concurrent clients of --clients; target
+     >= 2000/s on 2 cores), with the CPU time per request and how many
+     requests the server scored together per batch;
   3. feature-predict p99 while --learns learns run one after another,
-     next to the idle p99, and how many predicts failed (target: none).
+     next to the idle p99 (the first --clients), and how many predicts
+     failed (target: none).
 
 Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 		Args: cobra.NoArgs,
@@ -79,6 +84,9 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
+			if len(clients) == 0 || slices.Min(clients) < 1 {
+				return fmt.Errorf("--clients %v: want one or more counts >= 1", clients)
+			}
 			return benchServe(cmd.Context(), os.Stdout, spec, images, cfg, n, clients, learns, time.Duration(seconds*float64(time.Second)))
 		},
 	}
@@ -86,7 +94,7 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 	fs.StringVar(&spec, "backbone", "squeezenet", "backbone")
 	fs.StringVar(&images, "images", "../shared/data/imagenet-sample-500", "folder of JPEG images")
 	fs.IntVar(&n, "n", 100, "single-image predicts (and bare backbone runs)")
-	fs.IntVar(&clients, "clients", 4, "concurrent clients for feature predicts")
+	fs.IntSliceVar(&clients, "clients", []int{4, 16}, "concurrent clients for feature predicts (a list: one measurement each; the first also runs during learns)")
 	fs.IntVar(&learns, "learns", 3, "learns run while predicting")
 	fs.Float64Var(&seconds, "seconds", 5, "seconds of feature predicts")
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file (go tool pprof)")
@@ -95,7 +103,7 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 	return c
 }
 
-func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.Config, n, clients, learns int, dur time.Duration) error {
+func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.Config, n int, clients []int, learns int, dur time.Duration) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.JPEG"))
 	if err != nil {
 		return err
@@ -201,7 +209,7 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 	firstLearn := time.Since(t)
 
 	// 1. Single-image predicts.
-	var single []time.Duration
+	var single, srvTotal, srvExtract []time.Duration
 	for i := range n + 3 {
 		var b bytes.Buffer
 		w := multipart.NewWriter(&b)
@@ -213,13 +221,23 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 		if err != nil {
 			return err
 		}
-		io.Copy(io.Discard, resp.Body)
+		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		el := time.Since(t)
 		if resp.StatusCode != 200 {
-			return fmt.Errorf("predict: status %d", resp.StatusCode)
+			return fmt.Errorf("predict: status %d: %s", resp.StatusCode, body)
+		}
+		var pr server.PredictResponse
+		if err := json.Unmarshal(body, &pr); err != nil {
+			return fmt.Errorf("predict: %w", err)
 		}
 		if i >= 3 {
-			single = append(single, time.Since(t))
+			single = append(single, el)
+			srvTotal = append(srvTotal, time.Duration(pr.Seconds*float64(time.Second)))
+			srvExtract = append(srvExtract, time.Duration(pr.Extract*float64(time.Second)))
 		}
 	}
 
@@ -228,7 +246,7 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 	for i := range bodies {
 		bodies[i], _ = json.Marshal(server.Request{Features: [][]float32{vec(i)}, Top: 5})
 	}
-	fire := func(stopAt time.Time, stopCh <-chan struct{}) (lat []time.Duration, fails int64) {
+	fire := func(clients int, stopAt time.Time, stopCh <-chan struct{}) (lat []time.Duration, fails int64) {
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		var failed atomic.Int64
@@ -270,9 +288,33 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 		wg.Wait()
 		return lat, failed.Load()
 	}
-	t = time.Now()
-	idle, idleFails := fire(time.Now().Add(dur), nil)
-	rate := float64(len(idle)) / time.Since(t).Seconds()
+	type rateRow struct {
+		clients   int
+		lat       []time.Duration
+		fails     int64
+		rate      float64
+		cpuPerReq time.Duration
+		perBatch  float64
+	}
+	var rates []rateRow
+	for _, c := range clients {
+		b0, err := batchStats(client, url)
+		if err != nil {
+			return err
+		}
+		cpu0 := processCPU()
+		t := time.Now()
+		lat, fails := fire(c, time.Now().Add(dur), nil)
+		row := rateRow{clients: c, lat: lat, fails: fails, rate: float64(len(lat)) / time.Since(t).Seconds(),
+			cpuPerReq: (processCPU() - cpu0) / time.Duration(max(len(lat), 1))}
+		b1, err := batchStats(client, url)
+		if err != nil {
+			return err
+		}
+		row.perBatch = (b1.sum - b0.sum) / max(b1.count-b0.count, 1)
+		rates = append(rates, row)
+	}
+	idle := rates[0].lat
 
 	// 3. Feature predicts while learns run one after another.
 	stopCh := make(chan struct{})
@@ -295,7 +337,7 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 			learnTimes = append(learnTimes, time.Since(t))
 		}
 	}()
-	busy, busyFails := fire(time.Time{}, stopCh)
+	busy, busyFails := fire(clients[0], time.Time{}, stopCh)
 	if learnErr != nil {
 		return learnErr
 	}
@@ -318,10 +360,18 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 		pct(single, .5).Seconds()/pct(bare, .5).Seconds(), pct(single, .99).Seconds()/pct(bare, .99).Seconds())
 	fmt.Fprintf(tw, "%-58s %8.2fx    %8.2fx\n", "  ratio serve / backbone run only",
 		pct(single, .5).Seconds()/pct(runOnly, .5).Seconds(), pct(single, .99).Seconds()/pct(runOnly, .99).Seconds())
-	fmt.Fprintf(tw, "\nfeature predicts: %.0f requests/s (%d clients, %.1f s, %d failed)   (target >= 2000/s on 2 cores)\n",
-		rate, clients, dur.Seconds(), idleFails)
-	fmt.Fprintf(tw, "%-58s %s %s\n", "feature predict, idle", ms(pct(idle, .5)), ms(pct(idle, .99)))
-	fmt.Fprintf(tw, "%-58s %s %s\n", fmt.Sprintf("feature predict, during %d learns", learns), ms(pct(busy, .5)), ms(pct(busy, .99)))
+	fmt.Fprintf(tw, "%-58s %s %s\n", "  in the server: extract (decode+preprocess+run)", ms(pct(srvExtract, .5)), ms(pct(srvExtract, .99)))
+	fmt.Fprintf(tw, "%-58s %s %s\n", "  in the server: whole predict (extract, W, top-k, scores)", ms(pct(srvTotal, .5)), ms(pct(srvTotal, .99)))
+	fmt.Fprintf(tw, "\nfeature predicts (JSON, one vector per request, top 5), %.1f s per row   (target >= 2000/s on 2 cores)\n", dur.Seconds())
+	fmt.Fprintf(tw, "%8s %12s %11s %11s %14s %15s %8s\n", "clients", "requests/s", "p50", "p99", "CPU/request", "requests/batch", "failed")
+	for _, r := range rates {
+		fmt.Fprintf(tw, "%8d %12.0f %s %s %11.3f ms %15.2f %8d\n", r.clients, r.rate, ms(pct(r.lat, .5)), ms(pct(r.lat, .99)),
+			float64(r.cpuPerReq.Microseconds())/1000, r.perBatch, r.fails)
+	}
+	fmt.Fprintf(tw, "(CPU/request: this process's CPU time, server and clients, per answered request: %d CPUs sustain at most %d/CPU-per-request when CPU-bound)\n",
+		runtime.NumCPU(), runtime.NumCPU())
+	fmt.Fprintf(tw, "%-58s %s %s\n", fmt.Sprintf("feature predict, idle (%d clients)", clients[0]), ms(pct(idle, .5)), ms(pct(idle, .99)))
+	fmt.Fprintf(tw, "%-58s %s %s\n", fmt.Sprintf("feature predict, during %d learns (%d clients)", learns, clients[0]), ms(pct(busy, .5)), ms(pct(busy, .99)))
 	fmt.Fprintf(tw, "%-58s %8.2fx    %8.2fx\n", "  ratio during learns / idle",
 		pct(busy, .5).Seconds()/pct(idle, .5).Seconds(), pct(busy, .99).Seconds()/pct(idle, .99).Seconds())
 	fmt.Fprintf(tw, "predicts during learns: %d answered, %d failed   (target: 0 failed)\n", len(busy), busyFails)
@@ -333,6 +383,42 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 	fmt.Fprint(out, tw.String())
 	stop()
 	return nil
+}
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// batchTotals are the server's flycl_predict_batch_requests histogram's sum
+// (requests) and count (batches).
+type batchTotals struct{ sum, count float64 }
+
+func batchStats(c *http.Client, url string) (batchTotals, error) {
+	resp, err := c.Get(url + "/metrics")
+	if err != nil {
+		return batchTotals{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return batchTotals{}, err
+	}
+	var t batchTotals
+	for _, line := range strings.Split(string(b), "\n") {
+		var v float64
+		if _, err := fmt.Sscanf(line, "flycl_predict_batch_requests_sum %g", &v); err == nil {
+			t.sum = v
+		}
+		if _, err := fmt.Sscanf(line, "flycl_predict_batch_requests_count %g", &v); err == nil {
+			t.count = v
+		}
+	}
+	return t, nil
 }
 
 func postJSON(c *http.Client, url string, req any, out any) error {

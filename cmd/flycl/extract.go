@@ -10,6 +10,7 @@ import (
 
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/imageio"
@@ -144,6 +145,13 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	if err != nil {
 		return nil, err
 	}
+	// the identity a model file records, so learn/predict/stats can check
+	// these features against a model's backbone
+	de, err := deploy.NewExtractor(m, e.backbone, e.output, &preset)
+	if err != nil {
+		return nil, err
+	}
+	s.Pipeline = de.Pipeline().Text()
 	if !quiet {
 		if cached {
 			fmt.Fprintf(os.Stderr, "extract %s %s: %d features from the cache %s\n", m.Name, split, s.N, job.CachePath())
@@ -163,7 +171,10 @@ func extractCmd() *cobra.Command {
 		Short: "Extract backbone features of a data set into train.npz and test.npz",
 		Long: `Decodes and preprocesses every image of both splits exactly as PIL/torchvision
 would, runs the backbone on ONNX Runtime, and writes --out/train.npz and
---out/test.npz (features, labels, paths, class_names, extract_seconds).
+--out/test.npz (features, labels, paths, class_names, extract_seconds, and
+pipeline: the backbone's identity as a model file records it: spec, weights
+SHA-256, output, transform, precision and int8 calibration, which flycl
+learn, predict and stats --features check against the model's).
 Results are cached under --cache keyed by weights, transform, data and split,
 so a second run is instant; an interrupted run resumes from its last chunk.
 

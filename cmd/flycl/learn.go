@@ -183,7 +183,11 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.features, err)
 		}
-		return &samples{x: s.X, d: s.D, names: names, paths: s.Paths, desc: "features " + f.features}, nil
+		fp, err := featurePipeline(f.features, s, mp, trained, os.Stderr)
+		if err != nil {
+			return nil, err
+		}
+		return &samples{x: s.X, d: s.D, names: names, paths: s.Paths, pipeline: fp, desc: "features " + f.features}, nil
 	}
 	if f.classNames != "" {
 		return nil, fmt.Errorf("--class-names applies to --features only (a data set names its classes)")
@@ -220,6 +224,41 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 	}
 	return &samples{x: s.X, d: s.D, names: names, paths: s.Paths, pipeline: e.Pipeline(),
 		desc: fmt.Sprintf("%s through %s", f.data, e.Backbone.Name)}, nil
+}
+
+// featurePipeline reads the pipeline identity a feature file records
+// (flycl extract writes it) and checks it against the model's pipeline mp
+// (trained: the model has learned classes). It returns the pipeline to
+// learn with: the file's when it matches mp, or when a model without one
+// has learned nothing yet (it adopts it); nil when the file records none
+// (files from before flycl extract recorded it: accepted, with a warning
+// on warn when the model has a pipeline to compare with) or when the
+// model learned from features of unknown origin (nothing to compare).
+func featurePipeline(path string, s *features.Set, mp *modelfile.Pipeline, trained bool, warn io.Writer) (*modelfile.Pipeline, error) {
+	if s.Pipeline == "" {
+		if mp != nil {
+			fmt.Fprintf(warn, "warning: %s records no pipeline identity (written before flycl extract recorded one, or elsewhere): it cannot be checked against the model's backbone %s (weights %.12s)\n",
+				path, mp.Backbone, mp.WeightsHash)
+		}
+		return nil, nil
+	}
+	fp, err := modelfile.ParsePipeline(s.Pipeline)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if fp.Dim != 0 && fp.Dim != s.D {
+		return nil, fmt.Errorf("%s: the pipeline identity says %d-dimensional features, the file holds %d", path, fp.Dim, s.D)
+	}
+	switch {
+	case mp != nil:
+		if err := mp.Check(fp); err != nil {
+			return nil, fmt.Errorf("%s was made by another pipeline than the model's: %w", path, err)
+		}
+		return fp, nil
+	case trained:
+		return nil, nil
+	}
+	return fp, nil
 }
 
 // checkConfig refuses Fly-CL flags that contradict an existing model:

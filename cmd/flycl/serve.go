@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,6 +19,8 @@ import (
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/server"
 	"github.com/spf13/cobra"
 )
@@ -26,6 +30,8 @@ type serveFlags struct {
 	model, addr, backbone, tokenFile, logFormat string
 	authAll                                     bool
 	threads, dim                                int
+	precision, calibMethod                      string
+	calib                                       int
 	limits                                      server.Config
 	timeouts                                    server.Timeouts
 	create                                      modelFlags
@@ -40,7 +46,11 @@ func serveCmd() *cobra.Command {
 page at /). Predictions never wait for a learn; every learn is saved to the
 model file (atomically) before it is acknowledged. When the file does not
 exist it is created at the first learn, with --m/--p/--k/... and the
-feature dimension of --backbone (or --dim).
+feature dimension of --backbone (or --dim); with --precision int8 its
+backbone is quantized to int8, calibrated on the images of the first learn
+(--calib of them, spread evenly, as flycl learn --precision int8 does on its
+data), so that first learn must send images. An existing model keeps the
+backbone output, transform and precision its file records.
 
 The bearer token for learn and forget is read from --token-file (never from
 a flag); --auth-all requires it for every request. SIGTERM or Ctrl-C stops
@@ -62,6 +72,9 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it)")
 	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of a new model without --backbone")
+	fs.StringVar(&f.precision, "precision", "fp32", "backbone arithmetic of a new model: fp32, or int8 (calibrated on the images of the first learn, on --calib of them spread evenly, as flycl learn --precision int8 calibrates on its data); an existing model keeps its own")
+	fs.IntVar(&f.calib, "calib", 64, "int8: images of the first learn for the activation ranges")
+	fs.StringVar(&f.calibMethod, "calib-method", defaultCalibMethod, "int8: how the activation ranges are chosen: minmax, mse, percentile or percentile:P")
 	fs.Int64Var(&f.limits.MaxBodyBytes, "max-body", f.limits.MaxBodyBytes, "request body limit in bytes")
 	fs.IntVar(&f.limits.MaxPixels, "max-pixels", f.limits.MaxPixels, "largest image accepted, in pixels (width×height)")
 	fs.Int64Var(&f.limits.MaxRequestPixels, "max-request-pixels", f.limits.MaxRequestPixels, "pixels of all the images of one request together")
@@ -88,7 +101,7 @@ func (f *serveFlags) check() error {
 		{"max-body", f.limits.MaxBodyBytes, 1}, {"max-pixels", int64(f.limits.MaxPixels), 1},
 		{"max-request-pixels", f.limits.MaxRequestPixels, 1}, {"max-images", int64(f.limits.MaxImages), 1},
 		{"queue", int64(f.limits.QueueLength), 1}, {"extractions", int64(f.limits.Extractions), 1},
-		{"dim", int64(f.dim), 0}, {"threads", int64(f.threads), 0},
+		{"dim", int64(f.dim), 0}, {"threads", int64(f.threads), 0}, {"calib", int64(f.calib), 1},
 	} {
 		if c.v < c.min {
 			return fmt.Errorf("--%s %d: must be at least %d", c.flag, c.v, c.min)
@@ -107,6 +120,12 @@ func (f *serveFlags) check() error {
 	}
 	if int64(f.limits.MaxPixels) > f.limits.MaxRequestPixels {
 		return fmt.Errorf("--max-pixels %d is more than --max-request-pixels %d", f.limits.MaxPixels, f.limits.MaxRequestPixels)
+	}
+	if _, err := backbone.ParsePrecision(f.precision); err != nil {
+		return fmt.Errorf("--precision: %w", err)
+	}
+	if _, err := backbone.ParseCalibMethod(f.calibMethod); err != nil {
+		return fmt.Errorf("--calib-method: %w", err)
 	}
 	return nil
 }
@@ -187,8 +206,13 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		// As predict does: a model file's pipeline fixes the output, the
 		// transform and the precision (an int8 graph rebuilt from its
 		// calibration); a new model takes the backbone's own.
+		prec, _ := backbone.ParsePrecision(f.precision)
 		var de *deploy.Extractor
 		if p := be.Pipeline(); p != nil {
+			// the model's precision rules; an explicit --precision must agree
+			if have := cmp.Or(p.Precision, "fp32"); cmd.Flags().Changed("precision") && string(prec) != have {
+				return fmt.Errorf("--precision %s: the model %s learned with %s features", prec, f.model, have)
+			}
 			de, err = deploy.ForModel(p, bb, spec)
 		} else {
 			de, err = deploy.NewExtractor(bb, spec, "", nil)
@@ -196,16 +220,29 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.model, err)
 		}
-		if err := be.SetPipeline(de.Pipeline()); err != nil {
-			return err
+		if be.Pipeline() == nil && prec == backbone.INT8 {
+			// a new model's int8 graph: calibrated on the first learn's images
+			if be.Current().Version() > 0 {
+				return fmt.Errorf("--precision int8: the model %s learned from feature vectors without a backbone; int8 is for a new model", f.model)
+			}
+			method, _ := backbone.ParseCalibMethod(f.calibMethod)
+			cal := &int8Calibrator{fp32: de, n: f.calib, method: method, threads: f.threads}
+			defer cal.Close()
+			cfg.Extractor = cal
+		} else {
+			if err := be.SetPipeline(de.Pipeline()); err != nil {
+				return err
+			}
+			bb = de.Backbone
+			ex, err := server.NewPipelineExtractor(de.Backbone, de.Output, de.Preset, f.threads)
+			if err != nil {
+				return err
+			}
+			defer ex.Close()
+			cfg.Extractor = ex
 		}
-		bb = de.Backbone
-		ex, err := server.NewPipelineExtractor(de.Backbone, de.Output, de.Preset, f.threads)
-		if err != nil {
-			return err
-		}
-		defer ex.Close()
-		cfg.Extractor = ex
+	} else if cmd.Flags().Changed("precision") || cmd.Flags().Changed("calib") {
+		return fmt.Errorf("--precision and --calib apply to images through a backbone: give --backbone")
 	}
 	cfg.Backend = be
 	srv, err := server.New(cfg)
@@ -243,3 +280,68 @@ func readToken(path string, log *slog.Logger) (string, error) {
 	}
 	return tok, nil
 }
+
+// int8Calibrator is the extractor of a new model served with --precision
+// int8: the fp32 backbone's int8 graph, calibrated on the images of the
+// server's first learn (server.Calibrator).
+type int8Calibrator struct {
+	fp32    *deploy.Extractor // backbone (fp32), spec, output and preset
+	n       int               // calibration images (--calib)
+	method  backbone.CalibMethod
+	threads int
+	ex      atomic.Pointer[server.BackboneExtractor] // nil until calibrated
+}
+
+func (c *int8Calibrator) Dim() int {
+	i, _ := c.fp32.Backbone.OutputIndex(c.fp32.Output)
+	return c.fp32.Backbone.Dims[i]
+}
+func (c *int8Calibrator) Name() string     { return c.fp32.Backbone.Name + " (int8)" }
+func (c *int8Calibrator) Calibrated() bool { return c.ex.Load() != nil }
+
+func (c *int8Calibrator) Features(ctx context.Context, imgs []*imageio.RGB) ([]float32, error) {
+	ex := c.ex.Load()
+	if ex == nil {
+		return nil, fmt.Errorf("the int8 backbone is not calibrated yet")
+	}
+	return ex.Features(ctx, imgs)
+}
+
+// Calibrate builds the int8 graph from n images (--calib of them, spread
+// evenly, as extract.CalibrationImages picks from a training split).
+func (c *int8Calibrator) Calibrate(ctx context.Context, n int, image func(int) (*imageio.RGB, error)) (*modelfile.Pipeline, error) {
+	q, err := extract.Int8(ctx, c.fp32.Backbone, imageList{n, image}, c.fp32.Preset, c.method, c.n, c.threads)
+	if err != nil {
+		return nil, err
+	}
+	de, err := deploy.NewExtractor(q, c.fp32.Spec, c.fp32.Output, &c.fp32.Preset)
+	if err != nil {
+		return nil, err
+	}
+	ex, err := server.NewPipelineExtractor(q, de.Output, de.Preset, c.threads)
+	if err != nil {
+		return nil, err
+	}
+	c.ex.Store(ex)
+	return de.Pipeline(), nil
+}
+
+// Close releases the int8 session.
+func (c *int8Calibrator) Close() error {
+	if ex := c.ex.Load(); ex != nil {
+		return ex.Close()
+	}
+	return nil
+}
+
+// imageList is a learn's images as a data set (for calibration).
+type imageList struct {
+	n     int
+	image func(int) (*imageio.RGB, error)
+}
+
+func (l imageList) Len() int                          { return l.n }
+func (l imageList) Label(int) int                     { return 0 }
+func (l imageList) Classes() []string                 { return nil }
+func (l imageList) Path(i int) string                 { return fmt.Sprintf("image %d of the learn", i) }
+func (l imageList) Image(i int) (*imageio.RGB, error) { return l.image(i) }

@@ -90,12 +90,18 @@ func loadShard(cmd *cobra.Command, in *inputFlags, mp *modelfile.Pipeline, train
 		if in.classNames != "" {
 			s.ClassNames = strings.Split(in.classNames, ",")
 		}
+		fp, err := featurePipeline(in.features, s, mp, trained, os.Stderr)
+		if err != nil {
+			return nil, err
+		}
 		sum, err := fileSHA256(in.features)
 		if err != nil {
 			return nil, err
 		}
 		// sample identity: the file's content and the row
-		return slice(s, "features sha256:"+sum, "features sha256:"+sum), nil
+		sh := slice(s, "features sha256:"+sum, "features sha256:"+sum)
+		sh.pipeline = fp
+		return sh, nil
 	}
 	spec, err := (&dataFlags{data: in.data}).spec()
 	if err != nil {

@@ -1,0 +1,171 @@
+package ridge
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/flycl/flycl/internal/parallel"
+	"github.com/flycl/flycl/linalg"
+)
+
+// gcvBandPrimal is the band method for n >= m: it reduces the task's own
+// Gram matrix G = HᵀH (m×m) instead of K = H Hᵀ (n×n), so it needs no
+// K at all (n²·m flops saved), and the G it forms is the one the
+// statistics update adds (see Workspace.TaskGram): one ssyrk of the codes
+// serves both. With G = Q B Qᵀ, S = HᵀY and C = (G + λI)⁻¹ S,
+//
+//	1 − df/n = (n − m + λ tr (B + λI)⁻¹) / n,
+//	‖Y − HC‖²_F = ‖Y‖²_F − tr SᵀC − λ‖C‖²_F,
+//
+// (GC = S − λC), and both C-terms are inner products of QᵀS with
+// (B + λI)⁻¹QᵀS, banded solves in float64. The trace has no cancellation
+// for n >= m (every term is positive); the residual is a difference, as
+// in the statistics GCV (gcvTridiag), and gets the same first-order bound
+// on the error of its fitted part from the errors of G and S: a λ whose
+// residual that bound could decide is given +Inf. λ below the rounding
+// noise of the float32 G get +Inf as in gcvBand (bandNoiseFloor).
+//
+// The strict lower triangle of buf keeps G when it returns (the reduction
+// works in the upper one); its diagonal is returned in gdiag.
+func gcvBandPrimal(ctx context.Context, buf []float32, gdiag []float32, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
+	kd := min(BandWidth, m-1)
+	if kd < 1 {
+		return nil, fmt.Errorf("ridge: GCV: the band method needs m >= 2, got %d", m)
+	}
+	linalg.SsyrkLower(true, m, n, 1, h, m, 0, buf, m)
+	for i := range gdiag {
+		gdiag[i] = buf[i*m+i]
+	}
+	mirrorLower(buf, m)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ab := make([]float32, m*(kd+1))
+	tau := make([]float32, m)
+	if err := linalg.SsytrdToBand(m, kd, buf, m, ab, tau); err != nil {
+		return nil, fmt.Errorf("ridge: GCV: %w", err)
+	}
+	// S = HᵀY (rows: classes), summed in float64 and rounded once.
+	s64 := make([]float64, nc*m)
+	for i, l := range labels {
+		row := s64[l*m : (l+1)*m]
+		for j, v := range h[i*m : (i+1)*m] {
+			row[j] += float64(v)
+		}
+	}
+	var sNorm float64
+	qs := make([]float32, nc*m)
+	for i, v := range s64 {
+		qs[i] = float32(v)
+		sNorm += v * v
+	}
+	sNorm = math.Sqrt(sNorm)
+	if err := linalg.ApplyBandQT(m, kd, buf, m, tau, nc, qs, m); err != nil {
+		return nil, fmt.Errorf("ridge: GCV: %w", err)
+	}
+	w := kd + 1
+	b := make([]float64, m*w)
+	for j := 0; j < m; j++ {
+		for d := 0; d <= kd && j+d < m; d++ {
+			b[(j+d)*w+kd-d] = float64(ab[j*w+d])
+		}
+	}
+	z := make([]float64, nc*m)
+	for i, v := range qs {
+		z[i] = float64(v)
+	}
+	l := make([]float64, m*w)
+	inv := make([]float64, m*w)
+	x := make([]float64, m)
+	gNorm := bandNorm(b, m, kd, inv[:m], x)
+	floor := bandNoiseFloor * u32 * gNorm
+	determinable := determinableFrom(b, l, m, kd, grid, floor)
+	// Errors of G and S as fractions of their norms: the float32 Gram and
+	// its reduction (the noise measured for bandNoiseFloor, ≤ 8·u32), and
+	// S rounded to float32 and rotated in float32.
+	const relErr = bandNoiseFloor / 2 * u32
+	delta := relErr * gNorm
+	yy := float64(n) // ‖Y‖²_F of one-hot targets
+	scores := make([]float64, len(grid))
+	for gi, lambda := range grid {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if lambda < determinable || !bandCholesky(b, l, m, kd, lambda) {
+			scores[gi] = math.Inf(1)
+			continue
+		}
+		var fit, cc float64 // tr SᵀC + λ‖C‖², ‖C‖²
+		for c := 0; c < nc; c++ {
+			zc := z[c*m : (c+1)*m]
+			copy(x, zc)
+			bandSolve(l, m, kd, x)
+			for i, v := range x {
+				fit += zc[i]*v + lambda*v*v
+				cc += v * v
+			}
+		}
+		rss := yy - fit
+		// First-order error bound of the fitted part, as in gcvTridiag.
+		bound := 3*delta*cc + 4*relErr*sNorm*math.Sqrt(cc) + 8*float64(m)*u64*(yy+fit)
+		if !(rss > bound) {
+			scores[gi] = math.Inf(1) // not determinable from float32 G
+			continue
+		}
+		tr := bandInverseTrace(l, inv, m, kd)
+		den := (float64(n-m) + lambda*tr) / float64(n)
+		scores[gi] = (rss / float64(n)) / (den * den)
+	}
+	return scores, nil
+}
+
+// TaskGram returns the Gram matrix HᵀH of the n×m codes h that the last
+// GCV call on w scored, when that call formed it (the band method with
+// n >= m does): its strict lower triangle in lower (m×m, row-major; the
+// other entries are scratch) and its diagonal in diag. ok is false when
+// the last call did not form it or scored other codes. The values stay
+// valid until the next call on w; h must not have changed since.
+// Accumulator.AddWithGram adds it, so the statistics update does not compute
+// it again.
+func (w *Workspace) TaskGram(h []float32, n, m int) (lower, diag []float32, ok bool) {
+	if w.gramN == 0 || w.gramN != n || w.gramM != m || len(h) != n*m || &h[0] != w.gramOf {
+		return nil, nil, false
+	}
+	return w.buf[:m*m], w.gdiag[:m], true
+}
+
+// AddWithGram accumulates the n×m codes h with class indices labels like
+// Add, but takes their Gram matrix hᵀh from the caller (strict lower
+// triangle in lower, m×m row-major, diagonal in diag; as Workspace.
+// TaskGram returns it) instead of computing it: G += hᵀh is then m² additions.
+func (a *Accumulator) AddWithGram(h []float32, n int, labels []int, lower, diag []float32) error {
+	m := a.m
+	if len(lower) != m*m || len(diag) != m {
+		return fmt.Errorf("ridge: Gram has %d+%d values, want %d×%d", len(lower), len(diag), m, m)
+	}
+	if err := a.checkAdd(h, n, labels); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	row := func(i int) {
+		g, t := a.buf[i*m:i*m+i], lower[i*m:i*m+i]
+		for j, v := range t {
+			g[j] += v
+		}
+		a.diag[i] += diag[i]
+	}
+	// rows i and m-1-i together: every pair is m-1 additions
+	parallel.For((m+1)/2, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row(i)
+			if j := m - 1 - i; j != i {
+				row(j)
+			}
+		}
+	})
+	a.addS(h, n, labels)
+	return nil
+}

@@ -140,7 +140,11 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 		return err
 	}
 	defer sess.Close()
+	var bareCPU time.Duration
 	for i := range n + 3 {
+		if i == 3 {
+			bareCPU = processCPU()
+		}
 		t := time.Now()
 		img, err := imageio.Decode(raw[i%len(raw)])
 		if err != nil {
@@ -156,6 +160,7 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 			runOnly = append(runOnly, time.Since(t1))
 		}
 	}
+	bareCPU = (processCPU() - bareCPU) / time.Duration(n)
 
 	// The server, with a model of 10 classes learned from features.
 	dirTmp, err := os.MkdirTemp("", "flycl-bench-serve-")
@@ -210,7 +215,11 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 
 	// 1. Single-image predicts.
 	var single, srvTotal, srvExtract []time.Duration
+	var singleCPU time.Duration
 	for i := range n + 3 {
+		if i == 3 {
+			singleCPU = processCPU()
+		}
 		var b bytes.Buffer
 		w := multipart.NewWriter(&b)
 		p, _ := w.CreateFormFile("image", filepath.Base(files[i%len(files)]))
@@ -240,6 +249,7 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 			srvExtract = append(srvExtract, time.Duration(pr.Extract*float64(time.Second)))
 		}
 	}
+	singleCPU = (processCPU() - singleCPU) / time.Duration(n)
 
 	// 2. Feature predicts per second.
 	bodies := make([][]byte, 40)
@@ -362,6 +372,8 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 		pct(single, .5).Seconds()/pct(runOnly, .5).Seconds(), pct(single, .99).Seconds()/pct(runOnly, .99).Seconds())
 	fmt.Fprintf(tw, "%-58s %s %s\n", "  in the server: extract (decode+preprocess+run)", ms(pct(srvExtract, .5)), ms(pct(srvExtract, .99)))
 	fmt.Fprintf(tw, "%-58s %s %s\n", "  in the server: whole predict (extract, W, top-k, scores)", ms(pct(srvTotal, .5)), ms(pct(srvTotal, .99)))
+	fmt.Fprintf(tw, "  CPU per image (this process, all threads): bare backbone %.2f ms, serve predict %.2f ms (ONNX Runtime threads spinning count here)\n",
+		float64(bareCPU.Microseconds())/1000, float64(singleCPU.Microseconds())/1000)
 	fmt.Fprintf(tw, "\nfeature predicts (JSON, one vector per request, top 5), %.1f s per row   (target >= 2000/s on 2 cores)\n", dur.Seconds())
 	fmt.Fprintf(tw, "%8s %12s %11s %11s %14s %15s %8s\n", "clients", "requests/s", "p50", "p99", "CPU/request", "requests/batch", "failed")
 	for _, r := range rates {

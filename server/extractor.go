@@ -105,7 +105,10 @@ func (e *BackboneExtractor) Features(ctx context.Context, imgs []*imageio.RGB) (
 // calibration); the first learn of images calibrates it, on the learner
 // goroutine, and the backend's model takes the pipeline Calibrate
 // returns (the Backend must have a SetPipeline(*modelfile.Pipeline) error
-// method, as FileBackend has).
+// method, as FileBackend has). A learn with an image that does not decode
+// is refused before calibrating; a learn that fails later (its solve or
+// save) keeps the calibration, which the model file records at the next
+// learn that succeeds (a restart before then calibrates afresh).
 type Calibrator interface {
 	Extractor
 	// Calibrated reports whether Features may be called (it becomes true

@@ -122,6 +122,15 @@ func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration,
 			return 0, fmt.Errorf("the model could not be read back from %s after a failed change, so it takes no changes until it can (or the server restarts): %w", b.path, err)
 		}
 	}
+	// A panic once the model may have changed (a bug in the change or
+	// the save) is undone as a failure is, then goes on up (the server
+	// answers 500): the learner must not go on from a half-changed model.
+	defer func() {
+		if p := recover(); p != nil {
+			b.restore(fmt.Errorf("panic: %v", p))
+			panic(p)
+		}
+	}()
 	if err := f(b.model); err != nil {
 		if r, ok := err.(*refused); ok {
 			return 0, r.err

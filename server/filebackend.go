@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime/debug"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -149,6 +150,11 @@ func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration,
 // and returns the change's error (with the restore's when that fails too:
 // then the model stays unloaded and the next change tries again).
 func (b *FileBackend) restore(cause error) error {
+	// Free the failed model's statistics, and give their pages back to
+	// the system, before the file's are allocated (and touched): else the
+	// undo holds two m×m G at once.
+	b.model = nil
+	debug.FreeOSMemory()
 	if err := b.load(); err != nil {
 		return fmt.Errorf("%w (and reading the model back from %s failed: %v)", cause, b.path, err)
 	}

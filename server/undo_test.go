@@ -3,15 +3,20 @@ package server
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"image/color"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/internal/procmem"
 	"github.com/flycl/flycl/modelfile"
 )
 
@@ -119,5 +124,65 @@ func TestCorruptImageOutsideCalibrationSample(t *testing.T) {
 	}
 	if f.Pipeline == nil || *f.Pipeline != *scaledPipeline(top.max) {
 		t.Fatalf("model pipeline %+v, want %+v (calibrated on the first learn that succeeded)", f.Pipeline, scaledPipeline(top.max))
+	}
+}
+
+// TestRestoreFreesTheFailedModel: the undo of a failed learn reads the
+// model back from its file; the failed model's statistics (an m×m float32
+// G, touched page by page when allocated) must be freed before the file's
+// are allocated, or the undo holds two models' G at once, the doubling
+// that learning in place removed. Measured as the peak resident memory
+// (Linux VmHWM, reset just before the undo, after the learn's own garbage
+// is collected) above the memory before it: at most half of one G
+// (the truth: one G is 4·m² bytes).
+func TestRestoreFreesTheFailedModel(t *testing.T) {
+	if !procmem.ResetPeak() || procmem.Peak() == 0 {
+		t.Skip("no /proc/self/clear_refs or VmHWM: cannot measure the peak")
+	}
+	cfg := flycl.Config{M: 2000, P: 6, K: 400, Seed: 5}
+	path := filepath.Join(t.TempDir(), "m.flycl")
+	be, err := OpenFile(path, func() (*flycl.Model, error) { return flycl.New(cfg, testDim) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(62, 63))
+	flat := func(x [][]float32) []float32 {
+		var out []float32
+		for _, v := range x {
+			out = append(out, v...)
+		}
+		return out
+	}
+	x, y := clusters(r, []int{0, 1}, 10)
+	names := make([]string, len(y))
+	for i, c := range y {
+		names[i] = className(c)
+	}
+	if _, _, err := be.Learn(context.Background(), flat(x), names, LearnOptions{Lambda: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var before int64
+	be.save = func(m *deploy.Model, p string) error {
+		// the model has learned in place; free the learn's garbage and
+		// measure from here: what follows is the undo
+		runtime.GC()
+		debug.FreeOSMemory()
+		procmem.ResetPeak()
+		before = procmem.Current()
+		return errors.New("injected: no space left on device")
+	}
+	x2, _ := clusters(r, []int{2}, 4)
+	if _, _, err := be.Learn(context.Background(), flat(x2), []string{"gamma", "gamma", "gamma", "gamma"}, LearnOptions{Lambda: 1}); err == nil {
+		t.Fatal("learn with a failing save succeeded")
+	}
+	peak := procmem.Peak()
+	g := int64(4 * cfg.M * cfg.M)
+	if before == 0 || peak-before > g/2 {
+		t.Fatalf("the undo's peak resident memory is %.1f MiB above the %.1f MiB before it; one G is %.1f MiB",
+			float64(peak-before)/(1<<20), float64(before)/(1<<20), float64(g)/(1<<20))
+	}
+	t.Logf("undo peak %.1f MiB above %.1f MiB; one G %.1f MiB", float64(peak-before)/(1<<20), float64(before)/(1<<20), float64(g)/(1<<20))
+	if v := be.Current().Version(); v != 1 || be.model.Version() != 1 {
+		t.Fatalf("after the undo: snapshot version %d, model %d, want 1", v, be.model.Version())
 	}
 }

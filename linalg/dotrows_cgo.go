@@ -173,6 +173,11 @@ static const char *flycl_dotrows_name(void) {
 */
 import "C"
 
+import (
+	"fmt"
+	"math"
+)
+
 // SdotRows sets c[i*ldc+j] to the dot product of row i of a (n×k, leading
 // dimension lda) and row j of b (m×k, leading dimension ldb): c = a bᵀ,
 // as Sgemm(false, true, n, m, k, 1, a, lda, b, ldb, 0, c, ldc) computes
@@ -185,6 +190,9 @@ import "C"
 // portable scalar code); DotRowsKernel names it.
 func SdotRows(n, m, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	checkGemm("SdotRows", false, true, n, m, k, len(a), lda, len(b), ldb, len(c), ldc)
+	if max(n, m, k, lda, ldb, ldc) > math.MaxInt32 {
+		panic(fmt.Sprintf("linalg.SdotRows: dimensions beyond int32 (n=%d m=%d k=%d lda=%d ldb=%d ldc=%d)", n, m, k, lda, ldb, ldc))
+	}
 	if n == 0 || m == 0 {
 		return
 	}

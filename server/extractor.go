@@ -43,11 +43,18 @@ func NewBackboneExtractor(m *backbone.Model, threads int) (*BackboneExtractor, e
 // a model file's pipeline records (deploy.ForModel resolves them), so that
 // a model learned with another preset or output gets the same features.
 func NewPipelineExtractor(m *backbone.Model, output string, preset transform.Preset, threads int) (*BackboneExtractor, error) {
+	return NewPipelineExtractorWith(m, output, preset, backbone.SessionOptions{Threads: threads})
+}
+
+// NewPipelineExtractorWith is NewPipelineExtractor with every ONNX Runtime
+// session option (NoSpin: idle threads sleep instead of spinning, which
+// leaves the CPU to concurrent requests at some latency of a run alone).
+func NewPipelineExtractorWith(m *backbone.Model, output string, preset transform.Preset, o backbone.SessionOptions) (*BackboneExtractor, error) {
 	out, err := m.OutputIndex(output)
 	if err != nil {
 		return nil, err
 	}
-	s, err := m.NewSession(threads)
+	s, err := m.NewSessionWith(o)
 	if err != nil {
 		return nil, err
 	}

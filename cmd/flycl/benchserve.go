@@ -36,6 +36,7 @@ import (
 // and predict latency while learns run.
 func benchServeCmd() *cobra.Command {
 	var cpuprofile string
+	var ortSpin bool
 	var spec, images string
 	var n, learns int
 	var clients []int
@@ -87,7 +88,7 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 			if len(clients) == 0 || slices.Min(clients) < 1 {
 				return fmt.Errorf("--clients %v: want one or more counts >= 1", clients)
 			}
-			return benchServe(cmd.Context(), os.Stdout, spec, images, cfg, n, clients, learns, time.Duration(seconds*float64(time.Second)))
+			return benchServe(cmd.Context(), os.Stdout, spec, images, cfg, n, clients, learns, time.Duration(seconds*float64(time.Second)), !ortSpin)
 		},
 	}
 	fs := c.Flags()
@@ -97,13 +98,14 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 	fs.IntSliceVar(&clients, "clients", []int{4, 16}, "concurrent clients for feature predicts (a list: one measurement each; the first also runs during learns)")
 	fs.IntVar(&learns, "learns", 3, "learns run while predicting")
 	fs.Float64Var(&seconds, "seconds", 5, "seconds of feature predicts")
+	fs.BoolVar(&ortSpin, "ort-spin", true, "let ONNX Runtime's idle threads spin (its default), in the server's session and the bare backbone's alike; false: they sleep")
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file (go tool pprof)")
 	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+")")
 	mf.register(fs)
 	return c
 }
 
-func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.Config, n int, clients []int, learns int, dur time.Duration) error {
+func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.Config, n int, clients []int, learns int, dur time.Duration, noSpin bool) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.JPEG"))
 	if err != nil {
 		return err
@@ -118,7 +120,7 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 	if err != nil {
 		return err
 	}
-	ex, err := server.NewBackboneExtractor(bb, 0)
+	ex, err := server.NewPipelineExtractorWith(bb, "features", bb.Preset, backbone.SessionOptions{NoSpin: noSpin})
 	if err != nil {
 		return err
 	}
@@ -129,13 +131,13 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 			return err
 		}
 	}
-	fmt.Fprintf(out, "flycl bench serve: %s (d=%d), m=%d p=%d k=%d, %d CPUs, GOMAXPROCS %d, loopback\n",
-		bb.Name, bb.Dim(), cfg.M, cfg.P, cfg.K, runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(out, "flycl bench serve: %s (d=%d), m=%d p=%d k=%d, %d CPUs, GOMAXPROCS %d, ONNX Runtime spinning %v, loopback\n",
+		bb.Name, bb.Dim(), cfg.M, cfg.P, cfg.K, runtime.NumCPU(), runtime.GOMAXPROCS(0), !noSpin)
 
 	// The bare backbone, one image at a time, in this process.
 	var bare, runOnly []time.Duration
 	per := 3 * bb.Size * bb.Size
-	sess, err := bb.NewSession(0)
+	sess, err := bb.NewSessionWith(backbone.SessionOptions{NoSpin: noSpin})
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,20 @@ static inline float hsum8(__m256 v, const float *a, const float *b, int k8, int 
 	return _mm_cvtss_f32(s);
 }
 
+// Prefetch the same 64 bytes of the 4 rows of the block after the next
+// one (rows j..j+3 when j+3 < m; b3 is the current block's last row): the
+// first sample's pass over a block brings in the block after next while
+// it computes. Prefetches change no arithmetic.
+#define FLYCL_PREFETCH_NEXT(b3, ldb, kk, j, m) do { \
+	if ((j) + 3 < (m)) { \
+		const float *p_ = (b3) + (size_t)5 * (ldb) + (kk); \
+		_mm_prefetch((const char *)p_, _MM_HINT_T0); \
+		_mm_prefetch((const char *)(p_ + (ldb)), _MM_HINT_T0); \
+		_mm_prefetch((const char *)(p_ + 2 * (size_t)(ldb)), _MM_HINT_T0); \
+		_mm_prefetch((const char *)(p_ + 3 * (size_t)(ldb)), _MM_HINT_T0); \
+	} \
+} while (0)
+
 __attribute__((target("avx2,fma")))
 static void dotrows_avx2(int n, int m, int k, const float *a, int lda, const float *b, int ldb, float *c, int ldc) {
 	const int k8 = k & ~7;
@@ -41,6 +55,9 @@ static void dotrows_avx2(int n, int m, int k, const float *a, int lda, const flo
 			__m256 s00 = _mm256_setzero_ps(), s01 = s00, s02 = s00, s03 = s00;
 			__m256 s10 = s00, s11 = s00, s12 = s00, s13 = s00;
 			for (int kk = 0; kk < k8; kk += 8) {
+				if (i == 0 && (kk & 15) == 0) {
+					FLYCL_PREFETCH_NEXT(b3, ldb, kk, j + 8, m);
+				}
 				__m256 x0 = _mm256_loadu_ps(a0 + kk), x1 = _mm256_loadu_ps(a1 + kk);
 				__m256 w = _mm256_loadu_ps(b0 + kk);
 				s00 = _mm256_fmadd_ps(x0, w, s00);
@@ -69,6 +86,9 @@ static void dotrows_avx2(int n, int m, int k, const float *a, int lda, const flo
 			const float *a0 = a + (size_t)i * lda;
 			__m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
 			for (int kk = 0; kk < k8; kk += 8) {
+				if (i == 0 && (kk & 15) == 0) {
+					FLYCL_PREFETCH_NEXT(b3, ldb, kk, j + 8, m);
+				}
 				__m256 x0 = _mm256_loadu_ps(a0 + kk);
 				s0 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(b0 + kk), s0);
 				s1 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(b1 + kk), s1);
@@ -153,6 +173,11 @@ static const char *flycl_dotrows_name(void) {
 */
 import "C"
 
+import (
+	"fmt"
+	"math"
+)
+
 // SdotRows sets c[i*ldc+j] to the dot product of row i of a (n×k, leading
 // dimension lda) and row j of b (m×k, leading dimension ldb): c = a bᵀ,
 // as Sgemm(false, true, n, m, k, 1, a, lda, b, ldb, 0, c, ldc) computes
@@ -165,6 +190,9 @@ import "C"
 // portable scalar code); DotRowsKernel names it.
 func SdotRows(n, m, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	checkGemm("SdotRows", false, true, n, m, k, len(a), lda, len(b), ldb, len(c), ldc)
+	if max(n, m, k, lda, ldb, ldc) > math.MaxInt32 {
+		panic(fmt.Sprintf("linalg.SdotRows: dimensions beyond int32 (n=%d m=%d k=%d lda=%d ldb=%d ldc=%d)", n, m, k, lda, ldb, ldc))
+	}
 	if n == 0 || m == 0 {
 		return
 	}

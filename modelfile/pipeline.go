@@ -77,8 +77,8 @@ func (p *Pipeline) Check(other *Pipeline) error {
 	case p.WeightsHash != other.WeightsHash:
 		return fmt.Errorf("backbone %s (weights %.12s) is not the model's %s (weights %.12s): a model only works with the backbone it learned with",
 			other.Backbone, other.WeightsHash, p.Backbone, p.WeightsHash)
-	case p.Precision != other.Precision:
-		return fmt.Errorf("backbone precision %q, the model learned with %q", other.Precision, p.Precision)
+	case precisionOf(p) != precisionOf(other):
+		return fmt.Errorf("backbone precision %s, the model learned with %s", precisionOf(other), precisionOf(p))
 	case p.Output != other.Output:
 		return fmt.Errorf("backbone output %q, the model learned from %q", other.Output, p.Output)
 	case p.Dim != other.Dim:
@@ -89,6 +89,14 @@ func (p *Pipeline) Check(other *Pipeline) error {
 		return fmt.Errorf("int8 calibration %.40q..., the model learned with %.40q... (another calibration makes another int8 graph)", other.Calibration, p.Calibration)
 	}
 	return nil
+}
+
+// precisionOf is p's precision, fp32 for "" (both spellings are valid).
+func precisionOf(p *Pipeline) string {
+	if p.Precision == "" {
+		return "fp32"
+	}
+	return p.Precision
 }
 
 // sameCalibration compares two calibrations (backbone.Calibration.Text:

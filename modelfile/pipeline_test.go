@@ -31,7 +31,7 @@ func TestPipelineText(t *testing.T) {
 		want []string
 	}{
 		{"weights", func(p *Pipeline) { p.WeightsHash, p.Backbone = "77aa", "mobilenetv2" }, []string{"77aa", "5b2e4f0a9c", "mobilenetv2", "squeezenet"}},
-		{"precision", func(p *Pipeline) { p.Precision, p.Calibration = "", "" }, []string{`""`, `"int8"`}},
+		{"precision", func(p *Pipeline) { p.Precision, p.Calibration = "", "" }, []string{"fp32", "int8"}},
 		{"output", func(p *Pipeline) { p.Output = "logits" }, []string{"logits", "features"}},
 		{"dimension", func(p *Pipeline) { p.Dim = 1000 }, []string{"1000", "512"}},
 		{"transform", func(p *Pipeline) { p.Transform.Crop = 192 }, []string{"Crop:192", "Crop:224"}},
@@ -54,6 +54,16 @@ func TestPipelineText(t *testing.T) {
 	o.Calibration = "0.0 6e0 -1.50 3.250"
 	if err := p.Check(o); err != nil {
 		t.Errorf("same calibration spelled differently: %v", err)
+	}
+	// fp32 is spelled "" or "fp32" (both valid): the same precision
+	f1, f2 := testPipeline(), testPipeline()
+	f1.Precision, f1.Calibration = "", ""
+	f2.Precision, f2.Calibration = "fp32", ""
+	if err := f1.Check(f2); err != nil {
+		t.Errorf("fp32 spelled \"\" and \"fp32\": %v", err)
+	}
+	if err := f2.Check(f1); err != nil {
+		t.Errorf("fp32 spelled \"fp32\" and \"\": %v", err)
 	}
 	for _, bad := range []string{``, `{}`, `{"weights_hash":"a","transform":{"resize":1,"crop":1,"std":[1,1,1]},"colour":"red"}`,
 		`{"weights_hash":"a","transform":{"resize":1,"crop":1,"std":[1,1,1]},"precision":"fp8"}`, `[]`, `{"weights_hash":"a"} {}`} {

@@ -236,19 +236,23 @@ func (w *Matrix) ApplyRows(ctx context.Context, method Method, x []float32, n in
 		return ctx.Err()
 	}
 	dense := w.Dense()
-	// Blocks of 64 rows of W (128 KiB at d=512) per task; one task when
-	// the whole product is small enough that starting goroutines would
-	// cost more than it saves.
+	// Blocks of 64 rows of W (128 KiB at d=512): each is multiplied by
+	// all n samples while it sits in cache, and W is read once whatever
+	// n. The blocks are split over all CPUs unless the whole product is
+	// small enough that starting goroutines would cost more than it saves.
 	const rowBlock = 64
-	if n*w.M*w.D < 1<<20 {
-		linalg.SdotRows(n, w.M, w.D, x, w.D, dense, w.D, h, w.M)
-		return ctx.Err()
-	}
 	blocks := (w.M + rowBlock - 1) / rowBlock
-	parallel.For(blocks, func(lo, hi int) {
-		j0, j1 := lo*rowBlock, min(w.M, hi*rowBlock)
-		linalg.SdotRows(n, j1-j0, w.D, x, w.D, dense[j0*w.D:], w.D, h[j0:], w.M)
-	})
+	run := func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			j0, j1 := b*rowBlock, min(w.M, (b+1)*rowBlock)
+			linalg.SdotRows(n, j1-j0, w.D, x, w.D, dense[j0*w.D:], w.D, h[j0:], w.M)
+		}
+	}
+	if n*w.M*w.D < 1<<20 {
+		run(0, blocks)
+	} else {
+		parallel.For(blocks, run)
+	}
 	return ctx.Err()
 }
 

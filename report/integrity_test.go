@@ -232,7 +232,7 @@ func TestCommittedSummaryReproduces(t *testing.T) {
 	}
 	var names []string
 	var sums [][]Summary
-	for _, exp := range []string{"cifar10-mobilenetv2", "cifar10-squeezenet", "mnist", "fashion-mnist"} {
+	for _, exp := range []string{"cifar10-mobilenetv2", "cifar10-squeezenet", "cifar10-mobilenetv2-nonorm", "cifar10-squeezenet-nonorm", "mnist", "fashion-mnist"} {
 		r, err := ReadResult(filepath.Join("../results", exp, "result.json"))
 		if err != nil {
 			continue

@@ -40,7 +40,11 @@ type Snapshot interface {
 	Dim() int
 	// Classes lists the classes in score-column order.
 	Classes() []Class
-	// Scores returns the n×c class scores of the n×d features x.
+	// Scores returns the n×c class scores of the n×d features x. The
+	// server scores concurrent requests together in one call, so a row's
+	// scores should not depend on the other rows (flycl.Predictor's do
+	// not, to the bit); otherwise a batched answer differs from the same
+	// request's answer alone.
 	Scores(ctx context.Context, x []float32) ([]float32, error)
 	// Rank turns the scores of Scores into the top classes of every row,
 	// best first (at most top; ties keep class order).

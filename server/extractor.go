@@ -43,11 +43,18 @@ func NewBackboneExtractor(m *backbone.Model, threads int) (*BackboneExtractor, e
 // a model file's pipeline records (deploy.ForModel resolves them), so that
 // a model learned with another preset or output gets the same features.
 func NewPipelineExtractor(m *backbone.Model, output string, preset transform.Preset, threads int) (*BackboneExtractor, error) {
+	return NewPipelineExtractorWith(m, output, preset, backbone.SessionOptions{Threads: threads})
+}
+
+// NewPipelineExtractorWith is NewPipelineExtractor with every ONNX Runtime
+// session option (NoSpin: idle threads sleep instead of spinning, which
+// leaves the CPU to concurrent requests at some latency of a run alone).
+func NewPipelineExtractorWith(m *backbone.Model, output string, preset transform.Preset, o backbone.SessionOptions) (*BackboneExtractor, error) {
 	out, err := m.OutputIndex(output)
 	if err != nil {
 		return nil, err
 	}
-	s, err := m.NewSession(threads)
+	s, err := m.NewSessionWith(o)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +112,10 @@ func (e *BackboneExtractor) Features(ctx context.Context, imgs []*imageio.RGB) (
 // calibration); the first learn of images calibrates it, on the learner
 // goroutine, and the backend's model takes the pipeline Calibrate
 // returns (the Backend must have a SetPipeline(*modelfile.Pipeline) error
-// method, as FileBackend has).
+// method, as FileBackend has). A learn with an image that does not decode
+// is refused before calibrating; a learn that fails later (its solve or
+// save) keeps the calibration, which the model file records at the next
+// learn that succeeds (a restart before then calibrates afresh).
 type Calibrator interface {
 	Extractor
 	// Calibrated reports whether Features may be called (it becomes true

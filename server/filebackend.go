@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime/debug"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -122,6 +123,15 @@ func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration,
 			return 0, fmt.Errorf("the model could not be read back from %s after a failed change, so it takes no changes until it can (or the server restarts): %w", b.path, err)
 		}
 	}
+	// A panic once the model may have changed (a bug in the change or
+	// the save) is undone as a failure is, then goes on up (the server
+	// answers 500): the learner must not go on from a half-changed model.
+	defer func() {
+		if p := recover(); p != nil {
+			b.restore(fmt.Errorf("panic: %v", p))
+			panic(p)
+		}
+	}()
 	if err := f(b.model); err != nil {
 		if r, ok := err.(*refused); ok {
 			return 0, r.err
@@ -140,6 +150,11 @@ func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration,
 // and returns the change's error (with the restore's when that fails too:
 // then the model stays unloaded and the next change tries again).
 func (b *FileBackend) restore(cause error) error {
+	// Free the failed model's statistics, and give their pages back to
+	// the system, before the file's are allocated (and touched): else the
+	// undo holds two m×m G at once.
+	b.model = nil
+	debug.FreeOSMemory()
 	if err := b.load(); err != nil {
 		return fmt.Errorf("%w (and reading the model back from %s failed: %v)", cause, b.path, err)
 	}

@@ -421,6 +421,14 @@ func (s *Server) calibrate(ctx context.Context, c Calibrator, raw [][]byte) erro
 		return fmt.Errorf("server: the backend cannot take the calibrated pipeline: %w", ErrUnsupported)
 	}
 	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
+	// Every image must decode before any calibrates the backbone, which
+	// may sample only some of them: a learn refused for a corrupt image
+	// leaves the backbone uncalibrated.
+	for i, b := range raw {
+		if _, err := dec.Decode(b); err != nil {
+			return errorf(http.StatusBadRequest, "image %d: corrupt image: %v", i, err)
+		}
+	}
 	p, err := c.Calibrate(ctx, len(raw), func(i int) (*imageio.RGB, error) {
 		im, err := dec.Decode(raw[i])
 		if err != nil {

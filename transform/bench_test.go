@@ -1,8 +1,12 @@
 package transform
 
 import (
+	"archive/tar"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,58 +66,65 @@ func BenchmarkDecodePreprocess(b *testing.B) {
 }
 
 // BenchmarkCIFARPreprocess measures decode + the imagenet preset (resize
-// 32×32 → 256×256 bilinear, crop 224, normalise) of CIFAR-10-sized JPEGs
-// from the subset scripts/int8-cifar10 unpacks (out/cifar10-sub-200-100),
-// on one goroutine: the per-image CPU cost of extracting CIFAR-10.
+// 32×32 → 256×256 bilinear, crop 224, normalise) of CIFAR-10's JPEGs (the
+// first 256 in ../../shared/data/cifar10-jpeg.tar.gz), on one goroutine:
+// the per-image CPU cost of extracting CIFAR-10. "reference" is the
+// unfused path (Resize, CenterCrop, ToTensor), "preprocessor" the one
+// extraction uses, side by side.
 func BenchmarkCIFARPreprocess(b *testing.B) {
-	files, _ := filepath.Glob("../out/cifar10-sub-*/test/*/00[0-3]*.jpg")
-	if len(files) == 0 {
-		b.Skip("no CIFAR-10 subset in ../out (run scripts/int8-cifar10)")
+	data := cifarJPEGs(b, "../../shared/data/cifar10-jpeg.tar.gz", 256)
+	p := Presets["imagenet"]
+	q := p.NewPreprocessor()
+	var buf []float32
+	for _, c := range []struct {
+		name string
+		pre  func(*imageio.RGB)
+	}{
+		{"decode", func(*imageio.RGB) {}},
+		{"decode+reference", func(img *imageio.RGB) { buf = ToTensor(p.Apply(img), p.Mean, p.Std, buf) }},
+		{"decode+preprocessor", func(img *imageio.RGB) { buf = q.Tensor(img, buf) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				img, err := imageio.Decode(data[i%len(data)])
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.pre(img)
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "images/s")
+		})
 	}
+}
+
+// cifarJPEGs reads the first n .jpg files of a tar.gz (skipping the
+// benchmark when it is absent).
+func cifarJPEGs(b *testing.B, path string, n int) [][]byte {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Skip("CIFAR-10 JPEG archive not available: ", err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := tar.NewReader(z)
 	var data [][]byte
-	for _, f := range files {
-		d, err := os.ReadFile(f)
+	for len(data) < n {
+		h, err := tr.Next()
+		if err != nil {
+			b.Fatalf("%s: %v after %d images", path, err, len(data))
+		}
+		if !strings.HasSuffix(h.Name, ".jpg") {
+			continue
+		}
+		d, err := io.ReadAll(tr)
 		if err != nil {
 			b.Fatal(err)
 		}
 		data = append(data, d)
 	}
-	p := Presets["imagenet"]
-	var buf []float32
-	b.Run("decode", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			if _, err := imageio.Decode(data[i%len(data)]); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	img, err := imageio.Decode(data[0])
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("reference", func(b *testing.B) { // unfused: Resize, CenterCrop, ToTensor
-		for i := 0; i < b.N; i++ {
-			buf = ToTensor(p.Apply(img), p.Mean, p.Std, buf)
-		}
-	})
-	b.Run("tensor", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			buf = p.Tensor(img, buf)
-		}
-	})
-	q := p.NewPreprocessor()
-	b.Run("preprocessor", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			buf = q.Tensor(img, buf)
-		}
-	})
-	b.Run("decode+preprocessor", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			img, err := imageio.Decode(data[i%len(data)])
-			if err != nil {
-				b.Fatal(err)
-			}
-			buf = q.Tensor(img, buf)
-		}
-	})
+	return data
 }

@@ -36,6 +36,7 @@ import (
 // and predict latency while learns run.
 func benchServeCmd() *cobra.Command {
 	var cpuprofile string
+	var ortSpin bool
 	var spec, images string
 	var n, learns int
 	var clients []int
@@ -87,7 +88,7 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 			if len(clients) == 0 || slices.Min(clients) < 1 {
 				return fmt.Errorf("--clients %v: want one or more counts >= 1", clients)
 			}
-			return benchServe(cmd.Context(), os.Stdout, spec, images, cfg, n, clients, learns, time.Duration(seconds*float64(time.Second)))
+			return benchServe(cmd.Context(), os.Stdout, spec, images, cfg, n, clients, learns, time.Duration(seconds*float64(time.Second)), !ortSpin)
 		},
 	}
 	fs := c.Flags()
@@ -97,13 +98,14 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 	fs.IntSliceVar(&clients, "clients", []int{4, 16}, "concurrent clients for feature predicts (a list: one measurement each; the first also runs during learns)")
 	fs.IntVar(&learns, "learns", 3, "learns run while predicting")
 	fs.Float64Var(&seconds, "seconds", 5, "seconds of feature predicts")
+	fs.BoolVar(&ortSpin, "ort-spin", true, "let ONNX Runtime's idle threads spin (its default), in the server's session and the bare backbone's alike; false: they sleep")
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file (go tool pprof)")
 	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+")")
 	mf.register(fs)
 	return c
 }
 
-func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.Config, n int, clients []int, learns int, dur time.Duration) error {
+func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.Config, n int, clients []int, learns int, dur time.Duration, noSpin bool) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.JPEG"))
 	if err != nil {
 		return err
@@ -118,7 +120,7 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 	if err != nil {
 		return err
 	}
-	ex, err := server.NewBackboneExtractor(bb, 0)
+	ex, err := server.NewPipelineExtractorWith(bb, "features", bb.Preset, backbone.SessionOptions{NoSpin: noSpin})
 	if err != nil {
 		return err
 	}
@@ -129,18 +131,22 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 			return err
 		}
 	}
-	fmt.Fprintf(out, "flycl bench serve: %s (d=%d), m=%d p=%d k=%d, %d CPUs, GOMAXPROCS %d, loopback\n",
-		bb.Name, bb.Dim(), cfg.M, cfg.P, cfg.K, runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(out, "flycl bench serve: %s (d=%d), m=%d p=%d k=%d, %d CPUs, GOMAXPROCS %d, ONNX Runtime spinning %v, loopback\n",
+		bb.Name, bb.Dim(), cfg.M, cfg.P, cfg.K, runtime.NumCPU(), runtime.GOMAXPROCS(0), !noSpin)
 
 	// The bare backbone, one image at a time, in this process.
 	var bare, runOnly []time.Duration
 	per := 3 * bb.Size * bb.Size
-	sess, err := bb.NewSession(0)
+	sess, err := bb.NewSessionWith(backbone.SessionOptions{NoSpin: noSpin})
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
+	var bareCPU time.Duration
 	for i := range n + 3 {
+		if i == 3 {
+			bareCPU = processCPU()
+		}
 		t := time.Now()
 		img, err := imageio.Decode(raw[i%len(raw)])
 		if err != nil {
@@ -156,6 +162,7 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 			runOnly = append(runOnly, time.Since(t1))
 		}
 	}
+	bareCPU = (processCPU() - bareCPU) / time.Duration(n)
 
 	// The server, with a model of 10 classes learned from features.
 	dirTmp, err := os.MkdirTemp("", "flycl-bench-serve-")
@@ -210,7 +217,11 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 
 	// 1. Single-image predicts.
 	var single, srvTotal, srvExtract []time.Duration
+	var singleCPU time.Duration
 	for i := range n + 3 {
+		if i == 3 {
+			singleCPU = processCPU()
+		}
 		var b bytes.Buffer
 		w := multipart.NewWriter(&b)
 		p, _ := w.CreateFormFile("image", filepath.Base(files[i%len(files)]))
@@ -240,6 +251,7 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 			srvExtract = append(srvExtract, time.Duration(pr.Extract*float64(time.Second)))
 		}
 	}
+	singleCPU = (processCPU() - singleCPU) / time.Duration(n)
 
 	// 2. Feature predicts per second.
 	bodies := make([][]byte, 40)
@@ -362,6 +374,8 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 		pct(single, .5).Seconds()/pct(runOnly, .5).Seconds(), pct(single, .99).Seconds()/pct(runOnly, .99).Seconds())
 	fmt.Fprintf(tw, "%-58s %s %s\n", "  in the server: extract (decode+preprocess+run)", ms(pct(srvExtract, .5)), ms(pct(srvExtract, .99)))
 	fmt.Fprintf(tw, "%-58s %s %s\n", "  in the server: whole predict (extract, W, top-k, scores)", ms(pct(srvTotal, .5)), ms(pct(srvTotal, .99)))
+	fmt.Fprintf(tw, "  CPU per image (this process, all threads): bare backbone %.2f ms, serve predict %.2f ms (ONNX Runtime threads spinning count here)\n",
+		float64(bareCPU.Microseconds())/1000, float64(singleCPU.Microseconds())/1000)
 	fmt.Fprintf(tw, "\nfeature predicts (JSON, one vector per request, top 5), %.1f s per row   (target >= 2000/s on 2 cores)\n", dur.Seconds())
 	fmt.Fprintf(tw, "%8s %12s %11s %11s %14s %15s %8s\n", "clients", "requests/s", "p50", "p99", "CPU/request", "requests/batch", "failed")
 	for _, r := range rates {

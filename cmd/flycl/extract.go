@@ -45,8 +45,11 @@ func (e *extractFlags) register(c *cobra.Command) {
 	fs.StringVar(&e.calibMethod, "calib-method", defaultCalibMethod, "int8: how the activation ranges are chosen from the calibration images: minmax, mse, percentile or percentile:P (see go doc backbone.CalibMethod)")
 }
 
-// defaultCalibMethod is --calib-method's default.
-const defaultCalibMethod = "minmax"
+// defaultCalibMethod is --calib-method's default: the MSE-optimal range
+// per activation (README, "int8 backbones": on the CIFAR-10 subset it
+// cut MobileNetV2's int8 Ā loss from 1.30 to 0.54 points and left
+// SqueezeNet's features as close to fp32 as min/max did).
+const defaultCalibMethod = "mse"
 
 // method returns --calib-method.
 func (e *extractFlags) method() (backbone.CalibMethod, error) {

@@ -230,6 +230,11 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 			defer cal.Close()
 			cfg.Extractor = cal
 		} else {
+			// (an int8 model's file fixes its calibration: the flags that
+			// made it are accepted on a restart, as --precision int8 is)
+			if prec := cmp.Or(de.Pipeline().Precision, "fp32"); prec != string(backbone.INT8) && (cmd.Flags().Changed("calib") || cmd.Flags().Changed("calib-method")) {
+				return fmt.Errorf("--calib and --calib-method calibrate the backbone of a new model served with --precision int8; the model %s is served with %s features", f.model, prec)
+			}
 			if err := be.SetPipeline(de.Pipeline()); err != nil {
 				return err
 			}
@@ -241,8 +246,8 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 			defer ex.Close()
 			cfg.Extractor = ex
 		}
-	} else if cmd.Flags().Changed("precision") || cmd.Flags().Changed("calib") {
-		return fmt.Errorf("--precision and --calib apply to images through a backbone: give --backbone")
+	} else if cmd.Flags().Changed("precision") || cmd.Flags().Changed("calib") || cmd.Flags().Changed("calib-method") {
+		return fmt.Errorf("--precision, --calib and --calib-method apply to images through a backbone: give --backbone")
 	}
 	cfg.Backend = be
 	srv, err := server.New(cfg)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,6 +39,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"--model", fresh, "--dim", "6", "--calib", "0"}, "--calib 0: must be at least 1"},
 		{[]string{"--model", fresh, "--dim", "6", "--calib-method", "median"}, "--calib-method"},
 		{[]string{"--model", fresh, "--dim", "6", "--p", "3", "--precision", "int8"}, "give --backbone"},
+		{[]string{"--model", fresh, "--dim", "6", "--p", "3", "--calib-method", "mse"}, "give --backbone"},
 		{[]string{"--model", model, "--dim", "7"}, "--dim 7, but the model"},
 		{[]string{"--model", model, "--m", "300", "--k", "60"}, "--m 300, but the model has 200"},
 		{[]string{"--model", model, "--k", "10"}, "--k 10, but the model has 60"},
@@ -45,6 +47,36 @@ func TestServeFlagErrors(t *testing.T) {
 		_, err := runCLI(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("serve %v: %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestServeCalibFlagsNeedInt8: --calib and --calib-method calibrate the
+// int8 backbone of a new model; with fp32 features (the default) they
+// would be ignored, so serve refuses them before it listens. (An int8
+// model's restart accepts them, as it accepts --precision int8: its file
+// fixes the calibration.)
+func TestServeCalibFlagsNeedInt8(t *testing.T) {
+	lib := os.Getenv("FLYCL_ORT_LIB")
+	if lib == "" {
+		lib = "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+	}
+	if _, err := os.Stat(lib); err != nil {
+		t.Skipf("ONNX Runtime not available: %v", err)
+	}
+	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
+	if _, err := os.Stat(sq); err != nil {
+		t.Skipf("shared SqueezeNet not available: %v", err)
+	}
+	fresh := filepath.Join(t.TempDir(), "new.flycl")
+	for _, args := range [][]string{
+		{"--calib", "8"},
+		{"--calib-method", "mse"},
+		{"--precision", "fp32", "--calib", "8"},
+	} {
+		_, err := runCLI(t, append([]string{"serve", "--addr", "127.0.0.1:0", "--model", fresh, "--ort-lib", lib, "--backbone", "squeezenet:" + sq}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), "--precision int8") {
+			t.Errorf("serve %v: %v, want an error naming --precision int8", args, err)
 		}
 	}
 }

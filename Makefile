@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps ort build test beam-test beam-bench fuzz fuzz-smoke bench bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
+.PHONY: all deps ort build test beam-test beam-bench fuzz fuzz-smoke bench bench-serve bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
 
 all: build
 
@@ -132,7 +132,16 @@ bench-backbones: build ort
 bench-pipeline: build ort
 	./$(BIN) bench pipeline --data folder:../shared/data/cifar10-jpeg.tar.gz --images 512
 
-bench: bench-parts bench-engine bench-components bench-backbones bench-pipeline
+# flycl serve on loopback (issue 12's targets): single-image predict next to
+# the bare backbone, feature predicts/s with 4 and 16 clients, predicts during
+# learns; then the same with ONNX Runtime's threads not spinning; then the
+# predict kernel (SdotRows) against sgemm for 1 to 64 samples.
+bench-serve: build ort
+	./$(BIN) bench serve --n 100 --seconds 5 --learns 3
+	./$(BIN) bench serve --n 100 --seconds 5 --learns 3 --ort-spin=false
+	$(GO) test -run XXX -bench SdotRows -benchtime 200x ./linalg
+
+bench: bench-parts bench-engine bench-components bench-backbones bench-pipeline bench-serve
 
 clean:
 	rm -rf bin out

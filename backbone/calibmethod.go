@@ -107,7 +107,7 @@ func (h *histogram) add(v []float32) {
 }
 
 // width is the bin width; center(k) the middle of bin k.
-func (h *histogram) width() float64        { return (h.hi - h.lo) / float64(len(h.count)) }
+func (h *histogram) width() float64       { return (h.hi - h.lo) / float64(len(h.count)) }
 func (h *histogram) center(k int) float64 { return h.lo + (float64(k)+0.5)*h.width() }
 
 // zeroBin is the bin that holds 0.

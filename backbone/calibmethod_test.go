@@ -1,6 +1,8 @@
 package backbone
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -149,6 +151,91 @@ func TestCalibMethodsOnSamples(t *testing.T) {
 		t.Logf("%s: mse range [%.3f, %.3f] of [%.3f, %.3f]: quantization MSE %.3g, min/max %.3g, brute force %.3g", c.name, got.Min, got.Max, mm.Min, mm.Max, eMSE, eMax, best)
 		if eMSE > eMax || eMSE > best*1.02 {
 			t.Errorf("%s: MSE range's error %.4g (min/max %.4g, brute force best %.4g)", c.name, eMSE, eMax, best)
+		}
+	}
+}
+
+// TestCalibrateHistogramMethodsWiring runs Calibrate's histogram pass on
+// the tiny conv net (points: input, ReLU(conv0), ReLU(conv1)) and checks
+// its ranges against the same methods applied to activations computed
+// independently in float64 (refConv): the right tensor reaches the right
+// point's histogram, over every image. ONNX Runtime's float32 activations
+// differ from float64 by rounding, which moves a value across a bin edge
+// only when it lies within ~1e-6 of it: percentile ranges may differ by a
+// bin, and the MSE range's objective (on the reference histogram) must
+// equal the reference optimum's to 1e-6.
+func TestCalibrateHistogramMethodsWiring(t *testing.T) {
+	chans := []int{3, 6, 5}
+	w := tinyWeights(7, chans)
+	build := tinyConvNet(w, 2)
+	const n = 16
+	x := randomImages(3, n, 8)
+	// reference activations per point, all images
+	acts := make([][]float32, 3)
+	for img := 0; img < n; img++ {
+		a := make([]float64, 3*64)
+		for i := range a {
+			a[i] = float64(x[img*3*64+i])
+		}
+		cin := 3
+		for p := 0; p < 3; p++ {
+			for _, v := range a {
+				acts[p] = append(acts[p], float32(v))
+			}
+			if p == 2 {
+				break
+			}
+			wt, bt := w.Tensors[fmt.Sprintf("c%d_weight", p)], w.Tensors[fmt.Sprintf("c%d_bias", p)]
+			wf, bf := make([]float64, len(wt.Data)), make([]float64, len(bt.Data))
+			for i, v := range wt.Data {
+				wf[i] = float64(v)
+			}
+			for i, v := range bt.Data {
+				bf[i] = float64(v)
+			}
+			a = refConv(a, cin, wf, bf, chans[p+1])
+			cin = chans[p+1]
+		}
+	}
+	refHist := make([]*histogram, 3)
+	for p, v := range acts {
+		r := Range{Min: float32(math.Inf(1)), Max: float32(math.Inf(-1))}
+		for _, a := range v {
+			r.Min, r.Max = min(r.Min, a), max(r.Max, a)
+		}
+		refHist[p] = newHistogram(r, calibBins)
+		refHist[p].add(v)
+	}
+	for _, method := range []CalibMethod{"percentile:99", CalibMSE} {
+		cal, err := Calibrate(context.Background(), build, method, x, n, 5, 1)
+		if errorsIsNoRuntime(err) {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cal.Ranges) != 3 || cal.Method != method {
+			t.Fatalf("%s: %d ranges, method %q", method, len(cal.Ranges), cal.Method)
+		}
+		for p, h := range refHist {
+			got := cal.Ranges[p]
+			bin := h.width()
+			if method == CalibMSE {
+				want := h.mseRange()
+				ge := mseObjective(h, int(math.Round((float64(got.Min)-h.lo)/bin)), int(math.Round((float64(got.Max)-h.lo)/bin)))
+				we := mseObjective(h, int(math.Round((float64(want.Min)-h.lo)/bin)), int(math.Round((float64(want.Max)-h.lo)/bin)))
+				if math.Abs(ge-we) > 1e-6*we || math.Abs(float64(got.Max-want.Max)) > 0.05*(h.hi-h.lo) {
+					t.Errorf("point %d: mse range %v (objective %g), reference %v (%g)", p, got, ge, want, we)
+				}
+				continue
+			}
+			want := h.percentileRange(99)
+			if math.Abs(float64(got.Min-want.Min)) > 1.01*bin || math.Abs(float64(got.Max-want.Max)) > 1.01*bin {
+				t.Errorf("point %d: percentile range %v, reference %v (bin %g)", p, got, want, bin)
+			}
+			if want.Max >= float32(h.hi)-float32(bin) {
+				t.Errorf("point %d: percentile:99 clipped nothing (%v of [%g, %g]): the test checks nothing", p, want, h.lo, h.hi)
+			}
 		}
 	}
 }

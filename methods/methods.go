@@ -3,6 +3,7 @@ package methods
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 
@@ -56,19 +57,39 @@ func (f *FlyCL) LastLambdaChoice() (experiment.LambdaChoice, bool) {
 
 // Online is Fly-CL's online variant for the runner: each task arrives in
 // mini-batches and the classifier is updated and re-solved after each.
+//
+// A task larger than one mini-batch is streamed in an order shuffled with
+// Seed (the run's seed), as an online learner sees a task's samples: the
+// runner hands over a task's samples grouped by class, and mini-batches of
+// one class would leave GCV (run on each mini-batch when Lambda is 0)
+// nothing to separate. With a fixed Lambda the order does not matter: the
+// statistics are sums, and the classifier equals batch Fly-CL's.
 type Online struct {
 	FlyCL
 	Batch  int
 	Lambda float64
+	Seed   int64
 }
 
-// LearnTask feeds the task in mini-batches of o.Batch, in order.
+// LearnTask feeds the task in mini-batches of o.Batch, shuffled as above.
 func (o *Online) LearnTask(ctx context.Context, x []float32, labels []int) error {
 	if o.Batch < 1 {
 		return fmt.Errorf("flycl-online: mini-batch size must be at least 1, got %d", o.Batch)
 	}
 	d := o.Model.InputDim()
 	n := len(labels)
+	if len(x) != n*d {
+		return fmt.Errorf("flycl-online: %d values for %d samples of dimension %d", len(x), n, d)
+	}
+	if n > o.Batch {
+		perm := rand.New(rand.NewPCG(uint64(o.Seed), 0x6f6e6c696e65)).Perm(n) // "online"
+		xs, ls := make([]float32, len(x)), make([]int, n)
+		for i, j := range perm {
+			copy(xs[i*d:(i+1)*d], x[j*d:(j+1)*d])
+			ls[i] = labels[j]
+		}
+		x, labels = xs, ls
+	}
 	for lo := 0; lo < n; lo += o.Batch {
 		hi := min(n, lo+o.Batch)
 		if _, err := o.Model.LearnBatch(ctx, x[lo*d:hi*d], labels[lo:hi], o.Lambda); err != nil {
@@ -199,12 +220,12 @@ var registry = map[string]func(o Options) experiment.Method{
 		return flyclVariant("Fly-CL dense W", o, func(c *flycl.Config, d int) { c.P = d })
 	},
 	"flycl-online": func(o Options) experiment.Method {
-		return learner(fmt.Sprintf("Fly-CL online (batch %d)", o.OnlineBatch), func(d int, _ int64) (experiment.Learner, error) {
+		return learner(fmt.Sprintf("Fly-CL online (batch %d)", o.OnlineBatch), func(d int, seed int64) (experiment.Learner, error) {
 			m, err := o.newFlyCL(o.FlyCL, d)
 			if err != nil {
 				return nil, err
 			}
-			return &Online{FlyCL: FlyCL{Model: m}, Batch: o.OnlineBatch, Lambda: o.OnlineLambda}, nil
+			return &Online{FlyCL: FlyCL{Model: m}, Batch: o.OnlineBatch, Lambda: o.OnlineLambda, Seed: seed}, nil
 		})
 	},
 	"flycl-hebbian": func(o Options) experiment.Method {

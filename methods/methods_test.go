@@ -2,6 +2,7 @@ package methods
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -133,5 +134,90 @@ func TestOnlineBatchErrors(t *testing.T) {
 	o := &Online{Batch: -1}
 	if err := o.LearnTask(context.Background(), nil, nil); err == nil {
 		t.Error("LearnTask with batch -1: no error")
+	}
+}
+
+// TestOnlineShufflesTask: flycl-online streams a class-grouped task in
+// seeded shuffled mini-batches (every mini-batch holds both classes, and
+// the same seed gives the same model), and with a fixed λ its classifier is
+// batch Fly-CL's up to the float32 rounding of the reordered sums.
+func TestOnlineShufflesTask(t *testing.T) {
+	const d, per, batch, lambda = 8, 100, 20, 1e3
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 2 * per
+	x, labels := make([]float32, n*d), make([]int, n)
+	for i := range n { // grouped by class, as the runner hands tasks over
+		labels[i] = i / per
+		for j := range d {
+			c := float64(1 - 2*labels[i]) // class 0 near +1, class 1 near -1
+			x[i*d+j] = float32(c + 0.3*r.NormFloat64())
+		}
+	}
+	cfg := flycl.Config{M: 64, P: 4, K: 16, Lambdas: []float64{1, 10, 100, 1e3, 1e4}}
+	ctx := context.Background()
+	online := func(l float64, seed int64) *Online {
+		t.Helper()
+		m, err := flycl.New(cfg, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := &Online{FlyCL: FlyCL{Model: m}, Batch: batch, Lambda: l, Seed: seed}
+		if err := o.LearnTask(ctx, x, labels); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	// GCV on every mini-batch: each saw both classes.
+	o := online(0, 1993)
+	hist := o.Model.History()
+	if len(hist) != n/batch {
+		t.Fatalf("%d updates, want %d", len(hist), n/batch)
+	}
+	for i, h := range hist {
+		if len(h.Classes) != 2 {
+			t.Errorf("mini-batch %d holds classes %v: the task was not shuffled", i, h.Classes)
+		}
+	}
+	again := online(0, 1993)
+	s1, _ := o.Model.Scores(ctx, x)
+	s2, _ := again.Model.Scores(ctx, x)
+	if !slices.Equal(s1, s2) {
+		t.Error("same seed, different models")
+	}
+
+	// Fixed λ: the same statistics as batch Fly-CL, summed in another order.
+	fixed := online(lambda, 1993)
+	b, err := flycl.New(cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.LearnTaskWithLambda(ctx, x, labels, lambda); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := fixed.Model.Scores(ctx, x)
+	want, _ := b.Scores(ctx, x)
+	// Reordering changes G and S by float32 rounding, at most n·2⁻²⁴ of
+	// their size; (G+λI)⁻¹ amplifies that by κ ≤ (tr G + λ)/λ, tr G = Σ‖h‖².
+	h, err := b.Expand(ctx, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr, top float64
+	for _, v := range h {
+		tr += float64(v) * float64(v)
+	}
+	for _, v := range want {
+		top = max(top, math.Abs(float64(v)))
+	}
+	tol := 10 * (tr + lambda) / lambda * float64(n) * 0x1p-24 * top
+	for i := range want {
+		if diff := math.Abs(float64(got[i] - want[i])); !(diff <= tol) {
+			t.Fatalf("score %d: online %g, batch %g (|diff| %g > %g)", i, got[i], want[i], diff, tol)
+		}
+	}
+	p1, _ := fixed.Model.Predict(ctx, x)
+	p2, _ := b.Predict(ctx, x)
+	if !slices.Equal(p1, p2) {
+		t.Error("fixed λ: online and batch predict differently")
 	}
 }

@@ -14,9 +14,9 @@ type GCVMethod int
 
 const (
 	// GCVAuto picks GCVPrimal when n > m. When n <= m it picks GCVBand
-	// for grids of BandGridMin values or more (where OpenBLAS is there
-	// and n > BandWidth), else GCVDual (GCVEigen for grids longer than
-	// EigenGridThreshold in the pure-Go build).
+	// for grids of BandGridMin values or more and tasks of more than
+	// BandMinSamples samples (where OpenBLAS is there), else GCVDual
+	// (GCVEigen for grids longer than EigenGridThreshold).
 	GCVAuto GCVMethod = iota
 	// GCVDual factors K + λI for each λ, with K = H Hᵀ (n×n).
 	GCVDual
@@ -79,7 +79,7 @@ func (g GCVMethod) Resolve(n, m, gridLen int) GCVMethod {
 	if n > m {
 		return GCVPrimal
 	}
-	if linalg.HaveBandReduction && gridLen >= BandGridMin && n > BandWidth {
+	if linalg.HaveBandReduction && gridLen >= BandGridMin && n > BandMinSamples {
 		return GCVBand
 	}
 	if gridLen > EigenGridThreshold {
@@ -99,6 +99,22 @@ func (g GCVMethod) Resolve(n, m, gridLen int) GCVMethod {
 // (CIFAR-100 scale), 0.05 s vs 0.11 s at n = 600 (CUB scale); 2.9 s vs
 // 6.3 s with 10 values; 14.4 s vs 25.7 s at n = m = 10000 with 6.
 const BandGridMin = 4
+
+// BandMinSamples is the task size above which GCVAuto may use GCVBand.
+// Below it the band method's fixed costs (power iteration, Qᵀ applied by
+// panels, a floor check) outweigh the dual's small factorisations, and on
+// rank-deficient inputs it exposes a cost the dual hides: the dual's float32
+// Cholesky of K + λI fails for λ below the rounding of K and so never
+// chooses them, whereas the band scores them exactly (in float64), and on a
+// GCV curve that is flat there it may choose a λ for which the m×m solve
+// must then be raised, one failed factorisation per grid step. Measured
+// quietly (flycl bench engine, 2 cores, both OpenBLAS settings): GCV at
+// n = 600 (CUB scale) 0.044 s dual vs 0.061 s band per task; make demo
+// (MNIST pixels, n = 2000, 12 values) τ_post per Fly-CL task about 2×
+// the dual's on the tasks where the band's pick had to be raised; at
+// n = 5000 band wins (3.0 vs 3.5-4.1 s), and at n = m = 10000 it reduces
+// the task's Gram once for both GCV and the update (14.7-17.5 vs 27-31 s).
+const BandMinSamples = 2048
 
 // GCV returns, for each λ in grid, the generalised cross-validation score
 // of ridge regression of the one-hot targets Y (labels in [0,nc)) on the

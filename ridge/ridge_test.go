@@ -481,7 +481,7 @@ func TestGCVBandRankDeficient(t *testing.T) {
 
 // TestResolveAuto checks the rule GCVAuto documents: primal when n > m;
 // for n <= m the band method from BandGridMin grid values (with OpenBLAS,
-// n > BandWidth), else dual, or eigen for long grids without OpenBLAS.
+// n > BandMinSamples), else dual, or eigen for long grids.
 func TestResolveAuto(t *testing.T) {
 	bandOr := func(alt GCVMethod) GCVMethod {
 		if linalg.HaveBandReduction {
@@ -497,7 +497,10 @@ func TestResolveAuto(t *testing.T) {
 		{5000, 10000, BandGridMin - 1, GCVDual},
 		{5000, 10000, BandGridMin, bandOr(GCVDual)},
 		{10000, 10000, 6, bandOr(GCVDual)},
-		{2000, 10000, 17, bandOr(GCVEigen)},
+		{BandMinSamples + 1, 10000, 17, bandOr(GCVEigen)},
+		{BandMinSamples, 10000, 17, GCVEigen},
+		{BandMinSamples, 10000, 12, GCVDual},
+		{600, 10000, 4, GCVDual},
 		{BandWidth, 10000, 10, GCVDual},
 	} {
 		if got := GCVAuto.Resolve(tc.n, tc.m, tc.grid); got != tc.want {

@@ -28,7 +28,7 @@ import (
 // serveFlags are the options of flycl serve.
 type serveFlags struct {
 	model, addr, backbone, tokenFile, logFormat string
-	authAll                                     bool
+	authAll, ortSpin                            bool
 	threads, dim                                int
 	precision, calibMethod                      string
 	calib                                       int
@@ -71,6 +71,7 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it)")
 	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
+	fs.BoolVar(&f.ortSpin, "ort-spin", false, "let ONNX Runtime's idle threads spin (its own default): lower latency of a backbone run alone, but the spinning takes the CPU that concurrent requests and learns need (flycl bench serve --ort-spin measures both)")
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of a new model without --backbone")
 	fs.StringVar(&f.precision, "precision", "fp32", "backbone arithmetic of a new model: fp32, or int8 (calibrated on the images of the first learn, on --calib of them spread evenly, as flycl learn --precision int8 calibrates on its data); an existing model keeps its own")
 	fs.IntVar(&f.calib, "calib", 64, "int8: images of the first learn for the activation ranges")
@@ -226,7 +227,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 				return fmt.Errorf("--precision int8: the model %s learned from feature vectors without a backbone; int8 is for a new model", f.model)
 			}
 			method, _ := backbone.ParseCalibMethod(f.calibMethod)
-			cal := &int8Calibrator{fp32: de, n: f.calib, method: method, threads: f.threads}
+			cal := &int8Calibrator{fp32: de, n: f.calib, method: method, opts: f.sessionOptions()}
 			defer cal.Close()
 			cfg.Extractor = cal
 		} else {
@@ -239,7 +240,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 				return err
 			}
 			bb = de.Backbone
-			ex, err := server.NewPipelineExtractor(de.Backbone, de.Output, de.Preset, f.threads)
+			ex, err := server.NewPipelineExtractorWith(de.Backbone, de.Output, de.Preset, f.sessionOptions())
 			if err != nil {
 				return err
 			}
@@ -287,13 +288,21 @@ func readToken(path string, log *slog.Logger) (string, error) {
 }
 
 // int8Calibrator is the extractor of a new model served with --precision
+// sessionOptions are the ONNX Runtime session options of the served
+// backbone: --threads, and idle threads sleeping unless --ort-spin (measured
+// quietly by flycl bench serve: spinning costs about 7 ms of CPU per image
+// and does not lower the served predict's latency).
+func (f *serveFlags) sessionOptions() backbone.SessionOptions {
+	return backbone.SessionOptions{Threads: f.threads, NoSpin: !f.ortSpin}
+}
+
 // int8: the fp32 backbone's int8 graph, calibrated on the images of the
 // server's first learn (server.Calibrator).
 type int8Calibrator struct {
 	fp32    *deploy.Extractor // backbone (fp32), spec, output and preset
 	n       int               // calibration images (--calib)
 	method  backbone.CalibMethod
-	threads int
+	opts    backbone.SessionOptions // the served session's (--threads, --ort-spin)
 	ex      atomic.Pointer[server.BackboneExtractor] // nil until calibrated
 }
 
@@ -315,7 +324,7 @@ func (c *int8Calibrator) Features(ctx context.Context, imgs []*imageio.RGB) ([]f
 // Calibrate builds the int8 graph from n images (--calib of them, spread
 // evenly, as extract.CalibrationImages picks from a training split).
 func (c *int8Calibrator) Calibrate(ctx context.Context, n int, image func(int) (*imageio.RGB, error)) (*modelfile.Pipeline, error) {
-	q, err := extract.Int8(ctx, c.fp32.Backbone, imageList{n, image}, c.fp32.Preset, c.method, c.n, c.threads)
+	q, err := extract.Int8(ctx, c.fp32.Backbone, imageList{n, image}, c.fp32.Preset, c.method, c.n, c.opts.Threads)
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +332,7 @@ func (c *int8Calibrator) Calibrate(ctx context.Context, n int, image func(int) (
 	if err != nil {
 		return nil, err
 	}
-	ex, err := server.NewPipelineExtractor(q, de.Output, de.Preset, c.threads)
+	ex, err := server.NewPipelineExtractorWith(q, de.Output, de.Preset, c.opts)
 	if err != nil {
 		return nil, err
 	}

@@ -299,11 +299,11 @@ func (f *serveFlags) sessionOptions() backbone.SessionOptions {
 // int8: the fp32 backbone's int8 graph, calibrated on the images of the
 // server's first learn (server.Calibrator).
 type int8Calibrator struct {
-	fp32    *deploy.Extractor // backbone (fp32), spec, output and preset
-	n       int               // calibration images (--calib)
-	method  backbone.CalibMethod
-	opts    backbone.SessionOptions // the served session's (--threads, --ort-spin)
-	ex      atomic.Pointer[server.BackboneExtractor] // nil until calibrated
+	fp32   *deploy.Extractor // backbone (fp32), spec, output and preset
+	n      int               // calibration images (--calib)
+	method backbone.CalibMethod
+	opts   backbone.SessionOptions                  // the served session's (--threads, --ort-spin)
+	ex     atomic.Pointer[server.BackboneExtractor] // nil until calibrated
 }
 
 func (c *int8Calibrator) Dim() int {

@@ -126,13 +126,7 @@ func TestFeaturePipelineIdentity(t *testing.T) {
 // so predict --features on that model checks and accepts it; a model made
 // by another backbone (MobileNetV2) refuses it.
 func TestExtractRecordsPipeline(t *testing.T) {
-	lib := os.Getenv("FLYCL_ORT_LIB")
-	if lib == "" {
-		lib = "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-	}
-	if _, err := os.Stat(lib); err != nil {
-		t.Skipf("ONNX Runtime not available: %v", err)
-	}
+	lib := ortLib(t)
 	sq, mnv2 := filepath.Join(sharedDir, "models", "squeezenet1.1"), filepath.Join(sharedDir, "models", "mobilenetv2-1.0")
 	for _, p := range []string{sq, mnv2} {
 		if _, err := os.Stat(p); err != nil {

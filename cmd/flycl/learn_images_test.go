@@ -13,6 +13,20 @@ import (
 
 const sharedDir = "../../../shared"
 
+// ortLib returns the ONNX Runtime library the tests use (FLYCL_ORT_LIB, or
+// the one make ort installs), or skips the test when it is not there.
+func ortLib(t *testing.T) string {
+	t.Helper()
+	lib := os.Getenv("FLYCL_ORT_LIB")
+	if lib == "" {
+		lib = "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+	}
+	if _, err := os.Stat(lib); err != nil {
+		t.Skipf("ONNX Runtime not available: %v", err)
+	}
+	return lib
+}
+
 // cifarImages copies the first n JPEGs of some CIFAR-10 training classes
 // into DIR/<class>/ (the layout a user teaches from).
 func cifarImages(t *testing.T, classes []string, n int) string {
@@ -57,13 +71,7 @@ func cifarImages(t *testing.T, classes []string, n int) string {
 // its own folder (the model's backbone is reused), classify image files,
 // and refuse another backbone without touching the file.
 func TestModelCommandsImages(t *testing.T) {
-	lib := os.Getenv("FLYCL_ORT_LIB")
-	if lib == "" {
-		lib = "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-	}
-	if _, err := os.Stat(lib); err != nil {
-		t.Skipf("ONNX Runtime not available: %v", err)
-	}
+	lib := ortLib(t)
 	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
 	if _, err := os.Stat(sq); err != nil {
 		t.Skipf("shared SqueezeNet not available: %v", err)
@@ -105,13 +113,7 @@ func TestModelCommandsImages(t *testing.T) {
 // extract only): CIFAR's 32×32 photos (1024 pixels) are refused with a
 // limit of 1000 and accepted with 1024; 0 is refused as on extract.
 func TestMaxImagePixelsApplies(t *testing.T) {
-	lib := os.Getenv("FLYCL_ORT_LIB")
-	if lib == "" {
-		lib = "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-	}
-	if _, err := os.Stat(lib); err != nil {
-		t.Skipf("ONNX Runtime not available: %v", err)
-	}
+	lib := ortLib(t)
 	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
 	if _, err := os.Stat(sq); err != nil {
 		t.Skipf("shared SqueezeNet not available: %v", err)

@@ -57,13 +57,7 @@ func TestServeFlagErrors(t *testing.T) {
 // model's restart accepts them, as it accepts --precision int8: its file
 // fixes the calibration.)
 func TestServeCalibFlagsNeedInt8(t *testing.T) {
-	lib := os.Getenv("FLYCL_ORT_LIB")
-	if lib == "" {
-		lib = "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-	}
-	if _, err := os.Stat(lib); err != nil {
-		t.Skipf("ONNX Runtime not available: %v", err)
-	}
+	lib := ortLib(t)
 	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
 	if _, err := os.Stat(sq); err != nil {
 		t.Skipf("shared SqueezeNet not available: %v", err)

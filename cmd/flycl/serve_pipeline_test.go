@@ -24,13 +24,7 @@ import (
 // own is imagenet) is served, not refused, and classifies its training
 // images as predict does.
 func TestServeModelPipeline(t *testing.T) {
-	lib := os.Getenv("FLYCL_ORT_LIB")
-	if lib == "" {
-		lib = "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-	}
-	if _, err := os.Stat(lib); err != nil {
-		t.Skipf("ONNX Runtime not available: %v", err)
-	}
+	lib := ortLib(t)
 	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
 	if _, err := os.Stat(sq); err != nil {
 		t.Skipf("shared SqueezeNet not available: %v", err)
@@ -96,13 +90,7 @@ func TestServeModelPipeline(t *testing.T) {
 // the recorded calibration), whose predictions equal flycl predict's on
 // the file; --precision fp32 on that model is refused.
 func TestServeInt8NewModel(t *testing.T) {
-	lib := os.Getenv("FLYCL_ORT_LIB")
-	if lib == "" {
-		lib = "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-	}
-	if _, err := os.Stat(lib); err != nil {
-		t.Skipf("ONNX Runtime not available: %v", err)
-	}
+	lib := ortLib(t)
 	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
 	if _, err := os.Stat(sq); err != nil {
 		t.Skipf("shared SqueezeNet not available: %v", err)

@@ -80,3 +80,83 @@ func TestBandReduction(t *testing.T) {
 		}
 	}
 }
+
+// TestBandReduction64 is TestBandReduction for DsytrdToBand and
+// ApplyBandQT64, with float64's unit roundoff in the tolerances, and
+// checks DbandEigenvalues against Dsyevd on the original matrix: both are
+// backward stable, so the eigenvalues agree to n·u·‖A‖_F (Weyl).
+func TestBandReduction64(t *testing.T) {
+	if !HaveBandReduction {
+		t.Skip("pure-Go backend: no band reduction")
+	}
+	const u = 0x1p-53
+	for _, tc := range []struct{ n, kd int }{{10, 3}, {64, 8}, {130, 32}, {200, 64}} {
+		n, kd := tc.n, tc.kd
+		r := rand.New(rand.NewPCG(uint64(n), 2))
+		a := make([]float64, n*n)
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				v := r.NormFloat64()
+				a[i*n+j], a[j*n+i] = v, v
+			}
+		}
+		orig := append([]float64(nil), a...)
+		var fro float64
+		for _, v := range a {
+			fro += v * v
+		}
+		fro = math.Sqrt(fro)
+		ab := make([]float64, n*(kd+1))
+		tau := make([]float64, n)
+		if err := DsytrdToBand(n, kd, a, n, ab, tau); err != nil {
+			t.Fatal(err)
+		}
+		const nrhs = 3
+		y := make([]float64, nrhs*n)
+		for i := range y {
+			y[i] = r.NormFloat64()
+		}
+		z := append([]float64(nil), y...)
+		if err := ApplyBandQT64(n, kd, a, n, tau, nrhs, z, n); err != nil {
+			t.Fatal(err)
+		}
+		band := func(i, j int) float64 {
+			if i < j {
+				i, j = j, i
+			}
+			if i-j > kd {
+				return 0
+			}
+			return ab[j*(kd+1)+i-j]
+		}
+		for q := 0; q < nrhs; q++ {
+			yq, zq := y[q*n:(q+1)*n], z[q*n:(q+1)*n]
+			var yy, zz, yay, zbz float64
+			for i := 0; i < n; i++ {
+				yy += yq[i] * yq[i]
+				zz += zq[i] * zq[i]
+				for j := 0; j < n; j++ {
+					yay += yq[i] * orig[i*n+j] * yq[j]
+					zbz += zq[i] * band(i, j) * zq[j]
+				}
+			}
+			tol := float64(n) * u * fro * yy
+			if math.Abs(yy-zz) > float64(n)*u*yy || math.Abs(yay-zbz) > tol {
+				t.Errorf("n=%d kd=%d rhs %d: ‖y‖² %.15g vs ‖Qᵀy‖² %.15g; yᵀAy %.15g vs zᵀBz %.15g (tol %.2g)", n, kd, q, yy, zz, yay, zbz, tol)
+			}
+		}
+		got := make([]float64, n)
+		if err := DbandEigenvalues(n, kd, ab, got); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, n)
+		if err := Dsyevd(false, n, orig, n, want); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if d := math.Abs(got[i] - want[i]); d > float64(n)*u*fro {
+				t.Errorf("n=%d kd=%d: eigenvalue %d: band %.15g, dsyevd %.15g", n, kd, i, got[i], want[i])
+			}
+		}
+	}
+}

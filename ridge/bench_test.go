@@ -3,6 +3,9 @@ package ridge
 import (
 	"context"
 	"fmt"
+	"math"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -36,11 +39,16 @@ func BenchmarkGCV(b *testing.B) {
 
 // BenchmarkGCVFromStatistics times GCV computed from a Gram matrix alone
 // (the statistics path of flycl merge and --gcv-scope all: one float64
-// tridiagonal reduction for the whole grid) next to the lead's per-λ
-// Cholesky form GCVGram, on the same statistics, for a 4- and a 12-value
-// grid.
+// reduction for the whole grid, tridiagonal or band) next to the lead's
+// per-λ Cholesky form GCVGram, on the same statistics, for a 4- and a
+// 12-value grid. FLYCL_BENCH_M=10000 gives the paper's m (1.6 GB of
+// float64 G; minutes per iteration).
 func BenchmarkGCVFromStatistics(b *testing.B) {
-	for _, m := range []int{1000, 2000} {
+	ms := []int{1000, 2000}
+	if v, err := strconv.Atoi(os.Getenv("FLYCL_BENCH_M")); err == nil && v > 0 {
+		ms = []int{v}
+	}
+	for _, m := range ms {
 		n := m / 2
 		h, labels := classData(1, n, m, 10)
 		st, _ := NewStats(m)
@@ -53,11 +61,20 @@ func BenchmarkGCVFromStatistics(b *testing.B) {
 		} {
 			b.Run(fmt.Sprintf("m=%d/n=%d/grid=%d/tridiagonal", m, n, len(grid)), func(b *testing.B) {
 				for b.Loop() {
-					if _, err := st.GCV(context.Background(), grid); err != nil {
+					if _, err := st.gcv(context.Background(), grid, math.MaxInt); err != nil {
 						b.Fatal(err)
 					}
 				}
 			})
+			if linalg.HaveBandReduction {
+				b.Run(fmt.Sprintf("m=%d/n=%d/grid=%d/band", m, n, len(grid)), func(b *testing.B) {
+					for b.Loop() {
+						if _, err := st.gcv(context.Background(), grid, 0); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 			b.Run(fmt.Sprintf("m=%d/n=%d/grid=%d/cholesky", m, n, len(grid)), func(b *testing.B) {
 				g := make([]float64, m*m)
 				for b.Loop() {

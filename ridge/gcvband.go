@@ -32,7 +32,7 @@ const BandWidth = 64
 // steps are Cholesky-based, in float64. A λ too small for the float32
 // rounding of K and of its reduction to decide its score gets +Inf (see
 // bandNoiseFloor), as the dual method's failing float32 Cholesky and the
-// statistics GCV (gcvTridiag) do.
+// statistics GCV (gcvStats) do.
 func gcvBand(ctx context.Context, buf []float32, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
 	return gcvBandFloor(ctx, buf, h, n, m, labels, nc, grid, bandNoiseFloor)
 }

@@ -21,7 +21,7 @@ import (
 // (GC = S − λC), and both C-terms are inner products of QᵀS with
 // (B + λI)⁻¹QᵀS, banded solves in float64. The trace has no cancellation
 // for n >= m (every term is positive); the residual is a difference, as
-// in the statistics GCV (gcvTridiag), and gets the same first-order bound
+// in the statistics GCV (gcvStats), and gets the same first-order bound
 // on the error of its fitted part from the errors of G and S: a λ whose
 // residual that bound could decide is given +Inf. λ below the rounding
 // noise of the float32 G get +Inf as in gcvBand (bandNoiseFloor).
@@ -107,7 +107,7 @@ func gcvBandPrimal(ctx context.Context, buf []float32, gdiag []float32, h []floa
 			}
 		}
 		rss := yy - fit
-		// First-order error bound of the fitted part, as in gcvTridiag.
+		// First-order error bound of the fitted part, as in gcvStats.
 		bound := 3*delta*cc + 4*relErr*sNorm*math.Sqrt(cc) + 8*float64(m)*u64*(yy+fit)
 		if !(rss > bound) {
 			scores[gi] = math.Inf(1) // not determinable from float32 G

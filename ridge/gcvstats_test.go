@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/flycl/flycl/linalg"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -124,47 +125,57 @@ func TestGCVFromStatisticsMatchesSVD(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got64, err := st.GCV(context.Background(), grid)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got32, err := acc.GCVAll(context.Background(), grid)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b, w := BestLambda(got64), BestLambda(want); b != w {
-				t.Errorf("float64 statistics choose λ=%g, SVD %g\n got %v\nwant %v", grid[b], grid[w], got64, want)
-			}
-			if b, w := BestLambda(got32), BestLambda(want); b != w {
-				t.Errorf("float32 accumulator chooses λ=%g, SVD %g\n got %v\nwant %v", grid[b], grid[w], got32, want)
-			}
-			norm := maxEig(t, h, tc.n, tc.m)
-			for gi, lambda := range grid {
-				for _, v := range []struct {
-					name string
-					got  float64
-					eps  float64
-				}{{"float64", got64[gi], statsRelErr(tc.m)}, {"float32", got32[gi], accRelErr(tc.n, tc.m)}} {
-					dl := v.eps * norm / lambda
-					yy := float64(tc.n)
-					rss := wantRSS[gi]
-					fit := yy - rss
-					sNorm := 0.0
-					for _, v := range st.S {
-						sNorm += v * v
-					}
-					sNorm = math.Sqrt(sNorm)
-					cc := wantCC[gi]
-					bound := 3*v.eps*norm*cc + 4*v.eps*sNorm*math.Sqrt(cc) + 8*float64(tc.m)*u64*(yy+fit)
-					if math.IsInf(v.got, 1) {
-						if rss > 4*bound {
-							t.Errorf("%s: λ=%g reported not determinable, but the residual %g is well above the rounding bound %g", v.name, lambda, rss, bound)
+			// Both reductions of G: tridiagonal, and band (forced here at
+			// small m; used from m > bandStatsMin).
+			for _, red := range []struct {
+				name    string
+				bandMin int
+			}{{"tridiagonal", math.MaxInt}, {"band", 0}} {
+				if red.bandMin == 0 && !linalg.HaveBandReduction {
+					continue
+				}
+				got64, err := st.gcv(context.Background(), grid, red.bandMin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got32, err := acc.gcvAllWith(context.Background(), nil, 0, nil, grid, red.bandMin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b, w := BestLambda(got64), BestLambda(want); b != w {
+					t.Errorf("%s: float64 statistics choose λ=%g, SVD %g\n got %v\nwant %v", red.name, grid[b], grid[w], got64, want)
+				}
+				if b, w := BestLambda(got32), BestLambda(want); b != w {
+					t.Errorf("%s: float32 accumulator chooses λ=%g, SVD %g\n got %v\nwant %v", red.name, grid[b], grid[w], got32, want)
+				}
+				norm := maxEig(t, h, tc.n, tc.m)
+				for gi, lambda := range grid {
+					for _, v := range []struct {
+						name string
+						got  float64
+						eps  float64
+					}{{"float64", got64[gi], statsRelErr(tc.m)}, {"float32", got32[gi], accRelErr(tc.n, tc.m)}} {
+						dl := v.eps * norm / lambda
+						yy := float64(tc.n)
+						rss := wantRSS[gi]
+						fit := yy - rss
+						sNorm := 0.0
+						for _, v := range st.S {
+							sNorm += v * v
 						}
-						continue
-					}
-					tol := 2 * (bound/rss + 2*dl)
-					if rel := math.Abs(v.got-want[gi]) / want[gi]; rel > tol {
-						t.Errorf("%s: λ=%g: score %.12g, SVD %.12g (relative error %.2g > %.2g)", v.name, lambda, v.got, want[gi], rel, tol)
+						sNorm = math.Sqrt(sNorm)
+						cc := wantCC[gi]
+						bound := 3*v.eps*norm*cc + 4*v.eps*sNorm*math.Sqrt(cc) + 8*float64(tc.m)*u64*(yy+fit)
+						if math.IsInf(v.got, 1) {
+							if rss > 4*bound {
+								t.Errorf("%s %s: λ=%g reported not determinable, but the residual %g is well above the rounding bound %g", red.name, v.name, lambda, rss, bound)
+							}
+							continue
+						}
+						tol := 2 * (bound/rss + 2*dl)
+						if rel := math.Abs(v.got-want[gi]) / want[gi]; rel > tol {
+							t.Errorf("%s %s: λ=%g: score %.12g, SVD %.12g (relative error %.2g > %.2g)", red.name, v.name, lambda, v.got, want[gi], rel, tol)
+						}
 					}
 				}
 			}

@@ -187,6 +187,10 @@ func (s *Stats) Clone() *Stats {
 // samples these statistics summarise, computed from G, S and the class
 // counts alone (see GCVFromGram).
 func (s *Stats) GCV(ctx context.Context, grid []float64) ([]float64, error) {
+	return s.gcv(ctx, grid, bandStatsMin)
+}
+
+func (s *Stats) gcv(ctx context.Context, grid []float64, bandMin int) ([]float64, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
@@ -198,7 +202,7 @@ func (s *Stats) GCV(ctx context.Context, grid []float64) ([]float64, error) {
 			g[j*m+i] = v
 		}
 	}
-	return gcvTridiag(ctx, g, m, slices.Clone(s.S), len(s.Labels), float64(s.N), s.N, grid, statsRelErr(m))
+	return gcvStats(ctx, g, m, slices.Clone(s.S), len(s.Labels), float64(s.N), s.N, grid, statsRelErr(m), bandMin)
 }
 
 // AddStats adds the statistics s (a task, or merged shards of one) to the

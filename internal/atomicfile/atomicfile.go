@@ -184,9 +184,11 @@ func (f *File) Commit() error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", f.path, err)
 	}
-	if err := f.File.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", f.path, err)
-	}
+	// The contents were synced before the rename and the new file is in
+	// place: the write has succeeded. Closing only drops the descriptor
+	// and its lock, so a close error is not reported as a failed write
+	// (a caller would otherwise undo a save that took effect).
+	f.File.Close()
 	if d, err := os.Open(filepath.Dir(f.path)); err == nil {
 		d.Sync()
 		d.Close()

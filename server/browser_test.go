@@ -43,8 +43,9 @@ func findChromium() string {
 
 // TestBrowser drives the web page in headless Chromium: it teaches "dog"
 // from three dog photos and "bird" from three bird photos (ImageNet
-// samples, SqueezeNet features), classifies a fourth dog photo, and
-// checks the page names it a dog. Without the shared photos or ONNX
+// samples, SqueezeNet features; the birds with a fixed λ, online in
+// mini-batches of 2, after the page has refused a negative λ), classifies
+// a fourth dog photo, and checks the page names it a dog. Without the shared photos or ONNX
 // Runtime it does the same with red and blue pictures and the grid-mean
 // stand-in backbone, so the page is still tested in a real browser. The
 // screenshot goes to the test's temporary directory, or to
@@ -142,14 +143,41 @@ func TestBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#drop")),
 		poll(`document.getElementById("version").textContent === "0"`))
 	teach(classA, teachA)
+	if st := text("#status"); !strings.Contains(st, "(GCV)") || strings.Contains(st, "online") {
+		t.Fatalf("the default learn shows %q, want λ by GCV and no online mini-batches", st)
+	}
+	// A λ the page refuses before sending anything: the model stays at
+	// version 1.
+	step("type a bad λ",
+		chromedp.SetUploadFiles(chromedp.CSS("#files"), teachB),
+		chromedp.WaitEnabled(chromedp.CSS("#teach")),
+		chromedp.SetValue(chromedp.CSS("#label"), classB),
+		chromedp.SetValue(chromedp.CSS("#lambda"), "-3"),
+		click("teach"),
+		poll(`document.getElementById("status").textContent.startsWith("λ must be a positive number")`))
+	if v := text("#version"); v != "1" {
+		t.Fatalf("a refused λ changed the model: version %q", v)
+	}
+	// The second class with a fixed λ, online in mini-batches of 2: the
+	// server reports that λ and ceil(3/2) = 2 solves, and the page says so.
+	step("fix λ and learn online",
+		chromedp.SetValue(chromedp.CSS("#lambda"), "1e6"),
+		chromedp.SetValue(chromedp.CSS("#batch"), "2"),
+		click("online"))
 	teach(classB, teachB)
 	status := text("#status")
+	if !strings.Contains(status, "λ=1e+6 (fixed)") || !strings.Contains(status, "online, 2 mini-batch(es)") {
+		t.Fatalf("the fixed-λ online learn shows %q, want λ=1e+6 (fixed) and 2 mini-batches", status)
+	}
+	if strings.Contains(status, "(GCV)") {
+		t.Fatalf("status %q calls a fixed λ GCV's", status)
+	}
 	step("pick the query image", chromedp.SetUploadFiles(chromedp.CSS("#files"), query))
 	step("classify",
 		chromedp.WaitEnabled(chromedp.CSS("#classify")),
 		click("classify"),
 		poll(`document.querySelector("#result .top1") !== null`),
-		poll(`document.getElementById("version").textContent === "2"`))
+		poll(`document.getElementById("version").textContent === "3"`))
 	top1, classes, version, learnt := text("#result .top1"), text("#classes"), text("#version"), text("#lastlearn")
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -162,7 +190,9 @@ func TestBrowser(t *testing.T) {
 	if top1 != want {
 		t.Fatalf("the page classified %s as %q, want %s", filepath.Base(query[0]), top1, want)
 	}
-	if version != "2" || !strings.Contains(classes, classA) || !strings.Contains(classes, classB) {
+	// versions: 1 after the first learn, 3 after the second (one per
+	// online mini-batch)
+	if version != "3" || !strings.Contains(classes, classA) || !strings.Contains(classes, classB) {
 		t.Fatalf("page shows version %q and classes %q", version, classes)
 	}
 	if !strings.Contains(status, " s") || !strings.HasPrefix(learnt, "last learn: 3 image(s) of '"+classB+"' in ") {

@@ -174,7 +174,7 @@ func (f *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.lscale, "lambda-scale", d.LambdaScale.String(), "absolute: --lambdas as given (the paper); relative: --lambdas times the mean diagonal of the Gram matrix GCV works on, for features of any scale (an option, measured in the README section on the λ grid's scale)")
 	f.fs = fs
 	fs.StringVar(&f.gcv, "gcv", d.GCV.String(), "GCV method: auto, dual, primal, eigen, band")
-	fs.StringVar(&f.scope, "gcv-scope", d.GCVScope.String(), "samples GCV scores λ on: task (the current task, as the paper) or all (everything learned so far, exactly from the accumulated statistics; one float64 m×m band reduction per task)")
+	fs.StringVar(&f.scope, "gcv-scope", d.GCVScope.String(), "samples GCV scores λ on: task (the current task, as the paper) or all (everything learned so far, exactly from the accumulated statistics; one float64 m×m reduction per task: to a band above m=2500 with OpenBLAS, else tridiagonal)")
 	fs.StringVar(&f.proj, "projection", d.Projection.String(), "how W is applied: auto, dense, sparse")
 }
 

@@ -191,3 +191,40 @@ func maxEig(t *testing.T, h []float32, n, m int) float64 {
 	s := svd.Values(nil)[0]
 	return s * s
 }
+
+// TestGCVStatsBandEdgeSizes checks the band reduction against the
+// tridiagonal one where TestGCVFromStatisticsMatchesSVD does not reach:
+// tiny m (m = 2 is dsytrd_sy2sb's quick return, kd = 1 < m always) and the
+// production band width kd = BandWidth (m ≥ 4·BandWidth).
+func TestGCVStatsBandEdgeSizes(t *testing.T) {
+	if !linalg.HaveBandReduction {
+		t.Skip("pure-Go backend: no band reduction")
+	}
+	grid := []float64{1, 100, 1e4}
+	for _, m := range []int{2, 3, 5, 17, 4*BandWidth + 44} {
+		for _, n := range []int{1, m / 2, 2*m + 3} {
+			if n < 1 {
+				continue
+			}
+			h, labels := classData(uint64(7*m+n), n, m, 3)
+			st, _ := NewStats(m)
+			if err := st.Add(h, n, labels); err != nil {
+				t.Fatal(err)
+			}
+			tri, err := st.gcv(context.Background(), grid, math.MaxInt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			band, err := st.gcv(context.Background(), grid, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range grid {
+				a, b := tri[i], band[i]
+				if math.IsInf(a, 1) != math.IsInf(b, 1) || (!math.IsInf(a, 1) && math.Abs(a-b) > 1e-5*a) {
+					t.Errorf("m=%d n=%d λ=%g: tridiagonal %.12g, band %.12g", m, n, grid[i], a, b)
+				}
+			}
+		}
+	}
+}

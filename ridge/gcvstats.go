@@ -158,9 +158,11 @@ func (a *Accumulator) float64Stats(idx []int) (g, s []float64, nc int, err error
 // and solve of R + λI for the classes. R is a band matrix with BandWidth
 // sub-diagonals where LAPACK's two-stage reduction is at hand and m >
 // bandStatsMin (its first stage is BLAS-3; the one-stage Householder
-// tridiagonalisation spends half its flops in memory-bound BLAS-2 and took
-// 94 s against 43 s for the band's reduction and eigenvalues at m = 10000
-// on the 2-core EPYC), otherwise tridiagonal (pure-Go backend, small m).
+// tridiagonalisation spends half its flops in memory-bound BLAS-2: the
+// whole GCV at m = 10000, 12 λ, took 55.7 s tridiagonal against 25.5 s
+// band on the quiet 2-core EPYC, 57.8 against 39.3 s with
+// OPENBLAS_CORETYPE=Haswell, BenchmarkGCVFromStatistics with
+// FLYCL_BENCH_M=10000), otherwise tridiagonal (pure-Go backend, small m).
 //
 // g (m×m, upper triangle filled) and s (nc×m) are destroyed. yy = ‖Y‖²_F.
 // relErr bounds the errors of g and s as fractions of ‖G‖₂ and ‖S‖_F; a λ
@@ -257,7 +259,7 @@ func gcvStats(ctx context.Context, g []float64, m int, s []float64, nc int, yy f
 // rather than to a tridiagonal matrix. Measured on the 2-core EPYC (with a
 // niced background job): m = 2000, 12 λ, 0.55 s tridiagonal against 0.70 s
 // band (BenchmarkGCVFromStatistics); m = 3000, reduction and eigenvalues,
-// 2.2 s against 1.7 s; m = 10000, 94 s against 43 s.
+// 2.2 s against 1.7 s; m = 10000 see gcvStats.
 const bandStatsMin = 2500
 
 // statsReduction is G = Q R Qᵀ with Qᵀ S already applied: R's

@@ -60,13 +60,7 @@ func gcvBandFloor(ctx context.Context, buf []float32, h []float32, n, m int, lab
 	}
 	// B in float64, by rows: b[i*(kd+1) + kd-(i-j)] = B[i][j], i-kd <= j <= i.
 	w := kd + 1
-	b := make([]float64, n*w)
-	for j := 0; j < n; j++ {
-		for d := 0; d <= kd && j+d < n; d++ {
-			i := j + d
-			b[i*w+kd-d] = float64(ab[j*w+d])
-		}
-	}
+	b := bandRows(ab, n, kd)
 	y := make([]float64, nc*n)
 	for i, v := range qy {
 		y[i] = float64(v)
@@ -127,6 +121,21 @@ func gcvBandFloor(ctx context.Context, buf []float32, h []float32, n, m int, lab
 // 16·u32·‖K‖₂ 170..210, so no λ of the 10⁻²..10⁹ grid is excluded there
 // and every score agrees with the float64 definition to 4·10⁻⁵.
 const bandNoiseFloor = 16
+
+// bandRows converts a band in LAPACK's layout (ab[j*(kd+1) + i-j] =
+// B[i][j], as SsytrdToBand and DsytrdToBand write it) to float64 rows:
+// b[i*(kd+1) + kd-(i-j)] = B[i][j], the layout of bandCholesky and the
+// other banded steps here.
+func bandRows[T float32 | float64](ab []T, n, kd int) []float64 {
+	w := kd + 1
+	b := make([]float64, n*w)
+	for j := 0; j < n; j++ {
+		for d := 0; d <= kd && j+d < n; d++ {
+			b[(j+d)*w+kd-d] = float64(ab[j*w+d])
+		}
+	}
+	return b
+}
 
 // bandNorm returns an estimate of ‖B‖₂ from below by 30 steps of the
 // power iteration (B is positive semi-definite up to rounding; the

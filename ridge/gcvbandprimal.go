@@ -65,12 +65,7 @@ func gcvBandPrimal(ctx context.Context, buf []float32, gdiag []float32, h []floa
 		return nil, fmt.Errorf("ridge: GCV: %w", err)
 	}
 	w := kd + 1
-	b := make([]float64, m*w)
-	for j := 0; j < m; j++ {
-		for d := 0; d <= kd && j+d < m; d++ {
-			b[(j+d)*w+kd-d] = float64(ab[j*w+d])
-		}
-	}
+	b := bandRows(ab, m, kd)
 	z := make([]float64, nc*m)
 	for i, v := range qs {
 		z[i] = float64(v)

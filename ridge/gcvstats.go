@@ -350,12 +350,7 @@ func reduceBand(g []float64, m int, s []float64, nc int) (statsReduction, error)
 		return nil, err
 	}
 	w := kd + 1
-	b := make([]float64, m*w)
-	for j := 0; j < m; j++ {
-		for d := 0; d <= kd && j+d < m; d++ {
-			b[(j+d)*w+kd-d] = ab[j*w+d]
-		}
-	}
+	b := bandRows(ab, m, kd)
 	return &bandReduction{b: b, l: make([]float64, m*w), ab: ab, m: m, kd: kd}, nil
 }
 

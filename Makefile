@@ -27,15 +27,18 @@ NUMERIC := . ./linalg ./projection ./ridge ./baselines ./methods ./metrics
 # OpenBLAS picks by itself (OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset), with
 # the Haswell kernels some machines force, and single-threaded, since each
 # rounds differently and a tolerance must hold for all of them; then the
-# pure-Go (CGO_ENABLED=0) fallback; and vet of the build with each cgo
-# library swapped for its pure-Go fallback (tags noopenblas, noturbojpeg).
+# pure-Go (CGO_ENABLED=0) fallback, whose binary runs everything but ONNX
+# Runtime (vetted whole, tested where it differs); and vet of the build with
+# each cgo library swapped for its pure-Go fallback (tags noopenblas,
+# noturbojpeg).
 test: deps ort
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(GO) test -count=1 $(NUMERIC)
 	env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=Haswell $(GO) test -count=1 $(NUMERIC)
 	OPENBLAS_NUM_THREADS=1 $(GO) test -count=1 $(NUMERIC)
-	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio .
+	CGO_ENABLED=0 $(GO) vet ./...
+	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio ./backbone .
 	$(GO) vet -tags noopenblas,noturbojpeg ./...
 	$(GO) test -race -count=1 -skip TestBrowser ./server
 	$(MAKE) fuzz-smoke

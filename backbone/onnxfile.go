@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	ort "github.com/yalue/onnxruntime_go"
-
 	"github.com/flycl/flycl/transform"
 )
 
@@ -22,7 +20,7 @@ func FromONNXFile(path, output string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	ins, outs, err := ort.GetInputOutputInfo(path)
+	ins, outs, err := modelIO(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable ONNX model: %w", path, err)
 	}
@@ -33,7 +31,7 @@ func FromONNXFile(path, output string) (*Model, error) {
 	if len(in) != 4 || in[1] != 3 || in[2] != in[3] || in[2] <= 0 {
 		return nil, fmt.Errorf("%s: input %q has shape %v, want N×3×S×S", path, ins[0].Name, in)
 	}
-	var chosen *ort.InputOutputInfo
+	var chosen *ioInfo
 	var names []string
 	for i := range outs {
 		names = append(names, outs[i].Name)
@@ -54,4 +52,10 @@ func FromONNXFile(path, output string) (*Model, error) {
 	h := sha256.Sum256(data)
 	return &Model{Name: "onnx", ONNX: data, Input: ins[0].Name, Outputs: []string{chosen.Name}, Dims: []int{int(dim)},
 		Size: int(in[2]), Preset: transform.Presets["imagenet"], Hash: hex.EncodeToString(h[:8])}, nil
+}
+
+// ioInfo is the name and shape of one input or output of an ONNX file.
+type ioInfo struct {
+	Name       string
+	Dimensions []int64
 }

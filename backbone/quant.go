@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	ort "github.com/yalue/onnxruntime_go"
-
 	"github.com/flycl/flycl/onnx"
 )
 
@@ -318,25 +316,21 @@ func Calibrate(ctx context.Context, build Builder, method CalibMethod, x []float
 	if err := Init(""); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoRuntime, err)
 	}
-	opts, err := ort.NewSessionOptions()
-	if err != nil {
-		return nil, err
-	}
-	defer opts.Destroy()
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	opts.SetIntraOpNumThreads(threads)
-	opts.SetInterOpNumThreads(1)
 	P := m.calibPoints
 	c := &Calibration{Ranges: make([]Range, P), Images: n, Method: method}
 	for i := range c.Ranges {
 		c.Ranges[i] = Range{Min: float32(math.Inf(1)), Max: float32(math.Inf(-1))}
 	}
 	lo, hi := make([]float32, P), make([]float32, P)
-	err = calibrationPass(ctx, m, opts, []string{"calib_min", "calib_max"}, x, n, batch, func(out []ort.Value) error {
-		copy(lo, out[0].(*ort.Tensor[float32]).GetData())
-		copy(hi, out[1].(*ort.Tensor[float32]).GetData())
+	err = calibrationPass(ctx, m, threads, []string{"calib_min", "calib_max"}, x, n, batch, func(out [][]float32) error {
+		if len(out[0]) != P || len(out[1]) != P {
+			return fmt.Errorf("%s: calibration ranges have %d and %d values, want %d", m.Name, len(out[0]), len(out[1]), P)
+		}
+		copy(lo, out[0])
+		copy(hi, out[1])
 		for i := range c.Ranges {
 			c.Ranges[i].Min = min(c.Ranges[i].Min, lo[i])
 			c.Ranges[i].Max = max(c.Ranges[i].Max, hi[i])
@@ -357,13 +351,9 @@ func Calibrate(ctx context.Context, build Builder, method CalibMethod, x []float
 		hist[i] = newHistogram(c.Ranges[i], calibBins)
 		names[i] = fmt.Sprintf("calib_t%d", i)
 	}
-	err = calibrationPass(ctx, mt, opts, names, x, n, min(batch, 4), func(out []ort.Value) error {
+	err = calibrationPass(ctx, mt, threads, names, x, n, min(batch, 4), func(out [][]float32) error {
 		for i, v := range out {
-			t, ok := v.(*ort.Tensor[float32])
-			if !ok {
-				return fmt.Errorf("%s: calibration output %d is %T, want float32", m.Name, i, v)
-			}
-			hist[i].add(t.GetData())
+			hist[i].add(v)
 		}
 		return nil
 	})
@@ -383,37 +373,20 @@ func Calibrate(ctx context.Context, build Builder, method CalibMethod, x []float
 // calibrationPass runs the calibration graph m over the n images x in
 // batches, fetching the named outputs (allocated by ONNX Runtime) and
 // handing them to use.
-func calibrationPass(ctx context.Context, m *Model, opts *ort.SessionOptions, outputs []string, x []float32, n, batch int, use func([]ort.Value) error) error {
-	s, err := ort.NewDynamicAdvancedSessionWithONNXData(m.ONNX, []string{m.Input}, outputs, opts)
+func calibrationPass(ctx context.Context, m *Model, threads int, outputs []string, x []float32, n, batch int, use func([][]float32) error) error {
+	e, err := newEngine(m.ONNX, m.Input, outputs, threads, false)
 	if err != nil {
 		return fmt.Errorf("%s: calibration session: %w", m.Name, err)
 	}
-	defer s.Destroy()
+	defer e.close()
 	per := 3 * m.Size * m.Size
 	for b := 0; b < n; b += batch {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		k := min(batch, n-b)
-		in, err := ort.NewTensor(ort.NewShape(int64(k), 3, int64(m.Size), int64(m.Size)), x[b*per:(b+k)*per])
-		if err != nil {
-			return err
-		}
-		out := make([]ort.Value, len(outputs))
-		err = s.Run([]ort.Value{in}, out)
-		in.Destroy()
-		if err == nil {
-			err = use(out)
-		} else {
-			err = fmt.Errorf("%s: calibration run: %w", m.Name, err)
-		}
-		for _, v := range out {
-			if v != nil {
-				v.Destroy()
-			}
-		}
-		if err != nil {
-			return err
+		if err := e.run(x[b*per:(b+k)*per], k, m.Size, nil, nil, use); err != nil {
+			return fmt.Errorf("%s: calibration run: %w", m.Name, err)
 		}
 	}
 	return nil

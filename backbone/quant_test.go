@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	ort "github.com/yalue/onnxruntime_go"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/flycl/flycl/imageio"
@@ -591,23 +589,7 @@ func TestInt8GraphsFuse(t *testing.T) {
 		want string
 		n    int
 	}{{qc, "QLinearConv", 2}, {qv, "DynamicQuantizeMatMul", 1}} {
-		opts, err := ort.NewSessionOptions()
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "opt.onnx")
-		opts.SetGraphOptimizationLevel(ort.GraphOptimizationLevelEnableAll)
-		opts.SetOptimizedModelFilePath(path)
-		s, err := ort.NewDynamicAdvancedSessionWithONNXData(c.m.ONNX, []string{c.m.Input}, c.m.Outputs, opts)
-		opts.Destroy()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Destroy()
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := optimisedGraph(t, c.m)
 		if k := bytes.Count(data, []byte(c.want)); k < c.n {
 			t.Errorf("%s: optimised graph has %d %s nodes, want at least %d", c.m.Name, k, c.want, c.n)
 		}
@@ -618,23 +600,7 @@ func TestInt8GraphsFuse(t *testing.T) {
 // Runtime's optimiser (level all, as sessions use) makes of m, counted.
 func optimisedOps(t *testing.T, m *Model) map[string]int {
 	t.Helper()
-	opts, err := ort.NewSessionOptions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer opts.Destroy()
-	path := filepath.Join(t.TempDir(), "opt.onnx")
-	opts.SetGraphOptimizationLevel(ort.GraphOptimizationLevelEnableAll)
-	opts.SetOptimizedModelFilePath(path)
-	s, err := ort.NewDynamicAdvancedSessionWithONNXData(m.ONNX, []string{m.Input}, m.Outputs, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Destroy()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := optimisedGraph(t, m)
 	ops := map[string]int{}
 	// ModelProto.graph (7) → GraphProto.node (1) → NodeProto.op_type (4), domain (7)
 	eachField(t, data, func(n protowire.Number, g []byte) {

@@ -6,8 +6,6 @@ import (
 	"os"
 	"runtime"
 	"sync"
-
-	ort "github.com/yalue/onnxruntime_go"
 )
 
 var (
@@ -37,8 +35,7 @@ func Init(lib string) error {
 	defer initMu.Unlock()
 	if initLib == "" {
 		initLib = lib
-		ort.SetSharedLibraryPath(lib)
-		if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+		if err := loadRuntime(lib); err != nil {
 			initErr = fmt.Errorf("load ONNX Runtime from %s: %w", lib, err)
 		}
 	}
@@ -48,13 +45,14 @@ func Init(lib string) error {
 	return initErr
 }
 
-// Version returns ONNX Runtime's version string (after Init).
-func Version() string { return ort.GetVersion() }
+// Version returns ONNX Runtime's version string (after Init; "" in a
+// build without cgo).
+func Version() string { return runtimeVersion() }
 
 // Session runs one model.
 type Session struct {
 	model *Model
-	s     *ort.DynamicAdvancedSession
+	e     *engine
 	mu    sync.Mutex
 }
 
@@ -82,31 +80,18 @@ func (m *Model) NewSessionWith(o SessionOptions) (*Session, error) {
 	if err := Init(""); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoRuntime, err)
 	}
-	opts, err := ort.NewSessionOptions()
-	if err != nil {
-		return nil, err
-	}
-	defer opts.Destroy()
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	opts.SetIntraOpNumThreads(threads)
-	opts.SetInterOpNumThreads(1)
-	opts.SetGraphOptimizationLevel(ort.GraphOptimizationLevelEnableAll)
-	if o.NoSpin {
-		if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
-			return nil, fmt.Errorf("%s: %w", m.Name, err)
-		}
-	}
-	s, err := ort.NewDynamicAdvancedSessionWithONNXData(m.ONNX, []string{m.Input}, m.Outputs, opts)
+	e, err := newEngine(m.ONNX, m.Input, m.Outputs, threads, o.NoSpin)
 	if err != nil {
 		return nil, fmt.Errorf("%s: create ONNX Runtime session: %w", m.Name, err)
 	}
-	return &Session{model: m, s: s}, nil
+	return &Session{model: m, e: e}, nil
 }
 
 // Close releases the session.
-func (s *Session) Close() error { return s.s.Destroy() }
+func (s *Session) Close() error { return s.e.close() }
 
 // Run feeds n images (n×3×H×W float32, preprocessed) and returns each
 // output as n×dim values, in the order of Model.Outputs.
@@ -118,23 +103,11 @@ func (s *Session) Run(x []float32, n int) ([][]float32, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in, err := ort.NewTensor(ort.NewShape(int64(n), 3, int64(m.Size), int64(m.Size)), x)
-	if err != nil {
-		return nil, err
-	}
-	defer in.Destroy()
-	outs := make([]ort.Value, len(m.Outputs))
 	res := make([][]float32, len(m.Outputs))
 	for i, d := range m.Dims {
 		res[i] = make([]float32, n*d)
-		t, err := ort.NewTensor(ort.NewShape(int64(n), int64(d)), res[i])
-		if err != nil {
-			return nil, err
-		}
-		defer t.Destroy()
-		outs[i] = t
 	}
-	if err := s.s.Run([]ort.Value{in}, outs); err != nil {
+	if err := s.e.run(x, n, m.Size, res, m.Dims, nil); err != nil {
 		return nil, fmt.Errorf("%s: run: %w", m.Name, err)
 	}
 	return res, nil

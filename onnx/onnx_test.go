@@ -1,3 +1,7 @@
+//go:build cgo
+
+// ONNX Runtime is a C library: this test needs cgo.
+
 package onnx_test
 
 import (

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/flycl/flycl/backbone"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -72,6 +73,9 @@ func resolve(fs *pflag.FlagSet, flag, env string, def func() string) string {
 
 // ortLibrary resolves the ONNX Runtime library.
 func ortLibrary(fs *pflag.FlagSet) (string, error) {
+	if err := backbone.Supported(); err != nil {
+		return "", err
+	}
 	var tried []string
 	lib := resolve(fs, "ort-lib", envORTLib, func() string {
 		var dirs []string

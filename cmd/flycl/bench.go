@@ -237,7 +237,7 @@ binary). Prints the ratios.`,
 	c.Flags().StringVar(&precisions, "precision", "fp32,int8", "precisions to measure, side by side per backbone (int8 calibrated on synthetic images: speed only)")
 	c.Flags().StringVar(&which, "backbones", "squeezenet,mobilenetv2,resnet50,vit", "backbones to measure")
 	c.Flags().StringVar(&torch, "torch", "", "Python interpreter with torch and torchvision for the side-by-side (e.g. /usr/bin/python3)")
-	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+"; see flycl help environment)")
+	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
 	return c
 }
 

@@ -94,6 +94,6 @@ need all the cores, end to end cannot beat it.`,
 	c.Flags().IntVar(&workers, "workers", 0, "decoding goroutines (0: one per CPU)")
 	c.Flags().IntVar(&calib, "calib", 64, "int8: calibration images from the training split")
 	c.Flags().BoolVar(&spin, "spin", false, "let ONNX Runtime's idle threads spin (faster alone, steals CPU from decoding)")
-	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+"; see flycl help environment)")
+	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
 	return c
 }

@@ -100,7 +100,7 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 	fs.Float64Var(&seconds, "seconds", 5, "seconds of feature predicts")
 	fs.BoolVar(&ortSpin, "ort-spin", true, "let ONNX Runtime's idle threads spin (its default), in the server's session and the bare backbone's alike; false: they sleep")
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file (go tool pprof)")
-	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+")")
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
 	mf.register(fs)
 	return c
 }

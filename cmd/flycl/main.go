@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// commands is every subcommand of flycl, in the order "flycl help" lists
-// them. A new command is one line here.
+// commands is every subcommand of flycl ("flycl help" lists them
+// alphabetically). A new command is one line here.
 var commands = []func() *cobra.Command{
 	runCmd,
 	sweepCmd,

@@ -53,7 +53,8 @@ data), so that first learn must send images. An existing model keeps the
 backbone output, transform and precision its file records.
 
 The bearer token for learn and forget is read from --token-file (never from
-a flag); --auth-all requires it for every request. SIGTERM or Ctrl-C stops
+a flag); --auth-all requires it for every request under /v1 and /metrics
+(the web page itself is served without it). SIGTERM or Ctrl-C stops
 accepting connections, finishes the requests in flight and exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,9 +68,9 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&f.backbone, "backbone", "", "backbone for images: "+strings.Join(extract.Backbones, ", ")+" (without it only feature vectors are accepted)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token required to learn and forget")
-	fs.BoolVar(&f.authAll, "auth-all", false, "require the token for every request, not only changes")
+	fs.BoolVar(&f.authAll, "auth-all", false, "require the token for every request under /v1 and /metrics, not only changes")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
-	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it)")
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
 	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
 	fs.BoolVar(&f.ortSpin, "ort-spin", false, "let ONNX Runtime's idle threads spin (its own default): lower latency of a backbone run alone, but the spinning takes the CPU that concurrent requests and learns need (flycl bench serve --ort-spin measures both)")
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of a new model without --backbone")
@@ -287,7 +288,6 @@ func readToken(path string, log *slog.Logger) (string, error) {
 	return tok, nil
 }
 
-// int8Calibrator is the extractor of a new model served with --precision
 // sessionOptions are the ONNX Runtime session options of the served
 // backbone: --threads, and idle threads sleeping unless --ort-spin (measured
 // quietly by flycl bench serve: spinning costs about 7 ms of CPU per image
@@ -296,6 +296,7 @@ func (f *serveFlags) sessionOptions() backbone.SessionOptions {
 	return backbone.SessionOptions{Threads: f.threads, NoSpin: !f.ortSpin}
 }
 
+// int8Calibrator is the extractor of a new model served with --precision
 // int8: the fp32 backbone's int8 graph, calibrated on the images of the
 // server's first learn (server.Calibrator).
 type int8Calibrator struct {

@@ -84,8 +84,11 @@ func (m *Model) File() *modelfile.File {
 }
 
 // CheckPipeline reports whether features made by p fit the model: same
-// backbone weights, output, dimension and transform. A model without a
-// pipeline takes one from its first learn (see Learn).
+// backbone weights, precision (and int8 calibration), output, dimension
+// and transform (modelfile.Pipeline.Check). A nil p (features given
+// directly) is accepted. A model without a pipeline takes one from its
+// first learn (see Learn), and refuses p once it has learned classes
+// without one.
 func (m *Model) CheckPipeline(p *modelfile.Pipeline) error {
 	switch {
 	case p == nil && m.Pipeline == nil:

@@ -34,7 +34,9 @@
 // A model with a relative λ grid (flycl.LambdaRelative) adds
 // "lambda_scale": "relative" and its "input_scale" (the power of two its
 // inputs are multiplied by); absent, the grid is absolute and inputs are
-// not scaled, so older files read unchanged.
+// not scaled, so older files read unchanged. A model whose GCV scores λ on
+// every sample learned so far (flycl.GCVAll) adds "gcv_scope": "all";
+// absent, GCV scores the current task.
 //
 // Version 1 files (before names, counts, versions and pipelines) load
 // with classes named by their labels, unknown counts (-1) and the number
@@ -45,4 +47,33 @@
 // allocated, arrays grow only as data arrives, and labels must be
 // distinct and non-negative, counts non-negative, the λ grid and history
 // positive, G, S and C finite.
+//
+// # Statistics file format (version 1)
+//
+// A statistics file holds the exact sufficient statistics of one task, or
+// of one shard of a task, for Fly-CL: what a worker computes from its
+// part of the data and what `flycl merge` adds up and teaches a model.
+// All integers and floats are little-endian.
+//
+//	magic    8 bytes  "FLYCLSTA"
+//	version  uint32   1
+//	hlen     uint32   length of the header
+//	header   hlen bytes of JSON (see StatsHeader)
+//	G        m(m+1)/2 float64: the lower triangle of G = Σ hᵀh, row by row
+//	S        classes×m float64: row c = Σ of the codes of class c
+//	ids      samples uint64: the sample identities, strictly ascending
+//	crc      uint32   CRC-32C (Castagnoli) of every byte above
+//	end      8 bytes  "FLYCLEND"
+//
+// G and S are float64: the codes are float32, so every product is exact
+// and only the additions round (2⁻⁵³ relative each); partial sums from any
+// number of shards add up to the single-process sums within that, and
+// rounded to a model's float32 they agree bit for bit except, rarely, in
+// the last bit (ridge.Stats). MergeStats also sums the parts in a
+// canonical order (by their smallest sample identity), so the same parts
+// merged in any order give identical bits.
+//
+// The sample identities (a 64-bit FNV-1a hash of each sample's key, see
+// SampleID) let a merge refuse overlapping parts: the same shard given
+// twice, or shards of two different splittings.
 package modelfile

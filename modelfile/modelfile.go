@@ -170,8 +170,8 @@ func fingerprint(w *projection.Matrix) uint32 {
 	return h.Sum32()
 }
 
-// Encode writes f (Snapshot required; Saved is set to now) to w in the
-// current format.
+// Encode writes f (Snapshot required; Saved is set to now, and Created
+// too when it is zero) to w in the current format.
 func Encode(w io.Writer, f *File) error {
 	s := f.Snapshot
 	if s == nil {

@@ -12,7 +12,8 @@ import (
 // Pipeline describes how an image becomes the model's feature vector: the
 // backbone and the transform before it. It is plain data, so that this
 // package depends on no backbone or image code; see
-// github.com/flycl/flycl/extract for building one from a backbone.
+// github.com/flycl/flycl/deploy (Extractor.Pipeline) for building one from
+// a backbone.
 type Pipeline struct {
 	// Backbone is the spec the backbone was opened with (for example
 	// "squeezenet" or "vit:/models/vit_b16.safetensors"): where to find it
@@ -70,8 +71,9 @@ func (p *Pipeline) validate() error {
 }
 
 // Check reports whether other (the pipeline a caller is about to use)
-// makes the same features as p: same weights, output, dimension and
-// transform. The error says what differs.
+// makes the same features as p: same weights, precision, output,
+// dimension, transform and, for a static int8 graph, calibration. The
+// error says what differs.
 func (p *Pipeline) Check(other *Pipeline) error {
 	switch {
 	case p.WeightsHash != other.WeightsHash:

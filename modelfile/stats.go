@@ -18,35 +18,6 @@ import (
 	"github.com/flycl/flycl/ridge"
 )
 
-// # Statistics file format (version 1)
-//
-// A statistics file holds the exact sufficient statistics of one task, or
-// of one shard of a task, for Fly-CL: what a worker computes from its
-// part of the data and what `flycl merge` adds up and teaches a model.
-// All integers and floats are little-endian.
-//
-//	magic    8 bytes  "FLYCLSTA"
-//	version  uint32   1
-//	hlen     uint32   length of the header
-//	header   hlen bytes of JSON (see StatsHeader)
-//	G        m(m+1)/2 float64: the lower triangle of G = Σ hᵀh, row by row
-//	S        classes×m float64: row c = Σ of the codes of class c
-//	ids      samples uint64: the sample identities, strictly ascending
-//	crc      uint32   CRC-32C (Castagnoli) of every byte above
-//	end      8 bytes  "FLYCLEND"
-//
-// G and S are float64: the codes are float32, so every product is exact
-// and only the additions round (2⁻⁵³ relative each); partial sums from any
-// number of shards add up to the single-process sums within that, and
-// rounded to a model's float32 they agree bit for bit except, rarely, in
-// the last bit (ridge.Stats). MergeStats also sums the parts in a
-// canonical order (by their smallest sample identity), so the same parts
-// merged in any order give identical bits.
-//
-// The sample identities (a 64-bit FNV-1a hash of each sample's key, see
-// SampleID) let a merge refuse overlapping parts: the same shard given
-// twice, or shards of two different splittings.
-
 const (
 	statsMagic = "FLYCLSTA"
 	// StatsVersion is the statistics format version this package writes.

@@ -25,7 +25,8 @@ type Config struct {
 
 	// Token, when not empty, is the bearer token required for every
 	// request that changes the model (learn, forget), and for every
-	// /v1 request when TokenForAll is set.
+	// /v1 request and /metrics when TokenForAll is set (the web page at
+	// / is served without it).
 	Token       string
 	TokenForAll bool
 

@@ -9,6 +9,8 @@
 //	paths        N strings, optional: where each sample came from
 //	class_names  C strings, optional: the name of class i at index i
 //	extract_seconds  float, optional: wall time spent extracting
+//	pipeline     1 string, optional: the backbone identity flycl extract
+//	             records (JSON, opaque here; modelfile.ParsePipeline reads it)
 //
 // which is what numpy.savez(path, features=F, labels=y) writes from Python.
 package features

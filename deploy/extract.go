@@ -159,6 +159,19 @@ func (f files) Classes() []string                 { return nil }
 func (f files) Path(i int) string                 { return f.paths[i] }
 func (f files) Image(i int) (*imageio.RGB, error) { return f.dec.DecodeFile(f.paths[i]) }
 
+// SplitLess reports whether spec is a folder data set given as a
+// directory with neither a train nor a test sub-directory: the
+// DIR/<class>/<image> layout that OpenData reads for any split.
+func SplitLess(spec dataset.Spec) bool {
+	if spec.Kind != "folder" {
+		return false
+	}
+	top, _ := statDir(spec.Path)
+	train, _ := statDir(filepath.Join(spec.Path, "train"))
+	test, _ := statDir(filepath.Join(spec.Path, "test"))
+	return top && !train && !test
+}
+
 // OpenData opens a data set split for learning or testing and returns
 // its cache key (dataset.Spec.Key). A folder data set given as a
 // directory without a SPLIT sub-directory is read as DIR/<class>/<image>

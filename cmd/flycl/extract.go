@@ -60,9 +60,26 @@ func (e *extractFlags) method() (backbone.CalibMethod, error) {
 	return m, nil
 }
 
+// openSplit opens one split of spec and returns its cache key; split ""
+// is a split-less folder (DIR/<class>/<image>, deploy.SplitLess) whole.
+func openSplit(spec dataset.Spec, split string) (dataset.Dataset, string, error) {
+	if split == "" {
+		return deploy.OpenData(spec, "")
+	}
+	ds, err := spec.Open(split)
+	if err != nil {
+		return nil, "", err
+	}
+	key, err := spec.Key(split)
+	if err != nil {
+		return nil, "", err
+	}
+	return ds, key, nil
+}
+
 // withPrecision returns m in the precision of --precision; int8 graphs are
-// calibrated on the training split of spec, once per process.
-func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, m *backbone.Model, preset transform.Preset) (*backbone.Model, error) {
+// calibrated on the training split of spec (split calib), once per process.
+func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, calib string, m *backbone.Model, preset transform.Preset) (*backbone.Model, error) {
 	p, err := backbone.ParsePrecision(e.precision)
 	if err != nil {
 		return nil, fmt.Errorf("--precision: %w", err)
@@ -74,7 +91,7 @@ func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, m *b
 	if q, ok := e.int8[key]; ok {
 		return q, nil
 	}
-	train, err := spec.Open("train")
+	train, _, err := openSplit(spec, calib)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +111,8 @@ func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, m *b
 	return q, nil
 }
 
-// features extracts (or loads from the cache) one split of the data set.
+// features extracts (or loads from the cache) one split of the data set
+// ("": a split-less folder whole, see openSplit).
 func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split string, quiet bool) (*features.Set, error) {
 	if e.maxPixels == 0 {
 		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
@@ -106,17 +124,17 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	if err := backbone.Init(lib); err != nil {
 		return nil, err
 	}
-	ds, err := spec.Open(split)
+	ds, key, err := openSplit(spec, split)
 	if err != nil {
 		return nil, err
+	}
+	calib, name := "train", split
+	if split == "" {
+		calib, name = "", "(all)"
 	}
 	ds = dataset.WithDecoder(ds, imageio.Decoder{MaxPixels: e.maxPixels})
 	if sk := dataset.Skipped(ds); len(sk) > 0 && !quiet {
-		fmt.Fprintf(os.Stderr, "warning: %s %s: skipped %d WebP image(s), which flycl cannot decode as PIL does (first: %s)\n", spec, split, len(sk), sk[0])
-	}
-	key, err := spec.Key(split)
-	if err != nil {
-		return nil, err
+		fmt.Fprintf(os.Stderr, "warning: %s %s: skipped %d WebP image(s), which flycl cannot decode as PIL does (first: %s)\n", spec, name, len(sk), sk[0])
 	}
 	m, err := extract.OpenBackbone(e.backbone, modelsDir())
 	if err != nil {
@@ -128,7 +146,7 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 			return nil, err
 		}
 	}
-	if m, err = e.withPrecision(cmd, spec, m, preset); err != nil {
+	if m, err = e.withPrecision(cmd, spec, calib, m, preset); err != nil {
 		return nil, err
 	}
 	out, err := m.OutputIndex(e.output)
@@ -139,7 +157,7 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 		CacheDir: cacheDir(cmd.Flags()), BatchSize: e.batch, Threads: e.threads}
 	bar := newProgress(quiet, 1000)
 	job.Progress = func(done, total int, rate float64) {
-		bar.update(done, total, fmt.Sprintf("extract %s %s (%.1f images/s)", m.Name, split, rate))
+		bar.update(done, total, fmt.Sprintf("extract %s %s (%.1f images/s)", m.Name, name, rate))
 	}
 	s, cached, err := extract.Run(cmd.Context(), job)
 	if err != nil {
@@ -154,9 +172,9 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	s.Pipeline = de.Pipeline().Text()
 	if !quiet {
 		if cached {
-			fmt.Fprintf(os.Stderr, "extract %s %s: %d features from the cache %s\n", m.Name, split, s.N, job.CachePath())
+			fmt.Fprintf(os.Stderr, "extract %s %s: %d features from the cache %s\n", m.Name, name, s.N, job.CachePath())
 		} else {
-			fmt.Fprintf(os.Stderr, "extract %s %s: %d images in %.1fs (%.1f images/s)\n", m.Name, split, s.N, s.ExtractSeconds, float64(s.N)/s.ExtractSeconds)
+			fmt.Fprintf(os.Stderr, "extract %s %s: %d images in %.1fs (%.1f images/s)\n", m.Name, name, s.N, s.ExtractSeconds, float64(s.N)/s.ExtractSeconds)
 		}
 	}
 	return s, nil
@@ -171,7 +189,8 @@ func extractCmd() *cobra.Command {
 		Short: "Extract backbone features of a data set into train.npz and test.npz",
 		Long: `Decodes and preprocesses every image of both splits exactly as PIL/torchvision
 would, runs the backbone on ONNX Runtime, and writes --out/train.npz and
---out/test.npz (features, labels, paths, class_names, extract_seconds, and
+--out/test.npz (a folder without train/ and test/ sub-folders, DIR/<class>/<image>,
+is one set of images and gives train.npz alone) (features, labels, paths, class_names, extract_seconds, and
 pipeline: the backbone's identity as a model file records it: spec, weights
 SHA-256, output, transform, precision and int8 calibration, which flycl
 learn, predict and stats --features check against the model's).
@@ -191,6 +210,20 @@ Data sets (--data): ` + strings.Join(dataset.Kinds, ", ") + ` as kind:path.`,
 			}
 			if err := checkOut(out); err != nil {
 				return err
+			}
+			if deploy.SplitLess(spec) {
+				// DIR/<class>/<image>: one set of images, to learn from.
+				s, err := e.features(cmd, spec, "", e.quiet)
+				if err != nil {
+					return err
+				}
+				if err := features.Save(filepath.Join(out, "train.npz"), s); err != nil {
+					return err
+				}
+				if !e.quiet {
+					fmt.Fprintf(os.Stderr, "wrote %s/train.npz: %s has no train/ or test/ sub-folder, so its %d images (DIR/<class>/<image>) are one set and there is no test.npz\n", out, spec.Path, s.N)
+				}
+				return nil
 			}
 			for _, split := range []string{"train", "test"} {
 				s, err := e.features(cmd, spec, split, e.quiet)

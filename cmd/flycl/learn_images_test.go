@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flycl/flycl/features"
 )
 
 const sharedDir = "../../../shared"
@@ -138,5 +140,43 @@ func TestMaxImagePixelsApplies(t *testing.T) {
 	img, _ := filepath.Glob(filepath.Join(dir, "frog", "*"))
 	if _, err := runCLI(t, "predict", "--model", model, "--ort-lib", lib, "--quiet", "--max-image-pixels", "1000", img[0]); err == nil || !strings.Contains(err.Error(), "pixels") {
 		t.Fatalf("predict with a 1000-pixel limit: %v", err)
+	}
+}
+
+// TestExtractSplitLessFolder: extract on the layout a user teaches from,
+// DIR/<class>/<image> with no train/ or test/ sub-folder, writes every
+// image into train.npz (labels by class folder) and no test.npz; then
+// learn --features takes that file.
+func TestExtractSplitLessFolder(t *testing.T) {
+	lib := ortLib(t)
+	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
+	if _, err := os.Stat(sq); err != nil {
+		t.Skipf("shared SqueezeNet not available: %v", err)
+	}
+	dir := cifarImages(t, []string{"airplane", "frog"}, 3)
+	out := filepath.Join(t.TempDir(), "feat")
+	if _, err := runCLI(t, "extract", "--data", "folder:"+dir, "--backbone", "squeezenet:"+sq,
+		"--ort-lib", lib, "--cache", "", "--quiet", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	s, err := features.Load(filepath.Join(out, "train.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, l := range s.Labels {
+		count[s.ClassNames[l]]++
+	}
+	if s.N != 6 || count["airplane"] != 3 || count["frog"] != 3 || s.D != 512 {
+		t.Fatalf("train.npz: %d samples of dimension %d, per class %v; want 3 airplanes and 3 frogs, d=512", s.N, s.D, count)
+	}
+	if _, err := os.Stat(filepath.Join(out, "test.npz")); !os.IsNotExist(err) {
+		t.Fatalf("test.npz: %v, want none", err)
+	}
+	model := filepath.Join(t.TempDir(), "cam.flycl")
+	got, err := runCLI(t, "learn", "--model", model, "--features", filepath.Join(out, "train.npz"),
+		"--m", "200", "--p", "20", "--k", "60", "--lambdas", "1,10")
+	if err != nil || !strings.Contains(got, "classes added (2): airplane, frog") {
+		t.Fatalf("learn --features: %v\n%s", err, got)
 	}
 }

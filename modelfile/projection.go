@@ -54,6 +54,9 @@ func ImportProjection(path string) (*projection.Matrix, error) {
 		if len(shape) != 2 {
 			return fail(fmt.Errorf("array W has shape %v, want (m, d)", shape))
 		}
+		if err := checkWShape(int64(shape[0]), int64(shape[1])); err != nil {
+			return fail(err)
+		}
 		w, err := projection.FromDense(shape[0], shape[1], a)
 		if err != nil {
 			return fail(err)
@@ -83,6 +86,11 @@ func ImportProjection(path string) (*projection.Matrix, error) {
 	if len(shape) != 2 || shape[0] != int64(ishape[0]) {
 		return fail(fmt.Errorf("shape %v does not match %d rows", shape, ishape[0]))
 	}
+	// Before anything is built from it: d is read from the file, and
+	// checking a seed regenerates W (m·d steps).
+	if err := checkWShape(shape[0], shape[1]); err != nil {
+		return fail(err)
+	}
 	cols := make([]int32, len(idx))
 	for i, v := range idx {
 		if v < 0 || v >= shape[1] {
@@ -104,4 +112,16 @@ func ImportProjection(path string) (*projection.Matrix, error) {
 		}
 	}
 	return w, nil
+}
+
+// checkWShape bounds an imported W's shape m×d as a model file's header is
+// bounded (MaxM, MaxD).
+func checkWShape(m, d int64) error {
+	if m <= 0 || m > MaxM {
+		return fmt.Errorf("W has m=%d rows, want 1..%d", m, MaxM)
+	}
+	if d <= 0 || d > MaxD {
+		return fmt.Errorf("W has d=%d columns, want 1..%d", d, MaxD)
+	}
+	return nil
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -78,11 +80,20 @@ func applyConfig(fs *pflag.FlagSet, path string) error {
 	if err != nil {
 		return err
 	}
+	// Numbers keep their text (json.Number): as float64, 1000000 would
+	// print as 1e+06, which an integer flag refuses.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	var vals map[string]any
-	if err := json.Unmarshal(b, &vals); err != nil {
+	if err := dec.Decode(&vals); err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
-	for name, v := range vals {
+	if dec.More() {
+		return fmt.Errorf("config %s: data after the JSON object", path)
+	}
+	// In name order, so that of several bad settings the same one is named.
+	names := slices.Sorted(maps.Keys(vals))
+	for _, name := range names {
 		fl := fs.Lookup(name)
 		if fl == nil {
 			return fmt.Errorf("config %s: unknown setting %q", path, name)
@@ -90,24 +101,45 @@ func applyConfig(fs *pflag.FlagSet, path string) error {
 		if fl.Changed {
 			continue
 		}
-		var s string
-		switch x := v.(type) {
-		case string:
-			s = x
-		case []any:
-			parts := make([]string, len(x))
-			for i, e := range x {
-				parts[i] = fmt.Sprint(e)
-			}
-			s = strings.Join(parts, ",")
-		default:
-			s = fmt.Sprint(x)
+		s, err := configValue(vals[name])
+		if err != nil {
+			return fmt.Errorf("config %s: %s: %w", path, name, err)
 		}
 		if err := fs.Set(name, s); err != nil {
 			return fmt.Errorf("config %s: %s: %w", path, name, err)
 		}
 	}
 	return nil
+}
+
+// configValue is a config file's JSON value as flag text: a string, a
+// number as written, a boolean, or a list of those joined by commas.
+func configValue(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case json.Number:
+		return x.String(), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			if _, ok := e.([]any); ok {
+				return "", fmt.Errorf("a list inside a list")
+			}
+			p, err := configValue(e)
+			if err != nil {
+				return "", err
+			}
+			parts[i] = p
+		}
+		return strings.Join(parts, ","), nil
+	case nil:
+		return "", fmt.Errorf("null: give a value or leave the setting out")
+	default:
+		return "", fmt.Errorf("an object: want a string, number, boolean or list")
+	}
 }
 
 func parseFloats(s string) ([]float64, error) {

@@ -41,6 +41,66 @@ func TestConfigFileAndFlagPrecedence(t *testing.T) {
 	}
 }
 
+// TestConfigFileValues: each JSON value type of a config file becomes the
+// flag value it stands for (numbers as written, so a large integer is not
+// refused as "1e+06"), and null, objects and nested lists are errors
+// naming the file and the setting.
+func TestConfigFileValues(t *testing.T) {
+	for _, c := range []struct {
+		json, flag, want, err string
+	}{
+		{`{"online-batch": 1000000}`, "online-batch", "1000000", ""},
+		{`{"m": 20000}`, "m", "20000", ""},
+		{`{"online-lambda": 1e6}`, "online-lambda", "1e+06", ""},
+		{`{"lambdas": [1e4, 100000, "1e6"]}`, "lambdas", "1e4,100000,1e6", ""},
+		{`{"quiet": true}`, "quiet", "true", ""},
+		{`{"out": null}`, "out", "", "out: null"},
+		{`{"order": {"a": 1}}`, "order", "", "order: an object"},
+		{`{"seeds": [[1, 2]]}`, "seeds", "", "seeds: a list inside a list"},
+		{`{"tasks": 2.5}`, "tasks", "", "tasks"},
+		{`{"tasks": 5} {"m": 1}`, "tasks", "", "data after"},
+	} {
+		t.Run(c.json, func(t *testing.T) {
+			cmd := runCmd()
+			cfg := filepath.Join(t.TempDir(), "run.json")
+			if err := os.WriteFile(cfg, []byte(c.json), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := applyConfig(cmd.Flags(), cfg)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), cfg) {
+					t.Fatalf("error %v, want one naming %s and %q", err, cfg, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cmd.Flags().Lookup(c.flag).Value.String(); got != c.want {
+				t.Fatalf("%s = %q, want %q", c.flag, got, c.want)
+			}
+		})
+	}
+}
+
+// FuzzApplyConfig: any bytes as a run config file set flags or give an
+// error naming the file; never a panic.
+func FuzzApplyConfig(f *testing.F) {
+	for _, s := range []string{`{"tasks": 5, "seeds": [1, 2, 3], "order": "pilot", "m": 2000}`,
+		`{"online-batch": 1000000, "lambdas": [1e4, "1e5"], "quiet": true}`, `{"out": null}`, `[1]`, `{"m": {"x": []}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cfg := filepath.Join(t.TempDir(), "run.json")
+		if err := os.WriteFile(cfg, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := applyConfig(runCmd().Flags(), cfg); err != nil && !strings.Contains(err.Error(), cfg) {
+			t.Fatalf("error without the file's name: %v", err)
+		}
+	})
+}
+
 func writeBlobs(t *testing.T, path string, seed uint64, perClass int) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 1))

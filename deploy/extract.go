@@ -183,6 +183,13 @@ func OpenData(spec dataset.Spec, split string) (dataset.Dataset, string, error) 
 			split = ""
 		}
 	}
+	return OpenSplit(spec, split)
+}
+
+// OpenSplit opens exactly the split of spec (no fallback) and returns its
+// cache key; split "" reads a folder data set's directory as
+// DIR/<class>/<image>.
+func OpenSplit(spec dataset.Spec, split string) (dataset.Dataset, string, error) {
 	var ds dataset.Dataset
 	var err error
 	if split == "" {

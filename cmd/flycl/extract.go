@@ -60,23 +60,6 @@ func (e *extractFlags) method() (backbone.CalibMethod, error) {
 	return m, nil
 }
 
-// openSplit opens one split of spec and returns its cache key; split ""
-// is a split-less folder (DIR/<class>/<image>, deploy.SplitLess) whole.
-func openSplit(spec dataset.Spec, split string) (dataset.Dataset, string, error) {
-	if split == "" {
-		return deploy.OpenData(spec, "")
-	}
-	ds, err := spec.Open(split)
-	if err != nil {
-		return nil, "", err
-	}
-	key, err := spec.Key(split)
-	if err != nil {
-		return nil, "", err
-	}
-	return ds, key, nil
-}
-
 // withPrecision returns m in the precision of --precision; int8 graphs are
 // calibrated on the training split of spec (split calib), once per process.
 func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, calib string, m *backbone.Model, preset transform.Preset) (*backbone.Model, error) {
@@ -91,7 +74,7 @@ func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, cali
 	if q, ok := e.int8[key]; ok {
 		return q, nil
 	}
-	train, _, err := openSplit(spec, calib)
+	train, _, err := deploy.OpenSplit(spec, calib)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +95,7 @@ func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, cali
 }
 
 // features extracts (or loads from the cache) one split of the data set
-// ("": a split-less folder whole, see openSplit).
+// ("": a split-less folder whole, see deploy.OpenSplit).
 func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split string, quiet bool) (*features.Set, error) {
 	if e.maxPixels == 0 {
 		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
@@ -124,7 +107,7 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	if err := backbone.Init(lib); err != nil {
 		return nil, err
 	}
-	ds, key, err := openSplit(spec, split)
+	ds, key, err := deploy.OpenSplit(spec, split)
 	if err != nil {
 		return nil, err
 	}

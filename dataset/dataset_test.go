@@ -212,6 +212,11 @@ func TestFolderAndTar(t *testing.T) {
 			t.Errorf("%s: no error", spec)
 		}
 	}
+	// A directory without the split's sub-folder: the error says which
+	// layout folder:DIR reads.
+	if _, err := Open("folder:"+filepath.Join(dir, "data", "train"), "test"); err == nil || !strings.Contains(err.Error(), "no test/ sub-folder (folder:DIR reads DIR/test/<class>/<image>)") {
+		t.Errorf("no test/ sub-folder: %v", err)
+	}
 }
 
 func TestCUB(t *testing.T) {

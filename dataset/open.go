@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -84,7 +85,11 @@ func (s Spec) Open(split string) (Dataset, error) {
 			return nil, err
 		}
 		if st.IsDir() {
-			return OpenFolder(filepath.Join(p, split))
+			sub := filepath.Join(p, split)
+			if _, err := os.Stat(sub); errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("data set %s: no %s/ sub-folder (folder:DIR reads DIR/%s/<class>/<image>)", s, split, split)
+			}
+			return OpenFolder(sub)
 		}
 		return OpenTarFolder(p, split)
 	case "mnist", "fashion-mnist":

@@ -273,16 +273,9 @@ func Encode(w io.Writer, f *File) error {
 // file keeps its permission bits; a new one gets 0666 less the umask.
 // Stale temporaries of path left by killed writers are removed.
 func Save(path string, f *File) error {
-	af, err := atomicfile.Create(path)
+	err := atomicfile.WriteFile(path, func(w io.Writer) error { return Encode(w, f) })
 	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err := Encode(af, f); err != nil {
-		af.Abort()
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err := af.Commit(); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
+		return fmt.Errorf("save: %w", err)
 	}
 	return nil
 }

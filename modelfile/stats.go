@@ -326,16 +326,9 @@ func decodeStats(rd io.Reader, size int64) (*StatsFile, error) {
 
 // SaveStats writes f to path atomically.
 func SaveStats(path string, f *StatsFile) error {
-	af, err := atomicfile.Create(path)
+	err := atomicfile.WriteFile(path, func(w io.Writer) error { return EncodeStats(w, f) })
 	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err := EncodeStats(af, f); err != nil {
-		af.Abort()
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err := af.Commit(); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
+		return fmt.Errorf("save: %w", err)
 	}
 	return nil
 }

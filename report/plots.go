@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/flycl/flycl/experiment"
+	"github.com/flycl/flycl/internal/atomicfile"
 )
 
 // curveColors are Tableau's ten categorical colours, so that the ten methods
@@ -139,7 +140,7 @@ func Curves(path string, sums []Summary, info CurveInfo) error {
 	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
 	legendArea := draw.Crop(dc, w, 0, 0, -0.3*vg.Inch)
 	legend.Draw(legendArea)
-	return writeFile(path, func(wr io.Writer) error {
+	return atomicfile.WriteFile(path, func(wr io.Writer) error {
 		_, err := c.WriteTo(wr)
 		return err
 	})
@@ -181,7 +182,7 @@ func shorten(s string, n int) string {
 func savePNG(p *plot.Plot, path string, w, h vg.Length) error {
 	c := vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
 	p.Draw(draw.New(c))
-	return writeFile(path, func(wr io.Writer) error {
+	return atomicfile.WriteFile(path, func(wr io.Writer) error {
 		_, err := c.WriteTo(wr)
 		return err
 	})
@@ -262,7 +263,7 @@ func Heatmaps(path string, titles []string, mats []*mat.Dense, info HeatmapInfo)
 	cb.Title.Text = " "
 	cb.Draw(draw.Crop(dc, vg.Length(len(mats))*side+0.15*vg.Inch, 0, 0.45*vg.Inch, -top-0.2*vg.Inch))
 	c := vgimg.PngCanvas{Canvas: img}
-	return writeFile(path, func(wr io.Writer) error {
+	return atomicfile.WriteFile(path, func(wr io.Writer) error {
 		_, err := c.WriteTo(wr)
 		return err
 	})

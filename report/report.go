@@ -113,24 +113,12 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return writeFile(path, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err })
-}
-
-func writeFile(path string, fill func(io.Writer) error) error {
-	f, err := atomicfile.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := fill(f); err != nil {
-		f.Abort()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Commit()
+	return atomicfile.WriteFile(path, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err })
 }
 
 // WriteCSV writes one row per method, seed and task.
 func WriteCSV(path string, r *experiment.Result) error {
-	return writeFile(path, func(w io.Writer) error {
+	return atomicfile.WriteFile(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"method", "seed", "task", "classes", "train_samples", "acc_task", "A_t_mean", "A_t_pooled", "tau_post_s", "tau_train_s", "lambda", "accuracies_of_tasks_so_far", "stages_s"})
 		for _, run := range r.Runs {
@@ -212,7 +200,7 @@ func WriteAll(dir string, r *experiment.Result) ([]Summary, error) {
 	if err := WriteCSV(filepath.Join(dir, "result.csv"), r); err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(dir, "table.md"), func(w io.Writer) error { Table(w, r, sums); return nil }); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "table.md"), func(w io.Writer) error { Table(w, r, sums); return nil }); err != nil {
 		return nil, err
 	}
 	if err := Curves(filepath.Join(dir, "curves.png"), sums, CurveInfoOf(r)); err != nil {
@@ -319,5 +307,5 @@ func SweepTable(w io.Writer, param, data string, rows []SweepRow) error {
 
 // WriteText writes s to path atomically.
 func WriteText(path, s string) error {
-	return writeFile(path, func(w io.Writer) error { _, err := io.WriteString(w, s); return err })
+	return atomicfile.WriteFile(path, func(w io.Writer) error { _, err := io.WriteString(w, s); return err })
 }

@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -61,6 +62,22 @@ func Create(path string) (*File, error) {
 		}
 		return &File{File: f, path: target}, nil
 	}
+}
+
+// WriteFile writes path atomically with the bytes fill writes: it
+// creates the temporary file, calls fill with it and commits it, or, when
+// fill fails, removes the temporary and leaves path untouched. An error
+// from fill is returned wrapped as "write PATH: ...".
+func WriteFile(path string, fill func(io.Writer) error) error {
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fill(f); err != nil {
+		f.Abort()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Commit()
 }
 
 // resolve follows symbolic links and checks that the target is a regular

@@ -1,8 +1,11 @@
 package atomicfile
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +42,37 @@ func TestCommitAndAbort(t *testing.T) {
 	}
 	if _, err := Create(filepath.Join(dir, "missing", "f")); err == nil {
 		t.Error("missing directory: no error")
+	}
+}
+
+func TestWriteFile(t *testing.T) {
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name string
+		fill func(io.Writer) error
+		want string // content of the target afterwards
+		err  error
+	}{
+		{"success", func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }, "new", nil},
+		{"fill fails after writing", func(w io.Writer) error { io.WriteString(w, "half"); return boom }, "old", boom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "f")
+			os.WriteFile(p, []byte("old"), 0o644)
+			err := WriteFile(p, tc.fill)
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			if err != nil && !strings.Contains(err.Error(), p) {
+				t.Errorf("error %q does not name %s", err, p)
+			}
+			if b, _ := os.ReadFile(p); string(b) != tc.want {
+				t.Errorf("target holds %q, want %q", b, tc.want)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("%d entries in the directory, want only the target", len(ents))
+			}
+		})
 	}
 }

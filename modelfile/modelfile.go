@@ -573,17 +573,12 @@ func (r *reader) bytes(n int) []byte {
 	return b
 }
 
+// floats reads n floats into a new slice (nil on error), growing it as
+// the bytes arrive rather than allocating what a header claims.
 func (r *reader) floats(n int) []float32 {
-	out := make([]float32, 0, r.capacity(n))
-	for len(out) < n && r.err == nil {
-		k := min(n-len(out), chunk)
-		b := r.bytes(4 * k)
-		if b == nil {
-			return nil
-		}
-		for i := 0; i < k; i++ {
-			out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-		}
+	out := r.floatsInto(make([]float32, 0, r.capacity(n)), n)
+	if r.err != nil {
+		return nil
 	}
 	return out
 }

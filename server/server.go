@@ -53,34 +53,25 @@ func DefaultConfig() Config {
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = d.MaxBodyBytes
-	}
-	if c.MaxPixels <= 0 {
-		c.MaxPixels = d.MaxPixels
-	}
-	if c.MaxRequestPixels <= 0 {
-		c.MaxRequestPixels = d.MaxRequestPixels
-	}
-	if c.MaxImages <= 0 {
-		c.MaxImages = d.MaxImages
-	}
-	if c.MaxRows <= 0 {
-		c.MaxRows = d.MaxRows
-	}
-	if c.MaxTop <= 0 {
-		c.MaxTop = d.MaxTop
-	}
-	if c.QueueLength <= 0 {
-		c.QueueLength = d.QueueLength
-	}
-	if c.Extractions <= 0 {
-		c.Extractions = d.Extractions
-	}
+	orDefault(&c.MaxBodyBytes, d.MaxBodyBytes)
+	orDefault(&c.MaxPixels, d.MaxPixels)
+	orDefault(&c.MaxRequestPixels, d.MaxRequestPixels)
+	orDefault(&c.MaxImages, d.MaxImages)
+	orDefault(&c.MaxRows, d.MaxRows)
+	orDefault(&c.MaxTop, d.MaxTop)
+	orDefault(&c.QueueLength, d.QueueLength)
+	orDefault(&c.Extractions, d.Extractions)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return c
+}
+
+// orDefault sets *v to d when *v is not positive.
+func orDefault[T int | int64](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // Server serves one model over HTTP. Predictions read the current

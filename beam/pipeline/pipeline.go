@@ -2,11 +2,8 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"reflect"
 	"runtime"
@@ -135,24 +132,10 @@ type Plan struct {
 	Source   string              // what the samples come from
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // MakePlan opens the input (on the launching machine) to size it, name
 // its samples and cut it into shards. Sample identities are those of
-// flycl stats (modelfile.SampleID of the data set key and the image path,
-// or of the feature file's digest and the row), so the statistics the
-// pipeline writes merge with shards made by flycl stats.
+// flycl stats (modelfile.SampleID of deploy.PathKey or deploy.RowKey), so
+// the statistics the pipeline writes merge with shards made by flycl stats.
 func MakePlan(opt Options) (*Plan, error) {
 	opt.defaults()
 	p := &Plan{}
@@ -166,12 +149,12 @@ func MakePlan(opt Options) (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
-		sum, err := fileSHA256(opt.Features)
+		source, err := deploy.FeatureSource(opt.Features)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
-		n, p.Dim, p.Names, p.Source = s.N, s.D, s.ClassNames, "features sha256:"+sum
-		key = func(i int) string { return p.Source + "#" + strconv.Itoa(i) }
+		n, p.Dim, p.Names, p.Source = s.N, s.D, s.ClassNames, source
+		key = func(i int) string { return deploy.RowKey(source, i) }
 	case opt.Data != "":
 		spec, err := dataset.ParseSpec(opt.Data)
 		if err != nil {
@@ -190,7 +173,7 @@ func MakePlan(opt Options) (*Plan, error) {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
 		n, p.Dim, p.Names, p.Pipeline, p.Source = ds.Len(), bb.Dim(), ds.Classes(), e.Pipeline(), dkey
-		key = func(i int) string { return dkey + "#" + ds.Path(i) }
+		key = func(i int) string { return deploy.PathKey(dkey, ds.Path(i)) }
 	default:
 		return nil, errors.New("pipeline: no input (Data or Features)")
 	}

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -53,19 +50,6 @@ type shardInput struct {
 	source     string
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // loadShard reads shard i of n of the input: rows [i·N/n, (i+1)·N/n) of a
 // feature file or of raw MNIST pixels, or the images of that range of a
 // data set through the backbone (only the shard is extracted).
@@ -74,11 +58,11 @@ func loadShard(cmd *cobra.Command, in *inputFlags, mp *modelfile.Pipeline, train
 		return nil, fmt.Errorf("give exactly one of --data KIND:PATH (or mnist / fashion-mnist pixels) or --features FILE.npz")
 	}
 	rows := func(total int) (int, int) { return i * total / n, (i + 1) * total / n }
-	slice := func(s *features.Set, source, keyBase string) *shardInput {
+	slice := func(s *features.Set, source string) *shardInput {
 		lo, hi := rows(s.N)
 		out := &shardInput{x: s.X[lo*s.D : hi*s.D], d: s.D, labels: s.Labels[lo:hi], classNames: s.ClassNames, source: source}
 		for k := lo; k < hi; k++ {
-			out.keys = append(out.keys, keyBase+"#"+strconv.Itoa(k))
+			out.keys = append(out.keys, deploy.RowKey(source, k))
 		}
 		return out
 	}
@@ -94,12 +78,12 @@ func loadShard(cmd *cobra.Command, in *inputFlags, mp *modelfile.Pipeline, train
 		if err != nil {
 			return nil, err
 		}
-		sum, err := fileSHA256(in.features)
+		source, err := deploy.FeatureSource(in.features)
 		if err != nil {
 			return nil, err
 		}
 		// sample identity: the file's content and the row
-		sh := slice(s, "features sha256:"+sum, "features sha256:"+sum)
+		sh := slice(s, source)
 		sh.pipeline = fp
 		return sh, nil
 	}
@@ -116,7 +100,7 @@ func loadShard(cmd *cobra.Command, in *inputFlags, mp *modelfile.Pipeline, train
 		if err != nil {
 			return nil, err
 		}
-		return slice(s, "pixels "+key, "pixels "+key), nil
+		return slice(s, "pixels "+key), nil
 	}
 	e, err := in.extractor(cmd, mp, trained)
 	if err != nil {
@@ -134,7 +118,7 @@ func loadShard(cmd *cobra.Command, in *inputFlags, mp *modelfile.Pipeline, train
 	}
 	out := &shardInput{x: s.X, d: s.D, labels: s.Labels, classNames: ds.Classes(), pipeline: e.Pipeline(), source: key}
 	for k := lo; k < hi; k++ {
-		out.keys = append(out.keys, key+"#"+ds.Path(k))
+		out.keys = append(out.keys, deploy.PathKey(key, ds.Path(k)))
 	}
 	return out, nil
 }

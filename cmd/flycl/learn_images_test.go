@@ -29,6 +29,18 @@ func ortLib(t *testing.T) string {
 	return lib
 }
 
+// squeezeNet returns ONNX Runtime's library and the shared SqueezeNet 1.1
+// weights directory, skipping the test when either is missing.
+func squeezeNet(t *testing.T) (lib, dir string) {
+	t.Helper()
+	lib = ortLib(t)
+	dir = filepath.Join(sharedDir, "models", "squeezenet1.1")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared SqueezeNet not available: %v", err)
+	}
+	return lib, dir
+}
+
 // cifarImages copies the first n JPEGs of some CIFAR-10 training classes
 // into DIR/<class>/ (the layout a user teaches from).
 func cifarImages(t *testing.T, classes []string, n int) string {
@@ -73,11 +85,7 @@ func cifarImages(t *testing.T, classes []string, n int) string {
 // its own folder (the model's backbone is reused), classify image files,
 // and refuse another backbone without touching the file.
 func TestModelCommandsImages(t *testing.T) {
-	lib := ortLib(t)
-	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
-	if _, err := os.Stat(sq); err != nil {
-		t.Skipf("shared SqueezeNet not available: %v", err)
-	}
+	lib, sq := squeezeNet(t)
 	first := cifarImages(t, []string{"airplane", "frog"}, 6)
 	ships := cifarImages(t, []string{"ship"}, 6)
 	model := filepath.Join(t.TempDir(), "cam.flycl")
@@ -115,11 +123,7 @@ func TestModelCommandsImages(t *testing.T) {
 // extract only): CIFAR's 32×32 photos (1024 pixels) are refused with a
 // limit of 1000 and accepted with 1024; 0 is refused as on extract.
 func TestMaxImagePixelsApplies(t *testing.T) {
-	lib := ortLib(t)
-	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
-	if _, err := os.Stat(sq); err != nil {
-		t.Skipf("shared SqueezeNet not available: %v", err)
-	}
+	lib, sq := squeezeNet(t)
 	dir := cifarImages(t, []string{"airplane", "frog"}, 2)
 	model := filepath.Join(t.TempDir(), "cam.flycl")
 	common := []string{"--model", model, "--ort-lib", lib, "--cache", "", "--quiet"}
@@ -148,11 +152,7 @@ func TestMaxImagePixelsApplies(t *testing.T) {
 // image into train.npz (labels by class folder) and no test.npz; then
 // learn --features takes that file.
 func TestExtractSplitLessFolder(t *testing.T) {
-	lib := ortLib(t)
-	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
-	if _, err := os.Stat(sq); err != nil {
-		t.Skipf("shared SqueezeNet not available: %v", err)
-	}
+	lib, sq := squeezeNet(t)
 	dir := cifarImages(t, []string{"airplane", "frog"}, 3)
 	out := filepath.Join(t.TempDir(), "feat")
 	if _, err := runCLI(t, "extract", "--data", "folder:"+dir, "--backbone", "squeezenet:"+sq,

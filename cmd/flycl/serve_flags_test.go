@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,11 +56,7 @@ func TestServeFlagErrors(t *testing.T) {
 // model's restart accepts them, as it accepts --precision int8: its file
 // fixes the calibration.)
 func TestServeCalibFlagsNeedInt8(t *testing.T) {
-	lib := ortLib(t)
-	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
-	if _, err := os.Stat(sq); err != nil {
-		t.Skipf("shared SqueezeNet not available: %v", err)
-	}
+	lib, sq := squeezeNet(t)
 	fresh := filepath.Join(t.TempDir(), "new.flycl")
 	for _, args := range [][]string{
 		{"--calib", "8"},

@@ -24,11 +24,7 @@ import (
 // own is imagenet) is served, not refused, and classifies its training
 // images as predict does.
 func TestServeModelPipeline(t *testing.T) {
-	lib := ortLib(t)
-	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
-	if _, err := os.Stat(sq); err != nil {
-		t.Skipf("shared SqueezeNet not available: %v", err)
-	}
+	lib, sq := squeezeNet(t)
 	bin := buildFlycl(t)
 	dir := cifarImages(t, []string{"airplane", "ship"}, 4)
 	model := filepath.Join(t.TempDir(), "cam.flycl")
@@ -90,11 +86,7 @@ func TestServeModelPipeline(t *testing.T) {
 // the recorded calibration), whose predictions equal flycl predict's on
 // the file; --precision fp32 on that model is refused.
 func TestServeInt8NewModel(t *testing.T) {
-	lib := ortLib(t)
-	sq := filepath.Join(sharedDir, "models", "squeezenet1.1")
-	if _, err := os.Stat(sq); err != nil {
-		t.Skipf("shared SqueezeNet not available: %v", err)
-	}
+	lib, sq := squeezeNet(t)
 	bin := buildFlycl(t)
 	dir := cifarImages(t, []string{"airplane", "ship"}, 4)
 	tmp := t.TempDir()

@@ -1,8 +1,8 @@
-# flycl — make targets. Every number in the README comes from one of these.
+# flycl — make targets. Every number in the README and docs/ comes from one of these.
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps ort build test beam-test beam-bench fuzz fuzz-smoke bench bench-serve bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
+.PHONY: all deps ort build test testsummary beam-test beam-bench fuzz fuzz-smoke bench bench-serve bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
 
 all: build
 
@@ -17,6 +17,7 @@ ort:
 	@./scripts/install-deps --ort
 
 build: deps
+	@[ -x $(BIN) ] || echo "build: compiling bin/flycl (the first build compiles the cgo packages: a minute or two)"
 	$(GO) build -o $(BIN) ./cmd/flycl
 
 # Packages whose results depend on OpenBLAS's kernels and threading.
@@ -30,25 +31,39 @@ NUMERIC := . ./linalg ./projection ./ridge ./baselines ./methods ./metrics
 # pure-Go (CGO_ENABLED=0) fallback, whose binary runs everything but ONNX
 # Runtime (vetted whole, tested where it differs); and vet of the build with
 # each cgo library swapped for its pure-Go fallback (tags noopenblas,
-# noturbojpeg).
-test: deps ort
+# noturbojpeg). Each go test runs with -json through scripts/testsummary,
+# which prints what plain go test prints (ok/FAIL per package, failing
+# tests' output) and records every skipped test; the run ends with the list
+# of skipped tests and their reasons (tests that need ONNX Runtime, ../shared
+# or Chromium skip without them).
+TESTSUM := bin/testsummary
+SKIPLOG := out/test-skips.jsonl
+GOTEST = $(TESTSUM) run -log $(SKIPLOG)
+test: deps ort testsummary
+	@rm -f $(SKIPLOG)
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(GO) test -count=1 $(NUMERIC)
-	env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=Haswell $(GO) test -count=1 $(NUMERIC)
-	OPENBLAS_NUM_THREADS=1 $(GO) test -count=1 $(NUMERIC)
+	$(GOTEST) -label "default" -- $(GO) test -json -count=1 ./...
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(GOTEST) -label "OpenBLAS variables unset" -- $(GO) test -json -count=1 $(NUMERIC)
+	env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=Haswell $(GOTEST) -label "OPENBLAS_CORETYPE=Haswell" -- $(GO) test -json -count=1 $(NUMERIC)
+	OPENBLAS_NUM_THREADS=1 $(GOTEST) -label "OPENBLAS_NUM_THREADS=1" -- $(GO) test -json -count=1 $(NUMERIC)
 	CGO_ENABLED=0 $(GO) vet ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio ./backbone .
+	CGO_ENABLED=0 $(GOTEST) -label "CGO_ENABLED=0" -- $(GO) test -json -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio ./backbone .
 	$(GO) vet -tags noopenblas,noturbojpeg ./...
-	$(GO) test -race -count=1 -skip TestBrowser ./server
+	$(GOTEST) -label "race detector" -- $(GO) test -json -race -count=1 -skip TestBrowser ./server
 	$(MAKE) fuzz-smoke
 	$(MAKE) beam-test
+	@$(TESTSUM) report $(SKIPLOG)
+
+# The filter of make test's go test runs (scripts/testsummary).
+testsummary:
+	@mkdir -p bin out
+	@$(GO) build -o $(TESTSUM) ./scripts/testsummary
 
 # The Apache Beam pipeline (its own Go module, beam/): vet, and learn 400
 # CIFAR-10 images on the in-process prism runner against the single-process
 # result, plus failure injection (docs/SCALE.md).
-beam-test: ort
-	cd beam && $(GO) vet ./... && $(GO) test -count=1 ./... && \
+beam-test: ort testsummary
+	cd beam && $(GO) vet ./... && ../$(TESTSUM) run -log ../$(SKIPLOG) -label "beam" -- $(GO) test -json -count=1 ./... && \
 		$(GO) test -run '^$$' -fuzz '^FuzzDecodePartial$$' -fuzztime 100x ./pipeline
 
 # Every fuzz target (func FuzzXxx: every reader of outside bytes), one
@@ -92,6 +107,7 @@ gcv-scope: build
 		--out out/gcv-scope/m$(GCV_M)-$$s || exit 1; done
 
 demo: build
+	@echo "demo: Fly-CL, NCM, RanPAC, F-OAL and RanDumb on MNIST pixels, 5 tasks x 2 classes, 3 seeds (about 5 minutes on 2 cores); progress per task follows"
 	./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000 \
 		--methods flycl,ncm,ranpac,foal,randumb --lambdas 1e-2,1e-1,1,10,100,1e3,1e4,1e5,1e6,1e7,1e8,1e9 \
 		--out out/demo
@@ -148,3 +164,13 @@ bench: bench-parts bench-engine bench-components bench-backbones bench-pipeline 
 
 clean:
 	rm -rf bin out
+
+# The soak test (docs/DEPLOY.md): flycl serve under concurrent predicts,
+# learns and forgets from several clients, killed with SIGKILL at random
+# moments and restarted 40 times, with a full-disk window (a small tmpfs,
+# as root) and a start refused by another writer's lock; after every kill
+# the file is checked against a model rebuilt from the changes that took
+# effect. make test runs it with 4 kills.
+.PHONY: soak
+soak:
+	FLYCL_SOAK_ROUNDS=40 $(GO) test -count=1 -v -run '^TestSoak$$' -timeout 20m ./cmd/flycl 2>&1 | grep -E '^(---|ok|FAIL|PASS)|soak:|soak_test'

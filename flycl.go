@@ -103,6 +103,10 @@ type TaskRecord struct {
 	Stages     Stages
 	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
 	Classes    []int // labels of the samples learned in the step, ascending (nil in old model files)
+	// FactorUpdated says that the step changed the Cholesky factor of
+	// G + λI by its rank-n term (an update, or a downdate for Forget)
+	// instead of factoring it afresh (not kept in model files).
+	FactorUpdated bool
 }
 
 // Model is a Fly-CL classifier. Its methods are not safe for concurrent
@@ -126,6 +130,11 @@ type Model struct {
 	// inScale multiplies every input (a power of two; 0: none chosen yet,
 	// meaning 1). Only LambdaRelative sets it, from the first task.
 	inScale float64
+	// rejection of unknown inputs and its calibration (see unknown.go)
+	rej    Rejection
+	calib  *UnknownCalibration
+	loo    []float32 // leave-one-out scores of the last calibration
+	looIdx []int     // their class indices
 
 	// scratch reused across tasks (see ReleaseScratch)
 	hbuf []float32
@@ -338,10 +347,16 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 
 	t := time.Now()
 	// When GCV formed this task's Gram HᵀH (the band method with n >= m),
-	// the statistics update adds it instead of computing it again.
+	// the statistics update adds it instead of computing it again. When
+	// the factor of G + λI is at hand for the λ chosen (the λ is compared
+	// first, so a learn whose λ did not change does no m³ work), a small
+	// step updates it by its rank-n term instead of refactoring.
 	var addErr error
+	var up ridge.FactorUpdate
 	if lower, diag, ok := m.gcv.TaskGram(h, n, m.cfg.M); ok && rec.GCV != nil && m.cfg.GCVScope == GCVTask {
 		addErr = m.acc.AddWithGram(h, n, idx, lower, diag)
+	} else if m.acc.FactorLambda() == lambda {
+		up, addErr = m.acc.AddUpdating(h, n, idx, lambda)
 	} else {
 		addErr = m.acc.Add(h, n, idx)
 	}
@@ -349,13 +364,21 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 		rollback()
 		return TaskRecord{}, fmt.Errorf("flycl: %w", err)
 	}
-	st.Gram = time.Since(t)
+	st.Gram = time.Since(t) - up.Duration
+	st.Factor = up.Duration
+	rec.FactorUpdated = up.Updated
 	m.countSamples(idx)
 
-	return m.finish(rec, st, grid, u, func() error { return m.acc.Sub(h, n, idx) })
+	rec, err = m.finish(rec, st, grid, u, func() error { return m.acc.Sub(h, n, idx) })
+	if err == nil {
+		m.calibrate(ctx, h, n, idx)
+	}
+	return rec, err
 }
 
-// solve factors G + λI and solves for C. In float32, G + λI of a
+// solve factors G + λI (unless the factor at hand is that of G + λI:
+// updated by the step, see ridge.Accumulator.AddUpdating) and solves for
+// C. In float32, G + λI of a
 // rank-deficient G (fewer samples than m) with a tiny λ can fail to be
 // numerically positive definite; then λ is raised to the next larger grid
 // value, and beyond the grid by factors of 10, until the factorisation
@@ -376,6 +399,10 @@ func (m *Model) solve(ctx context.Context, lambda float64, grid []float64, st *S
 	}
 	var err error
 	for _, l := range candidates {
+		if m.acc.FactorLambda() == l {
+			lambda = l
+			break
+		}
 		if err = m.acc.Factor(ctx, l); err == nil {
 			lambda = l
 			break
@@ -395,7 +422,7 @@ func (m *Model) solve(ctx context.Context, lambda float64, grid []float64, st *S
 		return 0, errTooLarge(fmt.Sprintf("classifier value %d (class %d) came out %v with λ=%g", i, i/m.cfg.M, coef[i], lambda))
 	}
 	m.coef, m.lambda = coef, lambda
-	st.Factor, st.Solve = t1.Sub(t), time.Since(t1)
+	st.Factor, st.Solve = st.Factor+t1.Sub(t), time.Since(t1)
 	return lambda, nil
 }
 

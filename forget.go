@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/flycl/flycl/ridge"
 )
 
 // ForgetMismatch bounds the relative difference between a class's row of
@@ -69,11 +71,21 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 		idx[i] = c
 	}
 	u := m.mark()
+	lambda := m.lambdaWithout(label)
 	t := time.Now()
-	if err := m.acc.Sub(h, n, idx); err != nil {
+	// With the factor of G + λI at hand for the λ the model keeps, the
+	// samples come out of it by a rank-n downdate (guarded: one that would
+	// lose definiteness or accuracy leaves the factor to a refactor).
+	var up ridge.FactorUpdate
+	if m.acc.FactorLambda() == lambda && len(m.labels) > 1 {
+		up, err = m.acc.SubDowndating(h, n, idx, lambda)
+	} else {
+		err = m.acc.Sub(h, n, idx)
+	}
+	if err != nil {
 		return TaskRecord{}, fmt.Errorf("flycl: forget: %w", err)
 	}
-	st.Gram = time.Since(t)
+	st.Gram, st.Factor = time.Since(t)-up.Duration, up.Duration
 	// undo puts the class back if the re-solve fails: S and the class map
 	// as recorded, G with the codes added again (equal up to float32
 	// rounding).
@@ -88,7 +100,7 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 	if err := m.removeClass(c); err != nil {
 		return undo(err)
 	}
-	rec := TaskRecord{Samples: n, Removed: []int{label}, Lambda: m.lambdaWithout(label)}
+	rec := TaskRecord{Samples: n, Removed: []int{label}, Lambda: lambda, FactorUpdated: up.Updated}
 	if len(m.labels) > 0 {
 		used, err := m.solve(context.Background(), rec.Lambda, m.solveGrid(), &st)
 		if err != nil {

@@ -29,7 +29,7 @@ const (
 // DefaultRelativeLambdas is the grid used with LambdaRelative when none is
 // given: λ from 10⁻² to 10⁴ times the mean diagonal of G. The floor was
 // chosen on MNIST pixels, where 10⁻⁴ let GCV collapse λ on a 2-class task
-// (scripts/lambda-scale; README "The λ grid's scale").
+// (scripts/lambda-scale; docs/RESULTS.md, "The λ grid's scale").
 var DefaultRelativeLambdas = []float64{1e-2, 1e-1, 1, 10, 100, 1e3, 1e4}
 
 func (s LambdaScale) String() string {

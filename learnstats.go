@@ -203,5 +203,9 @@ func (m *Model) LearnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 	if m.cfg.LambdaScale == LambdaRelative && m.inScale == 0 {
 		m.inScale = 1 // the statistics were computed from unscaled inputs (restore undoes it)
 	}
-	return m.finish(rec, stages, m.solveGrid(), u, func() error { return m.acc.SubStats(st, idx) })
+	rec, err := m.finish(rec, stages, m.solveGrid(), u, func() error { return m.acc.SubStats(st, idx) })
+	if err == nil {
+		m.uncalibrate() // no samples to calibrate on (unknown.go)
+	}
+	return rec, err
 }

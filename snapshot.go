@@ -209,6 +209,7 @@ func (m *Model) Clone() *Model {
 	if err != nil {
 		panic("flycl: Clone of a valid model failed: " + err.Error())
 	}
+	c.calib = m.calib
 	return c
 }
 
@@ -234,13 +235,14 @@ type Predictor struct {
 	version uint64
 	samples int
 	inScale float64
+	rej     Rejection
 	codes   sync.Pool
 }
 
 func newPredictor(st State, w *projection.Matrix, samples int) *Predictor {
 	p := &Predictor{cfg: st.Config, d: st.InputDim, w: w, labels: st.Labels, coef: st.Coef,
 		lambda: st.Lambda, version: st.Version, samples: samples, counts: st.Counts, names: make([]string, len(st.Labels)),
-		inScale: st.InputScale}
+		inScale: st.InputScale, rej: st.Rejection}
 	for i, l := range st.Labels {
 		p.names[i] = fmt.Sprint(l)
 		if st.Names != nil && st.Names[i] != "" {
@@ -279,6 +281,9 @@ func (p *Predictor) Lambda() float64 { return p.lambda }
 
 // Samples returns how many samples the statistics held.
 func (p *Predictor) Samples() int { return p.samples }
+
+// Rejection returns the model's calibrated rejection (zero: off).
+func (p *Predictor) Rejection() Rejection { return p.rej }
 
 // Scores returns the n×c class scores of the n×d features x, one column
 // per class in Classes() order. A sample's scores depend on that sample

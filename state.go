@@ -32,6 +32,9 @@ type State struct {
 	// InputScale is the power of two every input is multiplied by (see
 	// LambdaRelative); 0 means none (1).
 	InputScale float64
+	// Rejection says when a prediction is unknown and holds the
+	// probabilities' temperature (zero: off; see unknown.go).
+	Rejection Rejection
 }
 
 // State returns a copy of the model's state.
@@ -48,6 +51,7 @@ func (m *Model) State() State {
 		Version:  m.version,
 
 		InputScale: m.inScale,
+		Rejection:  m.rej,
 	}
 }
 
@@ -142,6 +146,9 @@ func (st *State) validate(w *projection.Matrix) error {
 			return fmt.Errorf("flycl: class %d has a negative sample count %d", i, c)
 		}
 	}
+	if err := st.Rejection.Validate(); err != nil {
+		return err
+	}
 	if st.Names != nil && len(st.Names) != nc {
 		return fmt.Errorf("flycl: %d class names for %d classes", len(st.Names), nc)
 	}
@@ -204,6 +211,7 @@ func Restore(st State, w *projection.Matrix, acc *ridge.Accumulator) (*Model, er
 		labels: slices.Clone(st.Labels), index: index,
 		hist: cloneHistory(st.History), coef: slices.Clone(st.Coef), lambda: st.Lambda,
 		counts: make([]int, nc), names: map[int]string{}, version: st.Version, inScale: st.InputScale,
+		rej: st.Rejection,
 	}
 	for i, l := range st.Labels {
 		m.counts[i] = -1

@@ -2,12 +2,15 @@ package backbone
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/bits"
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
+	"strings"
 
 	"github.com/flycl/flycl/npz"
 )
@@ -70,37 +73,54 @@ func checkedNumel(s []int64) (int64, error) {
 	return int64(n), nil
 }
 
-// LoadNPYDir reads every <name>.npy file of dir (float32).
+// LoadNPYDir reads every <name>.npy file of the folder dir (float32); the
+// tensors are named after the files, without ".npy".
 func LoadNPYDir(dir string) (*Weights, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.npy"))
+	return LoadNPYFS(os.DirFS(dir), dir)
+}
+
+// LoadNPYFS reads every <name>.npy file at the root of fsys (float32), as
+// LoadNPYDir does for a folder: use fs.Sub for a sub-folder, for example
+// of the weights package zoo ships. source names fsys in the Weights and
+// in errors (a file is named source/<name>.npy). The tensors, and so the
+// weights digest of a backbone built from them, depend on the files'
+// names and contents only, not on where they were read from.
+func LoadNPYFS(fsys fs.FS, source string) (*Weights, error) {
+	files, err := fs.Glob(fsys, "*.npy")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no .npy files", dir)
+		if _, err := fs.Stat(fsys, "."); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				err = fs.ErrNotExist // not "stat .: ..."
+			}
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		return nil, fmt.Errorf("%s: no .npy files", source)
 	}
 	slices.Sort(files)
-	w := &Weights{Source: dir, Tensors: map[string]Tensor{}}
+	w := &Weights{Source: source, Tensors: map[string]Tensor{}}
 	for _, f := range files {
-		t, err := readNPY(f)
+		t, err := readNPY(fsys, f, path.Join(source, f))
 		if err != nil {
 			return nil, err
 		}
-		name := filepath.Base(f)
-		w.Tensors[name[:len(name)-4]] = t
+		w.Tensors[strings.TrimSuffix(f, ".npy")] = t
 	}
 	return w, nil
 }
 
-func readNPY(path string) (Tensor, error) {
-	f, err := os.Open(path)
+// readNPY reads the float32 .npy file name of fsys; shown names it in errors.
+func readNPY(fsys fs.FS, name, shown string) (Tensor, error) {
+	f, err := fsys.Open(name)
 	if err != nil {
-		return Tensor{}, err
+		return Tensor{}, fmt.Errorf("%s: %w", shown, err)
 	}
 	defer f.Close()
 	data, shape, err := npz.ReadFloat32NPY(bufio.NewReaderSize(f, 1<<20))
 	if err != nil {
-		return Tensor{}, fmt.Errorf("%s: %w", path, err)
+		return Tensor{}, fmt.Errorf("%s: %w", shown, err)
 	}
 	t := Tensor{Data: data}
 	for _, d := range shape {

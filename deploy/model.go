@@ -46,6 +46,7 @@ func New(cfg flycl.Config, d int, w *projection.Matrix, p *modelfile.Pipeline) (
 	if err != nil {
 		return nil, err
 	}
+	Calibrate(m)
 	return &Model{Model: m, Pipeline: p}, nil
 }
 
@@ -55,6 +56,7 @@ func Load(path string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	Calibrate(m)
 	return &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created}, nil
 }
 
@@ -112,6 +114,10 @@ type LearnOptions struct {
 	// Lambda fixes λ (> 0); 0 chooses it by GCV on the task (or on each
 	// mini-batch online).
 	Lambda float64
+	// LambdaPolicy, when Lambda is 0: flycl.LambdaKeep keeps the model's λ
+	// once it has one (no refactor of G + λI), flycl.LambdaGCV (the
+	// default) runs GCV on every learn.
+	LambdaPolicy flycl.LambdaPolicy
 }
 
 // LearnResult reports a learn.
@@ -122,6 +128,52 @@ type LearnResult struct {
 	Steps   []flycl.TaskRecord // one per task or mini-batch
 	Stages  flycl.Stages       // summed over the steps
 	Lambda  float64            // λ of the final classifier
+	// LambdaRequested is the fixed λ asked for (LearnOptions.Lambda); 0
+	// when GCV chose it.
+	LambdaRequested float64
+	// Warnings are what the caller should tell the user even though the
+	// learn succeeded: a λ (requested, or chosen by GCV) that had to be
+	// raised for G + λI to factor in float32 (LambdaWarnings).
+	Warnings []string
+	// Rejection is the model's rejection after the learn (calibrated on
+	// its samples: see Calibrate).
+	Rejection flycl.Rejection
+}
+
+// LambdaWarnings describes the steps of a learn whose λ was raised for
+// G + λI to factor (flycl.TaskRecord.RaisedFrom): nil when none was, else
+// one sentence naming the λ requested (requested > 0) or chosen by GCV and
+// the λ used.
+func LambdaWarnings(steps []flycl.TaskRecord, requested float64) []string {
+	var raised []flycl.TaskRecord
+	for _, r := range steps {
+		if r.RaisedFrom != 0 {
+			raised = append(raised, r)
+		}
+	}
+	if len(raised) == 0 {
+		return nil
+	}
+	why := "G + λI cannot be factored in float32 with a smaller λ"
+	if len(steps) == 1 {
+		r := raised[0]
+		if requested > 0 {
+			return []string{fmt.Sprintf("λ %g was requested, %g was used: %s", r.RaisedFrom, r.Lambda, why)}
+		}
+		return []string{fmt.Sprintf("λ %g chosen by GCV was raised to %g: %s", r.RaisedFrom, r.Lambda, why)}
+	}
+	lo, hi := raised[0].Lambda, raised[0].Lambda
+	for _, r := range raised {
+		lo, hi = min(lo, r.Lambda), max(hi, r.Lambda)
+	}
+	used := fmt.Sprintf("%g", lo)
+	if hi != lo {
+		used = fmt.Sprintf("%g to %g", lo, hi)
+	}
+	if requested > 0 {
+		return []string{fmt.Sprintf("λ %g was requested, %s was used in %d of %d mini-batches: %s", requested, used, len(raised), len(steps), why)}
+	}
+	return []string{fmt.Sprintf("λ chosen by GCV was raised (to %s) in %d of %d mini-batches: %s", used, len(raised), len(steps), why)}
 }
 
 // CheckLearn reports the error Learn would refuse its input with (a
@@ -180,16 +232,22 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 	}
 	d := m.InputDim()
 	res := &LearnResult{Samples: len(names)}
-	seen := map[string]bool{}
+	// Report the names as the model stores them (Unicode NFC for new
+	// ones): two forms of one name are one class.
+	seen, listed := map[string]bool{}, map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
 			continue
 		}
 		seen[n] = true
-		if _, ok := m.LabelOf(n); ok {
-			res.Known = append(res.Known, n)
-		} else {
-			res.Added = append(res.Added, n)
+		if l, ok := m.LabelOf(n); ok {
+			if name := m.ClassName(l); !listed[name] {
+				listed[name] = true
+				res.Known = append(res.Known, name)
+			}
+		} else if v, err := flycl.NormalizeClassName(n); err == nil && !listed[v] {
+			listed[v] = true
+			res.Added = append(res.Added, v)
 		}
 	}
 	labels, err := m.LabelsFor(names)
@@ -203,12 +261,16 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 	for lo := 0; lo < len(names); lo += step {
 		hi := min(len(names), lo+step)
 		xb, yb := x[lo*d:hi*d], labels[lo:hi]
+		lambda := opt.Lambda
+		if lambda == 0 {
+			lambda = m.KeptLambda(opt.LambdaPolicy)
+		}
 		var rec flycl.TaskRecord
 		switch {
 		case opt.Online:
-			rec, err = m.LearnBatch(ctx, xb, yb, opt.Lambda)
-		case opt.Lambda > 0:
-			rec, err = m.LearnTaskWithLambda(ctx, xb, yb, opt.Lambda)
+			rec, err = m.LearnBatch(ctx, xb, yb, lambda)
+		case lambda > 0:
+			rec, err = m.LearnTaskWithLambda(ctx, xb, yb, lambda)
 		default:
 			rec, err = m.LearnTask(ctx, xb, yb)
 		}
@@ -221,7 +283,9 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 	if m.Pipeline == nil && p != nil {
 		m.Pipeline = p
 	}
-	res.Lambda = m.Lambda()
+	res.Lambda, res.LambdaRequested = m.Lambda(), opt.Lambda
+	res.Rejection = m.Rejection()
+	res.Warnings = LambdaWarnings(res.Steps, opt.Lambda)
 	return res, nil
 }
 
@@ -258,8 +322,17 @@ func Select(x []float32, d int, names []string, name string) []float32 {
 
 // Names returns the class name of every sample of a labelled feature set:
 // classNames[label] when given (the set's own or the user's), else the
-// label's decimal number.
+// label's decimal number. The class names are checked and normalised as
+// flycl.NormalizeClassNames does (the check flycl stats makes): two labels
+// named alike, which would merge into one class, are an error, as is a
+// name that breaks a rule of flycl.NormalizeClassName.
 func Names(labels []int, classNames []string) ([]string, error) {
+	if classNames != nil {
+		var err error
+		if classNames, err = flycl.NormalizeClassNames(classNames); err != nil {
+			return nil, fmt.Errorf("deploy: class names: %w", err)
+		}
+	}
 	out := make([]string, len(labels))
 	for i, l := range labels {
 		switch {

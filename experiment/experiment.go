@@ -306,6 +306,11 @@ func lambdaWarning(c LambdaChoice) string {
 	case flycl.LambdaFlat:
 		return fmt.Sprintf("GCV is flat on the grid [%g, %g]: λ has no effect there, so λ %g is arbitrary; the grid does not match the features' scale (give --lambdas or a relative λ grid)", lo, hi, c.Lambda)
 	case flycl.LambdaLowEdge:
+		if c.Used > c.Lambda {
+			// A smaller grid value cannot help: the solve already had to
+			// raise λ for G + λI to factor in float32.
+			return fmt.Sprintf("GCV chose λ %g, the smallest value of the grid [%g, %g], but G + λI of the accumulated statistics factors in float32 only from λ %g, which the classifier uses: a smaller grid value would be raised the same way", c.Lambda, lo, hi, c.Used)
+		}
 		return fmt.Sprintf("GCV chose λ %g, the smallest value of the grid [%g, %g]: the best λ may be smaller; extend the grid downwards", c.Lambda, lo, hi)
 	case flycl.LambdaHighEdge:
 		return fmt.Sprintf("GCV chose λ %g, the largest value of the grid [%g, %g]: the best λ may be larger; extend the grid upwards", c.Lambda, lo, hi)

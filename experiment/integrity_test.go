@@ -61,6 +61,25 @@ func TestGridEdgeWarning(t *testing.T) {
 	}
 }
 
+// lambdaWarning's advice follows the choice: a λ at the lower edge that
+// the solve had to raise anyway (Used) is not cured by a longer grid.
+func TestLambdaWarningAdvice(t *testing.T) {
+	grid := []float64{0.01, 1, 100}
+	for _, c := range []struct {
+		choice    LambdaChoice
+		want, not string
+	}{
+		{LambdaChoice{Grid: grid, Lambda: 0.01, Issue: flycl.LambdaLowEdge}, "extend the grid downwards", "raised"},
+		{LambdaChoice{Grid: grid, Lambda: 0.01, Used: 1, Issue: flycl.LambdaLowEdge}, "factors in float32 only from λ 1, which the classifier uses", "extend the grid"},
+		{LambdaChoice{Grid: grid, Lambda: 100, Issue: flycl.LambdaHighEdge}, "extend the grid upwards", "raised"},
+	} {
+		got := lambdaWarning(c.choice)
+		if !strings.Contains(got, c.want) || strings.Contains(got, c.not) {
+			t.Errorf("%+v: %q, want %q and not %q", c.choice, got, c.want, c.not)
+		}
+	}
+}
+
 func TestIdentify(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a"), []byte("abc"), 0o644)

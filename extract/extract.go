@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -171,38 +172,77 @@ func (j *Job) batches(ctx context.Context, sess *backbone.Session, lo, hi int, o
 // Backbones lists the names OpenBackbone accepts.
 var Backbones = []string{"squeezenet[:DIR]", "mobilenetv2[:DIR]", "resnet50:FILE(.pth|.safetensors)", "vit:FILE(.safetensors|.pth|.npz)[@HEADS]", "onnx:FILE.onnx[#OUTPUT]"}
 
+// Folders of the per-layer .npy backbones in a models folder (the layout of
+// the weights package zoo ships, and of a folder given to OpenBackbone).
+var modelFolders = map[string]string{"squeezenet": "squeezenet1.1", "mobilenetv2": "mobilenetv2-1.0"}
+
+// ModelFolder returns the folder in a models folder that backbone name
+// (squeezenet, mobilenetv2) reads without a path, and whether it has one.
+func ModelFolder(name string) (string, bool) {
+	f, ok := modelFolders[name]
+	return f, ok
+}
+
 // OpenBackbone builds a backbone from "name[:path]". Without a path, the
 // per-layer .npy models (squeezenet, mobilenetv2) are read from
 // modelsDir/squeezenet1.1 and modelsDir/mobilenetv2-1.0; with modelsDir
 // empty they need a path.
 func OpenBackbone(spec, modelsDir string) (*backbone.Model, error) {
+	var models fs.FS
+	if modelsDir != "" {
+		models = os.DirFS(modelsDir)
+	}
+	return OpenBackboneFS(spec, models, modelsDir)
+}
+
+// OpenBackboneFS is OpenBackbone with the models folder as a file system,
+// for example the weights package zoo ships (zoo.FS()): squeezenet and
+// mobilenetv2 without a path read models' squeezenet1.1/ and
+// mobilenetv2-1.0/ (see ModelFolder); with models nil they need a path.
+// source names models in errors and in the weights' Source. The backbone
+// is the same (the same graph and weights digest) whichever file system
+// holds the same files.
+//
+// Every error starts with "backbone SPEC: " (the spec named once).
+func OpenBackboneFS(spec string, models fs.FS, source string) (*backbone.Model, error) {
+	m, err := openBackbone(spec, models, source)
+	if err != nil {
+		return nil, fmt.Errorf("backbone %s: %w", spec, err)
+	}
+	return m, nil
+}
+
+func openBackbone(spec string, models fs.FS, source string) (*backbone.Model, error) {
 	name, path, _ := strings.Cut(spec, ":")
 	weights := func(sub string) (*backbone.Weights, error) {
-		dir := path
-		if dir == "" && modelsDir != "" {
-			dir = filepath.Join(modelsDir, sub)
+		if path != "" {
+			return backbone.LoadNPYDir(path)
 		}
-		if dir == "" {
-			return nil, fmt.Errorf("backbone %s: no weights folder given (%s:DIR, or a models folder holding %s)", name, name, sub)
+		if models == nil {
+			return nil, fmt.Errorf("no weights folder given (%s:DIR, or a models folder holding %s)", name, sub)
 		}
-		return backbone.LoadNPYDir(dir)
+		dir, err := fs.Sub(models, sub)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		return backbone.LoadNPYFS(dir, filepath.Join(source, sub))
 	}
 	switch name {
 	case "squeezenet":
-		w, err := weights("squeezenet1.1")
+		w, err := weights(modelFolders["squeezenet"])
 		if err != nil {
 			return nil, err
 		}
 		return backbone.SqueezeNet(w)
 	case "mobilenetv2":
-		w, err := weights("mobilenetv2-1.0")
+		w, err := weights(modelFolders["mobilenetv2"])
 		if err != nil {
 			return nil, err
 		}
 		return backbone.MobileNetV2(w)
 	case "resnet50", "vit":
 		if path == "" {
-			return nil, fmt.Errorf("backbone %s needs a checkpoint: %s:FILE", name, name)
+			return nil, fmt.Errorf("needs a checkpoint: %s:FILE", name)
 		}
 		file, heads, _ := strings.Cut(path, "@")
 		w, err := backbone.LoadCheckpoint(file)
@@ -218,7 +258,7 @@ func OpenBackbone(spec, modelsDir string) (*backbone.Model, error) {
 		h := 0
 		if heads != "" {
 			if h, err = strconv.Atoi(heads); err != nil {
-				return nil, fmt.Errorf("backbone %q: heads %q is not a number", spec, heads)
+				return nil, fmt.Errorf("heads %q is not a number", heads)
 			}
 		} else if t, ok := w.Tensors["patch_embed.proj.weight"]; ok && len(t.Shape) > 0 && t.Shape[0]%64 == 0 {
 			h = int(t.Shape[0] / 64) // ViT-S/B/L all use 64-wide heads
@@ -230,5 +270,5 @@ func OpenBackbone(spec, modelsDir string) (*backbone.Model, error) {
 	}
 	known := append([]string(nil), Backbones...)
 	sort.Strings(known)
-	return nil, fmt.Errorf("unknown backbone %q (known: %s)", spec, strings.Join(known, ", "))
+	return nil, fmt.Errorf("unknown backbone %q (known: %s)", name, strings.Join(known, ", "))
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,9 +126,16 @@ func TestCacheAndResume(t *testing.T) {
 }
 
 func TestOpenBackboneErrors(t *testing.T) {
-	for _, spec := range []string{"alexnet", "squeezenet:/nonexistent"} {
-		if _, err := OpenBackbone(spec, ""); err == nil {
+	// Each error names the spec once: callers (flycl learn, extract, serve)
+	// add hints, not the spec again.
+	for _, spec := range []string{"alexnet", "squeezenet:/nonexistent", "resnet50", "vit:/nonexistent@x"} {
+		_, err := OpenBackbone(spec, "")
+		if err == nil {
 			t.Errorf("%s: no error", spec)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "backbone "+spec+": ") || strings.Count(msg, "backbone "+spec) != 1 {
+			t.Errorf("%s: error %q should start with %q and name the spec once", spec, msg, "backbone "+spec+": ")
 		}
 	}
 }

@@ -283,6 +283,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	good := goodFile(f)
 	f.Add(good)
+	f.Add(calibratedFile(f))
 	if v1, err := os.ReadFile("testdata/v1.flycl"); err == nil {
 		f.Add(v1)
 	}
@@ -304,7 +305,8 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encoded file rejected: %v", err)
 		}
-		if !sameBits(back.Snapshot.S(), file.Snapshot.S()) || back.Snapshot.Version() != file.Snapshot.Version() {
+		if !sameBits(back.Snapshot.S(), file.Snapshot.S()) || back.Snapshot.Version() != file.Snapshot.Version() ||
+			back.Snapshot.State().Rejection != file.Snapshot.State().Rejection {
 			t.Fatal("re-encoded file differs")
 		}
 	})

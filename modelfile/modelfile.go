@@ -23,8 +23,8 @@ const (
 	magic   = "FLYCLMDL"
 	endMark = "FLYCLEND"
 	// Version is the format version this package writes. Decode reads
-	// versions 1 and 2.
-	Version = 2
+	// versions 1 to 3 (files before 3 hold no rejection: it is off).
+	Version = 3
 	// maxHeader bounds the JSON header (the class map and history of a
 	// very long run fit easily).
 	maxHeader = 64 << 20
@@ -90,6 +90,9 @@ type Header struct {
 	LambdaScale string  `json:"lambda_scale,omitempty"` // "relative" (flycl.LambdaRelative)
 	GCVScope    string  `json:"gcv_scope,omitempty"`    // "all" (flycl.GCVAll): GCV on all samples
 	InputScale  float64 `json:"input_scale,omitempty"`  // power of two the inputs are multiplied by
+
+	// Version 3 (absent: rejection off, probabilities not calibrated):
+	Rejection *flycl.Rejection `json:"rejection,omitempty"` // when a prediction is "unknown"; the probabilities' temperature
 }
 
 // Record is a TaskRecord in the header (stage times in seconds by name).
@@ -214,6 +217,10 @@ func Encode(w io.Writer, f *File) error {
 		Samples: s.Samples(), Lambda: st.Lambda, Coef: st.Coef != nil, Saved: f.Saved,
 		ModelVersion: st.Version, Names: st.Names, Created: f.Created, Pipeline: f.Pipeline,
 		History: []Record{}, Counts: []*int{}, InputScale: st.InputScale,
+	}
+	if st.Rejection != (flycl.Rejection{}) {
+		r := st.Rejection
+		hdr.Rejection = &r
 	}
 	if cfg.GCVScope != flycl.GCVTask {
 		hdr.GCVScope = cfg.GCVScope.String()
@@ -481,6 +488,12 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 			Lambdas: hdr.Lambdas, GCV: gcv, Projection: pm, LambdaScale: ls, GCVScope: scope},
 		InputDim: hdr.InputDim, Labels: hdr.Labels, Lambda: hdr.Lambda, Coef: coef,
 		Names: hdr.Names, Version: hdr.ModelVersion, InputScale: hdr.InputScale,
+	}
+	if hdr.Rejection != nil && format >= 3 {
+		if err := hdr.Rejection.Validate(); err != nil {
+			return fail("header rejection: %v", err)
+		}
+		st.Rejection = *hdr.Rejection
 	}
 	for _, rec := range hdr.History {
 		st.History = append(st.History, fromRecord(rec))

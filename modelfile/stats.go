@@ -106,11 +106,18 @@ func SampleID(key string) uint64 {
 
 // NewStatsFile wraps a shard's statistics computed by model m (for
 // example m.TaskStats on the shard's features). names[i] is the class name
-// of st.Labels[i]; keys identify the shard's samples (SampleID of each),
-// in any order. pipeline may be nil.
+// of st.Labels[i], stored in Unicode NFC (flycl.NormalizeClassNames: two
+// labels named alike are an error); keys identify the shard's samples
+// (SampleID of each), in any order; shard says which part of which source
+// (Shard.Source: CheckComplete compares it across shards). pipeline may
+// be nil.
 func NewStatsFile(m *flycl.Model, pipeline *Pipeline, st *ridge.Stats, names []string, keys []string, shard Shard) (*StatsFile, error) {
 	if len(names) != len(st.Labels) {
 		return nil, fmt.Errorf("modelfile: %d class names for %d classes", len(names), len(st.Labels))
+	}
+	names, err := flycl.NormalizeClassNames(names)
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %w", err)
 	}
 	if len(keys) != st.N {
 		return nil, fmt.Errorf("modelfile: %d sample keys for %d samples", len(keys), st.N)
@@ -126,7 +133,7 @@ func NewStatsFile(m *flycl.Model, pipeline *Pipeline, st *ridge.Stats, names []s
 		}
 	}
 	shard.Samples = st.N
-	f := &StatsFile{Config: StatsConfigOf(m), Pipeline: pipeline, Stats: st, Names: slices.Clone(names),
+	f := &StatsFile{Config: StatsConfigOf(m), Pipeline: pipeline, Stats: st, Names: names,
 		Shards: []Shard{shard}, IDs: ids, Created: time.Now().UTC()}
 	if err := f.check(); err != nil {
 		return nil, err
@@ -167,15 +174,10 @@ func (f *StatsFile) check() error {
 	if err := f.Stats.Check(); err != nil {
 		return err
 	}
-	seen := map[string]bool{}
-	for _, n := range f.Names {
-		if err := flycl.CheckClassName(n); err != nil {
-			return err
-		}
-		if seen[n] {
-			return fmt.Errorf("class name %q given to two labels", n)
-		}
-		seen[n] = true
+	// the rule of every learn (flycl learn, the server): valid names,
+	// none given to two labels (also in Unicode NFC)
+	if err := flycl.CheckClassNames(f.Names); err != nil {
+		return err
 	}
 	for i := 1; i < len(f.IDs); i++ {
 		if f.IDs[i] <= f.IDs[i-1] {
@@ -342,7 +344,10 @@ func LoadStats(path string) (*StatsFile, error) { return loadFile(path, decodeSt
 // shard twice, or overlapping shards, is an error naming both. The parts
 // are summed in a canonical order (by smallest sample identity), so the
 // result does not depend on the order they are given in. The parts are
-// not modified.
+// not modified. The result records the shards of every part; whether
+// they make up one whole split of one source (no shard missing, no two
+// sources or shard counts mixed) is CheckComplete's question, which
+// flycl merge asks before it learns or writes the merged statistics.
 func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("modelfile: no statistics to merge")
@@ -367,11 +372,13 @@ func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 			}
 		}
 	}
-	// names <-> labels must agree across parts
+	// names <-> labels must agree across parts (names compared and
+	// written in NFC: files from before names were normalised may hold
+	// another form; check has made sure each normalises)
 	byName, byLabel := map[string]int{}, map[int]string{}
 	for i, p := range parts {
 		for c, l := range p.Stats.Labels {
-			n := p.Names[c]
+			n, _ := flycl.NormalizeClassName(p.Names[c])
 			if ol, ok := byName[n]; ok && ol != l {
 				return nil, fmt.Errorf("modelfile: merge: part %d gives class %q label %d, an earlier part %d", i+1, n, l, ol)
 			}

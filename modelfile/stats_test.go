@@ -3,6 +3,7 @@ package modelfile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -69,7 +70,7 @@ func shardFiles(t testing.TB, m *flycl.Model, x []float32, y []int, d, nshards i
 	return out
 }
 
-func decodeAll(t *testing.T, files [][]byte) []*StatsFile {
+func decodeAll(t testing.TB, files [][]byte) []*StatsFile {
 	t.Helper()
 	var out []*StatsFile
 	for _, b := range files {
@@ -258,11 +259,33 @@ func FuzzDecodeStats(f *testing.F) {
 		f.Add(b)
 		f.Add(b[:len(b)/2])
 	}
+	// a merged file (several shards: what CheckComplete reads), and
+	// shards that record no source
+	parts := decodeAll(f, shardFiles(f, m, x, y, d, 3, "seed"))
+	merged, err := MergeStats(parts[0], parts[2])
+	if err != nil {
+		f.Fatal(err)
+	}
+	var mb bytes.Buffer
+	if err := EncodeStats(&mb, merged); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(mb.Bytes())
+	for _, b := range shardFiles(f, m, x, y, d, 2, "") {
+		f.Add(b)
+	}
 	f.Add([]byte("FLYCLSTA\x01\x00\x00\x00\x02\x00\x00\x00{}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := DecodeStats(bytes.NewReader(data))
 		if err != nil {
 			return
+		}
+		// any shard list a file can hold gets an answer, not a panic
+		if err := CheckComplete(s.Shards); err != nil {
+			var ie *IncompleteError
+			if !errors.As(err, &ie) {
+				t.Fatalf("a decoded file's shards: %v, not an *IncompleteError", err)
+			}
 		}
 		var b bytes.Buffer
 		if err := EncodeStats(&b, s); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -15,6 +16,7 @@ const (
 	Int8  = 3
 	Int32 = 6
 	Int64 = 7
+	Bool  = 9
 )
 
 // Graph is an ONNX graph under construction. Names are generated for
@@ -27,6 +29,9 @@ type Graph struct {
 	outputs [][]byte
 	n       int
 	names   map[string]bool
+	base    *base    // the model an extended graph continues (see Extend)
+	prefix  string   // of generated names in an extended graph
+	meta    []metaKV // metadata_props
 }
 
 // NewGraph starts an empty graph.
@@ -35,7 +40,7 @@ func NewGraph(name string) *Graph { return &Graph{name: name, names: map[string]
 func (g *Graph) fresh(prefix string) string {
 	for {
 		g.n++
-		s := fmt.Sprintf("%s_%d", prefix, g.n)
+		s := fmt.Sprintf("%s%s_%d", g.freshPrefix(), prefix, g.n)
 		if !g.names[s] {
 			g.names[s] = true
 			return s
@@ -127,8 +132,12 @@ func (g *Graph) Input(name string, dims ...int64) string {
 }
 
 // Output declares value as a float32 graph output.
-func (g *Graph) Output(value string, dims ...int64) {
-	g.outputs = append(g.outputs, valueInfo(value, Float, dims))
+func (g *Graph) Output(value string, dims ...int64) { g.OutputOf(value, Float, dims...) }
+
+// OutputOf declares value as a graph output of element type elem (Float,
+// Int64, ...).
+func (g *Graph) OutputOf(value string, elem int, dims ...int64) {
+	g.outputs = append(g.outputs, valueInfo(value, elem, dims))
 }
 
 func tensor(name string, elem int, dims []int64, raw []byte) []byte {
@@ -264,10 +273,18 @@ func (g *Graph) Named(name, value string) string {
 	return name
 }
 
-// Model serialises the graph as a ModelProto (IR version 8) importing the
-// default domain at the given opset.
+// Model serialises the graph as a ModelProto (IR version 8, or the base
+// model's when later) importing the default domain at the given opset,
+// with the metadata set by SetMetadata. An extended graph (Extend) writes
+// the base graph's nodes first and keeps the base model's other domains,
+// functions and metadata.
 func (g *Graph) Model(opset int) []byte {
 	var gb []byte
+	ir := uint64(8)
+	if g.base != nil {
+		gb = append(gb, g.base.graph...)
+		ir = max(ir, g.base.ir)
+	}
 	for _, n := range g.nodes {
 		gb = appendBytesField(gb, 1, n)
 	}
@@ -287,10 +304,32 @@ func (g *Graph) Model(opset int) []byte {
 	op = protowire.AppendString(op, "")
 	op = appendVarintField(op, 2, uint64(opset))
 	var m []byte
-	m = appendVarintField(m, 1, 8)
+	m = appendVarintField(m, 1, ir)
 	m = protowire.AppendTag(m, 2, protowire.BytesType)
 	m = protowire.AppendString(m, "flycl")
 	m = appendBytesField(m, 7, gb)
 	m = appendBytesField(m, 8, op)
+	meta := g.meta
+	if g.base != nil {
+		for _, imp := range g.base.imports {
+			m = appendBytesField(m, 8, imp)
+		}
+		m = append(m, g.base.kept...)
+		var kept []metaKV
+		for _, kv := range g.base.meta {
+			if !slices.ContainsFunc(g.meta, func(o metaKV) bool { return o.key == kv.key }) {
+				kept = append(kept, kv)
+			}
+		}
+		meta = append(kept, g.meta...)
+	}
+	for _, kv := range meta {
+		var e []byte
+		e = protowire.AppendTag(e, 1, protowire.BytesType)
+		e = protowire.AppendString(e, kv.key)
+		e = protowire.AppendTag(e, 2, protowire.BytesType)
+		e = protowire.AppendString(e, kv.value)
+		m = appendBytesField(m, 14, e)
+	}
 	return m
 }

@@ -41,6 +41,7 @@ func (a *Accumulator) Sub(h []float32, n int, labels []int) error {
 		return nil
 	}
 	m := a.m
+	a.fac = 0
 	for i := 0; i < m; i++ {
 		a.buf[i*m+i] = a.diag[i]
 	}
@@ -95,6 +96,7 @@ func (a *Accumulator) SetPackedLower(g []float32) error {
 	if len(g) != m*(m+1)/2 {
 		return fmt.Errorf("ridge: packed G needs %d values, got %d", m*(m+1)/2, len(g))
 	}
+	a.fac = 0
 	for i := 0; i < m; i++ {
 		o := i * (i + 1) / 2
 		copy(a.buf[i*m:i*m+i], g[o:o+i])

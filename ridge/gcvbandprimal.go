@@ -145,6 +145,7 @@ func (a *Accumulator) AddWithGram(h []float32, n int, labels []int, lower, diag 
 	if n == 0 {
 		return nil
 	}
+	a.fac = 0
 	row := func(i int) {
 		g, t := a.buf[i*m:i*m+i], lower[i*m:i*m+i]
 		for j, v := range t {

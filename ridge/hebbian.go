@@ -72,6 +72,7 @@ func (a *Accumulator) Hebbian(ctx context.Context, c []float32, lambda, eta floa
 // fullG writes G into the whole workspace (lower triangle mirrored to the
 // upper one, diagonal restored), overwriting any factor.
 func (a *Accumulator) fullG() {
+	a.fac = 0
 	mirrorLower(a.buf, a.m)
 	for i := 0; i < a.m; i++ {
 		a.buf[i*a.m+i] = a.diag[i]

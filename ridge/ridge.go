@@ -21,6 +21,12 @@ type Accumulator struct {
 	s    []float32 // classes × m: row c is Σ of the inputs labelled c
 	nc   int
 	n    int // samples seen
+	// fac is the λ of the Cholesky factor of G + λI in the workspace, 0
+	// when it holds none for the current G (see FactorLambda); updates
+	// counts the rank-n updates applied to it since it was computed.
+	fac     float64
+	updates int
+	limit   int // SetUpdateLimit's n + 1 (0: the default)
 }
 
 // NewAccumulator returns empty statistics for m-dimensional inputs.
@@ -63,6 +69,7 @@ func (a *Accumulator) Add(h []float32, n int, labels []int) error {
 	if n == 0 {
 		return nil
 	}
+	a.fac = 0
 	AddGram(a.buf, a.diag, h, n, a.m)
 	a.addS(h, n, labels)
 	return nil
@@ -122,12 +129,15 @@ func (a *Accumulator) Solve(ctx context.Context, lambda float64) ([]float32, err
 }
 
 // Factor writes the Cholesky factor of G + λI into the workspace; SolveRows
-// then applies it. Solve is Factor followed by SolveRows(S).
+// then applies it. Solve is Factor followed by SolveRows(S). On success
+// FactorLambda returns lambda until G changes (other than through
+// AddUpdating or SubDowndating, which keep the factor).
 func (a *Accumulator) Factor(ctx context.Context, lambda float64) error {
 	if !(lambda > 0) {
 		return fmt.Errorf("ridge: lambda must be positive, got %g", lambda)
 	}
 	m := a.m
+	a.fac, a.updates = 0, 0
 	mirrorLower(a.buf, m)
 	for i := 0; i < m; i++ {
 		a.buf[i*m+i] = float32(float64(a.diag[i]) + lambda)
@@ -138,6 +148,7 @@ func (a *Accumulator) Factor(ctx context.Context, lambda float64) error {
 	if err := linalg.Spotrf(m, a.buf, m); err != nil {
 		return fmt.Errorf("ridge: factor G + %g I: %w", lambda, err)
 	}
+	a.fac = lambda
 	return nil
 }
 
@@ -199,6 +210,7 @@ func (a *Accumulator) SetLowerRow(i int, row []float32) error {
 	if i < 0 || i >= a.m || len(row) != i+1 {
 		return fmt.Errorf("ridge: lower row %d needs %d values, got %d", i, i+1, len(row))
 	}
+	a.fac = 0
 	copy(a.buf[i*a.m:i*a.m+i], row[:i])
 	a.diag[i] = row[i]
 	return nil

@@ -309,6 +309,7 @@ func (a *Accumulator) statsFit(s *Stats, classIndex []int, sign float64) error {
 // addStats adds sign·s to G and S (checked by statsFit).
 func (a *Accumulator) addStats(s *Stats, classIndex []int, sign float64) {
 	m := a.m
+	a.fac = 0
 	for i := 0; i < m; i++ {
 		row := s.G[i*(i+1)/2 : i*(i+1)/2+i+1]
 		dst := a.buf[i*m : i*m+i]

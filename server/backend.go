@@ -88,6 +88,9 @@ type LearnReport struct {
 	NewClasses []string
 	Lambda     float64
 	Steps      int // solves: 1, or one per mini-batch online
+	// Warnings say what succeeded but not as asked: a λ the solve had to
+	// raise (deploy.LearnResult.Warnings).
+	Warnings []string
 	// Stages holds the wall time of each stage (projection, topk, gram,
 	// gcv, factor, solve, save).
 	Stages map[string]time.Duration

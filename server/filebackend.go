@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,14 @@ import (
 // A change that fails after it began to alter the model (a failed solve
 // or save) is undone by reading the model back from its file, which holds
 // exactly the last acknowledged state.
+//
+// The backend is the model file's one writer for as long as it is open
+// (modelfile.TakeLock): a learn, forget, merge or second server on the
+// same file fails with modelfile.ErrLocked until Close. It also notices
+// a file replaced or rewritten behind it by something that ignores the
+// lock (a copy, a restore from backup): it then refuses every change
+// with ErrFileChanged, rather than overwrite the file or read foreign
+// contents back, and Health reports it, until the server restarts.
 type FileBackend struct {
 	path     string
 	model    *deploy.Model // the model and its pipeline, as the CLI keeps them; nil while it cannot be restored
@@ -41,18 +50,114 @@ type FileBackend struct {
 	// cur is the published snapshot: written by Learn and Forget, read
 	// by Current from any goroutine.
 	cur atomic.Pointer[fileSnapshot]
+	// lock is the model file's single-writer lock, held until Close.
+	lock *modelfile.Lock
+	// mu guards ident and closed, which the learner and Close write and
+	// Health reads.
+	mu sync.Mutex
+	// ident is the file as this backend last loaded or saved it (zero
+	// while there is none).
+	ident  modelfile.Ident
+	closed bool
+	// policy is FileOptions.LambdaPolicy.
+	policy flycl.LambdaPolicy
+}
+
+// ErrFileChanged is returned (wrapped) for every change refused because
+// the model file was replaced or rewritten behind the server.
+var ErrFileChanged = errors.New("server: the model file was changed behind the server")
+
+// FileOptions say how OpenFileWith opens a model file.
+type FileOptions struct {
+	// Create makes the empty model when the file does not exist (it is
+	// written at the first learn); nil makes a missing file an error.
+	Create func() (*flycl.Model, error)
+	// Lock says how to take the file's single-writer lock (how long to
+	// wait for another writer; how to name this one).
+	Lock modelfile.LockOptions
+	// LambdaPolicy applies to learns without a λ (flycl.LambdaKeep: keep
+	// the model's λ once it has one; default GCV on every learn).
+	LambdaPolicy flycl.LambdaPolicy
 }
 
 // OpenFile opens the model file at path. When the file does not exist and
 // create is not nil, the model starts empty (version 0) and the file is
 // written at the first learn; otherwise a missing file is an error.
+//
+// The backend holds the file's single-writer lock until Close; another
+// writer makes OpenFile fail with a *modelfile.LockedError.
 func OpenFile(path string, create func() (*flycl.Model, error)) (*FileBackend, error) {
-	b := &FileBackend{path: path, newModel: create, save: (*deploy.Model).Save}
+	return OpenFileWith(context.Background(), path, FileOptions{Create: create, Lock: modelfile.LockOptions{Command: "a flycl server"}})
+}
+
+// OpenFileWith opens the model file at path as OpenFile does, with
+// options.
+func OpenFileWith(ctx context.Context, path string, opt FileOptions) (*FileBackend, error) {
+	lk, err := modelfile.TakeLock(ctx, path, opt.Lock)
+	if err != nil {
+		return nil, err
+	}
+	b := &FileBackend{path: path, newModel: opt.Create, save: (*deploy.Model).Save, lock: lk, policy: opt.LambdaPolicy}
 	if err := b.load(); err != nil {
+		lk.Unlock()
 		return nil, err
 	}
 	b.cur.Store(b.snapshot())
 	return b, nil
+}
+
+// Close releases the model file's lock. The backend takes no changes
+// after it.
+func (b *FileBackend) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	return b.lock.Unlock()
+}
+
+// ErrClosed is returned for a change to a closed FileBackend.
+var ErrClosed = errors.New("server: the model file is closed")
+
+// Health reports whether the backend can take changes: nil, or why not:
+// it is closed, or the file on disk is not the one it last loaded or
+// saved (ErrFileChanged; a file put back as it was, the same file
+// unchanged, is accepted again).
+func (b *FileBackend) Health() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	return b.checkIdentLocked()
+}
+
+// checkIdentLocked compares the file on disk with the one this backend
+// last loaded or saved. b.mu is held.
+func (b *FileBackend) checkIdentLocked() error {
+	cur, err := modelfile.IdentOf(b.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("stat %s: %w", b.path, err)
+	}
+	if !b.ident.Same(cur) {
+		what := "replaced or rewritten"
+		if cur.IsZero() {
+			what = "removed"
+		} else if b.ident.IsZero() {
+			what = "created"
+		}
+		v := b.cur.Load().Version()
+		return fmt.Errorf("%w: %s was %s by another program since the server last loaded or saved it (version %d); the server refuses changes rather than overwrite it or read it back, and keeps answering predictions with version %d: restart the server to load the file as it is now",
+			ErrFileChanged, b.path, what, v, v)
+	}
+	return nil
+}
+
+// noteIdent records the file as just loaded or saved.
+func (b *FileBackend) noteIdent() {
+	id, _ := modelfile.IdentOf(b.path)
+	b.mu.Lock()
+	b.ident = id
+	b.mu.Unlock()
 }
 
 // load reads the file (or creates the empty model when there is none and
@@ -63,6 +168,7 @@ func (b *FileBackend) load() error {
 	switch {
 	case err == nil:
 		b.model, b.saved = m, true
+		b.noteIdent()
 		return nil
 	case errors.Is(err, fs.ErrNotExist) && b.saved:
 		return fmt.Errorf("the model file %s has disappeared: %w", b.path, err)
@@ -71,6 +177,7 @@ func (b *FileBackend) load() error {
 		if err != nil {
 			return err
 		}
+		deploy.Calibrate(m)
 		b.model = &deploy.Model{Model: m, Pipeline: b.declared}
 		return nil
 	}
@@ -117,6 +224,9 @@ func (b *FileBackend) Current() Snapshot { return b.cur.Load() }
 // save fails, the model is read back from the file (restore), so memory
 // again holds exactly the last saved, published model.
 func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration, err error) {
+	if err := b.Health(); err != nil {
+		return 0, err
+	}
 	if b.model == nil {
 		// an earlier restore failed: try again before changing anything
 		if err := b.load(); err != nil {
@@ -139,10 +249,17 @@ func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration,
 		return 0, b.restore(err)
 	}
 	t := time.Now()
+	// The file must still be the one this model came from: compare just
+	// before the save (a writer that ignores the lock may have replaced
+	// it during the change).
+	if err := b.Health(); err != nil {
+		return 0, b.restore(err)
+	}
 	if err := b.save(b.model, b.path); err != nil {
 		return 0, b.restore(err)
 	}
 	b.saved = true
+	b.noteIdent()
 	return time.Since(t), nil
 }
 
@@ -155,6 +272,10 @@ func (b *FileBackend) restore(cause error) error {
 	// undo holds two m×m G at once.
 	b.model = nil
 	debug.FreeOSMemory()
+	if err := b.Health(); err != nil {
+		// never read back a file that is not this model's
+		return fmt.Errorf("%w (and the model cannot be read back: %v)", cause, err)
+	}
 	if err := b.load(); err != nil {
 		return fmt.Errorf("%w (and reading the model back from %s failed: %v)", cause, b.path, err)
 	}
@@ -175,6 +296,7 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, op
 	if err != nil {
 		return LearnReport{}, nil, &InputError{err}
 	}
+	dopt.LambdaPolicy = b.policy
 	var res *deploy.LearnResult
 	save, err := b.change(func(m *deploy.Model) error {
 		if err := m.CheckLearn(x, names, nil, dopt); err != nil {
@@ -193,7 +315,7 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, op
 	for _, s := range flycl.AllStages() {
 		stages[s.String()] = res.Stages.Get(s)
 	}
-	rep := LearnReport{Samples: res.Samples, NewClasses: res.Added, Lambda: res.Lambda, Steps: len(res.Steps), Stages: stages}
+	rep := LearnReport{Samples: res.Samples, NewClasses: res.Added, Lambda: res.Lambda, Steps: len(res.Steps), Stages: stages, Warnings: res.Warnings}
 	sn := b.snapshot()
 	b.cur.Store(sn)
 	return rep, sn, nil

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +31,13 @@ func FuzzRequest(f *testing.F) {
 		{ctOpt, mpOpt},
 		{"multipart/form-data; boundary=x", []byte("--x\r\nContent-Disposition: form-data; name=\"image\"; filename=\"a\"\r\n\r\n\xff\xd8\xff\r\n--x--\r\n")},
 		{"text/plain", []byte("hello")},
+		// the streaming JSON decoder: a row over d, stray tokens, repeated
+		// and misspelt names, deep nesting
+		{"application/json", []byte(`{"features": [[` + strings.Repeat("1,", 40) + `1]]}`)},
+		{"application/json", []byte(`{"features": [[1,2,3,4,5,6,7,8,9,10,11,12],[1,2,3,4,5,6,7,8,9,10,11,12,13]], "label": "a"}`)},
+		{"application/json", []byte(`{"label": "a", "label": "b", "features": [[1,2,3,4,5,6,7,8,9,10,11,12]]}`)},
+		{"application/json", []byte(`{"features": [[[[[[[[1]]]]]]]], "top": null, "images": null}`)},
+		{"application/json", []byte(`{"images": ["iVBORw0KGgo="], "labels": ["a", "b"], "Top": 1}`)},
 	} {
 		f.Add(seed.ct, seed.body, false)
 		f.Add(seed.ct, seed.body, true)
@@ -46,6 +54,7 @@ func FuzzRequest(f *testing.F) {
 			path = "/v1/learn"
 		}
 		req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+		req.Host = "127.0.0.1" // a server without a token answers to IP addresses
 		req.Header.Set("Content-Type", ctype)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

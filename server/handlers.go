@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,7 +67,11 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, ae.code, "%s", ae.msg)
 	case errors.As(err, &mbe):
 		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of %d bytes", mbe.Limit)
-	case errors.Is(err, errBusy), errors.Is(err, errShutdown):
+	case errors.Is(err, ErrFileChanged):
+		// no Retry-After: only a restart of the server helps
+		s.log.Error("change refused: the model file was changed behind the server", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "%v", err)
+	case errors.Is(err, errBusy), errors.Is(err, errShutdown), errors.As(err, new(*BudgetError)):
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "%v", err)
 	case errors.Is(err, ErrUnknownClass):
@@ -89,7 +92,17 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	sn := s.Snapshot()
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": sn.Version(), "classes": len(sn.Classes())})
+	body := map[string]any{"status": "ok", "version": sn.Version(), "classes": len(sn.Classes()), "writable": true}
+	code := http.StatusOK
+	// A backend that cannot take changes (its file was changed behind it)
+	// still answers predictions, but is not healthy: 503, with the reason.
+	if h, ok := s.cfg.Backend.(interface{ Health() error }); ok {
+		if err := h.Health(); err != nil {
+			body["status"], body["writable"], body["error"] = "read-only", false, err.Error()
+			code = http.StatusServiceUnavailable
+		}
+	}
+	writeJSON(w, code, body)
 }
 
 // ModelResponse is the body of GET /v1/model.
@@ -224,30 +237,15 @@ func (s *Server) readInput(r *http.Request, d int, check func(*input) error) (*i
 	}
 	var req Request
 	var raw [][]byte
+	var x []float32 // JSON features, rows×d
+	rows := 0
 	switch ct {
 	case "application/json":
-		dec := json.NewDecoder(r.Body)
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, err
-			}
-			return nil, errorf(http.StatusBadRequest, "malformed JSON body: %v", err)
+		b, err := s.decodeJSON(r.Body, d)
+		if err != nil {
+			return nil, err
 		}
-		if dec.More() {
-			return nil, errorf(http.StatusBadRequest, "malformed JSON body: more than one JSON value")
-		}
-		if len(req.Images) > s.cfg.MaxImages {
-			return nil, errorf(http.StatusRequestEntityTooLarge, "%d images in one request; the limit is %d", len(req.Images), s.cfg.MaxImages)
-		}
-		for i, b := range req.Images {
-			dec, err := base64.StdEncoding.DecodeString(b)
-			if err != nil {
-				return nil, errorf(http.StatusBadRequest, "images[%d]: not base64: %v", i, err)
-			}
-			raw = append(raw, dec)
-		}
+		req, raw, x, rows = b.req, b.raw, b.x, b.rows
 	case "multipart/form-data":
 		if params["boundary"] == "" {
 			return nil, errorf(http.StatusBadRequest, "multipart body without a boundary")
@@ -260,36 +258,24 @@ func (s *Server) readInput(r *http.Request, d int, check func(*input) error) (*i
 	}
 	in := &input{labels: req.Labels, top: req.Top, opt: LearnOptions{Lambda: req.Lambda, Online: req.Online, Batch: req.Batch}}
 	switch {
-	case len(raw) > 0 && len(req.Features) > 0:
+	case len(raw) > 0 && rows > 0:
 		return nil, errorf(http.StatusBadRequest, "give images or features, not both")
 	case len(raw) > 0:
 		in.n, in.images = len(raw), len(raw)
-	case len(req.Features) > 0:
-		if len(req.Features) > s.cfg.MaxRows {
-			return nil, errorf(http.StatusRequestEntityTooLarge, "%d feature vectors in one request; the limit is %d", len(req.Features), s.cfg.MaxRows)
-		}
-		in.n = len(req.Features)
-		// Check every row's length before allocating n×d: the rows of
-		// the body, not what n and d claim, bound the allocation.
-		for i, f := range req.Features {
-			if len(f) != d {
-				return nil, errorf(http.StatusBadRequest, "features[%d] has %d values; the model wants d=%d", i, len(f), d)
-			}
-		}
-		in.x = make([]float32, 0, in.n*d)
-		for i, f := range req.Features {
-			for j, v := range f {
-				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					return nil, errorf(http.StatusBadRequest, "features[%d][%d] is not finite", i, j)
-				}
-			}
-			in.x = append(in.x, f...)
-		}
+	case rows > 0:
+		// decodeJSON checked every row's length and value as it read it
+		in.n, in.x = rows, x
 	default:
 		return nil, errorf(http.StatusBadRequest, "no input: give images (multipart field \"image\" or JSON \"images\") or JSON \"features\"")
 	}
 	if len(in.labels) == 1 && in.n > 1 && req.Label == "" {
-		req.Label, in.labels = in.labels[0], nil // one label for all the samples
+		// one label for all the samples (an empty one too: checkLabels
+		// names it)
+		one := in.labels[0]
+		in.labels = make([]string, in.n)
+		for i := range in.labels {
+			in.labels[i] = one
+		}
 	}
 	if req.Label != "" {
 		if len(in.labels) > 0 {
@@ -332,17 +318,15 @@ func (s *Server) readMultipart(mr *multipart.Reader, req *Request) ([][]byte, er
 			return raw, nil
 		}
 		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, err
+			if be := bodyError(err); be != nil {
+				return nil, be
 			}
 			return nil, errorf(http.StatusBadRequest, "malformed multipart body: %v", err)
 		}
 		b, err := io.ReadAll(p)
 		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, err
+			if be := bodyError(err); be != nil {
+				return nil, be
 			}
 			return nil, errorf(http.StatusBadRequest, "malformed multipart body: part %q: %v", p.FormName(), err)
 		}
@@ -503,8 +487,15 @@ type Score struct {
 
 // Prediction is the result for one sample: the best classes first.
 type Prediction struct {
-	Class string  `json:"class"`
+	Class string  `json:"class"` // the best class, even when the answer is unknown
 	Top   []Score `json:"top"`
+	// Answer is Class, or "unknown" when the model's rejection says the
+	// sample is none of its classes (Unknown); see server/unknown.go.
+	Answer  string `json:"answer"`
+	Unknown bool   `json:"unknown"`
+	// Probability is the calibrated probability of Class (absent when
+	// the model has no fitted temperature).
+	Probability *float64 `json:"probability,omitempty"`
 }
 
 // PredictResponse is the body of POST /v1/predict.
@@ -550,8 +541,10 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	resp := PredictResponse{Version: sn.Version(), Predictions: make([]Prediction, in.n), Extract: in.extract.Seconds()}
+	rej, nc := s.rejection(sn), len(sn.Classes())
 	for i, top := range sn.Rank(scores, top) {
 		resp.Predictions[i] = Prediction{Class: top[0].Class, Top: top}
+		s.answer(&resp.Predictions[i], rej, scores[i*nc:(i+1)*nc])
 	}
 	resp.Seconds = time.Since(t).Seconds()
 	writeJSON(w, http.StatusOK, resp)
@@ -567,18 +560,31 @@ type LearnResponse struct {
 	Steps      int                `json:"steps"`   // solves: 1, or one per mini-batch online
 	Seconds    float64            `json:"seconds"` // whole request
 	Stages     map[string]float64 `json:"stages"`  // seconds per stage
+	// LambdaRequested is the request's fixed λ (absent: GCV chose λ);
+	// Lambda differs from it when the solve had to raise it.
+	LambdaRequested float64 `json:"lambda_requested,omitempty"`
+	// Warnings say what succeeded but not as asked (a raised λ); an
+	// empty list when nothing did.
+	Warnings []string `json:"warnings"`
 }
 
 // checkLabels requires one valid class name per sample.
 func checkLabels(in *input) error {
+	if len(in.labels) == 0 {
+		// JSON cannot tell "label": "" from no label: both are empty
+		return errorf(http.StatusBadRequest, "the label is empty or missing: give \"label\" (a class name for all %d samples) or \"labels\" (one per sample)", in.n)
+	}
 	if len(in.labels) != in.n {
 		return errorf(http.StatusBadRequest, "%d labels for %d samples: give one label per sample, or one label for all", len(in.labels), in.n)
 	}
 	for i, l := range in.labels {
-		// The model's own rule, as for the CLI's learn.
-		if err := flycl.CheckClassName(l); err != nil {
+		// The model's own rule, as for the CLI's learn; names are learned
+		// in Unicode NFC.
+		v, err := flycl.NormalizeClassName(l)
+		if err != nil {
 			return errorf(http.StatusBadRequest, "label %d: %v", i, err)
 		}
+		in.labels[i] = v
 	}
 	return nil
 }
@@ -644,7 +650,14 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := LearnResponse{Version: sn.Version(), Samples: rep.Samples, NewClasses: rep.NewClasses, Classes: len(sn.Classes()),
-		Lambda: rep.Lambda, Steps: rep.Steps, Stages: map[string]float64{}}
+		Lambda: rep.Lambda, LambdaRequested: in.opt.Lambda, Warnings: rep.Warnings, Steps: rep.Steps, Stages: map[string]float64{}}
+	if len(resp.Warnings) == 0 && in.opt.Lambda > 0 && rep.Lambda != in.opt.Lambda {
+		// a backend that does not report its raise: the λ it used tells
+		resp.Warnings = []string{fmt.Sprintf("λ %g was requested, %g was used", in.opt.Lambda, rep.Lambda)}
+	}
+	if resp.Warnings == nil {
+		resp.Warnings = []string{}
+	}
 	if resp.NewClasses == nil {
 		resp.NewClasses = []string{}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/flycl/flycl/deploy"
 	"image"
 	"image/color"
 	"image/png"
@@ -81,7 +82,19 @@ func newFileBackend(t testing.TB, path string) *FileBackend {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { b.Close() })
 	return b
+}
+
+// savedModel reads the model file at path as a reader does (no lock),
+// for a test to check what was saved while its writer still runs.
+func savedModel(t testing.TB, path string) *deploy.Model {
+	t.Helper()
+	m, err := deploy.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // testServer runs a server on a FileBackend in t.TempDir() with the grid

@@ -149,15 +149,16 @@ func TestFailedSaveRestores(t *testing.T) {
 		}
 	}
 	sameModel(t, path, ref)
-	if got := newFileBackend(t, path).Current().Version(); got != s.Snapshot().Version() {
+	if got := savedModel(t, path).Version(); got != s.Snapshot().Version() {
 		t.Fatalf("reopened file: version %d, served %d", got, s.Snapshot().Version())
 	}
 }
 
-// TestUnreadableFileAfterFailedSave: when the model file cannot be
-// written nor read back (a directory has taken its place), learns and
-// forgets fail with a 500 and predictions go on from the snapshot; once
-// the file is back, the next learn reads it and goes on from it.
+// TestUnreadableFileAfterFailedSave: when the model file is replaced
+// behind the server (a directory has taken its place) or removed, learns
+// and forgets are refused with a 503 that says so, /v1/healthz turns 503
+// "read-only", and predictions go on from the snapshot; once the file is
+// back as the server saved it, the next learn goes on from it.
 func TestUnreadableFileAfterFailedSave(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.flycl")
@@ -180,12 +181,15 @@ func TestUnreadableFileAfterFailedSave(t *testing.T) {
 	}
 	for range 2 {
 		code, _, b := do(t, "POST", hs+"/v1/learn", "application/json", jsonBody(t, Request{Features: x2, Label: "gamma"}), "", nil)
-		if code != http.StatusInternalServerError || s.Snapshot().Version() != 1 || len(s.Snapshot().Classes()) != 2 {
-			t.Fatalf("learn without a writable model file: %d %s, version %d", code, b, s.Snapshot().Version())
+		if code != http.StatusServiceUnavailable || !bytes.Contains(b, []byte("changed behind")) || s.Snapshot().Version() != 1 || len(s.Snapshot().Classes()) != 2 {
+			t.Fatalf("learn with the model file replaced: %d %s, version %d", code, b, s.Snapshot().Version())
 		}
 	}
-	if code, _, b := do(t, "DELETE", hs+"/v1/classes/alpha", "", nil, "", nil); code != http.StatusInternalServerError || len(s.Snapshot().Classes()) != 2 {
-		t.Fatalf("forget after a failed save: %d %s", code, b)
+	if code, _, b := do(t, "DELETE", hs+"/v1/classes/alpha", "", nil, "", nil); code != http.StatusServiceUnavailable || len(s.Snapshot().Classes()) != 2 {
+		t.Fatalf("forget with the model file replaced: %d %s", code, b)
+	}
+	if code, _, b := do(t, "GET", hs+"/v1/healthz", "", nil, "", nil); code != http.StatusServiceUnavailable || !bytes.Contains(b, []byte(`"read-only"`)) {
+		t.Fatalf("healthz with the model file replaced: %d %s", code, b)
 	}
 	var pr PredictResponse
 	if code, _, b := do(t, "POST", hs+"/v1/predict", "application/json", jsonBody(t, Request{Features: x[:2]}), "", &pr); code != 200 || pr.Version != 1 {
@@ -195,7 +199,7 @@ func TestUnreadableFileAfterFailedSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A vanished file is not taken for a new model.
-	if code, _, b := do(t, "POST", hs+"/v1/learn", "application/json", jsonBody(t, Request{Features: x2, Label: "gamma"}), "", nil); code != http.StatusInternalServerError || !bytes.Contains(b, []byte("disappeared")) {
+	if code, _, b := do(t, "POST", hs+"/v1/learn", "application/json", jsonBody(t, Request{Features: x2, Label: "gamma"}), "", nil); code != http.StatusServiceUnavailable || !bytes.Contains(b, []byte("removed")) {
 		t.Fatalf("learn with the model file gone: %d %s", code, b)
 	}
 	if err := os.Rename(kept, path); err != nil {

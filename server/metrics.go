@@ -18,6 +18,7 @@ type metrics struct {
 	queue     prometheus.Gauge
 	extracted prometheus.Counter
 	batch     prometheus.Histogram
+	answers   *prometheus.CounterVec // answer: known or unknown
 }
 
 func newMetrics() *metrics {
@@ -44,8 +45,11 @@ func newMetrics() *metrics {
 		extracted: prometheus.NewCounter(prometheus.CounterOpts{Name: "flycl_images_extracted_total", Help: "Images run through the backbone."}),
 		batch: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "flycl_predict_batch_requests",
 			Help: "Predict requests scored together in one batch.", Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256}}),
+		answers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flycl_predictions_total", Help: "Predicted samples by answer: known (one of the model's classes) or unknown (rejected).",
+		}, []string{"answer"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.stages, m.learns, m.version, m.classes, m.samples, m.queue, m.extracted, m.batch,
+	m.reg.MustRegister(m.requests, m.latency, m.stages, m.learns, m.version, m.classes, m.samples, m.queue, m.extracted, m.batch, m.answers,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

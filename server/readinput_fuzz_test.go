@@ -21,6 +21,14 @@ func FuzzReadInput(f *testing.F) {
 			f.Add(tc.ctype, tc.body, tc.path == "/v1/learn")
 		}
 	}
+	// the streaming JSON decoder's own cases (d = 3 there; here d = 12)
+	ok, bad := jsonCases(f)
+	for _, b := range ok {
+		f.Add("application/json", b, false)
+	}
+	for _, b := range bad {
+		f.Add("application/json", []byte(b.body), true)
+	}
 	s, err := New(Config{Backend: newFileBackend(f, f.TempDir()+"/m.flycl"), Extractor: gridExtractor{},
 		MaxBodyBytes: 64 << 10, MaxPixels: 1000, MaxImages: 3})
 	if err != nil {

@@ -30,6 +30,24 @@ type Config struct {
 	Token       string
 	TokenForAll bool
 
+	// Hosts are the host names, besides IP addresses, localhost and
+	// names under .localhost, that a server without a Token answers to;
+	// a request for another Host is refused (403). A web page whose
+	// name is pointed at this server's address (DNS rebinding) is
+	// same-origin to itself: only its Host header tells it apart. With a
+	// Token every name is served.
+	Hosts []string
+
+	// MaxDecodeBytes bounds the bytes of request bodies read and not yet
+	// answered, all requests together (default 2×MaxBodyBytes): the
+	// bytes a request reads count until it is answered, and a read
+	// beyond the budget fails the request with 503 and Retry-After
+	// (giving its bytes back to the others). A body is kept at most about
+	// twice its size in memory (feature values as float32, decoded
+	// images), so this bounds the memory of requests whatever their
+	// number; a slow upload holds only what it has sent.
+	MaxDecodeBytes int64
+
 	MaxBodyBytes int64 // request body limit (default 64 MiB)
 	MaxPixels    int   // width×height limit of one image (default 40 megapixels)
 	// MaxRequestPixels bounds the pixels of all the images of one
@@ -42,18 +60,24 @@ type Config struct {
 	QueueLength      int // learns waiting beyond the running one (default 8)
 	Extractions      int // concurrent backbone extractions (default 2)
 
+	// Unknown says when predict answers "unknown": "auto" or "" (the
+	// model's calibrated rejection), "off", or a threshold on the
+	// calibrated score (flycl.ParseRejection).
+	Unknown string
+
 	Logger *slog.Logger // default: discard
 }
 
 // DefaultConfig returns the default limits.
 func DefaultConfig() Config {
-	return Config{MaxBodyBytes: 64 << 20, MaxPixels: 40_000_000, MaxRequestPixels: 1_000_000_000, MaxImages: 256, MaxRows: 100_000, MaxTop: 100,
+	return Config{MaxBodyBytes: 64 << 20, MaxDecodeBytes: 2 * 64 << 20, MaxPixels: 40_000_000, MaxRequestPixels: 1_000_000_000, MaxImages: 256, MaxRows: 100_000, MaxTop: 100,
 		QueueLength: 8, Extractions: 2}
 }
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	orDefault(&c.MaxBodyBytes, d.MaxBodyBytes)
+	orDefault(&c.MaxDecodeBytes, 2*c.MaxBodyBytes)
 	orDefault(&c.MaxPixels, d.MaxPixels)
 	orDefault(&c.MaxRequestPixels, d.MaxRequestPixels)
 	orDefault(&c.MaxImages, d.MaxImages)
@@ -81,6 +105,8 @@ func orDefault[T int | int64](v *T, d T) {
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
+	cop     *http.CrossOriginProtection
+	bodies  budget // bytes of request bodies being read (MaxDecodeBytes)
 	met     *metrics
 	snap    atomic.Pointer[snapHolder]
 	extract chan struct{} // extraction slots
@@ -115,12 +141,20 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("server: no backend")
 	}
 	cfg = cfg.withDefaults()
+	if cfg.MaxDecodeBytes < cfg.MaxBodyBytes {
+		return nil, fmt.Errorf("server: MaxDecodeBytes %d is less than MaxBodyBytes %d: a request of the largest size could never be read", cfg.MaxDecodeBytes, cfg.MaxBodyBytes)
+	}
+	if err := checkUnknown(cfg.Unknown); err != nil {
+		return nil, err
+	}
 	cur := cfg.Backend.Current()
 	if cfg.Extractor != nil && cfg.Extractor.Dim() != cur.Dim() {
 		return nil, fmt.Errorf("server: backbone %s gives %d features, the model wants d=%d", cfg.Extractor.Name(), cfg.Extractor.Dim(), cur.Dim())
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, met: newMetrics(),
+		cop:         http.NewCrossOriginProtection(),
+		bodies:      budget{max: cfg.MaxDecodeBytes},
 		extract:     make(chan struct{}, cfg.Extractions),
 		jobs:        make(chan *job, cfg.QueueLength+1),
 		scoreq:      make(chan *scoreReq, maxBatchRows),
@@ -143,6 +177,9 @@ func (s *Server) publish(sn Snapshot) {
 }
 
 // Close stops the learner after the learns already accepted.
+//
+// Close also closes the Backend when it has a Close method (a
+// FileBackend then releases its model file's lock).
 func (s *Server) Close() {
 	s.once.Do(func() {
 		s.mu.Lock()
@@ -151,6 +188,9 @@ func (s *Server) Close() {
 		s.mu.Unlock()
 	})
 	<-s.done
+	if c, ok := s.cfg.Backend.(interface{ Close() error }); ok {
+		c.Close()
+	}
 }
 
 func (s *Server) learner() {
@@ -266,7 +306,7 @@ func (s *Server) routes() {
 }
 
 // handle registers an endpoint: method dispatch with JSON errors,
-// authorization, body limit and metrics.
+// cross-site refusal, authorization, body limits and metrics.
 func (s *Server) handle(pattern, name string, changes bool, methods map[string]http.HandlerFunc) {
 	h := func(w http.ResponseWriter, r *http.Request) {
 		f, ok := methods[r.Method]
@@ -281,10 +321,33 @@ func (s *Server) handle(pattern, name string, changes bool, methods map[string]h
 			writeError(w, http.StatusMethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		// A body that says it is larger than the limit is refused before
+		// it is read. The bytes read count against the decoding budget
+		// until the request is answered.
+		if r.ContentLength > s.cfg.MaxBodyBytes {
+			writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of %d bytes", s.cfg.MaxBodyBytes)
+			return
+		}
+		br := &budgetReader{r: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), b: &s.bodies}
+		defer br.release()
+		r.Body = br
 		f(w, r)
 	}
-	s.mux.Handle(pattern, s.instrument(name, s.authorize(changes, h)))
+	s.mux.Handle(pattern, s.instrument(name, s.crossSite(s.authorize(changes, h))))
+}
+
+// crossSite refuses an unsafe request that a browser sent from a page of
+// another origin (see crossSiteCheck).
+func (s *Server) crossSite(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := crossSiteCheck(s.cop, r); err != nil {
+			s.log.Warn("refused a cross-site request", "method", r.Method, "path", r.URL.Path, "origin", r.Header.Get("Origin"),
+				"sec_fetch_site", r.Header.Get("Sec-Fetch-Site"), "remote", r.RemoteAddr)
+			writeError(w, err.code, "%s", err.msg)
+			return
+		}
+		next(w, r)
+	}
 }
 
 // authorize checks the bearer token of requests that need one.
@@ -353,6 +416,12 @@ func (s *Server) instrument(name string, next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
+		if s.cfg.Token == "" && !hostAllowed(r.Host, s.cfg.Hosts) {
+			s.log.Warn("refused a request for an unknown host name", "host", r.Host, "path", r.URL.Path, "remote", r.RemoteAddr)
+			s.met.requests.WithLabelValues(name, "403").Inc()
+			writeError(w, http.StatusForbidden, "host name %q refused: without a token this server answers only to IP addresses, localhost and the names given to it (flycl serve --allowed-host)", r.Host)
+			return
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {

@@ -25,7 +25,7 @@ import (
 // predictions, then opens the saved file in a new server and checks it
 // gives bit-identical scores.
 func TestLearnPredictRestart(t *testing.T) {
-	_, hs, path := testServer(t, nil)
+	s1, hs, path := testServer(t, nil)
 	r := rand.New(rand.NewPCG(1, 2))
 	x, y := clusters(r, []int{0, 1, 2}, 60)
 	lr := learnFeatures(t, hs.URL, "", x, y)
@@ -68,7 +68,9 @@ func TestLearnPredictRestart(t *testing.T) {
 		t.Fatalf("accuracy %d/%d on separated clusters", hit, len(ty))
 	}
 
-	// Restart: a new server on the same file predicts exactly the same.
+	// Restart: a new server on the same file predicts exactly the same
+	// (the first one stops first: a model file has one writer).
+	s1.Close()
 	s2, err := New(Config{Backend: newFileBackend(t, path)})
 	if err != nil {
 		t.Fatal(err)
@@ -169,6 +171,7 @@ func badRequests(t testing.TB) []badRequest {
 	ctMany, bodyMany := mp([][]byte{okPNG, okPNG, okPNG, okPNG}, nil)
 	ctField, bodyField := mp([][]byte{okPNG}, map[string]string{"colour": "red"})
 	ctNoLabel, bodyNoLabel := mp([][]byte{okPNG, okPNG}, nil)
+	ctEmptyLabel, bodyEmptyLabel := mp([][]byte{okPNG, okPNG}, map[string]string{"label": ""})
 	huge := jsonBody(t, Request{Features: [][]float32{make([]float32, 50000)}})
 	ctLambda, bodyLambda := mp([][]byte{okPNG}, map[string]string{"label": "a", "lambda": "ten"})
 	ctOnline, bodyOnline := mp([][]byte{okPNG}, map[string]string{"label": "a", "online": "maybe"})
@@ -200,7 +203,13 @@ func badRequests(t testing.TB) []badRequest {
 		{"learn without token", "POST", "/v1/learn", "application/json", jsonBody(t, Request{Features: feat(testDim), Label: "a"}), "", 401, "token"},
 		{"learn with wrong token", "POST", "/v1/learn", "application/json", jsonBody(t, Request{Features: feat(testDim), Label: "a"}), "nope", 403, "wrong token"},
 		{"learn without labels", "POST", "/v1/learn", "application/json", jsonBody(t, Request{Features: feat(testDim)}), token, 400, "labels"},
-		{"learn with too few labels", "POST", "/v1/learn", ctNoLabel, bodyNoLabel, token, 400, "0 labels for 2"},
+		{"learn with too few labels", "POST", "/v1/learn", ctNoLabel, bodyNoLabel, token, 400, "label is empty or missing"},
+		{"learn JSON empty label", "POST", "/v1/learn", "application/json", []byte(`{"features": [[0,0,0,0,0,0,0,0,0,0,0,1],[0,0,0,0,0,0,0,0,0,0,1,0],[0,0,0,0,0,0,0,0,0,1,0,0]], "label": ""}`), token, 400, "label is empty or missing"},
+		{"learn multipart empty label", "POST", "/v1/learn", ctEmptyLabel, bodyEmptyLabel, token, 400, "is empty"},
+		{"learn label with trailing space", "POST", "/v1/learn", "application/json", jsonBody(t, Request{Features: feat(testDim), Label: "alpha "}), token, 400, "ends with white space"},
+		{"learn all-space label", "POST", "/v1/learn", "application/json", jsonBody(t, Request{Features: feat(testDim), Label: "   "}), token, 400, "starts with white space"},
+		{"learn zero-width space label", "POST", "/v1/learn", "application/json", jsonBody(t, Request{Features: feat(testDim), Label: "alpha\u200b"}), token, 400, "U+200B"},
+		{"learn right-to-left override label", "POST", "/v1/learn", "application/json", jsonBody(t, Request{Features: feat(testDim), Label: "\u202eahpla"}), token, 400, "U+202E"},
 		{"learn empty label", "POST", "/v1/learn", "application/json", jsonBody(t, Request{Features: feat(testDim), Labels: []string{""}}), token, 400, "label"},
 		{"learn C1 control label", "POST", "/v1/learn", "application/json", jsonBody(t, Request{Features: feat(testDim), Labels: []string{"a\u0085b"}}), token, 400, "control character"},
 		{"learn control char label", "POST", "/v1/learn", "application/json", jsonBody(t, Request{Features: feat(testDim), Labels: []string{"a\nb"}}), token, 400, "label"},
@@ -512,8 +521,8 @@ func TestGracefulShutdown(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
-	if b := newFileBackend(t, path); b.Current().Version() != 1 {
-		t.Fatalf("saved version %d", b.Current().Version())
+	if m := savedModel(t, path); m.Version() != 1 {
+		t.Fatalf("saved version %d", m.Version())
 	}
 }
 
@@ -562,13 +571,10 @@ func TestForget(t *testing.T) {
 			}
 		}
 	}
-	b := newFileBackend(t, path)
-	var names []string
-	for _, c := range b.Current().Classes() {
-		names = append(names, c.Name)
-	}
-	if b.Current().Version() != 3 || strings.Join(names, ",") != "alpha,delta" {
-		t.Fatalf("saved: version %d classes %v", b.Current().Version(), names)
+	b := savedModel(t, path)
+	names := b.ClassNames()
+	if b.Version() != 3 || strings.Join(names, ",") != "alpha,delta" {
+		t.Fatalf("saved: version %d classes %v", b.Version(), names)
 	}
 }
 
@@ -688,6 +694,7 @@ func TestPipelineCheck(t *testing.T) {
 	if _, _, err := b.Learn(context.Background(), flat, names, LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	b.Close() // a restart: one writer at a time
 	b = newFileBackend(t, path)
 	if err := b.SetPipeline(pipe("bbbb")); err == nil || !strings.Contains(err.Error(), "not the model's") {
 		t.Fatalf("another checkpoint: %v", err)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/internal/enginebench"
 	"github.com/flycl/flycl/linalg"
@@ -89,7 +88,7 @@ tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 	eng.Flags().IntVar(&cfg.M, "m", cfg.M, "expansion dimension")
 	eng.Flags().IntVar(&cfg.P, "p", cfg.P, "non-zeros per row of W")
 	eng.Flags().IntVar(&cfg.K, "k", cfg.K, "top-k")
-	c.AddCommand(eng, backbonesCmd(), componentsCmd(), pipelineCmd(), benchServeCmd(), benchServeLearnCmd())
+	c.AddCommand(eng, backbonesCmd(), componentsCmd(), pipelineCmd(), benchServeCmd(), benchServeLearnCmd(), benchUnknownCmd(), benchLearnUpdateCmd())
 	return c
 }
 
@@ -152,7 +151,7 @@ binary). Prints the ratios.`,
 				var err error
 				switch strings.TrimSpace(name) {
 				case "squeezenet", "mobilenetv2":
-					m, err = extract.OpenBackbone(name, modelsDir())
+					m, err = openBackbone(name)
 				case "resnet50":
 					m, err = backbone.ResNet50(backbone.RandomResNet50(1))
 				case "vit":
@@ -244,9 +243,16 @@ binary). Prints the ratios.`,
 func infoCmd() *cobra.Command {
 	var model string
 	c := &cobra.Command{
-		Use:   "info [--model FILE]",
+		Use:   "info [FILE | --model FILE]",
 		Short: "Print the build's linear-algebra backend and threads, or a model file's configuration and history",
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if model != "" && model != args[0] {
+					return fmt.Errorf("info: two model files given (%s and --model %s): give one", args[0], model)
+				}
+				model = args[0]
+			}
 			if model != "" {
 				return printModelInfo(os.Stdout, model)
 			}

@@ -105,6 +105,7 @@ restart, or the undo of a failed learn) with no model in memory before.`,
 			}
 			// what a restart (or the undo of a failed learn) costs: the
 			// file read back into a new backend, the old one gone
+			be.Close()
 			be = nil
 			runtime.GC()
 			debug.FreeOSMemory()

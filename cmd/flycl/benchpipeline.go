@@ -58,7 +58,7 @@ need all the cores, end to end cannot beat it.`,
 			fmt.Println("| backbone | precision | decode (images/s) | model | end to end | end to end / min | shared-CPU ceiling | end to end / ceiling |")
 			fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
 			for _, name := range strings.Split(which, ",") {
-				m, err := extract.OpenBackbone(strings.TrimSpace(name), modelsDir())
+				m, err := openBackbone(strings.TrimSpace(name))
 				if err != nil {
 					return fmt.Errorf("--backbones %s: %w", name, err)
 				}

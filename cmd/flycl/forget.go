@@ -12,6 +12,7 @@ import (
 func forgetCmd() *cobra.Command {
 	var in inputFlags
 	var model, class string
+	var wait waitFlag
 	c := &cobra.Command{
 		Use:   "forget --model FILE --class NAME [--data KIND:PATH | --features F.npz]",
 		Short: "Remove a class from a model file: exactly with its data, or only its column without",
@@ -29,6 +30,11 @@ unchanged, but G still holds the class's samples.`,
 			if model == "" || class == "" {
 				return fmt.Errorf("give --model FILE and --class NAME")
 			}
+			lk, err := lockModel(cmd, model, wait, args)
+			if err != nil {
+				return err
+			}
+			defer lk.Unlock()
 			m, err := deploy.Load(model)
 			if err != nil {
 				return err
@@ -83,6 +89,7 @@ unchanged, but G still holds the class's samples.`,
 	in.register(c, "train")
 	c.Flags().StringVar(&model, "model", "", "model file")
 	c.Flags().StringVar(&class, "class", "", "name of the class to forget")
+	wait.register(c)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -34,7 +35,7 @@ type inputFlags struct {
 func (f *inputFlags) register(c *cobra.Command, split string) {
 	f.ext.register(c)
 	fs := c.Flags()
-	fs.StringVar(&f.data, "data", "", "images as kind:path (folder:DIR reads DIR/<class>/<image>, or DIR/<split>/<class>/<image>); needs a backbone (--backbone, or the model's)")
+	fs.StringVar(&f.data, "data", "", "images as kind:path (folder:DIR reads DIR/<class>/<image>, or DIR/<split>/<class>/<image>); through --backbone, else the model's, else "+defaultBackbone)
 	fs.StringVar(&f.split, "split", split, "split of --data to read")
 	fs.StringVar(&f.features, "features", "", "feature file (.npz with features, labels, optional class_names) instead of images")
 	fs.StringVar(&f.classNames, "class-names", "", "comma-separated class names for the labels 0,1,... of --features (default: the file's class_names, else the numbers)")
@@ -52,18 +53,17 @@ type samples struct {
 }
 
 // extractor opens the backbone: --backbone, else the model's pipeline mp
-// (which it must match when the model has learned from it: trained).
+// (which it must match when the model has learned from it: trained), else
+// defaultBackbone.
 func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool) (*deploy.Extractor, error) {
 	spec := f.ext.backbone
 	if spec == "" && mp != nil {
 		spec = mp.Backbone
 	}
-	if spec == "" {
-		return nil, fmt.Errorf("images need a backbone: give --backbone (the model has none)")
-	}
 	if mp == nil && trained {
-		return nil, fmt.Errorf("the model learned from feature vectors without a backbone: it cannot tell whether %s makes the same features (give --features)", spec)
+		return nil, fmt.Errorf("the model learned from feature vectors without a backbone: it cannot tell whether %s makes the same features (give --features)", cmp.Or(spec, "a backbone"))
 	}
+	spec = cmp.Or(spec, defaultBackbone)
 	if f.ext.maxPixels == 0 {
 		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
 	}
@@ -75,9 +75,9 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 	if err := backbone.Init(lib); err != nil {
 		return nil, err
 	}
-	bm, err := extract.OpenBackbone(spec, modelsDir())
+	bm, err := openBackbone(spec)
 	if err != nil {
-		return nil, fmt.Errorf("backbone %s: %w (see \"flycl help environment\" for %s)", spec, err, envModels)
+		return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s)", err, envModels)
 	}
 	var preset *transform.Preset
 	if f.ext.preset != "" {
@@ -333,6 +333,7 @@ func learnCmd() *cobra.Command {
 	var mf modelFlags
 	var model, wFile string
 	var opt deploy.LearnOptions
+	var wait waitFlag
 	c := &cobra.Command{
 		Use:   "learn --model FILE (--data KIND:PATH [--backbone B] | --features F.npz)",
 		Short: "Teach a model file new classes (or more samples of known ones); creates it when absent",
@@ -356,6 +357,13 @@ class_names (or --class-names).`,
 					return fmt.Errorf("--online-batch needs --online")
 				}
 			}
+			// One writer at a time: the lock is held from the read of the
+			// model to its save (modelfile.TakeLock).
+			lk, err := lockModel(cmd, model, wait, args)
+			if err != nil {
+				return err
+			}
+			defer lk.Unlock()
 			exists, err := deploy.Exists(model)
 			if err != nil {
 				return err
@@ -411,10 +419,12 @@ class_names (or --class-names).`,
 	in.register(c, "train")
 	mf.register(c.Flags())
 	c.Flags().StringVar(&model, "model", "", "model file (created when absent)")
+	wait.register(c)
 	c.Flags().StringVar(&wFile, "w", "", "create the model with this projection W (.npz from flycl export-w or another implementation)")
 	c.Flags().BoolVar(&opt.Online, "online", false, "learn in mini-batches (re-solving after each)")
 	c.Flags().IntVar(&opt.Batch, "online-batch", 1000, "mini-batch size with --online")
 	c.Flags().Float64Var(&opt.Lambda, "lambda", 0, "fixed λ (0: GCV on the task, or on each mini-batch with --online)")
+	c.Flags().TextVar(&opt.LambdaPolicy, "lambda-policy", flycl.LambdaGCV, "without --lambda: gcv chooses λ on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
 	return c
 }
 
@@ -431,11 +441,18 @@ func printLearn(w io.Writer, r *deploy.LearnResult, desc string, learn, save tim
 	if last.GCV == nil {
 		how = "fixed"
 	}
-	fmt.Fprintf(w, "lambda %g (%s)", r.Lambda, how)
-	if last.RaisedFrom != 0 {
-		fmt.Fprintf(w, ", raised from %g for a positive-definite factor", last.RaisedFrom)
+	if r.LambdaRequested > 0 && r.Lambda != r.LambdaRequested {
+		how = fmt.Sprintf("fixed, requested %g", r.LambdaRequested)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "lambda %g (%s)\n", r.Lambda, how)
+	if rj := r.Rejection; rj.Enabled() {
+		fmt.Fprintf(w, "unknown below %s score %.4g (keeps %.0f%% of %d leave-one-out samples); probabilities at temperature %.3g\n",
+			rj.Score, rj.Threshold, 100*rj.Keep, rj.Samples, rj.Temperature)
+	}
+	// a raised λ (requested, or chosen by GCV): deploy.LambdaWarnings
+	for _, s := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", s)
+	}
 	st := r.Stages
 	fmt.Fprintf(w, "time: projection %.3fs, top-k %.3fs, gram %.3fs, gcv %.3fs, factor %.3fs, solve %.3fs; learn %.3fs, save %.3fs\n",
 		st.Projection.Seconds(), st.TopK.Seconds(), st.Gram.Seconds(), st.GCV.Seconds(), st.Factor.Seconds(), st.Solve.Seconds(),

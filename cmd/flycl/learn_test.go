@@ -169,6 +169,13 @@ func TestModelCommands(t *testing.T) {
 	if err != nil || !strings.Contains(out, "version       4") || !strings.Contains(out, "d=6 m=200 p=3 k=60") || !strings.Contains(out, "forget") {
 		t.Fatalf("info: %v\n%s", err, out)
 	}
+	// flycl info FILE is flycl info --model FILE; two different files are refused.
+	if pos, err := runCLI(t, "info", model); err != nil || pos != out {
+		t.Errorf("info FILE: %v\n%s\nwant the output of info --model FILE:\n%s", err, pos, out)
+	}
+	if _, err := runCLI(t, "info", model, "--model", online); err == nil {
+		t.Error("info FILE --model OTHER: no error")
+	}
 }
 
 // TestLearnRefusesConflictingFlags: on an existing model every model flag

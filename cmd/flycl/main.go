@@ -20,6 +20,7 @@ var commands = []func() *cobra.Command{
 	hebbianCmd,
 	analyzeCmd,
 	exportWCmd,
+	exportCmd,
 	benchCmd,
 	infoCmd,
 	learnCmd,
@@ -29,6 +30,8 @@ var commands = []func() *cobra.Command{
 	forgetCmd,
 	classesCmd,
 	serveCmd,
+	fetchCmd,
+	reproduceCmd,
 	environmentHelp,
 }
 

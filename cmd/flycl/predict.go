@@ -21,11 +21,18 @@ type prediction struct {
 	Input string         `json:"input"`
 	Truth string         `json:"truth,omitempty"`
 	Top   []flycl.Ranked `json:"top"`
+	// Answer is the top class's name, or "unknown" when the model's
+	// rejection (--unknown) says the input is none of its classes.
+	Answer  string `json:"answer"`
+	Unknown bool   `json:"unknown"`
+	// Probability is the calibrated probability of the top class (absent
+	// for a model without a fitted temperature).
+	Probability *float64 `json:"probability,omitempty"`
 }
 
 func predictCmd() *cobra.Command {
 	var in inputFlags
-	var model, format string
+	var model, format, unknown string
 	var topN int
 	c := &cobra.Command{
 		Use:   "predict --model FILE (IMAGE... | --data KIND:PATH | --features F.npz)",
@@ -33,7 +40,13 @@ func predictCmd() *cobra.Command {
 		Long: `Prints the top-N classes of every input with their scores. Images go through
 the model's backbone and transform (--backbone gives another location of the same
 weights: different weights are refused). With a data set or a labelled feature file
-it also prints the accuracy over the samples of classes the model knows.`,
+it also prints the accuracy over the samples of classes the model knows.
+
+An input is answered "unknown" (its scores still printed) when the model's
+rejection says it is none of the learned classes: --unknown auto uses the
+threshold the model calibrated when it learned (see docs/UNKNOWN.md), off
+never rejects, a number is a threshold on the calibrated score. The
+probability is the top class's, calibrated by the model's fitted temperature.`,
 		Example: `  flycl predict --model cam.flycl photo1.jpg photo2.jpg
   flycl predict --model cam.flycl --data folder:photos --split test --format csv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,6 +69,10 @@ it also prints the accuracy over the samples of classes the model knows.`,
 			if len(p.Classes()) == 0 {
 				return fmt.Errorf("%s has no classes yet: teach it with flycl learn", model)
 			}
+			rej, err := flycl.ParseRejection(unknown, p.Rejection())
+			if err != nil {
+				return fmt.Errorf("--unknown: %w", err)
+			}
 			s, err := in.load(cmd, f.Pipeline, true, args, false)
 			if err != nil {
 				return err
@@ -63,13 +80,23 @@ it also prints the accuracy over the samples of classes the model knows.`,
 			if s.d != p.InputDim() {
 				return fmt.Errorf("the inputs have %d-dimensional features, the model d=%d", s.d, p.InputDim())
 			}
-			top, err := p.Top(cmd.Context(), s.x, topN)
+			scores, err := p.Scores(cmd.Context(), s.x)
 			if err != nil {
 				return err
 			}
+			top := p.Rank(scores, topN)
+			nc := len(p.Classes())
 			preds := make([]prediction, len(top))
 			for i := range top {
 				preds[i].Top = top[i]
+				row := scores[i*nc : (i+1)*nc]
+				preds[i].Answer, preds[i].Unknown = top[i][0].Name, rej.Reject(row)
+				if preds[i].Unknown {
+					preds[i].Answer = unknownAnswer
+				}
+				if pr, ok := rej.Probability(row); ok {
+					preds[i].Probability = &pr
+				}
 				preds[i].Input = strconv.Itoa(i)
 				if s.paths != nil {
 					preds[i].Input = s.paths[i]
@@ -85,6 +112,7 @@ it also prints the accuracy over the samples of classes the model knows.`,
 	in.register(c, "test")
 	c.Flags().StringVar(&model, "model", "", "model file")
 	c.Flags().IntVar(&topN, "top", 5, "classes to print per input")
+	c.Flags().StringVar(&unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number")
 	c.Flags().StringVar(&format, "format", "table", "output format: table, json or csv")
 	return c
 }
@@ -95,7 +123,15 @@ type score struct {
 	Evaluated int     `json:"evaluated"`
 	Unknown   int     `json:"unknown_class"` // labelled samples of classes the model does not have
 	Accuracy  float64 `json:"accuracy"`
+	// Rejected counts the evaluated samples answered "unknown";
+	// UnknownRejected the samples of classes the model does not have
+	// that were.
+	Rejected        int `json:"rejected"`
+	UnknownRejected int `json:"unknown_class_rejected"`
 }
+
+// unknownAnswer is the answer for an input the model rejects.
+const unknownAnswer = "unknown"
 
 func accuracy(preds []prediction, classes []string) *score {
 	known := map[string]bool{}
@@ -109,8 +145,14 @@ func accuracy(preds []prediction, classes []string) *score {
 			return nil
 		case !known[p.Truth]:
 			s.Unknown++
+			if p.Unknown {
+				s.UnknownRejected++
+			}
 		default:
 			s.Evaluated++
+			if p.Unknown {
+				s.Rejected++
+			}
 			if p.Top[0].Name == p.Truth {
 				s.Correct++
 			}
@@ -133,10 +175,15 @@ func writePredictions(w io.Writer, format string, preds []prediction, acc *score
 		}{preds, acc})
 	case "csv":
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"input", "truth", "rank", "label", "name", "score"})
+		cw.Write([]string{"input", "truth", "rank", "label", "name", "score", "unknown", "probability"})
 		for _, p := range preds {
+			prob := ""
+			if p.Probability != nil {
+				prob = strconv.FormatFloat(*p.Probability, 'g', 6, 64)
+			}
 			for r, t := range p.Top {
-				cw.Write([]string{p.Input, p.Truth, strconv.Itoa(r + 1), strconv.Itoa(t.Label), t.Name, strconv.FormatFloat(float64(t.Score), 'g', -1, 32)})
+				cw.Write([]string{p.Input, p.Truth, strconv.Itoa(r + 1), strconv.Itoa(t.Label), t.Name, strconv.FormatFloat(float64(t.Score), 'g', -1, 32),
+					strconv.FormatBool(p.Unknown), prob})
 			}
 		}
 		cw.Flush()
@@ -149,7 +196,7 @@ func writePredictions(w io.Writer, format string, preds []prediction, acc *score
 		if acc != nil {
 			head += "truth\t"
 		}
-		fmt.Fprintln(tw, head+"top classes (score)")
+		fmt.Fprintln(tw, head+"answer\ttop classes (score)")
 		for _, p := range preds {
 			var parts []string
 			for _, t := range p.Top {
@@ -159,14 +206,21 @@ func writePredictions(w io.Writer, format string, preds []prediction, acc *score
 			if acc != nil {
 				row += p.Truth + "\t"
 			}
-			fmt.Fprintln(tw, row+strings.Join(parts, ", "))
+			row += p.Answer
+			if p.Probability != nil {
+				row += fmt.Sprintf(" (p=%.2f)", *p.Probability)
+			}
+			fmt.Fprintln(tw, row+"\t"+strings.Join(parts, ", "))
 		}
 		tw.Flush()
 	}
 	if acc != nil && format != "json" {
 		fmt.Fprintf(os.Stderr, "accuracy %.2f%% (%d/%d samples of known classes", 100*acc.Accuracy, acc.Correct, acc.Evaluated)
+		if acc.Rejected > 0 {
+			fmt.Fprintf(os.Stderr, "; %d of them answered unknown", acc.Rejected)
+		}
 		if acc.Unknown > 0 {
-			fmt.Fprintf(os.Stderr, "; %d samples of classes the model does not know were not counted", acc.Unknown)
+			fmt.Fprintf(os.Stderr, "; %d samples of classes the model does not know were not counted, %d of them answered unknown", acc.Unknown, acc.UnknownRejected)
 		}
 		fmt.Fprintln(os.Stderr, ")")
 	}

@@ -52,7 +52,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	f.ext.register(c)
 	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz with features, labels)")
 	fs.StringVar(&f.data.test, "test", "", "test feature file (.npz with features, labels)")
-	fs.StringVar(&f.data.data, "data", "", "data set instead of feature files: with --backbone any of "+strings.Join(dataset.Kinds, ", ")+" as kind:path; without, mnist[:DIR] or fashion-mnist[:DIR] raw pixels")
+	fs.StringVar(&f.data.data, "data", "", "data set instead of feature files: any of "+strings.Join(dataset.Kinds, ", ")+" as kind:path, through --backbone (default "+defaultBackbone+"); without --backbone, mnist[:DIR] and fashion-mnist[:DIR] are learned as raw pixels")
 	fs.StringVar(&f.methods, "methods", "flycl", methodsHelp())
 	fs.StringVar(&f.seeds, "seeds", "1993", "comma-separated seeds (one run per seed)")
 	fs.StringVar(&f.order, "order", "flycl", "class order: flycl (Python random.sample), pilot (numpy permutation), none, or a comma-separated list")
@@ -157,6 +157,12 @@ func parseFloats(s string) ([]float64, error) {
 // load returns the train and test features: from feature files, from
 // raw pixels, or extracted with --backbone from an image data set.
 func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc string, err error) {
+	if f.ext.backbone == "" && f.data.data != "" && f.data.train == "" && f.data.test == "" {
+		// images (not mnist/fashion-mnist pixels) go through the default backbone
+		if s, err := f.data.spec(); err == nil && !s.Grey() {
+			f.ext.backbone = defaultBackbone
+		}
+	}
 	if f.ext.backbone == "" {
 		for _, name := range []string{"precision", "calib", "calib-method"} {
 			if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
@@ -203,7 +209,7 @@ func (f *modelFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.wseed, "w-seed", d.Seed, "seed of W")
 	fs.StringVar(&f.topk, "topk", d.TopK.String(), "top-k by signed value (reference code) or magnitude (paper text)")
 	fs.StringVar(&f.lambdas, "lambdas", formatFloats(d.Lambdas), "GCV grid (with --lambda-scale relative the default is "+formatFloats(flycl.DefaultRelativeLambdas)+")")
-	fs.StringVar(&f.lscale, "lambda-scale", d.LambdaScale.String(), "absolute: --lambdas as given (the paper); relative: --lambdas times the mean diagonal of the Gram matrix GCV works on, for features of any scale (an option, measured in the README section on the λ grid's scale)")
+	fs.StringVar(&f.lscale, "lambda-scale", d.LambdaScale.String(), "absolute: --lambdas as given (the paper); relative: --lambdas times the mean diagonal of the Gram matrix GCV works on, for features of any scale (an option, measured in docs/RESULTS.md, section \"The λ grid's scale\")")
 	f.fs = fs
 	fs.StringVar(&f.gcv, "gcv", d.GCV.String(), "GCV method: auto, dual, primal, eigen, band")
 	fs.StringVar(&f.scope, "gcv-scope", d.GCVScope.String(), "samples GCV scores λ on: task (the current task, as the paper) or all (everything learned so far, exactly from the accumulated statistics; one float64 m×m reduction per task: to a band above m=2500 with OpenBLAS, else tridiagonal)")

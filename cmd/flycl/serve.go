@@ -28,13 +28,16 @@ import (
 // serveFlags are the options of flycl serve.
 type serveFlags struct {
 	model, addr, backbone, tokenFile, logFormat string
-	authAll, ortSpin                            bool
+	authAll, ortSpin, insecureNoToken           bool
+	hosts                                       []string
 	threads, dim                                int
 	precision, calibMethod                      string
 	calib                                       int
 	limits                                      server.Config
 	timeouts                                    server.Timeouts
 	create                                      modelFlags
+	wait                                        waitFlag
+	lambdaPolicy                                flycl.LambdaPolicy
 }
 
 func serveCmd() *cobra.Command {
@@ -52,9 +55,24 @@ backbone is quantized to int8, calibrated on the images of the first learn
 data), so that first learn must send images. An existing model keeps the
 backbone output, transform and precision its file records.
 
+The server is the model file's one writer while it runs: it holds the file's
+lock, so flycl learn, forget, merge or a second serve on the same file fail
+at once naming it (or wait, with --wait); predict, info and classes read the
+file without a lock. A file replaced behind the server (by a copy or a
+restore) is noticed: the server then refuses changes, says so in the log
+and in /v1/healthz (503, "read-only"), and goes on answering predictions.
+
 The bearer token for learn and forget is read from --token-file (never from
-a flag); --auth-all requires it for every request under /v1 and /metrics
-(the web page itself is served without it). SIGTERM or Ctrl-C stops
+a flag); when that file does not exist, serve creates it (32 random bytes in
+hex, readable by you only) and logs where. --auth-all requires the token for
+every request under /v1 and /metrics (the web page itself is served without
+it). Without a token, anyone who can reach the address may change the model:
+serve warns, and refuses to listen beyond loopback unless --insecure-no-token
+says you mean it. Whatever the token, a browser's change that does not come
+from the server's own page (another site's form or script) is refused, and
+without a token only requests for an IP address, localhost or an
+--allowed-host name are answered (a page of another name pointed at this
+address cannot use it). SIGTERM or Ctrl-C stops
 accepting connections, finishes the requests in flight and exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,7 +85,9 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.StringVar(&f.model, "model", "", "model file (created at the first learn when absent)")
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&f.backbone, "backbone", "", "backbone for images: "+strings.Join(extract.Backbones, ", ")+" (without it only feature vectors are accepted)")
-	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token required to learn and forget")
+	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token required to learn and forget (created, with a random token, when it does not exist)")
+	fs.BoolVar(&f.insecureNoToken, "insecure-no-token", false, "listen beyond loopback without --token-file: anyone who can reach the address may then change the model")
+	fs.StringSliceVar(&f.hosts, "allowed-host", nil, "without a token, a host name (besides IP addresses and localhost) the server answers to, e.g. the name of a reverse proxy in front of it (repeatable)")
 	fs.BoolVar(&f.authAll, "auth-all", false, "require the token for every request under /v1 and /metrics, not only changes")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
@@ -83,11 +103,14 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.IntVar(&f.limits.MaxImages, "max-images", f.limits.MaxImages, "images per request")
 	fs.IntVar(&f.limits.QueueLength, "queue", f.limits.QueueLength, "learns that may wait behind the running one (503 beyond)")
 	fs.IntVar(&f.limits.Extractions, "extractions", f.limits.Extractions, "backbone extractions running at once")
+	fs.StringVar(&f.limits.Unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one, docs/UNKNOWN.md), off, or a number")
 	fs.DurationVar(&f.timeouts.Read, "read-timeout", f.timeouts.Read, "time to read a whole request")
 	fs.DurationVar(&f.timeouts.Write, "write-timeout", f.timeouts.Write, "time to handle a request and write its response")
 	fs.DurationVar(&f.timeouts.Idle, "idle-timeout", f.timeouts.Idle, "keep-alive idle time")
 	fs.DurationVar(&f.timeouts.Shutdown, "shutdown-timeout", f.timeouts.Shutdown, "how long shutdown waits for requests in flight")
 	f.create.register(fs)
+	f.wait.register(c)
+	fs.TextVar(&f.lambdaPolicy, "lambda-policy", flycl.LambdaGCV, "learns without a λ: gcv chooses it on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
 	c.MarkFlagRequired("model")
 	return c
 }
@@ -146,7 +169,11 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	cfg := f.limits
 	cfg.Logger = log
 	cfg.TokenForAll = f.authAll
+	cfg.Hosts = f.hosts
 	if f.tokenFile != "" {
+		if f.insecureNoToken {
+			return fmt.Errorf("--insecure-no-token and --token-file %s: give one of them", f.tokenFile)
+		}
 		tok, err := readToken(f.tokenFile, log)
 		if err != nil {
 			return err
@@ -154,12 +181,16 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		cfg.Token = tok
 	} else if f.authAll {
 		return fmt.Errorf("--auth-all needs --token-file")
+	} else if beyond, err := beyondLoopback(ctx, f.addr); err != nil {
+		return err
+	} else if beyond && !f.insecureNoToken {
+		return fmt.Errorf("--addr %s listens beyond loopback without a token: give --token-file F (a missing F is created with a new token), or --insecure-no-token to let anyone who can reach it change the model", f.addr)
 	}
 	dim := f.dim
 	var bb *backbone.Model
 	if f.backbone != "" {
 		var err error
-		if bb, err = extract.OpenBackbone(f.backbone, modelsDir()); err != nil {
+		if bb, err = openBackbone(f.backbone); err != nil {
 			return err
 		}
 		dim = bb.Dim()
@@ -173,13 +204,18 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		create = func() (*flycl.Model, error) { return flycl.New(mcfg, dim) }
 	}
 	_, statErr := os.Stat(f.model)
-	be, err := server.OpenFile(f.model, create)
+	// The server is the model file's one writer while it runs: it holds
+	// the file's lock (a learn, forget, merge or second serve on it fails,
+	// or waits with --wait, until the server stops).
+	be, err := server.OpenFileWith(ctx, f.model, server.FileOptions{Create: create,
+		Lock: modelfile.LockOptions{Wait: f.wait.d, Command: fmt.Sprintf("flycl serve on %s", f.addr)}, LambdaPolicy: f.lambdaPolicy})
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w (give --backbone or --dim to create a new model)", err)
 	}
 	if err != nil {
 		return err
 	}
+	defer be.Close()
 	if statErr == nil {
 		// An existing model: its configuration is fixed, as for learn.
 		if d := be.Current().Dim(); cmd.Flags().Changed("dim") && f.dim != d {
@@ -193,7 +229,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	if bb == nil && be.Pipeline() != nil {
 		// The model file names its backbone: use it.
 		spec = be.Pipeline().Backbone
-		if bb, err = extract.OpenBackbone(spec, modelsDir()); err != nil {
+		if bb, err = openBackbone(spec); err != nil {
 			return fmt.Errorf("open the model's backbone (give --backbone to use another copy of the same weights): %w", err)
 		}
 	}
@@ -261,9 +297,20 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		srv.Close()
 		return err
 	}
-	host, _, _ := net.SplitHostPort(f.addr)
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && cfg.Token == "" {
-		log.Warn("listening beyond loopback without --token-file: anyone who can connect can change the model", "addr", ln.Addr().String())
+	if cfg.Token == "" {
+		// the address as bound, whatever the name resolved to
+		ip := ln.Addr().(*net.TCPAddr).IP
+		if !ip.IsLoopback() && !f.insecureNoToken {
+			ln.Close()
+			srv.Close()
+			return fmt.Errorf("--addr %s is bound to %s, beyond loopback, without a token: give --token-file F, or --insecure-no-token", f.addr, ip)
+		}
+		where := "any program or user on this machine"
+		if !ip.IsLoopback() {
+			where = "anyone on the network"
+		}
+		log.Warn("no --token-file: anyone who can reach this address may change the model (learn, forget): "+where+
+			"; give --token-file F (a missing F is created with a new token)", "addr", ln.Addr().String())
 	}
 	sn := srv.Snapshot()
 	log.Info("serving", "addr", "http://"+ln.Addr().String(), "model", f.model, "version", sn.Version(),
@@ -271,21 +318,47 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	return srv.Serve(ctx, ln, f.timeouts)
 }
 
-// readToken reads the bearer token (the first line of the file, trimmed).
+// readToken reads the bearer token (the first line of the file, trimmed),
+// creating the file with a new random token when it does not exist.
 func readToken(path string, log *slog.Logger) (string, error) {
-	b, err := os.ReadFile(path)
+	tok, created, err := server.LoadOrCreateToken(path)
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %w", err)
 	}
-	tok, _, _ := strings.Cut(string(b), "\n")
-	tok = strings.TrimSpace(tok)
-	if len(tok) < 8 {
-		return "", fmt.Errorf("--token-file %s: the token must be at least 8 characters", path)
+	if created {
+		log.Info("created a new bearer token (32 random bytes, hex; only you can read the file): clients send it as Authorization: Bearer $(cat FILE)", "file", path)
 	}
 	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
 		log.Warn("token file is readable by other users", "file", path, "mode", st.Mode().Perm().String())
 	}
 	return tok, nil
+}
+
+// beyondLoopback reports whether addr (HOST:PORT) would listen on more
+// than the loopback interface: an empty or unspecified host (every
+// interface), or a host that is not, or resolves to an address that is
+// not, a loopback address.
+func beyondLoopback(ctx context.Context, addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if host == "" {
+		return true, nil
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return !ip.IsLoopback(), nil
+	}
+	ips, err := net.DefaultResolver.LookupIP(ctx, "ip", host)
+	if err != nil {
+		return false, fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // sessionOptions are the ONNX Runtime session options of the served

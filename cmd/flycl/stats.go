@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/features"
@@ -168,6 +169,13 @@ With --data and a backbone only the shard's images are extracted.`,
 			if err != nil {
 				return err
 			}
+			// the input's class names, all of them (not only the shard's),
+			// by the rule flycl learn applies (deploy.Names)
+			if s.classNames != nil {
+				if s.classNames, err = flycl.NormalizeClassNames(s.classNames); err != nil {
+					return fmt.Errorf("%s: %w", s.source, err)
+				}
+			}
 			if m == nil {
 				if m, err = newModelFromFlags(cmd, &mf, wFile, s.d, s.pipeline); err != nil {
 					return err
@@ -218,8 +226,10 @@ func mergeCmd() *cobra.Command {
 	var mf modelFlags
 	var model, wFile, out string
 	var lambda float64
+	var wait waitFlag
+	var partial bool
 	c := &cobra.Command{
-		Use:   "merge PART.stats... (--model M.flycl | --out MERGED.stats)",
+		Use:   "merge PART.stats... (--model M.flycl | --out MERGED.stats) [--partial]",
 		Short: "Add up shard statistics and teach the task to a model (λ by GCV on the merged statistics)",
 		Long: `Merges the statistics files of the shards of one task (flycl stats) and, with
 --model, teaches the model the task: classes are matched by name, λ is chosen by GCV
@@ -229,12 +239,20 @@ re-solved. The model file is created when absent (from the statistics'
 configuration; --lambdas gives its grid) and saved atomically.
 
 Parts with a different configuration, W or backbone, the same shard twice or
-overlapping samples are refused. The merge sums in float64 in a canonical order,
-so the result does not depend on the order of the files; nor, up to float64
-rounding (below one float32 rounding of the model's G), on the number of shards.
-With --out the merged statistics are written instead (merges can be nested).`,
+overlapping samples are refused. So is a set that is not one whole split of one
+source: a shard missing (0/3 and 2/3 without 1/3), shards of two feature files or
+data sets, or one source split two ways (0/3 with 1/2); the error names what is
+missing or different. --partial merges such a set anyway, when that is what you
+mean. The merge sums in float64 in a canonical order, so the result does not
+depend on the order of the files; nor, up to float64 rounding (below one float32
+rounding of the model's G), on the number of shards.
+
+With --out the merged statistics are written instead. Merges can be nested: a
+merged file records the shards it holds, so the intermediate merges need
+--partial and the last one checks the whole set.`,
 		Example: `  flycl merge part-*.stats --model m.flycl
-  flycl merge part-0.stats part-1.stats --out half.stats`,
+  flycl merge part-0.stats part-1.stats --out half.stats --partial   # 2 of 4 shards
+  flycl merge half.stats part-2.stats part-3.stats --model m.flycl`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (model == "") == (out == "") {
@@ -252,6 +270,12 @@ With --out the merged statistics are written instead (merges can be nested).`,
 			if err != nil {
 				return err
 			}
+			if err := modelfile.CheckComplete(merged.Shards); err != nil {
+				if !partial {
+					return fmt.Errorf("merge: %w (give --partial to merge them anyway)", err)
+				}
+				fmt.Fprintf(os.Stderr, "warning: %v (merged anyway: --partial)\n", err)
+			}
 			if out != "" {
 				if err := modelfile.SaveStats(out, merged); err != nil {
 					return err
@@ -259,6 +283,11 @@ With --out the merged statistics are written instead (merges can be nested).`,
 				fmt.Printf("merged %d files: %d samples, %d classes -> %s\n", len(args), merged.Stats.N, len(merged.Names), out)
 				return nil
 			}
+			lk, err := lockModel(cmd, model, wait, args)
+			if err != nil {
+				return err
+			}
+			defer lk.Unlock()
 			exists, err := deploy.Exists(model)
 			if err != nil {
 				return err
@@ -346,5 +375,7 @@ With --out the merged statistics are written instead (merges can be nested).`,
 	c.Flags().StringVar(&wFile, "w", "", "projection W (.npz) when creating a model from statistics with an explicit W")
 	c.Flags().StringVar(&out, "out", "", "write the merged statistics to this file instead")
 	c.Flags().Float64Var(&lambda, "lambda", 0, "fixed λ (0: GCV on the merged statistics)")
+	c.Flags().BoolVar(&partial, "partial", false, "merge a set that is not one whole split of one source (shards missing, or of different sources or shard counts)")
+	wait.register(c)
 	return c
 }

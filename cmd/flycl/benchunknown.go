@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/openset"
+)
+
+// benchUnknownCmd is "flycl bench unknown": the open-set benchmark of
+// package openset on feature files.
+func benchUnknownCmd() *cobra.Command {
+	cfg := openset.Config{Model: flycl.DefaultConfig()}
+	var sets []string
+	var seeds []uint
+	var trainPer, testPer int
+	var score string
+	c := &cobra.Command{
+		Use:   "unknown --features NAME=DIR [--features NAME=DIR ...]",
+		Short: "Compare scores that tell learned classes from unknown ones, on real features",
+		Long: `Learns some classes of a feature data set and treats the test images of the
+others as unknown, over several class orders and seeds of W, and prints one
+table: per score (the model's top score, margin, energy; Mahalanobis
+distance, cosine to the nearest class mean and k-th nearest neighbour in
+feature space) AUROC, FPR at 95% TPR and known-class accuracy at that
+threshold, and, for the model's own scores, what the threshold it
+calibrates by leave-one-out keeps and rejects. A second table gives the
+calibration error (ECE) of the probabilities before and after the fitted
+temperature. Protocols: "split" learns --known classes in one task;
+"incremental" learns all classes in --tasks tasks and evaluates after each
+but the last, the classes of later tasks being unknown.
+
+Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(sets) == 0 {
+				return fmt.Errorf("--features: give at least one NAME=DIR")
+			}
+			var in []openset.Set
+			for _, s := range sets {
+				name, dir, ok := strings.Cut(s, "=")
+				if !ok || name == "" || dir == "" {
+					return fmt.Errorf("--features %q: want NAME=DIR", s)
+				}
+				tr, err := features.Load(filepath.Join(dir, "train.npz"))
+				if err != nil {
+					return err
+				}
+				te, err := features.Load(filepath.Join(dir, "test.npz"))
+				if err != nil {
+					return err
+				}
+				in = append(in, openset.Set{Name: name, Train: tr.FirstPerClass(trainPer), Test: te.FirstPerClass(testPer)})
+			}
+			for _, s := range seeds {
+				cfg.Seeds = append(cfg.Seeds, uint64(s))
+			}
+			k, err := flycl.ParseOpenScore(score)
+			if err != nil {
+				return fmt.Errorf("--score: %w", err)
+			}
+			cfg.Calibration.Score = k
+			if !(cfg.Calibration.Keep > 0 && cfg.Calibration.Keep <= 1) {
+				return fmt.Errorf("--keep %g: want a share in (0, 1]", cfg.Calibration.Keep)
+			}
+			res, err := openset.Run(cmd.Context(), in, cfg, func(s string) { fmt.Fprintln(os.Stderr, s) })
+			if err != nil {
+				return err
+			}
+			res.Markdown(os.Stdout)
+			return nil
+		},
+	}
+	fs := c.Flags()
+	fs.StringArrayVar(&sets, "features", nil, "NAME=DIR: a backbone's feature files DIR/train.npz and DIR/test.npz (repeatable)")
+	fs.IntVar(&trainPer, "train-per-class", 0, "use the first N training samples of each class (0: all)")
+	fs.IntVar(&testPer, "test-per-class", 0, "use the first N test samples of each class (0: all)")
+	fs.IntVar(&cfg.Known, "known", 0, "classes learned in the split protocol (default: half)")
+	fs.IntVar(&cfg.Tasks, "tasks", 5, "tasks of the incremental protocol")
+	fs.IntVar(&cfg.Splits, "splits", 3, "random class orders")
+	fs.UintSliceVar(&seeds, "seeds", []uint{1993, 1994}, "seeds of W")
+	fs.StringSliceVar(&cfg.Protocols, "protocols", []string{"split", "incremental"}, "protocols: split, incremental")
+	fs.Float64Var(&cfg.Calibration.Keep, "keep", flycl.DefaultKeep, "share of known samples the calibrated threshold keeps")
+	fs.IntVar(&cfg.Calibration.MaxSamples, "calib-samples", flycl.DefaultCalibrationSamples, "leave-one-out samples per learn")
+	fs.StringVar(&score, "score", string(flycl.ScoreTop), "the score the model calibrates its stored threshold for: top, margin or energy")
+	fs.IntVar(&cfg.KNN, "knn", 10, "k of the k-th nearest neighbour score")
+	fs.Float64Var(&cfg.Shrink, "shrink", 0.1, "shrinkage of the Mahalanobis covariance towards its mean variance")
+	fs.IntVar(&cfg.Model.M, "m", cfg.Model.M, "expansion dimension")
+	fs.IntVar(&cfg.Model.P, "p", cfg.Model.P, "non-zeros per row of W")
+	fs.IntVar(&cfg.Model.K, "k", cfg.Model.K, "top-k")
+	fs.Float64SliceVar(&cfg.Model.Lambdas, "lambdas", cfg.Model.Lambdas, "GCV grid")
+	return c
+}

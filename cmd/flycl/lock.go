@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl/modelfile"
+)
+
+// waitFlag is --wait [DURATION]: how long a writer waits for a model
+// file's lock (modelfile.TakeLock); --wait alone waits without limit.
+type waitFlag struct{ d time.Duration }
+
+const waitForever = 100 * 365 * 24 * time.Hour
+
+func (w *waitFlag) String() string {
+	if w.d >= waitForever {
+		return "forever"
+	}
+	return w.d.String()
+}
+
+func (w *waitFlag) Set(s string) error {
+	if s == "forever" {
+		w.d = waitForever
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want a duration such as 30s or 2m (or nothing: wait as long as it takes), got %q", s)
+	}
+	w.d = d
+	return nil
+}
+
+func (w *waitFlag) Type() string { return "duration" }
+
+// register adds --wait to c.
+func (w *waitFlag) register(c *cobra.Command) {
+	f := c.Flags().VarPF(w, "wait", "", "when another writer (a learn, forget, merge or serve) holds the model file, wait for it up to DURATION (--wait=DURATION; --wait alone: without limit) instead of failing at once")
+	f.NoOptDefVal = "forever"
+}
+
+// lockModel takes the single-writer lock of the model file path for this
+// command (modelfile.TakeLock), naming it to a second writer.
+// args are the command's arguments: "--wait 30s" leaves "30s" there
+// (a flag with an optional value takes it only after "="), which is
+// refused rather than taken for a wait without limit.
+func lockModel(cmd *cobra.Command, path string, w waitFlag, args []string) (*modelfile.Lock, error) {
+	for _, a := range args {
+		if _, err := time.ParseDuration(a); err == nil && w.d == waitForever {
+			return nil, fmt.Errorf("--wait takes its duration after \"=\": write --wait=%s (the %q after --wait was read as an argument)", a, a)
+		}
+	}
+	command := "flycl " + strings.Join(os.Args[1:], " ")
+	if len(command) > 200 {
+		command = command[:200] + "..."
+	}
+	return modelfile.TakeLock(cmd.Context(), path, modelfile.LockOptions{Wait: w.d, Command: command})
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flycl/flycl/modelfile"
+)
+
+// TestPredictUnknown: flycl learn calibrates the model's rejection, and
+// flycl predict answers "unknown" exactly where the top score is below
+// the threshold in the model file (--unknown auto), never with off, always
+// with a threshold above every score; the probability is the softmax of
+// the scores at the file's temperature; samples of classes the model
+// never learned are counted as rejected. A bad --unknown is an error
+// naming the flag.
+func TestPredictUnknown(t *testing.T) {
+	dir := t.TempDir()
+	train, test, model := filepath.Join(dir, "train.npz"), filepath.Join(dir, "test.npz"), filepath.Join(dir, "m.flycl")
+	blobs(t, train, 1, 16, 40, "cat", "dog")
+	blobs(t, test, 2, 16, 20, "cat", "dog", "owl", "yak")
+	if out, err := runCLI(t, "learn", "--model", model, "--features", train, "--m", "300", "--p", "8", "--k", "90", "--lambdas", "1,10,100,1000", "--quiet"); err != nil || !strings.Contains(out, "unknown below top score") {
+		t.Fatalf("learn: %v\n%s", err, out)
+	}
+	f, err := modelfile.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rej := f.Snapshot.Predictor().Rejection()
+	type result struct {
+		Predictions []prediction
+		Accuracy    *score
+	}
+	predict := func(unknown string) (result, error) {
+		out, err := runCLI(t, "predict", "--model", model, "--features", test, "--format", "json", "--top", "2", "--unknown", unknown)
+		var r result
+		if err == nil {
+			err = json.Unmarshal([]byte(out), &r)
+		}
+		return r, err
+	}
+	r, err := predict("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rejected := 0
+	for i, p := range r.Predictions {
+		want := float64(p.Top[0].Score) < rej.Threshold
+		if p.Unknown != want || (want && p.Answer != "unknown") || (!want && p.Answer != p.Top[0].Name) {
+			t.Fatalf("sample %d: %+v, threshold %g", i, p, rej.Threshold)
+		}
+		s := 1 + math.Exp((float64(p.Top[1].Score)-float64(p.Top[0].Score))/rej.Temperature)
+		if p.Probability == nil || math.Abs(*p.Probability-1/s) > 1e-12 {
+			t.Fatalf("sample %d: probability %v, want %g", i, p.Probability, 1/s)
+		}
+		if p.Unknown && (p.Truth == "owl" || p.Truth == "yak") {
+			rejected++
+		}
+	}
+	if r.Accuracy == nil || r.Accuracy.Unknown != 40 || r.Accuracy.UnknownRejected != rejected || rejected < 30 {
+		t.Fatalf("accuracy %+v, %d samples of unlearned classes rejected", r.Accuracy, rejected)
+	}
+	for _, tc := range []struct {
+		flag string
+		all  bool
+	}{{"off", false}, {"1e9", true}} {
+		r, err := predict(tc.flag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range r.Predictions {
+			if p.Unknown != tc.all {
+				t.Fatalf("--unknown %s: sample %d answered %s", tc.flag, i, p.Answer)
+			}
+		}
+	}
+	if _, err := predict("sometimes"); err == nil || !strings.Contains(err.Error(), "--unknown") {
+		t.Errorf("--unknown sometimes: %v", err)
+	}
+}

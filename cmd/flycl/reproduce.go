@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl/fetch"
+)
+
+func reproduceCmd() *cobra.Command {
+	var (
+		ff                  fetchFlags
+		weightsDir, dataDir string
+		dryRun, list        bool
+	)
+	c := &cobra.Command{
+		Use:   "reproduce SETTING [--dry-run]",
+		Short: "Fetch what one of the paper's settings needs and run its command (docs/REPRODUCE.md)",
+		Long: `Fetches the backbone and data set of a setting of the paper (see "flycl
+reproduce --list" or docs/REPRODUCE.md), verified as "flycl fetch" does, then
+runs the setting's flycl run command. --dry-run prints what would be downloaded
+(names, sizes), the command, and the time it took on the machine the docs
+measured, without doing anything.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if list || len(args) == 0 {
+				return printSettings(out, weightsDir, dataDir)
+			}
+			s, err := fetch.LookupSetting(args[0])
+			if err != nil {
+				return err
+			}
+			b, d, err := s.Assets()
+			if err != nil {
+				return err
+			}
+			line, err := s.Command(weightsDir, dataDir)
+			if err != nil {
+				return err
+			}
+			if dryRun {
+				return printPlan(out, s, []fetch.Asset{b, d}, []string{weightsDir, dataDir}, line)
+			}
+			cl, err := ff.client(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			for i, a := range []fetch.Asset{b, d} {
+				dir := []string{weightsDir, dataDir}[i]
+				res, err := cl.Fetch(cmd.Context(), a, dir)
+				if err != nil {
+					return err
+				}
+				printResult(out, res, dir)
+			}
+			fmt.Fprintf(out, "running: flycl %s\n", strings.Join(line, " "))
+			run := runCmd() // the very command "flycl run" is, on its own
+			run.SilenceUsage, run.SilenceErrors = true, true
+			run.SetArgs(line[1:])
+			run.SetOut(cmd.OutOrStdout())
+			run.SetErr(cmd.ErrOrStderr())
+			return run.ExecuteContext(cmd.Context())
+		},
+	}
+	c.Flags().StringVar(&weightsDir, "weights-dir", defaultWeightsDir, "folder of the backbone weights")
+	c.Flags().StringVar(&dataDir, "data-dir", defaultDataDir, "folder of the data sets")
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be downloaded and run, and the expected time; do nothing")
+	c.Flags().BoolVar(&list, "list", false, "list the settings")
+	ff.register(c)
+	return c
+}
+
+// printSettings lists every setting with its command.
+func printSettings(w io.Writer, weightsDir, dataDir string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "setting\twhat\tpaper (Fly-CL)")
+	for _, s := range fetch.Settings() {
+		p := s.Paper
+		if p == "" {
+			p = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Title, p)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "\nflycl reproduce SETTING --dry-run shows what it downloads and runs.")
+	return err
+}
+
+// printPlan is the dry run: downloads, command, expected time.
+func printPlan(w io.Writer, s fetch.Setting, assets []fetch.Asset, dirs []string, line []string) error {
+	fmt.Fprintf(w, "%s: %s\n\nwould fetch:\n", s.Name, s.Title)
+	images := 0
+	for i, a := range assets {
+		state := "to download"
+		p := a.Path(dirs[i])
+		if _, err := os.Stat(p); err == nil {
+			state = "there (verified before the run)"
+		} else if n := partSize(filepath.Join(dirs[i], a.File+".part")); n > 0 {
+			state = fmt.Sprintf("to download, resuming after %s", fetch.HumanBytes(n))
+		}
+		dg := a.Digest.Algo + " published"
+		if a.TrustOnFirstUse() {
+			dg = "no published digest: trust on first use"
+		}
+		fmt.Fprintf(w, "  %-12s %-58s %10s  %s; %s\n", a.Name, filepath.Join(dirs[i], a.File), sizeText(a), dg, state)
+		if a.Split != "" {
+			fmt.Fprintf(w, "  %-12s converted into %s/ (train/<class>/, test/<class>/)\n", "", a.Path(dirs[i]))
+			if l, err := fetch.ReadLock(dirs[i]); err == nil {
+				if sp, ok := l.Splits[a.Split]; ok {
+					images = sp.Files
+				}
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nwould run:\n  flycl %s\n\n", strings.Join(line, " "))
+	m := fetch.DocsMeasured
+	e := m.Estimate(s, images)
+	fmt.Fprintf(w, "expected time, from the docs' measurements (%s; %s):\n", m.Machine, m.Commands)
+	if e.Extract > 0 {
+		fmt.Fprintf(w, "  feature extraction: %d images at %.1f images/s: %s (once; then cached)\n", e.Images, m.ImagesPerSecond[s.Backbone], fmtDuration(e.Extract))
+	} else {
+		fmt.Fprintf(w, "  feature extraction: not estimated (the image count is known once the split is fetched)\n")
+	}
+	if e.Post > 0 {
+		fmt.Fprintf(w, "  Fly-CL learning: %d tasks × %d seeds at %v per task: %s\n", s.Tasks, s.Seeds, m.PostPerTask[s.Data+"/"+s.Backbone], fmtDuration(e.Post))
+	} else {
+		fmt.Fprintf(w, "  Fly-CL learning: not measured for this data set and backbone\n")
+	}
+	fmt.Fprintf(w, "  not included: the other methods of --methods all, and the downloads\n")
+	if s.Paper != "" {
+		fmt.Fprintf(w, "\nthe paper reports %s for Fly-CL\n", s.Paper)
+	}
+	return nil
+}
+
+func fmtDuration(d time.Duration) string {
+	d = d.Round(time.Minute)
+	if d < time.Minute {
+		return "under a minute"
+	}
+	h, m := int(d.Hours()), int(d.Minutes())%60
+	if h == 0 {
+		return fmt.Sprintf("about %d min", m)
+	}
+	return fmt.Sprintf("about %d h %02d min", h, m)
+}
+
+// partSize is the size of a .part file (0 if none).
+func partSize(p string) int64 {
+	if st, err := os.Stat(p); err == nil {
+		return st.Size()
+	}
+	return 0
+}

@@ -1,0 +1,21 @@
+package deploy
+
+import "github.com/flycl/flycl"
+
+// Calibrate turns on the calibration of "unknown" and of the
+// probabilities (flycl.Model.SetCalibration) for a deployable model: every
+// learn of samples sets the rejection threshold that keeps
+// flycl.DefaultKeep of its samples' leave-one-out scores, on the score
+// and share the model's stored rejection names if it has one (a model
+// saved before rejection existed gets the defaults from its next learn).
+// New and Load call it; a caller that wraps a model of its own in a Model
+// calls it too.
+func Calibrate(m *flycl.Model) {
+	c := flycl.UnknownCalibration{}
+	if r := m.Rejection(); r.Enabled() && r.Keep > 0 {
+		c.Score, c.Keep = r.Score, r.Keep
+	}
+	if m.SetCalibration(&c) != nil {
+		m.SetCalibration(&flycl.UnknownCalibration{}) // the defaults are valid
+	}
+}

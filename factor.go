@@ -1,0 +1,70 @@
+package flycl
+
+import "fmt"
+
+// LambdaPolicy says how a learn that is not given a λ chooses one.
+//
+// A learn whose λ equals the one the model's Cholesky factor was made
+// with updates the factor by the learn's rank-n term (milliseconds); a
+// learn whose λ changes refactors G + λI (m³/3 flops, seconds at
+// m = 10000). LambdaKeep trades the paper's per-learn GCV for never
+// refactoring after the first learn.
+type LambdaPolicy int
+
+const (
+	// LambdaGCV chooses λ by GCV on each learn's own samples (the paper's
+	// rule, the default).
+	LambdaGCV LambdaPolicy = iota
+	// LambdaKeep chooses λ by GCV on the first learn only; later learns
+	// keep the model's λ (see KeptLambda).
+	LambdaKeep
+)
+
+func (p LambdaPolicy) String() string {
+	if p == LambdaKeep {
+		return "keep"
+	}
+	return "gcv"
+}
+
+// ParseLambdaPolicy parses "gcv" (or "") and "keep".
+func ParseLambdaPolicy(s string) (LambdaPolicy, error) {
+	switch s {
+	case "gcv", "":
+		return LambdaGCV, nil
+	case "keep":
+		return LambdaKeep, nil
+	}
+	return LambdaGCV, fmt.Errorf("flycl: unknown lambda policy %q (want gcv or keep)", s)
+}
+
+// MarshalText writes the policy's name ("gcv" or "keep").
+func (p LambdaPolicy) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText parses a policy's name.
+func (p *LambdaPolicy) UnmarshalText(b []byte) error {
+	v, err := ParseLambdaPolicy(string(b))
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+// KeptLambda returns the λ a learn without a fixed λ uses under policy p:
+// with LambdaKeep, the λ of the current classifier once there is one;
+// otherwise 0, meaning GCV.
+func (m *Model) KeptLambda(p LambdaPolicy) float64 {
+	if p == LambdaKeep && m.coef != nil {
+		return m.lambda
+	}
+	return 0
+}
+
+// SetUpdateLimit sets the largest learn (in samples) whose rank-n term
+// updates the Cholesky factor instead of refactoring it: 0 always
+// refactors, a negative value restores the default, the measured
+// crossover ridge.UpdateLimit(m). Benchmarks and tests use it to run both
+// paths; the result is the same up to float32 rounding (see
+// ridge.DriftTolerance).
+func (m *Model) SetUpdateLimit(n int) { m.acc.SetUpdateLimit(n) }

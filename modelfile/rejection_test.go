@@ -1,0 +1,92 @@
+package modelfile
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/flycl/flycl"
+)
+
+// calibratedFile returns the bytes of a small valid model file whose model
+// calibrated its rejection when it learned.
+func calibratedFile(t testing.TB) []byte {
+	t.Helper()
+	m, err := flycl.New(flycl.Config{M: 40, P: 3, K: 12, Seed: 5, Lambdas: []float64{1, 10}}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetCalibration(&flycl.UnknownCalibration{Keep: 0.9}); err != nil {
+		t.Fatal(err)
+	}
+	x, y := task(2, []int{0, 1, 2}, 30)
+	if _, err := m.LearnTask(context.Background(), x, y); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Rejection().Enabled() {
+		t.Fatal("a calibrated learn left rejection off")
+	}
+	var b bytes.Buffer
+	if err := Encode(&b, &File{Snapshot: m.Snapshot()}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestRejectionRoundTrip: the rejection (score, threshold, share kept,
+// temperature, samples) comes back from a file bit for bit; the same
+// header read as an older format, and the version-1 file of testdata,
+// load with rejection off; a rejection that means nothing is refused with
+// an error naming it.
+func TestRejectionRoundTrip(t *testing.T) {
+	b := calibratedFile(t)
+	f, err := Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, data := split(t, b)
+	rj, ok := h["rejection"].(map[string]any)
+	if !ok {
+		t.Fatalf("header has no rejection: %v", h["rejection"])
+	}
+	got := f.Snapshot.Predictor().Rejection()
+	if got.Score != flycl.ScoreTop || got.Keep != 0.9 || got.Threshold != rj["threshold"].(float64) || got.Temperature != rj["temperature"].(float64) || got.Samples != 30 {
+		t.Fatalf("decoded rejection %+v, header %v", got, rj)
+	}
+	if f.Snapshot.State().Rejection != got {
+		t.Fatal("the snapshot's state and its predictor disagree")
+	}
+	old, err := Decode(bytes.NewReader(forge(t, 2, h, data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := old.Snapshot.Predictor().Rejection(); r != (flycl.Rejection{}) {
+		t.Fatalf("a version-2 file loaded with rejection %+v, want off", r)
+	}
+	if v1, err := os.ReadFile("testdata/v1.flycl"); err == nil {
+		f1, err := Decode(bytes.NewReader(v1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := f1.Snapshot.Predictor().Rejection(); r.Enabled() || r.Temperature != 0 {
+			t.Fatalf("the version-1 file loaded with rejection %+v", r)
+		}
+	}
+	for _, tc := range []struct {
+		field string
+		v     any
+	}{{"score", "median"}, {"keep", 1.5}, {"temperature", -1.0}, {"samples", -3}} {
+		bad := map[string]any{}
+		for k, v := range rj {
+			bad[k] = v
+		}
+		bad[tc.field] = tc.v
+		h["rejection"] = bad
+		_, err := Decode(bytes.NewReader(forge(t, Version, h, data)))
+		if err == nil || !strings.Contains(err.Error(), "rejection") {
+			t.Errorf("rejection with %s=%v: %v, want an error naming the rejection", tc.field, tc.v, err)
+		}
+	}
+}

@@ -1,0 +1,23 @@
+// Package openset measures how well scores tell learned classes from
+// classes a model has never seen (open-set recognition), on real feature
+// sets: a Fly-CL model learns some classes, and the test images of the
+// others are the unknown ones.
+//
+// It compares the scores a Fly-CL model can give a "known" decision by
+// (the top ridge score, the margin to the second, the energy of the
+// scores; see flycl.OpenScore) with scores from the open-set literature
+// computed in feature space: the Mahalanobis distance to the nearest
+// class mean under a shared covariance (Lee et al., 2018), the cosine to
+// the nearest class mean, and the cosine to the k-th nearest training
+// sample (Sun et al., 2022). For each it reports AUROC, the false positive
+// rate at 95% true positive rate, and the accuracy on the known classes
+// that pass; for the ridge scores also what the threshold a model
+// calibrates by itself (leave-one-out, flycl.UnknownCalibration) keeps
+// and rejects, and the calibration error (ECE) of the probabilities
+// before and after the fitted temperature.
+//
+// Two protocols: "split" learns Known classes in one task and treats the
+// others as unknown; "incremental" learns all classes in Tasks tasks and,
+// after each task but the last, treats the classes of later tasks as
+// unknown.
+package openset

@@ -1,0 +1,387 @@
+package flycl
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// OpenScore names a score, computed from a sample's class scores, that
+// says how much the sample looks like one of the learned classes: the
+// larger, the more "known". A rejection threshold applies to one of them.
+type OpenScore string
+
+const (
+	// ScoreTop is the largest class score (the ridge output of the
+	// predicted class). The default: on CIFAR-10 with MobileNetV2 and
+	// SqueezeNet features it separates known from unknown classes as
+	// well as or better than the others (docs/UNKNOWN.md).
+	ScoreTop OpenScore = "top"
+	// ScoreMargin is the largest class score minus the second largest
+	// (the largest alone when the model has one class).
+	ScoreMargin OpenScore = "margin"
+	// ScoreEnergy is T·log Σ_c exp(s_c/T), the negative free energy of
+	// the scores at the rejection's temperature T (the fitted one).
+	ScoreEnergy OpenScore = "energy"
+)
+
+// OpenScores lists the scores a rejection can apply to.
+var OpenScores = []OpenScore{ScoreTop, ScoreMargin, ScoreEnergy}
+
+// ParseOpenScore returns the score named s.
+func ParseOpenScore(s string) (OpenScore, error) {
+	for _, k := range OpenScores {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("flycl: unknown open-set score %q (want top, margin or energy)", s)
+}
+
+// Value returns the score of one sample's class scores row. Energy needs
+// a positive temperature; with temperature <= 0 it is the largest score
+// (the limit T → 0).
+func (k OpenScore) Value(row []float32, temperature float64) float64 {
+	if len(row) == 0 {
+		return math.Inf(-1)
+	}
+	top, second := math.Inf(-1), math.Inf(-1)
+	for _, v := range row {
+		f := float64(v)
+		if f > top {
+			top, second = f, top
+		} else if f > second {
+			second = f
+		}
+	}
+	switch k {
+	case ScoreMargin:
+		if len(row) == 1 {
+			return top
+		}
+		return top - second
+	case ScoreEnergy:
+		if !(temperature > 0) {
+			return top
+		}
+		s := 0.0
+		for _, v := range row {
+			s += math.Exp((float64(v) - top) / temperature)
+		}
+		return top + temperature*math.Log(s)
+	default:
+		return top
+	}
+}
+
+// Rejection says when a prediction is "unknown" and how class scores map
+// to calibrated probabilities. The zero value rejects nothing and
+// calibrates nothing (models saved before rejection existed load with it).
+type Rejection struct {
+	// Score is what Threshold applies to ("" : rejection off).
+	Score OpenScore `json:"score,omitempty"`
+	// Threshold: a sample whose score is below it is unknown.
+	Threshold float64 `json:"threshold"`
+	// Keep is the share of known samples the threshold was calibrated to
+	// keep (0 when the threshold was set by hand).
+	Keep float64 `json:"keep,omitempty"`
+	// Temperature T of the calibrated probabilities softmax(scores/T)
+	// (0: not calibrated; Probability then reports nothing).
+	Temperature float64 `json:"temperature,omitempty"`
+	// Samples is the number of leave-one-out samples the threshold and
+	// the temperature were fitted on (0 when set by hand).
+	Samples int `json:"samples,omitempty"`
+}
+
+// Enabled reports whether the rejection rejects anything.
+func (r Rejection) Enabled() bool { return r.Score != "" }
+
+// Reject reports whether a sample with class scores row is unknown.
+func (r Rejection) Reject(row []float32) bool {
+	return r.Enabled() && r.Score.Value(row, r.Temperature) < r.Threshold
+}
+
+// Probability returns the calibrated probability of the top class of
+// row, softmax(row/T) at its largest entry; ok is false when no
+// temperature has been fitted.
+func (r Rejection) Probability(row []float32) (p float64, ok bool) {
+	if !(r.Temperature > 0) || len(row) == 0 {
+		return 0, false
+	}
+	top := float64(slices.Max(row))
+	s := 0.0
+	for _, v := range row {
+		s += math.Exp((float64(v) - top) / r.Temperature)
+	}
+	return 1 / s, true
+}
+
+// Validate checks that a rejection means something (a known score, finite
+// numbers, a share in (0, 1]).
+func (r Rejection) Validate() error {
+	if r.Score != "" {
+		if _, err := ParseOpenScore(string(r.Score)); err != nil {
+			return err
+		}
+	}
+	if math.IsNaN(r.Threshold) || math.IsInf(r.Threshold, 0) {
+		return fmt.Errorf("flycl: rejection threshold %g is not finite", r.Threshold)
+	}
+	if r.Keep < 0 || r.Keep > 1 || math.IsNaN(r.Keep) {
+		return fmt.Errorf("flycl: rejection keep share %g is not in [0, 1]", r.Keep)
+	}
+	if r.Temperature < 0 || math.IsNaN(r.Temperature) || math.IsInf(r.Temperature, 0) {
+		return fmt.Errorf("flycl: calibration temperature %g is not a non-negative finite number", r.Temperature)
+	}
+	if r.Samples < 0 {
+		return fmt.Errorf("flycl: rejection calibrated on a negative number of samples %d", r.Samples)
+	}
+	return nil
+}
+
+// ParseRejection resolves a user's choice against the model's calibrated
+// rejection: "auto" is calibrated itself, "off" rejects nothing, and a
+// number is a threshold on the calibrated score (the top score when the
+// model has none), keeping the calibrated temperature.
+func ParseRejection(s string, calibrated Rejection) (Rejection, error) {
+	switch s {
+	case "auto", "":
+		return calibrated, nil
+	case "off":
+		return Rejection{Temperature: calibrated.Temperature, Samples: calibrated.Samples}, nil
+	}
+	t, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
+		return Rejection{}, fmt.Errorf("flycl: unknown-rejection %q: want auto, off or a finite number", s)
+	}
+	r := calibrated
+	if r.Score == "" {
+		r.Score = ScoreTop
+	}
+	r.Threshold, r.Keep = t, 0
+	return r, nil
+}
+
+// UnknownCalibration says how a model calibrates its rejection and its
+// probabilities every time it learns samples (see Model.SetCalibration).
+type UnknownCalibration struct {
+	// Score the threshold applies to (default ScoreTop).
+	Score OpenScore
+	// Keep is the share of the learned samples whose leave-one-out score
+	// the threshold keeps (default DefaultKeep).
+	Keep float64
+	// MaxSamples bounds the leave-one-out samples per learn, taken evenly
+	// over the learn (default DefaultCalibrationSamples). Their cost is
+	// about 2·MaxSamples·m² flops (two triangular solves each).
+	MaxSamples int
+}
+
+// DefaultKeep is the share of known samples a calibrated rejection keeps.
+const DefaultKeep = 0.95
+
+// DefaultCalibrationSamples is UnknownCalibration.MaxSamples's default.
+const DefaultCalibrationSamples = 256
+
+func (c UnknownCalibration) withDefaults() UnknownCalibration {
+	if c.Score == "" {
+		c.Score = ScoreTop
+	}
+	if c.Keep == 0 {
+		c.Keep = DefaultKeep
+	}
+	if c.MaxSamples == 0 {
+		c.MaxSamples = DefaultCalibrationSamples
+	}
+	return c
+}
+
+// SetCalibration turns the calibration of the rejection threshold and of
+// the probabilities' temperature on (c not nil; zero fields take their
+// defaults) or off (nil; the current rejection stays). With it on, every
+// learn of samples (LearnTask, LearnBatch, LearnTaskWithLambda) ends by
+// computing the exact leave-one-out class scores of (up to MaxSamples of)
+// its samples under the new classifier, then sets the threshold to keep
+// Keep of them and fits the temperature by minimising their negative
+// log-likelihood. A learn from statistics alone (LearnStats) has no
+// samples: it turns rejection off. Forgetting keeps the last calibration.
+func (m *Model) SetCalibration(c *UnknownCalibration) error {
+	if c == nil {
+		m.calib = nil
+		return nil
+	}
+	v := c.withDefaults()
+	if _, err := ParseOpenScore(string(v.Score)); err != nil {
+		return err
+	}
+	if !(v.Keep > 0 && v.Keep <= 1) {
+		return fmt.Errorf("flycl: calibration keep share %g is not in (0, 1]", v.Keep)
+	}
+	if v.MaxSamples < 1 {
+		return fmt.Errorf("flycl: calibration needs at least one sample, got %d", v.MaxSamples)
+	}
+	m.calib = &v
+	return nil
+}
+
+// Rejection returns the model's current rejection (zero: off).
+func (m *Model) Rejection() Rejection { return m.rej }
+
+// SetRejection replaces the model's rejection (for a threshold set by
+// hand; see ParseRejection). It counts as a change of the model.
+func (m *Model) SetRejection(r Rejection) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	m.rej = r
+	m.version++
+	return nil
+}
+
+// LeaveOneOut returns the exact leave-one-out class scores (rows of
+// Classes() columns) and the class index of each sample, of the samples
+// the last calibration used (nil before any).
+func (m *Model) LeaveOneOut() (scores []float32, classes []int) {
+	if len(m.loo) != len(m.looIdx)*len(m.labels) { // a class was forgotten since
+		return nil, nil
+	}
+	return slices.Clone(m.loo), slices.Clone(m.looIdx)
+}
+
+// calibrate runs the calibration of SetCalibration after a learn whose n
+// codes h (n×m, as learned) had class indices idx. It relies on the
+// accumulator still holding the Cholesky factor of G + λI of the solve
+// that just ended. A failure leaves the rejection off rather than stale.
+func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
+	if m.calib == nil {
+		return
+	}
+	c := *m.calib
+	m.rej, m.loo, m.looIdx = Rejection{}, nil, nil
+	sel := evenly(n, c.MaxSamples)
+	loo, err := m.looScores(ctx, h, sel, idx)
+	if err != nil {
+		return
+	}
+	nc := len(m.labels)
+	cls := make([]int, len(sel))
+	for i, s := range sel {
+		cls[i] = idx[s]
+	}
+	temp := FitTemperature(loo, nc, cls)
+	vals := make([]float64, len(sel))
+	for i := range sel {
+		vals[i] = c.Score.Value(loo[i*nc:(i+1)*nc], temp)
+	}
+	m.rej = Rejection{Score: c.Score, Threshold: KeepThreshold(vals, c.Keep), Keep: c.Keep, Temperature: temp, Samples: len(sel)}
+	m.loo, m.looIdx = loo, cls
+}
+
+// evenly returns min(n, k) indices spread evenly over 0..n-1.
+func evenly(n, k int) []int {
+	k = min(n, k)
+	out := make([]int, k)
+	for i := range out {
+		out[i] = i * n / k
+	}
+	return out
+}
+
+// looScores returns the exact leave-one-out class scores of the rows sel
+// of the codes h, learned with class indices idx: the scores each would
+// get from the classifier solved without it. For a sample with code h,
+// one-hot target y, scores f = C h and leverage a = hᵀ(G + λI)⁻¹h, removing
+// it from G and S (a rank-one change, Sherman-Morrison) gives the scores
+// (f − a·y)/(1 − a): exact for any sample in the statistics, whatever
+// task it came with, since C is the solution over all of them.
+func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int) ([]float32, error) {
+	mm, nc, k := m.cfg.M, len(m.labels), len(sel)
+	hs := make([]float32, k*mm)
+	for i, s := range sel {
+		copy(hs[i*mm:(i+1)*mm], h[s*mm:(s+1)*mm])
+	}
+	z := slices.Clone(hs)
+	m.acc.SolveRows(z, k)
+	out := make([]float32, k*nc)
+	scoreRows(hs, k, mm, m.coef, nc, out)
+	for i, s := range sel {
+		a := 0.0
+		hr, zr := hs[i*mm:(i+1)*mm], z[i*mm:(i+1)*mm]
+		for j, v := range hr {
+			a += float64(v) * float64(zr[j])
+		}
+		if !(a >= 0 && a < 1) {
+			return nil, fmt.Errorf("flycl: leverage %g of sample %d is outside [0, 1)", a, s)
+		}
+		row := out[i*nc : (i+1)*nc]
+		for j := range row {
+			f := float64(row[j])
+			if j == idx[s] {
+				f -= a
+			}
+			row[j] = float32(f / (1 - a))
+		}
+	}
+	if i := firstNonFinite(out); i >= 0 {
+		return nil, fmt.Errorf("flycl: leave-one-out score %d is %v", i, out[i])
+	}
+	return out, ctx.Err()
+}
+
+// KeepThreshold returns the threshold that keeps (score >= threshold) at
+// least the share keep of vals: the ⌊(1−keep)·n⌋-th smallest value.
+func KeepThreshold(vals []float64, keep float64) float64 {
+	if len(vals) == 0 {
+		return math.Inf(-1)
+	}
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	i := int(math.Floor((1 - keep) * float64(len(s))))
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// FitTemperature returns the temperature T that minimises the mean
+// negative log-likelihood of softmax(scores/T) for the true classes cls
+// (scores: rows of nc), or 0 when it is not determined (one class, no
+// rows). The likelihood is convex in 1/T, so a golden-section search over
+// log(1/T) in [1e-2, 1e5] finds it (to a relative 1e-6 of 1/T).
+func FitTemperature(scores []float32, nc int, cls []int) float64 {
+	if nc < 2 || len(cls) == 0 {
+		return 0
+	}
+	nll := func(lb float64) float64 {
+		b := math.Exp(lb)
+		sum := 0.0
+		for i, c := range cls {
+			row := scores[i*nc : (i+1)*nc]
+			top := float64(slices.Max(row))
+			s := 0.0
+			for _, v := range row {
+				s += math.Exp(b * (float64(v) - top))
+			}
+			sum += math.Log(s) - b*(float64(row[c])-top)
+		}
+		return sum / float64(len(cls))
+	}
+	lo, hi := math.Log(1e-2), math.Log(1e5)
+	g := (math.Sqrt(5) - 1) / 2
+	a, b := hi-g*(hi-lo), lo+g*(hi-lo)
+	fa, fb := nll(a), nll(b)
+	for hi-lo > 1e-6 {
+		if fa <= fb {
+			hi, b, fb = b, a, fa
+			a = hi - g*(hi-lo)
+			fa = nll(a)
+		} else {
+			lo, a, fa = a, b, fb
+			b = lo + g*(hi-lo)
+			fb = nll(b)
+		}
+	}
+	return 1 / math.Exp((lo+hi)/2)
+}
+
+// uncalibrate turns rejection off after a change that leaves no samples
+// to calibrate on.
+func (m *Model) uncalibrate() { m.rej, m.loo, m.looIdx = Rejection{}, nil, nil }

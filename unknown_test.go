@@ -1,0 +1,331 @@
+package flycl
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestLeaveOneOutScoresExact: the leave-one-out scores a calibrated learn
+// computes through the leverages equal the scores of a ridge classifier
+// solved again without the sample, in float64 from the same codes (an
+// independent brute force: one full solve per left-out sample). The model
+// learns two tasks, so the second task's samples are left out of
+// statistics that also hold the first task: the formula is exact for
+// any sample in G, not only the task's own Gram matrix.
+//
+// Tolerance: the model works in float32. A solve of G + λI loses about
+// κ·u relative (κ its condition number, u = 2⁻²⁴) and the m-term sums
+// about m·u more; the leverage a enters as 1/(1−a), which magnifies by at
+// most 1/(1−a_max). The test uses 8·(κ + m)·u/(1−a_max) times the
+// largest score, measured from the brute force itself.
+func TestLeaveOneOutScoresExact(t *testing.T) {
+	ctx := context.Background()
+	const d, lambda = 16, 20.0
+	cfg := Config{M: 120, P: 6, K: 40, Seed: 11, Lambdas: []float64{lambda}}
+	m, err := New(cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetCalibration(&UnknownCalibration{MaxSamples: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	x1, y1 := clusters(1, 30, d, []int{0, 1}, 0.9)
+	x2, y2 := clusters(2, 24, d, []int{2, 3, 4}, 0.9)
+	if _, err := m.LearnTaskWithLambda(ctx, x1, y1, lambda); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.LearnTaskWithLambda(ctx, x2, y2, lambda); err != nil {
+		t.Fatal(err)
+	}
+	loo, cls := m.LeaveOneOut()
+	nc := len(m.Classes())
+	if nc != 5 || len(cls) != 24 || len(loo) != 24*nc {
+		t.Fatalf("leave-one-out of %d samples × %d classes (%d values), want 24 × 5", len(cls), nc, len(loo))
+	}
+	h1, _ := m.Expand(ctx, x1)
+	h2, _ := m.Expand(ctx, x2)
+	M := cfg.M
+	codes := append(slices.Clone(h1), h2...)
+	labels := append(slices.Clone(y1), y2...) // labels 0..4 are class indices 0..4 here
+	n := len(labels)
+	// float64 G + λI and S over all samples
+	G := mat.NewSymDense(M, nil)
+	S := mat.NewDense(M, nc, nil)
+	for i := 0; i < n; i++ {
+		hv := mat.NewVecDense(M, f64(codes[i*M:(i+1)*M]))
+		G.SymRankOne(G, 1, hv)
+		for j := 0; j < M; j++ {
+			S.Set(j, labels[i], S.At(j, labels[i])+hv.AtVec(j))
+		}
+	}
+	for j := 0; j < M; j++ {
+		G.SetSym(j, j, G.At(j, j)+lambda)
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(G, false) {
+		t.Fatal("eigen decomposition failed")
+	}
+	ev := eig.Values(nil)
+	kappa := ev[len(ev)-1] / ev[0]
+	maxA, maxScore := 0.0, 0.0
+	want := make([]float64, len(loo))
+	for r := 0; r < len(cls); r++ {
+		i := len(y1) + r // sample r of the second task
+		hv := mat.NewVecDense(M, f64(codes[i*M:(i+1)*M]))
+		Gi := mat.NewSymDense(M, nil)
+		Gi.CopySym(G)
+		Gi.SymRankOne(Gi, -1, hv)
+		Si := mat.DenseCopyOf(S)
+		for j := 0; j < M; j++ {
+			Si.Set(j, labels[i], Si.At(j, labels[i])-hv.AtVec(j))
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(Gi) {
+			t.Fatal("brute force: G without the sample is not positive definite")
+		}
+		var C mat.Dense
+		if err := ch.SolveTo(&C, Si); err != nil {
+			t.Fatal(err)
+		}
+		var f mat.VecDense
+		f.MulVec(C.T(), hv)
+		for c := 0; c < nc; c++ {
+			want[r*nc+c] = f.AtVec(c)
+			maxScore = max(maxScore, math.Abs(f.AtVec(c)))
+		}
+		var z mat.VecDense
+		if err := ch.SolveVecTo(&z, hv); err != nil {
+			t.Fatal(err)
+		}
+		// leverage in the full G: a = b/(1+b) with b = hᵀ(G−hhᵀ+λI)⁻¹h
+		b := mat.Dot(hv, &z)
+		maxA = max(maxA, b/(1+b))
+		if cls[r] != labels[i] {
+			t.Fatalf("sample %d: class %d, want %d", r, cls[r], labels[i])
+		}
+	}
+	u := math.Pow(2, -24)
+	tol := 8 * (kappa + float64(M)) * u / (1 - maxA) * maxScore
+	worst := 0.0
+	for i := range loo {
+		worst = max(worst, math.Abs(float64(loo[i])-want[i]))
+	}
+	t.Logf("κ=%.3g, max leverage %.3f, worst |Δ| %.3g (tolerance %.3g)", kappa, maxA, worst, tol)
+	if worst > tol {
+		t.Fatalf("leave-one-out scores differ from the brute force by %.3g, more than %.3g", worst, tol)
+	}
+	// The stored rejection keeps the calibrated share of these scores.
+	rej := m.Rejection()
+	kept := 0
+	for r := range cls {
+		if !rej.Reject(loo[r*nc : (r+1)*nc]) {
+			kept++
+		}
+	}
+	if rej.Score != ScoreTop || rej.Samples != 24 || float64(kept) < DefaultKeep*24 || kept == 24 && rej.Threshold > ScoreTop.Value(loo[:nc], 0) {
+		t.Fatalf("rejection %+v keeps %d of 24 leave-one-out samples, want at least %.0f%%", rej, kept, 100*DefaultKeep)
+	}
+}
+
+func f64(s []float32) []float64 {
+	out := make([]float64, len(s))
+	for i, v := range s {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// TestKeepThreshold: the threshold keeps at least the share asked for and
+// is the largest value that does (brute force over every candidate).
+func TestKeepThreshold(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, tc := range []struct {
+		n    int
+		keep float64
+	}{{1, 0.95}, {7, 0.95}, {20, 0.95}, {100, 0.9}, {101, 0.5}, {50, 1}} {
+		vals := make([]float64, tc.n)
+		for i := range vals {
+			vals[i] = math.Round(r.NormFloat64()*4) / 4 // ties included
+		}
+		got := KeepThreshold(vals, tc.keep)
+		keptBy := func(th float64) int {
+			k := 0
+			for _, v := range vals {
+				if v >= th {
+					k++
+				}
+			}
+			return k
+		}
+		best := math.Inf(-1)
+		for _, c := range vals {
+			if float64(keptBy(c)) >= tc.keep*float64(tc.n)-1e-9 && c > best {
+				best = c
+			}
+		}
+		if got != best {
+			t.Errorf("n=%d keep=%g: threshold %g keeps %d, the largest that keeps enough is %g", tc.n, tc.keep, got, keptBy(got), best)
+		}
+	}
+}
+
+// TestFitTemperature: the fitted temperature minimises the negative
+// log-likelihood: no temperature on a fine logarithmic grid does better,
+// and scores drawn from a softmax with a known temperature get it back
+// within the sampling error of 4000 samples.
+func TestFitTemperature(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 1))
+	const nc, n, trueT = 4, 4000, 0.2
+	scores := make([]float32, n*nc)
+	cls := make([]int, n)
+	for i := 0; i < n; i++ {
+		row := scores[i*nc : (i+1)*nc]
+		for c := range row {
+			row[c] = float32(r.NormFloat64() * 0.3)
+		}
+		// draw the class from softmax(row/trueT)
+		w := make([]float64, nc)
+		s := 0.0
+		for c := range row {
+			w[c] = math.Exp(float64(row[c]) / trueT)
+			s += w[c]
+		}
+		u := r.Float64() * s
+		for c := range w {
+			if u -= w[c]; u <= 0 || c == nc-1 {
+				cls[i] = c
+				break
+			}
+		}
+	}
+	nll := func(T float64) float64 {
+		sum := 0.0
+		for i, c := range cls {
+			row := scores[i*nc : (i+1)*nc]
+			s := 0.0
+			for _, v := range row {
+				s += math.Exp(float64(v) / T)
+			}
+			sum += math.Log(s) - float64(row[c])/T
+		}
+		return sum / n
+	}
+	got := FitTemperature(scores, nc, cls)
+	for T := 0.01; T < 10; T *= 1.01 {
+		if nll(T) < nll(got)-1e-9 {
+			t.Fatalf("T=%g has NLL %.6f, below the fitted T=%g's %.6f", T, nll(T), got, nll(got))
+		}
+	}
+	if math.Abs(got-trueT)/trueT > 0.1 {
+		t.Errorf("fitted T=%g, the scores were drawn with T=%g", got, trueT)
+	}
+	if FitTemperature(scores[:n], 1, cls) != 0 {
+		t.Error("one class: a temperature is not determined, want 0")
+	}
+}
+
+// TestOpenScoreValues checks each score against its definition on rows
+// worked by hand.
+func TestOpenScoreValues(t *testing.T) {
+	for _, tc := range []struct {
+		k    OpenScore
+		row  []float32
+		T    float64
+		want float64
+	}{
+		{ScoreTop, []float32{0.2, 0.9, -1}, 0, 0.9},
+		{ScoreMargin, []float32{0.2, 0.9, -1}, 0, 0.7},
+		{ScoreMargin, []float32{0.9, 0.9}, 0, 0},
+		{ScoreMargin, []float32{0.4}, 0, 0.4},
+		{ScoreEnergy, []float32{0, 0}, 1, math.Log(2)},
+		{ScoreEnergy, []float32{1, 2, 3}, 0.5, 0.5 * math.Log(math.Exp(2)+math.Exp(4)+math.Exp(6))},
+		{ScoreEnergy, []float32{1, 2, 3}, 0, 3},
+	} {
+		if got := tc.k.Value(tc.row, tc.T); math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("%s%v T=%g: %g, want %g", tc.k, tc.row, tc.T, got, tc.want)
+		}
+	}
+	r := Rejection{Score: ScoreTop, Threshold: 0.5, Temperature: 0.25}
+	if !r.Reject([]float32{0.4, 0.1}) || r.Reject([]float32{0.5, 0.1}) {
+		t.Error("top score 0.4 must be rejected and 0.5 kept at threshold 0.5")
+	}
+	p, ok := r.Probability([]float32{0.5, 0.1})
+	if want := 1 / (1 + math.Exp((float64(float32(0.1))-float64(float32(0.5)))/0.25)); !ok || math.Abs(p-want) > 1e-12 {
+		t.Errorf("probability %g (%v), want %g", p, ok, want)
+	}
+	if (Rejection{}).Reject([]float32{-5}) {
+		t.Error("the zero rejection rejected a sample")
+	}
+}
+
+// TestParseRejection: auto, off and numbers resolve against the model's
+// rejection; anything else is an error.
+func TestParseRejection(t *testing.T) {
+	cal := Rejection{Score: ScoreMargin, Threshold: 0.3, Keep: 0.95, Temperature: 0.1, Samples: 40}
+	for _, tc := range []struct {
+		in   string
+		want Rejection
+		err  bool
+	}{
+		{"auto", cal, false},
+		{"off", Rejection{Temperature: 0.1, Samples: 40}, false},
+		{"0.5", Rejection{Score: ScoreMargin, Threshold: 0.5, Temperature: 0.1, Samples: 40}, false},
+		{"NaN", Rejection{}, true},
+		{"yes", Rejection{}, true},
+	} {
+		got, err := ParseRejection(tc.in, cal)
+		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
+			t.Errorf("%q: %+v, %v; want %+v (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+	if got, _ := ParseRejection("0.2", Rejection{}); got.Score != ScoreTop {
+		t.Errorf("a threshold for an uncalibrated model applies to %q, want top", got.Score)
+	}
+}
+
+// TestRejectionTravels: the rejection is part of the state: a restored
+// model and its predictor have it, LearnStats turns it off, and an
+// invalid one is refused.
+func TestRejectionTravels(t *testing.T) {
+	ctx := context.Background()
+	const d = 12
+	m, err := New(Config{M: 80, P: 5, K: 30, Seed: 2, Lambdas: []float64{1}}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetCalibration(&UnknownCalibration{}); err != nil {
+		t.Fatal(err)
+	}
+	x, y := clusters(3, 40, d, []int{0, 1}, 0.5)
+	if _, err := m.LearnTask(ctx, x, y); err != nil {
+		t.Fatal(err)
+	}
+	rej := m.Rejection()
+	if !rej.Enabled() || !(rej.Temperature > 0) || rej.Samples != 40 {
+		t.Fatalf("after a calibrated learn: %+v", rej)
+	}
+	c := m.Clone()
+	if c.Rejection() != rej || m.Predictor().Rejection() != rej || m.Snapshot().Predictor().Rejection() != rej {
+		t.Fatal("clone, predictor or snapshot lost the rejection")
+	}
+	st, err := m.TaskStats(ctx, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LearnStats(ctx, st, 0); err != nil {
+		t.Fatal(err)
+	}
+	if c.Rejection().Enabled() {
+		t.Fatal("a learn from statistics kept a threshold calibrated without its samples")
+	}
+	for _, bad := range []Rejection{{Score: "median"}, {Threshold: math.NaN()}, {Keep: 2}, {Temperature: -1}} {
+		if err := m.SetRejection(bad); err == nil {
+			t.Errorf("SetRejection(%+v) accepted", bad)
+		}
+	}
+}

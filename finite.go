@@ -20,7 +20,7 @@ const GramLimit = math.MaxFloat32 / 4
 // errTooLarge is the error for features whose statistics float32 cannot
 // hold.
 func errTooLarge(what string) error {
-	return fmt.Errorf("flycl: features too large for float32 statistics (%s): scale the features down, or use --lambda-scale relative (LambdaRelative), which scales the inputs by a power of two", what)
+	return fmt.Errorf("%w (%s): scale the features down, or use --lambda-scale relative (LambdaRelative), which scales the inputs by a power of two", ErrTooLarge, what)
 }
 
 // checkCodes checks that the n×m codes h are finite and that adding them

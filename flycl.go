@@ -135,6 +135,7 @@ type Model struct {
 	calib  *UnknownCalibration
 	loo    []float32 // leave-one-out scores of the last calibration
 	looIdx []int     // their class indices
+	pool   []float32 // recent leave-one-out open-set scores, newest first
 
 	// scratch reused across tasks (see ReleaseScratch)
 	hbuf []float32
@@ -209,7 +210,7 @@ func (m *Model) Samples() int { return m.acc.Samples() }
 
 func (m *Model) checkInput(x []float32) (int, error) {
 	if len(x)%m.d != 0 {
-		return 0, fmt.Errorf("flycl: feature matrix has %d values, not a multiple of the input dimension %d", len(x), m.d)
+		return 0, fmt.Errorf("%w: feature matrix has %d values, not a multiple of the input dimension %d", ErrBadInput, len(x), m.d)
 	}
 	return len(x) / m.d, nil
 }
@@ -286,10 +287,10 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 		return TaskRecord{}, err
 	}
 	if n == 0 {
-		return TaskRecord{}, fmt.Errorf("flycl: empty task (no samples)")
+		return TaskRecord{}, fmt.Errorf("%w: empty task (no samples)", ErrBadInput)
 	}
 	if len(labels) != n {
-		return TaskRecord{}, fmt.Errorf("flycl: %d labels for %d samples", len(labels), n)
+		return TaskRecord{}, fmt.Errorf("%w: %d labels for %d samples", ErrBadInput, len(labels), n)
 	}
 	firstScale := m.cfg.LambdaScale == LambdaRelative && m.inScale == 0
 	if firstScale {
@@ -451,7 +452,7 @@ const predictChunk = 1024
 // for features whose scores are not finite, as Predictor.Scores).
 func (m *Model) Scores(ctx context.Context, x []float32) ([]float32, error) {
 	if m.coef == nil {
-		return nil, fmt.Errorf("flycl: model has not learned any class yet")
+		return nil, ErrNotTrained
 	}
 	n, err := m.checkInput(x)
 	if err != nil {

@@ -32,17 +32,17 @@ const ForgetMismatch = 1e-3
 func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord, error) {
 	c, ok := m.index[label]
 	if !ok {
-		return TaskRecord{}, fmt.Errorf("flycl: forget: no class %q", m.ClassName(label))
+		return TaskRecord{}, fmt.Errorf("flycl: forget: %w %q", ErrUnknownClass, m.ClassName(label))
 	}
 	n, err := m.checkInput(x)
 	if err != nil {
 		return TaskRecord{}, err
 	}
 	if n == 0 {
-		return TaskRecord{}, fmt.Errorf("flycl: forget %q: no samples given", m.ClassName(label))
+		return TaskRecord{}, fmt.Errorf("%w: forget %q: no samples given", ErrBadInput, m.ClassName(label))
 	}
 	if c < len(m.counts) && m.counts[c] >= 0 && m.counts[c] != n {
-		return TaskRecord{}, fmt.Errorf("flycl: forget %q: the model learned %d samples of it, the data holds %d", m.ClassName(label), m.counts[c], n)
+		return TaskRecord{}, fmt.Errorf("%w: forget %q: the model learned %d samples of it, the data holds %d", ErrBadInput, m.ClassName(label), m.counts[c], n)
 	}
 	h, st, err := m.expand(ctx, x, nil)
 	if err != nil {
@@ -64,7 +64,7 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 		scale += abs[j] * abs[j]
 	}
 	if rel := math.Sqrt(diff / max(scale, math.SmallestNonzeroFloat64)); rel > ForgetMismatch {
-		return TaskRecord{}, fmt.Errorf("flycl: forget %q: the data is not what the class learned (its statistics differ by %.2g, relative): give exactly the samples it was taught with", m.ClassName(label), rel)
+		return TaskRecord{}, fmt.Errorf("%w: forget %q: the data is not what the class learned (its statistics differ by %.2g, relative): give exactly the samples it was taught with", ErrBadInput, m.ClassName(label), rel)
 	}
 	idx := make([]int, n)
 	for i := range idx {

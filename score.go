@@ -17,8 +17,8 @@ func scoreRows(h []float32, n, m int, coef []float32, nc int, out []float32) {
 // it), and such a score ranks nothing.
 func checkScores(out []float32, nc, first int, name func(c int) string) error {
 	if i := firstNonFinite(out); i >= 0 {
-		return fmt.Errorf("flycl: the score of sample %d for class %s is %v, not a finite number: the features are too large for this model's float32 arithmetic (scale them down)",
-			first+i/nc, name(i%nc), out[i])
+		return fmt.Errorf("%w: the score of sample %d for class %s is %v, not a finite number: the features are too large for this model's float32 arithmetic (scale them down)",
+			ErrTooLarge, first+i/nc, name(i%nc), out[i])
 	}
 	return nil
 }

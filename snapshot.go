@@ -297,10 +297,10 @@ func (p *Predictor) Rejection() Rejection { return p.rej }
 // naming the first score that is not finite, never a NaN.
 func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) {
 	if p.coef == nil {
-		return nil, fmt.Errorf("flycl: model has not learned any class yet")
+		return nil, ErrNotTrained
 	}
 	if len(x)%p.d != 0 {
-		return nil, fmt.Errorf("flycl: feature matrix has %d values, not a multiple of the input dimension %d", len(x), p.d)
+		return nil, fmt.Errorf("%w: feature matrix has %d values, not a multiple of the input dimension %d", ErrBadInput, len(x), p.d)
 	}
 	n, m, nc := len(x)/p.d, p.cfg.M, len(p.labels)
 	out := make([]float32, n*nc)

@@ -35,6 +35,10 @@ type State struct {
 	// Rejection says when a prediction is unknown and holds the
 	// probabilities' temperature (zero: off; see unknown.go).
 	Rejection Rejection
+	// CalibrationPool holds the recent leave-one-out open-set scores the
+	// rejection threshold is taken from, newest first (see
+	// Model.SetCalibration).
+	CalibrationPool []float32
 }
 
 // State returns a copy of the model's state.
@@ -52,6 +56,8 @@ func (m *Model) State() State {
 
 		InputScale: m.inScale,
 		Rejection:  m.rej,
+
+		CalibrationPool: slices.Clone(m.pool),
 	}
 }
 
@@ -149,6 +155,12 @@ func (st *State) validate(w *projection.Matrix) error {
 	if err := st.Rejection.Validate(); err != nil {
 		return err
 	}
+	if i := firstNonFinite(st.CalibrationPool); i >= 0 {
+		return fmt.Errorf("flycl: calibration pool value %d is %v", i, st.CalibrationPool[i])
+	}
+	if len(st.CalibrationPool) > MaxCalibrationPool {
+		return fmt.Errorf("flycl: calibration pool of %d scores, more than %d", len(st.CalibrationPool), MaxCalibrationPool)
+	}
 	if st.Names != nil && len(st.Names) != nc {
 		return fmt.Errorf("flycl: %d class names for %d classes", len(st.Names), nc)
 	}
@@ -211,7 +223,7 @@ func Restore(st State, w *projection.Matrix, acc *ridge.Accumulator) (*Model, er
 		labels: slices.Clone(st.Labels), index: index,
 		hist: cloneHistory(st.History), coef: slices.Clone(st.Coef), lambda: st.Lambda,
 		counts: make([]int, nc), names: map[int]string{}, version: st.Version, inScale: st.InputScale,
-		rej: st.Rejection,
+		rej: st.Rejection, pool: slices.Clone(st.CalibrationPool),
 	}
 	for i, l := range st.Labels {
 		m.counts[i] = -1

@@ -90,8 +90,8 @@ type Rejection struct {
 	// Temperature T of the calibrated probabilities softmax(scores/T)
 	// (0: not calibrated; Probability then reports nothing).
 	Temperature float64 `json:"temperature,omitempty"`
-	// Samples is the number of leave-one-out samples the threshold and
-	// the temperature were fitted on (0 when set by hand).
+	// Samples is the number of leave-one-out scores in the pool the
+	// threshold was taken from (0 when set by hand).
 	Samples int `json:"samples,omitempty"`
 }
 
@@ -173,10 +173,19 @@ type UnknownCalibration struct {
 	// the threshold keeps (default DefaultKeep).
 	Keep float64
 	// MaxSamples bounds the leave-one-out samples per learn, taken evenly
-	// over the learn (default DefaultCalibrationSamples). Their cost is
-	// about 2·MaxSamples·m² flops (two triangular solves each).
+	// over the learn (default DefaultCalibrationSamples), and the pool of
+	// the most recent leave-one-out scores the threshold is taken from.
+	// Their cost is about 2·MaxSamples·m² flops (two triangular solves
+	// each).
 	MaxSamples int
+	// MinSamples is the size the pool must reach before the threshold
+	// rejects anything (default DefaultMinCalibrationSamples): the 5%
+	// quantile of six photos is their smallest score, too noisy to act on.
+	MinSamples int
 }
+
+// DefaultMinCalibrationSamples is UnknownCalibration.MinSamples's default.
+const DefaultMinCalibrationSamples = 20
 
 // DefaultKeep is the share of known samples a calibrated rejection keeps.
 const DefaultKeep = 0.95
@@ -194,6 +203,9 @@ func (c UnknownCalibration) withDefaults() UnknownCalibration {
 	if c.MaxSamples == 0 {
 		c.MaxSamples = DefaultCalibrationSamples
 	}
+	if c.MinSamples == 0 {
+		c.MinSamples = DefaultMinCalibrationSamples
+	}
 	return c
 }
 
@@ -202,10 +214,15 @@ func (c UnknownCalibration) withDefaults() UnknownCalibration {
 // defaults) or off (nil; the current rejection stays). With it on, every
 // learn of samples (LearnTask, LearnBatch, LearnTaskWithLambda) ends by
 // computing the exact leave-one-out class scores of (up to MaxSamples of)
-// its samples under the new classifier, then sets the threshold to keep
-// Keep of them and fits the temperature by minimising their negative
-// log-likelihood. A learn from statistics alone (LearnStats) has no
-// samples: it turns rejection off. Forgetting keeps the last calibration.
+// its samples under the new classifier. Their open-set scores join a pool
+// of the most recent ones (newest first, at most MaxSamples: earlier
+// learns' scores were computed under the classifier of their time), and
+// the threshold keeps Keep of the pool once it holds MinSamples (before,
+// rejection stays off). The temperature minimises the negative
+// log-likelihood of the learn's leave-one-out scores (a learn of one
+// class keeps the previous one). A learn from statistics alone
+// (LearnStats) has no samples: it turns rejection off and empties the
+// pool. Forgetting keeps the last calibration.
 func (m *Model) SetCalibration(c *UnknownCalibration) error {
 	if c == nil {
 		m.calib = nil
@@ -218,8 +235,8 @@ func (m *Model) SetCalibration(c *UnknownCalibration) error {
 	if !(v.Keep > 0 && v.Keep <= 1) {
 		return fmt.Errorf("flycl: calibration keep share %g is not in (0, 1]", v.Keep)
 	}
-	if v.MaxSamples < 1 {
-		return fmt.Errorf("flycl: calibration needs at least one sample, got %d", v.MaxSamples)
+	if v.MaxSamples < 1 || v.MinSamples < 1 || v.MinSamples > v.MaxSamples {
+		return fmt.Errorf("flycl: calibration samples: want 1 <= min (%d) <= max (%d)", v.MinSamples, v.MaxSamples)
 	}
 	m.calib = &v
 	return nil
@@ -258,10 +275,15 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 		return
 	}
 	c := *m.calib
+	prevT := m.rej.Temperature
+	if m.rej.Score != "" && m.rej.Score != c.Score {
+		m.pool = nil // scores of another kind
+	}
 	m.rej, m.loo, m.looIdx = Rejection{}, nil, nil
 	sel := evenly(n, c.MaxSamples)
 	loo, err := m.looScores(ctx, h, sel, idx)
 	if err != nil {
+		m.pool = nil
 		return
 	}
 	nc := len(m.labels)
@@ -270,13 +292,28 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 		cls[i] = idx[s]
 	}
 	temp := FitTemperature(loo, nc, cls)
-	vals := make([]float64, len(sel))
-	for i := range sel {
-		vals[i] = c.Score.Value(loo[i*nc:(i+1)*nc], temp)
+	if temp == 0 {
+		temp = prevT
 	}
-	m.rej = Rejection{Score: c.Score, Threshold: KeepThreshold(vals, c.Keep), Keep: c.Keep, Temperature: temp, Samples: len(sel)}
+	vals := make([]float32, len(sel))
+	for i := range sel {
+		vals[i] = float32(c.Score.Value(loo[i*nc:(i+1)*nc], temp))
+	}
+	m.pool = append(vals, m.pool...)[:min(len(vals)+len(m.pool), c.MaxSamples)]
 	m.loo, m.looIdx = loo, cls
+	m.rej = Rejection{Temperature: temp, Samples: len(m.pool)}
+	if len(m.pool) >= c.MinSamples {
+		pv := make([]float64, len(m.pool))
+		for i, v := range m.pool {
+			pv[i] = float64(v)
+		}
+		m.rej.Score, m.rej.Threshold, m.rej.Keep = c.Score, KeepThreshold(pv, c.Keep), c.Keep
+	}
 }
+
+// CalibrationPool returns the pool of recent leave-one-out open-set
+// scores the threshold was taken from (newest first; see SetCalibration).
+func (m *Model) CalibrationPool() []float32 { return slices.Clone(m.pool) }
 
 // evenly returns min(n, k) indices spread evenly over 0..n-1.
 func evenly(n, k int) []int {
@@ -384,4 +421,8 @@ func FitTemperature(scores []float32, nc int, cls []int) float64 {
 
 // uncalibrate turns rejection off after a change that leaves no samples
 // to calibrate on.
-func (m *Model) uncalibrate() { m.rej, m.loo, m.looIdx = Rejection{}, nil, nil }
+func (m *Model) uncalibrate() { m.rej, m.loo, m.looIdx, m.pool = Rejection{}, nil, nil, nil }
+
+// MaxCalibrationPool bounds a state's calibration pool (far above any
+// MaxSamples in use; a decoder refuses more).
+const MaxCalibrationPool = 1 << 16

@@ -119,16 +119,22 @@ func TestLeaveOneOutScoresExact(t *testing.T) {
 	if worst > tol {
 		t.Fatalf("leave-one-out scores differ from the brute force by %.3g, more than %.3g", worst, tol)
 	}
-	// The stored rejection keeps the calibrated share of these scores.
-	rej := m.Rejection()
+	// The stored rejection keeps the calibrated share of its pool: these
+	// 24 scores, then the 30 of the first task.
+	rej, pool := m.Rejection(), m.CalibrationPool()
 	kept := 0
-	for r := range cls {
-		if !rej.Reject(loo[r*nc : (r+1)*nc]) {
+	for _, v := range pool {
+		if float64(v) >= rej.Threshold {
 			kept++
 		}
 	}
-	if rej.Score != ScoreTop || rej.Samples != 24 || float64(kept) < DefaultKeep*24 || kept == 24 && rej.Threshold > ScoreTop.Value(loo[:nc], 0) {
-		t.Fatalf("rejection %+v keeps %d of 24 leave-one-out samples, want at least %.0f%%", rej, kept, 100*DefaultKeep)
+	if rej.Score != ScoreTop || rej.Samples != 54 || len(pool) != 54 || float64(kept) < DefaultKeep*54 {
+		t.Fatalf("rejection %+v keeps %d of a pool of %d, want at least %.0f%% of 54", rej, kept, len(pool), 100*DefaultKeep)
+	}
+	for r := range cls {
+		if pool[r] != float32(ScoreTop.Value(loo[r*nc:(r+1)*nc], rej.Temperature)) {
+			t.Fatalf("pool value %d is %g, the leave-one-out top score %g", r, pool[r], ScoreTop.Value(loo[r*nc:(r+1)*nc], 0))
+		}
 	}
 }
 
@@ -327,5 +333,84 @@ func TestRejectionTravels(t *testing.T) {
 		if err := m.SetRejection(bad); err == nil {
 			t.Errorf("SetRejection(%+v) accepted", bad)
 		}
+	}
+}
+
+// TestCalibrationPool: small learns pool their leave-one-out scores,
+// newest first and at most MaxSamples; rejection stays off until the pool
+// holds MinSamples, then keeps the share asked of the pool (recomputed
+// here from each learn's own leave-one-out scores); the pool travels with
+// the state, and a learn from statistics empties it.
+func TestCalibrationPool(t *testing.T) {
+	ctx := context.Background()
+	const d = 10
+	m, err := New(Config{M: 90, P: 5, K: 30, Seed: 4, Lambdas: []float64{1}}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := UnknownCalibration{Keep: 0.9, MaxSamples: 12, MinSamples: 8}
+	if err := m.SetCalibration(&cal); err != nil {
+		t.Fatal(err)
+	}
+	var want []float32
+	for step := 0; step < 5; step++ {
+		x, y := clusters(uint64(10+step), 5, d, []int{0, 1, 2}, 0.6)
+		if _, err := m.LearnTask(ctx, x, y); err != nil {
+			t.Fatal(err)
+		}
+		loo, cls := m.LeaveOneOut()
+		nc := len(m.Classes())
+		rej := m.Rejection()
+		var fresh []float32
+		for i := range cls {
+			fresh = append(fresh, float32(ScoreTop.Value(loo[i*nc:(i+1)*nc], rej.Temperature)))
+		}
+		want = append(fresh, want...)
+		if len(want) > cal.MaxSamples {
+			want = want[:cal.MaxSamples]
+		}
+		if got := m.CalibrationPool(); !slices.Equal(got, want) {
+			t.Fatalf("step %d: pool %v, want %v", step, got, want)
+		}
+		if enabled := len(want) >= cal.MinSamples; rej.Enabled() != enabled || rej.Samples != len(want) {
+			t.Fatalf("step %d: pool of %d, rejection %+v", step, len(want), rej)
+		}
+		if rej.Enabled() {
+			pv := make([]float64, len(want))
+			for i, v := range want {
+				pv[i] = float64(v)
+			}
+			if th := KeepThreshold(pv, cal.Keep); rej.Threshold != th {
+				t.Fatalf("step %d: threshold %g, want %g", step, rej.Threshold, th)
+			}
+		}
+	}
+	st := m.State()
+	r, err := m.Snapshot().Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.CalibrationPool(), want) {
+		t.Fatal("the restored model lost its pool")
+	}
+	c := m.Clone()
+	if !slices.Equal(c.CalibrationPool(), want) {
+		t.Fatal("the clone lost its pool")
+	}
+	x, y := clusters(99, 9, d, []int{0, 1}, 0.6)
+	ts, err := c.TaskStats(ctx, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LearnStats(ctx, ts, 0); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.CalibrationPool()) != 0 || c.Rejection().Enabled() {
+		t.Fatal("a learn from statistics kept the pool")
+	}
+	bad := st
+	bad.CalibrationPool = []float32{float32(math.Inf(1))}
+	if err := bad.validate(m.Projection()); err == nil {
+		t.Error("a pool with an infinite score validated")
 	}
 }

@@ -296,7 +296,7 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 func (m *Model) Forget(ctx context.Context, name string, x []float32, p *modelfile.Pipeline) (rec flycl.TaskRecord, exact bool, err error) {
 	label, ok := m.LabelOf(name)
 	if !ok {
-		return rec, false, fmt.Errorf("deploy: the model has no class %q (it has %v)", name, m.ClassNames())
+		return rec, false, fmt.Errorf("deploy: %w %q (the model has %v)", flycl.ErrUnknownClass, name, m.ClassNames())
 	}
 	if x == nil {
 		rec, err = m.DropClass(label)

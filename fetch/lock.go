@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/flycl/flycl/internal/atomicfile"
@@ -178,14 +177,4 @@ func isHex(s string, n int) bool {
 		}
 	}
 	return true
-}
-
-// sortedKeys is used by tests and the catalogue printer.
-func sortedKeys[V any](m map[string]V) []string {
-	k := make([]string, 0, len(m))
-	for n := range m {
-		k = append(k, n)
-	}
-	sort.Strings(k)
-	return k
 }

@@ -139,3 +139,34 @@ func TestConvertSplitChecksCRC(t *testing.T) {
 	}
 	mustNotExist(t, filepath.Join(dir, "out"), filepath.Join(dir, "out.part"))
 }
+
+// FuzzConvertSplit: a split archive is outside bytes (verified by an MD5
+// only). Whatever converts must list as it says, and nothing may be
+// written outside the output folder.
+func FuzzConvertSplit(f *testing.F) {
+	f.Add(makeZip(f, splitMembers))
+	f.Add(makeZip(f, map[string]string{"train/a/../../x": "x"}))
+	f.Add(makeZip(f, map[string]string{"p/train/a/x.jpg": "x", "q/test/a/y.jpg": "y"}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		zp := filepath.Join(dir, "in.zip")
+		if err := os.WriteFile(zp, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out")
+		l, err := ConvertSplit(context.Background(), zp, out)
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.Name() != "in.zip" && (err != nil || e.Name() != "out") {
+				t.Fatalf("%s left in the folder (error %v)", e.Name(), err)
+			}
+		}
+		if err != nil {
+			return
+		}
+		back, err := ListSplit(out)
+		if err != nil || *back != *l {
+			t.Fatalf("converted listing %+v, folder lists %+v (%v)", l, back, err)
+		}
+	})
+}

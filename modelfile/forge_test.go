@@ -306,7 +306,8 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-encoded file rejected: %v", err)
 		}
 		if !sameBits(back.Snapshot.S(), file.Snapshot.S()) || back.Snapshot.Version() != file.Snapshot.Version() ||
-			back.Snapshot.State().Rejection != file.Snapshot.State().Rejection {
+			back.Snapshot.State().Rejection != file.Snapshot.State().Rejection ||
+			!slices.Equal(back.Snapshot.State().CalibrationPool, file.Snapshot.State().CalibrationPool) {
 			t.Fatal("re-encoded file differs")
 		}
 	})

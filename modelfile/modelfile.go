@@ -93,6 +93,8 @@ type Header struct {
 
 	// Version 3 (absent: rejection off, probabilities not calibrated):
 	Rejection *flycl.Rejection `json:"rejection,omitempty"` // when a prediction is "unknown"; the probabilities' temperature
+	// recent leave-one-out scores the rejection threshold is taken from, newest first
+	CalibrationPool []float32 `json:"calibration_pool,omitempty"`
 }
 
 // Record is a TaskRecord in the header (stage times in seconds by name).
@@ -222,6 +224,7 @@ func Encode(w io.Writer, f *File) error {
 		r := st.Rejection
 		hdr.Rejection = &r
 	}
+	hdr.CalibrationPool = st.CalibrationPool
 	if cfg.GCVScope != flycl.GCVTask {
 		hdr.GCVScope = cfg.GCVScope.String()
 	}
@@ -494,6 +497,12 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 			return fail("header rejection: %v", err)
 		}
 		st.Rejection = *hdr.Rejection
+	}
+	if format >= 3 {
+		if len(hdr.CalibrationPool) > flycl.MaxCalibrationPool {
+			return fail("header calibration_pool: %d scores, at most %d", len(hdr.CalibrationPool), flycl.MaxCalibrationPool)
+		}
+		st.CalibrationPool = hdr.CalibrationPool
 	}
 	for _, rec := range hdr.History {
 		st.History = append(st.History, fromRecord(rec))

@@ -58,12 +58,22 @@ func TestRejectionRoundTrip(t *testing.T) {
 	if f.Snapshot.State().Rejection != got {
 		t.Fatal("the snapshot's state and its predictor disagree")
 	}
+	hp, _ := h["calibration_pool"].([]any)
+	pool := f.Snapshot.State().CalibrationPool
+	if len(hp) != 30 || len(pool) != 30 {
+		t.Fatalf("calibration pool: %d in the header, %d decoded, want 30", len(hp), len(pool))
+	}
+	for i, v := range hp {
+		if float32(v.(float64)) != pool[i] {
+			t.Fatalf("pool value %d: header %v, decoded %v", i, v, pool[i])
+		}
+	}
 	old, err := Decode(bytes.NewReader(forge(t, 2, h, data)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := old.Snapshot.Predictor().Rejection(); r != (flycl.Rejection{}) {
-		t.Fatalf("a version-2 file loaded with rejection %+v, want off", r)
+	if r := old.Snapshot.Predictor().Rejection(); r != (flycl.Rejection{}) || old.Snapshot.State().CalibrationPool != nil {
+		t.Fatalf("a version-2 file loaded with rejection %+v (pool %v), want off", r, old.Snapshot.State().CalibrationPool)
 	}
 	if v1, err := os.ReadFile("testdata/v1.flycl"); err == nil {
 		f1, err := Decode(bytes.NewReader(v1))
@@ -77,15 +87,20 @@ func TestRejectionRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		field string
 		v     any
-	}{{"score", "median"}, {"keep", 1.5}, {"temperature", -1.0}, {"samples", -3}} {
+	}{{"score", "median"}, {"keep", 1.5}, {"temperature", -1.0}, {"samples", -3}, {"calibration_pool", make([]float64, flycl.MaxCalibrationPool+1)}} {
 		bad := map[string]any{}
 		for k, v := range rj {
 			bad[k] = v
 		}
-		bad[tc.field] = tc.v
 		h["rejection"] = bad
+		if tc.field == "calibration_pool" {
+			h["calibration_pool"] = tc.v
+			h["rejection"] = rj
+		} else {
+			bad[tc.field] = tc.v
+		}
 		_, err := Decode(bytes.NewReader(forge(t, Version, h, data)))
-		if err == nil || !strings.Contains(err.Error(), "rejection") {
+		if err == nil || !strings.Contains(err.Error(), "rejection") && !strings.Contains(err.Error(), "calibration_pool") {
 			t.Errorf("rejection with %s=%v: %v, want an error naming the rejection", tc.field, tc.v, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 )
 
@@ -111,10 +112,12 @@ type Backend interface {
 
 // Errors a Backend returns that map to client errors.
 var (
-	// ErrUnknownClass: Forget of a class the model does not have (404).
-	ErrUnknownClass = errors.New("unknown class")
-	// ErrNotTrained: Scores before any class was learned (409).
-	ErrNotTrained = errors.New("the model has not learned any class yet")
+	// ErrUnknownClass: Forget of a class the model does not have (404);
+	// the core's own sentinel, so either name matches with errors.Is.
+	ErrUnknownClass = flycl.ErrUnknownClass
+	// ErrNotTrained: Scores before any class was learned (409); the
+	// core's own sentinel.
+	ErrNotTrained = flycl.ErrNotTrained
 	// ErrUnsupported: the backend cannot do this (501).
 	ErrUnsupported = errors.New("not supported by this model")
 )

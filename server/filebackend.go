@@ -304,7 +304,7 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, op
 		}
 		var err error
 		if res, err = m.Learn(ctx, x, names, nil, dopt); err != nil {
-			return &InputError{err}
+			return asInput(err)
 		}
 		return nil
 	})
@@ -336,7 +336,7 @@ func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Sn
 			return &refused{&InputError{fmt.Errorf("%d feature values are not a multiple of d=%d", len(x), m.InputDim())}}
 		}
 		if _, _, err := m.Forget(ctx, class, x, nil); err != nil {
-			return &InputError{err}
+			return asInput(err)
 		}
 		return nil
 	})
@@ -413,7 +413,17 @@ func (s *fileSnapshot) Scores(ctx context.Context, x []float32) ([]float32, erro
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		return nil, &InputError{err}
+		return nil, asInput(err)
 	}
 	return sc, nil
+}
+
+// asInput marks err as the request's fault (an *InputError, answered 400)
+// when the model says it was caused by the input (flycl.IsInput); a
+// numerical or system failure stays as it is (500).
+func asInput(err error) error {
+	if flycl.IsInput(err) {
+		return &InputError{err}
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/server"
 )
 
@@ -76,7 +79,7 @@ func TestConcurrentLearns(t *testing.T) {
 					acked = append(acked, p.class)
 				case wait:
 					t.Fatalf("learn %s with --wait failed: %v\n%s", p.class, err, p.out.String())
-				case strings.Contains(p.out.String(), "is locked by PID") && strings.Contains(p.out.String(), "flycl learn"):
+				case strings.Contains(p.out.String(), "is locked by PID") && strings.Contains(p.out.String(), "flycl learn") && p.cmd.ProcessState.ExitCode() == exitLocked:
 					refused = append(refused, p.class)
 				default:
 					t.Fatalf("learn %s failed without the lock error: %v\n%s", p.class, err, p.out.String())
@@ -235,4 +238,32 @@ func TestFileReplacedUnderServer(t *testing.T) {
 	}
 }
 
-
+// TestExitCodes: the exit status tells a locked model file (3) and
+// refused input (2) from other failures (1), through the library's typed
+// errors.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.flycl")
+	lk, err := modelfile.TakeLock(context.Background(), model, modelfile.LockOptions{Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = modelfile.TakeLock(context.Background(), model, modelfile.LockOptions{})
+	lk.Unlock()
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{err, exitLocked},
+		{fmt.Errorf("learn: %w", err), exitLocked},
+		{fmt.Errorf("learn: %w", flycl.ErrBadInput), exitInput},
+		{fmt.Errorf("learn: %w", flycl.ErrTooLarge), exitInput},
+		{flycl.CheckClassName("a\u200b"), exitInput},
+		{flycl.ErrNotTrained, exitFailure},
+		{io.ErrUnexpectedEOF, exitFailure},
+	} {
+		if got := exitCode(c.err); got != c.want {
+			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 
 	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/modelfile"
 )
 
 // commands is every subcommand of flycl ("flycl help" lists them
@@ -30,6 +34,7 @@ var commands = []func() *cobra.Command{
 	forgetCmd,
 	classesCmd,
 	serveCmd,
+	watchCmd,
 	fetchCmd,
 	reproduceCmd,
 	environmentHelp,
@@ -54,6 +59,25 @@ func main() {
 	defer stop()
 	if err := newRoot().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "flycl:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// Exit statuses of flycl (flycl help exit-status). The one place an
+// error becomes a status: by the library's typed errors, with errors.Is.
+const (
+	exitFailure = 1 // anything else: a failed computation, I/O, a bug
+	exitInput   = 2 // the input given was refused: data, features, names, flags
+	exitLocked  = 3 // the model file is held by another writer (retry, or --wait)
+)
+
+// exitCode maps an error to flycl's exit status.
+func exitCode(err error) int {
+	switch {
+	case errors.Is(err, modelfile.ErrLocked):
+		return exitLocked
+	case flycl.IsInput(err):
+		return exitInput
+	}
+	return exitFailure
 }

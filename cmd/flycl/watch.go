@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/server"
+	"github.com/flycl/flycl/watch"
+)
+
+type watchFlags struct {
+	model, source, backbone, webhook, unknown, ffmpeg, saveDir, logFormat string
+	fps, saveBelow                                                        float64
+	debounce, top, threads, queue, saveMax, saveEvery, retries, maxPixels int
+	stall, flush                                                          time.Duration
+}
+
+func watchCmd() *cobra.Command {
+	var f watchFlags
+	c := &cobra.Command{
+		Use:   "watch --model FILE --source SRC [--fps N] [--webhook URL] [--debounce N]",
+		Short: "Classify a video stream (file, RTSP/HTTP/MJPEG URL, /dev/videoN) frame by frame; events to a webhook",
+		Long: `Reads a video through ffmpeg (a subprocess), samples it at --fps, classifies
+every sampled frame with the model's backbone, transform and classifier (as
+flycl predict classifies an image, "unknown" included), and prints one JSON
+line per frame and one per event on stdout. An event is a change of the
+answer that holds for --debounce frames; with --webhook it is also POSTed
+there as JSON (retried with backoff from a bounded queue).
+
+A file ends the command at its end. A network stream or a camera is
+reconnected with backoff when it drops or stalls; SIGTERM or Ctrl-C stops
+cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
+		Example: `  flycl watch --model cam.flycl --source clip.mp4 --fps 2
+  flycl watch --model cam.flycl --source rtsp://camera.local/stream --fps 1 --debounce 3 --webhook http://alerts.local/hook
+  flycl watch --model cam.flycl --source /dev/video0 --save-doubtful inbox/`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runWatch(cmd, &f) },
+	}
+	fs := c.Flags()
+	fs.StringVar(&f.model, "model", "", "model file")
+	fs.StringVar(&f.source, "source", "", "video file, rtsp:// or http(s):// URL (MJPEG included), or /dev/videoN")
+	fs.Float64Var(&f.fps, "fps", 1, "frames per second to classify (0: every frame)")
+	fs.IntVar(&f.debounce, "debounce", 3, "frames a new answer must hold before it is an event")
+	fs.StringVar(&f.webhook, "webhook", "", "URL to POST events to (JSON)")
+	fs.IntVar(&f.queue, "webhook-queue", 256, "events waiting for the webhook at most (the oldest is dropped beyond)")
+	fs.IntVar(&f.top, "top", 3, "classes per frame line")
+	fs.StringVar(&f.unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number")
+	fs.StringVar(&f.backbone, "backbone", "", "another location of the model's backbone weights (default: the model's own)")
+	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+	fs.StringVar(&f.ffmpeg, "ffmpeg", "ffmpeg", "the ffmpeg program")
+	fs.IntVar(&f.maxPixels, "max-frame-pixels", watch.DefaultMaxPixels, "largest frame (width × height) read from ffmpeg")
+	fs.StringVar(&f.saveDir, "save-doubtful", "", "folder to save frames answered unknown (or below --save-below) for labelling")
+	fs.Float64Var(&f.saveBelow, "save-below", 0, "also save frames whose calibrated probability is below this")
+	fs.IntVar(&f.saveMax, "save-max", 1000, "frames saved at most")
+	fs.IntVar(&f.saveEvery, "save-every", 10, "frames between two saved frames at least")
+	fs.IntVar(&f.retries, "retries", 0, "reconnections in a row without a frame before giving up (0: never give up)")
+	fs.DurationVar(&f.stall, "stall", 30*time.Second, "reconnect a stream that gives no frame for this long")
+	fs.DurationVar(&f.flush, "flush", 10*time.Second, "at the end, wait this long at most for the webhook queue to empty")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
+	return c
+}
+
+func runWatch(cmd *cobra.Command, f *watchFlags) error {
+	switch {
+	case f.model == "":
+		return fmt.Errorf("give --model FILE")
+	case f.source == "":
+		return fmt.Errorf("give --source (a video file, a URL or /dev/videoN)")
+	case f.fps < 0:
+		return fmt.Errorf("--fps must be 0 (every frame) or positive, got %g", f.fps)
+	case f.top <= 0:
+		return fmt.Errorf("--top must be positive, got %d", f.top)
+	case f.queue <= 0:
+		return fmt.Errorf("--webhook-queue must be positive, got %d", f.queue)
+	case f.maxPixels <= 0:
+		return fmt.Errorf("--max-frame-pixels must be positive, got %d", f.maxPixels)
+	case f.logFormat != "text" && f.logFormat != "json":
+		return fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	}
+	ffmpeg, err := exec.LookPath(f.ffmpeg)
+	if err != nil {
+		return fmt.Errorf("--ffmpeg %s: %w (install ffmpeg, e.g. apt-get install ffmpeg)", f.ffmpeg, err)
+	}
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
+	if f.logFormat == "json" {
+		h = slog.NewJSONHandler(os.Stderr, nil)
+	}
+	log := slog.New(h)
+
+	mf, err := modelfile.Load(f.model)
+	if err != nil {
+		return err
+	}
+	p := mf.Snapshot.Predictor()
+	if len(p.Classes()) == 0 {
+		return fmt.Errorf("%s has no classes yet: teach it with flycl learn", f.model)
+	}
+	if mf.Pipeline == nil {
+		return fmt.Errorf("%s learned from feature vectors: it has no backbone to classify frames with", f.model)
+	}
+	rej, err := flycl.ParseRejection(f.unknown, p.Rejection())
+	if err != nil {
+		return fmt.Errorf("--unknown: %w", err)
+	}
+	lib, err := ortLibrary(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	if err := backbone.Init(lib); err != nil {
+		return err
+	}
+	spec := f.backbone
+	if spec == "" {
+		spec = mf.Pipeline.Backbone
+	}
+	bm, err := openBackbone(spec)
+	if err != nil {
+		return fmt.Errorf("open the model's backbone (give --backbone for another copy of the same weights): %w", err)
+	}
+	de, err := deploy.ForModel(mf.Pipeline, bm, spec)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.model, err)
+	}
+	ex, err := server.NewPipelineExtractorWith(de.Backbone, de.Output, de.Preset, backbone.SessionOptions{Threads: f.threads})
+	if err != nil {
+		return err
+	}
+	defer ex.Close()
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	short := de.Preset.Resize
+	if short <= 0 {
+		short = de.Preset.Crop
+	}
+	cfg := watch.Config{
+		Source:   &watch.FFmpeg{Path: ffmpeg, Input: f.source, FPS: f.fps, ShortSide: short, MaxPixels: f.maxPixels},
+		Classify: &watch.ModelClassifier{Extractor: ex, Predictor: p, Rejection: rej, Top: f.top},
+		Out:      os.Stdout,
+		Debounce: f.debounce,
+		Log:      log,
+		Retries:  f.retries,
+		Stall:    f.stall,
+	}
+	if f.saveDir != "" {
+		if err := os.MkdirAll(f.saveDir, 0o755); err != nil {
+			return fmt.Errorf("--save-doubtful: %w", err)
+		}
+		cfg.Doubtful = &watch.Saver{Dir: f.saveDir, Below: f.saveBelow, Max: f.saveMax, Every: f.saveEvery}
+	}
+	var poster *watch.Poster
+	pctx, pcancel := context.WithCancel(context.Background())
+	defer pcancel()
+	done := make(chan struct{})
+	if f.webhook != "" {
+		poster = watch.NewPoster(f.webhook, watch.PosterOptions{Queue: f.queue, Log: log})
+		cfg.Events = poster
+		go func() { poster.Run(pctx); close(done) }()
+	}
+	log.Info("watching", "source", f.source, "model", f.model, "classes", len(p.Classes()), "backbone", bm.Name, "fps", f.fps, "scale_short_side", short)
+	_, runErr := watch.Run(ctx, cfg)
+	if poster != nil {
+		fctx, fcancel := context.WithTimeout(context.Background(), f.flush)
+		if err := poster.Flush(fctx); err != nil {
+			log.Warn("webhook queue not empty at the end", "err", err)
+		}
+		fcancel()
+		pcancel()
+		<-done
+		st := poster.Stats()
+		log.Info("webhook", "sent", st.Sent, "failed", st.Failed, "dropped", st.Dropped, "retries", st.Retries, "unsent", st.Queued)
+	}
+	return runErr
+}

@@ -1,0 +1,363 @@
+package watch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flycl/flycl/imageio"
+)
+
+// ErrStalled ends a live stream that gave no frame for Config.Stall.
+var ErrStalled = errors.New("watch: no frame from the source")
+
+// EventSink receives debounced events (a *Poster). Send must not block.
+type EventSink interface {
+	Send(Event)
+}
+
+// Config is what Run watches and where its results go.
+type Config struct {
+	Source   Source
+	Classify Classifier
+	// Out receives one JSON line per classified frame (a FrameLine) and
+	// one per event (an EventLine); nil discards them.
+	Out io.Writer
+	// Events receives the debounced events (nil: none sent).
+	Events EventSink
+	// Debounce is the number of consecutive frames a new answer must
+	// hold before it is an event (≤ 0: 1).
+	Debounce int
+	// Doubtful, when set, saves frames of doubtful predictions.
+	Doubtful *Saver
+	// Log receives progress (every Progress), reconnections and errors
+	// (nil: slog.Default()).
+	Log      *slog.Logger
+	Progress time.Duration // default 10 s
+	// Backoff is the first wait before reconnecting a live source,
+	// doubled after each failed try up to MaxBackoff (defaults 1 s, 30 s).
+	Backoff, MaxBackoff time.Duration
+	// Retries bounds the reconnections of a live source in a row that
+	// bring no frame (0: no bound).
+	Retries int
+	// Stall ends a live stream that gives no frame for this long (it is
+	// then reconnected; default 30 s; negative: never).
+	Stall time.Duration
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// FrameLine is the output line of a classified frame.
+type FrameLine struct {
+	Type  string    `json:"type"` // "frame"
+	Time  time.Time `json:"time"` // when the frame arrived
+	Frame int       `json:"frame"`
+	Prediction
+	// LatencyMS is the time from the frame's arrival to its prediction.
+	LatencyMS float64 `json:"latency_ms"`
+	// Saved is the file the frame was saved to (doubtful frames).
+	Saved string `json:"saved,omitempty"`
+}
+
+// EventLine is the output line of an event.
+type EventLine struct {
+	Type string `json:"type"` // "event"
+	Event
+}
+
+// Stats summarises a Run.
+type Stats struct {
+	Frames     int // frames read from the source
+	Classified int // frames classified
+	Stale      int // frames of a live source skipped because a newer one arrived
+	Events     int
+	Reconnects int
+	Saved      int
+}
+
+// Run reads frames from the source, classifies them, writes a line per
+// frame and per event, and sends the debounced events, until the end of a
+// file source, ctx's end (a clean stop: nil error) or an error. A live
+// source is reconnected with backoff when its stream ends or stalls.
+//
+// Memory stays bounded whatever the source does: three frame buffers are
+// reused (one being read, one waiting, one being classified); a live
+// source's waiting frame is replaced by a newer one when classification
+// falls behind (Stats.Stale), a file's frames all wait their turn.
+func Run(ctx context.Context, cfg Config) (Stats, error) {
+	r := &runner{cfg: cfg, deb: NewDebouncer(cfg.Debounce), log: cfg.Log, now: cfg.Now}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if cfg.Out == nil {
+		r.cfg.Out = io.Discard
+	}
+	r.enc = json.NewEncoder(r.cfg.Out)
+	r.progress = cmpOr(cfg.Progress, 10*time.Second)
+	back := cmpOr(cfg.Backoff, time.Second)
+	maxBack := max(cmpOr(cfg.MaxBackoff, 30*time.Second), back)
+	stall := cmpOr(cfg.Stall, 30*time.Second)
+	live := cfg.Source.Live()
+	r.start = r.now()
+	r.lastLog = r.start
+	wait, fails := back, 0
+	for {
+		before := r.frames.Load()
+		err := r.stream(ctx, live, stall)
+		if ctx.Err() != nil {
+			return r.end(), nil
+		}
+		var fatal *fatalError
+		if errors.As(err, &fatal) {
+			return r.end(), fatal.err
+		}
+		if !live {
+			return r.end(), err
+		}
+		if r.frames.Load() > before {
+			wait, fails = back, 0
+		}
+		fails++
+		if cfg.Retries > 0 && fails > cfg.Retries {
+			return r.end(), fmt.Errorf("watch: %s: %d reconnections without a frame: %w", cfg.Source, cfg.Retries, err)
+		}
+		r.log.Warn("source ended; reconnecting", "source", cfg.Source.String(), "err", errText(err), "wait", wait, "frames", r.frames.Load())
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return r.end(), nil
+		case <-t.C:
+		}
+		wait = min(2*wait, maxBack)
+		r.stats.Reconnects++
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "end of stream"
+	}
+	return err.Error()
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// fatalError ends Run whatever the source (a classifier or output error).
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+
+type runner struct {
+	cfg      Config
+	deb      *Debouncer
+	log      *slog.Logger
+	now      func() time.Time
+	enc      *json.Encoder
+	stats    Stats // Frames and Stale are in frames and stale
+	frames   atomic.Int64
+	stale    atomic.Int64
+	events   int64
+	progress time.Duration
+	start    time.Time
+	totalLat time.Duration
+
+	// progress since the last log line
+	lastLog time.Time
+	logN    int
+	logLat  time.Duration
+	logMax  time.Duration
+}
+
+// end logs the run's summary and returns its statistics.
+func (r *runner) end() Stats {
+	s := r.stats
+	s.Frames, s.Stale = int(r.frames.Load()), int(r.stale.Load())
+	attrs := []any{"source", r.cfg.Source.String(), "frames", s.Classified, "read", s.Frames, "stale", s.Stale, "events", s.Events, "reconnects", s.Reconnects}
+	if el := r.now().Sub(r.start); s.Classified > 0 && el > 0 {
+		attrs = append(attrs, "frames_per_s", float64(s.Classified)/el.Seconds(),
+			"latency_ms_mean", float64(r.totalLat.Microseconds())/1000/float64(s.Classified))
+	}
+	r.log.Info("watch ended", attrs...)
+	return s
+}
+
+type slot struct {
+	img   *imageio.RGB
+	frame int
+	at    time.Time
+}
+
+// stream opens the source once and classifies its frames until it ends:
+// nil at a clean end, ctx's end, or the error that ended it.
+func (r *runner) stream(ctx context.Context, live bool, stall time.Duration) error {
+	st, err := r.cfg.Source.Open(ctx)
+	if err != nil {
+		return err
+	}
+	free := make(chan *imageio.RGB, 3)
+	for range 3 {
+		free <- &imageio.RGB{}
+	}
+	ready := make(chan slot, 1)
+	done := make(chan struct{})
+	var readErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(ready)
+		for {
+			var buf *imageio.RGB
+			select {
+			case buf = <-free:
+			case <-done:
+				return
+			}
+			img, err := st.Next(buf)
+			if err != nil {
+				if err != io.EOF {
+					readErr = err
+				}
+				return
+			}
+			s := slot{img: img, frame: int(r.frames.Add(1) - 1), at: r.now()}
+			if live {
+				select {
+				case ready <- s:
+				default: // the waiting frame is stale: replace it
+					select {
+					case old := <-ready:
+						free <- old.img
+						r.stale.Add(1)
+					default: // taken meanwhile
+					}
+					ready <- s // the only sender: there is room now
+				}
+				continue
+			}
+			select {
+			case ready <- s:
+			case <-done:
+				return
+			}
+		}
+	}()
+	finish := func() {
+		close(done)
+		st.Close() // unblocks a Next in progress
+		for s := range ready {
+			free <- s.img
+		}
+		wg.Wait()
+	}
+	var timer *time.Timer
+	var timeout <-chan time.Time
+	if live && stall > 0 {
+		timer = time.NewTimer(stall)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	for {
+		var s slot
+		var ok bool
+		select {
+		case s, ok = <-ready:
+		case <-ctx.Done():
+			finish()
+			return ctx.Err()
+		case <-timeout:
+			finish()
+			return fmt.Errorf("%w for %s", ErrStalled, stall)
+		}
+		if !ok {
+			finish()
+			return readErr
+		}
+		if timer != nil {
+			timer.Reset(stall)
+		}
+		err := r.frame(ctx, s)
+		free <- s.img
+		if err != nil {
+			finish()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &fatalError{err}
+		}
+		r.logProgress()
+	}
+}
+
+// frame classifies one frame and writes its line and event.
+func (r *runner) frame(ctx context.Context, s slot) error {
+	p, err := r.cfg.Classify.Classify(ctx, s.img)
+	if err != nil {
+		return fmt.Errorf("watch: frame %d: %w", s.frame, err)
+	}
+	lat := r.now().Sub(s.at)
+	r.stats.Classified++
+	r.logN++
+	r.logLat += lat
+	r.totalLat += lat
+	r.logMax = max(r.logMax, lat)
+	line := FrameLine{Type: "frame", Time: s.at, Frame: s.frame, Prediction: p, LatencyMS: float64(lat.Microseconds()) / 1000}
+	if r.cfg.Doubtful != nil {
+		path, err := r.cfg.Doubtful.Maybe(s.frame, s.img, p)
+		if err != nil {
+			r.log.Error("saving a doubtful frame", "frame", s.frame, "err", err)
+		}
+		line.Saved = path
+		r.stats.Saved = r.cfg.Doubtful.Saved()
+	}
+	if err := r.enc.Encode(line); err != nil {
+		return fmt.Errorf("watch: write: %w", err)
+	}
+	c, changed := r.deb.Observe(s.frame, p.Answer)
+	if !changed {
+		return nil
+	}
+	r.events++
+	r.stats.Events++
+	ev := Event{ID: r.events, Time: s.at, Source: r.cfg.Source.String(), Class: c.To, Previous: c.From, Frame: c.Frame, Since: c.Since}
+	if len(p.Top) > 0 {
+		ev.Score = p.Top[0].Score
+	}
+	if err := r.enc.Encode(EventLine{Type: "event", Event: ev}); err != nil {
+		return fmt.Errorf("watch: write: %w", err)
+	}
+	r.log.Info("event", "class", ev.Class, "previous", ev.Previous, "frame", ev.Frame)
+	if r.cfg.Events != nil {
+		r.cfg.Events.Send(ev)
+	}
+	return nil
+}
+
+// logProgress logs frames/s and latency every Progress.
+func (r *runner) logProgress() {
+	now := r.now()
+	el := now.Sub(r.lastLog)
+	if el < r.progress || r.logN == 0 {
+		return
+	}
+	r.log.Info("progress", "frames", r.stats.Classified, "read", r.frames.Load(), "stale", r.stale.Load(),
+		"frames_per_s", float64(r.logN)/el.Seconds(),
+		"latency_ms_mean", float64(r.logLat.Microseconds())/1000/float64(r.logN),
+		"latency_ms_max", float64(r.logMax.Microseconds())/1000)
+	r.lastLog, r.logN, r.logLat, r.logMax = now, 0, 0, 0
+}

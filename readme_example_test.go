@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,5 +55,45 @@ func TestREADMESnippet(t *testing.T) {
 	block, _, _ = strings.Cut(block, "```")
 	if !ok || strings.TrimRight(block, "\n") != strings.Join(want, "\n") {
 		t.Errorf("README's Go snippet differs from Example_library; it should read:\n%s", strings.Join(want, "\n"))
+	}
+}
+
+// TestREADMEIsAFrontPage: the README stays a front page (at most 250
+// lines) that links every user doc, and keeps the quick starts that
+// scripts/fresh-clone parses between its markers and runs on a fresh clone.
+func TestREADMEIsAFrontPage(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	if n := strings.Count(readme, "\n"); n > 250 {
+		t.Errorf("README has %d lines; a front page has at most 250 (move details to docs/)", n)
+	}
+	for name, want := range map[string][]string{
+		"commands": {"make build", "make test"},
+		"research": {"bin/flycl run "},
+		"deploy":   {"bin/flycl learn ", "bin/flycl predict ", "bin/flycl serve "},
+	} {
+		_, block, ok := strings.Cut(readme, "<!-- quickstart:"+name+" -->\n")
+		block, _, closed := strings.Cut(block, "<!-- /quickstart -->")
+		if !ok || !closed {
+			t.Errorf("README lacks the quick start %q between <!-- quickstart:%s --> and <!-- /quickstart -->", name, name)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(block, w) {
+				t.Errorf("quick start %q lacks %q", name, w)
+			}
+		}
+	}
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs/*.md: %v %v", docs, err)
+	}
+	for _, d := range docs {
+		if !strings.Contains(readme, "("+filepath.ToSlash(d)) {
+			t.Errorf("README does not link %s", d)
+		}
 	}
 }

@@ -25,6 +25,10 @@ type Model struct {
 	Pipeline *modelfile.Pipeline
 	// Created is when the model was first saved (zero until then).
 	Created time.Time
+	// crc and base name the model file last loaded or saved, and its
+	// version (CheckpointCRC, CheckpointVersion).
+	crc  uint32
+	base uint64
 }
 
 // New returns an untrained model for d-dimensional features: W generated
@@ -51,14 +55,44 @@ func New(cfg flycl.Config, d int, w *projection.Matrix, p *modelfile.Pipeline) (
 }
 
 // Load reads a model file.
+//
+// A model file with a journal (modelfile.OpenJournal) is read as its
+// checkpoint and the changes journalled since, replayed in order.
 func Load(path string) (*Model, error) {
 	f, m, err := modelfile.LoadForLearning(path)
 	if err != nil {
 		return nil, err
 	}
 	Calibrate(m)
-	return &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created}, nil
+	dm := &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created, crc: f.CRC, base: m.Version()}
+	entries, _, err := modelfile.ReadJournal(path, m.Version(), f.CRC)
+	if err != nil {
+		return nil, err
+	}
+	if err := dm.replay(entries); err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return dm, nil
 }
+
+// replay applies journal entries read after the model's checkpoint.
+func (m *Model) replay(entries []*modelfile.JournalEntry) error {
+	for _, e := range entries {
+		if err := m.Replay(context.Background(), e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckpointCRC returns the CRC-32C of the model file this model was last
+// loaded from or saved to (modelfile.File.CRC): the checkpoint a journal
+// continues.
+func (m *Model) CheckpointCRC() uint32 { return m.crc }
+
+// CheckpointVersion returns the version of the model file this model was
+// last loaded from (before its journal's changes) or saved to.
+func (m *Model) CheckpointVersion() uint64 { return m.base }
 
 // Exists reports whether path exists (a model to extend rather than create).
 func Exists(path string) (bool, error) {
@@ -76,7 +110,7 @@ func (m *Model) Save(path string) error {
 	if err := modelfile.Save(path, f); err != nil {
 		return err
 	}
-	m.Created = f.Created
+	m.Created, m.crc, m.base = f.Created, f.CRC, m.Version()
 	return nil
 }
 

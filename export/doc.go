@@ -10,5 +10,8 @@
 // exactly), the same top-k (signed or by magnitude, ties kept at the
 // lowest indices: ONNX TopK with its index tie-break, scattered back into
 // a zero vector) and the same product with C; only the order of the
-// floating-point sums differs. See docs/EXPORT.md.
+// floating-point sums differs; Tolerance bounds what that order can change
+// in each score. A model that answers "unknown" (flycl.Rejection) also
+// gets its open-set score, the decision and the calibrated probability as
+// outputs. See docs/EXPORT.md.
 package export

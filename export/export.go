@@ -132,7 +132,7 @@ func CheckPrecision(p *modelfile.Pipeline, want string) error {
 		have = backbone.Precision(p.Precision)
 	}
 	if prec != have {
-		return fmt.Errorf("%w: the model learned from %s features; a %s backbone makes other features, which its classifier was not learned from (learn a model with --precision %s to export one)",
+		return fmt.Errorf("%w: the model learned from %s features; the %s backbone makes other features, which its classifier was not learned from (learn a model with --precision %s to export one)",
 			ErrPrecision, have, prec, prec)
 	}
 	return nil
@@ -298,7 +298,7 @@ func rejection(g *onnx.Graph, scores string, nc int, r flycl.Rejection) []Value 
 	tk := g.NodeN("TopK", []string{scores, g.ConstInt64("k", []int64{1}, []int64{int64(min(2, nc))})}, 2,
 		onnx.AInt("axis", 1), onnx.AInt("largest", 1), onnx.AInt("sorted", 1))
 	top := g.Node("Gather", []string{tk[0], g.ConstInt64("i", nil, []int64{0})}, onnx.AInt("axis", 1)) // N
-	topCol := g.Node("Unsqueeze", []string{top, axis1})                                              // N×1
+	topCol := g.Node("Unsqueeze", []string{top, axis1})                                                // N×1
 	// Σ_c exp((s_c − top)/T), for energy and probability
 	sumExp := func() string {
 		z := g.Node("Div", []string{g.Node("Sub", []string{scores, topCol}), g.Scalar(float32(r.Temperature))})

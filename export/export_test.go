@@ -35,7 +35,7 @@ func nodeRunner(t *testing.T) *ortnode.Runner {
 
 // tiny is a small model learned on clustered random features.
 type tiny struct {
-	name string
+	name       string
 	d, m, p, k int
 	mode       projection.TopKMode
 	form       export.Projection

@@ -66,6 +66,7 @@ type frame struct {
 	rd     io.Reader // the underlying reader (for the tail)
 	size   int64     // total length when known, else -1
 	crc    hash.Hash32
+	sum    uint32 // the checksum, once finish has checked it
 }
 
 // readFrame reads and checks the preamble (magic, a version this build
@@ -126,6 +127,7 @@ func (f *frame) finish() error {
 		return fmt.Errorf("truncated data: %v", f.data.err)
 	}
 	sum := f.crc.Sum32()
+	f.sum = sum
 	var tail [12]byte
 	if _, err := io.ReadFull(f.rd, tail[:]); err != nil || string(tail[4:]) != endMark {
 		return fmt.Errorf("truncated: end marker missing")

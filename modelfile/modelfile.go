@@ -9,6 +9,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"time"
@@ -55,6 +56,9 @@ type File struct {
 	Created, Saved time.Time
 	// Format is the format version the file was read from (Decode).
 	Format int
+	// CRC is the CRC-32C the file ends with (Decode): it names these
+	// contents, as the checkpoint a journal continues.
+	CRC uint32
 }
 
 // Header is the JSON header of a model file.
@@ -282,10 +286,27 @@ func Encode(w io.Writer, f *File) error {
 // a directory, device, FIFO or socket at path is refused. An existing
 // file keeps its permission bits; a new one gets 0666 less the umask.
 // Stale temporaries of path left by killed writers are removed.
+//
+// The file written is a checkpoint: when the model has a journal
+// (PATH.journal, see OpenJournal), Save then starts it anew on this
+// checkpoint, and sets f.CRC.
 func Save(path string, f *File) error {
 	err := atomicfile.WriteFile(path, func(w io.Writer) error { return Encode(w, f) })
 	if err != nil {
 		return fmt.Errorf("save: %w", err)
+	}
+	crc, err := FileCRC(path)
+	if err != nil {
+		return fmt.Errorf("save: %w", err)
+	}
+	f.CRC = crc
+	if err := ResetJournal(path, f.Snapshot.Version(), crc); err != nil {
+		// Every entry of the old journal is in the checkpoint now, so
+		// removing it loses nothing; keeping it would let a writer append
+		// to a journal that does not continue this file.
+		if rerr := os.Remove(JournalPath(path)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return fmt.Errorf("save: the model is saved, but its journal could neither be restarted on it (%v) nor removed: %w", err, rerr)
+		}
 	}
 	return nil
 }
@@ -534,7 +555,7 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 			}
 		}
 	}
-	file := &File{Pipeline: hdr.Pipeline, Created: hdr.Created, Saved: hdr.Saved, Format: format}
+	file := &File{Pipeline: hdr.Pipeline, Created: hdr.Created, Saved: hdr.Saved, Format: format, CRC: fr.sum}
 	if acc != nil {
 		if err := acc.SetS(s, len(hdr.Labels), hdr.Samples); err != nil {
 			return fail("%v", err)

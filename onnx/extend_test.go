@@ -12,7 +12,7 @@ import (
 func baseModel() []byte {
 	g := NewGraph("base")
 	x := g.Input("x", -1, 3)
-	y := g.Node("Relu", []string{x})                                // "Relu_1"
+	y := g.Node("Relu", []string{x})                                 // "Relu_1"
 	y = g.Node("Mul", []string{y, g.Const("Mul", []int64{3}, nil3)}) // "Mul_2", "Mul_3"
 	g.Output(g.Named("y", y), -1, 3)
 	g.SetMetadata("keep", "1")

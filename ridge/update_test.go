@@ -437,3 +437,44 @@ func TestFactorState(t *testing.T) {
 		}
 	}
 }
+
+// TestDriftCheckSchedule: after a factorisation the first update is
+// checked, then every driftEvery-th; drift introduced between checks (the
+// factor scaled as in TestDriftCheckTriggers) is caught at the next one.
+func TestDriftCheckSchedule(t *testing.T) {
+	const m, n = 120, 2
+	h, labels := codesData(t, 13, 40+n*(driftEvery+1), m, 3)
+	acc, _ := NewAccumulator(m)
+	acc.SetUpdateLimit(n)
+	acc.Add(h[:40*m], 40, labels[:40])
+	lambda := float64(acc.G(0, 0)+acc.G(1, 1)) / 20
+	if err := acc.Factor(context.Background(), lambda); err != nil {
+		t.Fatal(err)
+	}
+	tol := DriftTolerance(m)
+	for u := 1; u <= driftEvery+1; u++ {
+		lo := 40 + (u-1)*n
+		if u == 2 {
+			var trA float64
+			for i := 0; i < m; i++ {
+				trA += float64(acc.G(i, i)) + lambda
+			}
+			for i := 0; i < m; i++ {
+				for j := i; j < m; j++ {
+					acc.buf[i*m+j] *= float32(1 + tol*trA/lambda)
+				}
+			}
+		}
+		up, err := acc.AddUpdating(h[lo*m:(lo+n)*m], n, labels[lo:lo+n], lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := u == 1 || u == driftEvery+1
+		if checked != (up.Tolerance > 0) {
+			t.Fatalf("update %d: checked %v, want %v", u, up.Tolerance > 0, checked)
+		}
+		if want := u <= driftEvery; up.Updated != want {
+			t.Fatalf("update %d: kept %v, want %v (%s)", u, up.Updated, want, up.Reason)
+		}
+	}
+}

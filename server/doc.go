@@ -17,6 +17,19 @@
 //	GET    /metrics                Prometheus metrics
 //	GET    /                       the web page
 //
+// A browser's request that may change something (any method but GET,
+// HEAD and OPTIONS) is refused with 403 unless it comes from the server's
+// own page: one the browser marks as cross-site or same-site
+// (Sec-Fetch-Site), from another origin than its Host (Origin; net/http's
+// CrossOriginProtection), or without the page's RequestHeader. Clients
+// that are not browsers send none of these headers and are unaffected;
+// the bearer token, when there is one, guards changes as well. Without a
+// token the server answers only requests for an IP address, localhost or
+// a name of Config.Hosts (DNS rebinding). JSON bodies are decoded as a
+// stream, each feature vector checked against d as it is read, and the
+// bytes of bodies being read, all requests together, are bounded by
+// Config.MaxDecodeBytes (503 with Retry-After beyond).
+//
 // Predictions read an immutable Snapshot through an atomic pointer and
 // never wait for a learn. Learns and forgets run one at a time on the
 // server's learner goroutine, in a queue of bounded length (503 with

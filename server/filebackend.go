@@ -61,6 +61,22 @@ type FileBackend struct {
 	closed bool
 	// policy is FileOptions.LambdaPolicy.
 	policy flycl.LambdaPolicy
+	// journal holds the changes since the last checkpoint (nil: every
+	// change rewrites the file); ckpt is when to write a checkpoint.
+	journal *modelfile.Journal
+	ckpt    Checkpoints
+	// entry is the journal entry of the change in progress (set by the
+	// change's function).
+	entry *modelfile.JournalEntry
+}
+
+// Checkpoints say when a FileBackend with a journal rewrites its model
+// file whole: after Entries changes or Bytes of journal, whichever comes
+// first, and at Close. Entries 0 keeps no journal: every change rewrites
+// the model file (G included) before it is acknowledged.
+type Checkpoints struct {
+	Entries int
+	Bytes   int64
 }
 
 // ErrFileChanged is returned (wrapped) for every change refused because
@@ -78,6 +94,13 @@ type FileOptions struct {
 	// LambdaPolicy applies to learns without a λ (flycl.LambdaKeep: keep
 	// the model's λ once it has one; default GCV on every learn).
 	LambdaPolicy flycl.LambdaPolicy
+	// Checkpoints, when Entries > 0, make a change durable by appending it
+	// to the model's journal (modelfile.OpenJournal: its features, names
+	// and options, synced) instead of rewriting the model file; the file
+	// is rewritten as a checkpoint as they say. Loading replays the
+	// journal on the checkpoint, so a kill at any moment loses nothing
+	// acknowledged; the replay after a crash costs a learn per entry.
+	Checkpoints Checkpoints
 }
 
 // OpenFile opens the model file at path. When the file does not exist and
@@ -97,8 +120,12 @@ func OpenFileWith(ctx context.Context, path string, opt FileOptions) (*FileBacke
 	if err != nil {
 		return nil, err
 	}
-	b := &FileBackend{path: path, newModel: opt.Create, save: (*deploy.Model).Save, lock: lk, policy: opt.LambdaPolicy}
+	b := &FileBackend{path: path, newModel: opt.Create, save: (*deploy.Model).Save, lock: lk, policy: opt.LambdaPolicy, ckpt: opt.Checkpoints}
 	if err := b.load(); err != nil {
+		lk.Unlock()
+		return nil, err
+	}
+	if err := b.openJournal(); err != nil {
 		lk.Unlock()
 		return nil, err
 	}
@@ -106,13 +133,64 @@ func OpenFileWith(ctx context.Context, path string, opt FileOptions) (*FileBacke
 	return b, nil
 }
 
+// openJournal (re)opens the journal on the model's checkpoint, when the
+// backend keeps one and the file exists. It is called after every load
+// and every save: a save replaces the journal file.
+func (b *FileBackend) openJournal() error {
+	if b.ckpt.Entries <= 0 {
+		return nil
+	}
+	b.journal.Close()
+	b.journal = nil
+	if !b.saved || b.model == nil {
+		return nil
+	}
+	j, _, err := modelfile.OpenJournal(b.path, b.model.CheckpointVersion(), b.model.CheckpointCRC())
+	if err != nil {
+		return err
+	}
+	b.journal = j
+	return nil
+}
+
+// Checkpoint rewrites the model file whole when its journal holds
+// changes, and starts the journal anew. Close calls it.
+func (b *FileBackend) Checkpoint() error {
+	if b.journal == nil || b.model == nil {
+		return nil
+	}
+	if n, _ := b.journal.Len(); n == 0 {
+		return nil
+	}
+	if err := b.Health(); err != nil {
+		return err
+	}
+	if err := b.save(b.model, b.path); err != nil {
+		// the journal still holds every change: nothing is lost
+		return b.restore(err)
+	}
+	b.noteIdent()
+	return b.openJournal()
+}
+
 // Close releases the model file's lock. The backend takes no changes
 // after it.
+//
+// With a journal, Close first writes a checkpoint (a failure leaves the
+// journal, which loses nothing).
 func (b *FileBackend) Close() error {
+	var err error
+	if b.lock != nil && b.Health() == nil {
+		err = b.Checkpoint()
+	}
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
-	return b.lock.Unlock()
+	b.journal.Close()
+	if uerr := b.lock.Unlock(); err == nil {
+		err = uerr
+	}
+	return err
 }
 
 // ErrClosed is returned for a change to a closed FileBackend.
@@ -229,7 +307,13 @@ func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration,
 	}
 	if b.model == nil {
 		// an earlier restore failed: try again before changing anything
-		if err := b.load(); err != nil {
+		err := b.load()
+		if err == nil {
+			if err = b.openJournal(); err != nil {
+				b.model = nil
+			}
+		}
+		if err != nil {
 			return 0, fmt.Errorf("the model could not be read back from %s after a failed change, so it takes no changes until it can (or the server restarts): %w", b.path, err)
 		}
 	}
@@ -242,6 +326,7 @@ func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration,
 			panic(p)
 		}
 	}()
+	b.entry = nil
 	if err := f(b.model); err != nil {
 		if r, ok := err.(*refused); ok {
 			return 0, r.err
@@ -255,11 +340,27 @@ func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration,
 	if err := b.Health(); err != nil {
 		return 0, b.restore(err)
 	}
+	// With a journal, the change is durable once appended to it, unless
+	// a checkpoint is due.
+	if j, e := b.journal, b.entry; j != nil && e != nil {
+		n, size := j.Len()
+		if n+1 < b.ckpt.Entries && (b.ckpt.Bytes <= 0 || size+int64(4*len(e.X)) < b.ckpt.Bytes) {
+			if err := j.Append(e); err != nil {
+				return 0, b.restore(err)
+			}
+			return time.Since(t), nil
+		}
+	}
 	if err := b.save(b.model, b.path); err != nil {
 		return 0, b.restore(err)
 	}
 	b.saved = true
 	b.noteIdent()
+	if err := b.openJournal(); err != nil {
+		// the change is saved (in the checkpoint); the next one cannot be
+		// journalled: it is refused until the journal opens
+		return time.Since(t), nil
+	}
 	return time.Since(t), nil
 }
 
@@ -278,6 +379,10 @@ func (b *FileBackend) restore(cause error) error {
 	}
 	if err := b.load(); err != nil {
 		return fmt.Errorf("%w (and reading the model back from %s failed: %v)", cause, b.path, err)
+	}
+	if err := b.openJournal(); err != nil {
+		b.model = nil // take no change until the journal opens again
+		return fmt.Errorf("%w (and the journal of %s could not be opened: %v)", cause, b.path, err)
 	}
 	return cause
 }
@@ -306,6 +411,7 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, op
 		if res, err = m.Learn(ctx, x, names, nil, dopt); err != nil {
 			return asInput(err)
 		}
+		b.entry = deploy.LearnEntry(m.Version(), x, names, m.InputDim(), dopt)
 		return nil
 	})
 	if err != nil {
@@ -338,6 +444,7 @@ func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Sn
 		if _, _, err := m.Forget(ctx, class, x, nil); err != nil {
 			return asInput(err)
 		}
+		b.entry = deploy.ForgetEntry(m.Version(), class, x, m.InputDim())
 		return nil
 	})
 	if err != nil {

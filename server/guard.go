@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -70,7 +71,7 @@ func hostAllowed(host string, names []string) bool {
 	if h == "" {
 		return false
 	}
-	if net.ParseIP(h) != nil || h == "localhost" || strings.HasSuffix(h, ".localhost") {
+	if _, err := netip.ParseAddr(h); err == nil || h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
 	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(strings.TrimSuffix(n, "."), h) })

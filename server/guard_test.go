@@ -129,7 +129,7 @@ func TestHostAllowed(t *testing.T) {
 		want  bool
 	}{
 		{"127.0.0.1:8080", nil, true}, {"127.0.0.1", nil, true}, {"[::1]:8080", nil, true}, {"::1", nil, true},
-		{"10.1.2.3:80", nil, true}, {"localhost:8080", nil, true}, {"LOCALHOST", nil, true}, {"localhost.:1", nil, true},
+		{"10.1.2.3:80", nil, true}, {"[fe80::1%eth0]:8080", nil, true}, {"localhost:8080", nil, true}, {"LOCALHOST", nil, true}, {"localhost.:1", nil, true},
 		{"cam.localhost:8080", nil, true}, {"evil.example:8080", nil, false}, {"evil.example", nil, false},
 		{"localhost.evil.example", nil, false}, {"127.0.0.1.nip.io:8080", nil, false}, {"", nil, false},
 		{"box.lan:8080", []string{"box.lan"}, true}, {"BOX.LAN.", []string{"box.lan"}, true}, {"other.lan", []string{"box.lan"}, false},

@@ -82,6 +82,11 @@ func (r *Reader) header() (w, h int, err error) {
 	if magic != [2]byte{'P', '6'} {
 		return 0, 0, fmt.Errorf("%w: frame %d starts with %q, want \"P6\"", ErrFormat, r.frames, magic[:])
 	}
+	if c, err := r.r.ReadByte(); err != nil {
+		return 0, 0, fmt.Errorf("watch: frame %d header: %w", r.frames, io.ErrUnexpectedEOF)
+	} else if !isSpace(c) {
+		return 0, 0, fmt.Errorf("%w: frame %d: no whitespace after \"P6\"", ErrFormat, r.frames)
+	}
 	var v [3]int
 	for k := range v {
 		if v[k], err = r.number(); err != nil {

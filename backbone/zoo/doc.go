@@ -6,10 +6,10 @@
 // FS is laid out as a models folder: one sub-folder per backbone of
 // per-layer .npy files (float32, NCHW, batch normalisation folded into each
 // convolution), the layout backbone.LoadNPYFS reads and
-// extract.OpenBackboneFS takes. The files are byte for byte the ones the
-// ONNX Model Zoo export gave, so a backbone built from FS has the same
-// weights digest (backbone.Model.Hash) as one built from a copy of the
-// same files on disk, and a model file made with either loads with both.
+// extract.OpenBackboneFS takes. The weights digest (backbone.Model.Hash)
+// depends on the files' names and contents only, so a backbone built from
+// FS has the digest of one built from a copy of the same files on disk, and
+// a model file made with either loads with both.
 //
 // The package has no path, environment or default of its own: a caller
 // chooses to use FS.

@@ -20,7 +20,7 @@ import (
 // refactors G + λI, on the same learns in one run (solve only: no file is
 // written).
 func benchLearnUpdateCmd() *cobra.Command {
-	var m, d, n, classes, learns int
+	var m, d, n, classes, learns, limit int
 	var policy flycl.LambdaPolicy
 	c := &cobra.Command{
 		Use:   "learn-update [--m 10000] [--d 512] [--n 20] [--learns 10] [--lambda-policy gcv|keep]",
@@ -111,7 +111,7 @@ learn's alone, without a save.`,
 			if err != nil {
 				return err
 			}
-			upd, err := run("update", -1)
+			upd, err := run("update", limit)
 			if err != nil {
 				return err
 			}
@@ -135,6 +135,7 @@ learn's alone, without a save.`,
 	fs.IntVar(&n, "n", 20, "samples per learn")
 	fs.IntVar(&classes, "classes", 2, "new classes per learn")
 	fs.IntVar(&learns, "learns", 10, "learns, one after another")
+	fs.IntVar(&limit, "update-limit", -1, "largest learn that updates the factor on the update path (-1: the default crossover ridge.UpdateLimit(m); larger values measure the crossover)")
 	fs.TextVar(&policy, "lambda-policy", flycl.LambdaGCV, "gcv: λ by GCV on each learn; keep: the first learn's λ for all")
 	return c
 }

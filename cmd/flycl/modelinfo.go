@@ -7,13 +7,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/deploy"
 )
 
 // printModelInfo describes a model file: format, version, configuration,
 // pipeline, classes and the λ history.
 func printModelInfo(w io.Writer, path string) error {
-	f, err := modelfile.Load(path)
+	f, err := deploy.LoadFile(path)
 	if err != nil {
 		return err
 	}

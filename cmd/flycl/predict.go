@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/deploy"
 )
 
 // prediction is one sample's result.
@@ -61,7 +61,7 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 			default:
 				return fmt.Errorf("--format %q: want table, json or csv", format)
 			}
-			f, err := modelfile.Load(model)
+			f, err := deploy.LoadFile(model)
 			if err != nil {
 				return err
 			}

@@ -38,6 +38,7 @@ type serveFlags struct {
 	create                                      modelFlags
 	wait                                        waitFlag
 	lambdaPolicy                                flycl.LambdaPolicy
+	checkpoints                                 server.Checkpoints
 }
 
 func serveCmd() *cobra.Command {
@@ -98,6 +99,7 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.IntVar(&f.calib, "calib", 64, "int8: images of the first learn for the activation ranges")
 	fs.StringVar(&f.calibMethod, "calib-method", defaultCalibMethod, "int8: how the activation ranges are chosen: minmax, mse, percentile or percentile:P")
 	fs.Int64Var(&f.limits.MaxBodyBytes, "max-body", f.limits.MaxBodyBytes, "request body limit in bytes")
+	fs.Int64Var(&f.limits.MaxDecodeBytes, "max-decode", 0, "bytes of request bodies read and not yet answered, all requests together (503 with Retry-After beyond; 0: twice --max-body)")
 	fs.IntVar(&f.limits.MaxPixels, "max-pixels", f.limits.MaxPixels, "largest image accepted, in pixels (width×height)")
 	fs.Int64Var(&f.limits.MaxRequestPixels, "max-request-pixels", f.limits.MaxRequestPixels, "pixels of all the images of one request together")
 	fs.IntVar(&f.limits.MaxImages, "max-images", f.limits.MaxImages, "images per request")
@@ -110,6 +112,8 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.DurationVar(&f.timeouts.Shutdown, "shutdown-timeout", f.timeouts.Shutdown, "how long shutdown waits for requests in flight")
 	f.create.register(fs)
 	f.wait.register(c)
+	fs.IntVar(&f.checkpoints.Entries, "checkpoint-every", 16, "make a change durable by appending it to the model's journal (FILE.journal: its features, synced) and rewrite the model file whole only every N changes, or --checkpoint-bytes of journal, and at shutdown (0: rewrite the file at every change); loading replays the journal")
+	fs.Int64Var(&f.checkpoints.Bytes, "checkpoint-bytes", 256<<20, "journal size that makes the next change write a checkpoint")
 	fs.TextVar(&f.lambdaPolicy, "lambda-policy", flycl.LambdaGCV, "learns without a λ: gcv chooses it on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
 	c.MarkFlagRequired("model")
 	return c
@@ -142,6 +146,9 @@ func (f *serveFlags) check() error {
 		if c.v <= 0 {
 			return fmt.Errorf("--%s %v: must be positive", c.flag, c.v)
 		}
+	}
+	if d := f.limits.MaxDecodeBytes; d < 0 || (d > 0 && d < f.limits.MaxBodyBytes) {
+		return fmt.Errorf("--max-decode %d: must be 0 (twice --max-body) or at least --max-body %d, or a request of the largest size could never be read", d, f.limits.MaxBodyBytes)
 	}
 	if int64(f.limits.MaxPixels) > f.limits.MaxRequestPixels {
 		return fmt.Errorf("--max-pixels %d is more than --max-request-pixels %d", f.limits.MaxPixels, f.limits.MaxRequestPixels)
@@ -208,7 +215,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	// the file's lock (a learn, forget, merge or second serve on it fails,
 	// or waits with --wait, until the server stops).
 	be, err := server.OpenFileWith(ctx, f.model, server.FileOptions{Create: create,
-		Lock: modelfile.LockOptions{Wait: f.wait.d, Command: fmt.Sprintf("flycl serve on %s", f.addr)}, LambdaPolicy: f.lambdaPolicy})
+		Lock: modelfile.LockOptions{Wait: f.wait.d, Command: fmt.Sprintf("flycl serve on %s", f.addr)}, LambdaPolicy: f.lambdaPolicy, Checkpoints: f.checkpoints})
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w (give --backbone or --dim to create a new model)", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/server"
 )
 
@@ -126,11 +126,11 @@ func TestServeInt8NewModel(t *testing.T) {
 		"--precision", "int8", "--calib", "4", "--cache", "", "--quiet"}, cfg...)...); err != nil {
 		t.Fatal(err)
 	}
-	got, err := modelfile.Load(model)
+	got, err := deploy.LoadFile(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := modelfile.Load(ref)
+	want, err := deploy.LoadFile(ref)
 	if err != nil {
 		t.Fatal(err)
 	}

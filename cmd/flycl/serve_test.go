@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/server"
 )
 
@@ -201,7 +201,7 @@ func TestServeSurvivesKill9(t *testing.T) {
 		close(stop)
 		wg.Wait()
 
-		f, err := modelfile.Load(model)
+		f, err := deploy.LoadFile(model)
 		if len(acked) == 0 && os.IsNotExist(errUnwrapAll(err)) {
 			continue // killed before the first learn was saved
 		}
@@ -316,7 +316,7 @@ func TestServeSIGTERM(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, log)
 	}
-	f, err := modelfile.Load(model)
+	f, err := deploy.LoadFile(model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,3 +172,22 @@ func TestServeNoToken(t *testing.T) {
 		}
 	}
 }
+
+// TestServeMaxDecode: --max-decode below --max-body (a request of the
+// largest size could never be read) or negative is refused before serve
+// listens, quoting the value.
+func TestServeMaxDecode(t *testing.T) {
+	fresh := []string{"--addr", "127.0.0.1:0", "--model", filepath.Join(t.TempDir(), "m.flycl"), "--dim", "6"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-body", "1000", "--max-decode", "999"}, "--max-decode 999"},
+		{[]string{"--max-decode", "-1"}, "--max-decode -1"},
+	} {
+		_, err := runCLI(t, append(append([]string{"serve"}, tc.args...), fresh...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("serve %v: %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}

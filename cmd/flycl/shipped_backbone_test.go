@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -111,5 +112,61 @@ func TestShippedBackboneByDefault(t *testing.T) {
 	}
 	if s.N != 10 || s.D != 1280 || !strings.Contains(s.Pipeline, builtin.Hash) {
 		t.Fatalf("extract: %d×%d features, pipeline %s; want 10×1280 from the built-in MobileNetV2 (%s)", s.N, s.D, s.Pipeline, builtin.Hash)
+	}
+}
+
+// TestHelpWeights: "flycl help weights" carries the attribution and the
+// licence text of the built-in weights (the files in backbone/zoo), as
+// Apache-2.0 asks of every copy of the binary.
+func TestHelpWeights(t *testing.T) {
+	help := weightsHelp().Long
+	for _, name := range []string{"NOTICE", "LICENSE"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "backbone", "zoo", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(help, string(b)) {
+			t.Errorf("flycl help weights does not hold backbone/zoo/%s", name)
+		}
+	}
+}
+
+// TestOpenBackboneResolution: a models folder that resolves (FLYCL_MODELS)
+// is read; FLYCL_MODELS set but empty uses the built-in weights. Both give
+// the built-in digest for a copy of the same files, and a folder with
+// other weights gives another digest, so the folder was really read.
+func TestOpenBackboneResolution(t *testing.T) {
+	builtin, err := extract.OpenBackboneFS("squeezenet", zoo.FS(), "built-in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sub := filepath.Join(dir, zoo.SqueezeNet)
+	os.MkdirAll(sub, 0o755)
+	files, _ := fs.Glob(zoo.FS(), zoo.SqueezeNet+"/*.npy")
+	for i, f := range files {
+		b, _ := fs.ReadFile(zoo.FS(), f)
+		if i == 0 {
+			b = append([]byte(nil), b...)
+			b[len(b)-1] ^= 0x40 // other weights: one value changed
+		}
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	for _, c := range []struct {
+		models string
+		same   bool
+	}{{"", true}, {dir, false}} {
+		t.Setenv(envModels, c.models)
+		m, err := openBackbone("squeezenet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (m.Hash == builtin.Hash) != c.same {
+			t.Errorf("%s=%q: digest %s, built-in %s; want same=%v", envModels, c.models, m.Hash, builtin.Hash, c.same)
+		}
+	}
+	t.Setenv(envModels, filepath.Join(dir, "none"))
+	if _, err := openBackbone("squeezenet"); err == nil || !strings.Contains(err.Error(), "none") {
+		t.Errorf("a models folder without the backbone: %v, want an error naming it", err)
 	}
 }

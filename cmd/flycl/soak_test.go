@@ -267,7 +267,11 @@ func TestSoak(t *testing.T) {
 					t.Fatalf("round %d: the acknowledged learn of %s is not in the file", round, o.class)
 				}
 			default: // forget
-				applied[i] = !present[o.class]
+				// (one cut off by a kill did not take effect if a later
+				// forget of the class was acknowledged: that one would
+				// have been answered 404)
+				applied[i] = !present[o.class] && (o.state == "acked" ||
+					!slices.ContainsFunc(ops[i+1:], func(f soakOp) bool { return !f.learn && f.class == o.class && f.state == "acked" }))
 				if o.state == "acked" && !applied[i] {
 					t.Fatalf("round %d: the acknowledged forget of %s did not take", round, o.class)
 				}

@@ -15,7 +15,6 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/server"
 	"github.com/flycl/flycl/watch"
 )
@@ -99,7 +98,7 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	}
 	log := slog.New(h)
 
-	mf, err := modelfile.Load(f.model)
+	mf, err := deploy.LoadFile(f.model)
 	if err != nil {
 		return err
 	}

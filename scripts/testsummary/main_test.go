@@ -138,3 +138,23 @@ func TestRunAndReport(t *testing.T) {
 		t.Errorf("report of no log: %v %q", err, w.String())
 	}
 }
+
+// FuzzFilter: any stream (JSON events, broken JSON, plain lines) is
+// filtered without a panic, and every skip it reports names a test.
+func FuzzFilter(f *testing.F) {
+	f.Add([]byte(`{"Action":"run","Package":"p","Test":"T"}
+{"Action":"output","Package":"p","Test":"T","Output":"    x_test.go:1: why\n"}
+{"Action":"skip","Package":"p","Test":"T"}
+{"Action":"output","Package":"p","Output":"ok  \tp\t0.1s\n"}
+`))
+	f.Add([]byte("{\"Action\":\"fail\",\"Package\":\"p\",\"Test\":\"T\"}\nnot json\n{\"Action\":"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var w bytes.Buffer
+		skips, _ := filter(&w, bytes.NewReader(data), "l")
+		for _, s := range skips {
+			if s.Test == "" || s.Reason == "" {
+				t.Errorf("skip %+v without a test or reason", s)
+			}
+		}
+	})
+}

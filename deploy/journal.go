@@ -1,0 +1,89 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/modelfile"
+)
+
+// LearnEntry returns the journal entry of a learn of x (n×d) with the
+// class names names and options opt, after which the model is at
+// version (modelfile.JournalEntry).
+func LearnEntry(version uint64, x []float32, names []string, d int, opt LearnOptions) *modelfile.JournalEntry {
+	e := &modelfile.JournalEntry{Op: "learn", Version: version, Names: slices.Clone(names), D: d, X: x,
+		Lambda: opt.Lambda, Online: opt.Online, Batch: opt.Batch}
+	if opt.LambdaPolicy != flycl.LambdaGCV {
+		e.LambdaPolicy = opt.LambdaPolicy.String()
+	}
+	return e
+}
+
+// ForgetEntry returns the journal entry of the forget of class (exactly,
+// with its n×d features x, or of its column only, with x nil).
+func ForgetEntry(version uint64, class string, x []float32, d int) *modelfile.JournalEntry {
+	return &modelfile.JournalEntry{Op: "forget", Version: version, Names: []string{class}, D: d, X: x}
+}
+
+// Replay applies a journal entry to the model: the change it records,
+// done again exactly as it was first done. The model must be below the
+// entry's version, and is at it after (a change that ends elsewhere means
+// the journal does not continue this model).
+func (m *Model) Replay(ctx context.Context, e *modelfile.JournalEntry) error {
+	if e.Version <= m.Version() {
+		return fmt.Errorf("deploy: journal entry of version %d on a model at version %d", e.Version, m.Version())
+	}
+	if e.D != m.InputDim() {
+		return fmt.Errorf("deploy: journal entry of d=%d on a model of d=%d", e.D, m.InputDim())
+	}
+	switch e.Op {
+	case "learn":
+		opt := LearnOptions{Lambda: e.Lambda, Online: e.Online, Batch: e.Batch}
+		if e.LambdaPolicy != "" {
+			p, err := flycl.ParseLambdaPolicy(e.LambdaPolicy)
+			if err != nil {
+				return fmt.Errorf("deploy: journal entry of version %d: %w", e.Version, err)
+			}
+			opt.LambdaPolicy = p
+		}
+		if _, err := m.Learn(ctx, e.X, e.Names, nil, opt); err != nil {
+			return fmt.Errorf("deploy: replay the learn of version %d: %w", e.Version, err)
+		}
+	case "forget":
+		if _, _, err := m.Forget(ctx, e.Names[0], e.X, nil); err != nil {
+			return fmt.Errorf("deploy: replay the forget of version %d: %w", e.Version, err)
+		}
+	default:
+		return fmt.Errorf("deploy: journal entry of version %d: unknown op %q", e.Version, e.Op)
+	}
+	if m.Version() != e.Version {
+		// an online learn is one change of the file but several versions
+		// of the model: it is journalled with the version it ended at
+		return fmt.Errorf("deploy: the replayed change of version %d left the model at version %d", e.Version, m.Version())
+	}
+	return nil
+}
+
+// LoadFile reads a model file for reading only (predict, info, export):
+// as modelfile.Load, with the changes its journal holds replayed when it
+// has any (then through a mutable model, as Load).
+func LoadFile(path string) (*modelfile.File, error) {
+	f, err := modelfile.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	entries, _, err := modelfile.ReadJournal(path, f.Snapshot.Version(), f.CRC)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return f, nil
+	}
+	m, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: f.Created, Saved: f.Saved, Format: f.Format, CRC: f.CRC}, nil
+}

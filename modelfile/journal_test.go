@@ -1,0 +1,169 @@
+package modelfile
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func testEntry(v uint64, n, d int) *JournalEntry {
+	e := &JournalEntry{Op: "learn", Version: v, D: d, Lambda: 0.5}
+	for i := range n {
+		e.Names = append(e.Names, "c"+string(rune('a'+int(v)%26)))
+		for j := range d {
+			e.X = append(e.X, float32(int(v)*1000+i*d+j)/7)
+		}
+	}
+	return e
+}
+
+func sameEntry(a, b *JournalEntry) bool {
+	return a.Op == b.Op && a.Version == b.Version && slices.Equal(a.Names, b.Names) && a.D == b.D &&
+		a.Lambda == b.Lambda && a.Online == b.Online && a.Batch == b.Batch && slices.Equal(a.X, b.X)
+}
+
+// TestJournal: appended entries read back exactly; a record cut off at
+// the end (a writer killed mid-append) is ignored by readers and cut off
+// by the next writer; a damaged record before the end is an error; a new
+// checkpoint skips what it holds; a journal that does not continue the
+// model file is refused.
+func TestJournal(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.flycl")
+	const base, crc = 5, 0xdeadbeef
+	j, old, err := OpenJournal(path, base, crc)
+	if err != nil || len(old) != 0 {
+		t.Fatalf("new journal: %v %d", err, len(old))
+	}
+	var want []*JournalEntry
+	for v := uint64(base + 1); v <= base+4; v++ {
+		e := testEntry(v, int(v%3)+1, 4)
+		if v == base+3 {
+			e = &JournalEntry{Op: "forget", Version: v, Names: []string{"x"}, D: 4}
+		}
+		if err := j.Append(e); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, e)
+	}
+	if n, _ := j.Len(); n != 4 {
+		t.Fatalf("Len %d", n)
+	}
+	j.Close()
+	check := func(what string, got []*JournalEntry, want []*JournalEntry) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d entries, want %d", what, len(got), len(want))
+		}
+		for i := range got {
+			if !sameEntry(got[i], want[i]) {
+				t.Fatalf("%s: entry %d = %+v, want %+v", what, i, got[i], want[i])
+			}
+		}
+	}
+	got, full, err := ReadJournal(path, base, crc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("read back", got, want)
+
+	// a cut-off last record: ignored, then cut off by the next writer
+	jp := JournalPath(path)
+	b, _ := os.ReadFile(jp)
+	for _, cut := range []int{1, 7, 20} {
+		os.WriteFile(jp, b[:len(b)-cut], 0o644)
+		got, valid, err := ReadJournal(path, base, crc)
+		if err != nil {
+			t.Fatalf("cut %d: %v", cut, err)
+		}
+		check("cut off", got, want[:3])
+		if valid >= full {
+			t.Fatalf("cut %d: valid %d of %d", cut, valid, full)
+		}
+	}
+	j, got, err = OpenJournal(path, base, crc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("reopened", got, want[:3])
+	e5 := testEntry(base+5, 2, 4)
+	if err := j.Append(e5); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	got, _, err = ReadJournal(path, base, crc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("appended after the cut", got, append(want[:3:3], e5))
+
+	// a flipped bit in the first record: damaged, not silently dropped
+	b, _ = os.ReadFile(jp)
+	bad := bytes.Clone(b)
+	bad[journalHeader+20] ^= 1
+	os.WriteFile(jp, bad, 0o644)
+	if _, _, err := ReadJournal(path, base, crc); !errors.Is(err, ErrJournal) {
+		t.Fatalf("damaged record: %v", err)
+	}
+	os.WriteFile(jp, b, 0o644)
+
+	// a model file at version base+2 that is not the journal's base, with
+	// entries above it in the journal: it does not continue that file (a
+	// checkpoint starts a new journal; only a crash between the two leaves
+	// entries, all of them at or below the checkpoint)
+	if _, _, err := ReadJournal(path, base+2, 0x1234); !errors.Is(err, ErrJournal) {
+		t.Fatalf("journal over another checkpoint: %v", err)
+	}
+	// another model file (other CRC) at the journal's base: refused
+	if _, _, err := ReadJournal(path, base, 0x1234); !errors.Is(err, ErrJournal) {
+		t.Fatalf("journal of another file: %v", err)
+	}
+	// a checkpoint that holds everything: nothing to replay
+	if got, _, err := ReadJournal(path, base+9, 1); err != nil || len(got) != 0 {
+		t.Fatalf("after a full checkpoint: %d entries, %v", len(got), err)
+	}
+	// ResetJournal starts it anew
+	if err := ResetJournal(path, base+9, 7); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := ReadJournal(path, base+9, 7); err != nil || len(got) != 0 {
+		t.Fatalf("reset: %d entries, %v", len(got), err)
+	}
+}
+
+// FuzzDecodeJournal: a journal is outside bytes: decoding never panics,
+// never allocates more than the input holds, and every entry it returns
+// is well formed.
+func FuzzDecodeJournal(f *testing.F) {
+	dir := f.TempDir()
+	path := filepath.Join(dir, "m.flycl")
+	j, _, err := OpenJournal(path, 1, 2)
+	if err != nil {
+		f.Fatal(err)
+	}
+	j.Append(testEntry(2, 2, 3))
+	j.Append(&JournalEntry{Op: "forget", Version: 3, Names: []string{"c"}, D: 3})
+	j.Close()
+	b, _ := os.ReadFile(JournalPath(path))
+	f.Add(b)
+	f.Add(b[:len(b)-3])
+	f.Add(b[:journalHeader])
+	f.Add([]byte("FLYCLJNL"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		entries, valid, err := DecodeJournal(bytes.NewReader(b), int64(len(b)), "fuzz", 1, 2)
+		if err != nil {
+			return
+		}
+		if valid > int64(len(b)) {
+			t.Fatalf("valid %d of %d bytes", valid, len(b))
+		}
+		for _, e := range entries {
+			if e.D <= 0 || len(e.X)%e.D != 0 || e.Version <= 1 || (e.Op == "learn" && len(e.Names) != e.Rows()) {
+				t.Fatalf("entry %+v", e)
+			}
+		}
+	})
+}

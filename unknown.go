@@ -85,7 +85,8 @@ type Rejection struct {
 	// Threshold: a sample whose score is below it is unknown.
 	Threshold float64 `json:"threshold"`
 	// Keep is the share of known samples the threshold was calibrated to
-	// keep (0 when the threshold was set by hand).
+	// keep (0 when the threshold was set by hand; also set while the
+	// calibration pool is too small for a threshold).
 	Keep float64 `json:"keep,omitempty"`
 	// Temperature T of the calibrated probabilities softmax(scores/T)
 	// (0: not calibrated; Probability then reports nothing).
@@ -301,13 +302,13 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 	}
 	m.pool = append(vals, m.pool...)[:min(len(vals)+len(m.pool), c.MaxSamples)]
 	m.loo, m.looIdx = loo, cls
-	m.rej = Rejection{Temperature: temp, Samples: len(m.pool)}
+	m.rej = Rejection{Keep: c.Keep, Temperature: temp, Samples: len(m.pool)} // off until the pool is large enough
 	if len(m.pool) >= c.MinSamples {
 		pv := make([]float64, len(m.pool))
 		for i, v := range m.pool {
 			pv[i] = float64(v)
 		}
-		m.rej.Score, m.rej.Threshold, m.rej.Keep = c.Score, KeepThreshold(pv, c.Keep), c.Keep
+		m.rej.Score, m.rej.Threshold = c.Score, KeepThreshold(pv, c.Keep)
 	}
 }
 

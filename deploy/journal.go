@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/modelfile"
@@ -11,10 +12,11 @@ import (
 
 // LearnEntry returns the journal entry of a learn of x (n×d) with the
 // class names names and options opt, after which the model is at
-// version (modelfile.JournalEntry).
-func LearnEntry(version uint64, x []float32, names []string, d int, opt LearnOptions) *modelfile.JournalEntry {
-	e := &modelfile.JournalEntry{Op: "learn", Version: version, Names: slices.Clone(names), D: d, X: x,
-		Lambda: opt.Lambda, Online: opt.Online, Batch: opt.Batch}
+// version; lambdaBefore is the model's λ before it (0 when it had no
+// class), which an undo re-solves with (modelfile.JournalEntry).
+func LearnEntry(version uint64, lambdaBefore float64, x []float32, names []string, d int, opt LearnOptions) *modelfile.JournalEntry {
+	e := &modelfile.JournalEntry{Op: "learn", Version: version, Time: time.Now().UTC(), LambdaBefore: lambdaBefore,
+		Names: slices.Clone(names), D: d, X: x, Lambda: opt.Lambda, Online: opt.Online, Batch: opt.Batch}
 	if opt.LambdaPolicy != flycl.LambdaGCV {
 		e.LambdaPolicy = opt.LambdaPolicy.String()
 	}
@@ -24,7 +26,7 @@ func LearnEntry(version uint64, x []float32, names []string, d int, opt LearnOpt
 // ForgetEntry returns the journal entry of the forget of class (exactly,
 // with its n×d features x, or of its column only, with x nil).
 func ForgetEntry(version uint64, class string, x []float32, d int) *modelfile.JournalEntry {
-	return &modelfile.JournalEntry{Op: "forget", Version: version, Names: []string{class}, D: d, X: x}
+	return &modelfile.JournalEntry{Op: "forget", Version: version, Time: time.Now().UTC(), Names: []string{class}, D: d, X: x}
 }
 
 // Replay applies a journal entry to the model: the change it records,
@@ -54,6 +56,14 @@ func (m *Model) Replay(ctx context.Context, e *modelfile.JournalEntry) error {
 	case "forget":
 		if _, _, err := m.Forget(ctx, e.Names[0], e.X, nil); err != nil {
 			return fmt.Errorf("deploy: replay the forget of version %d: %w", e.Version, err)
+		}
+	case "unlearn":
+		labels, err := m.labelsOf(e.Names)
+		if err == nil {
+			_, err = m.Unlearn(ctx, e.X, labels, e.LambdaBefore)
+		}
+		if err != nil {
+			return fmt.Errorf("deploy: replay the undo of version %d: %w", e.Version, err)
 		}
 	default:
 		return fmt.Errorf("deploy: journal entry of version %d: unknown op %q", e.Version, e.Op)

@@ -12,7 +12,7 @@ import "github.com/flycl/flycl"
 // calls it too.
 func Calibrate(m *flycl.Model) {
 	c := flycl.UnknownCalibration{}
-	if r := m.Rejection(); r.Enabled() && r.Keep > 0 {
+	if r := m.Rejection(); r.Keep > 0 {
 		c.Score, c.Keep = r.Score, r.Keep
 	}
 	if m.SetCalibration(&c) != nil {

@@ -83,8 +83,8 @@ const (
 // ErrNoClasses is returned for a model that has learned no class yet.
 var ErrNoClasses = errors.New("export: the model has learned no classes")
 
-// ErrPrecision is wrapped by CheckPrecision.
-var ErrPrecision = errors.New("export: precision differs from the model's")
+// ErrPrecision is wrapped by CheckPrecision (it is deploy.ErrPrecision).
+var ErrPrecision = deploy.ErrPrecision
 
 // Options say what to export.
 type Options struct {
@@ -127,13 +127,8 @@ func CheckPrecision(p *modelfile.Pipeline, want string) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	have := backbone.FP32
-	if p != nil && p.Precision != "" {
-		have = backbone.Precision(p.Precision)
-	}
-	if prec != have {
-		return fmt.Errorf("%w: the model learned from %s features; the %s backbone makes other features, which its classifier was not learned from (learn a model with --precision %s to export one)",
-			ErrPrecision, have, prec, prec)
+	if err := deploy.CheckPrecision(p, prec); err != nil {
+		return fmt.Errorf("export: %w (learn a model with --precision %s to export one)", err, prec)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ package linalg
 
 import (
 	"fmt"
+	"runtime"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -52,7 +53,7 @@ func Ssyrk(tA bool, n, k int, alpha float32, a []float32, lda int, beta float32,
 	if n == 0 {
 		return
 	}
-	impl.Ssyrk(blas.Upper, tr(tA), n, k, alpha, a, lda, beta, c, ldc)
+	psyrk(kernels32(), true, tA, n, k, alpha, a, lda, beta, c, ldc)
 }
 
 // SsyrkLower is Ssyrk on the lower triangle of c (elements with j <= i);
@@ -62,7 +63,7 @@ func SsyrkLower(tA bool, n, k int, alpha float32, a []float32, lda int, beta flo
 	if n == 0 {
 		return
 	}
-	impl.Ssyrk(blas.Lower, tr(tA), n, k, alpha, a, lda, beta, c, ldc)
+	psyrk(kernels32(), false, tA, n, k, alpha, a, lda, beta, c, ldc)
 }
 
 // Dsyrk is Ssyrk in float64.
@@ -71,7 +72,7 @@ func Dsyrk(tA bool, n, k int, alpha float64, a []float64, lda int, beta float64,
 	if n == 0 {
 		return
 	}
-	impl.Dsyrk(blas.Upper, tr(tA), n, k, alpha, a, lda, beta, c, ldc)
+	psyrk(kernels64(), true, tA, n, k, alpha, a, lda, beta, c, ldc)
 }
 
 func up32(n int, a []float32, lda int) []float64 {
@@ -99,11 +100,9 @@ func Spotrf(n int, a []float32, lda int) error {
 	if n == 0 {
 		return nil
 	}
-	d := up32(n, a, lda)
-	if err := Dpotrf(n, d, n); err != nil {
-		return err
+	if o := ppotrf(kernels32(), n, a, lda); o > 0 {
+		return &NotPositiveDefiniteError{Order: o}
 	}
-	down32(n, d, a, lda)
 	return nil
 }
 
@@ -113,14 +112,8 @@ func Dpotrf(n int, a []float64, lda int) error {
 	if n == 0 {
 		return nil
 	}
-	if !lpk.Dpotrf(blas.Upper, n, a, lda) {
-		// gonum does not report the order; find it from the diagonal.
-		for i := 0; i < n; i++ {
-			if !(a[i*lda+i] > 0) {
-				return &NotPositiveDefiniteError{Order: i + 1}
-			}
-		}
-		return &NotPositiveDefiniteError{Order: n}
+	if o := ppotrf(kernels64(), n, a, lda); o > 0 {
+		return &NotPositiveDefiniteError{Order: o}
 	}
 	return nil
 }
@@ -135,8 +128,7 @@ func Spotrs(n, nrhs int, a []float32, lda int, bt []float32, ldb int) {
 		return
 	}
 	// Uᵀ U x = b  <=>  xᵀ Uᵀ U = bᵀ: two triangular solves from the right.
-	impl.Strsm(blas.Right, blas.Upper, blas.NoTrans, blas.NonUnit, nrhs, n, 1, a, lda, bt, ldb)
-	impl.Strsm(blas.Right, blas.Upper, blas.Trans, blas.NonUnit, nrhs, n, 1, a, lda, bt, ldb)
+	ppotrs(kernels32(), n, nrhs, a, lda, bt, ldb)
 }
 
 // Dpotrs is Spotrs in float64.
@@ -146,8 +138,7 @@ func Dpotrs(n, nrhs int, a []float64, lda int, bt []float64, ldb int) {
 	if n == 0 || nrhs == 0 {
 		return
 	}
-	impl.Dtrsm(blas.Right, blas.Upper, blas.NoTrans, blas.NonUnit, nrhs, n, 1, a, lda, bt, ldb)
-	impl.Dtrsm(blas.Right, blas.Upper, blas.Trans, blas.NonUnit, nrhs, n, 1, a, lda, bt, ldb)
+	ppotrs(kernels64(), n, nrhs, a, lda, bt, ldb)
 }
 
 // Strtri overwrites the upper-triangular non-singular u (as returned by
@@ -225,8 +216,9 @@ func Ssyevd(vectors bool, n int, a []float32, lda int, w []float32) error {
 	return nil
 }
 
-// Threads reports 1: the pure-Go fallback is single-threaded per call.
-func Threads() int { return 1 }
+// Threads reports the goroutines the pure-Go fallback's syrk, Cholesky and
+// solves spread over (GOMAXPROCS); its other routines are gonum's.
+func Threads() int { return runtime.GOMAXPROCS(0) }
 
 const (
 	lapackNone    = lapack.EVNone

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"time"
 
 	"github.com/flycl/flycl/internal/atomicfile"
 )
@@ -50,10 +51,19 @@ var ErrJournal = errors.New("modelfile: journal")
 
 // JournalEntry is one acknowledged change of a model.
 type JournalEntry struct {
-	// Op is "learn" or "forget".
+	// Op is "learn", "forget" or "unlearn" (an undo: the samples of the
+	// learn of version Undoes taken back out, flycl.Model.Unlearn).
 	Op string `json:"op"`
 	// Version is the model's version after the change.
 	Version uint64 `json:"version"`
+	// Time is when the change was made.
+	Time time.Time `json:"time,omitzero"`
+	// LambdaBefore is the model's λ before the change (0: it had no
+	// classifier): what an undo of a learn re-solves with, and, for an
+	// unlearn, the λ it used.
+	LambdaBefore float64 `json:"lambda_before,omitempty"`
+	// Undoes is the version of the learn an unlearn undid.
+	Undoes uint64 `json:"undoes,omitempty"`
 	// Names are the class names of the samples of a learn (one per row
 	// of X), or the one class of a forget.
 	Names []string `json:"names"`
@@ -132,6 +142,12 @@ func ReadJournal(path string, base uint64, crc uint32) (entries []*JournalEntry,
 // DecodeJournal reads a journal of size bytes from r (name is for
 // errors), as ReadJournal does.
 func DecodeJournal(r io.Reader, size int64, name string, base uint64, crc uint32) ([]*JournalEntry, int64, error) {
+	return decodeJournal(r, size, name, base, crc, nil)
+}
+
+// decodeJournal is DecodeJournal; history, when not nil, is also given
+// every whole entry in order, those the checkpoint holds included.
+func decodeJournal(r io.Reader, size int64, name string, base uint64, crc uint32, history func(*JournalEntry)) ([]*JournalEntry, int64, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w %s: %s", ErrJournal, name, fmt.Sprintf(format, a...))
 	}
@@ -156,7 +172,7 @@ func DecodeJournal(r io.Reader, size int64, name string, base uint64, crc uint32
 	continues := jbase == base && jcrc == crc
 	var out []*JournalEntry
 	pos := int64(journalHeader)
-	last := jbase
+	last := uint64(0) // versions only grow (history entries lie at or below the base)
 	for pos < size {
 		if size-pos < 8 {
 			break // a cut-off record header
@@ -192,6 +208,9 @@ func DecodeJournal(r io.Reader, size int64, name string, base uint64, crc uint32
 		}
 		last = e.Version
 		pos += 8 + n
+		if history != nil {
+			history(e)
+		}
 		switch {
 		case e.Version <= base:
 			// already in the checkpoint (a crash between a checkpoint and
@@ -223,8 +242,12 @@ func decodeEntry(p []byte) (*JournalEntry, error) {
 	}
 	data := p[4+hl:]
 	switch {
-	case e.Op != "learn" && e.Op != "forget":
+	case e.Op != "learn" && e.Op != "forget" && e.Op != "unlearn":
 		return nil, fmt.Errorf("unknown op %q", e.Op)
+	case !(e.LambdaBefore >= 0) || math.IsInf(e.LambdaBefore, 0):
+		return nil, fmt.Errorf("lambda_before %g", e.LambdaBefore)
+	case e.Op == "unlearn" && (e.Undoes == 0 || e.Undoes >= e.Version):
+		return nil, fmt.Errorf("an unlearn of version %d undoes version %d", e.Version, e.Undoes)
 	case e.D <= 0 || e.D > MaxD:
 		return nil, fmt.Errorf("feature dimension %d", e.D)
 	case len(data)%(4*e.D) != 0:
@@ -234,8 +257,8 @@ func decodeEntry(p []byte) (*JournalEntry, error) {
 	}
 	n := len(data) / (4 * e.D)
 	switch {
-	case e.Op == "learn" && (n == 0 || len(e.Names) != n):
-		return nil, fmt.Errorf("learn of %d rows with %d names", n, len(e.Names))
+	case (e.Op == "learn" || e.Op == "unlearn") && (n == 0 || len(e.Names) != n):
+		return nil, fmt.Errorf("%s of %d rows with %d names", e.Op, n, len(e.Names))
 	case e.Op == "forget" && len(e.Names) != 1:
 		return nil, fmt.Errorf("forget of %d classes", len(e.Names))
 	}
@@ -301,17 +324,10 @@ func OpenJournal(path string, base uint64, crc uint32) (*Journal, []*JournalEntr
 // Append writes e and syncs it: once it returns nil, the change is
 // durable.
 func (j *Journal) Append(e *JournalEntry) error {
-	p, err := encodeEntry(e)
+	rec, err := encodeRecord(e)
 	if err != nil {
-		return fmt.Errorf("modelfile: journal entry: %w", err)
+		return err
 	}
-	if len(p) > MaxJournalEntry {
-		return fmt.Errorf("modelfile: journal entry of %d bytes, more than %d", len(p), MaxJournalEntry)
-	}
-	rec := make([]byte, 8, 8+len(p))
-	binary.LittleEndian.PutUint32(rec, uint32(len(p)))
-	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(p, castagnoli))
-	rec = append(rec, p...)
 	if _, err := j.f.WriteAt(rec, j.size); err != nil {
 		j.f.Truncate(j.size) // take the partial record back out
 		return fmt.Errorf("modelfile: append to %s: %w", j.path, err)
@@ -355,25 +371,102 @@ func (j *Journal) Close() error {
 	return err
 }
 
-// ResetJournal starts an empty journal for the model file at path on its
+// HistoryBytes bounds the history a journal keeps across checkpoints:
+// the newest entries the checkpoint already holds, up to this many bytes,
+// stay in the journal for undo and history (flycl undo, flycl history);
+// older ones are dropped at the checkpoint.
+const HistoryBytes = 64 << 20
+
+// ResetJournal starts the journal of the model file at path anew on its
 // checkpoint (base, crc), when the file has a journal: a writer that
-// saves the whole model calls it after the save.
+// saves the whole model calls it after the save. The entries the
+// checkpoint holds stay as history (HistoryBytes of the newest).
 func ResetJournal(path string, base uint64, crc uint32) error {
 	jp := JournalPath(path)
 	if _, err := os.Stat(jp); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return resetJournal(jp, base, crc)
+	keep, _ := ReadHistory(path) // a damaged journal keeps no history
+	var size int64
+	cut := len(keep)
+	for cut > 0 {
+		e := keep[cut-1]
+		if e.Version > base {
+			keep = keep[:cut-1] // not in the checkpoint: not history
+			cut--
+			continue
+		}
+		if size += int64(64 + 4*len(e.X)); size > HistoryBytes {
+			break
+		}
+		cut--
+	}
+	return resetJournal(jp, base, crc, keep[cut:]...)
 }
 
-func resetJournal(jp string, base uint64, crc uint32) error {
+// ReadHistory returns every whole entry of the journal of the model file
+// at path, history and changes since the checkpoint alike, in order (no
+// journal: none).
+func ReadHistory(path string) ([]*JournalEntry, error) {
+	f, err := os.Open(JournalPath(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	var h [journalHeader]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return nil, fmt.Errorf("%w %s: header: %v", ErrJournal, JournalPath(path), err)
+	}
+	base := binary.LittleEndian.Uint64(h[12:])
+	crc := binary.LittleEndian.Uint32(h[20:])
+	// read as continuing its own base, then put back what the base holds
+	r := bufio.NewReaderSize(f, 1<<20)
+	var all []*JournalEntry
+	_, _, err = decodeJournal(r, fi.Size(), JournalPath(path), base, crc, func(e *JournalEntry) { all = append(all, e) })
+	return all, err
+}
+
+func resetJournal(jp string, base uint64, crc uint32, keep ...*JournalEntry) error {
 	return atomicfile.WriteFile(jp, func(w io.Writer) error {
 		var h [journalHeader]byte
 		copy(h[:], journalMagic)
 		binary.LittleEndian.PutUint32(h[8:], journalFormat)
 		binary.LittleEndian.PutUint64(h[12:], base)
 		binary.LittleEndian.PutUint32(h[20:], crc)
-		_, err := w.Write(h[:])
-		return err
+		if _, err := w.Write(h[:]); err != nil {
+			return err
+		}
+		for _, e := range keep {
+			rec, err := encodeRecord(e)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(rec); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+}
+
+// encodeRecord frames an entry: length, CRC-32C, payload.
+func encodeRecord(e *JournalEntry) ([]byte, error) {
+	p, err := encodeEntry(e)
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: journal entry: %w", err)
+	}
+	if len(p) > MaxJournalEntry {
+		return nil, fmt.Errorf("modelfile: journal entry of %d bytes, more than %d", len(p), MaxJournalEntry)
+	}
+	rec := make([]byte, 8, 8+len(p))
+	binary.LittleEndian.PutUint32(rec, uint32(len(p)))
+	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(p, castagnoli))
+	return append(rec, p...), nil
 }

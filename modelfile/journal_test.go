@@ -132,6 +132,20 @@ func TestJournal(t *testing.T) {
 	if got, _, err := ReadJournal(path, base+9, 7); err != nil || len(got) != 0 {
 		t.Fatalf("reset: %d entries, %v", len(got), err)
 	}
+	// ... keeping what the checkpoint holds as history, for undo
+	hist, err := ReadHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("history kept by the reset", hist, append(want[:3:3], e5))
+	// a checkpoint below some entries keeps only those it holds
+	if err := ResetJournal(path, base+2, 8); err != nil {
+		t.Fatal(err)
+	}
+	if hist, err = ReadHistory(path); err != nil {
+		t.Fatal(err)
+	}
+	check("history at or below the checkpoint", hist, want[:2])
 }
 
 // FuzzDecodeJournal: a journal is outside bytes: decoding never panics,

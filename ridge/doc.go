@@ -1,7 +1,11 @@
 // Package ridge provides Fly-CL's streaming ridge-regression classifier:
 // the running statistics G = Σ Hᵀ H and S = Σ Hᵀ Y, the exact
 // generalised cross-validation (GCV) score of a task for a grid of ridge
-// parameters, and the Cholesky solve C = (G + λI)⁻¹ S.
+// parameters, and the Cholesky solve C = (G + λI)⁻¹ S. The factor of
+// G + λI is kept between solves: adding or removing a few samples at the
+// same λ updates it by their rank-n term (Accumulator.AddUpdating,
+// SubDowndating; blocked Givens and hyperbolic rotations, checked for
+// drift against DriftTolerance) instead of factoring again.
 //
 // Everything is float32 like the reference implementation; the sums that
 // decide GCV are accumulated in float64, and the formulas avoid the

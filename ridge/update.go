@@ -52,12 +52,15 @@ var ErrDowndate = errors.New("ridge: downdate of the factor would lose definiten
 var downdateMinC2 = 4 * math.Sqrt(0x1p-24)
 
 // updateCrossover: a rank-n update of an m×m factor costs about
-// 2·(nb+n)²/nb·m²/2 flops of matrix products (≈ 4·n·m² with nb ≈ n), a
-// refactorisation m³/3 of a faster kernel (spotrf). Measured with
-// `flycl bench serve-learn` (2-core AMD EPYC, OpenBLAS 0.3.21), the update
-// is the cheaper one up to n ≈ m/24: beyond UpdateLimit(m) samples a learn
-// refactors.
-const updateCrossover = 24
+// 2·(nb+n)²/nb·m²/2 flops of matrix products (≈ 4·n·m² with nb = n ≤ 64)
+// plus m·n·(2nb+n) of rotations in Go, a refactorisation m³/3 flops of a
+// faster kernel (spotrf). Measured with `flycl bench learn-update
+// --update-limit 100000` on two cores (2026-11-26), the update takes, of
+// the refactorisation's time, 0.35 at m = 2000, n = 20; 1.1 at n = 80; 2.0
+// at n = 160; and at m = 10000, 0.06 at n = 20, 0.56 at n = 200, 1.6 at
+// n = 400: the crossover is near m/30. Beyond UpdateLimit(m) = m/32
+// samples a learn refactors.
+const updateCrossover = 32
 
 // UpdateLimit returns the largest number of samples whose rank-n update of
 // an m×m factor is cheaper than a fresh factorisation.

@@ -11,27 +11,6 @@ import (
 	"github.com/flycl/flycl/deploy"
 )
 
-// Class is one class of a model snapshot.
-type Class struct {
-	Name    string `json:"name"`
-	Samples int    `json:"samples"`
-}
-
-// Info describes a model snapshot (GET /v1/model).
-type Info struct {
-	Version  uint64    `json:"version"`
-	Dim      int       `json:"d"`
-	M        int       `json:"m"`
-	P        int       `json:"p"`
-	K        int       `json:"k"`
-	Lambda   float64   `json:"lambda"`
-	Lambdas  []float64 `json:"lambda_history"`
-	Samples  int       `json:"samples"`
-	Classes  int       `json:"classes"`
-	Backbone string    `json:"backbone,omitempty"`
-	Path     string    `json:"path,omitempty"`
-}
-
 // Snapshot is an immutable view of a model: everything the read-only
 // endpoints need. Its methods are safe for concurrent use, and a snapshot
 // never changes after it is published; learning publishes a new one.

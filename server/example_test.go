@@ -1,16 +1,15 @@
 package server_test
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/server"
+	"github.com/flycl/flycl/server/api"
 )
 
 // A server over a new model file that learns from feature vectors: teach
@@ -34,25 +33,23 @@ func Example() {
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 
-	post := func(path string, req server.Request, out any) {
-		b, _ := json.Marshal(req)
-		resp, err := http.Post(hs.URL+path, "application/json", bytes.NewReader(b))
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		defer resp.Body.Close()
-		json.NewDecoder(resp.Body).Decode(out)
-	}
-	var learned server.LearnResponse
-	post("/v1/learn", server.Request{
+	c := api.NewClient(hs.URL, "") // the server has no token
+	ctx := context.Background()
+	learned, err := c.Learn(ctx, api.Request{
 		Features: [][]float32{{1, 0, 0, 0}, {0.9, 0.1, 0, 0}, {0, 0, 1, 0}, {0, 0.1, 0.9, 0}},
 		Labels:   []string{"forklift", "forklift", "pallet", "pallet"},
-	}, &learned)
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println("version", learned.Version, "new classes", learned.NewClasses)
 
-	var pred server.PredictResponse
-	post("/v1/predict", server.Request{Features: [][]float32{{0.95, 0.05, 0, 0}}}, &pred)
+	pred, err := c.Predict(ctx, api.Request{Features: [][]float32{{0.95, 0.05, 0, 0}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println("predicted", pred.Predictions[0].Class)
 	// Output:
 	// version 1 new classes [forklift pallet]

@@ -357,9 +357,14 @@ func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration,
 	b.saved = true
 	b.noteIdent()
 	if err := b.openJournal(); err != nil {
-		// the change is saved (in the checkpoint); the next one cannot be
-		// journalled: it is refused until the journal opens
+		// the change is saved (in the checkpoint); the next ones are saved
+		// whole while the journal cannot be opened
 		return time.Since(t), nil
+	}
+	if b.journal != nil && b.entry != nil {
+		// the checkpoint holds the change; its entry goes to the history
+		// (for undo), best effort: the change is durable either way
+		b.journal.Append(b.entry)
 	}
 	return time.Since(t), nil
 }
@@ -407,11 +412,15 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, op
 		if err := m.CheckLearn(x, names, nil, dopt); err != nil {
 			return &refused{&InputError{err}}
 		}
+		before := 0.0
+		if len(m.Classes()) > 0 {
+			before = m.Lambda()
+		}
 		var err error
 		if res, err = m.Learn(ctx, x, names, nil, dopt); err != nil {
 			return asInput(err)
 		}
-		b.entry = deploy.LearnEntry(m.Version(), x, names, m.InputDim(), dopt)
+		b.entry = deploy.LearnEntry(m.Version(), before, x, names, m.InputDim(), dopt)
 		return nil
 	})
 	if err != nil {
@@ -534,3 +543,56 @@ func asInput(err error) error {
 	}
 	return err
 }
+
+// Undo takes the model's last learn back out exactly, as its journal
+// records it (deploy.Model.Undo), saved as any change; with to > 0, the
+// learns after version to, one change each. It needs the journal
+// (Checkpoints); the history it undoes from is modelfile.ReadHistory's.
+func (b *FileBackend) Undo(ctx context.Context, to uint64) (Snapshot, error) {
+	for {
+		hist, err := modelfile.ReadHistory(b.path)
+		if err != nil {
+			return nil, err
+		}
+		st := deploy.Undoable(hist)
+		if to > 0 {
+			if !slices.ContainsFunc(st, func(e *modelfile.JournalEntry) bool { return e.Version == to }) {
+				return nil, &InputError{fmt.Errorf("%w: version %d is not a learn the journal can go back to (undoable: %v)", deploy.ErrNoUndo, to, versions(st))}
+			}
+			if st[len(st)-1].Version == to {
+				return b.cur.Load(), nil
+			}
+		}
+		_, err = b.change(func(m *deploy.Model) error {
+			e, err := m.Undo(ctx, hist)
+			if errors.Is(err, deploy.ErrNoUndo) {
+				return &refused{&InputError{err}}
+			}
+			if err != nil {
+				return err
+			}
+			b.entry = e
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sn := b.snapshot()
+		b.cur.Store(sn)
+		if to == 0 {
+			return sn, nil
+		}
+	}
+}
+
+func versions(es []*modelfile.JournalEntry) []uint64 {
+	out := make([]uint64, len(es))
+	for i, e := range es {
+		out[i] = e.Version
+	}
+	return out
+}
+
+// History lists the changes the model's journal records
+// (deploy.History).
+func (b *FileBackend) History() ([]deploy.HistoryItem, error) { return deploy.History(b.path) }

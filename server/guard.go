@@ -10,16 +10,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/flycl/flycl/server/api"
 )
 
 // RequestHeader is the header the server's web page sends with every API
-// request. A browser request (one that carries Origin or Sec-Fetch-*
-// headers) that may change something (any method but GET, HEAD and
-// OPTIONS) is refused without it: a page of another site can send a form
-// or a no-cors fetch, but not a custom header (that needs a CORS preflight,
-// which this server does not grant). Clients that are not browsers (curl,
-// scripts) need not send it.
-const RequestHeader = "X-Flycl-Request"
+// request (api.RequestHeader, which says why): a browser request that may
+// change something is refused without it.
+const RequestHeader = api.RequestHeader
 
 // crossSiteCheck refuses unsafe browser requests that do not come from the
 // server's own page: marked cross-site or same-site by the browser

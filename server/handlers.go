@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -17,99 +15,22 @@ import (
 	"unicode/utf8"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/server/api"
 )
-
-// apiError is an error with the HTTP status it maps to.
-type apiError struct {
-	code int
-	msg  string
-}
-
-func (e *apiError) Error() string { return e.msg }
-
-func errorf(code int, format string, a ...any) *apiError {
-	return &apiError{code: code, msg: fmt.Sprintf(format, a...)}
-}
-
-// writeJSON marshals v before sending the status, so that a value JSON
-// cannot hold (a NaN) gives a 500 with an error body, never a 200 with an
-// empty or truncated one.
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		code = http.StatusInternalServerError
-		b, _ = json.Marshal(ErrorBody{Error: fmt.Sprintf("encode response: %v", err), Status: code})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	w.Write(append(b, '\n'))
-}
-
-// ErrorBody is the JSON body of every error response.
-type ErrorBody struct {
-	Error  string `json:"error"`
-	Status int    `json:"status"`
-}
-
-func writeError(w http.ResponseWriter, code int, format string, a ...any) {
-	writeJSON(w, code, ErrorBody{Error: fmt.Sprintf(format, a...), Status: code})
-}
-
-// fail maps an error to its response.
-func (s *Server) fail(w http.ResponseWriter, err error) {
-	var ae *apiError
-	var mbe *http.MaxBytesError
-	var ie *InputError
-	switch {
-	case errors.As(err, &ae):
-		writeError(w, ae.code, "%s", ae.msg)
-	case errors.As(err, &mbe):
-		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of %d bytes", mbe.Limit)
-	case errors.Is(err, ErrFileChanged):
-		// no Retry-After: only a restart of the server helps
-		s.log.Error("change refused: the model file was changed behind the server", "err", err)
-		writeError(w, http.StatusServiceUnavailable, "%v", err)
-	case errors.Is(err, errBusy), errors.Is(err, errShutdown), errors.As(err, new(*BudgetError)):
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, "%v", err)
-	case errors.Is(err, ErrUnknownClass):
-		writeError(w, http.StatusNotFound, "%v", err)
-	case errors.Is(err, ErrNotTrained):
-		writeError(w, http.StatusConflict, "%v", err)
-	case errors.Is(err, ErrUnsupported):
-		writeError(w, http.StatusNotImplemented, "%v", err)
-	case errors.As(err, &ie):
-		writeError(w, http.StatusBadRequest, "%v", err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		writeError(w, http.StatusServiceUnavailable, "request cancelled: %v", err)
-	default:
-		s.log.Error("request failed", "err", err)
-		writeError(w, http.StatusInternalServerError, "%v", err)
-	}
-}
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	sn := s.Snapshot()
-	body := map[string]any{"status": "ok", "version": sn.Version(), "classes": len(sn.Classes()), "writable": true}
+	body := api.Health{Status: "ok", Version: sn.Version(), Classes: len(sn.Classes()), Writable: true}
 	code := http.StatusOK
 	// A backend that cannot take changes (its file was changed behind it)
 	// still answers predictions, but is not healthy: 503, with the reason.
 	if h, ok := s.cfg.Backend.(interface{ Health() error }); ok {
 		if err := h.Health(); err != nil {
-			body["status"], body["writable"], body["error"] = "read-only", false, err.Error()
+			body.Status, body.Writable, body.Error = "read-only", false, err.Error()
 			code = http.StatusServiceUnavailable
 		}
 	}
 	writeJSON(w, code, body)
-}
-
-// ModelResponse is the body of GET /v1/model.
-type ModelResponse struct {
-	Info
-	Images bool `json:"images"` // whether the server accepts images
-	Auth   bool `json:"auth"`   // whether changes need a token
 }
 
 func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request) {
@@ -120,27 +41,9 @@ func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ModelResponse{Info: i, Images: s.cfg.Extractor != nil, Auth: s.cfg.Token != ""})
 }
 
-// ClassesResponse is the body of GET /v1/classes.
-type ClassesResponse struct {
-	Version uint64  `json:"version"`
-	Classes []Class `json:"classes"`
-}
-
 func (s *Server) classes(w http.ResponseWriter, r *http.Request) {
 	sn := s.Snapshot()
 	writeJSON(w, http.StatusOK, ClassesResponse{Version: sn.Version(), Classes: sn.Classes()})
-}
-
-// ForgetResponse is the body of DELETE /v1/classes/{name}.
-type ForgetResponse struct {
-	Version uint64 `json:"version"`
-	Forgot  string `json:"forgot"`
-	// Exact is true when the class's data came with the request and the
-	// model now equals one that never saw the class; false when only its
-	// column was dropped (G still holds its samples).
-	Exact   bool    `json:"exact"`
-	Samples int     `json:"samples,omitempty"`
-	Seconds float64 `json:"seconds"`
 }
 
 // forget removes a class: DELETE /v1/classes/{name}, optionally with the
@@ -197,22 +100,6 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ForgetResponse{Version: sn.Version(), Forgot: name, Exact: in.n > 0, Samples: in.n, Seconds: time.Since(t).Seconds()})
 }
 
-// Request is the JSON body of predict and learn: either images (base64
-// of the encoded file) or feature vectors, and for learn one label per
-// sample (or Label for all of them).
-type Request struct {
-	Images   []string    `json:"images,omitempty"`
-	Features [][]float32 `json:"features,omitempty"`
-	Labels   []string    `json:"labels,omitempty"`
-	Label    string      `json:"label,omitempty"`
-	Top      int         `json:"top,omitempty"`
-	// Learn only: a fixed λ (> 0; absent: GCV), and online learning in
-	// mini-batches of Batch samples (default DefaultOnlineBatch).
-	Lambda float64 `json:"lambda,omitempty"`
-	Online bool    `json:"online,omitempty"`
-	Batch  int     `json:"batch,omitempty"`
-}
-
 // input is a parsed request: features (n×d) and labels.
 type input struct {
 	x      []float32
@@ -224,7 +111,7 @@ type input struct {
 	// deferred: the images (raw) are extracted by the learn itself, once
 	// it has calibrated the backbone on them (see Calibrator)
 	deferred bool
-	raw      [][]byte
+	raw      [][]byte // the images as sent (also kept by the inbox)
 	extract  time.Duration
 }
 
@@ -261,7 +148,7 @@ func (s *Server) readInput(r *http.Request, d int, check func(*input) error) (*i
 	case len(raw) > 0 && rows > 0:
 		return nil, errorf(http.StatusBadRequest, "give images or features, not both")
 	case len(raw) > 0:
-		in.n, in.images = len(raw), len(raw)
+		in.n, in.images, in.raw = len(raw), len(raw), raw
 	case rows > 0:
 		// decodeJSON checked every row's length and value as it read it
 		in.n, in.x = rows, x
@@ -369,143 +256,6 @@ func (s *Server) readMultipart(mr *multipart.Reader, req *Request) ([][]byte, er
 	}
 }
 
-// checkImages checks that the server has a backbone and every image's
-// size from its header (each at most MaxPixels, all together at most
-// MaxRequestPixels), and returns each image's pixels.
-func (s *Server) checkImages(raw [][]byte) ([]int64, error) {
-	if s.cfg.Extractor == nil {
-		return nil, errorf(http.StatusBadRequest, "this server has no backbone (start it with --backbone): send feature vectors")
-	}
-	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
-	pixels := make([]int64, len(raw))
-	var total int64
-	for i, b := range raw {
-		w, h, err := dec.Config(b)
-		if errors.Is(err, imageio.ErrTooLarge) {
-			return nil, errorf(http.StatusRequestEntityTooLarge, "image %d: %v", i, err)
-		}
-		if err != nil {
-			return nil, errorf(http.StatusBadRequest, "image %d: not a readable JPEG, PNG, GIF, BMP, TIFF or PGM/PPM image: %v", i, err)
-		}
-		pixels[i] = int64(w) * int64(h)
-		total += pixels[i]
-	}
-	if total > s.cfg.MaxRequestPixels {
-		return nil, errorf(http.StatusRequestEntityTooLarge, "the %d images have %d pixels in all; the limit per request is %d pixels", len(raw), total, s.cfg.MaxRequestPixels)
-	}
-	return pixels, nil
-}
-
-// calibrate calibrates the server's Calibrator on the images of a learn
-// (on the learner goroutine) and gives the model its pipeline; a corrupt
-// image is the request's error (400).
-func (s *Server) calibrate(ctx context.Context, c Calibrator, raw [][]byte) error {
-	setter, ok := s.cfg.Backend.(pipelineSetter)
-	if !ok {
-		return fmt.Errorf("server: the backend cannot take the calibrated pipeline: %w", ErrUnsupported)
-	}
-	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
-	// Every image must decode before any calibrates the backbone, which
-	// may sample only some of them: a learn refused for a corrupt image
-	// leaves the backbone uncalibrated.
-	for i, b := range raw {
-		if _, err := dec.Decode(b); err != nil {
-			return errorf(http.StatusBadRequest, "image %d: corrupt image: %v", i, err)
-		}
-	}
-	p, err := c.Calibrate(ctx, len(raw), func(i int) (*imageio.RGB, error) {
-		im, err := dec.Decode(raw[i])
-		if err != nil {
-			return nil, &InputError{fmt.Errorf("image %d: corrupt image: %v", i, err)}
-		}
-		return im, nil
-	})
-	if err != nil {
-		return fmt.Errorf("calibrate the int8 backbone on the learn's %d images: %w", len(raw), err)
-	}
-	if err := setter.SetPipeline(p); err != nil {
-		return err
-	}
-	s.log.Info("calibrated the int8 backbone", "images", len(raw), "backbone", c.Name())
-	return nil
-}
-
-// extractBatch is how many decoded images go to the extractor at once.
-const extractBatch = 16
-
-// imageFeatures checks every image's size from its header (each at most
-// MaxPixels, all together at most MaxRequestPixels), then, holding one of
-// the Extractions slots, decodes and extracts the images a batch at a
-// time: at most Extractions batches of decoded pixels exist at once,
-// whatever the number of requests.
-func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, time.Duration, error) {
-	pixels, err := s.checkImages(raw)
-	if err != nil {
-		return nil, 0, err
-	}
-	if _, ok := s.calibrating(); ok {
-		// nothing learned yet (learns of images calibrate first)
-		return nil, 0, ErrNotTrained
-	}
-	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
-	select {
-	case s.extract <- struct{}{}:
-	case <-ctx.Done():
-		return nil, 0, ctx.Err()
-	}
-	defer func() { <-s.extract }()
-	t := time.Now()
-	x := make([]float32, 0, len(raw)*s.cfg.Extractor.Dim())
-	for lo := 0; lo < len(raw); {
-		// A batch of up to extractBatch images and about MaxPixels pixels.
-		var batch []*imageio.RGB
-		var px int64
-		for lo < len(raw) && len(batch) < extractBatch && (len(batch) == 0 || px+pixels[lo] <= int64(s.cfg.MaxPixels)) {
-			im, err := dec.Decode(raw[lo])
-			if err != nil {
-				return nil, 0, errorf(http.StatusBadRequest, "image %d: corrupt image: %v", lo, err)
-			}
-			batch = append(batch, im)
-			px += pixels[lo]
-			lo++
-		}
-		f, err := s.cfg.Extractor.Features(ctx, batch)
-		if err != nil {
-			return nil, 0, err
-		}
-		x = append(x, f...)
-	}
-	s.met.extracted.Add(float64(len(raw)))
-	return x, time.Since(t), nil
-}
-
-// Score is one class and its score.
-type Score struct {
-	Class string  `json:"class"`
-	Score float32 `json:"score"`
-}
-
-// Prediction is the result for one sample: the best classes first.
-type Prediction struct {
-	Class string  `json:"class"` // the best class, even when the answer is unknown
-	Top   []Score `json:"top"`
-	// Answer is Class, or "unknown" when the model's rejection says the
-	// sample is none of its classes (Unknown); see server/unknown.go.
-	Answer  string `json:"answer"`
-	Unknown bool   `json:"unknown"`
-	// Probability is the calibrated probability of Class (absent when
-	// the model has no fitted temperature).
-	Probability *float64 `json:"probability,omitempty"`
-}
-
-// PredictResponse is the body of POST /v1/predict.
-type PredictResponse struct {
-	Version     uint64       `json:"version"`
-	Predictions []Prediction `json:"predictions"`
-	Seconds     float64      `json:"seconds"`
-	Extract     float64      `json:"extract_seconds,omitempty"`
-}
-
 func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 	t := time.Now()
 	sn := s.Snapshot()
@@ -546,26 +296,9 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 		resp.Predictions[i] = Prediction{Class: top[0].Class, Top: top}
 		s.answer(&resp.Predictions[i], rej, scores[i*nc:(i+1)*nc])
 	}
+	s.keep(sn, resp.Predictions, scores, in.x, in.raw)
 	resp.Seconds = time.Since(t).Seconds()
 	writeJSON(w, http.StatusOK, resp)
-}
-
-// LearnResponse is the body of POST /v1/learn.
-type LearnResponse struct {
-	Version    uint64             `json:"version"`
-	Samples    int                `json:"samples"`
-	NewClasses []string           `json:"new_classes"`
-	Classes    int                `json:"classes"`
-	Lambda     float64            `json:"lambda"`
-	Steps      int                `json:"steps"`   // solves: 1, or one per mini-batch online
-	Seconds    float64            `json:"seconds"` // whole request
-	Stages     map[string]float64 `json:"stages"`  // seconds per stage
-	// LambdaRequested is the request's fixed λ (absent: GCV chose λ);
-	// Lambda differs from it when the solve had to raise it.
-	LambdaRequested float64 `json:"lambda_requested,omitempty"`
-	// Warnings say what succeeded but not as asked (a raised λ); an
-	// empty list when nothing did.
-	Warnings []string `json:"warnings"`
 }
 
 // checkLabels requires one valid class name per sample.

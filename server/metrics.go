@@ -19,6 +19,12 @@ type metrics struct {
 	extracted prometheus.Counter
 	batch     prometheus.Histogram
 	answers   *prometheus.CounterVec // answer: known or unknown
+	// the inbox (server/inbox.go)
+	inboxItems   prometheus.Gauge
+	inboxBytes   prometheus.Gauge
+	inboxKept    *prometheus.CounterVec // why
+	inboxDropped *prometheus.CounterVec // reason: full, busy, error
+	inboxRemoved *prometheus.CounterVec // reason: learned, discarded
 }
 
 func newMetrics() *metrics {
@@ -48,8 +54,20 @@ func newMetrics() *metrics {
 		answers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flycl_predictions_total", Help: "Predicted samples by answer: known (one of the model's classes) or unknown (rejected).",
 		}, []string{"answer"}),
+		inboxItems: prometheus.NewGauge(prometheus.GaugeOpts{Name: "flycl_inbox_items", Help: "Items in the labelling inbox."}),
+		inboxBytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "flycl_inbox_bytes", Help: "Bytes of the labelling inbox's files."}),
+		inboxKept: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flycl_inbox_kept_total", Help: "Predictions kept in the labelling inbox, by why (unknown, low-probability, low-margin).",
+		}, []string{"why"}),
+		inboxDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flycl_inbox_dropped_total", Help: "Inbox items dropped unlabelled: full (the oldest, to make room), busy (the keeper's queue was full), error (could not be stored).",
+		}, []string{"reason"}),
+		inboxRemoved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flycl_inbox_removed_total", Help: "Inbox items removed by a person: learned or discarded.",
+		}, []string{"reason"}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.stages, m.learns, m.version, m.classes, m.samples, m.queue, m.extracted, m.batch, m.answers,
+		m.inboxItems, m.inboxBytes, m.inboxKept, m.inboxDropped, m.inboxRemoved,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/flycl/flycl/inbox"
 )
 
 // Config configures a Server. Zero fields take the defaults of
@@ -64,6 +66,15 @@ type Config struct {
 	// model's calibrated rejection), "off", or a threshold on the
 	// calibrated score (flycl.ParseRejection).
 	Unknown string
+
+	// Inbox, when not nil, keeps the predictions InboxPolicy keeps (rejected
+	// as unknown, or least sure) for a person to label: GET /v1/inbox,
+	// POST /v1/inbox/learn and /v1/inbox/discard (server/inbox.go). Its
+	// endpoints need the Token, when there is one, for reading too: the
+	// inbox holds the inputs themselves. The caller closes it after the
+	// Server.
+	Inbox       *inbox.Inbox
+	InboxPolicy inbox.Policy
 
 	Logger *slog.Logger // default: discard
 }
@@ -124,6 +135,12 @@ type Server struct {
 	mu     sync.Mutex
 	closed bool
 	mux    *http.ServeMux
+	// the inbox's keeper (server/inbox.go): keepq is closed by Close,
+	// keepDone when the keeper has stored what it held
+	keepq       chan keepReq
+	keepDone    chan struct{}
+	inboxMu     sync.Mutex
+	inboxClaims map[string]bool // items being learned or discarded
 }
 
 type snapHolder struct{ Snapshot }
@@ -147,6 +164,9 @@ func New(cfg Config) (*Server, error) {
 	if err := checkUnknown(cfg.Unknown); err != nil {
 		return nil, err
 	}
+	if err := cfg.InboxPolicy.Check(); err != nil {
+		return nil, fmt.Errorf("server: InboxPolicy: %w", err)
+	}
 	cur := cfg.Backend.Current()
 	if cfg.Extractor != nil && cfg.Extractor.Dim() != cur.Dim() {
 		return nil, fmt.Errorf("server: backbone %s gives %d features, the model wants d=%d", cfg.Extractor.Name(), cfg.Extractor.Dim(), cur.Dim())
@@ -163,6 +183,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.publish(cur)
 	s.routes()
+	s.startKeeper()
 	go s.learner()
 	go func() { s.scorer(); close(s.scorersGone) }()
 	return s, nil
@@ -185,9 +206,13 @@ func (s *Server) Close() {
 		s.mu.Lock()
 		s.closed = true
 		close(s.stop)
+		if s.keepq != nil {
+			close(s.keepq)
+		}
 		s.mu.Unlock()
 	})
 	<-s.done
+	<-s.keepDone
 	if c, ok := s.cfg.Backend.(interface{ Close() error }); ok {
 		c.Close()
 	}
@@ -295,10 +320,17 @@ func (s *Server) routes() {
 	s.mux = http.NewServeMux()
 	s.handle("/v1/healthz", "healthz", false, map[string]http.HandlerFunc{"GET": s.healthz})
 	s.handle("/v1/model", "model", false, map[string]http.HandlerFunc{"GET": s.modelInfo})
+	s.handle("/v1/model/undo", "undo", true, map[string]http.HandlerFunc{"POST": s.undo})
+	s.handle("/v1/model/history", "history", false, map[string]http.HandlerFunc{"GET": s.history})
 	s.handle("/v1/classes", "classes", false, map[string]http.HandlerFunc{"GET": s.classes})
 	s.handle("/v1/classes/{name}", "forget", true, map[string]http.HandlerFunc{"DELETE": s.forget})
 	s.handle("/v1/predict", "predict", false, map[string]http.HandlerFunc{"POST": s.predict})
 	s.handle("/v1/learn", "learn", true, map[string]http.HandlerFunc{"POST": s.learn})
+	// the inbox holds the inputs themselves: reading it needs the token too
+	s.handle("/v1/inbox", "inbox", true, map[string]http.HandlerFunc{"GET": s.inboxList})
+	s.handle("/v1/inbox/{id}/image", "inbox-image", true, map[string]http.HandlerFunc{"GET": s.inboxImage})
+	s.handle("/v1/inbox/learn", "inbox-learn", true, map[string]http.HandlerFunc{"POST": s.inboxLearn})
+	s.handle("/v1/inbox/discard", "inbox-discard", true, map[string]http.HandlerFunc{"POST": s.inboxDiscard})
 	s.handle("/v1/", "unknown", false, nil)
 	metricsHandler := promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{Registry: s.met.reg})
 	s.mux.Handle("/metrics", s.instrument("metrics", s.authorize(false, metricsHandler.ServeHTTP)))
@@ -443,7 +475,7 @@ func (s *Server) instrument(name string, next http.HandlerFunc) http.Handler {
 			if code >= 400 {
 				lvl = slog.LevelInfo
 			}
-			if name == "learn" || name == "forget" {
+			if name == "learn" || name == "forget" || name == "inbox-learn" || name == "inbox-discard" {
 				lvl = max(lvl, slog.LevelInfo)
 			}
 			s.log.Log(r.Context(), lvl, "request", "endpoint", name, "method", r.Method, "path", r.URL.Path,

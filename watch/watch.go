@@ -46,6 +46,11 @@ type Config struct {
 	// Retries bounds the reconnections of a live source in a row that
 	// bring no frame (0: no bound).
 	Retries int
+	// EveryFrame classifies every frame of a live source too, holding the
+	// source back while classification is behind (for a recorded stream
+	// served live); by default a live source's waiting frame is replaced
+	// by a newer one.
+	EveryFrame bool
 	// Stall ends a live stream that gives no frame for this long (it is
 	// then reconnected; default 30 s; negative: never).
 	Stall time.Duration
@@ -89,7 +94,8 @@ type Stats struct {
 // Memory stays bounded whatever the source does: three frame buffers are
 // reused (one being read, one waiting, one being classified); a live
 // source's waiting frame is replaced by a newer one when classification
-// falls behind (Stats.Stale), a file's frames all wait their turn.
+// falls behind (Stats.Stale), a file's frames (and with EveryFrame a live
+// source's) all wait their turn.
 func Run(ctx context.Context, cfg Config) (Stats, error) {
 	r := &runner{cfg: cfg, deb: NewDebouncer(cfg.Debounce), log: cfg.Log, now: cfg.Now}
 	if r.log == nil {
@@ -236,7 +242,7 @@ func (r *runner) stream(ctx context.Context, live bool, stall time.Duration) err
 				return
 			}
 			s := slot{img: img, frame: int(r.frames.Add(1) - 1), at: r.now()}
-			if live {
+			if live && !r.cfg.EveryFrame {
 				select {
 				case ready <- s:
 				default: // the waiting frame is stale: replace it

@@ -37,7 +37,7 @@ type setting struct {
 // settings lists every environment variable flycl reads ("flycl help
 // environment" prints them).
 var settings = []setting{
-	{envORTLib, "--ort-lib", "where scripts/install-deps puts it: " + ortInstallDir + "/" + ortSubpath + " under the working folder, one of its parents, or the folder above the binary's",
+	{envORTLib, "--ort-lib", "lib/libonnxruntime.so.1 in the folder above the binary's (a release archive's layout), else where scripts/install-deps puts it: " + ortInstallDir + "/" + ortSubpath + " under the working folder, one of its parents, or the folder above the binary's",
 		"ONNX Runtime shared library; only the commands that run a backbone need it: extract, run/sweep with --backbone, learn/predict/stats/forget with images, serve with a backbone, bench backbones/pipeline/serve"},
 	{envModels, "", "../shared/models when it exists (this project's test data), else the weights built into flycl (MobileNetV2 1.0 and SqueezeNet 1.1 from the ONNX Model Zoo, Apache-2.0: \"flycl help weights\"); " + envModels + " set but empty uses the built-in weights even where ../shared/models exists",
 		"folder holding squeezenet1.1/ and mobilenetv2-1.0/ (per-layer .npy), for --backbone squeezenet or mobilenetv2 without :DIR"},
@@ -58,7 +58,10 @@ const (
 	ortInstallDir = ".cache/onnxruntime"
 	// ortSubpath is where "npm install onnxruntime-node@1.30.0" puts the
 	// shared library.
-	ortSubpath = "node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+	ortSubpath = "node_modules/onnxruntime-node/bin/napi-v6/linux/" + ortArch + "/libonnxruntime.so.1"
+	// ortArchiveLib is where a release archive (scripts/release) keeps the
+	// library, relative to the folder above the binary's.
+	ortArchiveLib = "lib/libonnxruntime.so.1"
 )
 
 // resolve returns the flag's value if it was given, else the environment
@@ -82,6 +85,13 @@ func ortLibrary(fs *pflag.FlagSet) (string, error) {
 	var tried []string
 	lib := resolve(fs, "ort-lib", envORTLib, func() string {
 		var dirs []string
+		if exe, err := os.Executable(); err == nil {
+			p := filepath.Join(filepath.Dir(filepath.Dir(exe)), ortArchiveLib)
+			tried = append(tried, p)
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
 		if wd, err := os.Getwd(); err == nil {
 			for d := wd; ; d = filepath.Dir(d) {
 				dirs = append(dirs, d)

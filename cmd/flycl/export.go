@@ -11,7 +11,6 @@ import (
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/export"
-	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/internal/atomicfile"
 )
 
@@ -79,12 +78,12 @@ would not be the ones the classifier learned from.`,
 						return err
 					}
 				}
-				bm, err := extract.OpenBackbone(spec, modelsDir())
+				bm, err := openBackbone(spec)
 				if err != nil {
 					return fmt.Errorf("%w (see \"flycl help environment\" for %s; --backbone gives another location of the same weights)", err, envModels)
 				}
 				if opt.Extractor, err = deploy.ForModel(f.Pipeline, bm, spec); err != nil {
-					return fmt.Errorf("backbone %s: %w", spec, err)
+					return err
 				}
 			default:
 				return fmt.Errorf("--from %q: want images or features", from)

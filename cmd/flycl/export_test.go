@@ -117,7 +117,7 @@ func TestExportImagesNode(t *testing.T) {
 				t.Fatal(err)
 			}
 			if prec == "int8" {
-				if _, err := runCLI(t, "export", "--model", model, "--out", filepath.Join(dir, "no.onnx"), "--precision", "fp32"); err == nil || !strings.Contains(err.Error(), "learned from int8 features") {
+				if _, err := runCLI(t, "export", "--model", model, "--out", filepath.Join(dir, "no.onnx"), "--precision", "fp32"); err == nil || !strings.Contains(err.Error(), "learned with int8 features") {
 					t.Errorf("fp32 export of an int8 model: %v", err)
 				}
 			}

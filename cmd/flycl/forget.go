@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/modelfile"
 )
 
 func forgetCmd() *cobra.Command {
@@ -64,6 +65,12 @@ unchanged, but G still holds the class's samples.`,
 					return fmt.Errorf("%s has no samples of class %q", s.desc, class)
 				}
 				src = s.desc
+			} else if hist, err := modelfile.ReadHistory(model); err == nil && n > 0 {
+				// the journal may hold every sample the class learned: then
+				// the forget is exact without the data
+				if xs := deploy.JournalSamples(hist, class); len(xs) == n*m.InputDim() {
+					x, src = xs, "the model's journal"
+				}
 			}
 			rec, exact, err := m.Forget(cmd.Context(), class, x, nil)
 			if err != nil {
@@ -71,6 +78,9 @@ unchanged, but G still holds the class's samples.`,
 			}
 			if err := m.Save(model); err != nil {
 				return err
+			}
+			if err := m.AppendHistory(model, deploy.ForgetEntry(m.Version(), class, x, m.InputDim())); err != nil {
+				fmt.Fprintf(os.Stderr, "warning: the forget is saved, but not recorded in the journal's history: %v\n", err)
 			}
 			if exact {
 				fmt.Printf("forgot %q exactly: subtracted its %d samples (from %s) from G and S and re-solved with lambda %g (%.3fs)\n",

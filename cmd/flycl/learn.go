@@ -1,7 +1,7 @@
 package main
 
 import (
-	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +14,6 @@ import (
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
@@ -52,22 +51,54 @@ type samples struct {
 	desc     string
 }
 
-// extractor opens the backbone: --backbone, else the model's pipeline mp
-// (which it must match when the model has learned from it: trained), else
-// defaultBackbone.
+// extractor resolves the flags into deploy.ExtractorOptions (--backbone,
+// else the model's pipeline mp, else defaultBackbone; deploy decides what
+// a trained model fixes and calibrates a new model's int8 backbone on
+// --data) and opens the extractor.
 func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool) (*deploy.Extractor, error) {
-	spec := f.ext.backbone
-	if spec == "" && mp != nil {
-		spec = mp.Backbone
-	}
-	if mp == nil && trained {
-		return nil, fmt.Errorf("the model learned from feature vectors without a backbone: it cannot tell whether %s makes the same features (give --features)", cmp.Or(spec, "a backbone"))
-	}
-	spec = cmp.Or(spec, defaultBackbone)
 	if f.ext.maxPixels == 0 {
 		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
 	}
-	dec := imageio.Decoder{MaxPixels: f.ext.maxPixels}
+	o := deploy.ExtractorOptions{Spec: f.ext.backbone, Default: defaultBackbone, Model: mp, Trained: trained,
+		Output: f.ext.output, Decoder: imageio.Decoder{MaxPixels: f.ext.maxPixels},
+		Open: func(spec string) (*backbone.Model, error) {
+			bm, err := openBackbone(spec)
+			if err != nil {
+				return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s)", err, envModels)
+			}
+			return bm, nil
+		}}
+	if f.ext.preset != "" {
+		p, err := transform.LookupPreset(f.ext.preset)
+		if err != nil {
+			return nil, err
+		}
+		o.Preset = &p
+	}
+	prec, err := backbone.ParsePrecision(f.ext.precision)
+	if err != nil {
+		return nil, fmt.Errorf("--precision: %w", err)
+	}
+	if fl := cmd.Flags().Lookup("precision"); fl != nil && fl.Changed {
+		o.Precision = prec // else the model's (fp32, the flag's default, for a new model)
+	}
+	if prec == backbone.INT8 {
+		if o.Calib.Method, err = f.ext.method(); err != nil {
+			return nil, err
+		}
+		o.Calib.N, o.Calib.Threads = f.ext.calib, f.ext.threads
+		if f.data != "" {
+			// calibrate on the data being learned (its training images)
+			o.CalibImages = func() (dataset.Dataset, error) {
+				ds, err := dataset.ParseSpec(f.data)
+				if err != nil {
+					return nil, fmt.Errorf("--data: %w", err)
+				}
+				train, _, err := deploy.OpenData(ds, f.split)
+				return train, err
+			}
+		}
+	}
 	lib, err := ortLibrary(cmd.Flags())
 	if err != nil {
 		return nil, err
@@ -75,69 +106,19 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 	if err := backbone.Init(lib); err != nil {
 		return nil, err
 	}
-	bm, err := openBackbone(spec)
-	if err != nil {
-		return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s)", err, envModels)
+	e, err := deploy.ResolveExtractor(cmd.Context(), o)
+	switch {
+	case errors.Is(err, deploy.ErrNoPipeline):
+		return nil, fmt.Errorf("%w (give --features)", err)
+	case errors.Is(err, deploy.ErrNoCalibration):
+		return nil, fmt.Errorf("--precision int8 needs --data to calibrate the int8 backbone on: %w", err)
+	case errors.Is(err, deploy.ErrPrecision):
+		return nil, fmt.Errorf("--precision %s: %w", prec, err)
+	case err != nil:
+		return nil, err
 	}
-	var preset *transform.Preset
-	if f.ext.preset != "" {
-		p, err := transform.LookupPreset(f.ext.preset)
-		if err != nil {
-			return nil, err
-		}
-		preset = &p
-	}
-	var e *deploy.Extractor
-	prec, err := backbone.ParsePrecision(f.ext.precision)
-	if err != nil {
-		return nil, fmt.Errorf("--precision: %w", err)
-	}
-	if mp != nil && trained {
-		// the model's precision rules; an explicit --precision must agree
-		if fl := cmd.Flags().Lookup("precision"); fl != nil && fl.Changed && string(prec) != mp.Precision && !(prec == backbone.FP32 && mp.Precision == "") {
-			have := mp.Precision
-			if have == "" {
-				have = "fp32"
-			}
-			return nil, fmt.Errorf("--precision %s: the model learned with %s features", prec, have)
-		}
-		if e, err = deploy.ForModel(mp, bm, spec); err != nil {
-			return nil, fmt.Errorf("backbone %s: %w", spec, err)
-		}
-		if preset != nil && *preset != e.Preset {
-			return nil, fmt.Errorf("--preset %s differs from the model's transform %+v", preset.Name, mp.Transform)
-		}
-	} else {
-		if prec == backbone.INT8 {
-			// calibrate on the data being learned (its training images)
-			if f.data == "" {
-				return nil, fmt.Errorf("--precision int8 needs --data to calibrate the int8 backbone on")
-			}
-			ds, err := dataset.ParseSpec(f.data)
-			if err != nil {
-				return nil, fmt.Errorf("--data: %w", err)
-			}
-			train, _, err := deploy.OpenData(ds, f.split)
-			if err != nil {
-				return nil, err
-			}
-			p := bm.Preset
-			if preset != nil {
-				p = *preset
-			}
-			method, err := f.ext.method()
-			if err != nil {
-				return nil, err
-			}
-			if bm, err = extract.Int8(cmd.Context(), bm, dataset.WithDecoder(train, dec), p, method, f.ext.calib, f.ext.threads); err != nil {
-				return nil, err
-			}
-		}
-		if e, err = deploy.NewExtractor(bm, spec, f.ext.output, preset); err != nil {
-			return nil, err
-		}
-	}
-	e.CacheDir, e.BatchSize, e.Threads, e.Decoder = cacheDir(cmd.Flags()), f.ext.batch, f.ext.threads, dec
+	bm := e.Backbone
+	e.CacheDir, e.BatchSize, e.Threads = cacheDir(cmd.Flags()), f.ext.batch, f.ext.threads
 	if !f.ext.quiet {
 		last := time.Now()
 		e.Progress = func(done, total int, rate float64) {
@@ -206,6 +187,9 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 	spec, err := dataset.ParseSpec(f.data)
 	if err != nil {
 		return nil, fmt.Errorf("--data: %w", err)
+	}
+	if err := checkData(spec); err != nil {
+		return nil, err
 	}
 	ds, key, err := deploy.OpenData(spec, f.split)
 	if err != nil {
@@ -334,6 +318,8 @@ func learnCmd() *cobra.Command {
 	var model, wFile string
 	var opt deploy.LearnOptions
 	var wait waitFlag
+	var keep float64
+	var journal bool
 	c := &cobra.Command{
 		Use:   "learn --model FILE (--data KIND:PATH [--backbone B] | --features F.npz)",
 		Short: "Teach a model file new classes (or more samples of known ones); creates it when absent",
@@ -397,6 +383,18 @@ class_names (or --class-names).`,
 					return err
 				}
 			}
+			before := 0.0
+			if len(m.Classes()) > 0 {
+				before = m.Lambda()
+			}
+			if cmd.Flags().Changed("unknown-keep") {
+				if !(keep > 0 && keep <= 1) {
+					return fmt.Errorf("--unknown-keep %g: want a share in (0, 1]", keep)
+				}
+				if err := m.SetCalibration(&flycl.UnknownCalibration{Score: m.Rejection().Score, Keep: keep}); err != nil {
+					return fmt.Errorf("--unknown-keep: %w", err)
+				}
+			}
 			t0 := time.Now()
 			res, err := m.Learn(cmd.Context(), s.x, s.names, s.pipeline, opt)
 			if err != nil {
@@ -406,6 +404,16 @@ class_names (or --class-names).`,
 			t1 := time.Now()
 			if err := m.Save(model); err != nil {
 				return err
+			}
+			// a model with a journal (serve keeps one; --journal starts
+			// one) records the learn in its history, for flycl undo
+			if journal {
+				if err := m.StartJournal(model); err != nil {
+					return err
+				}
+			}
+			if err := m.AppendHistory(model, deploy.LearnEntry(m.Version(), before, s.x, s.names, s.d, opt)); err != nil {
+				fmt.Fprintf(os.Stderr, "warning: the learn is saved, but not recorded in the journal's history (flycl undo cannot take it back): %v\n", err)
 			}
 			printLearn(os.Stdout, res, s.desc, learnTime, time.Since(t1))
 			fi, err := os.Stat(model)
@@ -420,10 +428,12 @@ class_names (or --class-names).`,
 	mf.register(c.Flags())
 	c.Flags().StringVar(&model, "model", "", "model file (created when absent)")
 	wait.register(c)
+	c.Flags().BoolVar(&journal, "journal", false, "keep a journal beside the model (FILE.journal) holding the features of its learns, for flycl undo, flycl history and forget without the data (flycl serve keeps one; once there, every learn adds to it)")
 	c.Flags().StringVar(&wFile, "w", "", "create the model with this projection W (.npz from flycl export-w or another implementation)")
 	c.Flags().BoolVar(&opt.Online, "online", false, "learn in mini-batches (re-solving after each)")
 	c.Flags().IntVar(&opt.Batch, "online-batch", 1000, "mini-batch size with --online")
 	c.Flags().Float64Var(&opt.Lambda, "lambda", 0, "fixed λ (0: GCV on the task, or on each mini-batch with --online)")
+	c.Flags().Float64Var(&keep, "unknown-keep", flycl.DefaultKeep, "share of the learned samples' leave-one-out scores the \"unknown\" threshold keeps (the model keeps it for later learns; docs/UNKNOWN.md)")
 	c.Flags().TextVar(&opt.LambdaPolicy, "lambda-policy", flycl.LambdaGCV, "without --lambda: gcv chooses λ on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
 	return c
 }

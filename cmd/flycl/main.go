@@ -32,6 +32,8 @@ var commands = []func() *cobra.Command{
 	mergeCmd,
 	predictCmd,
 	forgetCmd,
+	undoCmd,
+	historyCmd,
 	classesCmd,
 	serveCmd,
 	watchCmd,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/experiment"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/methods"
 	"github.com/flycl/flycl/projection"
 )
@@ -76,8 +77,8 @@ func (f *runFlags) resultConfig(cfg flycl.Config, opts methods.Options, d int) (
 		name, path, _ := strings.Cut(f.ext.backbone, ":")
 		path, _, _ = strings.Cut(path, "@")
 		given := path
-		if path == "" && modelsDir() != "" {
-			path = filepath.Join(modelsDir(), map[string]string{"squeezenet": "squeezenet1.1", "mobilenetv2": "mobilenetv2-1.0"}[name])
+		if folder, ok := extract.ModelFolder(name); path == "" && ok && modelsDir() != "" {
+			path = filepath.Join(modelsDir(), folder)
 		}
 		if path != "" {
 			if err := add("weights", path); err != nil {

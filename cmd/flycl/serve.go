@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -19,7 +17,6 @@ import (
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/server"
 	"github.com/spf13/cobra"
@@ -252,15 +249,14 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		// transform and the precision (an int8 graph rebuilt from its
 		// calibration); a new model takes the backbone's own.
 		prec, _ := backbone.ParsePrecision(f.precision)
-		var de *deploy.Extractor
-		if p := be.Pipeline(); p != nil {
-			// the model's precision rules; an explicit --precision must agree
-			if have := cmp.Or(p.Precision, "fp32"); cmd.Flags().Changed("precision") && string(prec) != have {
-				return fmt.Errorf("--precision %s: the model %s learned with %s features", prec, f.model, have)
-			}
-			de, err = deploy.ForModel(p, bb, spec)
-		} else {
-			de, err = deploy.NewExtractor(bb, spec, "", nil)
+		o := deploy.ExtractorOptions{Spec: spec, Model: be.Pipeline(), Trained: be.Pipeline() != nil,
+			Open: func(string) (*backbone.Model, error) { return bb, nil }}
+		if cmd.Flags().Changed("precision") && be.Pipeline() != nil {
+			o.Precision = prec // checked against the model's
+		}
+		de, err := deploy.ResolveExtractor(ctx, o) // fp32 for a new model: an int8 one is calibrated below
+		if errors.Is(err, deploy.ErrPrecision) {
+			return fmt.Errorf("--precision %s: %s: %w", prec, f.model, err)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.model, err)
@@ -271,13 +267,13 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 				return fmt.Errorf("--precision int8: the model %s learned from feature vectors without a backbone; int8 is for a new model", f.model)
 			}
 			method, _ := backbone.ParseCalibMethod(f.calibMethod)
-			cal := &int8Calibrator{fp32: de, n: f.calib, method: method, opts: f.sessionOptions()}
+			cal := server.NewInt8Calibrator(de, deploy.CalibOptions{N: f.calib, Method: method, Threads: f.threads}, f.sessionOptions())
 			defer cal.Close()
 			cfg.Extractor = cal
 		} else {
 			// (an int8 model's file fixes its calibration: the flags that
 			// made it are accepted on a restart, as --precision int8 is)
-			if prec := cmp.Or(de.Pipeline().Precision, "fp32"); prec != string(backbone.INT8) && (cmd.Flags().Changed("calib") || cmd.Flags().Changed("calib-method")) {
+			if prec := deploy.PipelinePrecision(de.Pipeline()); prec != backbone.INT8 && (cmd.Flags().Changed("calib") || cmd.Flags().Changed("calib-method")) {
 				return fmt.Errorf("--calib and --calib-method calibrate the backbone of a new model served with --precision int8; the model %s is served with %s features", f.model, prec)
 			}
 			if err := be.SetPipeline(de.Pipeline()); err != nil {
@@ -375,68 +371,3 @@ func beyondLoopback(ctx context.Context, addr string) (bool, error) {
 func (f *serveFlags) sessionOptions() backbone.SessionOptions {
 	return backbone.SessionOptions{Threads: f.threads, NoSpin: !f.ortSpin}
 }
-
-// int8Calibrator is the extractor of a new model served with --precision
-// int8: the fp32 backbone's int8 graph, calibrated on the images of the
-// server's first learn (server.Calibrator).
-type int8Calibrator struct {
-	fp32   *deploy.Extractor // backbone (fp32), spec, output and preset
-	n      int               // calibration images (--calib)
-	method backbone.CalibMethod
-	opts   backbone.SessionOptions                  // the served session's (--threads, --ort-spin)
-	ex     atomic.Pointer[server.BackboneExtractor] // nil until calibrated
-}
-
-func (c *int8Calibrator) Dim() int {
-	i, _ := c.fp32.Backbone.OutputIndex(c.fp32.Output)
-	return c.fp32.Backbone.Dims[i]
-}
-func (c *int8Calibrator) Name() string     { return c.fp32.Backbone.Name + " (int8)" }
-func (c *int8Calibrator) Calibrated() bool { return c.ex.Load() != nil }
-
-func (c *int8Calibrator) Features(ctx context.Context, imgs []*imageio.RGB) ([]float32, error) {
-	ex := c.ex.Load()
-	if ex == nil {
-		return nil, fmt.Errorf("the int8 backbone is not calibrated yet")
-	}
-	return ex.Features(ctx, imgs)
-}
-
-// Calibrate builds the int8 graph from n images (--calib of them, spread
-// evenly, as extract.CalibrationImages picks from a training split).
-func (c *int8Calibrator) Calibrate(ctx context.Context, n int, image func(int) (*imageio.RGB, error)) (*modelfile.Pipeline, error) {
-	q, err := extract.Int8(ctx, c.fp32.Backbone, imageList{n, image}, c.fp32.Preset, c.method, c.n, c.opts.Threads)
-	if err != nil {
-		return nil, err
-	}
-	de, err := deploy.NewExtractor(q, c.fp32.Spec, c.fp32.Output, &c.fp32.Preset)
-	if err != nil {
-		return nil, err
-	}
-	ex, err := server.NewPipelineExtractorWith(q, de.Output, de.Preset, c.opts)
-	if err != nil {
-		return nil, err
-	}
-	c.ex.Store(ex)
-	return de.Pipeline(), nil
-}
-
-// Close releases the int8 session.
-func (c *int8Calibrator) Close() error {
-	if ex := c.ex.Load(); ex != nil {
-		return ex.Close()
-	}
-	return nil
-}
-
-// imageList is a learn's images as a data set (for calibration).
-type imageList struct {
-	n     int
-	image func(int) (*imageio.RGB, error)
-}
-
-func (l imageList) Len() int                          { return l.n }
-func (l imageList) Label(int) int                     { return 0 }
-func (l imageList) Classes() []string                 { return nil }
-func (l imageList) Path(i int) string                 { return fmt.Sprintf("image %d of the learn", i) }
-func (l imageList) Image(i int) (*imageio.RGB, error) { return l.image(i) }

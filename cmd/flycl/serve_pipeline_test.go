@@ -166,6 +166,9 @@ func TestServeInt8NewModel(t *testing.T) {
 			t.Errorf("%s: served %s %.6f, predict %s %.6f", p, g.Class, g.Score, f[4], score)
 		}
 	}
+	// (one writer at a time: the first server stops before the second)
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
 	bad := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--model", model, "--ort-lib", lib, "--precision", "fp32")
 	if b, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(b), "learned with int8") {
 		t.Errorf("serve --precision fp32 of an int8 model: %v\n%s", err, b)

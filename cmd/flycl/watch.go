@@ -24,6 +24,7 @@ type watchFlags struct {
 	fps, saveBelow                                                        float64
 	debounce, top, threads, queue, saveMax, saveEvery, retries, maxPixels int
 	stall, flush                                                          time.Duration
+	everyFrame                                                            bool
 }
 
 func watchCmd() *cobra.Command {
@@ -64,6 +65,7 @@ cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
 	fs.Float64Var(&f.saveBelow, "save-below", 0, "also save frames whose calibrated probability is below this")
 	fs.IntVar(&f.saveMax, "save-max", 1000, "frames saved at most")
 	fs.IntVar(&f.saveEvery, "save-every", 10, "frames between two saved frames at least")
+	fs.BoolVar(&f.everyFrame, "every-frame", false, "classify every frame of a live source too, holding it back when classification is behind (default: skip to the newest frame)")
 	fs.IntVar(&f.retries, "retries", 0, "reconnections in a row without a frame before giving up (0: never give up)")
 	fs.DurationVar(&f.stall, "stall", 30*time.Second, "reconnect a stream that gives no frame for this long")
 	fs.DurationVar(&f.flush, "flush", 10*time.Second, "at the end, wait this long at most for the webhook queue to empty")
@@ -145,13 +147,14 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		short = de.Preset.Crop
 	}
 	cfg := watch.Config{
-		Source:   &watch.FFmpeg{Path: ffmpeg, Input: f.source, FPS: f.fps, ShortSide: short, MaxPixels: f.maxPixels},
-		Classify: &watch.ModelClassifier{Extractor: ex, Predictor: p, Rejection: rej, Top: f.top},
-		Out:      os.Stdout,
-		Debounce: f.debounce,
-		Log:      log,
-		Retries:  f.retries,
-		Stall:    f.stall,
+		Source:     &watch.FFmpeg{Path: ffmpeg, Input: f.source, FPS: f.fps, ShortSide: short, MaxPixels: f.maxPixels},
+		Classify:   &watch.ModelClassifier{Extractor: ex, Predictor: p, Rejection: rej, Top: f.top},
+		Out:        os.Stdout,
+		Debounce:   f.debounce,
+		Log:        log,
+		Retries:    f.retries,
+		EveryFrame: f.everyFrame,
+		Stall:      f.stall,
 	}
 	if f.saveDir != "" {
 		if err := os.MkdirAll(f.saveDir, 0o755); err != nil {

@@ -1,0 +1,7 @@
+//go:build !arm64
+
+package main
+
+// ortArch is the npm package onnxruntime-node's name of this build's
+// architecture (its folder bin/napi-v6/linux/ARCH).
+const ortArch = "x64"

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/modelfile"
+)
+
+func undoCmd() *cobra.Command {
+	var model string
+	var to uint64
+	var wait waitFlag
+	c := &cobra.Command{
+		Use:   "undo --model FILE [--to VERSION]",
+		Short: "Take the last learn (or every learn after VERSION) back out of a model exactly",
+		Long: `Takes the last learn back out of the model, exactly: its samples, which the
+model's journal holds (FILE.journal; flycl serve keeps one, and flycl learn adds
+to it once it exists), are subtracted from G and S, the classes it added go, and
+the classifier is re-solved with the λ the model had before it. The model then
+equals the one before that learn (G up to float32 rounding) as a new version:
+versions only grow. With --to VERSION every learn after that version is undone,
+newest first. An undo cannot reach past a forget, nor past the history the
+journal keeps; "flycl history" shows what it can undo.`,
+		Example: `  flycl undo --model cam.flycl
+  flycl history --model cam.flycl && flycl undo --model cam.flycl --to 3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if model == "" {
+				return fmt.Errorf("give --model FILE")
+			}
+			lk, err := lockModel(cmd, model, wait, args)
+			if err != nil {
+				return err
+			}
+			defer lk.Unlock()
+			m, err := deploy.Load(model)
+			if err != nil {
+				return err
+			}
+			for {
+				hist, err := modelfile.ReadHistory(model)
+				if err != nil {
+					return err
+				}
+				st := deploy.Undoable(hist)
+				if to > 0 {
+					i := len(st) - 1
+					for i >= 0 && st[i].Version != to {
+						i--
+					}
+					if i < 0 {
+						return fmt.Errorf("undo: %w: version %d is not a learn the journal can go back to (see flycl history)", deploy.ErrNoUndo, to)
+					}
+					if i == len(st)-1 {
+						break
+					}
+				}
+				e, err := m.Undo(cmd.Context(), hist)
+				if err != nil {
+					return fmt.Errorf("undo (%s unchanged): %w", model, err)
+				}
+				if err := m.Save(model); err != nil {
+					return err
+				}
+				if err := m.AppendHistory(model, e); err != nil {
+					return fmt.Errorf("undo: the model is saved, but the journal could not record the undo: %w", err)
+				}
+				fmt.Printf("undid the learn of version %d (%d samples of %s) with lambda %g: model %s at version %d, %d classes\n",
+					e.Undoes, e.Rows(), strings.Join(deploy.Distinct(e.Names), ", "), e.LambdaBefore, model, m.Version(), len(m.Classes()))
+				if to == 0 {
+					break
+				}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&model, "model", "", "model file")
+	c.Flags().Uint64Var(&to, "to", 0, "undo every learn after this version (default: the last learn only)")
+	wait.register(c)
+	return c
+}
+
+func historyCmd() *cobra.Command {
+	var model string
+	c := &cobra.Command{
+		Use:   "history --model FILE",
+		Short: "List a model's changes that its journal records (what flycl undo can take back)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if model == "" {
+				return fmt.Errorf("give --model FILE")
+			}
+			h, err := deploy.History(model)
+			if err != nil {
+				return err
+			}
+			if len(h) == 0 {
+				fmt.Printf("%s has no journal of its changes (flycl serve keeps one; flycl info shows the learning steps)\n", model)
+				return nil
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "version\ttime\tchange\tsamples\tclasses\tlambda before\tundoable")
+			for _, i := range h {
+				op := i.Op
+				if i.Undoes != 0 {
+					op = fmt.Sprintf("undo of %d", i.Undoes)
+				}
+				u := ""
+				if i.Undoable {
+					u = "yes"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%g\t%s\n", i.Version, i.Time.Format("2006-01-02 15:04:05"), op, i.Samples, strings.Join(i.Classes, ","), i.LambdaBefore, u)
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().StringVar(&model, "model", "", "model file")
+	return c
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flycl/flycl/deploy"
+)
+
+// TestUndoHistoryForgetFromJournal: flycl learn --journal records every
+// learn; history lists them; undo takes the last back out, so the model
+// has the classes, counts and λ, and predicts as, a model that never
+// learned it; undo --to goes back further; and forget without data is
+// exact when the journal holds the class's samples.
+func TestUndoHistoryForgetFromJournal(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.flycl")
+	ref := filepath.Join(dir, "ref.flycl")
+	files := []string{filepath.Join(dir, "a.npz"), filepath.Join(dir, "b.npz"), filepath.Join(dir, "c.npz")}
+	blobs(t, files[0], 1, 16, 8, "ant", "bee")
+	blobs(t, files[1], 2, 16, 8, "cat", "bee")
+	blobs(t, files[2], 3, 16, 8, "dog")
+	for i, f := range files {
+		args := append([]string{"learn", "--model", model, "--features", f, "--quiet"}, smallModel...)
+		if i == 0 {
+			args = append(args, "--journal")
+		}
+		if _, err := runCLI(t, args...); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			if _, err := runCLI(t, append([]string{"learn", "--model", ref, "--features", f, "--quiet"}, smallModel...)...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out, err := runCLI(t, "history", "--model", model)
+	if err != nil || strings.Count(out, "learn") != 3 {
+		t.Fatalf("history: %v\n%s", err, out)
+	}
+	if out, err = runCLI(t, "undo", "--model", model); err != nil || !strings.Contains(out, "undid the learn of version 3") {
+		t.Fatalf("undo: %v\n%s", err, out)
+	}
+	same := func(what, a, b string) {
+		t.Helper()
+		ma, err := deploy.Load(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb, err := deploy.Load(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ma.ClassNames(), mb.ClassNames()) || !slices.Equal(ma.ClassCounts(), mb.ClassCounts()) || ma.Lambda() != mb.Lambda() {
+			t.Fatalf("%s: %v %v λ=%g, want %v %v λ=%g", what, ma.ClassNames(), ma.ClassCounts(), ma.Lambda(), mb.ClassNames(), mb.ClassCounts(), mb.Lambda())
+		}
+		x := make([]float32, 40*16)
+		for i := range x {
+			x[i] = float32((i*7919)%23) - 11
+		}
+		pa, err := ma.Predict(context.Background(), x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, _ := mb.Predict(context.Background(), x)
+		if !slices.Equal(pa, pb) {
+			t.Fatalf("%s: predictions differ", what)
+		}
+	}
+	same("after undo", model, ref)
+	m, _ := deploy.Load(model)
+	if m.Version() != 4 {
+		t.Fatalf("version %d after an undo of version 3, want 4 (versions only grow)", m.Version())
+	}
+	// forget without data: exact from the journal
+	if out, err = runCLI(t, "forget", "--model", model, "--class", "cat"); err != nil || !strings.Contains(out, "exactly") || !strings.Contains(out, "journal") {
+		t.Fatalf("forget from the journal: %v\n%s", err, out)
+	}
+	// (the forget is a barrier: what came before it is not undone)
+	if _, err := runCLI(t, "undo", "--model", model); err == nil {
+		t.Fatal("undo past a forget: accepted")
+	}
+}

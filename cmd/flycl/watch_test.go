@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/jpeg"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flycl/flycl/watch"
+)
+
+// watchPhotos makes the classes of the watch tests from shared ImageNet
+// photos: each photo scaled to a 320×240 frame (ffmpeg, as a camera's
+// frame), saved as PNG with a mirrored copy, laid out as DIR/<class>/ to
+// learn from. It returns the folder and each class's frame.
+func watchPhotos(t *testing.T, ff string, classes map[string]string) (string, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	frames := map[string]string{}
+	for class, photo := range classes {
+		src := filepath.Join(sharedDir, "data", "imagenet-sample-500", photo)
+		if _, err := os.Stat(src); err != nil {
+			t.Skipf("shared ImageNet sample photos not available: %v", err)
+		}
+		os.MkdirAll(filepath.Join(dir, class), 0o755)
+		for _, v := range []struct{ name, vf string }{{"frame", "scale=320:240"}, {"mirror", "scale=320:240,hflip"}} {
+			out := filepath.Join(dir, class, v.name+".png")
+			if b, err := exec.Command(ff, "-hide_banner", "-loglevel", "error", "-i", src, "-vf", v.vf, out).CombinedOutput(); err != nil {
+				t.Fatalf("ffmpeg %s: %v: %s", photo, err, b)
+			}
+		}
+		frames[class] = filepath.Join(dir, class, "frame.png")
+	}
+	return dir, frames
+}
+
+// watchLines parses flycl watch's output: the frames' answers and the
+// events' classes.
+func watchLines(t *testing.T, out string) (answers, events []string) {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var l struct {
+			Type   string `json:"type"`
+			Answer string `json:"answer"`
+			Class  string `json:"class"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		switch l.Type {
+		case "frame":
+			answers = append(answers, l.Answer)
+		case "event":
+			events = append(events, l.Class)
+		}
+	}
+	return answers, events
+}
+
+// TestWatchVideoAndMJPEG: a model learned (through SqueezeNet) on frames
+// of three ImageNet photos watches a video that ffmpeg made of those
+// frames, each held for 4 frames: every frame's answer is the class
+// shown and the events are the class sequence, POSTed to a webhook that
+// fails twice before answering (each event arrives once, in order). The
+// same frames served as MJPEG over HTTP by a local server that drops the
+// stream after 6 frames and then serves the rest give the same answers:
+// flycl watch reconnects and continues.
+func TestWatchVideoAndMJPEG(t *testing.T) {
+	lib, sq := squeezeNet(t)
+	ff, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Skipf("ffmpeg not installed (apt-get install ffmpeg): %v", err)
+	}
+	dir, frames := watchPhotos(t, ff, map[string]string{"tench": "n01440764_tench.JPEG", "magpie": "n01582220_magpie.JPEG",
+		"banana": "n07753592_banana.JPEG", "volcano": "n09472597_volcano.JPEG"})
+	model := filepath.Join(t.TempDir(), "cam.flycl")
+	if out, err := runCLI(t, "learn", "--data", "folder:"+dir, "--backbone", "squeezenet:"+sq, "--model", model, "--ort-lib", lib,
+		"--cache", "", "--quiet", "--m", "2000", "--p", "50", "--k", "600", "--lambdas", "1,10,100,1000"); err != nil {
+		t.Fatalf("learn: %v\n%s", err, out)
+	}
+
+	sequence := []string{"tench", "magpie", "banana", "volcano", "tench"}
+	var want []string
+	seqDir := t.TempDir()
+	for _, c := range sequence {
+		for range 4 {
+			b, _ := os.ReadFile(frames[c])
+			os.WriteFile(filepath.Join(seqDir, fmt.Sprintf("%03d.png", len(want))), b, 0o644)
+			want = append(want, c)
+		}
+	}
+	video := filepath.Join(t.TempDir(), "clip.avi")
+	if b, err := exec.Command(ff, "-hide_banner", "-loglevel", "error", "-framerate", "4", "-i", filepath.Join(seqDir, "%03d.png"),
+		"-c:v", "mjpeg", "-q:v", "3", video).CombinedOutput(); err != nil {
+		t.Fatalf("make the video: %v: %s", err, b)
+	}
+
+	var mu sync.Mutex
+	var posted []watch.Event
+	requests := 0
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if requests++; requests <= 2 {
+			http.Error(w, "busy", http.StatusInternalServerError)
+			return
+		}
+		var ev watch.Event
+		if err := json.NewDecoder(r.Body).Decode(&ev); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		posted = append(posted, ev)
+	}))
+	defer hook.Close()
+
+	common := []string{"watch", "--model", model, "--ort-lib", lib, "--backbone", "squeezenet:" + sq, "--unknown", "off", "--debounce", "2", "--top", "2"}
+	out, err := runCLI(t, append(common, "--source", video, "--fps", "0", "--webhook", hook.URL)...)
+	if err != nil {
+		t.Fatalf("watch the video: %v", err)
+	}
+	answers, events := watchLines(t, out)
+	if !slices.Equal(answers, want) || !slices.Equal(events, sequence) {
+		t.Fatalf("video: answers %v\nwant %v\nevents %v, want %v", answers, want, events, sequence)
+	}
+	mu.Lock()
+	for i, ev := range posted {
+		if ev.ID != int64(i+1) || ev.Class != sequence[i] {
+			t.Fatalf("posted event %d: %+v, want id %d class %s", i, ev, i+1, sequence[i])
+		}
+	}
+	if len(posted) != len(sequence) || requests != len(sequence)+2 {
+		t.Fatalf("%d events posted in %d requests, want %d in %d", len(posted), requests, len(sequence), len(sequence)+2)
+	}
+	mu.Unlock()
+
+	// The same frames as MJPEG over HTTP, dropped after 6 frames.
+	var jpegs [][]byte
+	for _, c := range want {
+		f, _ := os.Open(frames[c])
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		jpeg.Encode(&b, img, &jpeg.Options{Quality: 90})
+		jpegs = append(jpegs, b.Bytes())
+	}
+	parts := [][][]byte{jpegs[:6], jpegs[6:]}
+	conns := 0
+	cam := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		i := conns
+		conns++
+		mu.Unlock()
+		if i >= len(parts) {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "multipart/x-mixed-replace;boundary=frame")
+		for _, j := range parts[i] {
+			fmt.Fprintf(w, "--frame\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n", len(j))
+			w.Write(j)
+			w.Write([]byte("\r\n"))
+			w.(http.Flusher).Flush()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}))
+	defer cam.Close()
+	out, err = runCLI(t, append(common, "--source", cam.URL+"/video.mjpg", "--fps", "0", "--every-frame", "--retries", "1")...)
+	if err == nil || !strings.Contains(err.Error(), "reconnections without a frame") {
+		t.Fatalf("a camera that stops serving: %v", err)
+	}
+	answers, events = watchLines(t, out)
+	if !slices.Equal(answers, want) || !slices.Equal(events, sequence) {
+		t.Fatalf("MJPEG: answers %v\nwant %v\nevents %v, want %v", answers, want, events, sequence)
+	}
+}
+
+// TestWatchFlagErrors: flags are checked before any work.
+func TestWatchFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"watch", "--source", "x.mp4"}, "--model"},
+		{[]string{"watch", "--model", "m.flycl"}, "--source"},
+		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--fps", "-1"}, "--fps"},
+		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--webhook-queue", "0"}, "--webhook-queue"},
+		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--ffmpeg", "/nonexistent/ffmpeg"}, "--ffmpeg"},
+		{[]string{"watch", "--model", filepath.Join(t.TempDir(), "none.flycl"), "--source", "x.mp4", "--ffmpeg", os.Args[0]}, "none.flycl"},
+	} {
+		if _, err := runCLI(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error naming %s", c.args, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/transform"
+)
+
+// TestCheckPrecision: the model's recorded precision wins (none recorded
+// is fp32); an explicit precision passes only when it is that one.
+func TestCheckPrecision(t *testing.T) {
+	int8 := &modelfile.Pipeline{Precision: "int8"}
+	fp32 := &modelfile.Pipeline{}
+	for _, c := range []struct {
+		p    *modelfile.Pipeline
+		want backbone.Precision
+		ok   bool
+	}{
+		{nil, "", true},
+		{nil, backbone.FP32, true},
+		{nil, backbone.INT8, false},
+		{fp32, "", true},
+		{fp32, backbone.FP32, true},
+		{fp32, backbone.INT8, false},
+		{int8, "", true},
+		{int8, backbone.INT8, true},
+		{int8, backbone.FP32, false},
+	} {
+		err := CheckPrecision(c.p, c.want)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrPrecision)) {
+			t.Errorf("CheckPrecision(%v, %q) = %v, want ok=%v (ErrPrecision when refused)", c.p, c.want, err, c.ok)
+		}
+	}
+}
+
+// sharedSqueezeNet opens the shared SqueezeNet weights (no ONNX Runtime
+// needed to open, name outputs or compare pipelines), or skips.
+func sharedSqueezeNet(t *testing.T) *backbone.Model {
+	t.Helper()
+	dir := filepath.Join("..", "..", "shared", "models")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("shared models not available")
+	}
+	m, err := extract.OpenBackbone("squeezenet", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestResolveExtractor checks the deployment rules of ResolveExtractor
+// case by case against what each rule says: which spec is opened, what a
+// trained model's pipeline fixes (output, transform, precision), what a
+// new model takes from the options, and which sentinel a refusal wraps.
+func TestResolveExtractor(t *testing.T) {
+	m := sharedSqueezeNet(t)
+	base, err := NewExtractor(m, "squeezenet:/w", "features", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := base.Pipeline() // a model learned with features of the backbone's preset
+	logits := *model         // ... with its logits
+	logits.Output, logits.Dim = "logits", 1000
+	int8 := *model // ... with int8 features
+	int8.Precision = "int8"
+	other, err := transform.LookupPreset("imagenet-nonorm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		o        ExtractorOptions
+		wantSpec string // the spec opened and recorded
+		output   string // the extractor's output
+		preset   string // the extractor's preset name
+		err      error  // sentinel of a refusal
+		refused  bool   // refused without a sentinel
+	}{
+		{name: "new model: the default backbone", o: ExtractorOptions{Default: "squeezenet"},
+			wantSpec: "squeezenet", output: "features", preset: m.Preset.Name},
+		{name: "new model: the spec asked for wins over the default", o: ExtractorOptions{Spec: "squeezenet:/x", Default: "mobilenetv2"},
+			wantSpec: "squeezenet:/x", output: "features", preset: m.Preset.Name},
+		{name: "untrained model: its pipeline's spec, the options' output and preset", o: ExtractorOptions{Default: "mobilenetv2", Model: model, Output: "logits", Preset: &other},
+			wantSpec: "squeezenet:/w", output: "logits", preset: other.Name},
+		{name: "trained model: its spec, output and transform", o: ExtractorOptions{Default: "mobilenetv2", Model: &logits, Trained: true, Output: "features"},
+			wantSpec: "squeezenet:/w", output: "logits", preset: m.Preset.Name},
+		{name: "trained model: another copy of its weights", o: ExtractorOptions{Spec: "squeezenet:/copy", Model: model, Trained: true},
+			wantSpec: "squeezenet:/copy", output: "features", preset: m.Preset.Name},
+		{name: "trained model: its own precision asked for", o: ExtractorOptions{Model: model, Trained: true, Precision: backbone.FP32},
+			wantSpec: "squeezenet:/w", output: "features", preset: m.Preset.Name},
+		{name: "trained fp32 model: int8 refused", o: ExtractorOptions{Model: model, Trained: true, Precision: backbone.INT8}, err: ErrPrecision},
+		{name: "trained int8 model: fp32 refused", o: ExtractorOptions{Model: &int8, Trained: true, Precision: backbone.FP32}, err: ErrPrecision},
+		{name: "trained model: another preset refused", o: ExtractorOptions{Model: model, Trained: true, Preset: &other}, refused: true},
+		{name: "trained model without a pipeline takes no images", o: ExtractorOptions{Default: "squeezenet", Trained: true}, err: ErrNoPipeline},
+		{name: "new int8 model without calibration images", o: ExtractorOptions{Default: "squeezenet", Precision: backbone.INT8}, err: ErrNoCalibration},
+		{name: "unknown precision", o: ExtractorOptions{Default: "squeezenet", Precision: "int4"}, refused: true},
+		{name: "unknown output", o: ExtractorOptions{Default: "squeezenet", Output: "nope"}, refused: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var opened []string
+			c.o.Open = func(spec string) (*backbone.Model, error) {
+				opened = append(opened, spec)
+				return m, nil
+			}
+			e, err := ResolveExtractor(context.Background(), c.o)
+			switch {
+			case c.err != nil || c.refused:
+				if err == nil {
+					t.Fatalf("accepted: %+v", e.Pipeline())
+				}
+				if c.err != nil && !errors.Is(err, c.err) {
+					t.Fatalf("error %v, want %v", err, c.err)
+				}
+				return
+			case err != nil:
+				t.Fatal(err)
+			}
+			if len(opened) != 1 || opened[0] != c.wantSpec || e.Spec != c.wantSpec {
+				t.Errorf("opened %q, recorded %q; want %q once", opened, e.Spec, c.wantSpec)
+			}
+			if e.Output != c.output || e.Preset.Name != c.preset || e.Backbone.Precision != backbone.FP32 {
+				t.Errorf("output %s, preset %s, precision %s; want %s, %s, fp32", e.Output, e.Preset.Name, e.Backbone.Precision, c.output, c.preset)
+			}
+			if c.o.Trained {
+				if err := c.o.Model.Check(e.Pipeline()); err != nil {
+					t.Errorf("a trained model's extractor differs from its pipeline: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestResolveExtractorInt8: a new model's int8 backbone is calibrated on
+// the images CalibImages opens, and its pipeline rebuilds the same graph
+// for the trained model (ForModel), where fp32 is then refused.
+func TestResolveExtractorInt8(t *testing.T) {
+	m := sharedSqueezeNet(t)
+	lib := os.Getenv("FLYCL_ORT_LIB")
+	if lib == "" {
+		lib = "../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+	}
+	if err := backbone.Init(lib); err != nil {
+		t.Skip(err)
+	}
+	photos, err := filepath.Glob(filepath.Join("..", "..", "shared", "data", "imagenet-sample-500", "*.JPEG"))
+	if err != nil || len(photos) < 2 {
+		t.Skip("shared photos not available")
+	}
+	open := func(string) (*backbone.Model, error) { return m, nil }
+	calls := 0
+	e, err := ResolveExtractor(context.Background(), ExtractorOptions{Default: "squeezenet", Open: open, Precision: backbone.INT8,
+		Calib:       CalibOptions{N: 2, Method: backbone.CalibMinMax, Threads: 1},
+		CalibImages: func() (dataset.Dataset, error) { calls++; return files{paths: photos[:2]}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.Pipeline()
+	if calls != 1 || e.Backbone.Precision != backbone.INT8 || p.Precision != "int8" || p.Calibration == "" {
+		t.Fatalf("calibration images opened %d times; pipeline %+v", calls, p)
+	}
+	again, err := ResolveExtractor(context.Background(), ExtractorOptions{Open: open, Model: p, Trained: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Backbone.Hash != e.Backbone.Hash {
+		t.Errorf("the trained model rebuilt graph %.12s, calibrated %.12s", again.Backbone.Hash, e.Backbone.Hash)
+	}
+	if _, err := ResolveExtractor(context.Background(), ExtractorOptions{Open: open, Model: p, Trained: true, Precision: backbone.FP32}); !errors.Is(err, ErrPrecision) {
+		t.Errorf("fp32 for the int8 model: %v, want ErrPrecision", err)
+	}
+}

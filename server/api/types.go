@@ -1,0 +1,134 @@
+package api
+
+// RequestHeader is the header the server's web page sends with every API
+// request. A browser request (one that carries Origin or Sec-Fetch-*
+// headers) that may change something (any method but GET, HEAD and
+// OPTIONS) is refused without it: a page of another site can send a form
+// or a no-cors fetch, but not a custom header (that needs a CORS preflight,
+// which the server does not grant). Clients that are not browsers need
+// not send it; Client sends it anyway.
+const RequestHeader = "X-Flycl-Request"
+
+// Request is the JSON body of predict and learn: either images (base64
+// of the encoded file) or feature vectors, and for learn one label per
+// sample (or Label for all of them).
+type Request struct {
+	Images   []string    `json:"images,omitempty"`
+	Features [][]float32 `json:"features,omitempty"`
+	Labels   []string    `json:"labels,omitempty"`
+	Label    string      `json:"label,omitempty"`
+	Top      int         `json:"top,omitempty"`
+	// Learn only: a fixed λ (> 0; absent: GCV), and online learning in
+	// mini-batches of Batch samples (default: the server's).
+	Lambda float64 `json:"lambda,omitempty"`
+	Online bool    `json:"online,omitempty"`
+	Batch  int     `json:"batch,omitempty"`
+}
+
+// ErrorBody is the JSON body of every error response.
+type ErrorBody struct {
+	Error  string `json:"error"`
+	Status int    `json:"status"`
+}
+
+// Class is a class of the model and the samples it has learned.
+type Class struct {
+	Name    string `json:"name"`
+	Samples int    `json:"samples"`
+}
+
+// Info describes a model snapshot (GET /v1/model).
+type Info struct {
+	Version  uint64    `json:"version"`
+	Dim      int       `json:"d"`
+	M        int       `json:"m"`
+	P        int       `json:"p"`
+	K        int       `json:"k"`
+	Lambda   float64   `json:"lambda"`
+	Lambdas  []float64 `json:"lambda_history"`
+	Samples  int       `json:"samples"`
+	Classes  int       `json:"classes"`
+	Backbone string    `json:"backbone,omitempty"`
+	Path     string    `json:"path,omitempty"`
+}
+
+// ModelResponse is the body of GET /v1/model.
+type ModelResponse struct {
+	Info
+	Images bool `json:"images"` // whether the server accepts images
+	Auth   bool `json:"auth"`   // whether changes need a token
+}
+
+// Health is the body of GET /v1/healthz: status "ok" (200), or
+// "read-only" (503) with the reason in Error when the server can no
+// longer take changes but still answers predictions.
+type Health struct {
+	Status   string `json:"status"`
+	Version  uint64 `json:"version"`
+	Classes  int    `json:"classes"`
+	Writable bool   `json:"writable"`
+	Error    string `json:"error,omitempty"`
+}
+
+// ClassesResponse is the body of GET /v1/classes.
+type ClassesResponse struct {
+	Version uint64  `json:"version"`
+	Classes []Class `json:"classes"`
+}
+
+// ForgetResponse is the body of DELETE /v1/classes/{name}.
+type ForgetResponse struct {
+	Version uint64 `json:"version"`
+	Forgot  string `json:"forgot"`
+	// Exact is true when the class's data came with the request and the
+	// model now equals one that never saw the class; false when only its
+	// column was dropped (G still holds its samples).
+	Exact   bool    `json:"exact"`
+	Samples int     `json:"samples,omitempty"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Score is one class and its score.
+type Score struct {
+	Class string  `json:"class"`
+	Score float32 `json:"score"`
+}
+
+// Prediction is the result for one sample: the best classes first.
+type Prediction struct {
+	Class string  `json:"class"` // the best class, even when the answer is unknown
+	Top   []Score `json:"top"`
+	// Answer is Class, or "unknown" when the model's rejection says the
+	// sample is none of its classes (Unknown).
+	Answer  string `json:"answer"`
+	Unknown bool   `json:"unknown"`
+	// Probability is the calibrated probability of Class (absent when
+	// the model has no fitted temperature).
+	Probability *float64 `json:"probability,omitempty"`
+}
+
+// PredictResponse is the body of POST /v1/predict.
+type PredictResponse struct {
+	Version     uint64       `json:"version"`
+	Predictions []Prediction `json:"predictions"`
+	Seconds     float64      `json:"seconds"`
+	Extract     float64      `json:"extract_seconds,omitempty"`
+}
+
+// LearnResponse is the body of POST /v1/learn.
+type LearnResponse struct {
+	Version    uint64             `json:"version"`
+	Samples    int                `json:"samples"`
+	NewClasses []string           `json:"new_classes"`
+	Classes    int                `json:"classes"`
+	Lambda     float64            `json:"lambda"`
+	Steps      int                `json:"steps"`   // solves: 1, or one per mini-batch online
+	Seconds    float64            `json:"seconds"` // whole request
+	Stages     map[string]float64 `json:"stages"`  // seconds per stage
+	// LambdaRequested is the request's fixed λ (absent: GCV chose λ);
+	// Lambda differs from it when the solve had to raise it.
+	LambdaRequested float64 `json:"lambda_requested,omitempty"`
+	// Warnings say what succeeded but not as asked (a raised λ); an
+	// empty list when nothing did.
+	Warnings []string `json:"warnings"`
+}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/flycl/flycl/deploy"
+)
+
+// Undoer is a Backend that can take learns back out exactly and list its
+// changes (FileBackend, with its journal).
+type Undoer interface {
+	// Undo takes the last learn back out (to 0), or every learn after
+	// version to, and returns the new snapshot.
+	Undo(ctx context.Context, to uint64) (Snapshot, error)
+	// History lists the model's changes, oldest first.
+	History() ([]deploy.HistoryItem, error)
+}
+
+// UndoRequest is the JSON body of POST /v1/model/undo (empty: undo the
+// last learn).
+type UndoRequest struct {
+	// To, when not 0, undoes every learn after version To.
+	To uint64 `json:"to,omitempty"`
+}
+
+// UndoResponse answers POST /v1/model/undo.
+type UndoResponse struct {
+	Version uint64  `json:"version"`
+	Classes int     `json:"classes"`
+	Seconds float64 `json:"seconds"`
+}
+
+// HistoryResponse answers GET /v1/model/history.
+type HistoryResponse struct {
+	Version uint64               `json:"version"`
+	Changes []deploy.HistoryItem `json:"changes"`
+}
+
+func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
+	t := time.Now()
+	u, ok := s.cfg.Backend.(Undoer)
+	if !ok {
+		s.fail(w, fmt.Errorf("undo: %w", ErrUnsupported))
+		return
+	}
+	var req UndoRequest
+	b, err := io.ReadAll(io.LimitReader(r.Body, 4096))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if len(b) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			writeError(w, http.StatusBadRequest, "undo: body: %v (want {} or {\"to\": VERSION})", err)
+			return
+		}
+	}
+	if !s.reserve() {
+		s.fail(w, errBusy)
+		return
+	}
+	var sn Snapshot
+	err = s.submit(func(ctx context.Context) (Snapshot, error) {
+		var err error
+		sn, err = u.Undo(ctx, req.To)
+		return sn, err
+	})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.log.Info("undid", "to", req.To, "version", sn.Version(), "classes", len(sn.Classes()))
+	writeJSON(w, http.StatusOK, UndoResponse{Version: sn.Version(), Classes: len(sn.Classes()), Seconds: time.Since(t).Seconds()})
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.cfg.Backend.(Undoer)
+	if !ok {
+		s.fail(w, fmt.Errorf("history: %w", ErrUnsupported))
+		return
+	}
+	h, err := u.History()
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if h == nil {
+		h = []deploy.HistoryItem{}
+	}
+	writeJSON(w, http.StatusOK, HistoryResponse{Version: s.Snapshot().Version(), Changes: h})
+}

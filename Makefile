@@ -165,6 +165,27 @@ bench: bench-parts bench-engine bench-components bench-backbones bench-pipeline 
 clean:
 	rm -rf bin out
 
+# Release archives (docs/INSTALL.md) in dist/: linux/amd64 and linux/arm64
+# with cgo (OpenBLAS, libjpeg-turbo, ONNX Runtime and their libraries in
+# the archive; arm64 cross-compiled through Debian's gcc-aarch64-linux-gnu
+# and multiarch), darwin/arm64 and windows/amd64 pure Go (features only).
+# release-test builds the two Linux archives and checks the arm64 binary,
+# run under qemu-user-static, against the amd64 one on a small learn and
+# predict (about 5 minutes on 2 cores); it fails when the cross toolchain
+# is missing (scripts/install-deps --cross installs it, as both do).
+.PHONY: release release-deps release-test bench-cholesky
+release-deps:
+	@./scripts/install-deps --cross
+release: release-deps
+	./scripts/release
+release-test: release-deps
+	./scripts/release-test --require
+
+# The learn's m² steps (Cholesky, Gram update) with OpenBLAS and in the
+# pure-Go build, side by side at m = 2000 and 10000 (docs/INSTALL.md).
+bench-cholesky: deps
+	./scripts/cholbench
+
 # The soak test (docs/DEPLOY.md): flycl serve under concurrent predicts,
 # learns and forgets from several clients, killed with SIGKILL at random
 # moments and restarted 40 times, with a full-disk window (a small tmpfs,

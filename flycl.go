@@ -17,21 +17,22 @@ import (
 )
 
 // Config holds Fly-CL's hyper-parameters. The zero value of a field means
-// its default (DefaultConfig).
+// its default (DefaultConfig). Its JSON form names the fields as a model
+// file's header does, and every enumeration by its name (MarshalText).
 type Config struct {
-	M    int    // expansion dimension m (default 10000)
-	P    int    // non-zeros per row of W (default 300)
-	K    int    // coordinates kept by top-k (default 3000)
-	Seed uint64 // seed of W (default 0)
+	M    int    `json:"m"`    // expansion dimension m (default 10000)
+	P    int    `json:"p"`    // non-zeros per row of W (default 300)
+	K    int    `json:"k"`    // coordinates kept by top-k (default 3000)
+	Seed uint64 `json:"seed"` // seed of W (default 0)
 
-	TopK       projection.TopKMode // signed (default, as the reference code) or magnitude
-	Lambdas    []float64           // GCV grid (default 1e6, 1e7, 1e8, 1e9)
-	GCV        ridge.GCVMethod     // how GCV is computed (default auto)
-	GCVScope   GCVScope            // which samples GCV scores λ on (default: the task's, as the paper)
-	Projection projection.Method   // how W is applied (default auto)
+	TopK       projection.TopKMode `json:"topk"`                // signed (default, as the reference code) or magnitude
+	Lambdas    []float64           `json:"lambdas"`             // GCV grid (default 1e6, 1e7, 1e8, 1e9)
+	GCV        ridge.GCVMethod     `json:"gcv"`                 // how GCV is computed (default auto)
+	GCVScope   GCVScope            `json:"gcv_scope,omitempty"` // which samples GCV scores λ on (default: the task's, as the paper)
+	Projection projection.Method   `json:"projection"`          // how W is applied (default auto)
 	// LambdaScale says whether Lambdas are absolute (default) or relative
 	// to the mean diagonal of G (see LambdaRelative).
-	LambdaScale LambdaScale
+	LambdaScale LambdaScale `json:"lambda_scale,omitempty"`
 }
 
 // DefaultLambdas is the GCV grid of the paper's ViT-B/16 runs.

@@ -50,6 +50,25 @@ func ParseLambdaScale(s string) (LambdaScale, error) {
 	return LambdaAbsolute, fmt.Errorf("flycl: unknown lambda scale %q (want absolute or relative)", s)
 }
 
+// MarshalText writes the scale's name ("absolute" or "relative"); a value
+// that is neither is an error.
+func (s LambdaScale) MarshalText() ([]byte, error) {
+	if s != LambdaAbsolute && s != LambdaRelative {
+		return nil, fmt.Errorf("flycl: invalid lambda scale %d", int(s))
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText parses a scale's name (ParseLambdaScale).
+func (s *LambdaScale) UnmarshalText(b []byte) error {
+	v, err := ParseLambdaScale(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
 // inputScaleFor returns the power of two that brings the RMS of x near 1
 // (1 when x is all zero or not finite).
 func inputScaleFor(x []float32) float64 {

@@ -268,9 +268,10 @@ func (m *Model) LeaveOneOut() (scores []float32, classes []int) {
 }
 
 // calibrate runs the calibration of SetCalibration after a learn whose n
-// codes h (n×m, as learned) had class indices idx. It relies on the
-// accumulator still holding the Cholesky factor of G + λI of the solve
-// that just ended. A failure leaves the rejection off rather than stale.
+// codes h (n×m, as learned) had class indices idx. It uses the
+// accumulator's Cholesky factor of G + λI from the solve that just ended
+// (ridge.Accumulator.FactorLambda). A failure leaves the rejection off
+// rather than stale.
 func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 	if m.calib == nil {
 		return
@@ -281,6 +282,10 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 		m.pool = nil // scores of another kind
 	}
 	m.rej, m.loo, m.looIdx = Rejection{}, nil, nil
+	if m.acc.FactorLambda() != m.lambda { // no factor of G + λI at hand: nothing exact to compute
+		m.pool = nil
+		return
+	}
 	sel := evenly(n, c.MaxSamples)
 	loo, err := m.looScores(ctx, h, sel, idx)
 	if err != nil {

@@ -254,7 +254,9 @@ func TestInboxCorrupt(t *testing.T) {
 		// skipped: left in place and logged; else removed as incomplete
 		skipped bool
 	}{
-		{"garbage sidecar", func(t *testing.T, dir string) { write(t, filepath.Join(dir, sidecarName), []byte("{\"format\": \"flycl-in")) }, true},
+		{"garbage sidecar", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, sidecarName), []byte("{\"format\": \"flycl-in"))
+		}, true},
 		{"sidecar of another item", func(t *testing.T, dir string) {
 			b, _ := os.ReadFile(filepath.Join(dir, sidecarName))
 			write(t, filepath.Join(dir, sidecarName), bytes.Replace(b, []byte(filepath.Base(dir)), []byte("00000000000000000001"), 1))

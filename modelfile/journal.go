@@ -287,7 +287,8 @@ type Journal struct {
 	path    string // the journal
 	f       *os.File
 	size    int64
-	entries int
+	entries int    // entries above base (history not counted)
+	base    uint64 // the checkpoint's version
 }
 
 // OpenJournal opens the journal of the model file at path for appending
@@ -318,7 +319,7 @@ func OpenJournal(path string, base uint64, crc uint32) (*Journal, []*JournalEntr
 		f.Close()
 		return nil, nil, err
 	}
-	return &Journal{path: jp, f: f, size: valid, entries: len(entries)}, entries, nil
+	return &Journal{path: jp, f: f, size: valid, entries: len(entries), base: base}, entries, nil
 }
 
 // Append writes e and syncs it: once it returns nil, the change is
@@ -337,12 +338,15 @@ func (j *Journal) Append(e *JournalEntry) error {
 		return fmt.Errorf("modelfile: sync %s: %w", j.path, err)
 	}
 	j.size += int64(len(rec))
-	j.entries++
+	if e.Version > j.base {
+		j.entries++
+	}
 	return nil
 }
 
-// Len returns the entries appended since the checkpoint and the journal's
-// size in bytes.
+// Len returns the entries appended since the checkpoint (history entries,
+// which the checkpoint holds, not counted) and the journal's size in
+// bytes.
 func (j *Journal) Len() (entries int, bytes int64) { return j.entries, j.size }
 
 // Reset starts an empty journal on a new checkpoint (base, crc), replacing
@@ -356,7 +360,7 @@ func (j *Journal) Reset(base uint64, crc uint32) error {
 		return err
 	}
 	j.f.Close()
-	j.f, j.size, j.entries = f, journalHeader, 0
+	j.f, j.size, j.entries, j.base = f, journalHeader, 0, base
 	_, err = f.Seek(journalHeader, io.SeekStart)
 	return err
 }

@@ -298,9 +298,12 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 			for i := range lv {
 				lv[i] = k.Value(loo[i*nc:(i+1)*nc], T)
 			}
+			// the model's own threshold for the score it calibrates (its
+			// pool may reach back to earlier learns); for the others, the
+			// same share of this learn's leave-one-out scores
 			tc := flycl.KeepThreshold(lv, rej.Keep)
-			if k == rej.Score && tc != rej.Threshold {
-				return fmt.Errorf("openset: the model's threshold %g differs from the one recomputed from its leave-one-out scores %g", rej.Threshold, tc)
+			if k == rej.Score {
+				tc = rej.Threshold
 			}
 			r.kept[name] = append(r.kept[name], share(kv, func(x float64) bool { return x >= tc }))
 			r.rej[name] = append(r.rej[name], share(uv, func(x float64) bool { return x < tc }))

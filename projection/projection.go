@@ -56,6 +56,25 @@ func ParseMethod(s string) (Method, error) {
 	return Auto, fmt.Errorf("projection: unknown method %q (want auto, dense or sparse)", s)
 }
 
+// MarshalText writes the method's name ("auto", "dense" or "sparse"); a
+// value that is none of them is an error.
+func (m Method) MarshalText() ([]byte, error) {
+	if m < Auto || m > Sparse {
+		return nil, fmt.Errorf("projection: invalid method %d", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText parses a method's name (ParseMethod).
+func (m *Method) UnmarshalText(b []byte) error {
+	v, err := ParseMethod(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
 // Matrix is an m×d matrix with exactly p non-zeros in every row, stored
 // row by row: the non-zeros of row j are Cols[j*P:(j+1)*P] (ascending,
 // distinct) with values Vals[j*P:(j+1)*P].

@@ -36,6 +36,25 @@ func ParseTopKMode(s string) (TopKMode, error) {
 	return Signed, fmt.Errorf("projection: unknown top-k mode %q (want signed or magnitude)", s)
 }
 
+// MarshalText writes the mode's name ("signed" or "magnitude"); a value
+// that is neither is an error.
+func (t TopKMode) MarshalText() ([]byte, error) {
+	if t != Signed && t != Magnitude {
+		return nil, fmt.Errorf("projection: invalid top-k mode %d", int(t))
+	}
+	return []byte(t.String()), nil
+}
+
+// UnmarshalText parses a mode's name (ParseTopKMode).
+func (t *TopKMode) UnmarshalText(b []byte) error {
+	v, err := ParseTopKMode(string(b))
+	if err != nil {
+		return err
+	}
+	*t = v
+	return nil
+}
+
 // TopK zeroes all but k coordinates of each of the n rows of h (n×m,
 // row-major), in place. Kept values are unchanged. When several values tie
 // at the threshold, the ones with the lowest indices are kept, so exactly

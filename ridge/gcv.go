@@ -71,6 +71,25 @@ func ParseGCVMethod(s string) (GCVMethod, error) {
 	return GCVAuto, fmt.Errorf("ridge: unknown GCV method %q (want auto, dual, primal, eigen or band)", s)
 }
 
+// MarshalText writes the method's name ("auto", "dual", "primal", "eigen"
+// or "band"); a value that is none of them is an error.
+func (g GCVMethod) MarshalText() ([]byte, error) {
+	if g != GCVAuto && g.String() == "auto" {
+		return nil, fmt.Errorf("ridge: invalid GCV method %d", int(g))
+	}
+	return []byte(g.String()), nil
+}
+
+// UnmarshalText parses a method's name (ParseGCVMethod).
+func (g *GCVMethod) UnmarshalText(b []byte) error {
+	v, err := ParseGCVMethod(string(b))
+	if err != nil {
+		return err
+	}
+	*g = v
+	return nil
+}
+
 // Resolve returns the concrete method GCVAuto stands for at this size.
 func (g GCVMethod) Resolve(n, m, gridLen int) GCVMethod {
 	if g != GCVAuto {

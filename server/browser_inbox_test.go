@@ -168,6 +168,9 @@ func TestBrowserInbox(t *testing.T) {
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err == nil {
 		shot := filepath.Join(t.TempDir(), "inbox.png")
+		if d := os.Getenv("FLYCL_SHOT_DIR"); d != "" {
+			shot = filepath.Join(d, "inbox.png")
+		}
 		if os.Getenv("FLYCL_SCREENSHOT") == "1" {
 			shot = filepath.Join("..", "docs", "serve-inbox.png")
 		}

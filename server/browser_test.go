@@ -190,6 +190,11 @@ func TestBrowser(t *testing.T) {
 	if top1 != want {
 		t.Fatalf("the page classified %s as %q, want %s", filepath.Base(query[0]), top1, want)
 	}
+	// the calibrated confidence next to the answer (the model fitted its
+	// temperature when it learned two classes)
+	if conf := text("#result .conf"); !strings.Contains(conf, "confidence ") || !strings.HasSuffix(conf, "%)") {
+		t.Errorf("the page shows %q next to the answer, want the confidence", conf)
+	}
 	// versions: 1 after the first learn, 3 after the second (one per
 	// online mini-batch)
 	if version != "3" || !strings.Contains(classes, classA) || !strings.Contains(classes, classB) {

@@ -68,6 +68,8 @@ type FileBackend struct {
 	// entry is the journal entry of the change in progress (set by the
 	// change's function).
 	entry *modelfile.JournalEntry
+	// refactor is FileOptions.Refactor.
+	refactor bool
 }
 
 // Checkpoints say when a FileBackend with a journal rewrites its model
@@ -101,6 +103,10 @@ type FileOptions struct {
 	// journal on the checkpoint, so a kill at any moment loses nothing
 	// acknowledged; the replay after a crash costs a learn per entry.
 	Checkpoints Checkpoints
+	// Refactor makes every learn refactor G + λI instead of updating the
+	// factor by the learn's rank-n term (flycl.Model.SetUpdateLimit(0)):
+	// the path before updates, for benchmarks side by side.
+	Refactor bool
 }
 
 // OpenFile opens the model file at path. When the file does not exist and
@@ -120,7 +126,7 @@ func OpenFileWith(ctx context.Context, path string, opt FileOptions) (*FileBacke
 	if err != nil {
 		return nil, err
 	}
-	b := &FileBackend{path: path, newModel: opt.Create, save: (*deploy.Model).Save, lock: lk, policy: opt.LambdaPolicy, ckpt: opt.Checkpoints}
+	b := &FileBackend{path: path, newModel: opt.Create, save: (*deploy.Model).Save, lock: lk, policy: opt.LambdaPolicy, ckpt: opt.Checkpoints, refactor: opt.Refactor}
 	if err := b.load(); err != nil {
 		lk.Unlock()
 		return nil, err
@@ -246,6 +252,9 @@ func (b *FileBackend) load() error {
 	switch {
 	case err == nil:
 		b.model, b.saved = m, true
+		if b.refactor {
+			m.SetUpdateLimit(0)
+		}
 		b.noteIdent()
 		return nil
 	case errors.Is(err, fs.ErrNotExist) && b.saved:
@@ -256,6 +265,9 @@ func (b *FileBackend) load() error {
 			return err
 		}
 		deploy.Calibrate(m)
+		if b.refactor {
+			m.SetUpdateLimit(0)
+		}
 		b.model = &deploy.Model{Model: m, Pipeline: b.declared}
 		return nil
 	}

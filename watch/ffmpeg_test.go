@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/flycl/flycl/imageio"
 )
 
 func needFFmpeg(t *testing.T) string {
@@ -164,5 +166,61 @@ func TestFFmpegMJPEG(t *testing.T) {
 	}
 	if !slices.Equal(classes, []string{"red", "green", "blue"}) || st.Reconnects < 2 || conns.Load() < 3 {
 		t.Fatalf("events %v, %d reconnects, %d connections", classes, st.Reconnects, conns.Load())
+	}
+}
+
+// stopAfter is a colourClassifier that cancels the run after n frames.
+type stopAfter struct {
+	colourClassifier
+	n      int
+	cancel context.CancelFunc
+}
+
+func (s *stopAfter) Classify(ctx context.Context, img *imageio.RGB) (Prediction, error) {
+	p, err := s.colourClassifier.Classify(ctx, img)
+	s.mu.Lock()
+	if s.calls == s.n {
+		s.cancel()
+	}
+	s.mu.Unlock()
+	return p, err
+}
+
+// TestFFmpegStop: a live MJPEG stream that never ends, read with stale
+// frames skipped; cancelling the context (what SIGTERM does in flycl
+// watch) ends Run with no error once ffmpeg has exited, and the server
+// sees its client go.
+func TestFFmpegStop(t *testing.T) {
+	ff := needFFmpeg(t)
+	frame := jpegOf(t, "blue", 40, 30)
+	gone := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(gone)
+		w.Header().Set("Content-Type", "multipart/x-mixed-replace;boundary=f")
+		for {
+			fmt.Fprintf(w, "--f\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n", len(frame))
+			w.Write(frame)
+			if _, err := w.Write([]byte("\r\n")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cl := &stopAfter{n: 10, cancel: cancel}
+	st, err := Run(ctx, Config{Source: &FFmpeg{Path: ff, Input: srv.URL}, Classify: cl, Log: quiet()})
+	if err != nil || st.Classified < 10 || st.Reconnects != 0 {
+		t.Fatalf("stopped: %v, %+v", err, st)
+	}
+	select {
+	case <-gone:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server still serves ffmpeg after Run returned")
 	}
 }

@@ -1,21 +1,17 @@
 package main
 
 import (
-	_ "embed"
-	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/internal/bench"
 	"github.com/flycl/flycl/internal/enginebench"
 	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/ridge"
@@ -92,23 +88,6 @@ tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 	return c
 }
 
-// benchTorch is the PyTorch side of "flycl bench backbones", built into the
-// binary so that it runs from any folder (python reads it from stdin).
-//
-//go:embed bench_torch.py
-var benchTorch string
-
-// syntheticImages returns n deterministic pseudo-images (n×3×size×size,
-// values of a normalised photo's range), for speed measurements.
-func syntheticImages(n, size int) []float32 {
-	r := rand.New(rand.NewPCG(uint64(n), uint64(size)))
-	x := make([]float32, n*3*size*size)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	return x
-}
-
 func backbonesCmd() *cobra.Command {
 	var batch, threads int
 	var seconds float64
@@ -141,11 +120,7 @@ binary). Prints the ratios.`,
 				}
 				precs = append(precs, pr)
 			}
-			type entry struct {
-				m   *backbone.Model
-				err error
-			}
-			var models []entry
+			var models []bench.Backbone
 			for _, name := range strings.Split(which, ",") {
 				var m *backbone.Model
 				var err error
@@ -159,75 +134,10 @@ binary). Prints the ratios.`,
 				default:
 					err = fmt.Errorf("--backbones: unknown %q (squeezenet, mobilenetv2, resnet50, vit)", name)
 				}
-				models = append(models, entry{m, err})
+				models = append(models, bench.Backbone{Model: m, Err: err})
 			}
-			torchRates := map[string]float64{}
-			torchVersion := ""
-			if torch != "" {
-				py := exec.Command(torch, "-", strconv.Itoa(batch), strconv.Itoa(max(threads, runtime.NumCPU())), fmt.Sprint(seconds))
-				py.Stdin, py.Stderr = strings.NewReader(benchTorch), os.Stderr
-				out, err := py.Output()
-				if err != nil {
-					return fmt.Errorf("PyTorch benchmark (%s): %w", torch, err)
-				}
-				var res map[string]any
-				if err := json.Unmarshal(out, &res); err != nil {
-					return fmt.Errorf("PyTorch benchmark output: %w", err)
-				}
-				for k, val := range res {
-					if f, ok := val.(float64); ok {
-						torchRates[k] = f
-					}
-				}
-				torchVersion = fmt.Sprint(res["torch"])
-			}
-			fmt.Printf("ONNX Runtime %s, %d threads, batch %d, %.0f s per measurement; PyTorch %s\n\n", backbone.Version(), max(threads, runtime.NumCPU()), batch, seconds, torchVersion)
-			fmt.Println("| backbone | precision | flycl (images/s) | ONNX Runtime alone | flycl / ORT | int8 / fp32 | PyTorch | flycl / PyTorch |")
-			fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
-			for _, e := range models {
-				if e.err != nil {
-					fmt.Fprintf(os.Stderr, "skip: %v\n", e.err)
-					continue
-				}
-				var fp32Rate float64
-				for _, p := range precs {
-					m := e.m
-					if p == backbone.INT8 {
-						// speed only: calibrate on 8 synthetic images
-						x := syntheticImages(8, m.Size)
-						if m, err = e.m.Int8(cmd.Context(), backbone.CalibMinMax, x, 8, threads); err != nil {
-							return err
-						}
-					}
-					s, err := m.NewSession(threads)
-					if err != nil {
-						return err
-					}
-					ours, err := backbone.Throughput(s, batch, dur)
-					s.Close()
-					if err != nil {
-						return err
-					}
-					raw, err := backbone.RawThroughput(m, batch, threads, dur)
-					if err != nil {
-						return err
-					}
-					speedup := "1"
-					if p == backbone.FP32 {
-						fp32Rate = ours
-					} else if fp32Rate > 0 {
-						speedup = fmt.Sprintf("**%.2f**", ours/fp32Rate)
-					} else {
-						speedup = "n/a"
-					}
-					tr, tcol, ratio := torchRates[e.m.Name], "n/a", "n/a"
-					if tr > 0 && p == backbone.FP32 {
-						tcol, ratio = fmt.Sprintf("%.1f", tr), fmt.Sprintf("%.2f", ours/tr)
-					}
-					fmt.Printf("| %s | %s | %.1f | %.1f | %.2f | %s | %s | %s |\n", e.m.Name, p, ours, raw, ours/raw, speedup, tcol, ratio)
-				}
-			}
-			return nil
+			return bench.Backbones(cmd.Context(), os.Stdout, os.Stderr, bench.BackbonesOptions{Backbones: models, Precisions: precs,
+				Batch: batch, Threads: threads, Duration: dur, Torch: torch})
 		},
 	}
 	c.Flags().IntVar(&batch, "batch", 8, "images per batch")

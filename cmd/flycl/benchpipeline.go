@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/internal/bench"
 )
 
 // pipelineCmd is "flycl bench pipeline": extraction's decode and inference
@@ -53,35 +54,25 @@ need all the cores, end to end cannot beat it.`,
 					return err
 				}
 			}
-			fmt.Printf("ONNX Runtime %s, %d model threads, %d decoding workers, batch %d, %d images of %s %s; spinning %v\n\n",
-				backbone.Version(), threads, workers, batch, images, data.data, split, spin)
-			fmt.Println("| backbone | precision | decode (images/s) | model | end to end | end to end / min | shared-CPU ceiling | end to end / ceiling |")
-			fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
+			var precs []backbone.Precision
+			for _, p := range strings.Split(precisions, ",") {
+				pr, err := backbone.ParsePrecision(strings.TrimSpace(p))
+				if err != nil {
+					return fmt.Errorf("--precision: %w", err)
+				}
+				precs = append(precs, pr)
+			}
+			var models []*backbone.Model
 			for _, name := range strings.Split(which, ",") {
 				m, err := openBackbone(strings.TrimSpace(name))
 				if err != nil {
 					return fmt.Errorf("--backbones %s: %w", name, err)
 				}
-				for _, p := range strings.Split(precisions, ",") {
-					pr, err := backbone.ParsePrecision(strings.TrimSpace(p))
-					if err != nil {
-						return fmt.Errorf("--precision: %w", err)
-					}
-					mm := m
-					if pr == backbone.INT8 {
-						if mm, err = extract.Int8(cmd.Context(), m, calibSet, m.Preset, backbone.CalibMethod(defaultCalibMethod), calib, threads); err != nil {
-							return err
-						}
-					}
-					r, err := extract.MeasurePipeline(cmd.Context(), extract.Job{Data: ds, Model: mm, Preset: mm.Preset,
-						BatchSize: batch, Threads: threads, Workers: workers, Spin: spin}, images)
-					if err != nil {
-						return err
-					}
-					fmt.Printf("| %s | %s | %.1f | %.1f | %.1f | **%.2f** | %.1f | %.2f |\n", m.Name, pr, r.Decode, r.Model, r.EndToEnd, r.Ratio(), r.Shared(), r.EndToEnd/r.Shared())
-				}
+				models = append(models, m)
 			}
-			return nil
+			return bench.Pipeline(cmd.Context(), os.Stdout, bench.PipelineOptions{Data: ds, CalibData: calibSet, Label: data.data + " " + split,
+				Backbones: models, Precisions: precs, Images: images, Batch: batch, Threads: threads, Workers: workers,
+				Calib: calib, Method: backbone.CalibMethod(defaultCalibMethod), Spin: spin})
 		},
 	}
 	c.Flags().StringVar(&data.data, "data", "", "data set as kind:path")

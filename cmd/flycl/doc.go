@@ -1,8 +1,8 @@
 // Command flycl is Fly-CL's one binary. It runs class-incremental learning
 // experiments (extract backbone features; run the protocol for methods ×
 // seeds; sweep, heatmap, report), keeps and uses model files (learn,
-// predict, forget, classes, info --model), and serves them over HTTP
-// (serve). Run "flycl help" for the subcommands and "flycl help
+// predict, forget, classes, info --model), serves them over HTTP
+// (serve) and watches video streams with them (watch). Run "flycl help" for the subcommands and "flycl help
 // environment" for the settings it reads from the environment.
 //
 // The package is thin: each command parses its flags, checks them (an

@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -20,7 +20,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/server"
+	"github.com/flycl/flycl/server/api"
 )
 
 // smallModel are the flags of a small model for d=16 feature files.
@@ -206,30 +206,18 @@ func TestFileReplacedUnderServer(t *testing.T) {
 	if learnOnce(client, url, "after", r) {
 		t.Fatalf("a learn over a replaced file was acknowledged\n%s", log)
 	}
-	resp, err := client.Get(url + "/v1/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hb, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var h map[string]any
-	json.Unmarshal(hb, &h)
-	if resp.StatusCode != http.StatusServiceUnavailable || h["status"] != "read-only" || !strings.Contains(fmt.Sprint(h["error"]), "changed behind") {
-		t.Fatalf("healthz after the file was replaced: %d %s", resp.StatusCode, hb)
+	c := api.NewClient(url, "")
+	c.HTTP = client
+	h, err := c.Healthz(context.Background())
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable || h == nil || h.Status != "read-only" || h.Writable || !strings.Contains(h.Error, "changed behind") {
+		t.Fatalf("healthz after the file was replaced: %+v %v", h, err)
 	}
 	if m, err := deploy.Load(model); err != nil || strings.Join(m.ClassNames(), ",") != "other0,other1,other2" {
 		t.Fatalf("the replaced file was changed: %v %v", m.ClassNames(), err)
 	}
-	var pr server.PredictResponse
-	body, _ := json.Marshal(server.Request{Features: [][]float32{make([]float32, 16)}})
-	resp, err = client.Post(url+"/v1/predict", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	json.NewDecoder(resp.Body).Decode(&pr)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || pr.Version != 1 {
-		t.Fatalf("predict after the file was replaced: %d, version %d", resp.StatusCode, pr.Version)
+	if pr, err := c.Predict(context.Background(), api.Request{Features: [][]float32{make([]float32, 16)}}); err != nil || pr.Version != 1 {
+		t.Fatalf("predict after the file was replaced: %v, %+v", err, pr)
 	}
 	srv.Process.Signal(syscall.SIGTERM)
 	srv.Wait()

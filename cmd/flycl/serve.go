@@ -17,6 +17,7 @@ import (
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/inbox"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/server"
 	"github.com/spf13/cobra"
@@ -36,6 +37,9 @@ type serveFlags struct {
 	wait                                        waitFlag
 	lambdaPolicy                                flycl.LambdaPolicy
 	checkpoints                                 server.Checkpoints
+	inboxDir                                    string
+	inbox                                       inbox.Options
+	inboxPolicy                                 inbox.Policy
 }
 
 func serveCmd() *cobra.Command {
@@ -112,6 +116,11 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.IntVar(&f.checkpoints.Entries, "checkpoint-every", 16, "make a change durable by appending it to the model's journal (FILE.journal: its features, synced) and rewrite the model file whole only every N changes, or --checkpoint-bytes of journal, and at shutdown (0: rewrite the file at every change); loading replays the journal")
 	fs.Int64Var(&f.checkpoints.Bytes, "checkpoint-bytes", 256<<20, "journal size that makes the next change write a checkpoint")
 	fs.TextVar(&f.lambdaPolicy, "lambda-policy", flycl.LambdaGCV, "learns without a λ: gcv chooses it on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
+	fs.StringVar(&f.inboxDir, "inbox", "", "keep the inputs the model answered unknown or was unsure of in this folder, for a person to label on the web page or through /v1/inbox (docs/DEPLOY.md, Labelling inbox)")
+	fs.IntVar(&f.inbox.MaxItems, "inbox-max-items", inbox.DefaultMaxItems, "inbox: items kept (the oldest are dropped first)")
+	fs.Int64Var(&f.inbox.MaxBytes, "inbox-max-bytes", inbox.DefaultMaxBytes, "inbox: bytes of its files (the oldest items are dropped first)")
+	fs.Float64Var(&f.inboxPolicy.Probability, "inbox-below", inbox.DefaultProbability, "inbox: also keep predictions whose calibrated probability is below this")
+	fs.Float64Var(&f.inboxPolicy.Margin, "inbox-margin", inbox.DefaultMargin, "inbox: for a model without calibrated probabilities, keep predictions whose two best scores differ by less than this")
 	c.MarkFlagRequired("model")
 	return c
 }
@@ -152,6 +161,15 @@ func (f *serveFlags) check() error {
 	}
 	if _, err := backbone.ParsePrecision(f.precision); err != nil {
 		return fmt.Errorf("--precision: %w", err)
+	}
+	if f.inbox.MaxItems < 1 || f.inbox.MaxBytes < 1 {
+		return fmt.Errorf("--inbox-max-items %d, --inbox-max-bytes %d: must be at least 1", f.inbox.MaxItems, f.inbox.MaxBytes)
+	}
+	if !(f.inboxPolicy.Probability > 0 && f.inboxPolicy.Probability <= 1) {
+		return fmt.Errorf("--inbox-below %g: must be in (0, 1]", f.inboxPolicy.Probability)
+	}
+	if !(f.inboxPolicy.Margin > 0) || f.inboxPolicy.Margin > 1e30 {
+		return fmt.Errorf("--inbox-margin %g: must be positive", f.inboxPolicy.Margin)
 	}
 	if _, err := backbone.ParseCalibMethod(f.calibMethod); err != nil {
 		return fmt.Errorf("--calib-method: %w", err)
@@ -291,6 +309,24 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		return fmt.Errorf("--precision, --calib and --calib-method apply to images through a backbone: give --backbone")
 	}
 	cfg.Backend = be
+	if f.inboxDir != "" {
+		opt := f.inbox
+		opt.Logger = log
+		ib, err := inbox.Open(f.inboxDir, opt)
+		if err != nil {
+			return fmt.Errorf("--inbox: %w", err)
+		}
+		defer ib.Close()
+		n, b := ib.Len()
+		log.Info("labelling inbox", "dir", f.inboxDir, "items", n, "bytes", b, "max_items", opt.MaxItems, "max_bytes", opt.MaxBytes)
+		cfg.Inbox, cfg.InboxPolicy = ib, f.inboxPolicy
+	} else {
+		for _, name := range []string{"inbox-max-items", "inbox-max-bytes", "inbox-below", "inbox-margin"} {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s applies to the labelling inbox: give --inbox DIR", name)
+			}
+		}
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"encoding/base64"
-	"encoding/json"
+	"context"
 	"math"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/server"
+	"github.com/flycl/flycl/server/api"
 )
 
 // TestServeModelPipeline: serve rebuilds the backbone output and transform
@@ -39,24 +36,18 @@ func TestServeModelPipeline(t *testing.T) {
 	}
 	cmd, url, log := startServe(t, bin, "--model", model, "--ort-lib", lib)
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
-	var req server.Request
+	var req api.Request
 	for _, p := range imgs {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Images = append(req.Images, base64.StdEncoding.EncodeToString(b))
+		req.Images = append(req.Images, api.Images(b)...)
 	}
 	req.Top = 1
-	body, _ := json.Marshal(req)
-	resp, err := http.Post(url+"/v1/predict", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var pr server.PredictResponse
-	if err := json.NewDecoder(resp.Body).Decode(&pr); err != nil || resp.StatusCode != 200 || len(pr.Predictions) != len(imgs) {
-		t.Fatalf("predict: %d %v %+v\n%s", resp.StatusCode, err, pr, log)
+	pr, err := api.NewClient(url, "").Predict(context.Background(), req)
+	if err != nil || len(pr.Predictions) != len(imgs) {
+		t.Fatalf("predict: %v %+v\n%s", err, pr, log)
 	}
 	// predict's CSV rows, in the order of imgs: input,truth,rank,label,name,score.
 	rows := strings.Split(strings.TrimSpace(out), "\n")[1:]
@@ -93,34 +84,22 @@ func TestServeInt8NewModel(t *testing.T) {
 	model, ref := filepath.Join(tmp, "cam.flycl"), filepath.Join(tmp, "ref.flycl")
 	cfg := []string{"--m", "2000", "--p", "50", "--k", "600", "--lambdas", "1,10,100,1000", "--ort-lib", lib}
 	imgs, _ := filepath.Glob(filepath.Join(dir, "*", "*.jpg")) // the folder data set's order: class, then file
-	var req server.Request
+	var req api.Request
 	for _, p := range imgs {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Images = append(req.Images, base64.StdEncoding.EncodeToString(b))
+		req.Images = append(req.Images, api.Images(b)...)
 		req.Labels = append(req.Labels, filepath.Base(filepath.Dir(p)))
 	}
-	post := func(url, path string, req server.Request, out any) {
-		t.Helper()
-		body, _ := json.Marshal(req)
-		resp, err := http.Post(url+path, "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %v %+v", path, resp.StatusCode, err, out)
-		}
-	}
+	ctx := context.Background()
 	cmd, url, log := startServe(t, bin, append([]string{"--model", model, "--backbone", "squeezenet:" + sq, "--precision", "int8", "--calib", "4"}, cfg...)...)
-	var lr server.LearnResponse
-	post(url, "/v1/learn", req, &lr)
+	lr, err := api.NewClient(url, "").Learn(ctx, req)
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
-	if lr.Version != 1 || lr.Classes != 2 {
-		t.Fatalf("learn: %+v\n%s", lr, log)
+	if err != nil || lr.Version != 1 || lr.Classes != 2 {
+		t.Fatalf("learn: %v %+v\n%s", err, lr, log)
 	}
 	if _, err := runCLI(t, append([]string{"learn", "--model", ref, "--data", "folder:" + dir, "--backbone", "squeezenet:" + sq,
 		"--precision", "int8", "--calib", "4", "--cache", "", "--quiet"}, cfg...)...); err != nil {
@@ -147,8 +126,10 @@ func TestServeInt8NewModel(t *testing.T) {
 	}
 	cmd, url, log = startServe(t, bin, "--model", model, "--ort-lib", lib)
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
-	var pr server.PredictResponse
-	post(url, "/v1/predict", server.Request{Images: req.Images, Top: 1}, &pr)
+	pr, err := api.NewClient(url, "").Predict(ctx, api.Request{Images: req.Images, Top: 1})
+	if err != nil {
+		t.Fatalf("predict: %v\n%s", err, log)
+	}
 	rows := strings.Split(strings.TrimSpace(out), "\n")[1:]
 	if len(rows) != len(imgs) || len(pr.Predictions) != len(imgs) {
 		t.Fatalf("predict gave %d rows, serve %d, for %d images\n%s", len(rows), len(pr.Predictions), len(imgs), log)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/server"
+	"github.com/flycl/flycl/server/api"
 )
 
 // buildFlycl builds this command into dir (once per test).
@@ -107,14 +109,10 @@ func learnOnce(client *http.Client, url, name string, r *rand.Rand) bool {
 			x[i][j] = float32(r.NormFloat64())
 		}
 	}
-	b, _ := json.Marshal(server.Request{Features: x, Label: name})
-	resp, err := client.Post(url+"/v1/learn", "application/json", bytes.NewReader(b))
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode == http.StatusOK
+	c := api.NewClient(url, "")
+	c.HTTP = client
+	_, err := c.Learn(context.Background(), api.Request{Features: x, Label: name})
+	return err == nil
 }
 
 // TestServeSurvivesKill9 starts the real binary, learns continuously from
@@ -131,8 +129,8 @@ func TestServeSurvivesKill9(t *testing.T) {
 	for round := range 20 {
 		cmd, url, log := startServe(t, bin, args...)
 		// The restarted server serves every acknowledged class.
-		var cr server.ClassesResponse
-		if err := getJSON(url+"/v1/classes", &cr); err != nil {
+		cr, err := api.NewClient(url, "").Classes(context.Background())
+		if err != nil {
 			t.Fatalf("round %d: classes after restart: %v\n%s", round, err, log)
 		}
 		served := map[string]bool{}

@@ -38,6 +38,10 @@
 // acknowledged learn survives a crash. FileBackend learns in place (the
 // learner goroutine owns the model; no copy of its m×m statistics) and
 // undoes a failed learn or save by reading the model back from its file.
-// An Extractor that is a Calibrator (an int8 backbone of a new model) is
-// calibrated on the images of the first learn.
+// An Extractor that is a Calibrator (an int8 backbone of a new model,
+// NewInt8Calibrator) is calibrated on the images of the first learn.
+//
+// The request and response bodies are the types of package
+// github.com/flycl/flycl/server/api, which also holds a Go client; the
+// names here (Request, PredictResponse, ...) are aliases of them.
 package server

@@ -25,18 +25,42 @@ import (
 	"github.com/flycl/flycl/server/api"
 )
 
-// buildFlycl builds this command into dir (once per test).
+// built is the flycl binary the tests that run it share: built once per
+// run of the package's tests, removed by TestMain.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+	out  []byte
+}
+
+// buildFlycl builds this command (once for all the tests of a run) and
+// returns the binary.
 func buildFlycl(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "flycl")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "flycl-test-bin-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "flycl")
+		built.out, built.err = exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
 	}
-	return bin
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // syncBuf collects a process's log lines for failure messages.

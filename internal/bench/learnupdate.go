@@ -42,17 +42,9 @@ func LearnUpdate(ctx context.Context, out io.Writer, o LearnUpdateOptions) error
 	xs := make([][]float32, learns)
 	ys := make([][]int, learns)
 	for l := range xs {
-		centres := make([]float32, classes*d)
-		for i := range centres {
-			centres[i] = float32(r.NormFloat64())
-		}
-		xs[l], ys[l] = make([]float32, n*d), make([]int, n)
-		for i := 0; i < n; i++ {
-			cl := i % classes
-			ys[l][i] = l*classes + cl
-			for j := 0; j < d; j++ {
-				xs[l][i*d+j] = centres[cl*d+j] + 0.5*float32(r.NormFloat64())
-			}
+		xs[l], ys[l] = blobs(r, n, d, classes)
+		for i := range ys[l] {
+			ys[l][i] += l * classes
 		}
 	}
 	fmt.Fprintf(out, "learn-update: m=%d d=%d, %d samples × %d new classes per learn, %d learns, λ policy %s; update limit n ≤ %d; GOMAXPROCS=%d\n",

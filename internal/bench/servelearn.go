@@ -100,19 +100,10 @@ func ServeLearn(ctx context.Context, out, warn io.Writer, o ServeLearnOptions) e
 		r := rand.New(rand.NewPCG(1, 2))
 		var walls []time.Duration
 		for l := 0; l < learns; l++ {
-			// classes are Gaussian clusters around random centres
-			centres := make([]float32, classes*d)
-			for i := range centres {
-				centres[i] = float32(r.NormFloat64())
-			}
-			x := make([]float32, n*d)
+			x, cls := blobs(r, n, d, classes)
 			names := make([]string, n)
-			for i := 0; i < n; i++ {
-				c := i % classes
+			for i, c := range cls {
 				names[i] = fmt.Sprintf("c%d-%d", l, c)
-				for j := 0; j < d; j++ {
-					x[i*d+j] = centres[c*d+j] + 0.5*float32(r.NormFloat64())
-				}
 			}
 			runtime.GC()
 			debug.FreeOSMemory()
@@ -160,4 +151,23 @@ func ServeLearn(ctx context.Context, out, warn io.Writer, o ServeLearnOptions) e
 			paths[0].name, p50[0].Seconds(), paths[1].name, p50[1].Seconds(), p50[0].Seconds()/p50[1].Seconds())
 	}
 	return nil
+}
+
+// blobs draws n d-dimensional feature vectors of classes Gaussian
+// clusters (random unit-normal centres, spread 0.5); sample i is of class
+// i % classes.
+func blobs(r *rand.Rand, n, d, classes int) ([]float32, []int) {
+	centres := make([]float32, classes*d)
+	for i := range centres {
+		centres[i] = float32(r.NormFloat64())
+	}
+	x, cls := make([]float32, n*d), make([]int, n)
+	for i := range n {
+		c := i % classes
+		cls[i] = c
+		for j := range d {
+			x[i*d+j] = centres[c*d+j] + 0.5*float32(r.NormFloat64())
+		}
+	}
+	return x, cls
 }

@@ -48,22 +48,7 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 	if err != nil {
 		return TaskRecord{}, err
 	}
-	mm := m.cfg.M
-	sum, abs := make([]float64, mm), make([]float64, mm)
-	for i := 0; i < n; i++ {
-		for j, v := range h[i*mm : (i+1)*mm] {
-			sum[j] += float64(v)
-			abs[j] += math.Abs(float64(v))
-		}
-	}
-	row := m.acc.S()[c*mm : (c+1)*mm]
-	var diff, scale float64
-	for j := range sum {
-		d := float64(row[j]) - sum[j]
-		diff += d * d
-		scale += abs[j] * abs[j]
-	}
-	if rel := math.Sqrt(diff / max(scale, math.SmallestNonzeroFloat64)); rel > ForgetMismatch {
+	if rel := m.classMismatch(c, h, n, nil); rel > ForgetMismatch {
 		return TaskRecord{}, fmt.Errorf("%w: forget %q: the data is not what the class learned (its statistics differ by %.2g, relative): give exactly the samples it was taught with", ErrBadInput, m.ClassName(label), rel)
 	}
 	idx := make([]int, n)
@@ -192,4 +177,31 @@ func (m *Model) removeClass(c int) error {
 		m.coef = nil
 	}
 	return nil
+}
+
+// classMismatch returns the relative difference between class index c's
+// row of S and the sum of the codes h (n×m) of the samples that are c's
+// (all of them when idx is nil, else those with idx[i] == c), against the
+// sum of their absolute values: about n·2⁻²⁴ when the samples are exactly
+// what the class learned (ForgetMismatch).
+func (m *Model) classMismatch(c int, h []float32, n int, idx []int) float64 {
+	mm := m.cfg.M
+	sum, abs := make([]float64, mm), make([]float64, mm)
+	for i := 0; i < n; i++ {
+		if idx != nil && idx[i] != c {
+			continue
+		}
+		for j, v := range h[i*mm : (i+1)*mm] {
+			sum[j] += float64(v)
+			abs[j] += math.Abs(float64(v))
+		}
+	}
+	row := m.acc.S()[c*mm : (c+1)*mm]
+	var diff, scale float64
+	for j := range sum {
+		d := float64(row[j]) - sum[j]
+		diff += d * d
+		scale += abs[j] * abs[j]
+	}
+	return math.Sqrt(diff / max(scale, math.SmallestNonzeroFloat64))
 }

@@ -61,27 +61,9 @@ func (m *Model) Unlearn(ctx context.Context, x []float32, labels []int, lambda f
 	if err != nil {
 		return TaskRecord{}, err
 	}
-	mm := m.cfg.M
 	// A class that goes must be exactly what the samples made of it.
 	for _, c := range emptied {
-		sum, abs := make([]float64, mm), make([]float64, mm)
-		for i := range n {
-			if idx[i] != c {
-				continue
-			}
-			for j, v := range h[i*mm : (i+1)*mm] {
-				sum[j] += float64(v)
-				abs[j] += math.Abs(float64(v))
-			}
-		}
-		row := m.acc.S()[c*mm : (c+1)*mm]
-		var diff, scale float64
-		for j := range sum {
-			d := float64(row[j]) - sum[j]
-			diff += d * d
-			scale += abs[j] * abs[j]
-		}
-		if rel := math.Sqrt(diff / max(scale, math.SmallestNonzeroFloat64)); rel > ForgetMismatch {
+		if rel := m.classMismatch(c, h, n, idx); rel > ForgetMismatch {
 			return TaskRecord{}, fmt.Errorf("%w: unlearn: the samples of class %q are not what it learned (its statistics differ by %.2g, relative)", ErrBadInput, m.ClassName(m.labels[c]), rel)
 		}
 	}

@@ -17,7 +17,7 @@ type Policy struct {
 
 // Defaults of Policy.
 const (
-	DefaultProbability = 0.5
+	DefaultProbability = 0.6
 	DefaultMargin      = 0.25
 )
 

@@ -301,6 +301,18 @@ func OpenJournal(path string, base uint64, crc uint32) (*Journal, []*JournalEntr
 		return nil, nil, err
 	}
 	jp := JournalPath(path)
+	if valid > 0 && !journalContinues(jp, base, crc) {
+		// A journal of an older checkpoint whose entries the checkpoint
+		// holds (a writer killed between its checkpoint and the journal's
+		// reset): start it anew on this checkpoint, keeping the history,
+		// before anything is appended to it.
+		if err := ResetJournal(path, base, crc); err != nil {
+			return nil, nil, err
+		}
+		if entries, valid, err = ReadJournal(path, base, crc); err != nil {
+			return nil, nil, err
+		}
+	}
 	if valid == 0 {
 		if err := resetJournal(jp, base, crc); err != nil {
 			return nil, nil, err
@@ -473,4 +485,19 @@ func encodeRecord(e *JournalEntry) ([]byte, error) {
 	binary.LittleEndian.PutUint32(rec, uint32(len(p)))
 	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(p, castagnoli))
 	return append(rec, p...), nil
+}
+
+// journalContinues reports whether the journal at jp says it continues
+// the checkpoint (base, crc).
+func journalContinues(jp string, base uint64, crc uint32) bool {
+	f, err := os.Open(jp)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [journalHeader]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return false
+	}
+	return binary.LittleEndian.Uint64(h[12:]) == base && binary.LittleEndian.Uint32(h[20:]) == crc
 }

@@ -181,3 +181,39 @@ func FuzzDecodeJournal(f *testing.F) {
 		}
 	})
 }
+
+// TestJournalAfterCheckpointCrash: a writer killed between a checkpoint
+// and the journal's reset leaves the old journal, whose entries the new
+// checkpoint holds. The next writer's OpenJournal starts it anew on the
+// checkpoint (keeping its history) before appending: else its entries
+// would sit in a journal of the older base, which no load accepts.
+func TestJournalAfterCheckpointCrash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.flycl")
+	j, _, err := OpenJournal(path, 10, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := uint64(11); v <= 13; v++ {
+		if err := j.Append(testEntry(v, 1, 2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	// the checkpoint at 13 (CRC 2) was written; the reset never ran
+	j, old, err := OpenJournal(path, 13, 2)
+	if err != nil || len(old) != 0 {
+		t.Fatalf("reopen on the new checkpoint: %d entries, %v", len(old), err)
+	}
+	e := testEntry(14, 1, 2)
+	if err := j.Append(e); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	got, _, err := ReadJournal(path, 13, 2)
+	if err != nil || len(got) != 1 || !sameEntry(got[0], e) {
+		t.Fatalf("after the reopen: %d entries, %v", len(got), err)
+	}
+	if hist, err := ReadHistory(path); err != nil || len(hist) != 4 {
+		t.Fatalf("history: %d entries, %v", len(hist), err)
+	}
+}

@@ -31,15 +31,11 @@ unchanged, but G still holds the class's samples.`,
 			if model == "" || class == "" {
 				return fmt.Errorf("give --model FILE and --class NAME")
 			}
-			lk, err := lockModel(cmd, model, wait, args)
+			m, lk, err := loadLocked(cmd, model, wait, args)
 			if err != nil {
 				return err
 			}
 			defer lk.Unlock()
-			m, err := deploy.Load(model)
-			if err != nil {
-				return err
-			}
 			counts := m.ClassCounts()
 			label, ok := m.LabelOf(class)
 			if !ok {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
 )
 
@@ -61,4 +62,19 @@ func lockModel(cmd *cobra.Command, path string, w waitFlag, args []string) (*mod
 		command = command[:200] + "..."
 	}
 	return modelfile.TakeLock(cmd.Context(), path, modelfile.LockOptions{Wait: w.d, Command: command})
+}
+
+// loadLocked takes the model file's lock (lockModel) and loads the model
+// for a read-modify-write; the caller saves it and then unlocks.
+func loadLocked(cmd *cobra.Command, path string, w waitFlag, args []string) (*deploy.Model, *modelfile.Lock, error) {
+	lk, err := lockModel(cmd, path, w, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := deploy.Load(path)
+	if err != nil {
+		lk.Unlock()
+		return nil, nil, err
+	}
+	return m, lk, nil
 }

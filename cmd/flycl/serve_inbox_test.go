@@ -45,7 +45,7 @@ func TestServeInbox(t *testing.T) {
 	bin := buildFlycl(t)
 	dir := t.TempDir()
 	model, ib := filepath.Join(dir, "m.flycl"), filepath.Join(dir, "inbox")
-	args := []string{"--model", model, "--dim", "4", "--m", "200", "--p", "3", "--k", "40", "--unknown", "off", "--inbox", ib, "--inbox-max-items", "5"}
+	args := []string{"--model", model, "--dim", "4", "--m", "200", "--p", "3", "--k", "40", "--unknown", "off", "--inbox", ib, "--inbox-max-items", "5", "--inbox-below", "0.9"}
 	cmd, url, log := startServe(t, bin, args...)
 	post := func(path string, v any) {
 		t.Helper()

@@ -34,15 +34,11 @@ journal keeps; "flycl history" shows what it can undo.`,
 			if model == "" {
 				return fmt.Errorf("give --model FILE")
 			}
-			lk, err := lockModel(cmd, model, wait, args)
+			m, lk, err := loadLocked(cmd, model, wait, args)
 			if err != nil {
 				return err
 			}
 			defer lk.Unlock()
-			m, err := deploy.Load(model)
-			if err != nil {
-				return err
-			}
 			for {
 				hist, err := modelfile.ReadHistory(model)
 				if err != nil {

@@ -173,7 +173,7 @@ func (m *Model) SetClassName(label int, name string) error {
 	}
 	if v, err := strconv.Atoi(name); err == nil && strconv.Itoa(v) == name {
 		if v != label {
-			return fmt.Errorf("flycl: class name %q is a number other than its label %d", name, label)
+			return &NameError{Name: name, Rule: fmt.Sprintf("is a number other than its label %d", label)}
 		}
 		delete(m.names, label)
 		return nil
@@ -240,7 +240,7 @@ func (m *Model) LabelsFor(names []string) (_ []int, err error) {
 			l = next
 			if num, err := strconv.Atoi(v); err == nil && strconv.Itoa(num) == v && num >= 0 {
 				if other, ok := m.names[num]; ok {
-					return nil, fmt.Errorf("flycl: class name %q is a number, but label %d is named %q", v, num, other)
+					return nil, &NameError{Name: v, Rule: fmt.Sprintf("is a number, but label %d is named %q", num, other)}
 				}
 				l = num
 			} else if err := m.SetClassName(l, v); err != nil {

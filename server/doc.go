@@ -14,6 +14,10 @@
 //	POST   /v1/predict             top-N classes of images or feature vectors
 //	POST   /v1/learn               learn images or feature vectors with labels (token);
 //	                               lambda: a fixed λ, online + batch: mini-batches
+//	GET    /v1/inbox               with Config.Inbox: the kept doubtful inputs (token)
+//	GET    /v1/inbox/{id}/image    an inbox item's downscaled image (token)
+//	POST   /v1/inbox/learn         learn inbox items as one class, then remove them (token)
+//	POST   /v1/inbox/discard       remove inbox items (token)
 //	GET    /metrics                Prometheus metrics
 //	GET    /                       the web page
 //

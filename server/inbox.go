@@ -22,7 +22,8 @@ import (
 // them through the API or the web page.
 
 // keepQueue is how many kept predictions may wait for the keeper; more
-// are dropped (counted as dropped, reason "busy").
+// are dropped (counted as dropped, reason "busy"). The encoded images
+// they hold are bounded too, by Config.MaxBodyBytes in all (keepBytes).
 const keepQueue = 64
 
 // maxInboxIDs bounds the IDs of one inbox learn or discard.
@@ -61,6 +62,7 @@ func (s *Server) startKeeper() {
 // store keeps one prediction.
 func (s *Server) store(r keepReq) {
 	if r.raw != nil {
+		defer s.keepBytes.Add(-int64(len(r.raw)))
 		im, err := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}.Decode(r.raw)
 		if err != nil { // decoded once already for the prediction
 			s.met.inboxDropped.WithLabelValues("error").Inc()
@@ -111,18 +113,29 @@ func (s *Server) keep(sn Snapshot, preds []Prediction, scores []float32, x []flo
 		}
 		r := keepReq{entry: inbox.Entry{ModelVersion: sn.Version(), Guess: p.Class, Unknown: p.Unknown, Probability: p.Probability,
 			Top: top, Why: why, Features: append([]float32(nil), x[i*d:(i+1)*d]...)}}
+		n := int64(0)
 		if raw != nil {
-			r.raw = raw[i]
+			r.raw, n = raw[i], int64(len(raw[i]))
+			if s.keepBytes.Add(n) > s.cfg.MaxBodyBytes {
+				s.keepBytes.Add(-n)
+				s.met.inboxDropped.WithLabelValues("busy").Inc()
+				continue
+			}
 		}
 		s.mu.Lock()
+		sent := false
 		if !s.closed {
 			select {
 			case s.keepq <- r:
+				sent = true
 			default:
-				s.met.inboxDropped.WithLabelValues("busy").Inc()
 			}
 		}
 		s.mu.Unlock()
+		if !sent {
+			s.keepBytes.Add(-n)
+			s.met.inboxDropped.WithLabelValues("busy").Inc()
+		}
 	}
 }
 

@@ -22,25 +22,25 @@ import (
 )
 
 // inboxServer is testServer with an inbox in t.TempDir().
-func inboxServer(t *testing.T, opt inbox.Options, edit func(*Config)) (*Server, string, *inbox.Inbox) {
+func inboxServer(t testing.TB, opt inbox.Options, edit func(*Config)) (*Server, string, *inbox.Inbox) {
 	t.Helper()
 	ib, err := inbox.Open(filepath.Join(t.TempDir(), "inbox"), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ib.Close() }) // after the server's cleanup (LIFO): the server stores what it holds first
 	s, hs, _ := testServer(t, func(c *Config) {
 		c.Inbox = ib
 		if edit != nil {
 			edit(c)
 		}
 	})
-	t.Cleanup(func() { ib.Close() }) // after the server's cleanup (LIFO)
 	return s, hs.URL, ib
 }
 
 // teach3 teaches alpha, beta and gamma (clusters around unit vectors
 // 0, 1 and 2 scaled by 4).
-func teach3(t *testing.T, url, token string) {
+func teach3(t testing.TB, url, token string) {
 	t.Helper()
 	x, y := clusters(rand.New(rand.NewPCG(1, 2)), []int{0, 1, 2}, 60)
 	learnFeatures(t, url, token, x, y)
@@ -68,7 +68,7 @@ func centre(c int) []float32 {
 }
 
 // predictFeatures predicts x with all classes' scores.
-func predictFeatures(t *testing.T, url string, x [][]float32) PredictResponse {
+func predictFeatures(t testing.TB, url string, x [][]float32) PredictResponse {
 	t.Helper()
 	var pr PredictResponse
 	code, _, b := do(t, "POST", url+"/v1/predict", "application/json", jsonBody(t, Request{Features: x, Top: 10}), "", &pr)
@@ -244,6 +244,8 @@ func TestInboxLearn(t *testing.T) {
 		{`{"ids":["` + left.Items[0].ID + `"],"label":"x","lambda":3}`, http.StatusBadRequest},
 		{`{"ids":["../m.flycl"],"label":"x"}`, http.StatusNotFound},
 		{`{"ids":["` + left.Items[0].ID + `"],"label":"a\u0000b"}`, http.StatusBadRequest},
+		// a number naming another class's label (found by FuzzInboxRequest)
+		{`{"ids":["` + left.Items[0].ID + `"],"label":"0"}`, http.StatusBadRequest},
 	} {
 		code, _, b := do(t, "POST", url+"/v1/inbox/learn", "application/json", []byte(tc.body), "", nil)
 		if code != tc.code {
@@ -417,4 +419,44 @@ func TestInboxGuarded(t *testing.T) {
 			t.Errorf("GET %s without an inbox: %d %s", path, code, b)
 		}
 	}
+}
+
+// FuzzInboxRequest sends arbitrary bodies to the inbox's learn and
+// discard: every answer is 200 or a 4xx JSON error, never a 5xx or a
+// panic, and the inbox and model stay consistent (an item is gone only
+// after a 200).
+func FuzzInboxRequest(f *testing.F) {
+	f.Add([]byte(`{"ids":["ID0"],"label":"omega"}`), true)
+	f.Add([]byte(`{"ids":["ID0","ID1"]}`), false)
+	f.Add([]byte(`{"ids":["ID1","ID1"],"label":"x"}`), true)
+	f.Add([]byte(`{"ids":[],"label":"x"}`), true)
+	f.Add([]byte(`{"ids":["ID0"],"label":"\u0000"}`), true)
+	f.Add([]byte(`{"ids":"ID0"}`), false)
+	f.Add([]byte(`{"ids":["../../m.flycl"],"label":"x"}`), true)
+	f.Add([]byte(`{"ids":["ID0"],"label":"x"} {}`), true)
+	f.Add([]byte(`[`), false)
+	_, url, ib := inboxServer(f, inbox.Options{MaxItems: 20}, nil)
+	teach3(f, url, "")
+	f.Fuzz(func(t *testing.T, body []byte, learn bool) {
+		for i := 0; ib.List() == nil || len(ib.List()) < 2; i++ { // items straight into the inbox
+			if _, _, err := ib.Add(inbox.Entry{Guess: "alpha", Why: inbox.Unknown, Features: doubtful(1, uint64(i))[0]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		items := ib.List()
+		for i, it := range items[:2] {
+			body = bytes.ReplaceAll(body, []byte(fmt.Sprintf("ID%d", i)), []byte(it.ID))
+		}
+		path := "/v1/inbox/discard"
+		if learn {
+			path = "/v1/inbox/learn"
+		}
+		code, _, b := do(t, "POST", url+path, "application/json", body, "", nil)
+		if code >= 500 || (code != http.StatusOK && !strings.Contains(string(b), `"error"`)) {
+			t.Fatalf("POST %s %q: %d %s", path, body, code, b)
+		}
+		if n, _ := ib.Len(); code != http.StatusOK && n != len(items) {
+			t.Fatalf("a refused request (%d) removed items: %d of %d left", code, n, len(items))
+		}
+	})
 }

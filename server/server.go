@@ -138,6 +138,7 @@ type Server struct {
 	// the inbox's keeper (server/inbox.go): keepq is closed by Close,
 	// keepDone when the keeper has stored what it held
 	keepq       chan keepReq
+	keepBytes   atomic.Int64 // bytes of the images in keepq
 	keepDone    chan struct{}
 	inboxMu     sync.Mutex
 	inboxClaims map[string]bool // items being learned or discarded

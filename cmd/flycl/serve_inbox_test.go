@@ -65,14 +65,17 @@ func TestServeInbox(t *testing.T) {
 	// not this test's subject)
 	post("/v1/predict", server.Request{Features: [][]float32{{2, 2, 0, 0}}})
 	var ir server.InboxResponse
-	// The keeper stores it in the background: poll. No deadline of its
-	// own: an item that never comes fails at go test's -timeout.
-	for {
+	// The keeper stores it in the background: poll, for at most a minute
+	// (a bound on a hang, not a measurement).
+	for start := time.Now(); ; {
 		if err := getJSON(url+"/v1/inbox", &ir); err != nil {
 			t.Fatal(err)
 		}
 		if ir.Count > 0 {
 			break
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatalf("no item in the inbox after a minute\n%s", log)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

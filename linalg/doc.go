@@ -7,7 +7,11 @@
 // bundled LAPACK; built with the tag noopenblas (go build -tags
 // noopenblas), or with CGO_ENABLED=0, the package falls back to gonum's
 // pure-Go BLAS and LAPACK, which give the same results to rounding but are
-// 10-70 times slower. The JPEG decoder is chosen separately (imageio's
+// slower; there the symmetric rank-k updates (Ssyrk, SsyrkLower, Dsyrk),
+// the Cholesky factorisations (Spotrf, Dpotrf) and solves (Spotrs, Dpotrs)
+// are blocked and spread over GOMAXPROCS goroutines (gonum's kernels on
+// tiles), so that a learn uses every core (docs/INSTALL.md measures them
+// against OpenBLAS). The JPEG decoder is chosen separately (imageio's
 // noturbojpeg tag); Backend names the one in use.
 //
 // SdotRows is the one routine of its own: a product a bᵀ whose every

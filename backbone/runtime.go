@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 )
@@ -30,6 +31,14 @@ func Init(lib string) error {
 	}
 	if _, err := os.Stat(lib); err != nil {
 		return fmt.Errorf("ONNX Runtime library: %w", err)
+	}
+	// One library file, however its path is written (relative, through
+	// a link), is the same library.
+	if abs, err := filepath.Abs(lib); err == nil {
+		lib = abs
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			lib = real
+		}
 	}
 	initMu.Lock()
 	defer initMu.Unlock()

@@ -314,9 +314,23 @@ func check(args []string) error {
 	}
 	const layers, fanIn = 52, 960 // the larger of the two built-in backbones' (MobileNetV2)
 	fbound := float64(layers*fanIn) * u
+	pia, err := readPredictions(args[6])
+	if err != nil {
+		return err
+	}
+	pib, err := readPredictions(args[7])
+	if err != nil {
+		return err
+	}
+	if fa.Paths == nil {
+		return fmt.Errorf("%s has no paths: cannot match the predicted photos", args[2])
+	}
+	row := map[string]int{} // a photo's path -> its row
+	for i, p := range fa.Paths {
+		row[filepath.Base(p)] = i
+	}
 	var worstF float64
-	xs, hs = nil, nil
-	var extra []float64
+	var ext []float64
 	for i := 0; i < fa.N; i++ {
 		a, b := fa.Row(i), fb.Row(i)
 		diff := make([]float32, len(a))
@@ -325,7 +339,7 @@ func check(args []string) error {
 		}
 		rel := norm(diff) / norm(a)
 		if !(rel <= fbound) {
-			return fmt.Errorf("photo %d: backbone features differ by %.3g (relative), more than %.3g", i, rel, fbound)
+			return fmt.Errorf("photo %s: backbone features differ by %.3g (relative), more than %.3g", fa.Paths[i], rel, fbound)
 		}
 		worstF = math.Max(worstF, rel)
 		ha, err := expand(a)
@@ -340,21 +354,21 @@ func check(args []string) error {
 		for q := range ha {
 			dh[q] = ha[q] - hb[q]
 		}
-		xs, hs, extra = append(xs, a), append(hs, ha), append(extra, norm(dh))
+		ext = append(ext, norm(dh))
 	}
 	fmt.Printf("releasecmp: backbone features of %d photos: largest relative difference amd64/arm64 %.3g (bound %.3g)\n", fa.N, worstF, fbound)
-	pia, err := readPredictions(args[6])
-	if err != nil {
-		return err
-	}
-	pib, err := readPredictions(args[7])
-	if err != nil {
-		return err
-	}
-	for i := range pia {
-		if fa.Paths != nil && i < fa.N && filepath.Base(pia[i].Input) != filepath.Base(fa.Paths[i]) {
-			return fmt.Errorf("photo %d: predicted %s, extracted %s: not the same order", i, pia[i].Input, fa.Paths[i])
+	xs, hs = nil, nil
+	var extra []float64
+	for _, pr := range pia {
+		i, ok := row[filepath.Base(pr.Input)]
+		if !ok {
+			return fmt.Errorf("predicted photo %s is not in %s", pr.Input, args[2])
 		}
+		h, err := expand(fa.Row(i))
+		if err != nil {
+			return err
+		}
+		xs, hs, extra = append(xs, fa.Row(i)), append(hs, h), append(extra, ext[i])
 	}
 	return compare("photos", pia, pib, xs, hs, extra)
 }

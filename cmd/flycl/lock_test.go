@@ -156,6 +156,7 @@ func TestWritersAndServe(t *testing.T) {
 	if err := waiting.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { waiting.Process.Kill() }) // (a failed test leaves no process behind)
 	time.Sleep(200 * time.Millisecond)
 	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

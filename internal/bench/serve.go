@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/flycl/flycl"
@@ -334,15 +333,6 @@ func Serve(ctx context.Context, out io.Writer, o ServeOptions) error {
 	fmt.Fprint(out, tw.String())
 	stop()
 	return nil
-}
-
-// processCPU is the CPU time (user and system) this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // batchTotals are the server's flycl_predict_batch_requests histogram's sum

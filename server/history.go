@@ -49,19 +49,15 @@ func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, fmt.Errorf("undo: %w", ErrUnsupported))
 		return
 	}
-	var req UndoRequest
-	b, err := io.ReadAll(io.LimitReader(r.Body, 4096))
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxUndoBody+1))
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	if len(b) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			writeError(w, http.StatusBadRequest, "undo: body: %v (want {} or {\"to\": VERSION})", err)
-			return
-		}
+	req, err := parseUndoRequest(b)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
 	}
 	if !s.reserve() {
 		s.fail(w, errBusy)
@@ -96,4 +92,29 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		h = []deploy.HistoryItem{}
 	}
 	writeJSON(w, http.StatusOK, HistoryResponse{Version: s.Snapshot().Version(), Changes: h})
+}
+
+// maxUndoBody bounds an undo request's body.
+const maxUndoBody = 4096
+
+// parseUndoRequest reads the body of POST /v1/model/undo: empty, {}, or
+// {"to": VERSION}; anything else (other fields, trailing data, more than
+// maxUndoBody bytes) is an error that says what is wanted.
+func parseUndoRequest(b []byte) (UndoRequest, error) {
+	var req UndoRequest
+	if len(b) > maxUndoBody {
+		return req, fmt.Errorf("undo: body of more than %d bytes (want {} or {\"to\": VERSION})", maxUndoBody)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return req, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return UndoRequest{}, fmt.Errorf("undo: body: %v (want {} or {\"to\": VERSION})", err)
+	}
+	if rest := b[dec.InputOffset():]; len(bytes.TrimSpace(rest)) > 0 {
+		return UndoRequest{}, fmt.Errorf("undo: body: data after the JSON object (want {} or {\"to\": VERSION})")
+	}
+	return req, nil
 }

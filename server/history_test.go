@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -118,4 +120,29 @@ func sameModelContent(t *testing.T, what string, a, b *deploy.Model) {
 	if !slices.Equal(pa, pb) {
 		t.Fatalf("%s: predictions differ", what)
 	}
+}
+
+// FuzzUndoRequest: the undo body is outside bytes: parsing never panics,
+// and what it accepts is empty or one JSON object that encoding/json reads
+// as the same request.
+func FuzzUndoRequest(f *testing.F) {
+	for _, s := range []string{"", "{}", `{"to": 3}`, `{"to": -1}`, `{"to": 1e3}`, `{"from": 2}`, `{} {}`, `[1]`, "{\"to\": 18446744073709551615}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		req, err := parseUndoRequest(b)
+		if err != nil {
+			return
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			if req != (UndoRequest{}) {
+				t.Fatalf("empty body gave %+v", req)
+			}
+			return
+		}
+		var again UndoRequest
+		if err := json.Unmarshal(b, &again); err != nil || again != req {
+			t.Fatalf("accepted %q as %+v; encoding/json: %+v, %v", b, req, again, err)
+		}
+	})
 }

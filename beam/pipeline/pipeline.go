@@ -484,6 +484,12 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ int, iter func(*Parti
 	if err != nil {
 		return err
 	}
+	// one writer per model file: not while a server or a learn holds it
+	lk, err := modelfile.TakeLock(ctx, f.Opt.Out, modelfile.LockOptions{Command: "flycl-beam (the pipeline's finalizer)"})
+	if err != nil {
+		return err
+	}
+	defer lk.Unlock()
 	return modelfile.Save(f.Opt.Out, &modelfile.File{Snapshot: m.Snapshot(), Pipeline: sf.Pipeline})
 }
 

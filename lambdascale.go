@@ -130,20 +130,33 @@ func (m *Model) solveGrid() []float64 {
 // Config.Lambdas, times the mean diagonal of the Gram matrix GCV works on
 // with LambdaRelative.
 func (m *Model) grid(h []float32, n int) []float64 {
-	g := slices.Clone(m.cfg.Lambdas)
 	if m.cfg.LambdaScale != LambdaRelative {
-		return g
+		return slices.Clone(m.cfg.Lambdas)
 	}
 	var tr float64
 	for _, v := range h[:n*m.cfg.M] {
 		tr += float64(v) * float64(v)
 	}
+	return m.scaledGrid(tr, false)
+}
+
+// scaledGrid is the one place the λ grid is scaled: Config.Lambdas times
+// the mean diagonal of the Gram matrix GCV works on, whose trace is the
+// task's (taskTrace) plus, with GCVAll, the model's G. round32 rounds the
+// scale to float32 (statistics summed from different shards, equal up to
+// float64 rounding, then give the same grid).
+func (m *Model) scaledGrid(taskTrace float64, round32 bool) []float64 {
+	g := slices.Clone(m.cfg.Lambdas)
+	tr := taskTrace
 	if m.cfg.GCVScope == GCVAll {
 		for i := 0; i < m.cfg.M; i++ {
 			tr += float64(m.acc.G(i, i))
 		}
 	}
 	scale := tr / float64(m.cfg.M)
+	if round32 {
+		scale = float64(float32(scale))
+	}
 	if !(scale > 0) || math.IsInf(scale, 0) {
 		return g
 	}

@@ -64,29 +64,14 @@ const statsChunk = 256
 // Config.Lambdas, times the mean diagonal of the Gram matrix GCV works on
 // with LambdaRelative.
 func (m *Model) statsGrid(st *ridge.Stats) []float64 {
-	g := slices.Clone(m.cfg.Lambdas)
 	if m.cfg.LambdaScale != LambdaRelative {
-		return g
+		return slices.Clone(m.cfg.Lambdas)
 	}
 	var tr float64
 	for i := 0; i < st.M; i++ {
 		tr += st.G[i*(i+1)/2+i]
 	}
-	if m.cfg.GCVScope == GCVAll {
-		for i := 0; i < m.cfg.M; i++ {
-			tr += float64(m.acc.G(i, i))
-		}
-	}
-	// Rounded to float32, so that statistics summed from different shards
-	// (equal up to float64 rounding) give the same grid.
-	scale := float64(float32(tr / float64(m.cfg.M)))
-	if !(scale > 0) || math.IsInf(scale, 0) {
-		return g
-	}
-	for i := range g {
-		g[i] *= scale
-	}
-	return g
+	return m.scaledGrid(tr, true)
 }
 
 // TaskStats expands the n×d features x with the model's W and top-k and

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"image/color"
 	"log/slog"
 	"net"
@@ -27,13 +26,7 @@ import (
 // third picture as green. FLYCL_REQUIRE_BROWSER=1 makes a missing
 // Chromium a failure, as for TestBrowser.
 func TestBrowserInbox(t *testing.T) {
-	chrome := findChromium()
-	if chrome == "" {
-		if os.Getenv("FLYCL_REQUIRE_BROWSER") == "1" {
-			t.Fatal("chromium not found (FLYCL_REQUIRE_BROWSER=1)")
-		}
-		t.Skip("chromium not found: install Debian's chromium (apt-get install -y chromium) to run the browser test (.ci/run does)")
-	}
+	ctx := newBrowser(t, 1100, 1000)
 	dir := t.TempDir()
 	ib, err := inbox.Open(filepath.Join(dir, "inbox"), inbox.Options{})
 	if err != nil {
@@ -76,16 +69,6 @@ func TestBrowserInbox(t *testing.T) {
 		greens = append(greens, p)
 	}
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1100, 1000),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
 	// No time limits of its own: a step that never completes fails at go
 	// test's -timeout.
 	poll := func(expr string) chromedp.Action[chromedp.Void] {
@@ -98,9 +81,6 @@ func TestBrowserInbox(t *testing.T) {
 			st, serr := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("status").textContent + " | " + document.getElementById("inboxstatus").textContent`))
 			t.Fatalf("%s: %v (page status %q %v)", name, err, st, serr)
 		}
-	}
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v", chrome, err)
 	}
 	step("open the page",
 		chromedp.Navigate(base+"/"),

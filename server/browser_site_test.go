@@ -18,42 +18,6 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// newBrowser starts headless Chromium for a test (skipped without one,
-// failed with FLYCL_REQUIRE_BROWSER=1, as TestBrowser).
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	chrome := findChromium()
-	if chrome == "" {
-		if os.Getenv("FLYCL_REQUIRE_BROWSER") == "1" {
-			t.Fatal("chromium not found (FLYCL_REQUIRE_BROWSER=1)")
-		}
-		t.Skip("chromium not found: install Debian's chromium (apt-get install -y chromium) to run the browser tests (.ci/run does)")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chrome),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1100, 820),
-		// a name an attacker has pointed at this machine (DNS rebinding)
-		chromedp.Flag("host-resolver-rules", "MAP rebound.test 127.0.0.1"),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v", chrome, err)
-	}
-	return ctx
-}
-
 // seenRequest is a request as the server answered it.
 type seenRequest struct {
 	method, path, origin, site string
@@ -146,7 +110,9 @@ async function attempt(name, f) {
 // 127.0.0.1 (DNS rebinding, which makes an attacker's page same-origin
 // to the server) is refused for its Host, and so is its learn.
 func TestBrowserCrossSite(t *testing.T) {
-	browser := newBrowser(t)
+	browser := newBrowser(t, 1100, 820,
+		// a name an attacker has pointed at this machine (DNS rebinding)
+		chromedp.Flag("host-resolver-rules", "MAP rebound.test 127.0.0.1"))
 	// tab opens a new tab, closed at the end of the (sub)test: each page
 	// has a tab of its own, so no step runs in a page that another
 	// navigation is replacing.

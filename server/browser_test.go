@@ -41,6 +41,44 @@ func findChromium() string {
 	return ""
 }
 
+// newBrowser starts headless Chromium for a test, with a window of w×h
+// and any extra options, closed when the test ends. Without Chromium the
+// test is skipped, or failed with FLYCL_REQUIRE_BROWSER=1 (CI, where the
+// browser tests must run).
+func newBrowser(t *testing.T, w, h int, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	chrome := findChromium()
+	if chrome == "" {
+		if os.Getenv("FLYCL_REQUIRE_BROWSER") == "1" {
+			t.Fatal("chromium not found (FLYCL_REQUIRE_BROWSER=1)")
+		}
+		t.Skip("chromium not found: install Debian's chromium (apt-get install -y chromium) to run the browser tests (.ci/run does)")
+	}
+	opts := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chrome),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(w, h),
+	}, extra...)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	// start the browser on ctx itself: cancelling the context of a first
+	// run would close it
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", chrome, err)
+	}
+	return ctx
+}
+
 // TestBrowser drives the web page in headless Chromium: it teaches "dog"
 // from three dog photos and "bird" from three bird photos (ImageNet
 // samples, SqueezeNet features; the birds with a fixed λ, online in
@@ -51,14 +89,7 @@ func findChromium() string {
 // screenshot goes to the test's temporary directory, or to
 // docs/serve.png with FLYCL_SCREENSHOT=1.
 func TestBrowser(t *testing.T) {
-	chrome := findChromium()
-	skip := t.Skipf
-	if os.Getenv("FLYCL_REQUIRE_BROWSER") == "1" {
-		skip = t.Fatalf // CI: the browser test must run
-	}
-	if chrome == "" {
-		skip("chromium not found: install Debian's chromium (apt-get install -y chromium) to run the browser test (.ci/run does)")
-	}
+	ctx := newBrowser(t, 1100, 820)
 	fixture, cleanup := browserFixture(t)
 	defer cleanup()
 	s, err := New(Config{Backend: fixture.backend, Extractor: fixture.extractor, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
@@ -76,24 +107,6 @@ func TestBrowser(t *testing.T) {
 	url := "http://" + ln.Addr().String() + "/"
 	classA, classB, want := fixture.names[0], fixture.names[1], fixture.names[0]
 	teachA, teachB, query := fixture.a, fixture.b, fixture.query
-
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chrome),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1100, 820),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
 
 	// No time limits of its own: a step that never completes fails at go
 	// test's -timeout.
@@ -132,11 +145,6 @@ func TestBrowser(t *testing.T) {
 	shot := filepath.Join(t.TempDir(), "serve.png")
 	if os.Getenv("FLYCL_SCREENSHOT") == "1" {
 		shot = filepath.Join("..", "docs", "serve.png")
-	}
-	// Start the browser on ctx itself: cancelling the context of the first
-	// run would close it.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v", chrome, err)
 	}
 	step("open the page",
 		chromedp.Navigate(url),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -15,82 +14,6 @@ import (
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
-
-// Config holds Fly-CL's hyper-parameters. The zero value of a field means
-// its default (DefaultConfig). Its JSON form names the fields as a model
-// file's header does, and every enumeration by its name (MarshalText).
-type Config struct {
-	M    int    `json:"m"`    // expansion dimension m (default 10000)
-	P    int    `json:"p"`    // non-zeros per row of W (default 300)
-	K    int    `json:"k"`    // coordinates kept by top-k (default 3000)
-	Seed uint64 `json:"seed"` // seed of W (default 0)
-
-	TopK       projection.TopKMode `json:"topk"`                // signed (default, as the reference code) or magnitude
-	Lambdas    []float64           `json:"lambdas"`             // GCV grid (default 1e6, 1e7, 1e8, 1e9)
-	GCV        ridge.GCVMethod     `json:"gcv"`                 // how GCV is computed (default auto)
-	GCVScope   GCVScope            `json:"gcv_scope,omitempty"` // which samples GCV scores λ on (default: the task's, as the paper)
-	Projection projection.Method   `json:"projection"`          // how W is applied (default auto)
-	// LambdaScale says whether Lambdas are absolute (default) or relative
-	// to the mean diagonal of G (see LambdaRelative).
-	LambdaScale LambdaScale `json:"lambda_scale,omitempty"`
-}
-
-// DefaultLambdas is the GCV grid of the paper's ViT-B/16 runs.
-var DefaultLambdas = []float64{1e6, 1e7, 1e8, 1e9}
-
-// DefaultConfig returns the paper's defaults: m=10000, p=300, k=3000, the
-// grid 1e6..1e9, signed top-k.
-func DefaultConfig() Config {
-	return Config{M: 10000, P: 300, K: 3000, Lambdas: slices.Clone(DefaultLambdas)}
-}
-
-// withDefaults fills zero fields.
-func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	if c.M == 0 {
-		c.M = d.M
-	}
-	if c.P == 0 {
-		c.P = d.P
-	}
-	if c.K == 0 {
-		c.K = d.K
-	}
-	if len(c.Lambdas) == 0 {
-		c.Lambdas = d.Lambdas
-		if c.LambdaScale == LambdaRelative {
-			c.Lambdas = DefaultRelativeLambdas
-		}
-	}
-	c.Lambdas = slices.Clone(c.Lambdas)
-	return c
-}
-
-// Validate reports the first invalid field for inputs of dimension d.
-func (c Config) Validate(d int) error {
-	switch {
-	case d <= 0:
-		return fmt.Errorf("flycl: input dimension must be positive, got %d", d)
-	case c.M <= 0:
-		return fmt.Errorf("flycl: m must be positive, got %d", c.M)
-	case c.P <= 0 || c.P > d:
-		return fmt.Errorf("flycl: p must be in [1, d=%d], got %d", d, c.P)
-	case c.K <= 0 || c.K > c.M:
-		return fmt.Errorf("flycl: k must be in [1, m=%d], got %d", c.M, c.K)
-	}
-	for _, l := range c.Lambdas {
-		if !(l > 0) || math.IsInf(l, 0) {
-			return fmt.Errorf("flycl: lambda %g is not a positive finite number", l)
-		}
-	}
-	if c.GCVScope != GCVTask && c.GCVScope != GCVAll {
-		return fmt.Errorf("flycl: unknown GCV scope %d", c.GCVScope)
-	}
-	if c.LambdaScale != LambdaAbsolute && c.LambdaScale != LambdaRelative {
-		return fmt.Errorf("flycl: unknown lambda scale %d", c.LambdaScale)
-	}
-	return nil
-}
 
 // TaskRecord describes one learning step (a task, or a batch online).
 type TaskRecord struct {
@@ -209,12 +132,7 @@ func (m *Model) Lambda() float64 { return m.lambda }
 // Samples returns how many training samples the model has seen.
 func (m *Model) Samples() int { return m.acc.Samples() }
 
-func (m *Model) checkInput(x []float32) (int, error) {
-	if len(x)%m.d != 0 {
-		return 0, fmt.Errorf("%w: feature matrix has %d values, not a multiple of the input dimension %d", ErrBadInput, len(x), m.d)
-	}
-	return len(x) / m.d, nil
-}
+func (m *Model) checkInput(x []float32) (int, error) { return rows(x, m.d) }
 
 // Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ)
 // (of x times InputScale, which is 1 unless the λ grid is relative).
@@ -225,25 +143,20 @@ func (m *Model) Expand(ctx context.Context, x []float32) ([]float32, error) {
 
 // expand computes the codes into buf when it is large enough.
 func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float32, Stages, error) {
-	var st Stages
 	n, err := m.checkInput(x)
 	if err != nil {
-		return nil, st, err
+		return nil, Stages{}, err
 	}
-	t0 := time.Now()
-	x = m.scaleInput(x)
 	h := buf
 	if cap(h) < n*m.cfg.M {
 		h = make([]float32, n*m.cfg.M)
 	}
 	h = h[:n*m.cfg.M]
-	if err := m.w.Apply(ctx, m.cfg.Projection, x, n, h); err != nil {
-		return nil, st, fmt.Errorf("flycl: %w", err)
+	st, err := m.encoder().encode(ctx, m.cfg.Projection, false, x, n, h)
+	if err != nil {
+		return nil, st, err
 	}
-	t1 := time.Now()
-	projection.TopK(h, n, m.cfg.M, m.cfg.K, m.cfg.TopK)
-	st.Projection, st.TopK = t1.Sub(t0), time.Since(t1)
-	return h, st, ctx.Err()
+	return h, st, nil
 }
 
 // classIndices maps labels to class indices, registering unseen labels
@@ -293,85 +206,61 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	if len(labels) != n {
 		return TaskRecord{}, fmt.Errorf("%w: %d labels for %d samples", ErrBadInput, len(labels), n)
 	}
-	firstScale := m.cfg.LambdaScale == LambdaRelative && m.inScale == 0
-	if firstScale {
-		m.inScale = inputScaleFor(x)
+	s := m.begin()
+	if m.cfg.LambdaScale == LambdaRelative && m.inScale == 0 {
+		m.inScale = inputScaleFor(x) // the first task fixes the scale
 	}
 	h, st, err := m.expand(ctx, x, m.hbuf)
 	if err != nil {
-		if firstScale {
-			m.inScale = 0
-		}
-		return TaskRecord{}, err
+		return s.rollback(err)
 	}
 	m.hbuf = h
 	if err := m.checkCodes(h, n); err != nil {
-		if firstScale {
-			m.inScale = 0
-		}
-		return TaskRecord{}, err
+		return s.rollback(err)
 	}
-	u := m.mark()
+	s.st = st
 	// Register classes only once the input is known to be valid.
-	oldLabels, oldIndex := len(m.labels), maps.Clone(m.index)
 	idx, fresh := m.classIndices(labels)
-	rollback := func() {
-		m.labels = m.labels[:oldLabels]
-		m.index = oldIndex
-		if firstScale {
-			m.inScale = 0
-		}
-	}
-	rec := TaskRecord{Samples: n, NewClasses: fresh, Classes: distinctSorted(labels)}
+	s.rec = TaskRecord{Samples: n, NewClasses: fresh, Classes: distinctSorted(labels), Lambda: lambda}
 
-	// GCV before touching the statistics, so a failure leaves the model as it was.
-	grid := m.solveGrid()
+	// GCV before touching the statistics, so a failure leaves them as they were.
+	raise := m.solveGrid()
 	if lambda == 0 {
-		t := time.Now()
-		var scores []float64
-		var err error
-		grid = m.grid(h, n)
-		if m.cfg.GCVScope == GCVAll {
-			scores, err = m.acc.GCVAllWith(ctx, h, n, idx, grid)
-		} else {
-			local, nc := localIndices(idx)
-			scores, err = m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, grid, m.cfg.GCV)
-		}
+		raise = m.grid(h, n)
+		err := s.chooseLambda(ctx, raise,
+			func(ctx context.Context, grid []float64) ([]float64, error) {
+				local, nc := localIndices(idx)
+				return m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, grid, m.cfg.GCV)
+			},
+			func(ctx context.Context, grid []float64) ([]float64, error) {
+				return m.acc.GCVAllWith(ctx, h, n, idx, grid)
+			})
 		if err != nil {
-			rollback()
-			return TaskRecord{}, fmt.Errorf("flycl: %w", err)
+			return s.rollback(err)
 		}
-		rec.GCV, rec.Grid, rec.GCVScope = scores, grid, m.cfg.GCVScope
-		lambda = grid[ridge.BestLambda(scores)]
-		st.GCV = time.Since(t)
+		lambda = s.rec.Lambda
 	}
-	rec.Lambda = lambda
 
-	t := time.Now()
 	// When GCV formed this task's Gram HᵀH (the band method with n >= m),
 	// the statistics update adds it instead of computing it again. When
 	// the factor of G + λI is at hand for the λ chosen (the λ is compared
 	// first, so a learn whose λ did not change does no m³ work), a small
 	// step updates it by its rank-n term instead of refactoring.
-	var addErr error
-	var up ridge.FactorUpdate
-	if lower, diag, ok := m.gcv.TaskGram(h, n, m.cfg.M); ok && rec.GCV != nil && m.cfg.GCVScope == GCVTask {
-		addErr = m.acc.AddWithGram(h, n, idx, lower, diag)
-	} else if m.acc.FactorLambda() == lambda {
-		up, addErr = m.acc.AddUpdating(h, n, idx, lambda)
-	} else {
-		addErr = m.acc.Add(h, n, idx)
+	err = s.change(func() (ridge.FactorUpdate, error) {
+		if lower, diag, ok := m.gcv.TaskGram(h, n, m.cfg.M); ok && s.rec.GCV != nil && m.cfg.GCVScope == GCVTask {
+			return ridge.FactorUpdate{}, m.acc.AddWithGram(h, n, idx, lower, diag)
+		}
+		if m.acc.FactorLambda() == lambda {
+			return m.acc.AddUpdating(h, n, idx, lambda)
+		}
+		return ridge.FactorUpdate{}, m.acc.Add(h, n, idx)
+	}, func() error { return m.acc.Sub(h, n, idx) })
+	if err != nil {
+		return s.rollback(fmt.Errorf("flycl: %w", err))
 	}
-	if err := addErr; err != nil {
-		rollback()
-		return TaskRecord{}, fmt.Errorf("flycl: %w", err)
-	}
-	st.Gram = time.Since(t) - up.Duration
-	st.Factor = up.Duration
-	rec.FactorUpdated = up.Updated
-	m.countSamples(idx)
+	m.addCounts(idx, nil)
 
-	rec, err = m.finish(rec, st, grid, u, func() error { return m.acc.Sub(h, n, idx) })
+	rec, err := s.commit(raise)
 	if err == nil {
 		m.calibrate(ctx, h, n, idx)
 	}
@@ -418,8 +307,21 @@ func (m *Model) solve(ctx context.Context, lambda float64, grid []float64, st *S
 		return 0, fmt.Errorf("flycl: %w", err)
 	}
 	t1 := time.Now()
-	coef := slices.Clone(m.acc.S())
-	m.acc.SolveRows(coef, m.acc.Classes())
+	// After a learn that kept the factor (ridge.Accumulator.AddUpdating),
+	// the classifier moves by the learn's low-rank change alone
+	// (UpdateSolution: no solve with the factor); otherwise, or when the
+	// accumulator asks for a full solve, C = (G + λI)⁻¹S afresh.
+	nc := m.acc.Classes()
+	coef := make([]float32, nc*m.cfg.M)
+	incremental := m.coef != nil && m.lambda == lambda && len(m.coef) <= len(coef)
+	if incremental {
+		copy(coef, m.coef) // the rows of classes this learn added stay 0
+		incremental = m.acc.UpdateSolution(coef)
+	}
+	if !incremental {
+		copy(coef, m.acc.S())
+		m.acc.SolveRows(coef, nc)
+	}
 	if i := firstNonFinite(coef); i >= 0 {
 		return 0, errTooLarge(fmt.Sprintf("classifier value %d (class %d) came out %v with λ=%g", i, i/m.cfg.M, coef[i], lambda))
 	}
@@ -444,37 +346,15 @@ func localIndices(idx []int) ([]int, int) {
 	return out, len(u)
 }
 
-// predictChunk bounds the memory of prediction: codes are computed for at
-// most this many samples at a time.
-const predictChunk = 1024
-
 // Scores returns the n×c matrix of class scores h'ᵀC for the n×d
 // features x, one column per learned class in Classes() order (an error
-// for features whose scores are not finite, as Predictor.Scores).
+// for features whose scores are not finite, as Predictor.Scores). Built
+// for whole test sets, it applies W and C by BLAS products (sgemm), whose
+// rounding of a sample's scores may depend, in the last bits, on the
+// other samples of the call; Predictor.Scores does not.
 func (m *Model) Scores(ctx context.Context, x []float32) ([]float32, error) {
-	if m.coef == nil {
-		return nil, ErrNotTrained
-	}
-	n, err := m.checkInput(x)
-	if err != nil {
-		return nil, err
-	}
-	nc := len(m.labels)
-	out := make([]float32, n*nc)
-	for lo := 0; lo < n; lo += predictChunk {
-		hi := min(n, lo+predictChunk)
-		buf, _ := m.codes.Get().([]float32)
-		h, _, err := m.expand(ctx, x[lo*m.d:hi*m.d], buf)
-		if err != nil {
-			return nil, err
-		}
-		scoreRows(h, hi-lo, m.cfg.M, m.coef, nc, out[lo*nc:hi*nc])
-		m.codes.Put(h[:cap(h)])
-		if err := checkScores(out[lo*nc:hi*nc], nc, lo, func(c int) string { return fmt.Sprintf("%q", m.ClassName(m.labels[c])) }); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return scorer{enc: m.encoder(), d: m.d, coef: m.coef, nc: len(m.labels), codes: &m.codes,
+		name: func(c int) string { return fmt.Sprintf("%q", m.ClassName(m.labels[c])) }}.scores(ctx, x)
 }
 
 // Predict returns the predicted label of each of the n×d features x.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/flycl/flycl/ridge"
 )
@@ -55,50 +54,25 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 	for i := range idx {
 		idx[i] = c
 	}
-	u := m.mark()
-	lambda := m.lambdaWithout(label)
-	t := time.Now()
+	s := m.begin()
+	s.st = st
+	s.rec = TaskRecord{Samples: n, Removed: []int{label}, Lambda: m.lambdaWithout(label)}
 	// With the factor of G + λI at hand for the λ the model keeps, the
 	// samples come out of it by a rank-n downdate (guarded: one that would
 	// lose definiteness or accuracy leaves the factor to a refactor).
-	var up ridge.FactorUpdate
-	if m.acc.FactorLambda() == lambda && len(m.labels) > 1 {
-		up, err = m.acc.SubDowndating(h, n, idx, lambda)
-	} else {
-		err = m.acc.Sub(h, n, idx)
-	}
-	if err != nil {
-		return TaskRecord{}, fmt.Errorf("flycl: forget: %w", err)
-	}
-	st.Gram, st.Factor = time.Since(t)-up.Duration, up.Duration
-	// undo puts the class back if the re-solve fails: S and the class map
-	// as recorded, G with the codes added again (equal up to float32
-	// rounding).
-	undo := func(err error) (TaskRecord, error) {
-		m.restore(u)
-		if e := m.acc.Add(h, n, idx); e != nil {
-			return TaskRecord{}, fmt.Errorf("%w (undo: %v)", err, e)
+	err = s.change(func() (ridge.FactorUpdate, error) {
+		if m.acc.FactorLambda() == s.rec.Lambda && len(m.labels) > 1 {
+			return m.acc.SubDowndating(h, n, idx, s.rec.Lambda)
 		}
-		m.acc.SetS(u.s, u.nc, u.n)
-		return TaskRecord{}, err
+		return ridge.FactorUpdate{}, m.acc.Sub(h, n, idx)
+	}, func() error { return m.acc.Add(h, n, idx) })
+	if err != nil {
+		return s.rollback(fmt.Errorf("flycl: forget: %w", err))
 	}
 	if err := m.removeClass(c); err != nil {
-		return undo(err)
+		return s.rollback(err)
 	}
-	rec := TaskRecord{Samples: n, Removed: []int{label}, Lambda: lambda, FactorUpdated: up.Updated}
-	if len(m.labels) > 0 {
-		used, err := m.solve(context.Background(), rec.Lambda, m.solveGrid(), &st)
-		if err != nil {
-			return undo(err)
-		}
-		if used != rec.Lambda {
-			rec.RaisedFrom, rec.Lambda = rec.Lambda, used
-		}
-	}
-	rec.Stages = st
-	m.hist = append(m.hist, rec)
-	m.version++
-	return rec, nil
+	return s.commit(m.solveGrid())
 }
 
 // lambdaWithout returns the λ a model that never saw label would have:
@@ -153,8 +127,7 @@ func (m *Model) DropClass(label int) (TaskRecord, error) {
 		m.coef = slices.Delete(m.coef, c*m.cfg.M, (c+1)*m.cfg.M)
 	}
 	rec := TaskRecord{Removed: []int{label}, Lambda: m.lambda}
-	m.hist = append(m.hist, rec)
-	m.version++
+	m.record(rec)
 	return rec, nil
 }
 

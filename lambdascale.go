@@ -1,73 +1,11 @@
 package flycl
 
 import (
-	"fmt"
 	"math"
 	"slices"
+
+	"github.com/flycl/flycl/ridge"
 )
-
-// LambdaScale says how the λ grid (Config.Lambdas) relates to the data.
-type LambdaScale int
-
-const (
-	// LambdaAbsolute uses the grid as given (the paper's choice; the
-	// default). Its values only make sense for features of the scale
-	// they were tuned on.
-	LambdaAbsolute LambdaScale = iota
-	// LambdaRelative multiplies the grid by the mean diagonal of the Gram
-	// matrix GCV scores λ on (the task's HᵀH, or the accumulated G with
-	// GCVAll), so the same grid fits features of any scale. The model
-	// also multiplies every input by a fixed power of two chosen from the
-	// first task it learns (bringing its RMS near 1), so that the float32
-	// statistics of huge or tiny features neither overflow nor underflow;
-	// being a power of two, this changes no rounding, and being fixed it
-	// keeps the statistics of all tasks consistent. A fixed λ given to
-	// LearnBatch or LearnTaskWithLambda is used as given (absolute).
-	LambdaRelative
-)
-
-// DefaultRelativeLambdas is the grid used with LambdaRelative when none is
-// given: λ from 10⁻² to 10⁴ times the mean diagonal of G. The floor was
-// chosen on MNIST pixels, where 10⁻⁴ let GCV collapse λ on a 2-class task
-// (scripts/lambda-scale; docs/RESULTS.md, "The λ grid's scale").
-var DefaultRelativeLambdas = []float64{1e-2, 1e-1, 1, 10, 100, 1e3, 1e4}
-
-func (s LambdaScale) String() string {
-	if s == LambdaRelative {
-		return "relative"
-	}
-	return "absolute"
-}
-
-// ParseLambdaScale parses "absolute" (or "") and "relative".
-func ParseLambdaScale(s string) (LambdaScale, error) {
-	switch s {
-	case "absolute", "":
-		return LambdaAbsolute, nil
-	case "relative":
-		return LambdaRelative, nil
-	}
-	return LambdaAbsolute, fmt.Errorf("flycl: unknown lambda scale %q (want absolute or relative)", s)
-}
-
-// MarshalText writes the scale's name ("absolute" or "relative"); a value
-// that is neither is an error.
-func (s LambdaScale) MarshalText() ([]byte, error) {
-	if s != LambdaAbsolute && s != LambdaRelative {
-		return nil, fmt.Errorf("flycl: invalid lambda scale %d", int(s))
-	}
-	return []byte(s.String()), nil
-}
-
-// UnmarshalText parses a scale's name (ParseLambdaScale).
-func (s *LambdaScale) UnmarshalText(b []byte) error {
-	v, err := ParseLambdaScale(string(b))
-	if err != nil {
-		return err
-	}
-	*s = v
-	return nil
-}
 
 // inputScaleFor returns the power of two that brings the RMS of x near 1
 // (1 when x is all zero or not finite).
@@ -102,20 +40,6 @@ func (m *Model) InputScale() float64 {
 	return m.inScale
 }
 
-// scaleInput returns x multiplied by the input scale (x itself when the
-// scale is 1).
-func (m *Model) scaleInput(x []float32) []float32 {
-	if m.inScale == 0 || m.inScale == 1 {
-		return x
-	}
-	out := make([]float32, len(x))
-	f := float32(m.inScale)
-	for i, v := range x {
-		out[i] = v * f
-	}
-	return out
-}
-
 // solveGrid is the grid whose larger values solve tries when G + λI is not
 // numerically positive definite: the absolute grid, or none (factors of
 // 10 only) when the grid is relative.
@@ -138,6 +62,20 @@ func (m *Model) grid(h []float32, n int) []float64 {
 		tr += float64(v) * float64(v)
 	}
 	return m.scaledGrid(tr, false)
+}
+
+// statsGrid is the grid for a task given by its statistics:
+// Config.Lambdas, times the mean diagonal of the Gram matrix GCV works on
+// with LambdaRelative.
+func (m *Model) statsGrid(st *ridge.Stats) []float64 {
+	if m.cfg.LambdaScale != LambdaRelative {
+		return slices.Clone(m.cfg.Lambdas)
+	}
+	var tr float64
+	for i := 0; i < st.M; i++ {
+		tr += st.G[i*(i+1)/2+i]
+	}
+	return m.scaledGrid(tr, true)
 }
 
 // scaledGrid is the one place the λ grid is scaled: Config.Lambdas times

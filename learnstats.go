@@ -3,76 +3,14 @@ package flycl
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
-	"time"
 
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
 
-// GCVScope says on which samples GCV scores the ridge parameter of a task.
-type GCVScope int
-
-const (
-	// GCVTask scores λ on the current task only (the paper's choice).
-	GCVTask GCVScope = iota
-	// GCVAll scores λ on every sample learned so far, the current task
-	// included, computed exactly from the accumulated statistics G, S and
-	// the sample counts (no samples are stored); see
-	// ridge.Accumulator.GCVAllWith. It costs one float64 tridiagonal
-	// reduction of an m×m matrix per task.
-	GCVAll
-)
-
-func (s GCVScope) String() string {
-	if s == GCVAll {
-		return "all"
-	}
-	return "task"
-}
-
-// ParseGCVScope parses "task" (or "") and "all".
-func ParseGCVScope(s string) (GCVScope, error) {
-	switch s {
-	case "task", "":
-		return GCVTask, nil
-	case "all":
-		return GCVAll, nil
-	}
-	return GCVTask, fmt.Errorf("flycl: unknown GCV scope %q (want task or all)", s)
-}
-
-// MarshalText writes the scope's name ("task" or "all").
-func (s GCVScope) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText parses a scope's name.
-func (s *GCVScope) UnmarshalText(b []byte) error {
-	v, err := ParseGCVScope(string(b))
-	if err != nil {
-		return err
-	}
-	*s = v
-	return nil
-}
-
 // statsChunk is the number of samples TaskStats expands per call.
 const statsChunk = 256
-
-// statsGrid is the grid for a task given by its statistics:
-// Config.Lambdas, times the mean diagonal of the Gram matrix GCV works on
-// with LambdaRelative.
-func (m *Model) statsGrid(st *ridge.Stats) []float64 {
-	if m.cfg.LambdaScale != LambdaRelative {
-		return slices.Clone(m.cfg.Lambdas)
-	}
-	var tr float64
-	for i := 0; i < st.M; i++ {
-		tr += st.G[i*(i+1)/2+i]
-	}
-	return m.scaledGrid(tr, true)
-}
 
 // TaskStats expands the n×d features x with the model's W and top-k and
 // returns their statistics (G, S and class counts, in float64), without
@@ -103,13 +41,13 @@ func (m *Model) TaskStats(ctx context.Context, x []float32, labels []int) (*ridg
 	// it is in. (The model's own LearnTask may use the dense product; its
 	// codes then differ from these in the last bits.)
 	buf := make([]float32, min(n, statsChunk)*m.cfg.M)
+	enc := m.encoder()
 	for lo := 0; lo < n; lo += statsChunk {
 		hi := min(n, lo+statsChunk)
 		h := buf[:(hi-lo)*m.cfg.M]
-		if err := m.w.Apply(ctx, projection.Sparse, m.scaleInput(x[lo*m.d:hi*m.d]), hi-lo, h); err != nil {
-			return nil, fmt.Errorf("flycl: %w", err)
+		if _, err := enc.encode(ctx, projection.Sparse, false, x[lo*m.d:hi*m.d], hi-lo, h); err != nil {
+			return nil, err
 		}
-		projection.TopK(h, hi-lo, m.cfg.M, m.cfg.K, m.cfg.TopK)
 		if err := st.Add(h, hi-lo, labels[lo:hi]); err != nil {
 			return nil, fmt.Errorf("flycl: %w", err)
 		}
@@ -142,53 +80,32 @@ func (m *Model) LearnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 			return TaskRecord{}, errTooLarge(fmt.Sprintf("G[%d][%d] would reach %.3g, more than %.3g", i, i, v, GramLimit))
 		}
 	}
-	u := m.mark()
-	oldLabels, oldIndex := len(m.labels), maps.Clone(m.index)
+	s := m.begin()
 	idx, fresh := m.classIndices(st.Labels)
-	rollback := func() {
-		m.labels = m.labels[:oldLabels]
-		m.index = oldIndex
-	}
-	rec := TaskRecord{Samples: st.N, NewClasses: fresh, Classes: distinctSorted(st.Labels)}
-	var stages Stages
-	grid := m.solveGrid()
+	s.rec = TaskRecord{Samples: st.N, NewClasses: fresh, Classes: distinctSorted(st.Labels), Lambda: lambda}
 	if lambda == 0 {
-		t := time.Now()
-		var scores []float64
-		var err error
-		grid = m.statsGrid(st)
-		if m.cfg.GCVScope == GCVAll {
-			scores, err = m.acc.GCVAllWithStats(ctx, st, idx, grid)
-		} else {
-			scores, err = st.GCV(ctx, grid)
-		}
+		err := s.chooseLambda(ctx, m.statsGrid(st),
+			func(ctx context.Context, grid []float64) ([]float64, error) { return st.GCV(ctx, grid) },
+			func(ctx context.Context, grid []float64) ([]float64, error) {
+				return m.acc.GCVAllWithStats(ctx, st, idx, grid)
+			})
 		if err != nil {
-			rollback()
-			return TaskRecord{}, fmt.Errorf("flycl: %w", err)
-		}
-		rec.GCV, rec.Grid, rec.GCVScope = scores, grid, m.cfg.GCVScope
-		lambda = grid[ridge.BestLambda(scores)]
-		stages.GCV = time.Since(t)
-	}
-	rec.Lambda = lambda
-	t := time.Now()
-	if err := m.acc.AddStats(st, idx); err != nil {
-		rollback()
-		return TaskRecord{}, fmt.Errorf("flycl: %w", err)
-	}
-	stages.Gram = time.Since(t)
-	for len(m.counts) < len(m.labels) {
-		m.counts = append(m.counts, 0)
-	}
-	for r, c := range idx {
-		if m.counts[c] >= 0 {
-			m.counts[c] += st.Counts[r]
+			return s.rollback(err)
 		}
 	}
+	err := s.change(func() (ridge.FactorUpdate, error) { return ridge.FactorUpdate{}, m.acc.AddStats(st, idx) },
+		func() error { return m.acc.SubStats(st, idx) })
+	if err != nil {
+		return s.rollback(fmt.Errorf("flycl: %w", err))
+	}
+	m.addCounts(idx, st.Counts)
 	if m.cfg.LambdaScale == LambdaRelative && m.inScale == 0 {
-		m.inScale = 1 // the statistics were computed from unscaled inputs (restore undoes it)
+		m.inScale = 1 // the statistics were computed from unscaled inputs
 	}
-	rec, err := m.finish(rec, stages, m.solveGrid(), u, func() error { return m.acc.SubStats(st, idx) })
+	// The solve raises λ within solveGrid: by factors of 10 with a
+	// relative grid (a task learned from codes raises it within its scaled
+	// GCV grid, the same values up to rounding for a grid of decades).
+	rec, err := s.commit(m.solveGrid())
 	if err == nil {
 		m.uncalibrate() // no samples to calibrate on (unknown.go)
 	}

@@ -1,10 +1,125 @@
 package flycl
 
 import (
+	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/flycl/flycl/linalg"
+	"github.com/flycl/flycl/projection"
 )
+
+// encoder computes codes, the one way every path does (learning, the
+// statistics of a shard, scoring): the features times the input scale,
+// times Wᵀ, then top-k.
+type encoder struct {
+	w       *projection.Matrix
+	cfg     Config  // M, K, TopK
+	inScale float64 // the power of two inputs are multiplied by (0: none, as 1)
+}
+
+// encoder returns the model's encoder.
+func (m *Model) encoder() encoder { return encoder{w: m.w, cfg: m.cfg, inScale: m.inScale} }
+
+// scale returns x multiplied by the input scale (x itself when the scale
+// is 1).
+func (e encoder) scale(x []float32) []float32 {
+	if e.inScale == 0 || e.inScale == 1 {
+		return x
+	}
+	out := make([]float32, len(x))
+	f := float32(e.inScale)
+	for i, v := range x {
+		out[i] = v * f
+	}
+	return out
+}
+
+// encode writes the n×m codes of the n×d features x into h (len n·m),
+// applying W by method; with rowExact every code is a function of its
+// sample alone, to the bit (projection.Matrix.ApplyRows). It returns the
+// time of the projection and of top-k, and ctx's error, if any, once
+// they are done.
+func (e encoder) encode(ctx context.Context, method projection.Method, rowExact bool, x []float32, n int, h []float32) (Stages, error) {
+	var st Stages
+	t0 := time.Now()
+	apply := e.w.Apply
+	if rowExact {
+		apply = e.w.ApplyRows
+	}
+	if err := apply(ctx, method, e.scale(x), n, h); err != nil {
+		return st, fmt.Errorf("flycl: %w", err)
+	}
+	t1 := time.Now()
+	projection.TopK(h, n, e.cfg.M, e.cfg.K, e.cfg.TopK)
+	st.Projection, st.TopK = t1.Sub(t0), time.Since(t1)
+	return st, ctx.Err()
+}
+
+// rows returns the number of d-dimensional rows of x.
+func rows(x []float32, d int) (int, error) {
+	if len(x)%d != 0 {
+		return 0, fmt.Errorf("%w: feature matrix has %d values, not a multiple of the input dimension %d", ErrBadInput, len(x), d)
+	}
+	return len(x) / d, nil
+}
+
+// predictChunk bounds the memory of scoring: codes are computed for at
+// most this many samples at a time.
+const predictChunk = 1024
+
+// scorer is the one scoring kernel of Model.Scores and Predictor.Scores:
+// codes of at most predictChunk samples at a time (their buffers reused
+// through codes), times Cᵀ, checked to be finite.
+type scorer struct {
+	enc  encoder
+	d    int
+	coef []float32 // nc × m
+	nc   int
+	// rowExact makes a sample's scores depend on that sample alone, to
+	// the bit: W applied and the scores summed row by row
+	// (projection.Matrix.ApplyRows, linalg.SdotRows) instead of by BLAS
+	// gemm, whose rounding depends on the other rows of the call.
+	rowExact bool
+	codes    *sync.Pool
+	name     func(c int) string // class index → quoted name, for errors
+}
+
+// scores returns the n×nc class scores of the n×d features x.
+func (s scorer) scores(ctx context.Context, x []float32) ([]float32, error) {
+	if s.coef == nil {
+		return nil, ErrNotTrained
+	}
+	n, err := rows(x, s.d)
+	if err != nil {
+		return nil, err
+	}
+	m, nc := s.enc.cfg.M, s.nc
+	out := make([]float32, n*nc)
+	for lo := 0; lo < n; lo += predictChunk {
+		hi := min(n, lo+predictChunk)
+		h, _ := s.codes.Get().([]float32)
+		if cap(h) < (hi-lo)*m {
+			h = make([]float32, (hi-lo)*m)
+		}
+		h = h[:(hi-lo)*m]
+		if _, err := s.enc.encode(ctx, s.enc.cfg.Projection, s.rowExact, x[lo*s.d:hi*s.d], hi-lo, h); err != nil {
+			return nil, err
+		}
+		o := out[lo*nc : hi*nc]
+		if s.rowExact {
+			linalg.SdotRows(hi-lo, nc, m, h, m, s.coef, m, o, nc)
+		} else {
+			scoreRows(h, hi-lo, m, s.coef, nc, o)
+		}
+		s.codes.Put(h[:cap(h)])
+		if err := checkScores(o, nc, lo, s.name); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
 
 // scoreRows computes out (n×nc) = h (n×m) Cᵀ, C being nc×m.
 func scoreRows(h []float32, n, m int, coef []float32, nc int, out []float32) {

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
@@ -296,42 +295,8 @@ func (p *Predictor) Rejection() Rejection { return p.rej }
 // Features too large for the float32 expansion (about 3e38) give an error
 // naming the first score that is not finite, never a NaN.
 func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) {
-	if p.coef == nil {
-		return nil, ErrNotTrained
-	}
-	if len(x)%p.d != 0 {
-		return nil, fmt.Errorf("%w: feature matrix has %d values, not a multiple of the input dimension %d", ErrBadInput, len(x), p.d)
-	}
-	n, m, nc := len(x)/p.d, p.cfg.M, len(p.labels)
-	out := make([]float32, n*nc)
-	for lo := 0; lo < n; lo += predictChunk {
-		hi := min(n, lo+predictChunk)
-		h, _ := p.codes.Get().([]float32)
-		if cap(h) < (hi-lo)*m {
-			h = make([]float32, (hi-lo)*m)
-		}
-		h = h[:(hi-lo)*m]
-		xs := x[lo*p.d : hi*p.d]
-		if p.inScale != 0 && p.inScale != 1 {
-			xs = slices.Clone(xs)
-			for i := range xs {
-				xs[i] *= float32(p.inScale)
-			}
-		}
-		if err := p.w.ApplyRows(ctx, p.cfg.Projection, xs, hi-lo, h); err != nil {
-			return nil, fmt.Errorf("flycl: %w", err)
-		}
-		projection.TopK(h, hi-lo, m, p.cfg.K, p.cfg.TopK)
-		linalg.SdotRows(hi-lo, nc, m, h, m, p.coef, m, out[lo*nc:hi*nc], nc)
-		p.codes.Put(h[:cap(h)])
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := checkScores(out[lo*nc:hi*nc], nc, lo, func(c int) string { return fmt.Sprintf("%q", p.names[c]) }); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return scorer{enc: encoder{w: p.w, cfg: p.cfg, inScale: p.inScale}, d: p.d, coef: p.coef, nc: len(p.labels),
+		rowExact: true, codes: &p.codes, name: func(c int) string { return fmt.Sprintf("%q", p.names[c]) }}.scores(ctx, x)
 }
 
 // Predict returns the predicted label of each of the n×d features x.

@@ -9,8 +9,8 @@ import (
 )
 
 // Stage names one step of learning a task (or a mini-batch). The stages
-// are the one definition of the names used by every output: run results,
-// model files, benchmark tables.
+// are the one definition of the names files use: run results, model
+// files (table headers take theirs from report.StageLabel).
 type Stage int
 
 // The stages of learning, in pipeline order.
@@ -25,7 +25,6 @@ const (
 )
 
 var stageNames = [numStages]string{"projection", "topk", "gram", "gcv", "factor", "solve"}
-var stageLabels = [numStages]string{"projection", "top-k", "G update", "GCV", "factor", "solve"}
 
 // AllStages returns every stage in pipeline order.
 func AllStages() []Stage {
@@ -43,14 +42,6 @@ func (s Stage) String() string {
 		return fmt.Sprintf("Stage(%d)", int(s))
 	}
 	return stageNames[s]
-}
-
-// Label returns the stage's name for table headers ("top-k", "G update").
-func (s Stage) Label() string {
-	if s < 0 || s >= numStages {
-		return s.String()
-	}
-	return stageLabels[s]
 }
 
 // ParseStage returns the stage named name (as String writes it).

@@ -91,14 +91,20 @@ func (m *Model) ClassCounts() []int {
 	return out
 }
 
-// countSamples adds the class indices of a learned step to the counts.
-func (m *Model) countSamples(idx []int) {
+// addCounts adds the samples of a learned step to the counts: k[i]
+// samples to class index idx[i], or one each when k is nil (a count that
+// is unknown, -1, stays unknown).
+func (m *Model) addCounts(idx, k []int) {
 	for len(m.counts) < len(m.labels) {
 		m.counts = append(m.counts, 0)
 	}
-	for _, c := range idx {
+	for i, c := range idx {
 		if m.counts[c] >= 0 {
-			m.counts[c]++
+			if k == nil {
+				m.counts[c]++
+			} else {
+				m.counts[c] += k[i]
+			}
 		}
 	}
 }

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
+
+	"github.com/flycl/flycl/ridge"
 )
 
 // Unlearn takes samples a learn added back out of the model exactly: x
@@ -67,19 +68,12 @@ func (m *Model) Unlearn(ctx context.Context, x []float32, labels []int, lambda f
 			return TaskRecord{}, fmt.Errorf("%w: unlearn: the samples of class %q are not what it learned (its statistics differ by %.2g, relative)", ErrBadInput, m.ClassName(m.labels[c]), rel)
 		}
 	}
-	u := m.mark()
-	t := time.Now()
-	if err := m.acc.Sub(h, n, idx); err != nil {
-		return TaskRecord{}, fmt.Errorf("flycl: unlearn: %w", err)
-	}
-	st.Gram = time.Since(t)
-	undo := func(err error) (TaskRecord, error) {
-		m.restore(u)
-		if e := m.acc.Add(h, n, idx); e != nil {
-			return TaskRecord{}, fmt.Errorf("%w (undo: %v)", err, e)
-		}
-		m.acc.SetS(u.s, u.nc, u.n)
-		return TaskRecord{}, err
+	s := m.begin()
+	s.st, s.rec = st, TaskRecord{Samples: n, Lambda: lambda}
+	err = s.change(func() (ridge.FactorUpdate, error) { return ridge.FactorUpdate{}, m.acc.Sub(h, n, idx) },
+		func() error { return m.acc.Add(h, n, idx) })
+	if err != nil {
+		return s.rollback(fmt.Errorf("flycl: unlearn: %w", err))
 	}
 	for c, k := range per {
 		if c < len(m.counts) && m.counts[c] >= 0 {
@@ -88,26 +82,13 @@ func (m *Model) Unlearn(ctx context.Context, x []float32, labels []int, lambda f
 	}
 	// remove emptied classes, highest index first (indices shift)
 	slices.Sort(emptied)
-	rec := TaskRecord{Samples: n, Lambda: lambda}
 	for i := len(emptied) - 1; i >= 0; i-- {
 		label := m.labels[emptied[i]]
 		if err := m.removeClass(emptied[i]); err != nil {
-			return undo(err)
+			return s.rollback(err)
 		}
-		rec.Removed = append(rec.Removed, label)
+		s.rec.Removed = append(s.rec.Removed, label)
 	}
-	slices.Sort(rec.Removed)
-	if len(m.labels) > 0 {
-		used, err := m.solve(context.Background(), lambda, m.solveGrid(), &st)
-		if err != nil {
-			return undo(err)
-		}
-		if used != lambda {
-			rec.RaisedFrom, rec.Lambda = lambda, used
-		}
-	}
-	rec.Stages = st
-	m.hist = append(m.hist, rec)
-	m.version++
-	return rec, nil
+	slices.Sort(s.rec.Removed)
+	return s.commit(m.solveGrid())
 }

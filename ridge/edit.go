@@ -74,6 +74,7 @@ func (a *Accumulator) RemoveClass(c int) error {
 	}
 	a.s = slices.Delete(a.s, c*a.m, (c+1)*a.m)
 	a.nc--
+	a.lr.last.ok = false // its class indices no longer hold
 	return nil
 }
 

@@ -183,13 +183,8 @@ func (w *Workspace) GCV(ctx context.Context, h []float32, n, m int, labels []int
 	if len(labels) != n {
 		return nil, fmt.Errorf("ridge: GCV: %d labels for %d samples", len(labels), n)
 	}
-	if len(grid) == 0 {
-		return nil, fmt.Errorf("ridge: GCV: empty lambda grid")
-	}
-	for _, l := range grid {
-		if !(l > 0) || math.IsInf(l, 0) {
-			return nil, fmt.Errorf("ridge: GCV: lambda %g is not a positive finite number", l)
-		}
+	if err := checkGrid(grid); err != nil {
+		return nil, err
 	}
 	for i, l := range labels {
 		if l < 0 || l >= nc {
@@ -251,105 +246,53 @@ func BestLambda(scores []float64) int {
 	return best
 }
 
-func oneHotRows(labels []int, nc, n int) []float32 {
-	y := make([]float32, nc*n)
+// oneHotRows returns the one-hot targets Y transposed: row c (of n) is
+// column c of Y.
+func oneHotRows[T float32 | float64](labels []int, nc, n int) []T {
+	y := make([]T, nc*n)
 	for i, l := range labels {
 		y[l*n+i] = 1
 	}
 	return y
 }
 
-func sumSq32(s []float32) float64 {
-	var t float64
-	for _, v := range s {
-		t += float64(v) * float64(v)
+// classSums returns Sᵀ = YᵀH for the n×m codes h, summed in T: row c
+// (of length m) is the sum of the codes of class c.
+func classSums[T float32 | float64](h []float32, m int, labels []int, nc int) []T {
+	s := make([]T, nc*m)
+	for i, l := range labels {
+		row := s[l*m : (l+1)*m]
+		for j, v := range h[i*m : (i+1)*m] {
+			row[j] += T(v)
+		}
 	}
-	return t
+	return s
 }
 
-// upperSumSq returns Σ a[i][j]² over j >= i.
-func upperSumSq(a []float32, n int) float64 {
-	var t float64
-	for i := 0; i < n; i++ {
-		t += sumSq32(a[i*n+i : (i+1)*n])
-	}
-	return t
-}
-
-// gcvDual keeps K = H Hᵀ in the strict lower triangle of buf plus a
-// separate diagonal, and factors K + λI in the upper triangle of the same
-// buffer, so one n×n matrix serves every λ.
+// gcvDual is the dual method: K = H Hᵀ (n×n) in the strict lower
+// triangle of buf plus a separate diagonal, K + λI factored in float32 in
+// the upper triangle of the same buffer, so one n×n matrix serves every
+// λ; tr (K + λI)⁻¹ = ‖U⁻¹‖²_F for the Cholesky factor U. A λ for which
+// K + λI is not numerically positive definite in float32 cannot be used,
+// so it scores +Inf.
 func gcvDual(ctx context.Context, buf []float32, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
 	linalg.SsyrkLower(false, n, m, 1, h, m, 0, buf, n)
-	kd := make([]float64, n)
-	for i := range kd {
-		kd[i] = float64(buf[i*n+i])
-	}
-	yt := oneHotRows(labels, nc, n)
-	b := make([]float32, nc*n)
-	scores := make([]float64, len(grid))
-	for gi, lambda := range grid {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		mirrorLower(buf, n)
-		for i := 0; i < n; i++ {
-			buf[i*n+i] = float32(kd[i] + lambda)
-		}
-		if err := linalg.Spotrf(n, buf, n); err != nil {
-			// K + λI is not numerically positive definite in float32:
-			// this λ cannot be used, so it cannot be chosen.
-			scores[gi] = math.Inf(1)
-			continue
-		}
-		copy(b, yt)
-		linalg.Spotrs(n, nc, buf, n, b, n)
-		rss := lambda * lambda * sumSq32(b)
-		if err := linalg.Strtri(n, buf, n); err != nil {
-			scores[gi] = math.Inf(1)
-			continue
-		}
-		den := lambda * upperSumSq(buf, n) / float64(n) // 1 - df/n
-		scores[gi] = (rss / float64(n)) / (den * den)
-	}
-	return scores, nil
+	f := newDense(buf, n)
+	return scoreGrid(ctx, grid, n, newDualScorer(f, oneHotRows[float32](labels, nc, n), n, nc))
 }
 
-// gcvPrimal is GCV through the m×m Gram HᵀH (cheaper when n > m). Like
-// gcvDual it keeps the Gram in the lower triangle of buf and factors in
-// the upper one.
+// gcvPrimal is the primal method in float32 (for n >= m; see GCVGram for
+// n < m): G = HᵀH (m×m) kept and factored like gcvDual's K, and the
+// residual computed from the data, Ŷᵀ = Cᵀ Hᵀ, so that it does not
+// cancel.
 func gcvPrimal(ctx context.Context, buf []float32, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
 	linalg.SsyrkLower(true, m, n, 1, h, m, 0, buf, m)
-	gd := make([]float64, m)
-	for i := range gd {
-		gd[i] = float64(buf[i*m+i])
-	}
-	// z = Yᵀ H (nc × m)
-	z := make([]float32, nc*m)
-	for i, l := range labels {
-		row := z[l*m : (l+1)*m]
-		for j, v := range h[i*m : (i+1)*m] {
-			row[j] += v
-		}
-	}
-	yt := oneHotRows(labels, nc, n)
-	b := make([]float32, nc*m)
+	f := newDense(buf, m)
+	z := classSums[float32](h, m, labels, nc)
+	yt := oneHotRows[float32](labels, nc, n)
 	yhat := make([]float32, nc*n)
-	scores := make([]float64, len(grid))
-	for gi, lambda := range grid {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		mirrorLower(buf, m)
-		for i := 0; i < m; i++ {
-			buf[i*m+i] = float32(gd[i] + lambda)
-		}
-		if err := linalg.Spotrf(m, buf, m); err != nil {
-			scores[gi] = math.Inf(1) // not numerically positive definite
-			continue
-		}
-		copy(b, z)
-		linalg.Spotrs(m, nc, buf, m, b, m)
+	p := newPrimalScorer(f, z, n, m, nc)
+	p.residual = func(b []float32) float64 {
 		// Ŷᵀ = B Hᵀ
 		linalg.Sgemm(false, true, nc, n, m, 1, b, m, h, m, 0, yhat, n)
 		var rss float64
@@ -357,16 +300,13 @@ func gcvPrimal(ctx context.Context, buf []float32, h []float32, n, m int, labels
 			d := float64(yt[i]) - float64(v)
 			rss += d * d
 		}
-		if err := linalg.Strtri(m, buf, m); err != nil {
-			scores[gi] = math.Inf(1)
-			continue
-		}
-		den := (float64(n-m) + lambda*upperSumSq(buf, m)) / float64(n)
-		scores[gi] = (rss / float64(n)) / (den * den)
+		return rss
 	}
-	return scores, nil
+	return scoreGrid(ctx, grid, n, p)
 }
 
+// gcvEigen is the eigen method: K = U Σ Uᵀ once in float64, then each λ
+// costs O(n·nc).
 func gcvEigen(ctx context.Context, h []float32, n, m int, labels []int, nc int, grid []float64) ([]float64, error) {
 	k32 := make([]float32, n*n)
 	linalg.Ssyrk(false, n, m, 1, h, m, 0, k32, n)
@@ -380,34 +320,10 @@ func gcvEigen(ctx context.Context, h []float32, n, m int, labels []int, nc int, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s2 := make([]float64, n)
-	if err := linalg.Dsyevd(true, n, k, n, s2); err != nil {
+	y := oneHotRows[float64](labels, nc, n)
+	f, err := eigenOf(k, n, y, nc)
+	if err != nil {
 		return nil, fmt.Errorf("ridge: GCV: %w", err)
 	}
-	// p[i] = ‖(Uᵀ Y)_i‖² where row i of k is eigenvector i
-	p := make([]float64, n)
-	col := make([]float64, nc)
-	for i := 0; i < n; i++ {
-		clear(col)
-		u := k[i*n : (i+1)*n]
-		for j, l := range labels {
-			col[l] += u[j]
-		}
-		for _, v := range col {
-			p[i] += v * v
-		}
-		s2[i] = max(s2[i], 0)
-	}
-	scores := make([]float64, len(grid))
-	for gi, lambda := range grid {
-		var rss, den float64
-		for i := 0; i < n; i++ {
-			r := lambda / (s2[i] + lambda)
-			rss += r * r * p[i]
-			den += r
-		}
-		den /= float64(n)
-		scores[gi] = (rss / float64(n)) / (den * den)
-	}
-	return scores, nil
+	return scoreGrid(ctx, grid, n, newDualScorer(f, y, n, nc))
 }

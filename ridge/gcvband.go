@@ -49,54 +49,15 @@ func gcvBandFloor(ctx context.Context, buf []float32, h []float32, n, m int, lab
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ab := make([]float32, n*(kd+1))
-	tau := make([]float32, n)
-	if err := linalg.SsytrdToBand(n, kd, buf, n, ab, tau); err != nil {
+	f, y, _, err := reduceToBand(buf, n, kd, oneHotRows[float32](labels, nc, n), nc)
+	if err != nil {
 		return nil, fmt.Errorf("ridge: GCV: %w", err)
 	}
-	qy := oneHotRows(labels, nc, n) // nc×n: row c is column c of Y
-	if err := linalg.ApplyBandQT(n, kd, buf, n, tau, nc, qy, n); err != nil {
-		return nil, fmt.Errorf("ridge: GCV: %w", err)
-	}
-	// B in float64, by rows: b[i*(kd+1) + kd-(i-j)] = B[i][j], i-kd <= j <= i.
-	w := kd + 1
-	b := bandRows(ab, n, kd)
-	y := make([]float64, nc*n)
-	for i, v := range qy {
-		y[i] = float64(v)
-	}
-	l := make([]float64, n*w)
-	z := make([]float64, n*w)
-	x := make([]float64, nc*n)
-	floor := noiseFloor * u32 * bandNorm(b, n, kd, z[:n], x[:n])
-	determinable := determinableFrom(b, l, n, kd, grid, floor)
-	scores := make([]float64, len(grid))
-	for gi, lambda := range grid {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if lambda < determinable || !bandCholesky(b, l, n, kd, lambda) {
-			// Below the rounding noise of the float32 K (or not
-			// numerically positive definite): not determinable, so it
-			// cannot be chosen (see bandNoiseFloor).
-			scores[gi] = math.Inf(1)
-			continue
-		}
-		copy(x, y)
-		var rss float64
-		for c := 0; c < nc; c++ {
-			xc := x[c*n : (c+1)*n]
-			bandSolve(l, n, kd, xc)
-			for _, v := range xc {
-				rss += v * v
-			}
-		}
-		rss *= lambda * lambda
-		tr := bandInverseTrace(l, z, n, kd)
-		den := lambda * tr / float64(n) // 1 - df/n
-		scores[gi] = (rss / float64(n)) / (den * den)
-	}
-	return scores, nil
+	// Below the rounding noise of the float32 K (or not numerically
+	// positive definite): not determinable, so it cannot be chosen (see
+	// bandNoiseFloor).
+	f.withNoiseFloor(grid, noiseFloor*u32*f.norm())
+	return scoreGrid(ctx, grid, n, newDualScorer(f, y, n, nc))
 }
 
 // bandNoiseFloor, times u32·‖K‖₂, is the smallest eigenvalue of the

@@ -41,19 +41,8 @@ func gcvBandPrimal(ctx context.Context, buf []float32, gdiag []float32, h []floa
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ab := make([]float32, m*(kd+1))
-	tau := make([]float32, m)
-	if err := linalg.SsytrdToBand(m, kd, buf, m, ab, tau); err != nil {
-		return nil, fmt.Errorf("ridge: GCV: %w", err)
-	}
 	// S = HᵀY (rows: classes), summed in float64 and rounded once.
-	s64 := make([]float64, nc*m)
-	for i, l := range labels {
-		row := s64[l*m : (l+1)*m]
-		for j, v := range h[i*m : (i+1)*m] {
-			row[j] += float64(v)
-		}
-	}
+	s64 := classSums[float64](h, m, labels, nc)
 	var sNorm float64
 	qs := make([]float32, nc*m)
 	for i, v := range s64 {
@@ -61,58 +50,18 @@ func gcvBandPrimal(ctx context.Context, buf []float32, gdiag []float32, h []floa
 		sNorm += v * v
 	}
 	sNorm = math.Sqrt(sNorm)
-	if err := linalg.ApplyBandQT(m, kd, buf, m, tau, nc, qs, m); err != nil {
+	f, z, _, err := reduceToBand(buf, m, kd, qs, nc)
+	if err != nil {
 		return nil, fmt.Errorf("ridge: GCV: %w", err)
 	}
-	w := kd + 1
-	b := bandRows(ab, m, kd)
-	z := make([]float64, nc*m)
-	for i, v := range qs {
-		z[i] = float64(v)
-	}
-	l := make([]float64, m*w)
-	inv := make([]float64, m*w)
-	x := make([]float64, m)
-	gNorm := bandNorm(b, m, kd, inv[:m], x)
-	floor := bandNoiseFloor * u32 * gNorm
-	determinable := determinableFrom(b, l, m, kd, grid, floor)
+	gNorm := f.norm()
+	f.withNoiseFloor(grid, bandNoiseFloor*u32*gNorm)
 	// Errors of G and S as fractions of their norms: the float32 Gram and
 	// its reduction (the noise measured for bandNoiseFloor, ≤ 8·u32), and
 	// S rounded to float32 and rotated in float32.
 	const relErr = bandNoiseFloor / 2 * u32
-	delta := relErr * gNorm
-	yy := float64(n) // ‖Y‖²_F of one-hot targets
-	scores := make([]float64, len(grid))
-	for gi, lambda := range grid {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if lambda < determinable || !bandCholesky(b, l, m, kd, lambda) {
-			scores[gi] = math.Inf(1)
-			continue
-		}
-		var fit, cc float64 // tr SᵀC + λ‖C‖², ‖C‖²
-		for c := 0; c < nc; c++ {
-			zc := z[c*m : (c+1)*m]
-			copy(x, zc)
-			bandSolve(l, m, kd, x)
-			for i, v := range x {
-				fit += zc[i]*v + lambda*v*v
-				cc += v * v
-			}
-		}
-		rss := yy - fit
-		// First-order error bound of the fitted part, as in gcvStats.
-		bound := 3*delta*cc + 4*relErr*sNorm*math.Sqrt(cc) + 8*float64(m)*u64*(yy+fit)
-		if !(rss > bound) {
-			scores[gi] = math.Inf(1) // not determinable from float32 G
-			continue
-		}
-		tr := bandInverseTrace(l, inv, m, kd)
-		den := (float64(n-m) + lambda*tr) / float64(n)
-		scores[gi] = (rss / float64(n)) / (den * den)
-	}
-	return scores, nil
+	p := newPrimalScorer(f, z, n, m, nc).fromStatistics(float64(n), relErr, gNorm, sNorm) // ‖Y‖²_F = n: one-hot
+	return scoreGrid(ctx, grid, n, p)
 }
 
 // TaskGram returns the Gram matrix HᵀH of the n×m codes h that the last

@@ -33,7 +33,10 @@ import (
 // 1e-9 for every problem flycl solves (κ ≤ 1e6 after λ is added, m ≤ 1e5).
 // That is why this path is float64 throughout, and why G must be summed in
 // float64 too (a float32 G moves the zero eigenvalues by about 1e-7‖G‖,
-// which the cancellation then amplifies).
+// which the cancellation then amplifies). The statistics are taken as
+// exact; a λ whose residual is not above the rounding of the float64 sums
+// that form it, 8·m·2⁻⁵³·(‖Y‖²_F + tr SᵀC + λ‖C‖²_F), is not determinable
+// and scores +Inf.
 func GCVGram(ctx context.Context, g []float64, m int, z []float64, nc int, yty float64, n int, grid []float64) ([]float64, error) {
 	switch {
 	case n <= 0:
@@ -42,65 +45,16 @@ func GCVGram(ctx context.Context, g []float64, m int, z []float64, nc int, yty f
 		return nil, fmt.Errorf("ridge: GCV: Gram has %d values, want %d×%d", len(g), m, m)
 	case nc <= 0 || len(z) != nc*m:
 		return nil, fmt.Errorf("ridge: GCV: YᵀH has %d values, want %d×%d", len(z), nc, m)
-	case len(grid) == 0:
-		return nil, fmt.Errorf("ridge: GCV: empty lambda grid")
 	case !(yty >= 0) || math.IsInf(yty, 0):
 		return nil, fmt.Errorf("ridge: GCV: ‖Y‖² = %g is not a non-negative finite number", yty)
 	}
-	for _, l := range grid {
-		if !(l > 0) || math.IsInf(l, 0) {
-			return nil, fmt.Errorf("ridge: GCV: lambda %g is not a positive finite number", l)
-		}
+	if err := checkGrid(grid); err != nil {
+		return nil, err
 	}
-	gd := make([]float64, m)
-	for i := range gd {
-		gd[i] = g[i*m+i]
-	}
-	defer func() { // leave the diagonal as found
-		for i, v := range gd {
-			g[i*m+i] = v
-		}
-	}()
-	b := make([]float64, nc*m)
-	scores := make([]float64, len(grid))
-	for gi, lambda := range grid {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		mirrorLower(g, m)
-		for i := 0; i < m; i++ {
-			g[i*m+i] = gd[i] + lambda
-		}
-		if err := linalg.Dpotrf(m, g, m); err != nil {
-			scores[gi] = math.Inf(1) // not numerically positive definite
-			continue
-		}
-		copy(b, z)
-		linalg.Dpotrs(m, nc, g, m, b, m) // rows of b: columns of C
-		var fit, cc float64
-		for i, v := range b {
-			fit += v * z[i]
-			cc += v * v
-		}
-		rss := max(yty-fit-lambda*cc, 0)
-		if err := linalg.Dtrtri(m, g, m); err != nil {
-			scores[gi] = math.Inf(1)
-			continue
-		}
-		var tr float64
-		for i := 0; i < m; i++ {
-			for _, v := range g[i*m+i : (i+1)*m] {
-				tr += v * v
-			}
-		}
-		den := (float64(n-m) + lambda*tr) / float64(n)
-		if !(den > 0) {
-			scores[gi] = math.Inf(1)
-			continue
-		}
-		scores[gi] = (rss / float64(n)) / (den * den)
-	}
-	return scores, nil
+	f := newDense(g, m)
+	defer f.restoreDiagonal() // leave the diagonal as found
+	p := newPrimalScorer(f, z, n, m, nc).fromStatistics(yty, 0, 0, 0)
+	return scoreGrid(ctx, grid, n, p)
 }
 
 // gcvPrimal64 is GCVPrimal for tasks with fewer samples than dimensions,
@@ -119,12 +73,6 @@ func gcvPrimal64(ctx context.Context, h []float32, n, m int, labels []int, nc in
 			g[i*m+j] = g[j*m+i]
 		}
 	}
-	z := make([]float64, nc*m)
-	for i, l := range labels {
-		row := z[l*m : (l+1)*m]
-		for j, v := range h64[i*m : (i+1)*m] {
-			row[j] += v
-		}
-	}
+	z := classSums[float64](h, m, labels, nc)
 	return GCVGram(ctx, g, m, z, nc, float64(n), n, grid)
 }

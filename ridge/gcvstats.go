@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/flycl/flycl/linalg"
 )
@@ -187,13 +186,20 @@ func gcvStats(ctx context.Context, g []float64, m int, s []float64, nc int, yy f
 	}
 	sNorm = math.Sqrt(sNorm)
 	var (
-		red statsReduction
+		f   shifted[float64]
 		err error
+		sig []float64 // eigenvalues, descending, clamped at 0 (G is positive semi-definite)
 	)
+	s = s[:nc*m]
 	if linalg.HaveBandReduction && m > bandMin && m > 1 {
-		red, err = reduceBand(g, m, s, nc)
+		var r *band
+		r, s, sig, err = reduceBand(g, m, s, nc)
+		f = r
 	} else {
-		red, err = reduceTridiag(g, m, s, nc)
+		var t *tridiag
+		if t, err = reduceTridiag(g, m, s, nc); err == nil {
+			f, sig = t, t.eigenvalues()
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ridge: GCV: %w", err)
@@ -202,52 +208,14 @@ func gcvStats(ctx context.Context, g []float64, m int, s []float64, nc int, yy f
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// eigenvalues, descending, clamped at 0 (G is positive semi-definite)
-	sig := red.eigenvalues()
 	if sig == nil {
 		return nil, fmt.Errorf("ridge: GCV: eigenvalues of the reduced statistics did not converge")
 	}
-	r := min(n, m)
-	delta := relErr * sig[0] // error of G in 2-norm
-	x := make([]float64, m)
-	scores := make([]float64, len(grid))
-	for gi, lambda := range grid {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !red.factor(lambda) {
-			scores[gi] = math.Inf(1)
-			continue
-		}
-		var fit, cc float64 // tr SᵀC + λ‖C‖², ‖C‖²
-		for c := 0; c < nc; c++ {
-			b := s[c*m : (c+1)*m]
-			copy(x, b)
-			red.solve(x)
-			for i, v := range x {
-				fit += b[i]*v + lambda*v*v
-				cc += v * v
-			}
-		}
-		rss := yy - fit
-		// First-order error of the fitted part F = tr SᵀA⁻¹S + λ tr SᵀA⁻²S
-		// (A = G + λI) under errors ΔG, ΔS: dF = −tr CᵀΔG C − 2λ tr CᵀΔG A⁻¹C
-		// + 2 tr ΔSᵀC + 2λ tr ΔSᵀA⁻¹C, so |dF| ≤ 3‖ΔG‖₂‖C‖²_F + 4‖ΔS‖_F‖C‖_F
-		// (‖A⁻¹‖ ≤ 1/λ); plus the rounding of the float64 sums.
-		bound := 3*delta*cc + 4*relErr*sNorm*math.Sqrt(cc) + 8*float64(m)*u64*(yy+fit)
-		var den float64
-		if n > m {
-			den = float64(n - m)
-		}
-		for _, sv := range sig[:r] {
-			den += lambda / (sv + lambda)
-		}
-		den /= float64(n)
-		if !(rss > bound) {
-			scores[gi] = math.Inf(1) // not determinable from these statistics
-			continue
-		}
-		scores[gi] = (rss / float64(n)) / (den * den)
+	p := newPrimalScorer(f, s, n, m, nc).fromStatistics(yy, relErr, sig[0], sNorm)
+	p.spectrum = sig
+	scores, err := scoreGrid(ctx, grid, n, p)
+	if err != nil {
+		return nil, err
 	}
 	if math.IsInf(scores[BestLambda(scores)], 1) {
 		return nil, fmt.Errorf("ridge: GCV: no lambda in %v has a residual the statistics determine (all too small for their rounding); use larger lambdas", grid)
@@ -262,120 +230,22 @@ func gcvStats(ctx context.Context, g []float64, m int, s []float64, nc int, yy f
 // 2.2 s against 1.7 s; m = 10000 see gcvStats.
 const bandStatsMin = 2500
 
-// statsReduction is G = Q R Qᵀ with Qᵀ S already applied: R's
-// eigenvalues, and factor-then-solve of R + λI.
-type statsReduction interface {
-	// eigenvalues returns those of R in descending order, clamped at 0,
-	// or nil if they did not converge.
-	eigenvalues() []float64
-	// factor factors R + λI, reporting false if it is not numerically
-	// positive definite.
-	factor(lambda float64) bool
-	// solve overwrites x with (R + λI)⁻¹ x for the last λ factored.
-	solve(x []float64)
-}
-
-// tridiagReduction: R tridiagonal (diagonal d, off-diagonal e), R + λI
-// factored as LDLᵀ.
-type tridiagReduction struct {
-	d, e, ldl, low []float64
-}
-
-func reduceTridiag(g []float64, m int, s []float64, nc int) (statsReduction, error) {
-	t := &tridiagReduction{
-		d: make([]float64, m), e: make([]float64, max(m-1, 0)),
-		ldl: make([]float64, m), low: make([]float64, max(m-1, 0)),
-	}
-	tau := make([]float64, max(m-1, 0))
-	if err := linalg.Dsytrd(m, g, m, t.d, t.e, tau); err != nil {
-		return nil, err
-	}
-	linalg.DormtrRows(m, nc, g, m, tau, s, m)
-	return t, nil
-}
-
-func (t *tridiagReduction) eigenvalues() []float64 {
-	sig := slices.Clone(t.d)
-	if err := linalg.Dsterf(len(sig), sig, slices.Clone(t.e)); err != nil {
-		return nil
-	}
-	return descendingNonNegative(sig)
-}
-
-func (t *tridiagReduction) factor(lambda float64) bool {
-	d, e, ldl, low := t.d, t.e, t.ldl, t.low
-	ldl[0] = d[0] + lambda
-	if !(ldl[0] > 0) {
-		return false
-	}
-	for i := 1; i < len(d); i++ {
-		low[i-1] = e[i-1] / ldl[i-1]
-		ldl[i] = d[i] + lambda - low[i-1]*e[i-1]
-		if !(ldl[i] > 0) {
-			return false
-		}
-	}
-	return true
-}
-
-func (t *tridiagReduction) solve(x []float64) {
-	ldl, low := t.ldl, t.low
-	for i := 1; i < len(x); i++ {
-		x[i] -= low[i-1] * x[i-1]
-	}
-	for i := range x {
-		x[i] /= ldl[i]
-	}
-	for i := len(x) - 2; i >= 0; i-- {
-		x[i] -= low[i] * x[i+1]
-	}
-}
-
-// bandReduction: R a band with kd sub-diagonals (rows as in gcvBand),
-// R + λI factored by the banded Cholesky of gcvBand.
-type bandReduction struct {
-	b, l  []float64
-	ab    []float64 // R in LAPACK's band layout, for its eigenvalues
-	m, kd int
-}
-
-func reduceBand(g []float64, m int, s []float64, nc int) (statsReduction, error) {
+// reduceBand reduces the symmetric g (m×m, upper triangle read) to a band
+// of min(BandWidth, m/4) sub-diagonals in float64 (reduceToBand),
+// destroying g, and returns its factorisation, the nc rows of s in its
+// basis, and its eigenvalues, descending and clamped at 0 (nil if they did
+// not converge).
+func reduceBand(g []float64, m int, s []float64, nc int) (*band, []float64, []float64, error) {
 	kd := min(BandWidth, max(m/4, 1))
-	ab := make([]float64, m*(kd+1))
-	tau := make([]float64, m)
-	if err := linalg.DsytrdToBand(m, kd, g, m, ab, tau); err != nil {
-		return nil, err
+	f, rows, ab, err := reduceToBand(g, m, kd, s, nc)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	if err := linalg.ApplyBandQT64(m, kd, g, m, tau, nc, s, m); err != nil {
-		return nil, err
+	sig := make([]float64, m)
+	if err := linalg.DbandEigenvalues(m, kd, ab, sig); err != nil {
+		return f, rows, nil, nil
 	}
-	w := kd + 1
-	b := bandRows(ab, m, kd)
-	return &bandReduction{b: b, l: make([]float64, m*w), ab: ab, m: m, kd: kd}, nil
-}
-
-func (r *bandReduction) eigenvalues() []float64 {
-	sig := make([]float64, r.m)
-	if err := linalg.DbandEigenvalues(r.m, r.kd, r.ab, sig); err != nil {
-		return nil
-	}
-	r.ab = nil
-	return descendingNonNegative(sig)
-}
-
-func (r *bandReduction) factor(lambda float64) bool { return bandCholesky(r.b, r.l, r.m, r.kd, lambda) }
-
-func (r *bandReduction) solve(x []float64) { bandSolve(r.l, r.m, r.kd, x) }
-
-// descendingNonNegative sorts ascending eigenvalues descending and clamps
-// them at 0 (the Gram matrix is positive semi-definite).
-func descendingNonNegative(sig []float64) []float64 {
-	slices.Sort(sig)
-	slices.Reverse(sig)
-	for i := range sig {
-		sig[i] = max(sig[i], 0)
-	}
-	return sig
+	return f, rows, descendingNonNegative(sig), nil
 }
 
 func checkGrid(grid []float64) error {

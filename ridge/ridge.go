@@ -3,6 +3,7 @@ package ridge
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/flycl/flycl/internal/parallel"
 	"github.com/flycl/flycl/linalg"
@@ -27,6 +28,9 @@ type Accumulator struct {
 	fac     float64
 	updates int
 	limit   int // SetUpdateLimit's n + 1 (0: the default)
+	// lr is the change of G since the factor was computed, kept as a
+	// low-rank term (lowrank.go); meaningful only while fac > 0.
+	lr lowRank
 }
 
 // NewAccumulator returns empty statistics for m-dimensional inputs.
@@ -137,7 +141,7 @@ func (a *Accumulator) Factor(ctx context.Context, lambda float64) error {
 		return fmt.Errorf("ridge: lambda must be positive, got %g", lambda)
 	}
 	m := a.m
-	a.fac, a.updates = 0, 0
+	a.InvalidateFactor()
 	mirrorLower(a.buf, m)
 	for i := 0; i < m; i++ {
 		a.buf[i*m+i] = float32(float64(a.diag[i]) + lambda)
@@ -153,9 +157,50 @@ func (a *Accumulator) Factor(ctx context.Context, lambda float64) error {
 }
 
 // SolveRows overwrites each of the nrhs rows of b (nrhs×m) with the
-// solution x of (G + λI) x = row, using the last Factor.
+// solution x of (G + λI) x = row, using the last Factor and the changes
+// AddUpdating and SubDowndating kept since (lowrank.go). With such changes
+// the solve is the Woodbury identity's followed by one step of iterative
+// refinement (a residual with G, a second solve): the identity loses
+// accuracy by cancellation for right-hand sides in directions the factor's
+// A₀ knew only through λ (new classes at a small λ), and one step of
+// refinement in the working precision makes a solver that is not too
+// unstable backward stable again (Skeel, Math. Comp. 35, 1980).
 func (a *Accumulator) SolveRows(b []float32, nrhs int) {
-	linalg.Spotrs(a.m, nrhs, a.buf, a.m, b, a.m)
+	if a.fac == 0 || a.lr.rows() == 0 {
+		a.solve0(b, nrhs)
+		return
+	}
+	rhs := slices.Clone(b)
+	a.woodbury(b, nrhs)
+	r := a.residualRows(rhs, b, nrhs)
+	a.woodbury(r, nrhs)
+	for i, v := range r {
+		b[i] += v
+	}
+}
+
+// woodbury overwrites the nrhs rows of b with A⁻¹·row by the factor and
+// the low-rank term, without refinement.
+func (a *Accumulator) woodbury(b []float32, nrhs int) {
+	zx := a.lr.products(b, nrhs)
+	a.solve0(b, nrhs)
+	a.lr.correct(b, nrhs, zx)
+}
+
+// residualRows returns the rows of rhs − A·x (A = G + λI, λ = FactorLambda)
+// in float32: one product with G's lower triangle (ssymm reads the
+// workspace diagonal, which is the factor's; G's is put back after).
+func (a *Accumulator) residualRows(rhs, x []float32, nrhs int) []float32 {
+	m := a.m
+	r := slices.Clone(rhs)
+	linalg.SsymmLowerRight(nrhs, m, -1, a.buf, m, x, m, 1, r, m)
+	for i := 0; i < m; i++ {
+		d := float64(a.diag[i]) + a.fac - float64(a.buf[i*m+i])
+		for k := 0; k < nrhs; k++ {
+			r[k*m+i] = float32(float64(r[k*m+i]) - d*float64(x[k*m+i]))
+		}
+	}
+	return r
 }
 
 // mirrorLower copies the strict lower triangle of the m×m row-major a
@@ -227,5 +272,6 @@ func (a *Accumulator) SetS(s []float32, nc, samples int) error {
 	a.s = append([]float32(nil), s...)
 	a.nc = nc
 	a.n = samples
+	a.lr.last.ok = false
 	return nil
 }

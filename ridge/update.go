@@ -5,70 +5,54 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
-	"github.com/flycl/flycl/internal/parallel"
 	"github.com/flycl/flycl/linalg"
 )
 
-// Rank-n updates of the Cholesky factor.
-//
-// Adding n samples H (n×m) changes G + λI by the rank-n term HᵀH, so the
-// factor U of the old G + λI (UᵀU = G + λI, U upper triangular) need not be
-// computed again: U' with U'ᵀU' = UᵀU + HᵀH is the triangle of a QR
-// factorisation of the stacked [U; H], which n Givens rotations per row of U
-// reach (the LINPACK rank-1 update, schud, applied for each of the n rows of
-// H in turn). Removing samples (an exact forget) is the same with hyperbolic
-// rotations, in the "mixed" form, which is the stable one (Alexander, Pan
-// and Plemmons 1988; Bojanczyk, Brent, Van Dooren and de Hoog 1987).
-//
-// The rotations are applied panel by panel, in the way LAPACK blocks its
-// factorisations: for a panel of nb rows of U, the rotations are computed on
-// the panel's nb×nb diagonal block and the matching nb columns of H (a small
-// float64 computation) and accumulated into one (nb+n)×(nb+n) matrix M; the
-// rest of the panel's rows and of H, the columns to the right of the block,
-// is then multiplied by M in one matrix product (BLAS-3 sgemm, threaded by
-// OpenBLAS). The products cost about 2·(nb+n)²/nb·m²/2 flops in all, twice
-// the 2·n·m² of rotations applied one by one when nb = n, but at the speed
-// of a matrix product and reading U once: one by one, a row-by-row
-// sequence of BLAS-1 rotations reads U's m²/2 floats n times, memory-bound.
-// (LAPACK's stplqt, a blocked Householder LQ of [L, Hᵀ], gives the same
-// triangle for the update, but has no downdating counterpart, flips the
-// sign of the diagonal, and gonum, the build without OpenBLAS, lacks it.)
+// Rank-n updates of the Cholesky factor: see lowrank.go for how a learn at
+// the factor's λ is applied without touching the factor.
 
 // ErrDowndate is returned (wrapped) when removing samples from the factor
 // would lose positive definiteness or accuracy; the factor is then
 // invalid and the next Factor computes it afresh.
 var ErrDowndate = errors.New("ridge: downdate of the factor would lose definiteness or accuracy")
 
-// downdateMinC2 bounds the hyperbolic rotations of a downdate. A rotation
-// with t = x_k/U_kk has c² = 1 − t²; it amplifies the relative rounding of
-// the row it produces by about (1+|t|)/(1−|t|) ≤ 4/c². Requiring c² ≥ 4√u
-// (u = 2⁻²⁴, float32's unit roundoff) keeps that amplification below 1/√u,
-// so at least half of float32's digits survive the rotation; a downdate
-// that needs a sharper rotation (the samples removed nearly span a
-// direction that nothing else in G does: G − HᵀH + λI is close to
-// singular at this λ) falls back to a fresh factorisation.
+// downdateMinC2 bounds a downdate. Removing a sample h with leverage
+// a = hᵀA⁻¹h leaves A − hhᵀ positive definite when c² = 1 − a > 0; the
+// hyperbolic rotation of a classical downdate (and the Cholesky pivot of
+// I − HA⁻¹Hᵀ in the low-rank term, lowrank.go, which is the same c²)
+// amplifies the relative rounding of what it produces by about
+// (1+|t|)/(1−|t|) ≤ 4/c². Requiring c² ≥ 4√u (u = 2⁻²⁴, float32's unit
+// roundoff) keeps that amplification below 1/√u, so at least half of
+// float32's digits survive; a downdate that needs a smaller c² (the
+// samples removed nearly span a direction that nothing else in G does:
+// G − HᵀH + λI is close to singular at this λ) falls back to a fresh
+// factorisation.
 var downdateMinC2 = 4 * math.Sqrt(0x1p-24)
 
-// updateCrossover: a rank-n update of an m×m factor costs about
-// 2·(nb+n)²/nb·m²/2 flops of matrix products (≈ 4·n·m² with nb = n ≤ 64)
-// plus m·n·(2nb+n) of rotations in Go, a refactorisation m³/3 flops of a
-// faster kernel (spotrf). Measured with `flycl bench learn-update
-// --update-limit 100000` on two cores (2026-11-26), the update takes, of
-// the refactorisation's time, 0.35 at m = 2000, n = 20; 1.1 at n = 80; 2.0
-// at n = 160; and at m = 10000, 0.06 at n = 20, 0.56 at n = 200, 1.6 at
-// n = 400: the crossover is near m/30. Beyond UpdateLimit(m) = m/32
-// samples a learn refactors.
-const updateCrossover = 32
+// updateCrossover: the low-rank term of the learns since the factorisation
+// (lowrank.go) is kept while it holds at most m/updateCrossover samples.
+// Its memory is r·m floats (m²/16 at the limit, a sixteenth of the
+// statistics), and a learn of n samples costs 2·n·m² flops of triangular
+// solves however large r is (plus r·n·m), so the limit sets how often a
+// stream of small learns pays a refactorisation (m³/3): once every
+// m/16 samples, about 2·m² flops per sample amortised, the cost of the
+// solves themselves. A single learn of more samples than the limit
+// refactors: at m = 10000 its solves (2·625·m² flops) already cost about
+// half a refactorisation, measured with `flycl bench learn-update`.
+const updateCrossover = 16
 
-// UpdateLimit returns the largest number of samples whose rank-n update of
-// an m×m factor is cheaper than a fresh factorisation.
+// UpdateLimit returns the largest number of samples learned (or
+// forgotten) since the factorisation of an m×m G + λI that a learn at the
+// same λ applies without refactoring.
 func UpdateLimit(m int) int { return max(1, m/updateCrossover) }
 
-// SetUpdateLimit sets the largest n AddUpdating and SubDowndating update
-// the factor for: 0 never (always refactor), a negative value the default
-// UpdateLimit(m). Benchmarks and tests use it to run both paths.
+// SetUpdateLimit sets the largest number of samples since the
+// factorisation that AddUpdating and SubDowndating keep the factor for: 0
+// never (always refactor), a negative value the default UpdateLimit(m).
+// Benchmarks and tests use it to run both paths.
 func (a *Accumulator) SetUpdateLimit(n int) { a.limit = n + 1 }
 
 // updateLimit is the limit in force.
@@ -85,12 +69,13 @@ func (a *Accumulator) updateLimit() int {
 func (a *Accumulator) FactorLambda() float64 { return a.fac }
 
 // InvalidateFactor forgets the factor (the next solve refactors).
-func (a *Accumulator) InvalidateFactor() { a.fac, a.updates = 0, 0 }
+func (a *Accumulator) InvalidateFactor() { a.fac, a.updates = 0, 0; a.lr.reset() }
 
 // FactorUpdate reports what AddUpdating or SubDowndating did to the factor.
 type FactorUpdate struct {
-	// Updated is true when the factor was updated in place and passed the
-	// drift check; otherwise it is invalid and the next Factor refactors.
+	// Updated is true when the factor was kept (the change joined its
+	// low-rank term) and passed the drift check; otherwise it is invalid
+	// and the next Factor refactors.
 	Updated bool
 	// Reason says why not, when not ("" when updated).
 	Reason string
@@ -103,9 +88,12 @@ type FactorUpdate struct {
 }
 
 // AddUpdating is Add, keeping the factor: when the workspace holds the
-// factor of G + λI (FactorLambda() == lambda > 0) and n <= UpdateLimit,
-// the factor is updated by the rank-n term hᵀh, checked for drift
-// (CheckFactor) and stays valid; otherwise it is invalidated as Add does.
+// factor of G + λI (FactorLambda() == lambda > 0) and the samples since
+// it was computed stay within UpdateLimit, the rank-n term hᵀh joins the
+// factor's low-rank term (lowrank.go), is checked for drift
+// (FactorResidual) and the factor stays valid; otherwise it is
+// invalidated as Add does. After it, UpdateSolution and Leverages give
+// the classifier's change and the samples' leverages without a solve.
 func (a *Accumulator) AddUpdating(h []float32, n int, labels []int, lambda float64) (FactorUpdate, error) {
 	if err := a.checkAdd(h, n, labels); err != nil {
 		return FactorUpdate{}, err
@@ -125,11 +113,15 @@ func (a *Accumulator) AddUpdating(h []float32, n int, labels []int, lambda float
 	AddGram(a.buf, a.diag, h, n, a.m)
 	a.setFactorDiag(ud)
 	a.addS(h, n, labels)
-	return a.rankUpdate(h, n, 1), nil
+	up := a.rankUpdate(h, n, 1)
+	if up.Updated {
+		a.lr.last.ok, a.lr.last.labels = true, slices.Clone(labels)
+	}
+	return up, nil
 }
 
 // SubDowndating is Sub, keeping the factor as AddUpdating does, by a
-// rank-n downdate. A downdate that would lose positive definiteness or
+// rank-n term with the sign −1. A downdate that would lose positive definiteness or
 // accuracy (see ErrDowndate) or fails the drift check leaves the factor
 // invalid, so the next Factor refactors; the statistics are Sub's either
 // way.
@@ -158,8 +150,8 @@ func (a *Accumulator) updatable(n int, lambda float64) string {
 		return "no factor"
 	case a.fac != lambda:
 		return fmt.Sprintf("λ changed from %g to %g", a.fac, lambda)
-	case n > a.updateLimit():
-		return fmt.Sprintf("%d samples, more than the %d an update beats a refactorisation at", n, a.updateLimit())
+	case a.lr.rows()+n > a.updateLimit():
+		return fmt.Sprintf("%d samples since the factorisation, more than the %d it is kept for", a.lr.rows()+n, a.updateLimit())
 	}
 	return ""
 }
@@ -178,21 +170,21 @@ func (a *Accumulator) setFactorDiag(d []float32) {
 	}
 }
 
-// rankUpdate applies sign·hᵀh to the factor and runs the drift check,
-// invalidating the factor when either fails.
+// rankUpdate adds sign·hᵀh to the factor's low-rank term and runs the
+// drift check, invalidating the factor when either fails.
 func (a *Accumulator) rankUpdate(h []float32, n int, sign float64) (up FactorUpdate) {
 	t := time.Now()
 	defer func() { up.Duration = time.Since(t) }()
-	x := append([]float32(nil), h...)
-	if err := cholRankUpdate(a.buf, a.m, x, n, sign); err != nil {
+	a.lr.m = a.m
+	if err := a.lr.add(h, n, sign, a.solve0); err != nil {
 		a.fac = 0
 		return FactorUpdate{Reason: err.Error()}
 	}
 	a.updates++
-	if a.updates%driftEvery != 1 && driftEvery > 1 {
-		return FactorUpdate{Updated: true}
+	rho := a.blockResidual(uint64(a.updates))
+	if a.checkDue() {
+		rho = max(rho, a.FactorResidual(driftProbes, uint64(a.updates)))
 	}
-	rho := a.FactorResidual(driftProbes, uint64(a.updates))
 	tol := DriftTolerance(a.m)
 	if !(rho <= tol) {
 		a.fac = 0
@@ -201,158 +193,94 @@ func (a *Accumulator) rankUpdate(h []float32, n int, sign float64) (up FactorUpd
 	return FactorUpdate{Updated: true, Residual: rho, Tolerance: tol}
 }
 
-// cholRankUpdate overwrites the upper triangle of the m×m row-major u,
-// the factor U of A = UᵀU, with that of A + sign·xᵀx for the n×m
-// row-major x (sign is +1 or -1), blocked as described above. x is
-// destroyed. The strict lower triangle of u is neither read nor written.
-// With sign -1 it returns ErrDowndate when a rotation would be too sharp
-// (see downdateMinC2); u is then partly updated and must be refactored.
-func cholRankUpdate(u []float32, m int, x []float32, n int, sign float64) error {
-	if n == 0 {
+// checkDue says whether the drift check runs on the update just counted.
+func (a *Accumulator) checkDue() bool { return driftEvery <= 1 || a.updates%driftEvery == 1 }
+
+// solve0 overwrites the nrhs rows of b with A₀⁻¹·row, A₀ the matrix the
+// factor was computed for.
+func (a *Accumulator) solve0(b []float32, nrhs int) {
+	linalg.Spotrs(a.m, nrhs, a.buf, a.m, b, a.m)
+}
+
+// UpdateSolution replaces c, the classifier solved for the statistics
+// before the last AddUpdating (classes×m rows, in S's order; rows of the
+// classes that learn added are zero), by the classifier for the
+// statistics now, at FactorLambda, without a solve with the factor:
+// O(r·m·classes) flops (see lowRank.solutionDelta). It returns false and
+// leaves c alone when it cannot: the last change of the statistics was
+// not an AddUpdating that kept the factor, or it was one whose drift
+// check ran (then a full solve, SolveRows on S, bounds the rounding the
+// incremental classifier gathers over driftEvery learns).
+func (a *Accumulator) UpdateSolution(c []float32) bool {
+	if a.fac == 0 || !a.lr.last.ok || a.checkDue() || len(c) != a.nc*a.m {
+		return false
+	}
+	d := a.lr.solutionDelta(c, a.nc)
+	for i, v := range d {
+		c[i] += v
+	}
+	return true
+}
+
+// Leverages returns hᵢᵀ(G + λI)⁻¹hᵢ for the samples of the last
+// AddUpdating, in order, when it kept the factor and nothing changed the
+// statistics since (nil otherwise): from the low-rank term, without a
+// solve (see lowrank.go).
+func (a *Accumulator) Leverages() []float64 {
+	if a.fac == 0 || !a.lr.last.ok {
 		return nil
 	}
-	nb := min(m, max(16, min(n, 64)))
-	w := nb + n
-	blk := make([]float64, w*nb) // the panel's diagonal block (rows of U, then of x)
-	mat := make([]float64, w*w)  // the panel's rotations, accumulated
-	m32 := make([]float32, w*w)
-	t := make([]float32, w*max(0, m-nb)) // the panel's trailing columns, copied
-	for k0 := 0; k0 < m; k0 += nb {
-		k1 := min(m, k0+nb)
-		b := k1 - k0
-		wb := b + n
-		for i := 0; i < b; i++ {
-			row := blk[i*nb : i*nb+b]
-			clear(row[:i])
-			for j := i; j < b; j++ {
-				row[j] = float64(u[(k0+i)*m+k0+j])
-			}
-		}
-		for p := 0; p < n; p++ {
-			row := blk[(b+p)*nb : (b+p)*nb+b]
-			for j := range row {
-				row[j] = float64(x[p*m+k0+j])
-			}
-		}
-		mt := mat[:wb*wb]
-		clear(mt)
-		for i := 0; i < wb; i++ {
-			mt[i*wb+i] = 1
-		}
-		for i := 0; i < b; i++ {
-			urow := blk[i*nb : i*nb+b]
-			mi := mt[i*wb : (i+1)*wb]
-			for p := 0; p < n; p++ {
-				xrow := blk[(b+p)*nb : (b+p)*nb+b]
-				xv := xrow[i]
-				if xv == 0 {
-					continue
-				}
-				d := urow[i]
-				tt := xv / d
-				c2 := 1 + sign*tt*tt
-				if sign < 0 && !(c2 >= downdateMinC2) {
-					return fmt.Errorf("%w (row %d: rotation with c² = %.3g, below %.3g)", ErrDowndate, k0+i, c2, downdateMinC2)
-				}
-				c := math.Sqrt(c2)
-				st := sign * tt
-				urow[i], xrow[i] = d*c, 0
-				for j := i + 1; j < b; j++ {
-					v := (urow[j] + st*xrow[j]) / c
-					urow[j] = v
-					xrow[j] = c*xrow[j] - tt*v
-				}
-				mp := mt[(b+p)*wb : (b+p+1)*wb]
-				for j := range mi {
-					v := (mi[j] + st*mp[j]) / c
-					mi[j] = v
-					mp[j] = c*mp[j] - tt*v
-				}
-			}
-		}
-		for i := 0; i < b; i++ {
-			if !(blk[i*nb+i] > 0) || math.IsInf(blk[i*nb+i], 0) {
-				return fmt.Errorf("%w (row %d: diagonal %g)", ErrDowndate, k0+i, blk[i*nb+i])
-			}
-			for j := i; j < b; j++ {
-				u[(k0+i)*m+k0+j] = float32(blk[i*nb+j])
-			}
-		}
-		for p := 0; p < n; p++ {
-			clear(x[p*m+k0 : p*m+k1])
-		}
-		tw := m - k1
-		if tw == 0 {
-			continue
-		}
-		tt := t[:wb*tw]
-		parallel.For(wb, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				if r < b {
-					copy(tt[r*tw:(r+1)*tw], u[(k0+r)*m+k1:(k0+r)*m+m])
-				} else {
-					p := r - b
-					copy(tt[r*tw:(r+1)*tw], x[p*m+k1:p*m+m])
-				}
-			}
-		})
-		mm := m32[:wb*wb]
-		for i, v := range mt {
-			mm[i] = float32(v)
-		}
-		linalg.Sgemm(false, false, b, tw, wb, 1, mm, wb, tt, tw, 0, u[k0*m+k1:], m)
-		linalg.Sgemm(false, false, n, tw, wb, 1, mm[b*wb:], wb, tt, tw, 0, x[k1:], m)
-	}
-	return nil
+	return a.lr.leverages()
 }
 
 // driftProbes is the number of random vectors of the drift check.
 const driftProbes = 2
 
 // driftEvery: the drift check runs on the first update after a
-// factorisation and then on every driftEvery-th (it reads G once and U
-// twice, about a third of an update's time). One update adds a backward
-// error of at most about γ̃_{nb+n} = 8·√(nb+n)·u in ρ's units (each entry
-// of [U; H] goes through one float32 product of length nb+n per panel,
-// with the rotations' own rounding below that), so the driftEvery−1
-// unchecked updates let ρ exceed τ by at most 7·γ̃_{nb+n}: with n = 20,
-// 350u, a tenth of τ at m = 10000 (see DriftTolerance). A factor kept is
-// thus never worse than about 1.1τ, and is refactored at the next check.
+// factorisation and then on every driftEvery-th (it reads G once and the
+// factor twice, about a learn's time). The updates in between are not
+// checked; the low-rank term's rounding grows with them by at most about
+// γ̃ of the products forming its new rows (length m, the same order as
+// the solve's own), so a term kept is never worse than about twice τ
+// and is refactored at the next check.
 const driftEvery = 8
 
-// DriftTolerance returns the bound the drift check holds the factor of an
+// DriftTolerance returns the bound the drift check holds the solves of an
 // m×m G + λI to (see FactorResidual for ρ).
 //
-// Derivation. With A = G + λI and d_i = √A_ii, a Cholesky factor computed
-// in float32 satisfies UᵀU = A + E with |E_ij| ≤ γ_{m+1}·(|Uᵀ||U|)_ij ≤
-// γ_{m+1}·d_i·d_j (Higham, Accuracy and Stability of Numerical Algorithms,
-// Thm 10.3, and Cauchy–Schwarz on U's columns, whose norms are the d_i);
-// so ‖Ez‖₂ ≤ γ_{m+1}·‖d‖₂·dᵀ|z|. Evaluating the residual in float32 (the
-// product Az and the two triangular products, each a sum of at most m
-// terms bounded by d_i·d_j·|z_j|) adds at most 3γ_m·‖d‖₂·dᵀ|z|. Hence a
-// fresh factor has ρ ≤ 4γ_{m+1}. γ_m = m·u/(1−m·u) is the worst case;
-// rounding errors that behave as independent random variables give, with
+// Derivation. With A = G + λI and d_i = √A_ii, a solve Ay = z with a
+// Cholesky factor computed in float32 is exact for a matrix A + ΔA with
+// |ΔA| ≤ γ_{3m+1}·|Uᵀ||U| (Higham, Accuracy and Stability of Numerical
+// Algorithms, Thm 10.4), and |Uᵀ||U| ≤ d·dᵀ entrywise (Cauchy–Schwarz on
+// U's columns, whose norms are the d_i), so ‖z − Ay‖₂ ≤ γ_{3m+1}·‖d‖₂·dᵀ|y|.
+// Evaluating the residual in float32 (the product Ay, sums of at most m
+// terms bounded by d_i·d_j·|y_j|, and the subtraction) adds at most
+// (γ_m + 2u)·‖d‖₂·dᵀ|y|. γ_m = m·u/(1−m·u) is the worst case; rounding
+// errors that behave as independent random variables give, with
 // probability at least 1 − 2·exp(−λ²/2) per sum, γ̃_m = λ·√m·u (Higham and
-// Mary, SIAM J. Sci. Comput. 41(5), 2019). We use that probabilistic bound
-// with λ = 8 (failure probability 2.5·10⁻¹⁴): τ = 4·8·√(m+1)·u, about
-// 1.9·10⁻⁴ at m = 10000. A factor whose rounding has grown past what a
-// fresh factorisation can show is refactored. The classifier's relative
-// difference from the exact one is then at most about κ(A)·τ·‖d‖²/‖A‖₂
-// (a backward error bounded by τ·‖d‖²: the first-order perturbation
-// bound of a linear solve), the same order as a fresh float32
-// factorisation's.
+// Mary, SIAM J. Sci. Comput. 41(5), 2019). With λ = 8 (failure probability
+// 2.5·10⁻¹⁴) a fresh factor's solve has ρ ≤ 8·(√(3m+1) + √m)·u + 2u,
+// below τ = 4·8·√(m+1)·u (√3 + 1 < 4), about 1.9·10⁻⁴ at m = 10000. A
+// factor and low-rank term whose solves have drifted past what a fresh
+// factorisation can show are refactored. The classifier's relative
+// difference from the exact one is then at most about κ(A)·τ·tr(A)/‖A‖₂
+// (a backward error ‖ΔA‖₂ ≤ ρ·‖d‖₂² = ρ·tr(A) in the first-order
+// perturbation bound of a linear solve), the same order as a fresh
+// float32 factorisation's.
 func DriftTolerance(m int) float64 {
 	return 4 * 8 * math.Sqrt(float64(m+1)) * 0x1p-24
 }
 
-// FactorResidual returns the drift check's ρ for the workspace's factor U of
-// A = G + λI (λ = FactorLambda, which must be > 0): the largest over probes
-// random vectors z (seeded with seed) of
+// FactorResidual returns the drift check's ρ for the solves with the
+// workspace's factor and low-rank term of A = G + λI (λ = FactorLambda,
+// which must be > 0): the largest over probes random vectors z (seeded
+// with seed) of
 //
-//	ρ(z) = ‖Az − UᵀUz‖₂ / (‖d‖₂ · dᵀ|z|),  d_i = √A_ii,
+//	ρ(z) = ‖z − Ay‖₂ / (‖d‖₂ · dᵀ|y|),  y = A⁻¹z,  d_i = √A_ii,
 //
-// computed in float32 with three matrix products (O(m²) each, reading G's
-// triangle once and U's twice for all probes together).
+// computed in float32, y by the factor and the low-rank term without
+// SolveRows's refinement (a solve and a product with G for all probes
+// together: reads G's triangle once and the factor twice).
 func (a *Accumulator) FactorResidual(probes int, seed uint64) float64 {
 	m, lambda := a.m, a.fac
 	if !(lambda > 0) {
@@ -363,35 +291,66 @@ func (a *Accumulator) FactorResidual(probes int, seed uint64) float64 {
 	for i := range z {
 		z[i] = float32(rng.NormFloat64())
 	}
-	// y = z·A: ssymm reads G's lower triangle and the workspace diagonal,
+	y := slices.Clone(z)
+	if a.lr.rows() == 0 {
+		a.solve0(y, probes)
+	} else {
+		a.woodbury(y, probes)
+	}
+	return a.residual(z, y, probes)
+}
+
+// blockResidual is the drift check in the directions of the last block's
+// samples H, where a low-rank term loses accuracy first (A₀⁻¹ may amplify
+// them by up to 1/λ before the term takes that back: cancellation): ρ
+// (see FactorResidual) of y = A⁻¹z for two random combinations z = Hᵀg,
+// with y from the term itself (lowRank.throughBlock), no solve with the
+// factor; one product with G.
+func (a *Accumulator) blockResidual(seed uint64) float64 {
+	w := &a.lr
+	m, n := a.m, w.rows()-w.last.lo
+	const probes = 2
+	rng := rand.New(rand.NewPCG(seed, 0xb10c))
+	g := make([]float64, n*probes) // n×probes
+	g32 := make([]float32, probes*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < probes; j++ {
+			v := rng.NormFloat64()
+			g32[j*n+i] = float32(v)
+			g[i*probes+j] = float64(float32(v)) * w.sign[w.last.lo+i]
+		}
+	}
+	z := make([]float32, probes*m)
+	linalg.Sgemm(false, false, probes, m, n, 1, g32, n, w.last.h, m, 0, z, m)
+	y := w.throughBlock(g, probes)
+	return a.residual(z, y, probes)
+}
+
+// residual returns the largest over the probes rows of ρ = ‖z − Ay‖₂ /
+// (‖d‖₂·dᵀ|y|), in float32 products (see FactorResidual).
+func (a *Accumulator) residual(z, y []float32, probes int) float64 {
+	m, lambda := a.m, a.fac
+	// v = y·A: ssymm reads G's lower triangle and the workspace diagonal,
 	// which is U's; the diagonal's contribution is put right afterwards.
-	y := make([]float32, probes*m)
-	linalg.SsymmLowerRight(probes, m, 1, a.buf, m, z, m, 0, y, m)
+	v := make([]float32, probes*m)
+	linalg.SsymmLowerRight(probes, m, 1, a.buf, m, y, m, 0, v, m)
 	dd := make([]float64, m)
 	var dn float64
 	for i := range dd {
 		dd[i] = float64(a.diag[i]) + lambda
 		dn += dd[i]
 	}
-	for r := 0; r < probes; r++ {
-		zr, yr := z[r*m:(r+1)*m], y[r*m:(r+1)*m]
-		for i := range yr {
-			yr[i] = float32(float64(yr[i]) + (dd[i]-float64(a.buf[i*m+i]))*float64(zr[i]))
-		}
-	}
-	// v = z·Uᵀ·U, the rows of (UᵀU zᵀ)ᵀ.
-	v := append([]float32(nil), z...)
-	linalg.StrmmUpperRight(true, probes, m, 1, a.buf, m, v, m)
-	linalg.StrmmUpperRight(false, probes, m, 1, a.buf, m, v, m)
 	var worst float64
 	for r := 0; r < probes; r++ {
-		var rr, dz float64
+		var rr, dy float64
 		for i := 0; i < m; i++ {
-			e := float64(y[r*m+i]) - float64(v[r*m+i])
+			yi := float64(y[r*m+i])
+			av := float64(v[r*m+i]) + (dd[i]-float64(a.buf[i*m+i]))*yi
+			e := float64(z[r*m+i]) - av
 			rr += e * e
-			dz += math.Sqrt(dd[i]) * math.Abs(float64(z[r*m+i]))
+			dy += math.Sqrt(dd[i]) * math.Abs(yi)
 		}
-		rho := math.Sqrt(rr) / (math.Sqrt(dn) * dz)
+		rho := math.Sqrt(rr) / (math.Sqrt(dn) * dy)
 		if !(rho <= worst) {
 			worst = rho
 		}

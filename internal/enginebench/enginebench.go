@@ -13,6 +13,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/internal/procmem"
 	"github.com/flycl/flycl/linalg"
+	"github.com/flycl/flycl/report"
 )
 
 // Scale describes a synthetic class-incremental stream.
@@ -145,7 +146,7 @@ func (r *Result) Report(w io.Writer) {
 	stages := flycl.AllStages()
 	fmt.Fprint(w, "| task |")
 	for _, st := range stages {
-		fmt.Fprintf(w, " %s |", st.Label())
+		fmt.Fprintf(w, " %s |", report.StageLabel(st))
 	}
 	fmt.Fprintln(w, " tau_post (s) | tau_post / floor |")
 	fmt.Fprintln(w, "|---:|"+strings.Repeat("---:|", len(stages)+2))

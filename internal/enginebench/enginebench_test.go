@@ -23,7 +23,8 @@ func TestRunSmall(t *testing.T) {
 	}
 	var b bytes.Buffer
 	res.Report(&b)
-	if !strings.Contains(b.String(), "| mean |") || !strings.Contains(b.String(), "BLAS floor") {
+	if !strings.Contains(b.String(), "| mean |") || !strings.Contains(b.String(), "BLAS floor") ||
+		!strings.Contains(b.String(), "| task | projection | top-k | G update | GCV | factor | solve |") {
 		t.Errorf("report:\n%s", b.String())
 	}
 }

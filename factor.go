@@ -61,10 +61,11 @@ func (m *Model) KeptLambda(p LambdaPolicy) float64 {
 	return 0
 }
 
-// SetUpdateLimit sets the largest learn (in samples) whose rank-n term
-// updates the Cholesky factor instead of refactoring it: 0 always
-// refactors, a negative value restores the default, the measured
-// crossover ridge.UpdateLimit(m). Benchmarks and tests use it to run both
+// SetUpdateLimit sets how many samples learned or forgotten since the
+// last factorisation of G + λI the model keeps that factor for (adding
+// each learn's rank-n term to its low-rank term instead of refactoring):
+// 0 always refactors, a negative value restores the default,
+// ridge.UpdateLimit(m). Benchmarks and tests use it to run both
 // paths; the result is the same up to float32 rounding (see
 // ridge.DriftTolerance).
 func (m *Model) SetUpdateLimit(n int) { m.acc.SetUpdateLimit(n) }

@@ -3,9 +3,10 @@
 // generalised cross-validation (GCV) score of a task for a grid of ridge
 // parameters, and the Cholesky solve C = (G + λI)⁻¹ S. The factor of
 // G + λI is kept between solves: adding or removing a few samples at the
-// same λ updates it by their rank-n term (Accumulator.AddUpdating,
-// SubDowndating; blocked Givens and hyperbolic rotations, checked for
-// drift against DriftTolerance) instead of factoring again.
+// same λ keeps it and records the change as a low-rank term applied by the
+// Woodbury identity (Accumulator.AddUpdating, SubDowndating; checked for
+// drift against DriftTolerance), and the classifier moves by that change
+// alone (UpdateSolution), instead of factoring again.
 //
 // Everything is float32 like the reference implementation; the sums that
 // decide GCV are accumulated in float64, and the formulas avoid the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/flycl/flycl/internal/parallel"
 	"github.com/flycl/flycl/linalg"
 )
 
@@ -77,40 +76,4 @@ func (w *Workspace) TaskGram(h []float32, n, m int) (lower, diag []float32, ok b
 		return nil, nil, false
 	}
 	return w.buf[:m*m], w.gdiag[:m], true
-}
-
-// AddWithGram accumulates the n×m codes h with class indices labels like
-// Add, but takes their Gram matrix hᵀh from the caller (strict lower
-// triangle in lower, m×m row-major, diagonal in diag; as Workspace.
-// TaskGram returns it) instead of computing it: G += hᵀh is then m² additions.
-func (a *Accumulator) AddWithGram(h []float32, n int, labels []int, lower, diag []float32) error {
-	m := a.m
-	if len(lower) != m*m || len(diag) != m {
-		return fmt.Errorf("ridge: Gram has %d+%d values, want %d×%d", len(lower), len(diag), m, m)
-	}
-	if err := a.checkAdd(h, n, labels); err != nil {
-		return err
-	}
-	if n == 0 {
-		return nil
-	}
-	a.fac = 0
-	row := func(i int) {
-		g, t := a.buf[i*m:i*m+i], lower[i*m:i*m+i]
-		for j, v := range t {
-			g[j] += v
-		}
-		a.diag[i] += diag[i]
-	}
-	// rows i and m-1-i together: every pair is m-1 additions
-	parallel.For((m+1)/2, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row(i)
-			if j := m - 1 - i; j != i {
-				row(j)
-			}
-		}
-	})
-	a.addS(h, n, labels)
-	return nil
 }

@@ -18,11 +18,12 @@ func benchLearnUpdateCmd() *cobra.Command {
 	var policy flycl.LambdaPolicy
 	c := &cobra.Command{
 		Use:   "learn-update [--m 10000] [--d 512] [--n 20] [--learns 10] [--lambda-policy gcv|keep]",
-		Short: "Time of a small learn: rank-n update of the Cholesky factor vs refactoring (solve only)",
+		Short: "Time of a small learn: keeping the Cholesky factor (low-rank term) vs refactoring (solve only)",
 		Long: `Teaches a model --learns learns of --n synthetic feature vectors (--classes new
-classes each) twice, first refactoring G + λI on every learn, then updating the
-factor by each learn's rank-n term where the learn's λ equals the factor's and
-n is at most the crossover (ridge.UpdateLimit). It prints every learn's time
+classes each) twice, first refactoring G + λI on every learn, then keeping the
+factor and adding each learn's rank-n term to its low-rank term where the
+learn's λ equals the factor's and the samples since the factorisation stay
+within ridge.UpdateLimit. It prints every learn's time
 on both paths with its stages, the median of learns 2.. (the first learn of a
 model always factors), their ratio and each path's peak resident memory. The
 learns are flycl.Model.LearnTask (or, with --lambda-policy keep, LearnTaskWithLambda
@@ -40,7 +41,7 @@ learn's alone, without a save.`,
 	fs.IntVar(&n, "n", 20, "samples per learn")
 	fs.IntVar(&classes, "classes", 2, "new classes per learn")
 	fs.IntVar(&learns, "learns", 10, "learns, one after another")
-	fs.IntVar(&limit, "update-limit", -1, "largest learn that updates the factor on the update path (-1: the default crossover ridge.UpdateLimit(m); larger values measure the crossover)")
+	fs.IntVar(&limit, "update-limit", -1, "most samples since the factorisation that keep the factor on the update path (-1: the default ridge.UpdateLimit(m); larger values measure the crossover)")
 	fs.TextVar(&policy, "lambda-policy", flycl.LambdaGCV, "gcv: λ by GCV on each learn; keep: the first learn's λ for all")
 	return c
 }

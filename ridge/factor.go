@@ -1,6 +1,7 @@
 package ridge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +11,88 @@ import (
 
 	"github.com/flycl/flycl/linalg"
 )
+
+// Solve returns C (classes × m, row c = weights of class c) with
+// (G + λI) Cᵀ = S, by a Cholesky factorisation of G + λI.
+func (a *Accumulator) Solve(ctx context.Context, lambda float64) ([]float32, error) {
+	if err := a.Factor(ctx, lambda); err != nil {
+		return nil, err
+	}
+	c := append([]float32(nil), a.s...)
+	linalg.Spotrs(a.m, a.nc, a.buf, a.m, c, a.m)
+	return c, ctx.Err()
+}
+
+// Factor writes the Cholesky factor of G + λI into the workspace; SolveRows
+// then applies it. Solve is Factor followed by SolveRows(S). On success
+// FactorLambda returns lambda until G changes (other than through
+// AddUpdating or SubDowndating, which keep the factor).
+func (a *Accumulator) Factor(ctx context.Context, lambda float64) error {
+	if !(lambda > 0) {
+		return fmt.Errorf("ridge: lambda must be positive, got %g", lambda)
+	}
+	m := a.m
+	a.InvalidateFactor()
+	mirrorLower(a.buf, m)
+	for i := 0; i < m; i++ {
+		a.buf[i*m+i] = float32(float64(a.diag[i]) + lambda)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := linalg.Spotrf(m, a.buf, m); err != nil {
+		return fmt.Errorf("ridge: factor G + %g I: %w", lambda, err)
+	}
+	a.fac = lambda
+	return nil
+}
+
+// SolveRows overwrites each of the nrhs rows of b (nrhs×m) with the
+// solution x of (G + λI) x = row, using the last Factor and the changes
+// AddUpdating and SubDowndating kept since (lowrank.go). With such changes
+// the solve is the Woodbury identity's followed by one step of iterative
+// refinement (a residual with G, a second solve): the identity loses
+// accuracy by cancellation for right-hand sides in directions the factor's
+// A₀ knew only through λ (new classes at a small λ), and one step of
+// refinement in the working precision makes a solver that is not too
+// unstable backward stable again (Skeel, Math. Comp. 35, 1980).
+func (a *Accumulator) SolveRows(b []float32, nrhs int) {
+	if a.fac == 0 || a.lr.rows() == 0 {
+		a.solve0(b, nrhs)
+		return
+	}
+	rhs := slices.Clone(b)
+	a.woodbury(b, nrhs)
+	r := a.residualRows(rhs, b, nrhs)
+	a.woodbury(r, nrhs)
+	for i, v := range r {
+		b[i] += v
+	}
+}
+
+// woodbury overwrites the nrhs rows of b with A⁻¹·row by the factor and
+// the low-rank term, without refinement.
+func (a *Accumulator) woodbury(b []float32, nrhs int) {
+	zx := a.lr.products(b, nrhs)
+	a.solve0(b, nrhs)
+	a.lr.correct(b, nrhs, zx)
+}
+
+// residualRows returns the rows of rhs − A·x (A = G + λI, λ = FactorLambda)
+// in float32: one product with G's lower triangle (ssymm reads the
+// workspace diagonal, which is the factor's; G's is put back after).
+func (a *Accumulator) residualRows(rhs, x []float32, nrhs int) []float32 {
+	m := a.m
+	r := slices.Clone(rhs)
+	linalg.SsymmLowerRight(nrhs, m, -1, a.buf, m, x, m, 1, r, m)
+	for i := 0; i < m; i++ {
+		d := float64(a.diag[i]) + a.fac - float64(a.buf[i*m+i])
+		for k := 0; k < nrhs; k++ {
+			r[k*m+i] = float32(float64(r[k*m+i]) - d*float64(x[k*m+i]))
+		}
+	}
+	return r
+}
 
 // Rank-n updates of the Cholesky factor: see lowrank.go for how a learn at
 // the factor's λ is applied without touching the factor.

@@ -5,7 +5,8 @@ import "fmt"
 // LambdaPolicy says how a learn that is not given a λ chooses one.
 //
 // A learn whose λ equals the one the model's Cholesky factor was made
-// with updates the factor by the learn's rank-n term (milliseconds); a
+// keeps the factor and adds the learn's rank-n term to it (a fraction of
+// a second at m = 10000, see ridge.Accumulator.AddUpdating); a
 // learn whose λ changes refactors G + λI (m³/3 flops, seconds at
 // m = 10000). LambdaKeep trades the paper's per-learn GCV for never
 // refactoring after the first learn.

@@ -27,9 +27,9 @@ type TaskRecord struct {
 	Stages     Stages
 	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
 	Classes    []int // labels of the samples learned in the step, ascending (nil in old model files)
-	// FactorUpdated says that the step changed the Cholesky factor of
-	// G + λI by its rank-n term (an update, or a downdate for Forget)
-	// instead of factoring it afresh (not kept in model files).
+	// FactorUpdated says that the step kept the Cholesky factor of
+	// G + λI, adding its rank-n term (or, for Forget, subtracting it)
+	// instead of factoring afresh (not kept in model files).
 	FactorUpdated bool
 }
 
@@ -245,7 +245,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	// the statistics update adds it instead of computing it again. When
 	// the factor of G + λI is at hand for the λ chosen (the λ is compared
 	// first, so a learn whose λ did not change does no m³ work), a small
-	// step updates it by its rank-n term instead of refactoring.
+	// step keeps it and adds its rank-n term instead of refactoring.
 	err = s.change(func() (ridge.FactorUpdate, error) {
 		if lower, diag, ok := m.gcv.TaskGram(h, n, m.cfg.M); ok && s.rec.GCV != nil && m.cfg.GCVScope == GCVTask {
 			return ridge.FactorUpdate{}, m.acc.AddWithGram(h, n, idx, lower, diag)
@@ -268,7 +268,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 }
 
 // solve factors G + λI (unless the factor at hand is that of G + λI:
-// updated by the step, see ridge.Accumulator.AddUpdating) and solves for
+// kept by the step, see ridge.Accumulator.AddUpdating) and solves for
 // C. In float32, G + λI of a
 // rank-deficient G (fewer samples than m) with a tiny λ can fail to be
 // numerically positive definite; then λ is raised to the next larger grid

@@ -321,6 +321,33 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 // scores the threshold was taken from (newest first; see SetCalibration).
 func (m *Model) CalibrationPool() []float32 { return slices.Clone(m.pool) }
 
+// RestoreCalibration puts back a calibration the model had before: the
+// rejection r and the pool of leave-one-out scores it was taken from, as
+// Rejection and CalibrationPool returned them then. An undo calls it
+// after Unlearn, with the calibration from before the learn it takes
+// back, so that the model rejects and calibrates its probabilities
+// exactly as that version did (Unlearn alone keeps the newer ones). It is
+// part of that change: it does not count as one (the version stays). The
+// leave-one-out scores of the last calibration (LeaveOneOut) are not
+// restored: they are forgotten, as by a model loaded from its file.
+//
+// A rejection that does not validate, or a pool that is longer than
+// MaxCalibrationPool or holds a value that is not finite, is refused
+// with the model unchanged.
+func (m *Model) RestoreCalibration(r Rejection, pool []float32) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if len(pool) > MaxCalibrationPool {
+		return fmt.Errorf("flycl: calibration pool of %d scores, more than %d", len(pool), MaxCalibrationPool)
+	}
+	if i := firstNonFinite(pool); i >= 0 {
+		return fmt.Errorf("flycl: calibration pool score %d is %v", i, pool[i])
+	}
+	m.rej, m.pool, m.loo, m.looIdx = r, slices.Clone(pool), nil, nil
+	return nil
+}
+
 // evenly returns min(n, k) indices spread evenly over 0..n-1.
 func evenly(n, k int) []int {
 	k = min(n, k)
@@ -344,15 +371,27 @@ func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int
 	for i, s := range sel {
 		copy(hs[i*mm:(i+1)*mm], h[s*mm:(s+1)*mm])
 	}
-	z := slices.Clone(hs)
-	m.acc.SolveRows(z, k)
+	// The leverages of a learn that kept the factor come with its
+	// low-rank change (ridge.Accumulator.Leverages); otherwise two
+	// triangular solves per sample give them.
+	lev := m.acc.Leverages()
+	var z []float32
+	if len(lev) != len(h)/mm {
+		lev = nil
+		z = slices.Clone(hs)
+		m.acc.SolveRows(z, k)
+	}
 	out := make([]float32, k*nc)
 	scoreRows(hs, k, mm, m.coef, nc, out)
 	for i, s := range sel {
 		a := 0.0
-		hr, zr := hs[i*mm:(i+1)*mm], z[i*mm:(i+1)*mm]
-		for j, v := range hr {
-			a += float64(v) * float64(zr[j])
+		if lev != nil {
+			a = lev[s]
+		} else {
+			hr, zr := hs[i*mm:(i+1)*mm], z[i*mm:(i+1)*mm]
+			for j, v := range hr {
+				a += float64(v) * float64(zr[j])
+			}
 		}
 		if !(a >= 0 && a < 1) {
 			return nil, fmt.Errorf("flycl: leverage %g of sample %d is outside [0, 1)", a, s)

@@ -10,17 +10,53 @@ import (
 	"github.com/flycl/flycl/modelfile"
 )
 
+// Prior is what an undo of a learn puts back besides the statistics: the
+// model's λ before the learn (0 when it had no class), which the undo
+// re-solves with, and its calibration of "unknown" and of the
+// probabilities then (threshold, temperature, leave-one-out pool), which
+// the undo restores. Take it with Model.Prior just before the learn.
+type Prior struct {
+	Lambda      float64
+	Calibration modelfile.JournalCalibration
+}
+
+// Prior returns the model's Prior: call it just before a learn, and give
+// it to LearnEntry.
+func (m *Model) Prior() Prior {
+	p := Prior{Calibration: modelfile.JournalCalibration{Rejection: m.Rejection(), Pool: m.CalibrationPool()}}
+	if len(m.Classes()) > 0 {
+		p.Lambda = m.Lambda()
+	}
+	return p
+}
+
 // LearnEntry returns the journal entry of a learn of x (n×d) with the
 // class names names and options opt, after which the model is at
-// version; lambdaBefore is the model's λ before it (0 when it had no
-// class), which an undo re-solves with (modelfile.JournalEntry).
-func LearnEntry(version uint64, lambdaBefore float64, x []float32, names []string, d int, opt LearnOptions) *modelfile.JournalEntry {
-	e := &modelfile.JournalEntry{Op: "learn", Version: version, Time: time.Now().UTC(), LambdaBefore: lambdaBefore,
-		Names: slices.Clone(names), D: d, X: x, Lambda: opt.Lambda, Online: opt.Online, Batch: opt.Batch}
+// version; before is the model's Prior, taken just before the learn:
+// what an undo puts back (modelfile.JournalEntry).
+func LearnEntry(version uint64, before Prior, x []float32, names []string, d int, opt LearnOptions) *modelfile.JournalEntry {
+	cal := before.Calibration
+	cal.Pool = slices.Clone(cal.Pool)
+	e := &modelfile.JournalEntry{Op: "learn", Version: version, Time: time.Now().UTC(), LambdaBefore: before.Lambda,
+		Names: slices.Clone(names), D: d, X: x, Lambda: opt.Lambda, Online: opt.Online, Batch: opt.Batch, Calibration: &cal}
 	if opt.LambdaPolicy != flycl.LambdaGCV {
 		e.LambdaPolicy = opt.LambdaPolicy.String()
 	}
 	return e
+}
+
+// restoreCalibration puts back the calibration an undo entry (or the
+// learn it undoes) records, when it records one, and derives the
+// calibration of later learns from it as Load does (Calibrate).
+func (m *Model) restoreCalibration(c *modelfile.JournalCalibration) error {
+	if c == nil {
+		return nil
+	}
+	if err := m.RestoreCalibration(c.Rejection, c.Pool); err != nil {
+		return err
+	}
+	Calibrate(m.Model)
+	return nil
 }
 
 // ForgetEntry returns the journal entry of the forget of class (exactly,
@@ -61,6 +97,9 @@ func (m *Model) Replay(ctx context.Context, e *modelfile.JournalEntry) error {
 		labels, err := m.labelsOf(e.Names)
 		if err == nil {
 			_, err = m.Unlearn(ctx, e.X, labels, e.LambdaBefore)
+		}
+		if err == nil {
+			err = m.restoreCalibration(e.Calibration)
 		}
 		if err != nil {
 			return fmt.Errorf("deploy: replay the undo of version %d: %w", e.Version, err)

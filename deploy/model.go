@@ -154,6 +154,30 @@ type LearnOptions struct {
 	LambdaPolicy flycl.LambdaPolicy
 }
 
+// DefaultOnlineBatch is the mini-batch size of an online learn that
+// gives none (LearnOptions.Check; flycl learn --online's default).
+const DefaultOnlineBatch = 1000
+
+// Check validates options as a request gives them and returns them with
+// the default filled in: λ not negative, finite and at most float32's
+// largest (0: GCV); Batch not negative and given only with Online; Online
+// without a Batch learns in batches of DefaultOnlineBatch. The server
+// checks its requests so; Learn itself accepts a Batch without Online
+// (it ignores it: journals of flycl learn record its flag's default).
+func (o LearnOptions) Check() (LearnOptions, error) {
+	switch {
+	case !(o.Lambda >= 0) || o.Lambda > math.MaxFloat32:
+		return o, fmt.Errorf("deploy: lambda must be positive and finite, at most %g (or absent for GCV), got %g", math.MaxFloat32, o.Lambda)
+	case o.Batch < 0:
+		return o, fmt.Errorf("deploy: batch must be positive, got %d", o.Batch)
+	case o.Batch > 0 && !o.Online:
+		return o, fmt.Errorf("deploy: batch applies to online learning only (give online: true)")
+	case o.Online && o.Batch == 0:
+		o.Batch = DefaultOnlineBatch
+	}
+	return o, nil
+}
+
 // LearnResult reports a learn.
 type LearnResult struct {
 	Added   []string           // names of the classes new to the model

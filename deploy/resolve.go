@@ -82,8 +82,9 @@ type ExtractorOptions struct {
 	// Spec is the backbone asked for: "" takes the model's (Model.Backbone),
 	// else Default.
 	Spec, Default string
-	// Open opens a backbone spec (the caller resolves weights folders).
-	Open func(spec string) (*backbone.Model, error)
+	// Open opens a backbone spec, parsed once (the caller resolves
+	// weights folders: extract.BackboneSpec.Open).
+	Open func(spec extract.BackboneSpec) (*backbone.Model, error)
 	// Model is the model file's pipeline (nil: it records none), and
 	// Trained whether the model has learned anything: a trained model's
 	// pipeline fixes the backbone's weights, output, transform and
@@ -130,7 +131,11 @@ func ResolveExtractor(ctx context.Context, o ExtractorOptions) (*Extractor, erro
 	if o.Open == nil {
 		return nil, fmt.Errorf("deploy: ExtractorOptions.Open is nil")
 	}
-	bm, err := o.Open(spec)
+	parsed, err := extract.ParseBackbone(spec)
+	if err != nil {
+		return nil, err
+	}
+	bm, err := o.Open(parsed)
 	if err != nil {
 		return nil, err
 	}

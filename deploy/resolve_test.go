@@ -106,8 +106,8 @@ func TestResolveExtractor(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var opened []string
-			c.o.Open = func(spec string) (*backbone.Model, error) {
-				opened = append(opened, spec)
+			c.o.Open = func(spec extract.BackboneSpec) (*backbone.Model, error) {
+				opened = append(opened, spec.String())
 				return m, nil
 			}
 			e, err := ResolveExtractor(context.Background(), c.o)
@@ -154,7 +154,7 @@ func TestResolveExtractorInt8(t *testing.T) {
 	if err != nil || len(photos) < 2 {
 		t.Skip("shared photos not available")
 	}
-	open := func(string) (*backbone.Model, error) { return m, nil }
+	open := func(extract.BackboneSpec) (*backbone.Model, error) { return m, nil }
 	calls := 0
 	e, err := ResolveExtractor(context.Background(), ExtractorOptions{Default: "squeezenet", Open: open, Precision: backbone.INT8,
 		Calib:       CalibOptions{N: 2, Method: backbone.CalibMinMax, Threads: 1},

@@ -39,8 +39,10 @@ func Undoable(hist []*modelfile.JournalEntry) []*modelfile.JournalEntry {
 }
 
 // Undo takes the last learn of the model's journal history back out
-// exactly (flycl.Model.Unlearn, with the λ the model had before it), as a
-// new version, and returns the journal entry of that change. The model
+// exactly (flycl.Model.Unlearn, with the λ the model had before it), puts
+// back the calibration it had before it (threshold, temperature and
+// leave-one-out pool: flycl.Model.RestoreCalibration), as a new version,
+// and returns the journal entry of that change. The model
 // must be the one the history ends at.
 func (m *Model) Undo(ctx context.Context, hist []*modelfile.JournalEntry) (*modelfile.JournalEntry, error) {
 	if len(hist) > 0 && hist[len(hist)-1].Version != m.Version() {
@@ -69,8 +71,13 @@ func (m *Model) Undo(ctx context.Context, hist []*modelfile.JournalEntry) (*mode
 	if _, err := m.Unlearn(ctx, e.X, labels, lambda); err != nil {
 		return nil, fmt.Errorf("deploy: undo the learn of version %d: %w", e.Version, err)
 	}
+	// the threshold, temperature and pool of the version before the learn
+	// (a learn journalled before they were recorded: the model keeps its own)
+	if err := m.restoreCalibration(e.Calibration); err != nil {
+		return nil, fmt.Errorf("deploy: undo the learn of version %d: its calibration: %w", e.Version, err)
+	}
 	return &modelfile.JournalEntry{Op: "unlearn", Version: m.Version(), Time: time.Now().UTC(), LambdaBefore: lambda,
-		Undoes: e.Version, Names: slices.Clone(e.Names), D: e.D, X: e.X}, nil
+		Undoes: e.Version, Names: slices.Clone(e.Names), D: e.D, X: e.X, Calibration: e.Calibration}, nil
 }
 
 // labelsOf returns the labels of the classes called names (every one

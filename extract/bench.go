@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/features"
 )
 
@@ -65,18 +64,21 @@ func MeasurePipeline(ctx context.Context, j Job, n int) (Rates, error) {
 	r.Decode = float64(n) / time.Since(start).Seconds()
 
 	// model only: the same batches, already preprocessed
-	sess, err := j.Model.NewSessionWith(backbone.SessionOptions{Threads: j.Threads, NoSpin: !j.Spin})
+	if j.Output < 0 || j.Output >= len(j.Model.Dims) {
+		return r, fmt.Errorf("%s has no output %d", j.Model.Name, j.Output)
+	}
+	sess, err := j.session()
 	if err != nil {
 		return r, err
 	}
 	defer sess.Close()
-	if _, err := sess.Run(all[:min(n, j.BatchSize)*per], min(n, j.BatchSize)); err != nil { // warm-up
+	if _, err := sess.sess.Run(all[:min(n, j.BatchSize)*per], min(n, j.BatchSize)); err != nil { // warm-up
 		return r, err
 	}
 	start = time.Now()
 	for lo := 0; lo < n; lo += j.BatchSize {
 		k := min(j.BatchSize, n-lo)
-		if _, err := sess.Run(all[lo*per:(lo+k)*per], k); err != nil {
+		if _, err := sess.sess.Run(all[lo*per:(lo+k)*per], k); err != nil {
 			return r, err
 		}
 	}
@@ -84,9 +86,6 @@ func MeasurePipeline(ctx context.Context, j Job, n int) (Rates, error) {
 	all = nil
 
 	// end to end: the extraction loop on the same (warm) session
-	if j.Output < 0 || j.Output >= len(j.Model.Dims) {
-		return r, fmt.Errorf("%s has no output %d", j.Model.Name, j.Output)
-	}
 	out := &features.Set{N: n, D: j.Model.Dims[j.Output], X: make([]float32, n*j.Model.Dims[j.Output])}
 	done := 0
 	start = time.Now()

@@ -8,9 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/flycl/flycl/backbone"
@@ -93,7 +90,7 @@ func Run(ctx context.Context, j *Job) (*features.Set, bool, error) {
 	for i := 0; i < n; i++ {
 		out.Labels[i], out.Paths[i] = j.Data.Label(i), j.Data.Path(i)
 	}
-	var sess *backbone.Session
+	var sess *Session
 	start := time.Now()
 	done := 0
 	for c := 0; c*j.Chunk < n; c++ {
@@ -107,7 +104,7 @@ func Run(ctx context.Context, j *Job) (*features.Set, bool, error) {
 		}
 		if sess == nil {
 			var err error
-			if sess, err = j.Model.NewSessionWith(backbone.SessionOptions{Threads: j.Threads, NoSpin: !j.Spin}); err != nil {
+			if sess, err = j.session(); err != nil {
 				return nil, false, err
 			}
 			defer sess.Close()
@@ -137,50 +134,22 @@ func Run(ctx context.Context, j *Job) (*features.Set, bool, error) {
 	return out, false, nil
 }
 
-// batches runs images lo..hi: a pool of workers decodes and preprocesses
-// images continuously into a bounded ring of batch buffers (see pipeline)
-// while the session runs the batches in order.
-func (j *Job) batches(ctx context.Context, sess *backbone.Session, lo, hi int, out *features.Set, start time.Time, done *int) error {
-	dim := out.D
-	p := newPipeline(ctx, j.Data, j.Preset, lo, hi, j.BatchSize, j.Workers, j.Depth)
-	defer p.close()
-	for {
-		bt, err := p.next(ctx)
-		if err != nil {
-			return err
-		}
-		if bt == nil {
-			break
-		}
-		res, err := sess.Run(bt.x, bt.n)
-		if err != nil {
-			return err
-		}
-		p.release(bt)
-		copy(out.X[bt.lo*dim:(bt.lo+bt.n)*dim], res[j.Output])
-		*done = bt.lo + bt.n
-		if j.Progress != nil {
-			j.Progress(*done, out.N, float64(*done)/time.Since(start).Seconds())
-		}
-	}
-	if *done == hi {
-		return nil // the chunk is complete: save it even if cancelled now
-	}
-	return ctx.Err()
+// session compiles the job's backbone output (NewSession).
+func (j *Job) session() (*Session, error) {
+	return NewSession(j.Model, j.Output, j.Preset, SessionOptions{BatchSize: j.BatchSize, Workers: j.Workers, Depth: j.Depth,
+		ORT: backbone.SessionOptions{Threads: j.Threads, NoSpin: !j.Spin}})
 }
 
-// Backbones lists the names OpenBackbone accepts.
-var Backbones = []string{"squeezenet[:DIR]", "mobilenetv2[:DIR]", "resnet50:FILE(.pth|.safetensors)", "vit:FILE(.safetensors|.pth|.npz)[@HEADS]", "onnx:FILE.onnx[#OUTPUT]"}
-
-// Folders of the per-layer .npy backbones in a models folder (the layout of
-// the weights package zoo ships, and of a folder given to OpenBackbone).
-var modelFolders = map[string]string{"squeezenet": "squeezenet1.1", "mobilenetv2": "mobilenetv2-1.0"}
-
-// ModelFolder returns the folder in a models folder that backbone name
-// (squeezenet, mobilenetv2) reads without a path, and whether it has one.
-func ModelFolder(name string) (string, bool) {
-	f, ok := modelFolders[name]
-	return f, ok
+// batches runs images lo..hi through the session (Session.Extract) into
+// out, reporting progress.
+func (j *Job) batches(ctx context.Context, sess *Session, lo, hi int, out *features.Set, start time.Time, done *int) error {
+	dim := out.D
+	return sess.Extract(ctx, j.Data, lo, hi, out.X[lo*dim:hi*dim], func(d int) {
+		*done = d
+		if j.Progress != nil {
+			j.Progress(d, out.N, float64(d)/time.Since(start).Seconds())
+		}
+	})
 }
 
 // OpenBackbone builds a backbone from "name[:path]". Without a path, the
@@ -205,21 +174,30 @@ func OpenBackbone(spec, modelsDir string) (*backbone.Model, error) {
 //
 // Every error starts with "backbone SPEC: " (the spec named once).
 func OpenBackboneFS(spec string, models fs.FS, source string) (*backbone.Model, error) {
-	m, err := openBackbone(spec, models, source)
+	s, err := ParseBackbone(spec)
 	if err != nil {
-		return nil, fmt.Errorf("backbone %s: %w", spec, err)
+		return nil, err
+	}
+	return s.Open(models, source)
+}
+
+// Open opens the backbone as OpenBackboneFS does.
+func (s BackboneSpec) Open(models fs.FS, source string) (*backbone.Model, error) {
+	m, err := s.open(models, source)
+	if err != nil {
+		return nil, fmt.Errorf("backbone %s: %w", s, err)
 	}
 	return m, nil
 }
 
-func openBackbone(spec string, models fs.FS, source string) (*backbone.Model, error) {
-	name, path, _ := strings.Cut(spec, ":")
-	weights := func(sub string) (*backbone.Weights, error) {
-		if path != "" {
-			return backbone.LoadNPYDir(path)
+func (s BackboneSpec) open(models fs.FS, source string) (*backbone.Model, error) {
+	weights := func() (*backbone.Weights, error) {
+		if s.Path != "" {
+			return backbone.LoadNPYDir(s.Path)
 		}
+		sub, _ := s.Folder()
 		if models == nil {
-			return nil, fmt.Errorf("no weights folder given (%s:DIR, or a models folder holding %s)", name, sub)
+			return nil, fmt.Errorf("no weights folder given (%s:DIR, or a models folder holding %s)", s.Name, sub)
 		}
 		dir, err := fs.Sub(models, sub)
 		if err != nil {
@@ -227,48 +205,34 @@ func openBackbone(spec string, models fs.FS, source string) (*backbone.Model, er
 		}
 		return backbone.LoadNPYFS(dir, filepath.Join(source, sub))
 	}
-	switch name {
-	case "squeezenet":
-		w, err := weights(modelFolders["squeezenet"])
+	switch s.Name {
+	case "squeezenet", "mobilenetv2":
+		w, err := weights()
 		if err != nil {
 			return nil, err
 		}
-		return backbone.SqueezeNet(w)
-	case "mobilenetv2":
-		w, err := weights(modelFolders["mobilenetv2"])
-		if err != nil {
-			return nil, err
+		if s.Name == "squeezenet" {
+			return backbone.SqueezeNet(w)
 		}
 		return backbone.MobileNetV2(w)
 	case "resnet50", "vit":
-		if path == "" {
-			return nil, fmt.Errorf("needs a checkpoint: %s:FILE", name)
-		}
-		file, heads, _ := strings.Cut(path, "@")
-		w, err := backbone.LoadCheckpoint(file)
+		w, err := backbone.LoadCheckpoint(s.Path)
 		if err != nil {
 			return nil, err
 		}
-		if name == "resnet50" {
+		if s.Name == "resnet50" {
 			return backbone.ResNet50(w)
 		}
 		if w, err = backbone.FromAugReg(w); err != nil {
 			return nil, err
 		}
-		h := 0
-		if heads != "" {
-			if h, err = strconv.Atoi(heads); err != nil {
-				return nil, fmt.Errorf("heads %q is not a number", heads)
+		h := s.Heads
+		if h == 0 {
+			if t, ok := w.Tensors["patch_embed.proj.weight"]; ok && len(t.Shape) > 0 && t.Shape[0]%64 == 0 {
+				h = int(t.Shape[0] / 64) // ViT-S/B/L all use 64-wide heads
 			}
-		} else if t, ok := w.Tensors["patch_embed.proj.weight"]; ok && len(t.Shape) > 0 && t.Shape[0]%64 == 0 {
-			h = int(t.Shape[0] / 64) // ViT-S/B/L all use 64-wide heads
 		}
 		return backbone.ViT(w, h)
-	case "onnx":
-		file, output, _ := strings.Cut(path, "#")
-		return backbone.FromONNXFile(file, output)
 	}
-	known := append([]string(nil), Backbones...)
-	sort.Strings(known)
-	return nil, fmt.Errorf("unknown backbone %q (known: %s)", name, strings.Join(known, ", "))
+	return backbone.FromONNXFile(s.Path, s.Output) // onnx (ParseBackbone knows no other name)
 }

@@ -47,11 +47,16 @@ func newPipeline(ctx context.Context, data dataset.Dataset, preset transform.Pre
 		workers = runtime.NumCPU()
 	}
 	depth = max(depth, 2)
+	// no more buffers than batches, and none larger than the images: a
+	// call for one image holds one image's buffer
+	batches := (hi - lo + batch - 1) / max(batch, 1)
+	depth = max(1, min(depth, batches))
+	size := max(1, min(batch, hi-lo))
 	per := 3 * preset.Crop * preset.Crop
 	ctx, cancel := context.WithCancel(ctx)
 	p := &pipeline{order: make(chan *pbatch, depth), free: make(chan []float32, depth), stop: cancel}
 	for i := 0; i < depth; i++ {
-		p.free <- make([]float32, batch*per)
+		p.free <- make([]float32, size*per)
 	}
 	type job struct {
 		b *pbatch
@@ -91,13 +96,12 @@ func newPipeline(ctx context.Context, data dataset.Dataset, preset transform.Pre
 			pre := preset.NewPreprocessor() // per worker: buffers and coefficients reused
 			for jb := range jobs {
 				b, i := jb.b, jb.i
-				if ctx.Err() == nil {
-					img, err := data.Image(b.lo + i)
-					if err != nil {
-						b.fail(fmt.Errorf("extract: image %d (%s): %w", b.lo+i, data.Path(b.lo+i), err))
-					} else {
-						pre.Tensor(img, b.x[i*per:(i+1)*per])
-					}
+				if err := ctx.Err(); err != nil {
+					b.fail(err) // not decoded: the batch must not be used
+				} else if img, err := data.Image(b.lo + i); err != nil {
+					b.fail(fmt.Errorf("extract: image %d (%s): %w", b.lo+i, data.Path(b.lo+i), err))
+				} else {
+					pre.Tensor(img, b.x[i*per:(i+1)*per])
 				}
 				if b.pending.Add(-1) == 0 {
 					close(b.done)

@@ -12,7 +12,7 @@
 // All integers and floats are little-endian.
 //
 //	magic    8 bytes  "FLYCLMDL"
-//	version  uint32   2 (1 is still read)
+//	version  uint32   4 (1 to 3 are still read)
 //	hlen     uint32   length of the header
 //	header   hlen bytes of JSON (see Header)
 //	G        m(m+1)/2 float32: the lower triangle of G, row by row
@@ -23,8 +23,11 @@
 //	end      8 bytes  "FLYCLEND"
 //
 // The header holds the Fly-CL configuration (d, m, p, k, top-k mode, λ
-// grid, GCV and projection methods), W's seed and a CRC-32C fingerprint of
-// its entries (checked when W is regenerated), the class labels, names
+// grid, GCV and projection methods), W's seed and its fingerprint,
+// "w_sha256" (projection.Matrix.Digest, the one digest of W that results
+// record too; files before version 4 have a CRC-32C of its entries,
+// "w_crc32c", still checked), verified when W is regenerated or read, the
+// class labels, names
 // and per-class sample counts, the λ of the stored classifier and the
 // history of every learning step (its λ, GCV scores, classes added or
 // removed, stage times), the model version (it increases with every
@@ -56,7 +59,7 @@
 // All integers and floats are little-endian.
 //
 //	magic    8 bytes  "FLYCLSTA"
-//	version  uint32   1
+//	version  uint32   2 (1, whose W fingerprint is a CRC-32C, is still read)
 //	hlen     uint32   length of the header
 //	header   hlen bytes of JSON (see StatsHeader)
 //	G        m(m+1)/2 float64: the lower triangle of G = Σ hᵀh, row by row

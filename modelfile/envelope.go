@@ -28,7 +28,7 @@ type kind struct {
 
 var (
 	modelKind = kind{magic: magic, name: "model", minV: 1, maxV: Version}
-	statsKind = kind{magic: statsMagic, name: "statistics", minV: StatsVersion, maxV: StatsVersion}
+	statsKind = kind{magic: statsMagic, name: "statistics", minV: 1, maxV: StatsVersion}
 )
 
 // writeFrame writes the preamble and the JSON header hj, then the data

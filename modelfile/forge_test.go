@@ -123,7 +123,13 @@ func TestForgedFilesRejected(t *testing.T) {
 		{"NaN in S", func(h map[string]any, data []byte) []byte { return setFloat(data, gLen+5, float32(math.NaN())) }, "S[0][5] is NaN"},
 		{"NaN in C", func(h map[string]any, data []byte) []byte { return setFloat(data, gLen+nc*m+m+1, float32(math.NaN())) }, "classifier value 41 (class 1) is NaN"},
 		{"unknown W kind", func(h map[string]any, data []byte) []byte { h["w"] = "magic"; return data }, "w=\"magic\""},
-		{"W fingerprint", func(h map[string]any, data []byte) []byte { h["w_crc32c"] = 1; return data }, "fingerprint"},
+		{"W fingerprint", func(h map[string]any, data []byte) []byte { h["w_sha256"] = strings.Repeat("0", 64); return data }, "fingerprint"},
+		{"no W fingerprint", func(h map[string]any, data []byte) []byte { delete(h, "w_sha256"); return data }, "no fingerprint"},
+		{"CRC-32C in a format-4 file", func(h map[string]any, data []byte) []byte {
+			delete(h, "w_sha256")
+			h["w_crc32c"] = 1
+			return data
+		}, "no fingerprint"},
 		{"bad pipeline", func(h map[string]any, data []byte) []byte {
 			h["pipeline"].(map[string]any)["weights_hash"] = ""
 			return data
@@ -284,8 +290,10 @@ func FuzzDecode(f *testing.F) {
 	good := goodFile(f)
 	f.Add(good)
 	f.Add(calibratedFile(f))
-	if v1, err := os.ReadFile("testdata/v1.flycl"); err == nil {
-		f.Add(v1)
+	for _, p := range []string{"testdata/v1.flycl", "testdata/v3.flycl"} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Add(good[:len(good)/2])
 	f.Add([]byte(magic))

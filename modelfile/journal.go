@@ -14,6 +14,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/internal/atomicfile"
 )
 
@@ -72,11 +73,25 @@ type JournalEntry struct {
 	Online       bool    `json:"online,omitempty"`
 	Batch        int     `json:"batch,omitempty"`
 	LambdaPolicy string  `json:"lambda_policy,omitempty"`
+	// Calibration is, for a learn, the model's calibration of "unknown"
+	// and of the probabilities before it: what an undo of the learn puts
+	// back (flycl.Model.RestoreCalibration); for an unlearn, the one it
+	// put back. nil in entries written before it was recorded (an undo
+	// of such a learn keeps the calibration the model has).
+	Calibration *JournalCalibration `json:"calibration,omitempty"`
 	// D is the feature dimension of X.
 	D int `json:"d"`
 	// X is the n×d features of a learn, or of an exact forget (nil for a
 	// forget that drops the column only).
 	X []float32 `json:"-"`
+}
+
+// JournalCalibration is a model's calibration as a journal entry records
+// it: its rejection and the pool of leave-one-out scores the threshold
+// was taken from (flycl.Model.Rejection, CalibrationPool).
+type JournalCalibration struct {
+	Rejection flycl.Rejection `json:"rejection"`
+	Pool      []float32       `json:"pool,omitempty"`
 }
 
 // Rows returns the number of feature rows.
@@ -254,6 +269,21 @@ func decodeEntry(p []byte) (*JournalEntry, error) {
 		return nil, fmt.Errorf("%d bytes of features are not rows of d=%d", len(data), e.D)
 	case !(e.Lambda >= 0) || math.IsInf(e.Lambda, 0) || e.Batch < 0:
 		return nil, fmt.Errorf("lambda %g, batch %d", e.Lambda, e.Batch)
+	case e.Calibration != nil && e.Op == "forget":
+		return nil, fmt.Errorf("a forget with a calibration")
+	}
+	if c := e.Calibration; c != nil {
+		if err := c.Rejection.Validate(); err != nil {
+			return nil, fmt.Errorf("calibration: %v", err)
+		}
+		if len(c.Pool) > flycl.MaxCalibrationPool {
+			return nil, fmt.Errorf("calibration pool of %d scores, at most %d", len(c.Pool), flycl.MaxCalibrationPool)
+		}
+		for i, v := range c.Pool {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, fmt.Errorf("calibration pool score %d is %v", i, v)
+			}
+		}
 	}
 	n := len(data) / (4 * e.D)
 	switch {

@@ -2,11 +2,17 @@ package modelfile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/flycl/flycl"
 )
 
 func testEntry(v uint64, n, d int) *JournalEntry {
@@ -22,7 +28,36 @@ func testEntry(v uint64, n, d int) *JournalEntry {
 
 func sameEntry(a, b *JournalEntry) bool {
 	return a.Op == b.Op && a.Version == b.Version && slices.Equal(a.Names, b.Names) && a.D == b.D &&
-		a.Lambda == b.Lambda && a.Online == b.Online && a.Batch == b.Batch && slices.Equal(a.X, b.X)
+		a.Lambda == b.Lambda && a.Online == b.Online && a.Batch == b.Batch && slices.Equal(a.X, b.X) &&
+		sameJournalCalibration(a.Calibration, b.Calibration)
+}
+
+// sameJournalCalibration compares two calibrations bit for bit (nil only equals
+// nil).
+func sameJournalCalibration(a, b *JournalCalibration) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.Rejection != b.Rejection || len(a.Pool) != len(b.Pool) {
+		return false
+	}
+	for i := range a.Pool {
+		if math.Float32bits(a.Pool[i]) != math.Float32bits(b.Pool[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// testCalibration is a calibration whose numbers test the round trip
+// through the entry's JSON header: a threshold and temperature that need
+// all 17 digits, a negative zero, the smallest subnormal and the largest
+// float32 in the pool.
+func testCalibration() *JournalCalibration {
+	return &JournalCalibration{
+		Rejection: flycl.Rejection{Score: flycl.ScoreTop, Threshold: 0.1 + 0.2, Keep: 0.95, Temperature: math.Nextafter(0.13, 1), Samples: 5},
+		Pool:      []float32{0.1, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, math.MaxFloat32, -3.25},
+	}
 }
 
 // TestJournal: appended entries read back exactly; a record cut off at
@@ -43,6 +78,9 @@ func TestJournal(t *testing.T) {
 		e := testEntry(v, int(v%3)+1, 4)
 		if v == base+3 {
 			e = &JournalEntry{Op: "forget", Version: v, Names: []string{"x"}, D: 4}
+		}
+		if v == base+2 {
+			e.Calibration = testCalibration() // what an undo of it restores
 		}
 		if err := j.Append(e); err != nil {
 			t.Fatal(err)
@@ -160,6 +198,9 @@ func FuzzDecodeJournal(f *testing.F) {
 	}
 	j.Append(testEntry(2, 2, 3))
 	j.Append(&JournalEntry{Op: "forget", Version: 3, Names: []string{"c"}, D: 3})
+	withCal := testEntry(4, 1, 3)
+	withCal.Calibration = testCalibration()
+	j.Append(withCal)
 	j.Close()
 	b, _ := os.ReadFile(JournalPath(path))
 	f.Add(b)
@@ -177,6 +218,11 @@ func FuzzDecodeJournal(f *testing.F) {
 		for _, e := range entries {
 			if e.D <= 0 || len(e.X)%e.D != 0 || e.Version <= 1 || (e.Op == "learn" && len(e.Names) != e.Rows()) {
 				t.Fatalf("entry %+v", e)
+			}
+			if c := e.Calibration; c != nil {
+				if err := c.Rejection.Validate(); err != nil || len(c.Pool) > flycl.MaxCalibrationPool || e.Op == "forget" {
+					t.Fatalf("entry %+v with calibration %+v (%v)", e, c.Rejection, err)
+				}
 			}
 		}
 	})
@@ -215,5 +261,35 @@ func TestJournalAfterCheckpointCrash(t *testing.T) {
 	}
 	if hist, err := ReadHistory(path); err != nil || len(hist) != 4 {
 		t.Fatalf("history: %d entries, %v", len(hist), err)
+	}
+}
+
+// TestJournalCalibration: a learn entry of a journal written before
+// calibrations were recorded (no "calibration" in its header) reads with
+// none; a calibration that does not mean something is refused, naming
+// what is wrong.
+func TestJournalCalibration(t *testing.T) {
+	payload := func(header string) []byte {
+		p := binary.LittleEndian.AppendUint32(nil, uint32(len(header)))
+		p = append(p, header...)
+		return binary.LittleEndian.AppendUint32(p, math.Float32bits(1.5))
+	}
+	e, err := decodeEntry(payload(`{"op":"learn","version":2,"lambda_before":0.5,"names":["a"],"d":1}`))
+	if err != nil || e.Calibration != nil || !slices.Equal(e.X, []float32{1.5}) {
+		t.Fatalf("an entry without calibration: %+v, %v", e, err)
+	}
+	for _, c := range []struct{ cal, op, want string }{
+		{`{"rejection":{"score":"median","threshold":1}}`, "learn", "median"},
+		{`{"rejection":{"score":"top","threshold":1,"keep":1.5}}`, "learn", "keep"},
+		{`{"rejection":{"threshold":1,"temperature":-1}}`, "learn", "temperature"},
+		{`{"rejection":{"threshold":1e400}}`, "learn", "calibration"},
+		{`{"rejection":{"threshold":1},"pool":[1e39]}`, "learn", "calibration"},
+		{`{"rejection":{"threshold":1},"pool":[1],"extra":2}`, "learn", "extra"},
+		{`{"rejection":{"threshold":1}}`, "forget", "forget with a calibration"},
+	} {
+		h := fmt.Sprintf(`{"op":%q,"version":2,"names":["a"],"d":1,"calibration":%s}`, c.op, c.cal)
+		if _, err := decodeEntry(payload(h)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %q", h, err, c.want)
+		}
 	}
 }

@@ -24,8 +24,10 @@ const (
 	magic   = "FLYCLMDL"
 	endMark = "FLYCLEND"
 	// Version is the format version this package writes. Decode reads
-	// versions 1 to 3 (files before 3 hold no rejection: it is off).
-	Version = 3
+	// versions 1 to 4 (files before 3 hold no rejection: it is off; files
+	// before 4 fingerprint W by a CRC-32C, w_crc32c, instead of its
+	// Digest, w_sha256).
+	Version = 4
 	// maxHeader bounds the JSON header (the class map and history of a
 	// very long run fit easily).
 	maxHeader = 64 << 20
@@ -63,25 +65,22 @@ type File struct {
 
 // Header is the JSON header of a model file.
 type Header struct {
-	Format     string    `json:"format"` // "flycl-model"
-	InputDim   int       `json:"d"`
-	M          int       `json:"m"`
-	P          int       `json:"p"`
-	K          int       `json:"k"`
-	Seed       uint64    `json:"seed"`
-	W          string    `json:"w"`          // "seed" or "explicit"
-	WCRC       uint32    `json:"w_crc32c"`   // fingerprint of W
-	TopK       string    `json:"topk"`       // "signed" or "magnitude"
-	Lambdas    []float64 `json:"lambdas"`    // GCV grid
-	GCV        string    `json:"gcv"`        // GCV method
-	Projection string    `json:"projection"` // projection method
-	Labels     []int     `json:"labels"`     // class index -> label
-	Samples    int       `json:"samples"`    // samples in G
-	Lambda     float64   `json:"lambda"`     // λ of the stored classifier
-	Coef       bool      `json:"coef"`       // classifier stored
-	History    []Record  `json:"history"`    // one per learning step
-	Saved      time.Time `json:"saved"`      // when the file was written
-	Backend    string    `json:"linalg,omitempty"`
+	Format   string `json:"format"` // "flycl-model"
+	InputDim int    `json:"d"`
+	// Config is the model's configuration, under the keys every format
+	// version has written (m, p, k, seed, topk, lambdas, gcv, projection;
+	// gcv_scope and lambda_scale when not the default).
+	flycl.Config
+	W       string    `json:"w"`                  // "seed" or "explicit"
+	WSHA256 string    `json:"w_sha256,omitempty"` // fingerprint of W (projection.Matrix.Digest)
+	WCRC    uint32    `json:"w_crc32c,omitempty"` // fingerprint of W in files before version 4 (legacyCRC)
+	Labels  []int     `json:"labels"`             // class index -> label
+	Samples int       `json:"samples"`            // samples in G
+	Lambda  float64   `json:"lambda"`             // λ of the stored classifier
+	Coef    bool      `json:"coef"`               // classifier stored
+	History []Record  `json:"history"`            // one per learning step
+	Saved   time.Time `json:"saved"`              // when the file was written
+	Backend string    `json:"linalg,omitempty"`
 
 	// Version 2:
 	ModelVersion uint64    `json:"model_version"`      // increases with every change
@@ -90,10 +89,8 @@ type Header struct {
 	Created      time.Time `json:"created"`            // when the model was first saved
 	Pipeline     *Pipeline `json:"pipeline,omitempty"` // backbone and transform
 
-	// Optional (absent: absolute grid, inputs unscaled):
-	LambdaScale string  `json:"lambda_scale,omitempty"` // "relative" (flycl.LambdaRelative)
-	GCVScope    string  `json:"gcv_scope,omitempty"`    // "all" (flycl.GCVAll): GCV on all samples
-	InputScale  float64 `json:"input_scale,omitempty"`  // power of two the inputs are multiplied by
+	// Optional (absent: inputs unscaled):
+	InputScale float64 `json:"input_scale,omitempty"` // power of two the inputs are multiplied by
 
 	// Version 3 (absent: rejection off, probabilities not calibrated):
 	Rejection *flycl.Rejection `json:"rejection,omitempty"` // when a prediction is "unknown"; the probabilities' temperature
@@ -171,8 +168,28 @@ func (s *scores) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// fingerprint is the CRC-32C of W's columns and values.
-func fingerprint(w *projection.Matrix) uint32 {
+// checkW verifies W against the fingerprint a file records: its Digest
+// (sha), or in a file written before it was (legacy) its CRC-32C.
+func checkW(w *projection.Matrix, sha string, crc uint32, legacy bool) error {
+	switch {
+	case sha != "":
+		if d := w.Digest(); d != sha {
+			return fmt.Errorf("its fingerprint (SHA-256) is %.16s…, the file says %.16s…", d, sha)
+		}
+	case legacy:
+		if fp := legacyCRC(w); fp != crc {
+			return fmt.Errorf("its fingerprint (CRC-32C) is %08x, the file says %08x", fp, crc)
+		}
+	default:
+		return fmt.Errorf("the file records no fingerprint of W")
+	}
+	return nil
+}
+
+// legacyCRC is the CRC-32C of W's columns and values: W's fingerprint in
+// files written before its Digest was (model format 3, statistics
+// format 1), read and checked still.
+func legacyCRC(w *projection.Matrix) uint32 {
 	h := crc32.New(castagnoli)
 	writeInt32s(h, w.Cols)
 	writeFloats(h, w.Vals)
@@ -217,9 +234,8 @@ func Encode(w io.Writer, f *File) error {
 		f.Created = f.Saved
 	}
 	hdr := Header{
-		Format: "flycl-model", InputDim: st.InputDim, M: cfg.M, P: cfg.P, K: cfg.K, Seed: cfg.Seed,
-		W: "seed", WCRC: fingerprint(proj), TopK: cfg.TopK.String(), Lambdas: cfg.Lambdas,
-		GCV: cfg.GCV.String(), Projection: cfg.Projection.String(), Labels: st.Labels,
+		Format: "flycl-model", InputDim: st.InputDim, Config: cfg,
+		W: "seed", WSHA256: proj.Digest(), Labels: st.Labels,
 		Samples: s.Samples(), Lambda: st.Lambda, Coef: st.Coef != nil, Saved: f.Saved,
 		ModelVersion: st.Version, Names: st.Names, Created: f.Created, Pipeline: f.Pipeline,
 		History: []Record{}, Counts: []*int{}, InputScale: st.InputScale,
@@ -229,12 +245,6 @@ func Encode(w io.Writer, f *File) error {
 		hdr.Rejection = &r
 	}
 	hdr.CalibrationPool = st.CalibrationPool
-	if cfg.GCVScope != flycl.GCVTask {
-		hdr.GCVScope = cfg.GCVScope.String()
-	}
-	if cfg.LambdaScale != flycl.LambdaAbsolute {
-		hdr.LambdaScale = cfg.LambdaScale.String()
-	}
 	for _, c := range st.Counts {
 		if c >= 0 {
 			hdr.Counts = append(hdr.Counts, &c)
@@ -476,40 +486,19 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 	} else if w, err = projection.Generate(hdr.M, hdr.InputDim, hdr.P, hdr.Seed); err != nil {
 		return fail("%v", err)
 	}
-	if fp := fingerprint(w); fp != hdr.WCRC {
+	if err := checkW(w, hdr.WSHA256, hdr.WCRC, format < 4); err != nil {
 		if hdr.W == "seed" {
-			return fail("W regenerated from seed %d has fingerprint %08x, the file says %08x", hdr.Seed, fp, hdr.WCRC)
+			return fail("W regenerated from seed %d: %v", hdr.Seed, err)
 		}
-		return fail("stored W has fingerprint %08x, the file says %08x", fp, hdr.WCRC)
-	}
-	topk, err := projection.ParseTopKMode(hdr.TopK)
-	if err != nil {
-		return fail("header topk: %v", err)
-	}
-	gcv, err := ridge.ParseGCVMethod(hdr.GCV)
-	if err != nil {
-		return fail("header gcv: %v", err)
-	}
-	pm, err := projection.ParseMethod(hdr.Projection)
-	if err != nil {
-		return fail("header projection: %v", err)
-	}
-	scope, err := flycl.ParseGCVScope(hdr.GCVScope)
-	if err != nil {
-		return fail("header gcv_scope: %v", err)
+		return fail("stored W: %v", err)
 	}
 	for i, rec := range hdr.History {
 		if _, err := flycl.ParseGCVScope(rec.GCVScope); err != nil {
 			return fail("history step %d: %v", i, err)
 		}
 	}
-	ls, err := flycl.ParseLambdaScale(hdr.LambdaScale)
-	if err != nil {
-		return fail("header lambda_scale: %v", err)
-	}
 	st := flycl.State{
-		Config: flycl.Config{M: hdr.M, P: hdr.P, K: hdr.K, Seed: hdr.Seed, TopK: topk,
-			Lambdas: hdr.Lambdas, GCV: gcv, Projection: pm, LambdaScale: ls, GCVScope: scope},
+		Config:   hdr.Config,
 		InputDim: hdr.InputDim, Labels: hdr.Labels, Lambda: hdr.Lambda, Coef: coef,
 		Names: hdr.Names, Version: hdr.ModelVersion, InputScale: hdr.InputScale,
 	}

@@ -106,7 +106,7 @@ func ImportProjection(path string) (*projection.Matrix, error) {
 		s, _, err := r.Int64("seed")
 		if err == nil && len(s) == 1 {
 			seed := uint64(s[0])
-			if g, err := projection.Generate(w.M, w.D, w.P, seed); err == nil && fingerprint(g) == fingerprint(w) {
+			if g, err := projection.Generate(w.M, w.D, w.P, seed); err == nil && g.Digest() == w.Digest() {
 				w.Seed = &seed // provably the seeded W: store it by seed
 			}
 		}

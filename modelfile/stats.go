@@ -21,7 +21,9 @@ import (
 const (
 	statsMagic = "FLYCLSTA"
 	// StatsVersion is the statistics format version this package writes.
-	StatsVersion = 1
+	// LoadStats reads versions 1 and 2 (version 1 fingerprints W by a
+	// CRC-32C, w_crc32c, instead of its Digest, w_sha256).
+	StatsVersion = 2
 	// MaxStatsSamples bounds the samples one statistics file may claim.
 	MaxStatsSamples = 1 << 34
 )
@@ -35,9 +37,10 @@ type StatsConfig struct {
 	P        int    `json:"p"`
 	K        int    `json:"k"`
 	Seed     uint64 `json:"seed"`
-	W        string `json:"w"`        // "seed" or "explicit"
-	WCRC     uint32 `json:"w_crc32c"` // fingerprint of W
-	TopK     string `json:"topk"`     // "signed" or "magnitude"
+	W        string `json:"w"`                  // "seed" or "explicit"
+	WSHA256  string `json:"w_sha256,omitempty"` // fingerprint of W (projection.Matrix.Digest)
+	WCRC     uint32 `json:"w_crc32c,omitempty"` // fingerprint of W in version-1 files (instead of WSHA256)
+	TopK     string `json:"topk"`               // "signed" or "magnitude"
 	// InputScale is the power of two inputs are multiplied by before W
 	// (flycl.Model.InputScale: 1 unless the λ grid is relative).
 	InputScale float64 `json:"input_scale"`
@@ -48,9 +51,24 @@ func StatsConfigOf(m *flycl.Model) StatsConfig {
 	cfg := m.Config()
 	w := m.Projection()
 	c := StatsConfig{InputDim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K, Seed: cfg.Seed,
-		W: "seed", WCRC: fingerprint(w), TopK: cfg.TopK.String(), InputScale: m.InputScale()}
+		W: "seed", WSHA256: w.Digest(), TopK: cfg.TopK.String(), InputScale: m.InputScale()}
 	if w.Seed == nil {
 		c.W, c.Seed = "explicit", 0
+	}
+	return c
+}
+
+// legacy reports whether c fingerprints W the way version-1 files do
+// (a CRC-32C, no Digest).
+func (c StatsConfig) legacy() bool { return c.WSHA256 == "" }
+
+// configOf returns the statistics configuration of model m fingerprinted
+// as like is (a version-1 file's CRC-32C, or the Digest), for comparing
+// with it.
+func configOf(m *flycl.Model, like StatsConfig) StatsConfig {
+	c := StatsConfigOf(m)
+	if like.legacy() {
+		c.WSHA256, c.WCRC = "", legacyCRC(m.Projection())
 	}
 	return c
 }
@@ -360,6 +378,9 @@ func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 		if i == 0 {
 			continue
 		}
+		if p.Config.legacy() != first.Config.legacy() {
+			return nil, fmt.Errorf("modelfile: merge: part %d and part 1 fingerprint W differently (one was written by an older flycl, with a CRC-32C): compute the older statistics again", i+1)
+		}
 		if p.Config != first.Config {
 			return nil, fmt.Errorf("modelfile: merge: part %d has configuration %+v, part 1 %+v (different W, top-k, input scale or dimensions: statistics of different expansions cannot be added)", i+1, p.Config, first.Config)
 		}
@@ -463,7 +484,7 @@ func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 // configuration (d, m, p, k, W, top-k) and the same backbone and
 // transform.
 func (f *StatsFile) CheckModel(m *flycl.Model, p *Pipeline) error {
-	if mc := StatsConfigOf(m); mc != f.Config {
+	if mc := configOf(m, f.Config); mc != f.Config {
 		return fmt.Errorf("statistics configuration %+v, the model's %+v (different W, top-k, input scale or dimensions)", f.Config, mc)
 	}
 	switch {

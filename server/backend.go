@@ -3,18 +3,16 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math"
 	"time"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 )
 
-// Snapshot is an immutable view of a model: everything the read-only
+// ModelView is an immutable view of a model: everything the read-only
 // endpoints need. Its methods are safe for concurrent use, and a snapshot
 // never changes after it is published; learning publishes a new one.
-type Snapshot interface {
+type ModelView interface {
 	Version() uint64
 	// Dim is the feature dimension d.
 	Dim() int
@@ -32,36 +30,6 @@ type Snapshot interface {
 	Info() Info
 }
 
-// LearnOptions say how a Backend learns (the zero value: all samples as
-// one task, λ by GCV on it, as in the paper).
-type LearnOptions struct {
-	// Lambda fixes λ (> 0) instead of GCV.
-	Lambda float64
-	// Online learns in mini-batches of Batch samples, re-solving after
-	// each (λ by GCV on each batch unless Lambda is given).
-	Online bool
-	Batch  int
-}
-
-// deploy converts the options, checking them.
-func (o LearnOptions) deploy() (deploy.LearnOptions, error) {
-	switch {
-	case !(o.Lambda >= 0) || math.IsInf(o.Lambda, 0):
-		return deploy.LearnOptions{}, fmt.Errorf("lambda must be positive and finite (or absent for GCV), got %g", o.Lambda)
-	case o.Batch < 0:
-		return deploy.LearnOptions{}, fmt.Errorf("batch must be positive, got %d", o.Batch)
-	case o.Batch > 0 && !o.Online:
-		return deploy.LearnOptions{}, fmt.Errorf("batch applies to online learning only (give online: true)")
-	case o.Online && o.Batch == 0:
-		o.Batch = DefaultOnlineBatch
-	}
-	return deploy.LearnOptions{Lambda: o.Lambda, Online: o.Online, Batch: o.Batch}, nil
-}
-
-// DefaultOnlineBatch is the mini-batch size of an online learn that gives
-// none (as flycl learn --online).
-const DefaultOnlineBatch = 1000
-
 // LearnReport describes one learning step done by a Backend.
 type LearnReport struct {
 	Samples    int
@@ -71,9 +39,10 @@ type LearnReport struct {
 	// Warnings say what succeeded but not as asked: a λ the solve had to
 	// raise (deploy.LearnResult.Warnings).
 	Warnings []string
-	// Stages holds the wall time of each stage (projection, topk, gram,
-	// gcv, factor, solve, save).
-	Stages map[string]time.Duration
+	// Stages holds the wall time of each stage of learning, and Save that
+	// of saving the change.
+	Stages flycl.Stages
+	Save   time.Duration
 }
 
 // Backend owns the model and its file. The server calls Learn and Forget
@@ -81,12 +50,14 @@ type LearnReport struct {
 // any time. Learn and Forget must return only once the change is durably
 // saved, and must leave both the model and the file as they were when
 // they fail.
+//
+// The options are checked already (deploy.LearnOptions.Check).
 type Backend interface {
-	Current() Snapshot
-	Learn(ctx context.Context, x []float32, labels []string, opt LearnOptions) (LearnReport, Snapshot, error)
+	Current() ModelView
+	Learn(ctx context.Context, x []float32, labels []string, opt deploy.LearnOptions) (LearnReport, ModelView, error)
 	// Forget removes a class; with x, the class's n×d features, exactly
 	// (as if never learned), without, by dropping its column.
-	Forget(ctx context.Context, class string, x []float32) (Snapshot, error)
+	Forget(ctx context.Context, class string, x []float32) (ModelView, error)
 }
 
 // Errors a Backend returns that map to client errors.

@@ -19,7 +19,7 @@ import (
 // scoreReq is one request's features waiting to be scored.
 type scoreReq struct {
 	ctx  context.Context
-	sn   Snapshot
+	sn   ModelView
 	x    []float32
 	done chan scoreRes
 }
@@ -33,7 +33,7 @@ type scoreRes struct {
 const maxBatchRows = 256
 
 // score returns sn's scores of x, batched with concurrent requests.
-func (s *Server) score(ctx context.Context, sn Snapshot, x []float32) ([]float32, error) {
+func (s *Server) score(ctx context.Context, sn ModelView, x []float32) ([]float32, error) {
 	d := sn.Dim()
 	if d <= 0 || len(x)%d != 0 || len(x)/d > maxBatchRows/4 {
 		return sn.Scores(ctx, x) // large requests are batches already

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/deploy"
 )
 
 // input is a parsed request: features (n×d) and labels.
@@ -19,7 +20,7 @@ type input struct {
 	n      int
 	labels []string
 	top    int
-	opt    LearnOptions // learn's options as given (checked by the learn handler)
+	opt    deploy.LearnOptions // learn's options as given (checked by the learn handler)
 	images int
 	// deferred: the images (raw) are extracted by the learn itself, once
 	// it has calibrated the backbone on them (see Calibrator)
@@ -56,7 +57,7 @@ func (s *Server) readInput(r *http.Request, d int, check func(*input) error) (*i
 	default:
 		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Type %q: want application/json or multipart/form-data", ct)
 	}
-	in := &input{labels: req.Labels, top: req.Top, opt: LearnOptions{Lambda: req.Lambda, Online: req.Online, Batch: req.Batch}}
+	in := &input{labels: req.Labels, top: req.Top, opt: deploy.LearnOptions{Lambda: req.Lambda, Online: req.Online, Batch: req.Batch}}
 	switch {
 	case len(raw) > 0 && rows > 0:
 		return nil, errorf(http.StatusBadRequest, "give images or features, not both")

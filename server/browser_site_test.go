@@ -151,7 +151,7 @@ func TestBrowserCrossSite(t *testing.T) {
 			learnFeatures(t, hs.URL, token, x, y) // version 1: alpha and beta
 			classes := func() []string {
 				var names []string
-				for _, c := range s.Snapshot().Classes() {
+				for _, c := range s.View().Classes() {
 					names = append(names, c.Name)
 				}
 				return names
@@ -193,8 +193,8 @@ func TestBrowserCrossSite(t *testing.T) {
 				if changes < 3 {
 					t.Errorf("page at %s: only %d of its changes reached the server (%+v); the test proves nothing", evilURL, changes, seen)
 				}
-				if got := classes(); !slices.Equal(got, before) || s.Snapshot().Version() != 1 {
-					t.Fatalf("after the page at %s: classes %q, version %d; want %q, version 1", evilURL, got, s.Snapshot().Version(), before)
+				if got := classes(); !slices.Equal(got, before) || s.View().Version() != 1 {
+					t.Fatalf("after the page at %s: classes %q, version %d; want %q, version 1", evilURL, got, s.View().Version(), before)
 				}
 			}
 
@@ -212,8 +212,8 @@ func TestBrowserCrossSite(t *testing.T) {
 				}
 				code, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/v1/learn", { method: "POST", headers: { "X-Flycl-Request": "1", "Content-Type": "application/json" },
 					body: JSON.stringify({ features: [[0,0,0,0,0,0,0,0,0,0,0,0]], label: "rebound" }) }).then((r) => r.status)`, chromedp.EvalAwaitPromise))
-				if err != nil || code != http.StatusForbidden || s.Snapshot().Version() != 1 {
-					t.Fatalf("learn from %s: %d %v, version %d; want 403 and version 1", rebound, code, err, s.Snapshot().Version())
+				if err != nil || code != http.StatusForbidden || s.View().Version() != 1 {
+					t.Fatalf("learn from %s: %d %v, version %d; want 403 and version 1", rebound, code, err, s.View().Version())
 				}
 			}
 

@@ -113,7 +113,7 @@ func TestCalibrateOnFirstLearn(t *testing.T) {
 	}
 	truncated := imgs[0][:len(imgs[0])/2] // a readable header, corrupt data
 	code, _, b = do(t, "POST", hs+"/v1/learn", "application/json", jsonBody(t, Request{Images: b64([][]byte{imgs[0], truncated}), Labels: []string{"red", "blue"}}), "", nil)
-	if code != http.StatusBadRequest || cal.Calibrated() || s.Snapshot().Version() != 0 {
+	if code != http.StatusBadRequest || cal.Calibrated() || s.View().Version() != 0 {
 		t.Fatalf("first learn with a corrupt image: %d %s (calibrated %v)", code, b, cal.Calibrated())
 	}
 	var lr LearnResponse

@@ -34,7 +34,7 @@
 // bytes of bodies being read, all requests together, are bounded by
 // Config.MaxDecodeBytes (503 with Retry-After beyond).
 //
-// Predictions read an immutable Snapshot through an atomic pointer and
+// Predictions read an immutable ModelView through an atomic pointer and
 // never wait for a learn. Learns and forgets run one at a time on the
 // server's learner goroutine, in a queue of bounded length (503 with
 // Retry-After beyond it); the Backend saves the model file durably before

@@ -2,11 +2,9 @@ package server
 
 import (
 	"context"
-	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/transform"
@@ -24,13 +22,11 @@ type Extractor interface {
 }
 
 // BackboneExtractor runs a backbone on ONNX Runtime: one of its outputs
-// of images preprocessed by a transform preset.
+// of images preprocessed by a transform preset, through an
+// extract.Session (the extraction flycl extract and learn run: images
+// preprocessed in parallel, overlapped with inference in batches).
 type BackboneExtractor struct {
-	model  *backbone.Model
-	sess   *backbone.Session
-	out    int // output index
-	preset transform.Preset
-	batch  int
+	sess *extract.Session
 }
 
 // NewBackboneExtractor compiles m with the given number of ONNX Runtime
@@ -54,53 +50,26 @@ func NewPipelineExtractorWith(m *backbone.Model, output string, preset transform
 	if err != nil {
 		return nil, err
 	}
-	s, err := m.NewSessionWith(o)
+	s, err := extract.NewSession(m, out, preset, extract.SessionOptions{BatchSize: 16, ORT: o})
 	if err != nil {
 		return nil, err
 	}
-	return &BackboneExtractor{model: m, sess: s, out: out, preset: preset, batch: 16}, nil
+	return &BackboneExtractor{sess: s}, nil
 }
 
 // Close releases the ONNX Runtime session.
 func (e *BackboneExtractor) Close() error { return e.sess.Close() }
 
 // Dim returns the feature dimension.
-func (e *BackboneExtractor) Dim() int { return e.model.Dims[e.out] }
+func (e *BackboneExtractor) Dim() int { return e.sess.Dim() }
 
 // Name returns the backbone's name.
-func (e *BackboneExtractor) Name() string { return e.model.Name }
+func (e *BackboneExtractor) Name() string { return e.sess.Model().Name }
 
 // Features preprocesses the images (in parallel) and runs the backbone in
-// batches.
+// batches (extract.Session.Images).
 func (e *BackboneExtractor) Features(ctx context.Context, imgs []*imageio.RGB) ([]float32, error) {
-	per := 3 * e.model.Size * e.model.Size
-	d := e.Dim()
-	out := make([]float32, len(imgs)*d)
-	for lo := 0; lo < len(imgs); lo += e.batch {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		hi := min(len(imgs), lo+e.batch)
-		x := make([]float32, (hi-lo)*per)
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		for i := lo; i < hi; i++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				e.preset.Tensor(imgs[i], x[(i-lo)*per:(i-lo+1)*per])
-				<-sem
-			}()
-		}
-		wg.Wait()
-		res, err := e.sess.Run(x, hi-lo)
-		if err != nil {
-			return nil, fmt.Errorf("extract features: %w", err)
-		}
-		copy(out[lo*d:hi*d], res[e.out])
-	}
-	return out, nil
+	return e.sess.Images(ctx, imgs)
 }
 
 // Calibrator is an Extractor that is not ready until it is calibrated on

@@ -49,7 +49,7 @@ type FileBackend struct {
 	save func(m *deploy.Model, path string) error
 	// cur is the published snapshot: written by Learn and Forget, read
 	// by Current from any goroutine.
-	cur atomic.Pointer[fileSnapshot]
+	cur atomic.Pointer[fileView]
 	// lock is the model file's single-writer lock, held until Close.
 	lock *modelfile.Lock
 	// mu guards ident and closed, which the learner and Close write and
@@ -308,7 +308,7 @@ func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
 func (b *FileBackend) Config() flycl.Config { return b.model.Config() }
 
 // Current returns the latest snapshot.
-func (b *FileBackend) Current() Snapshot { return b.cur.Load() }
+func (b *FileBackend) Current() ModelView { return b.cur.Load() }
 
 // change applies f to the model in place and saves it. When f or the
 // save fails, the model is read back from the file (restore), so memory
@@ -409,12 +409,12 @@ func (b *FileBackend) restore(cause error) error {
 // opt.Batch; it saves the model and returns the new snapshot. Input the
 // model refuses is an *InputError and changes nothing; a learn that fails
 // later is undone (see FileBackend).
-func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, opt LearnOptions) (LearnReport, Snapshot, error) {
+func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, opt deploy.LearnOptions) (LearnReport, ModelView, error) {
 	d := b.cur.Load().Dim()
 	if len(x) == 0 || len(x)%d != 0 || len(x)/d != len(names) {
 		return LearnReport{}, nil, &InputError{fmt.Errorf("%d feature values for %d labels and d=%d", len(x), len(names), d)}
 	}
-	dopt, err := opt.deploy()
+	dopt, err := opt.Check()
 	if err != nil {
 		return LearnReport{}, nil, &InputError{err}
 	}
@@ -424,10 +424,7 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, op
 		if err := m.CheckLearn(x, names, nil, dopt); err != nil {
 			return &refused{&InputError{err}}
 		}
-		before := 0.0
-		if len(m.Classes()) > 0 {
-			before = m.Lambda()
-		}
+		before := m.Prior() // what an undo of this learn puts back
 		var err error
 		if res, err = m.Learn(ctx, x, names, nil, dopt); err != nil {
 			return asInput(err)
@@ -438,11 +435,7 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, op
 	if err != nil {
 		return LearnReport{}, nil, err
 	}
-	stages := map[string]time.Duration{"save": save}
-	for _, s := range flycl.AllStages() {
-		stages[s.String()] = res.Stages.Get(s)
-	}
-	rep := LearnReport{Samples: res.Samples, NewClasses: res.Added, Lambda: res.Lambda, Steps: len(res.Steps), Stages: stages, Warnings: res.Warnings}
+	rep := LearnReport{Samples: res.Samples, NewClasses: res.Added, Lambda: res.Lambda, Steps: len(res.Steps), Stages: res.Stages, Save: save, Warnings: res.Warnings}
 	sn := b.snapshot()
 	b.cur.Store(sn)
 	return rep, sn, nil
@@ -451,7 +444,7 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, op
 // Forget removes a class. With x (its n×d features) the removal is
 // exact: the model equals one that never saw the class. Without, the
 // class's column is dropped but G still holds its samples.
-func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Snapshot, error) {
+func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (ModelView, error) {
 	if !slices.Contains(b.cur.Load().pred.ClassNames(), class) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownClass, class)
 	}
@@ -483,10 +476,10 @@ type refused struct{ err error }
 func (e *refused) Error() string { return e.err.Error() }
 func (e *refused) Unwrap() error { return e.err }
 
-func (b *FileBackend) snapshot() *fileSnapshot {
+func (b *FileBackend) snapshot() *fileView {
 	m := b.model.Model
 	cfg := m.Config()
-	s := &fileSnapshot{pred: m.Predictor(),
+	s := &fileView{pred: m.Predictor(),
 		info: Info{Version: m.Version(), Dim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K,
 			Lambda: m.Lambda(), Samples: m.Samples(), Classes: len(m.Classes()), Path: b.path}}
 	if b.model.Pipeline != nil {
@@ -498,16 +491,16 @@ func (b *FileBackend) snapshot() *fileSnapshot {
 	return s
 }
 
-// fileSnapshot is a published model: an immutable flycl.Predictor.
-type fileSnapshot struct {
+// fileView is a published model (a ModelView): an immutable flycl.Predictor.
+type fileView struct {
 	pred *flycl.Predictor
 	info Info
 }
 
-func (s *fileSnapshot) Version() uint64 { return s.pred.Version() }
-func (s *fileSnapshot) Dim() int        { return s.pred.InputDim() }
-func (s *fileSnapshot) Info() Info      { i := s.info; i.Lambdas = slices.Clone(i.Lambdas); return i }
-func (s *fileSnapshot) Classes() []Class {
+func (s *fileView) Version() uint64 { return s.pred.Version() }
+func (s *fileView) Dim() int        { return s.pred.InputDim() }
+func (s *fileView) Info() Info      { i := s.info; i.Lambdas = slices.Clone(i.Lambdas); return i }
+func (s *fileView) Classes() []Class {
 	names, counts := s.pred.ClassNames(), s.pred.ClassCounts()
 	out := make([]Class, len(names))
 	for i, n := range names {
@@ -517,7 +510,7 @@ func (s *fileSnapshot) Classes() []Class {
 }
 
 // Rank ranks with flycl.Predictor.Rank, as the CLI's predict does.
-func (s *fileSnapshot) Rank(scores []float32, top int) [][]Score {
+func (s *fileView) Rank(scores []float32, top int) [][]Score {
 	rk := s.pred.Rank(scores, top)
 	out := make([][]Score, len(rk))
 	for i, row := range rk {
@@ -529,7 +522,7 @@ func (s *fileSnapshot) Rank(scores []float32, top int) [][]Score {
 	return out
 }
 
-func (s *fileSnapshot) Scores(ctx context.Context, x []float32) ([]float32, error) {
+func (s *fileView) Scores(ctx context.Context, x []float32) ([]float32, error) {
 	if len(s.pred.Classes()) == 0 {
 		return nil, ErrNotTrained
 	}
@@ -560,7 +553,7 @@ func asInput(err error) error {
 // records it (deploy.Model.Undo), saved as any change; with to > 0, the
 // learns after version to, one change each. It needs the journal
 // (Checkpoints); the history it undoes from is modelfile.ReadHistory's.
-func (b *FileBackend) Undo(ctx context.Context, to uint64) (Snapshot, error) {
+func (b *FileBackend) Undo(ctx context.Context, to uint64) (ModelView, error) {
 	for {
 		hist, err := modelfile.ReadHistory(b.path)
 		if err != nil {

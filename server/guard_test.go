@@ -87,7 +87,7 @@ func TestCrossSite(t *testing.T) {
 				for k, v := range tc.headers {
 					req.Header.Set(k, v)
 				}
-				v0 := s.Snapshot().Version()
+				v0 := s.View().Version()
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
 				if rec.Code != tc.want {
@@ -101,7 +101,7 @@ func TestCrossSite(t *testing.T) {
 					if !strings.Contains(e.Error, "cross-site") && !strings.Contains(e.Error, RequestHeader) {
 						t.Fatalf("error %q names neither the cross-site rule nor %s", e.Error, RequestHeader)
 					}
-					if v := s.Snapshot().Version(); v != v0 {
+					if v := s.View().Version(); v != v0 {
 						t.Fatalf("a refused request changed the model: version %d -> %d", v0, v)
 					}
 				}

@@ -8,11 +8,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/server/api"
 )
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	sn := s.Snapshot()
+	sn := s.View()
 	body := api.Health{Status: "ok", Version: sn.Version(), Classes: len(sn.Classes()), Writable: true}
 	code := http.StatusOK
 	// A backend that cannot take changes (its file was changed behind it)
@@ -27,7 +28,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request) {
-	i := s.Snapshot().Info()
+	i := s.View().Info()
 	if s.cfg.Extractor != nil && i.Backbone == "" {
 		i.Backbone = s.cfg.Extractor.Name()
 	}
@@ -35,7 +36,7 @@ func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) classes(w http.ResponseWriter, r *http.Request) {
-	sn := s.Snapshot()
+	sn := s.View()
 	writeJSON(w, http.StatusOK, ClassesResponse{Version: sn.Version(), Classes: sn.Classes()})
 }
 
@@ -45,7 +46,7 @@ func (s *Server) classes(w http.ResponseWriter, r *http.Request) {
 func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 	t := time.Now()
 	name := r.PathValue("name")
-	if !slices.ContainsFunc(s.Snapshot().Classes(), func(c Class) bool { return c.Name == name }) {
+	if !slices.ContainsFunc(s.View().Classes(), func(c Class) bool { return c.Name == name }) {
 		s.fail(w, fmt.Errorf("%w %q", ErrUnknownClass, name))
 		return
 	}
@@ -59,7 +60,7 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 			if len(in.labels) > 0 {
 				return errorf(http.StatusBadRequest, "forget takes no labels: the class is in the path")
 			}
-			if in.opt != (LearnOptions{}) || in.top != 0 {
+			if in.opt != (deploy.LearnOptions{}) || in.top != 0 {
 				return errorf(http.StatusBadRequest, "forget takes no top, lambda, online or batch")
 			}
 			if !s.reserve() {
@@ -68,7 +69,7 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 			reserved = true
 			return nil
 		}
-		if in, err = s.readInput(r, s.Snapshot().Dim(), noLabels); err != nil {
+		if in, err = s.readInput(r, s.View().Dim(), noLabels); err != nil {
 			if reserved {
 				s.release()
 			}
@@ -79,8 +80,8 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, errBusy)
 		return
 	}
-	var sn Snapshot
-	err := s.submit(func(ctx context.Context) (Snapshot, error) {
+	var sn ModelView
+	err := s.submit(func(ctx context.Context) (ModelView, error) {
 		var err error
 		sn, err = s.cfg.Backend.Forget(ctx, name, in.x)
 		return sn, err
@@ -95,12 +96,12 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 	t := time.Now()
-	sn := s.Snapshot()
+	sn := s.View()
 	in, err := s.readInput(r, sn.Dim(), func(in *input) error {
 		if len(in.labels) > 0 {
 			return errorf(http.StatusBadRequest, "predict takes no labels")
 		}
-		if in.opt != (LearnOptions{}) {
+		if in.opt != (deploy.LearnOptions{}) {
 			return errorf(http.StatusBadRequest, "predict takes no lambda, online or batch (they are learn's)")
 		}
 		if in.top == 0 {
@@ -148,16 +149,18 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 			s.release()
 		}
 	}()
-	in, err := s.readInput(r, s.Snapshot().Dim(), func(in *input) error {
+	in, err := s.readInput(r, s.View().Dim(), func(in *input) error {
 		if err := checkLabels(in); err != nil {
 			return err
 		}
 		if in.top != 0 {
 			return errorf(http.StatusBadRequest, "learn takes no top (it is predict's)")
 		}
-		if _, err := in.opt.deploy(); err != nil {
+		opt, err := in.opt.Check()
+		if err != nil {
 			return errorf(http.StatusBadRequest, "%v", err)
 		}
+		in.opt = opt
 		if _, ok := s.calibrating(); ok {
 			if in.images == 0 {
 				return errUncalibrated
@@ -175,9 +178,9 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var rep LearnReport
-	var sn Snapshot
+	var sn ModelView
 	reserved = false
-	err = s.submit(func(ctx context.Context) (Snapshot, error) {
+	err = s.submit(func(ctx context.Context) (ModelView, error) {
 		var err error
 		if in.deferred {
 			// the first learn of an int8 server: calibrate on its images
@@ -199,7 +202,7 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := LearnResponse{Version: sn.Version(), Samples: rep.Samples, NewClasses: rep.NewClasses, Classes: len(sn.Classes()),
-		Lambda: rep.Lambda, LambdaRequested: in.opt.Lambda, Warnings: rep.Warnings, Steps: rep.Steps, Stages: map[string]float64{}}
+		Lambda: rep.Lambda, LambdaRequested: in.opt.Lambda, Warnings: rep.Warnings, Steps: rep.Steps}
 	if len(resp.Warnings) == 0 && in.opt.Lambda > 0 && rep.Lambda != in.opt.Lambda {
 		// a backend that does not report its raise: the λ it used tells
 		resp.Warnings = []string{fmt.Sprintf("λ %g was requested, %g was used", in.opt.Lambda, rep.Lambda)}
@@ -210,16 +213,11 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 	if resp.NewClasses == nil {
 		resp.NewClasses = []string{}
 	}
-	if rep.Stages == nil {
-		rep.Stages = map[string]time.Duration{}
-	}
+	var extract *time.Duration
 	if in.images > 0 {
-		rep.Stages["extract"] = in.extract
+		extract = &in.extract
 	}
-	for k, v := range rep.Stages {
-		resp.Stages[k] = v.Seconds()
-		s.met.stages.WithLabelValues(k).Observe(v.Seconds())
-	}
+	resp.Stages = s.stageSeconds(rep, extract)
 	resp.Seconds = time.Since(t).Seconds()
 	s.log.Info("learned", "samples", rep.Samples, "new_classes", rep.NewClasses, "lambda", rep.Lambda,
 		"version", sn.Version(), "seconds", resp.Seconds)

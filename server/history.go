@@ -17,7 +17,7 @@ import (
 type Undoer interface {
 	// Undo takes the last learn back out (to 0), or every learn after
 	// version to, and returns the new snapshot.
-	Undo(ctx context.Context, to uint64) (Snapshot, error)
+	Undo(ctx context.Context, to uint64) (ModelView, error)
 	// History lists the model's changes, oldest first.
 	History() ([]deploy.HistoryItem, error)
 }
@@ -63,8 +63,8 @@ func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, errBusy)
 		return
 	}
-	var sn Snapshot
-	err = s.submit(func(ctx context.Context) (Snapshot, error) {
+	var sn ModelView
+	err = s.submit(func(ctx context.Context) (ModelView, error) {
 		var err error
 		sn, err = u.Undo(ctx, req.To)
 		return sn, err
@@ -91,7 +91,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	if h == nil {
 		h = []deploy.HistoryItem{}
 	}
-	writeJSON(w, http.StatusOK, HistoryResponse{Version: s.Snapshot().Version(), Changes: h})
+	writeJSON(w, http.StatusOK, HistoryResponse{Version: s.View().Version(), Changes: h})
 }
 
 // maxUndoBody bounds an undo request's body.

@@ -60,7 +60,7 @@ func TestUndoAndHistory(t *testing.T) {
 			for i, c := range y {
 				names[i] = className(c)
 			}
-			if _, _, err := b.Learn(context.Background(), slices.Concat(x...), names, LearnOptions{}); err != nil {
+			if _, _, err := b.Learn(context.Background(), slices.Concat(x...), names, deploy.LearnOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -102,13 +102,18 @@ func TestUndoAndHistory(t *testing.T) {
 	s.Close()
 }
 
-// sameModelContent: the same classes, counts and λ, and the same top-1
-// predictions on probe vectors.
+// sameModelContent: the same classes, counts and λ, the same calibration
+// (rejection, temperature and leave-one-out pool, bit for bit: an undo
+// puts back those of the version before), and the same top-1 predictions
+// on probe vectors.
 func sameModelContent(t *testing.T, what string, a, b *deploy.Model) {
 	t.Helper()
 	if !slices.Equal(a.ClassNames(), b.ClassNames()) || !slices.Equal(a.ClassCounts(), b.ClassCounts()) || a.Lambda() != b.Lambda() || a.Samples() != b.Samples() {
 		t.Fatalf("%s: %v %v λ=%g n=%d, want %v %v λ=%g n=%d", what, a.ClassNames(), a.ClassCounts(), a.Lambda(), a.Samples(),
 			b.ClassNames(), b.ClassCounts(), b.Lambda(), b.Samples())
+	}
+	if a.Rejection() != b.Rejection() || !slices.Equal(a.CalibrationPool(), b.CalibrationPool()) || !(a.Rejection().Temperature > 0) {
+		t.Fatalf("%s: rejection %+v (pool of %d), want %+v (pool of %d)", what, a.Rejection(), len(a.CalibrationPool()), b.Rejection(), len(b.CalibrationPool()))
 	}
 	r := rand.New(rand.NewPCG(9, 9))
 	x, _ := clusters(r, []int{0, 1, 2, 3}, 10)

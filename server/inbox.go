@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/inbox"
 )
@@ -92,7 +93,7 @@ func (s *Server) inboxGauges() {
 
 // keep hands the predictions the policy keeps to the keeper. raw holds
 // the request's images (nil for features); x its n×d features.
-func (s *Server) keep(sn Snapshot, preds []Prediction, scores []float32, x []float32, raw [][]byte) {
+func (s *Server) keep(sn ModelView, preds []Prediction, scores []float32, x []float32, raw [][]byte) {
 	if s.cfg.Inbox == nil {
 		return
 	}
@@ -317,7 +318,7 @@ func (s *Server) inboxLearn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	d := s.Snapshot().Dim()
+	d := s.View().Dim()
 	x := make([]float32, 0, len(req.IDs)*d)
 	for _, id := range req.IDs {
 		f, err := s.cfg.Inbox.Features(id)
@@ -344,10 +345,10 @@ func (s *Server) inboxLearn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var rep LearnReport
-	var sn Snapshot
-	err = s.submit(func(ctx context.Context) (Snapshot, error) {
+	var sn ModelView
+	err = s.submit(func(ctx context.Context) (ModelView, error) {
 		var err error
-		rep, sn, err = s.cfg.Backend.Learn(ctx, x, labels, LearnOptions{})
+		rep, sn, err = s.cfg.Backend.Learn(ctx, x, labels, deploy.LearnOptions{})
 		return sn, err
 	})
 	if err != nil {
@@ -364,7 +365,7 @@ func (s *Server) inboxLearn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := InboxLearnResponse{LearnResponse: LearnResponse{Version: sn.Version(), Samples: rep.Samples, NewClasses: rep.NewClasses,
-		Classes: len(sn.Classes()), Lambda: rep.Lambda, Steps: rep.Steps, Warnings: rep.Warnings, Stages: map[string]float64{}}, Removed: removed}
+		Classes: len(sn.Classes()), Lambda: rep.Lambda, Steps: rep.Steps, Warnings: rep.Warnings}, Removed: removed}
 	if resp.NewClasses == nil {
 		resp.NewClasses = []string{}
 	}
@@ -374,10 +375,7 @@ func (s *Server) inboxLearn(w http.ResponseWriter, r *http.Request) {
 	if resp.Removed == nil {
 		resp.Removed = []string{}
 	}
-	for k, v := range rep.Stages {
-		resp.Stages[k] = v.Seconds()
-		s.met.stages.WithLabelValues(k).Observe(v.Seconds())
-	}
+	resp.Stages = s.stageSeconds(rep, nil)
 	resp.Seconds = time.Since(t).Seconds()
 	s.log.Info("learned from the inbox", "samples", rep.Samples, "label", req.Label, "new_classes", rep.NewClasses, "version", sn.Version())
 	writeJSON(w, http.StatusOK, resp)

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/inbox"
 )
 
@@ -252,8 +253,8 @@ func TestInboxLearn(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", tc.body, code, b, tc.code)
 		}
 	}
-	if n, _ := ib.Len(); n != 2 || s.Snapshot().Version() != 2 {
-		t.Fatalf("refused requests changed something: %d items, version %d", n, s.Snapshot().Version())
+	if n, _ := ib.Len(); n != 2 || s.View().Version() != 2 {
+		t.Fatalf("refused requests changed something: %d items, version %d", n, s.View().Version())
 	}
 
 	// discard
@@ -262,8 +263,8 @@ func TestInboxLearn(t *testing.T) {
 	if code, _, b := do(t, "POST", url+"/v1/inbox/discard", "application/json", body, "", &dr); code != http.StatusOK || !slices.Equal(dr.Removed, []string{left.Items[0].ID}) {
 		t.Fatalf("discard: %d %s", code, b)
 	}
-	if n, _ := ib.Len(); n != 1 || s.Snapshot().Version() != 2 {
-		t.Fatalf("after a discard: %d items, version %d", n, s.Snapshot().Version())
+	if n, _ := ib.Len(); n != 1 || s.View().Version() != 2 {
+		t.Fatalf("after a discard: %d items, version %d", n, s.View().Version())
 	}
 	metrics := scrape(t, url)
 	lines := []string{"flycl_inbox_items 1", `flycl_inbox_removed_total{reason="learned"} 2`, `flycl_inbox_removed_total{reason="discarded"} 1`}
@@ -287,7 +288,7 @@ type failingBackend struct {
 	fail *atomic.Bool
 }
 
-func (b *failingBackend) Learn(ctx context.Context, x []float32, labels []string, opt LearnOptions) (LearnReport, Snapshot, error) {
+func (b *failingBackend) Learn(ctx context.Context, x []float32, labels []string, opt deploy.LearnOptions) (LearnReport, ModelView, error) {
 	if b.fail.Load() {
 		return LearnReport{}, nil, errors.New("injected failure")
 	}
@@ -409,8 +410,8 @@ func TestInboxGuarded(t *testing.T) {
 			t.Errorf("cross-site POST %s: %d, want 403", path, resp.StatusCode)
 		}
 	}
-	if n := listInbox(t, url, tok).Count; n != 1 || s.Snapshot().Version() != 1 {
-		t.Fatalf("refused requests changed something: %d items, version %d", n, s.Snapshot().Version())
+	if n := listInbox(t, url, tok).Count; n != 1 || s.View().Version() != 1 {
+		t.Fatalf("refused requests changed something: %d items, version %d", n, s.View().Version())
 	}
 
 	_, plain, _ := testServer(t, nil)

@@ -49,7 +49,7 @@ func TestJournalledBackend(t *testing.T) {
 		}
 		flat := slices.Concat(x...)
 		for _, b := range []*FileBackend{jb, ref} {
-			if _, _, err := b.Learn(context.Background(), flat, names, LearnOptions{}); err != nil {
+			if _, _, err := b.Learn(context.Background(), flat, names, deploy.LearnOptions{}); err != nil {
 				t.Fatalf("step %d: %v", step, err)
 			}
 		}

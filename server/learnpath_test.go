@@ -93,7 +93,7 @@ func TestFailedSaveRestores(t *testing.T) {
 		}
 		var pr PredictResponse
 		code, _, b := do(t, "POST", hs+"/v1/predict", "application/json", jsonBody(t, Request{Features: x, Top: 2}), "", &pr)
-		if code != 200 || pr.Version != 1 || len(s.Snapshot().Classes()) != 2 {
+		if code != 200 || pr.Version != 1 || len(s.View().Classes()) != 2 {
 			t.Fatalf("%s: predict %d %s", what, code, b)
 		}
 		for i := range pr.Predictions {
@@ -149,13 +149,13 @@ func TestFailedSaveRestores(t *testing.T) {
 		x [][]float32
 		y []int
 	}{{x, y}, {x3, []int{3, 0, 3, 0, 3, 0}}} {
-		if _, _, err := rb.Learn(context.Background(), slices.Concat(l.x...), labels(l.y), LearnOptions{}); err != nil {
+		if _, _, err := rb.Learn(context.Background(), slices.Concat(l.x...), labels(l.y), deploy.LearnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	sameModel(t, path, ref)
-	if got := savedModel(t, path).Version(); got != s.Snapshot().Version() {
-		t.Fatalf("reopened file: version %d, served %d", got, s.Snapshot().Version())
+	if got := savedModel(t, path).Version(); got != s.View().Version() {
+		t.Fatalf("reopened file: version %d, served %d", got, s.View().Version())
 	}
 }
 
@@ -186,11 +186,11 @@ func TestUnreadableFileAfterFailedSave(t *testing.T) {
 	}
 	for range 2 {
 		code, _, b := do(t, "POST", hs+"/v1/learn", "application/json", jsonBody(t, Request{Features: x2, Label: "gamma"}), "", nil)
-		if code != http.StatusServiceUnavailable || !bytes.Contains(b, []byte("changed behind")) || s.Snapshot().Version() != 1 || len(s.Snapshot().Classes()) != 2 {
-			t.Fatalf("learn with the model file replaced: %d %s, version %d", code, b, s.Snapshot().Version())
+		if code != http.StatusServiceUnavailable || !bytes.Contains(b, []byte("changed behind")) || s.View().Version() != 1 || len(s.View().Classes()) != 2 {
+			t.Fatalf("learn with the model file replaced: %d %s, version %d", code, b, s.View().Version())
 		}
 	}
-	if code, _, b := do(t, "DELETE", hs+"/v1/classes/alpha", "", nil, "", nil); code != http.StatusServiceUnavailable || len(s.Snapshot().Classes()) != 2 {
+	if code, _, b := do(t, "DELETE", hs+"/v1/classes/alpha", "", nil, "", nil); code != http.StatusServiceUnavailable || len(s.View().Classes()) != 2 {
 		t.Fatalf("forget with the model file replaced: %d %s", code, b)
 	}
 	if code, _, b := do(t, "GET", hs+"/v1/healthz", "", nil, "", nil); code != http.StatusServiceUnavailable || !bytes.Contains(b, []byte(`"read-only"`)) {
@@ -223,7 +223,7 @@ func TestUnreadableFileAfterFailedSave(t *testing.T) {
 		for i, c := range l.y {
 			names[i] = className(c)
 		}
-		if _, _, err := rb.Learn(context.Background(), slices.Concat(l.x...), names, LearnOptions{}); err != nil {
+		if _, _, err := rb.Learn(context.Background(), slices.Concat(l.x...), names, deploy.LearnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -241,15 +241,15 @@ func TestLearnOptions(t *testing.T) {
 	probe, _ := clusters(r, []int{0, 1, 2}, 9)
 	for _, tc := range []struct {
 		name  string
-		opt   LearnOptions
+		opt   deploy.LearnOptions
 		steps int
 		learn func(m *flycl.Model, x []float32, y []int) error
 	}{
-		{"fixed lambda", LearnOptions{Lambda: 0.5}, 1, func(m *flycl.Model, x []float32, y []int) error {
+		{"fixed lambda", deploy.LearnOptions{Lambda: 0.5}, 1, func(m *flycl.Model, x []float32, y []int) error {
 			_, err := m.LearnTaskWithLambda(context.Background(), x, y, 0.5)
 			return err
 		}},
-		{"online GCV", LearnOptions{Online: true, Batch: 8}, 4, func(m *flycl.Model, x []float32, y []int) error {
+		{"online GCV", deploy.LearnOptions{Online: true, Batch: 8}, 4, func(m *flycl.Model, x []float32, y []int) error {
 			for lo := 0; lo < len(y); lo += 8 {
 				hi := min(len(y), lo+8)
 				if _, err := m.LearnBatch(context.Background(), x[lo*testDim:hi*testDim], y[lo:hi], 0); err != nil {
@@ -258,7 +258,7 @@ func TestLearnOptions(t *testing.T) {
 			}
 			return nil
 		}},
-		{"online fixed lambda", LearnOptions{Online: true, Batch: 12, Lambda: 2}, 3, func(m *flycl.Model, x []float32, y []int) error {
+		{"online fixed lambda", deploy.LearnOptions{Online: true, Batch: 12, Lambda: 2}, 3, func(m *flycl.Model, x []float32, y []int) error {
 			for lo := 0; lo < len(y); lo += 12 {
 				hi := min(len(y), lo+12)
 				if _, err := m.LearnBatch(context.Background(), x[lo*testDim:hi*testDim], y[lo:hi], 2); err != nil {
@@ -354,8 +354,8 @@ func TestFailedOnlineLearnRestores(t *testing.T) {
 	if code != http.StatusBadRequest || !bytes.Contains(b, []byte("too large")) {
 		t.Fatalf("online learn with a bad second batch: %d %s", code, b)
 	}
-	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, before) || s.Snapshot().Version() != 1 || len(s.Snapshot().Classes()) != 2 {
-		t.Fatalf("the failed learn changed the file (%v) or the served model (version %d)", err, s.Snapshot().Version())
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, before) || s.View().Version() != 1 || len(s.View().Classes()) != 2 {
+		t.Fatalf("the failed learn changed the file (%v) or the served model (version %d)", err, s.View().Version())
 	}
 	x2, y2 := clusters(r, []int{2, 3}, 6)
 	learnFeatures(t, hs, "", x2, y2)
@@ -369,7 +369,7 @@ func TestFailedOnlineLearnRestores(t *testing.T) {
 		for i, c := range l.y {
 			names[i] = className(c)
 		}
-		if _, _, err := rb.Learn(context.Background(), slices.Concat(l.x...), names, LearnOptions{}); err != nil {
+		if _, _, err := rb.Learn(context.Background(), slices.Concat(l.x...), names, deploy.LearnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

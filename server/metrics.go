@@ -73,7 +73,7 @@ func newMetrics() *metrics {
 }
 
 // model records the gauges of a newly published snapshot.
-func (m *metrics) model(s Snapshot) {
+func (m *metrics) model(s ModelView) {
 	i := s.Info()
 	m.version.Set(float64(i.Version))
 	m.classes.Set(float64(i.Classes))

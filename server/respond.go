@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
+
+	"github.com/flycl/flycl"
 )
 
 // apiError is an error with the HTTP status it maps to.
@@ -70,4 +73,24 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		s.log.Error("request failed", "err", err)
 		writeError(w, http.StatusInternalServerError, "%v", err)
 	}
+}
+
+// stageSeconds returns the wire form of a learn's times
+// (LearnResponse.Stages: seconds by name: every flycl.Stage, "save" and,
+// when the request's images were extracted, "extract") and observes each
+// in the stage histogram.
+func (s *Server) stageSeconds(rep LearnReport, extract *time.Duration) map[string]float64 {
+	out := map[string]float64{}
+	add := func(name string, d time.Duration) {
+		out[name] = d.Seconds()
+		s.met.stages.WithLabelValues(name).Observe(d.Seconds())
+	}
+	for _, st := range flycl.AllStages() {
+		add(st.String(), rep.Stages.Get(st))
+	}
+	add("save", rep.Save)
+	if extract != nil {
+		add("extract", *extract)
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/imageio"
 	"golang.org/x/image/tiff"
 	"image"
@@ -184,7 +185,7 @@ func TestSubmitAfterClose(t *testing.T) {
 		if !s.reserve() {
 			t.Fatal("reserve on an idle server")
 		}
-		err = s.submit(func(context.Context) (Snapshot, error) { return nil, errors.New("ran after Close") })
+		err = s.submit(func(context.Context) (ModelView, error) { return nil, errors.New("ran after Close") })
 		if !errors.Is(err, errShutdown) {
 			t.Fatalf("submit after Close: %v", err)
 		}
@@ -200,7 +201,7 @@ type panicBackend struct {
 	panicked bool
 }
 
-func (p *panicBackend) Learn(ctx context.Context, x []float32, labels []string, opt LearnOptions) (LearnReport, Snapshot, error) {
+func (p *panicBackend) Learn(ctx context.Context, x []float32, labels []string, opt deploy.LearnOptions) (LearnReport, ModelView, error) {
 	if !p.panicked {
 		p.panicked = true
 		panic("backend bug")
@@ -257,7 +258,7 @@ func TestCurrentRace(t *testing.T) {
 		for _, v := range x {
 			flat = append(flat, v...)
 		}
-		if _, _, err := b.Learn(context.Background(), flat, slices.Repeat([]string{className(c)}, len(x)), LearnOptions{}); err != nil {
+		if _, _, err := b.Learn(context.Background(), flat, slices.Repeat([]string{className(c)}, len(x)), deploy.LearnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -324,7 +325,7 @@ func TestSlowUploadsHoldNoQueuePlace(t *testing.T) {
 			t.Fatalf("slow upload: %d", c)
 		}
 	}
-	if v := s.Snapshot().Version(); v != 3 || s.pending.Load() != 0 {
+	if v := s.View().Version(); v != 3 || s.pending.Load() != 0 {
 		t.Fatalf("version %d, %d pending after three learns", v, s.pending.Load())
 	}
 }

@@ -144,11 +144,11 @@ type Server struct {
 	inboxClaims map[string]bool // items being learned or discarded
 }
 
-type snapHolder struct{ Snapshot }
+type snapHolder struct{ ModelView }
 
 // job is a change of the model run by the learner goroutine.
 type job struct {
-	run    func(ctx context.Context) (Snapshot, error)
+	run    func(ctx context.Context) (ModelView, error)
 	queued time.Time
 	done   chan error
 }
@@ -190,10 +190,10 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Snapshot returns the model snapshot being served.
-func (s *Server) Snapshot() Snapshot { return s.snap.Load().Snapshot }
+// View returns the view of the model being served.
+func (s *Server) View() ModelView { return s.snap.Load().ModelView }
 
-func (s *Server) publish(sn Snapshot) {
+func (s *Server) publish(sn ModelView) {
 	s.snap.Store(&snapHolder{sn})
 	s.met.model(sn)
 }
@@ -255,7 +255,7 @@ func (s *Server) runJob(j *job) {
 
 // runSafely runs a job, turning a panic of the backend into an error so
 // that the learner goes on and the request gets its answer.
-func (s *Server) runSafely(j *job) (sn Snapshot, err error) {
+func (s *Server) runSafely(j *job) (sn ModelView, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic in a model change", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -292,7 +292,7 @@ func (s *Server) release() {
 }
 
 // submit runs a change on the learner (after reserve) and waits for it.
-func (s *Server) submit(run func(ctx context.Context) (Snapshot, error)) error {
+func (s *Server) submit(run func(ctx context.Context) (ModelView, error)) error {
 	j := &job{run: run, queued: time.Now(), done: make(chan error, 1)}
 	s.mu.Lock()
 	if s.closed {

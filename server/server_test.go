@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
 )
 
@@ -76,14 +77,14 @@ func TestLearnPredictRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if s2.Snapshot().Version() != 2 {
-		t.Fatalf("reloaded version %d, want 2", s2.Snapshot().Version())
+	if s2.View().Version() != 2 {
+		t.Fatalf("reloaded version %d, want 2", s2.View().Version())
 	}
 	flat := make([]float32, 0, len(tx)*testDim)
 	for _, v := range tx {
 		flat = append(flat, v...)
 	}
-	sc, err := s2.Snapshot().Scores(context.Background(), flat)
+	sc, err := s2.View().Scores(context.Background(), flat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ type gatedBackend struct {
 	gate    chan struct{}
 }
 
-func (g *gatedBackend) Learn(ctx context.Context, x []float32, labels []string, opt LearnOptions) (LearnReport, Snapshot, error) {
+func (g *gatedBackend) Learn(ctx context.Context, x []float32, labels []string, opt deploy.LearnOptions) (LearnReport, ModelView, error) {
 	g.started <- struct{}{}
 	<-g.gate
 	return g.FileBackend.Learn(ctx, x, labels, opt)
@@ -322,7 +323,7 @@ func TestQueueAndPredictsDuringLearn(t *testing.T) {
 		flat = append(flat, x[i]...)
 		names = append(names, className(y[i]))
 	}
-	if _, _, err := fb.Learn(context.Background(), flat, names, LearnOptions{}); err != nil {
+	if _, _, err := fb.Learn(context.Background(), flat, names, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	g := &gatedBackend{FileBackend: fb, started: make(chan struct{}, 4), gate: make(chan struct{})}
@@ -364,7 +365,7 @@ func TestQueueAndPredictsDuringLearn(t *testing.T) {
 			t.Fatalf("queued learn: %d", c)
 		}
 	}
-	if v := s.Snapshot().Version(); v != 3 {
+	if v := s.View().Version(); v != 3 {
 		t.Fatalf("version %d after two more learns, want 3", v)
 	}
 }
@@ -450,7 +451,7 @@ func TestConcurrentPredictsAndLearns(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if v := s.Snapshot().Version(); v != 5 {
+	if v := s.View().Version(); v != 5 {
 		t.Fatalf("version %d, want 5", v)
 	}
 }
@@ -588,7 +589,7 @@ func TestBatchedPredicts(t *testing.T) {
 	x, y := clusters(r, []int{0, 1, 2}, 30)
 	learnFeatures(t, hs.URL, "", x, y)
 	tx, _ := clusters(r, []int{0, 1, 2}, 48)
-	sn := s.Snapshot()
+	sn := s.View()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(tx))
 	for i := range tx {
@@ -629,7 +630,7 @@ func TestRunBatchIsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 23))
 	x, y := clusters(r, []int{0, 1, 2, 3}, 40)
 	learnFeatures(t, hs.URL, "", x, y)
-	sn := s.Snapshot()
+	sn := s.View()
 	tx, _ := clusters(r, []int{0, 1, 2, 3}, 20)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -691,7 +692,7 @@ func TestPipelineCheck(t *testing.T) {
 		flat = append(flat, x[i]...)
 		names = append(names, className(y[i]))
 	}
-	if _, _, err := b.Learn(context.Background(), flat, names, LearnOptions{}); err != nil {
+	if _, _, err := b.Learn(context.Background(), flat, names, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	b.Close() // a restart: one writer at a time
@@ -704,7 +705,7 @@ func TestPipelineCheck(t *testing.T) {
 	}
 
 	bare := newFileBackend(t, t.TempDir()+"/bare.flycl")
-	if _, _, err := bare.Learn(context.Background(), flat, names, LearnOptions{}); err != nil {
+	if _, _, err := bare.Learn(context.Background(), flat, names, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := bare.SetPipeline(pipe("aaaa")); err == nil {

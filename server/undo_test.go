@@ -64,7 +64,7 @@ func TestPanicInSaveRestores(t *testing.T) {
 		for _, v := range l.x {
 			flat = append(flat, v...)
 		}
-		if _, _, err := rb.Learn(context.Background(), flat, names, LearnOptions{}); err != nil {
+		if _, _, err := rb.Learn(context.Background(), flat, names, deploy.LearnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -158,7 +158,7 @@ func TestRestoreFreesTheFailedModel(t *testing.T) {
 	for i, c := range y {
 		names[i] = className(c)
 	}
-	if _, _, err := be.Learn(context.Background(), flat(x), names, LearnOptions{Lambda: 1}); err != nil {
+	if _, _, err := be.Learn(context.Background(), flat(x), names, deploy.LearnOptions{Lambda: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var before int64
@@ -172,7 +172,7 @@ func TestRestoreFreesTheFailedModel(t *testing.T) {
 		return errors.New("injected: no space left on device")
 	}
 	x2, _ := clusters(r, []int{2}, 4)
-	if _, _, err := be.Learn(context.Background(), flat(x2), []string{"gamma", "gamma", "gamma", "gamma"}, LearnOptions{Lambda: 1}); err == nil {
+	if _, _, err := be.Learn(context.Background(), flat(x2), []string{"gamma", "gamma", "gamma", "gamma"}, deploy.LearnOptions{Lambda: 1}); err == nil {
 		t.Fatal("learn with a failing save succeeded")
 	}
 	peak := procmem.Peak()

@@ -6,7 +6,7 @@ import (
 	"github.com/flycl/flycl"
 )
 
-// Rejecter is implemented by a Snapshot whose model can say that a sample
+// Rejecter is implemented by a ModelView whose model can say that a sample
 // is none of its classes, and calibrates its probabilities (the file
 // backend's snapshots do). Predictions of other snapshots are never
 // "unknown" and carry no probability.
@@ -15,7 +15,7 @@ type Rejecter interface {
 }
 
 // Rejection returns the model's calibrated rejection.
-func (s *fileSnapshot) Rejection() flycl.Rejection { return s.pred.Rejection() }
+func (s *fileView) Rejection() flycl.Rejection { return s.pred.Rejection() }
 
 // unknownAnswer is a prediction's answer when it is rejected.
 const unknownAnswer = "unknown"
@@ -30,7 +30,7 @@ func checkUnknown(v string) error {
 
 // rejection returns the rejection predictions of sn get under
 // Config.Unknown.
-func (s *Server) rejection(sn Snapshot) flycl.Rejection {
+func (s *Server) rejection(sn ModelView) flycl.Rejection {
 	var cal flycl.Rejection
 	if r, ok := sn.(Rejecter); ok {
 		cal = r.Rejection()

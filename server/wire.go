@@ -4,7 +4,7 @@ import "github.com/flycl/flycl/server/api"
 
 // The wire types of the HTTP API live in package api (with a Go client);
 // these aliases keep the names the server's code, its Backend and
-// Snapshot interfaces and their callers use.
+// ModelView interfaces and their callers use.
 type (
 	Request         = api.Request
 	ErrorBody       = api.ErrorBody

@@ -128,7 +128,7 @@ type Plan struct {
 	IDSum    uint64
 	IDSq     uint64
 	Names    []string            // class names by label (nil: decimal labels)
-	Pipeline *modelfile.Pipeline // backbone and transform (nil for features)
+	Pipeline *modelfile.Pipeline // backbone and transform (for features: what the file records, nil when nothing)
 	Source   string              // what the samples come from
 }
 
@@ -138,32 +138,13 @@ type Plan struct {
 // the statistics the pipeline writes merge with shards made by flycl stats.
 func MakePlan(opt Options) (*Plan, error) {
 	opt.defaults()
-	p := &Plan{}
-	var n int
-	var key func(i int) string
-	switch {
-	case opt.Features != "" && opt.Data != "":
-		return nil, errors.New("pipeline: give Data or Features, not both")
-	case opt.Features != "":
-		s, err := features.Load(opt.Features)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
-		source, err := deploy.FeatureSource(opt.Features)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
-		n, p.Dim, p.Names, p.Source = s.N, s.D, s.ClassNames, source
-		key = func(i int) string { return deploy.RowKey(source, i) }
-	case opt.Data != "":
-		spec, err := dataset.ParseSpec(opt.Data)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
-		ds, dkey, err := deploy.OpenData(spec, opt.Split)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
+	in, err := openInput(opt)
+	if err != nil {
+		return nil, err
+	}
+	n := in.Len()
+	p := &Plan{Names: in.Classes(), Source: in.Source}
+	if in.Images() {
 		bb, err := extract.OpenBackbone(opt.Backbone, opt.ModelsDir)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
@@ -172,10 +153,9 @@ func MakePlan(opt Options) (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
-		n, p.Dim, p.Names, p.Pipeline, p.Source = ds.Len(), bb.Dim(), ds.Classes(), e.Pipeline(), dkey
-		key = func(i int) string { return deploy.PathKey(dkey, ds.Path(i)) }
-	default:
-		return nil, errors.New("pipeline: no input (Data or Features)")
+		p.Dim, p.Pipeline = bb.Dim(), e.Pipeline()
+	} else {
+		p.Dim, p.Pipeline = in.Set.D, in.Pipeline
 	}
 	idx := opt.Indices
 	if idx == nil {
@@ -197,7 +177,7 @@ func MakePlan(opt Options) (*Plan, error) {
 			return nil, fmt.Errorf("pipeline: sample %d selected twice", i)
 		}
 		seen[i] = true
-		ids[k] = modelfile.SampleID(key(i))
+		ids[k] = modelfile.SampleID(in.Key(i))
 	}
 	p.N, p.IDSum, p.IDSq = IDChecksums(ids)
 	for lo := 0; lo < len(idx); lo += opt.ShardSize {
@@ -205,6 +185,30 @@ func MakePlan(opt Options) (*Plan, error) {
 		p.Shards = append(p.Shards, Shard{ID: len(p.Shards), Indices: slices.Clone(idx[lo:hi]), IDs: slices.Clone(ids[lo:hi])})
 	}
 	return p, nil
+}
+
+// openInput opens the input of opt (deploy.OpenInput, as flycl stats
+// does): its size, class names, sample keys and, for features, the
+// pipeline the file records.
+func openInput(opt Options) (*deploy.Input, error) {
+	o := deploy.InputOptions{Features: opt.Features, Split: opt.Split}
+	switch {
+	case opt.Features != "" && opt.Data != "":
+		return nil, errors.New("pipeline: give Data or Features, not both")
+	case opt.Data != "":
+		spec, err := dataset.ParseSpec(opt.Data)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		o.Data = spec
+	case opt.Features == "":
+		return nil, errors.New("pipeline: no input (Data or Features)")
+	}
+	in, err := deploy.OpenInput(o)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	return in, nil
 }
 
 // Build adds the pipeline to s: shards -> (reshuffle) -> extract, expand
@@ -533,26 +537,13 @@ func Learn(ctx context.Context, cfg flycl.Config, sf *modelfile.StatsFile) (*fly
 // of the input of opt (a reproducible subset for tests and measurements).
 func FirstPerClass(opt Options, k int) ([]int, error) {
 	opt.defaults()
-	var labels []int
-	if opt.Features != "" {
-		s, err := features.Load(opt.Features)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
-		labels = s.Labels
-	} else {
-		spec, err := dataset.ParseSpec(opt.Data)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
-		ds, _, err := deploy.OpenData(spec, opt.Split)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
-		labels = make([]int, ds.Len())
-		for i := range labels {
-			labels[i] = ds.Label(i)
-		}
+	in, err := openInput(opt)
+	if err != nil {
+		return nil, err
+	}
+	labels := make([]int, in.Len())
+	for i := range labels {
+		labels[i] = in.Label(i)
 	}
 	count := map[int]int{}
 	var idx []int

@@ -143,10 +143,19 @@ const builtinWeights = "(built-in weights)"
 // ../shared/models), else the weights built into flycl: the same files, so
 // the same weights digest either way.
 func openBackbone(spec string) (*backbone.Model, error) {
-	if dir := modelsDir(); dir != "" {
-		return extract.OpenBackbone(spec, dir)
+	s, err := extract.ParseBackbone(spec)
+	if err != nil {
+		return nil, err
 	}
-	return extract.OpenBackboneFS(spec, zoo.FS(), builtinWeights)
+	return openBackboneSpec(s)
+}
+
+// openBackboneSpec is openBackbone of a parsed spec.
+func openBackboneSpec(s extract.BackboneSpec) (*backbone.Model, error) {
+	if dir := modelsDir(); dir != "" {
+		return s.Open(os.DirFS(dir), dir)
+	}
+	return s.Open(zoo.FS(), builtinWeights)
 }
 
 // cacheDir resolves the feature cache folder.

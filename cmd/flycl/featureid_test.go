@@ -37,7 +37,7 @@ func withPipeline(t *testing.T, src, dst string, p *modelfile.Pipeline) {
 // refuse a feature file made by another backbone (an error naming both,
 // the model file untouched) and accept one made by the same; a file
 // without an identity is accepted with a warning when the model has a
-// pipeline to compare with.
+// pipeline to compare with (deploy.FeaturePipeline, tested there).
 func TestFeaturePipelineIdentity(t *testing.T) {
 	dir := t.TempDir()
 	const d = 6
@@ -89,35 +89,8 @@ func TestFeaturePipelineIdentity(t *testing.T) {
 	if _, err := runCLI(t, "learn", "--model", model, "--features", testA); err != nil {
 		t.Fatalf("learn of the model's own features: %v", err)
 	}
-
-	// featurePipeline itself: the warning for a file without an identity
-	s, err := features.Load(test)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var warn bytes.Buffer
-	if p, err := featurePipeline(test, s, a, true, &warn); p != nil || err != nil ||
-		!strings.Contains(warn.String(), "warning") || !strings.Contains(warn.String(), test) || !strings.Contains(warn.String(), "squeezenet") {
-		t.Errorf("file without identity, model with one: %v %v, warning %q", p, err, warn.String())
-	}
-	warn.Reset()
-	if p, err := featurePipeline(test, s, nil, true, &warn); p != nil || err != nil || warn.Len() != 0 {
-		t.Errorf("file and model without identity: %v %v, warning %q", p, err, warn.String())
-	}
-	sa, err := features.Load(testA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, err := featurePipeline(testA, sa, nil, true, &warn); p != nil || err != nil {
-		t.Errorf("model trained on features of unknown origin: %v %v, want nothing to compare", p, err)
-	}
-	if p, err := featurePipeline(testA, sa, nil, false, &warn); err != nil || p == nil || *p != *a {
-		t.Errorf("untrained model: %v %v, want it to adopt the file's pipeline", p, err)
-	}
-	sa.D = d + 1
-	if _, err := featurePipeline(testA, sa, nil, false, &warn); err == nil || !strings.Contains(err.Error(), "dimensional") {
-		t.Errorf("identity of another dimension: %v", err)
-	}
+	// the rule itself (a file without an identity, a model without one):
+	// deploy.TestFeaturePipeline
 }
 
 // TestExtractRecordsPipeline: flycl extract records in the feature file

@@ -14,7 +14,7 @@ import (
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
@@ -61,8 +61,8 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 	}
 	o := deploy.ExtractorOptions{Spec: f.ext.backbone, Default: defaultBackbone, Model: mp, Trained: trained,
 		Output: f.ext.output, Decoder: imageio.Decoder{MaxPixels: f.ext.maxPixels},
-		Open: func(spec string) (*backbone.Model, error) {
-			bm, err := openBackbone(spec)
+		Open: func(spec extract.BackboneSpec) (*backbone.Model, error) {
+			bm, err := openBackboneSpec(spec)
 			if err != nil {
 				return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s)", err, envModels)
 			}
@@ -131,9 +131,11 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 	return e, nil
 }
 
-// load reads the samples: images named on the command line, a data set or
-// a feature file. labelled says whether class names are required.
-func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled bool) (*samples, error) {
+// open resolves the input flags (or the images named on the command line)
+// into deploy.InputOptions and opens the input (deploy.OpenInput) for a
+// model with pipeline mp (trained: it has learned classes). pixels reads a
+// grey data set without a backbone as raw pixels (flycl stats).
+func (f *inputFlags) open(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled, pixels bool) (*deploy.Input, error) {
 	given := 0
 	for _, b := range []bool{len(images) > 0, f.data != "", f.features != ""} {
 		if b {
@@ -141,108 +143,90 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		}
 	}
 	if given != 1 {
-		if labelled {
+		switch {
+		case pixels:
+			return nil, fmt.Errorf("give exactly one of --data KIND:PATH (or mnist / fashion-mnist pixels) or --features FILE.npz")
+		case labelled:
 			return nil, fmt.Errorf("give exactly one of --data KIND:PATH (with a backbone) or --features FILE.npz")
 		}
 		return nil, fmt.Errorf("give exactly one of IMAGE..., --data KIND:PATH or --features FILE.npz")
 	}
-	if f.features != "" {
+	o := deploy.InputOptions{Features: f.features, Split: f.split, Files: images, Model: mp, Trained: trained}
+	switch {
+	case f.features != "":
 		for _, name := range []string{"precision", "calib", "calib-method"} {
 			if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 				return nil, fmt.Errorf("--%s applies to images through a backbone, not to --features", name)
 			}
 		}
-		s, err := features.Load(f.features)
-		if err != nil {
-			return nil, err
-		}
-		cn := s.ClassNames
 		if f.classNames != "" {
-			cn = strings.Split(f.classNames, ",")
+			o.ClassNames = strings.Split(f.classNames, ",")
 		}
-		names, err := deploy.Names(s.Labels, cn)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.features, err)
-		}
-		fp, err := featurePipeline(f.features, s, mp, trained, os.Stderr)
-		if err != nil {
-			return nil, err
-		}
-		return &samples{x: s.X, d: s.D, names: names, paths: s.Paths, pipeline: fp, desc: "features " + f.features}, nil
-	}
-	if f.classNames != "" {
+	case f.classNames != "":
 		return nil, fmt.Errorf("--class-names applies to --features only (a data set names its classes)")
-	}
-	e, err := f.extractor(cmd, mp, trained)
-	if err != nil {
-		return nil, err
-	}
-	if len(images) > 0 {
-		s, err := e.Files(cmd.Context(), images)
+	case f.data != "":
+		spec, err := (&dataFlags{data: f.data}).spec()
 		if err != nil {
 			return nil, err
 		}
-		return &samples{x: s.X, d: s.D, paths: s.Paths, pipeline: e.Pipeline(), desc: fmt.Sprintf("%d images", len(images))}, nil
+		o.Data = spec
+		o.Pixels = pixels && spec.Grey() && f.ext.backbone == "" && mp == nil
 	}
-	spec, err := dataset.ParseSpec(f.data)
-	if err != nil {
-		return nil, fmt.Errorf("--data: %w", err)
-	}
-	if err := checkData(spec); err != nil {
-		return nil, err
-	}
-	ds, key, err := deploy.OpenData(spec, f.split)
+	in, err := deploy.OpenInput(o)
 	if err != nil {
 		return nil, err
 	}
-	s, cached, err := e.Dataset(cmd.Context(), ds, key)
-	if err != nil {
-		return nil, err
+	for _, w := range in.Warnings {
+		fmt.Fprintf(os.Stderr, "warning: %s\n", w)
 	}
-	if cached && !f.ext.quiet {
-		fmt.Fprintf(os.Stderr, "extract %s: %d features from the cache\n", e.Backbone.Name, s.N)
-	}
-	names, err := deploy.Names(s.Labels, s.ClassNames)
-	if err != nil {
-		return nil, err
-	}
-	return &samples{x: s.X, d: s.D, names: names, paths: s.Paths, pipeline: e.Pipeline(),
-		desc: fmt.Sprintf("%s through %s", f.data, e.Backbone.Name)}, nil
+	return in, nil
 }
 
-// featurePipeline reads the pipeline identity a feature file records
-// (flycl extract writes it) and checks it against the model's pipeline mp
-// (trained: the model has learned classes). It returns the pipeline to
-// learn with: the file's when it matches mp, or when a model without one
-// has learned nothing yet (it adopts it); nil when the file records none
-// (files from before flycl extract recorded it: accepted, with a warning
-// on warn when the model has a pipeline to compare with) or when the
-// model learned from features of unknown origin (nothing to compare).
-func featurePipeline(path string, s *features.Set, mp *modelfile.Pipeline, trained bool, warn io.Writer) (*modelfile.Pipeline, error) {
-	if s.Pipeline == "" {
-		if mp != nil {
-			fmt.Fprintf(warn, "warning: %s records no pipeline identity (written before flycl extract recorded one, or elsewhere): it cannot be checked against the model's backbone %s (weights %.12s)\n",
-				path, mp.Backbone, mp.WeightsHash)
+// samples reads shard i of n of in (deploy.Input.Shard; 0 of 1: all of
+// it), images through the extractor the flags resolve (extractor).
+func (f *inputFlags) samples(cmd *cobra.Command, in *deploy.Input, mp *modelfile.Pipeline, trained bool, i, n int) (*deploy.Samples, *deploy.Extractor, error) {
+	var e *deploy.Extractor
+	if in.Images() {
+		var err error
+		if e, err = f.extractor(cmd, mp, trained); err != nil {
+			return nil, nil, err
 		}
-		return nil, nil
 	}
-	fp, err := modelfile.ParsePipeline(s.Pipeline)
+	s, err := in.Shard(cmd.Context(), e, i, n)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, err
 	}
-	if fp.Dim != 0 && fp.Dim != s.D {
-		return nil, fmt.Errorf("%s: the pipeline identity says %d-dimensional features, the file holds %d", path, fp.Dim, s.D)
+	if s.Cached && !f.ext.quiet {
+		fmt.Fprintf(os.Stderr, "extract %s: %d features from the cache\n", e.Backbone.Name, s.N)
 	}
-	switch {
-	case mp != nil:
-		if err := mp.Check(fp); err != nil {
-			return nil, fmt.Errorf("%s was made by another pipeline than the model's: %w", path, err)
+	return s, e, nil
+}
+
+// load reads the samples: images named on the command line, a data set or
+// a feature file. labelled says whether class names are required.
+func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled bool) (*samples, error) {
+	in, err := f.open(cmd, mp, trained, images, labelled, false)
+	if err != nil {
+		return nil, err
+	}
+	s, e, err := f.samples(cmd, in, mp, trained, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	out := &samples{x: s.X, d: s.D, paths: s.Paths, pipeline: s.Pipeline, desc: in.Desc}
+	if len(images) > 0 {
+		return out, nil
+	}
+	if e != nil {
+		out.desc = fmt.Sprintf("%s through %s", f.data, e.Backbone.Name)
+	}
+	if out.names, err = in.Names(s.Labels); err != nil {
+		if f.features != "" {
+			err = fmt.Errorf("%s: %w", f.features, err)
 		}
-		return fp, nil
-	case trained:
-		return nil, nil
+		return nil, err
 	}
-	return fp, nil
+	return out, nil
 }
 
 // checkConfig refuses Fly-CL flags that contradict an existing model:
@@ -383,10 +367,7 @@ class_names (or --class-names).`,
 					return err
 				}
 			}
-			before := 0.0
-			if len(m.Classes()) > 0 {
-				before = m.Lambda()
-			}
+			before := m.Prior() // what an undo of this learn puts back
 			if cmd.Flags().Changed("unknown-keep") {
 				if !(keep > 0 && keep <= 1) {
 					return fmt.Errorf("--unknown-keep %g: want a share in (0, 1]", keep)

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
-	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -74,12 +69,11 @@ func (f *runFlags) resultConfig(cfg flycl.Config, opts methods.Options, d int) (
 	if f.ext.backbone != "" {
 		// The backbone's weights: the file or folder of the spec, or the
 		// backbone's folder in the models folder.
-		name, path, _ := strings.Cut(f.ext.backbone, ":")
-		path, _, _ = strings.Cut(path, "@")
-		given := path
-		if folder, ok := extract.ModelFolder(name); path == "" && ok && modelsDir() != "" {
-			path = filepath.Join(modelsDir(), folder)
+		spec, err := extract.ParseBackbone(f.ext.backbone)
+		if err != nil {
+			return nil, fmt.Errorf("--backbone: %w", err)
 		}
+		given, path := spec.Path, spec.WeightsPath(modelsDir())
 		if path != "" {
 			if err := add("weights", path); err != nil {
 				return nil, err
@@ -99,29 +93,9 @@ func (f *runFlags) resultConfig(cfg flycl.Config, opts methods.Options, d int) (
 		}
 	}
 	if w != nil {
-		c.WSHA256 = wDigest(w)
+		c.WSHA256 = w.Digest()
 	}
 	return c, nil
-}
-
-// wDigest is the SHA-256 of W: its shape, then the columns and values of
-// every row, little-endian.
-func wDigest(w *projection.Matrix) string {
-	h := sha256.New()
-	var b [8]byte
-	for _, v := range []int{w.M, w.D, w.P} {
-		binary.LittleEndian.PutUint64(b[:], uint64(v))
-		h.Write(b[:])
-	}
-	buf := make([]byte, 0, 8*len(w.Cols))
-	for _, c := range w.Cols {
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(c))
-	}
-	for _, v := range w.Vals {
-		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-	}
-	h.Write(buf)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // warner prints the runner's warnings on stderr as they come (nothing with

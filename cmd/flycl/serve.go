@@ -268,7 +268,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		// calibration); a new model takes the backbone's own.
 		prec, _ := backbone.ParsePrecision(f.precision)
 		o := deploy.ExtractorOptions{Spec: spec, Model: be.Pipeline(), Trained: be.Pipeline() != nil,
-			Open: func(string) (*backbone.Model, error) { return bb, nil }}
+			Open: func(extract.BackboneSpec) (*backbone.Model, error) { return bb, nil }}
 		if cmd.Flags().Changed("precision") && be.Pipeline() != nil {
 			o.Precision = prec // checked against the model's
 		}
@@ -351,7 +351,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		log.Warn("no --token-file: anyone who can reach this address may change the model (learn, forget): "+where+
 			"; give --token-file F (a missing F is created with a new token)", "addr", ln.Addr().String())
 	}
-	sn := srv.Snapshot()
+	sn := srv.View()
 	log.Info("serving", "addr", "http://"+ln.Addr().String(), "model", f.model, "version", sn.Version(),
 		"classes", len(sn.Classes()), "d", sn.Dim(), "backbone", spec, "auth", cfg.Token != "")
 	return srv.Serve(ctx, ln, f.timeouts)

@@ -294,7 +294,7 @@ func TestSoak(t *testing.T) {
 			}
 			if o.learn {
 				names := slices.Repeat([]string{o.class}, len(o.x)/d)
-				if _, _, err := rb.Learn(context.Background(), o.x, names, server.LearnOptions{}); err != nil {
+				if _, _, err := rb.Learn(context.Background(), o.x, names, deploy.LearnOptions{}); err != nil {
 					t.Fatalf("rebuild: learn %s: %v", o.class, err)
 				}
 				continue

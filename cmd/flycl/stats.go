@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,11 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
 )
@@ -27,101 +24,6 @@ func parseShard(s string) (int, int, error) {
 		return 0, 0, fmt.Errorf("--shard %q: want i/N with 0 <= i < N (for example 0/4)", s)
 	}
 	return i, n, nil
-}
-
-// shardView is samples [lo, hi) of a data set.
-type shardView struct {
-	dataset.Dataset
-	lo, hi int
-}
-
-func (v shardView) Len() int                          { return v.hi - v.lo }
-func (v shardView) Label(i int) int                   { return v.Dataset.Label(v.lo + i) }
-func (v shardView) Path(i int) string                 { return v.Dataset.Path(v.lo + i) }
-func (v shardView) Image(i int) (*imageio.RGB, error) { return v.Dataset.Image(v.lo + i) }
-
-// shardInput is one shard of labelled samples.
-type shardInput struct {
-	x          []float32
-	d          int
-	labels     []int
-	classNames []string // by label; nil: decimal numbers
-	keys       []string // sample identities
-	pipeline   *modelfile.Pipeline
-	source     string
-}
-
-// loadShard reads shard i of n of the input: rows [i·N/n, (i+1)·N/n) of a
-// feature file or of raw MNIST pixels, or the images of that range of a
-// data set through the backbone (only the shard is extracted).
-func loadShard(cmd *cobra.Command, in *inputFlags, mp *modelfile.Pipeline, trained bool, i, n int) (*shardInput, error) {
-	if (in.data == "") == (in.features == "") {
-		return nil, fmt.Errorf("give exactly one of --data KIND:PATH (or mnist / fashion-mnist pixels) or --features FILE.npz")
-	}
-	rows := func(total int) (int, int) { return i * total / n, (i + 1) * total / n }
-	slice := func(s *features.Set, source string) *shardInput {
-		lo, hi := rows(s.N)
-		out := &shardInput{x: s.X[lo*s.D : hi*s.D], d: s.D, labels: s.Labels[lo:hi], classNames: s.ClassNames, source: source}
-		for k := lo; k < hi; k++ {
-			out.keys = append(out.keys, deploy.RowKey(source, k))
-		}
-		return out
-	}
-	if in.features != "" {
-		s, err := features.Load(in.features)
-		if err != nil {
-			return nil, err
-		}
-		if in.classNames != "" {
-			s.ClassNames = strings.Split(in.classNames, ",")
-		}
-		fp, err := featurePipeline(in.features, s, mp, trained, os.Stderr)
-		if err != nil {
-			return nil, err
-		}
-		source, err := deploy.FeatureSource(in.features)
-		if err != nil {
-			return nil, err
-		}
-		// sample identity: the file's content and the row
-		sh := slice(s, source)
-		sh.pipeline = fp
-		return sh, nil
-	}
-	spec, err := (&dataFlags{data: in.data}).spec()
-	if err != nil {
-		return nil, err
-	}
-	if spec.Grey() && in.ext.backbone == "" && mp == nil {
-		s, err := spec.Pixels(in.split)
-		if err != nil {
-			return nil, err
-		}
-		key, err := spec.Key(in.split)
-		if err != nil {
-			return nil, err
-		}
-		return slice(s, "pixels "+key), nil
-	}
-	e, err := in.extractor(cmd, mp, trained)
-	if err != nil {
-		return nil, err
-	}
-	ds, key, err := deploy.OpenData(spec, in.split)
-	if err != nil {
-		return nil, err
-	}
-	lo, hi := rows(ds.Len())
-	view := shardView{Dataset: ds, lo: lo, hi: hi}
-	s, _, err := e.Dataset(cmd.Context(), view, fmt.Sprintf("%s#rows%d-%d", key, lo, hi))
-	if err != nil {
-		return nil, err
-	}
-	out := &shardInput{x: s.X, d: s.D, labels: s.Labels, classNames: ds.Classes(), pipeline: e.Pipeline(), source: key}
-	for k := lo; k < hi; k++ {
-		out.keys = append(out.keys, deploy.PathKey(key, ds.Path(k)))
-	}
-	return out, nil
 }
 
 func statsCmd() *cobra.Command {
@@ -165,40 +67,25 @@ With --data and a backbone only the shard's images are extracted.`,
 			if m != nil {
 				mp, trained = m.Pipeline, len(m.Classes()) > 0
 			}
-			s, err := loadShard(cmd, &in, mp, trained, i, n)
+			input, err := in.open(cmd, mp, trained, nil, true, true)
 			if err != nil {
 				return err
 			}
-			// the input's class names, all of them (not only the shard's),
-			// by the rule flycl learn applies (deploy.Names)
-			if s.classNames != nil {
-				if s.classNames, err = flycl.NormalizeClassNames(s.classNames); err != nil {
-					return fmt.Errorf("%s: %w", s.source, err)
-				}
+			s, _, err := in.samples(cmd, input, mp, trained, i, n)
+			if err != nil {
+				return err
 			}
 			if m == nil {
-				if m, err = newModelFromFlags(cmd, &mf, wFile, s.d, s.pipeline); err != nil {
+				if m, err = newModelFromFlags(cmd, &mf, wFile, s.D, s.Pipeline); err != nil {
 					return err
 				}
-			} else if s.d != m.InputDim() {
-				return fmt.Errorf("features have dimension %d, the model %s d=%d", s.d, model, m.InputDim())
 			}
 			t0 := time.Now()
-			st, err := m.TaskStats(cmd.Context(), s.x, s.labels)
+			f, err := m.ShardStats(cmd.Context(), input, s, i, n)
 			if err != nil {
-				return err
-			}
-			names := make([]string, len(st.Labels))
-			for c, l := range st.Labels {
-				if l >= 0 && l < len(s.classNames) {
-					names[c] = s.classNames[l]
-				} else {
-					names[c] = strconv.Itoa(l)
+				if model != "" {
+					err = fmt.Errorf("%s: %w", model, err)
 				}
-			}
-			f, err := modelfile.NewStatsFile(m.Model, s.pipeline, st, names, s.keys,
-				modelfile.Shard{Index: i, Count: n, Source: s.source})
-			if err != nil {
 				return err
 			}
 			if err := modelfile.SaveStats(out, f); err != nil {
@@ -209,7 +96,7 @@ With --data and a backbone only the shard's images are extracted.`,
 				return fmt.Errorf("stats: saved %s but cannot stat it: %w", out, err)
 			}
 			fmt.Printf("statistics of shard %d/%d: %d samples, %d classes (%s), m=%d, %.2fs; %s, %s\n",
-				i, n, st.N, len(st.Labels), strings.Join(names, ", "), st.M, time.Since(t0).Seconds(), out, size(fi.Size()))
+				i, n, f.Stats.N, len(f.Names), strings.Join(f.Names, ", "), f.Stats.M, time.Since(t0).Seconds(), out, size(fi.Size()))
 			return nil
 		},
 	}
@@ -309,7 +196,8 @@ merged file records the shards it holds, so the intermediate merges need
 					return err
 				}
 				sc := merged.Config
-				// The statistics fix W and top-k: explicit flags must agree.
+				// The statistics fix W and top-k (deploy.StatsConfig):
+				// explicit flags must agree.
 				for _, c := range []struct {
 					flag       string
 					want, have any
@@ -318,33 +206,26 @@ merged file records the shards it holds, so the intermediate merges need
 						return err
 					}
 				}
-				cfg.M, cfg.P, cfg.K, cfg.Seed = sc.M, sc.P, sc.K, sc.Seed
-				if cfg.TopK, err = projection.ParseTopKMode(sc.TopK); err != nil {
-					return err
-				}
 				var w *projection.Matrix
-				switch {
-				case wFile != "":
+				if wFile != "" {
 					if w, err = modelfile.ImportProjection(wFile); err != nil {
 						return err
 					}
-					if w.M != sc.M || w.P != sc.P || w.D != sc.InputDim {
-						return fmt.Errorf("--w %s is %d×%d with p=%d, the statistics were computed with m=%d, d=%d, p=%d", wFile, w.M, w.D, w.P, sc.M, sc.InputDim, sc.P)
-					}
-				case sc.W == "explicit":
-					return fmt.Errorf("the statistics use an explicit W: give it with --w to create %s", model)
 				}
-				if m, err = deploy.New(cfg, sc.InputDim, w, merged.Pipeline); err != nil {
+				m, err = deploy.NewFromStats(cfg, merged, w)
+				switch {
+				case errors.Is(err, deploy.ErrNeedW):
+					return fmt.Errorf("%w: give it with --w to create %s", err, model)
+				case err != nil && w != nil:
+					return fmt.Errorf("--w %s: %w", wFile, err)
+				case err != nil:
 					return err
 				}
 			}
 			t0 := time.Now()
-			rec, err := modelfile.LearnStats(cmd.Context(), m.Model, m.Pipeline, merged, lambda)
+			rec, err := m.LearnStatsFile(cmd.Context(), merged, lambda)
 			if err != nil {
 				return fmt.Errorf("merge (%s unchanged): %w", model, err)
-			}
-			if m.Pipeline == nil {
-				m.Pipeline = merged.Pipeline
 			}
 			if err := m.Save(model); err != nil {
 				return err

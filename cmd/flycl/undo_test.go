@@ -57,6 +57,10 @@ func TestUndoHistoryForgetFromJournal(t *testing.T) {
 		if !slices.Equal(ma.ClassNames(), mb.ClassNames()) || !slices.Equal(ma.ClassCounts(), mb.ClassCounts()) || ma.Lambda() != mb.Lambda() {
 			t.Fatalf("%s: %v %v λ=%g, want %v %v λ=%g", what, ma.ClassNames(), ma.ClassCounts(), ma.Lambda(), mb.ClassNames(), mb.ClassCounts(), mb.Lambda())
 		}
+		// the calibration of the version before, bit for bit
+		if ma.Rejection() != mb.Rejection() || !slices.Equal(ma.CalibrationPool(), mb.CalibrationPool()) {
+			t.Fatalf("%s: rejection %+v (pool of %d), want %+v (pool of %d)", what, ma.Rejection(), len(ma.CalibrationPool()), mb.Rejection(), len(mb.CalibrationPool()))
+		}
 		x := make([]float32, 40*16)
 		for i := range x {
 			x[i] = float32((i*7919)%23) - 11

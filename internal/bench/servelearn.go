@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/internal/procmem"
 	"github.com/flycl/flycl/server"
 )
@@ -110,7 +111,7 @@ func ServeLearn(ctx context.Context, out, warn io.Writer, o ServeLearnOptions) e
 			procmem.ResetPeak()
 			before := procmem.Current()
 			t := time.Now()
-			rep, sn, err := be.Learn(ctx, x, names, server.LearnOptions{})
+			rep, sn, err := be.Learn(ctx, x, names, deploy.LearnOptions{})
 			if err != nil {
 				be.Close()
 				return err
@@ -120,8 +121,8 @@ func ServeLearn(ctx context.Context, out, warn io.Writer, o ServeLearnOptions) e
 				walls = append(walls, wall)
 			}
 			peak := procmem.Peak()
-			save := rep.Stages["save"]
-			fmt.Fprintf(out, "%-6d %8d %8.3f %8.3f %9.3f %12.0f %12.0f %12.0f %8.2f\n", l+1, sn.Version(), (wall - save).Seconds(), save.Seconds(), rep.Stages["factor"].Seconds(),
+			save := rep.Save
+			fmt.Fprintf(out, "%-6d %8d %8.3f %8.3f %9.3f %12.0f %12.0f %12.0f %8.2f\n", l+1, sn.Version(), (wall - save).Seconds(), save.Seconds(), rep.Stages.Factor.Seconds(),
 				float64(before)/(1<<20), float64(peak)/(1<<20), float64(peak-before)/(1<<20), float64(peak)/(1<<20)/gMiB)
 		}
 		be.Close()

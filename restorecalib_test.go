@@ -1,0 +1,73 @@
+package flycl
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+)
+
+// TestRestoreCalibration: RestoreCalibration puts back a rejection and
+// pool as Rejection and CalibrationPool returned them, bit for bit, as
+// part of the caller's change (the version stays), and forgets the last
+// leave-one-out scores; a rejection that does not validate or a pool that
+// is too long or not finite is refused with the model unchanged.
+func TestRestoreCalibration(t *testing.T) {
+	ctx := context.Background()
+	const d = 8
+	m, _ := New(Config{M: 64, P: 4, K: 20, Seed: 2, Lambdas: []float64{1}}, d)
+	if err := m.SetCalibration(&UnknownCalibration{}); err != nil {
+		t.Fatal(err)
+	}
+	x, y := clusters(1, 60, d, []int{0, 1, 2}, 0.9)
+	if _, err := m.LearnTask(ctx, x, y); err != nil {
+		t.Fatal(err)
+	}
+	rej, pool := m.Rejection(), m.CalibrationPool()
+	x2, y2 := clusters(2, 40, d, []int{1, 3}, 0.9)
+	if _, err := m.LearnTask(ctx, x2, y2); err != nil {
+		t.Fatal(err)
+	}
+	if m.Rejection() == rej {
+		t.Fatal("the second learn did not change the rejection: the test would prove nothing")
+	}
+	v, newer, newPool := m.Version(), m.Rejection(), m.CalibrationPool()
+	for _, c := range []struct {
+		name string
+		r    Rejection
+		pool []float32
+	}{
+		{"bad score", Rejection{Score: "median"}, pool},
+		{"keep above 1", Rejection{Score: ScoreTop, Keep: 1.5}, pool},
+		{"infinite threshold", Rejection{Score: ScoreTop, Threshold: math.Inf(1)}, pool},
+		{"NaN in the pool", rej, append(slices.Clone(pool), float32(math.NaN()))},
+		{"pool too long", rej, make([]float32, MaxCalibrationPool+1)},
+	} {
+		if err := m.RestoreCalibration(c.r, c.pool); err == nil {
+			t.Errorf("%s: accepted", c.name)
+		}
+		if m.Rejection() != newer || !slices.Equal(m.CalibrationPool(), newPool) || m.Version() != v {
+			t.Fatalf("%s: a refused restore changed the model", c.name)
+		}
+	}
+	if err := m.RestoreCalibration(rej, pool); err != nil {
+		t.Fatal(err)
+	}
+	got := m.CalibrationPool()
+	if m.Rejection() != rej || len(got) != len(pool) || m.Version() != v {
+		t.Fatalf("restored %+v (pool %d, version %d), want %+v (pool %d, version %d)", m.Rejection(), len(got), m.Version(), rej, len(pool), v)
+	}
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(pool[i]) {
+			t.Fatalf("pool score %d: %v, want %v", i, got[i], pool[i])
+		}
+	}
+	if loo, _ := m.LeaveOneOut(); loo != nil {
+		t.Fatal("the leave-one-out scores of the newer calibration are still there")
+	}
+	// the restored pool is the model's own copy
+	pool[0]++
+	if m.CalibrationPool()[0] == pool[0] {
+		t.Fatal("the model shares the caller's pool")
+	}
+}

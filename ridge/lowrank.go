@@ -167,11 +167,18 @@ func (w *lowRank) add(h []float32, n int, s float64, solve0 func(b []float32, nr
 
 // kSolve overwrites the r×nrhs row-major b with K⁻¹b = L⁻ᵀΣL⁻¹b.
 func (w *lowRank) kSolve(b []float64, nrhs int) {
+	w.forward(b, nrhs, 0)
+	w.backward(b, nrhs, w.rows())
+}
+
+// forward overwrites rows lo..r of b (r×nrhs) with ΣL⁻¹b, given that its
+// rows before lo are zero (so L's columns before lo do not enter).
+func (w *lowRank) forward(b []float64, nrhs, lo int) {
 	r := w.rows()
-	for i := 0; i < r; i++ {
+	for i := lo; i < r; i++ {
 		li := w.l[i]
 		bi := b[i*nrhs : (i+1)*nrhs]
-		for k := 0; k < i; k++ {
+		for k := lo; k < i; k++ {
 			if lk := li[k]; lk != 0 {
 				bk := b[k*nrhs : (k+1)*nrhs]
 				for j := range bi {
@@ -184,14 +191,13 @@ func (w *lowRank) kSolve(b []float64, nrhs int) {
 			bi[j] *= d
 		}
 	}
-	for i := 0; i < r; i++ {
+	for i := lo; i < r; i++ {
 		if w.sign[i] < 0 {
 			for j := range b[i*nrhs : (i+1)*nrhs] {
 				b[i*nrhs+j] = -b[i*nrhs+j]
 			}
 		}
 	}
-	w.backward(b, nrhs, r)
 }
 
 // backward overwrites the first r rows of b (r×nrhs) with L⁻ᵀb.
@@ -305,33 +311,9 @@ func (w *lowRank) solutionDelta(c []float32, nc int) []float32 {
 // then backward through all of L; O(r²·p + r·m·p) flops.
 func (w *lowRank) throughBlock(t []float64, p int) []float32 {
 	m, lo, r := w.m, w.last.lo, w.rows()
-	n := r - lo
 	q := make([]float64, r*p)
-	b := q[lo*p:]
-	copy(b, t)
-	for i := 0; i < n; i++ {
-		li := w.l[lo+i][lo:]
-		bi := b[i*p : (i+1)*p]
-		for k := 0; k < i; k++ {
-			if lk := li[k]; lk != 0 {
-				bk := b[k*p : (k+1)*p]
-				for j := range bi {
-					bi[j] -= lk * bk[j]
-				}
-			}
-		}
-		d := 1 / li[i]
-		for j := range bi {
-			bi[j] *= d
-		}
-	}
-	for i := 0; i < n; i++ {
-		if w.sign[lo+i] < 0 {
-			for j := range b[i*p : (i+1)*p] {
-				b[i*p+j] = -b[i*p+j]
-			}
-		}
-	}
+	copy(q[lo*p:], t[:(r-lo)*p])
+	w.forward(q, p, lo)
 	w.backward(q, p, r)
 	q32 := make([]float32, p*r) // Qᵀ
 	for i := 0; i < r; i++ {

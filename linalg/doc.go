@@ -56,3 +56,7 @@ func checkRows(name string, rows, cols, ld, length int) {
 		panic(fmt.Sprintf("linalg.%s: bad dimensions rows=%d cols=%d ld=%d len=%d", name, rows, cols, ld, length))
 	}
 }
+
+// symvRows: SsymmLowerRight with at most this many rows in b runs one
+// matrix-vector product per row where the backend's is faster (OpenBLAS).
+const symvRows = 4

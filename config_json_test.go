@@ -13,16 +13,25 @@ import (
 )
 
 // TestConfigJSON: a Config's JSON names its fields as a model file's
-// header does (the keys are taken from modelfile.Header's tags, the
-// independent reference) and its enumerations by name; it decodes back
-// to the same Config, and an unknown name is an error.
+// header does (modelfile.Header embeds Config; that files written before
+// it did still read is modelfile's TestReadsVersion3, on a golden file)
+// and its enumerations by name; it decodes back to the same Config, and
+// an unknown name is an error.
 func TestConfigJSON(t *testing.T) {
 	headerKeys := map[string]bool{}
-	ht := reflect.TypeOf(modelfile.Header{})
-	for i := range ht.NumField() {
-		name, _, _ := strings.Cut(ht.Field(i).Tag.Get("json"), ",")
-		headerKeys[name] = true
+	var collect func(reflect.Type)
+	collect = func(ht reflect.Type) {
+		for i := range ht.NumField() {
+			f := ht.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" { // an embedded struct's keys are the header's
+				collect(f.Type)
+				continue
+			}
+			headerKeys[name] = true
+		}
 	}
+	collect(reflect.TypeOf(modelfile.Header{}))
 	for _, c := range []struct {
 		cfg  flycl.Config
 		enum map[string]string // key -> name

@@ -16,7 +16,10 @@ import (
 // independent brute force: one full solve per left-out sample). The model
 // learns two tasks, so the second task's samples are left out of
 // statistics that also hold the first task: the formula is exact for
-// any sample in G, not only the task's own Gram matrix.
+// any sample in G, not only the task's own Gram matrix. It runs on both
+// paths of the second learn: refactoring (leverages by two triangular
+// solves a sample) and keeping the factor (leverages from the learn's
+// low-rank change, ridge.Accumulator.Leverages).
 //
 // Tolerance: the model works in float32. A solve of G + λI loses about
 // κ·u relative (κ its condition number, u = 2⁻²⁴) and the m-term sums
@@ -24,6 +27,14 @@ import (
 // most 1/(1−a_max). The test uses 8·(κ + m)·u/(1−a_max) times the
 // largest score, measured from the brute force itself.
 func TestLeaveOneOutScoresExact(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(map[bool]string{false: "refactor", true: "kept factor"}[keep], func(t *testing.T) {
+			testLeaveOneOutScoresExact(t, keep)
+		})
+	}
+}
+
+func testLeaveOneOutScoresExact(t *testing.T, keep bool) {
 	ctx := context.Background()
 	const d, lambda = 16, 20.0
 	cfg := Config{M: 120, P: 6, K: 40, Seed: 11, Lambdas: []float64{lambda}}
@@ -34,13 +45,18 @@ func TestLeaveOneOutScoresExact(t *testing.T) {
 	if err := m.SetCalibration(&UnknownCalibration{MaxSamples: 1000}); err != nil {
 		t.Fatal(err)
 	}
+	m.SetUpdateLimit(map[bool]int{false: 0, true: 1000}[keep])
 	x1, y1 := clusters(1, 30, d, []int{0, 1}, 0.9)
 	x2, y2 := clusters(2, 24, d, []int{2, 3, 4}, 0.9)
 	if _, err := m.LearnTaskWithLambda(ctx, x1, y1, lambda); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.LearnTaskWithLambda(ctx, x2, y2, lambda); err != nil {
+	rec, err := m.LearnTaskWithLambda(ctx, x2, y2, lambda)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if rec.FactorUpdated != keep {
+		t.Fatalf("second learn kept the factor: %v, want %v", rec.FactorUpdated, keep)
 	}
 	loo, cls := m.LeaveOneOut()
 	nc := len(m.Classes())

@@ -329,23 +329,12 @@ class_names (or --class-names).`,
 			}
 			// One writer at a time: the lock is held from the read of the
 			// model to its save (modelfile.TakeLock).
-			lk, err := lockModel(cmd, model, wait, args)
+			m, lk, err := openLocked(cmd, model, wait, args, &mf)
 			if err != nil {
 				return err
 			}
 			defer lk.Unlock()
-			exists, err := deploy.Exists(model)
-			if err != nil {
-				return err
-			}
-			var m *deploy.Model
-			if exists {
-				if m, err = deploy.Load(model); err != nil {
-					return err
-				}
-				if err := checkConfig(cmd, &mf, m.Model); err != nil {
-					return err
-				}
+			if m != nil {
 				if wFile != "" {
 					return fmt.Errorf("--w applies when a model is created; %s exists", model)
 				}

@@ -78,3 +78,29 @@ func loadLocked(cmd *cobra.Command, path string, w waitFlag, args []string) (*de
 	}
 	return m, lk, nil
 }
+
+// openLocked takes the model file's lock and loads the model when the file
+// exists (nil when it does not yet: the caller creates it), checking
+// explicit model flags against its configuration. The caller unlocks.
+func openLocked(cmd *cobra.Command, path string, w waitFlag, args []string, mf *modelFlags) (*deploy.Model, *modelfile.Lock, error) {
+	lk, err := lockModel(cmd, path, w, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := func() (*deploy.Model, error) {
+		exists, err := deploy.Exists(path)
+		if err != nil || !exists {
+			return nil, err
+		}
+		m, err := deploy.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		return m, checkConfig(cmd, mf, m.Model)
+	}()
+	if err != nil {
+		lk.Unlock()
+		return nil, nil, err
+	}
+	return m, lk, nil
+}

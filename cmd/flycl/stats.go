@@ -170,23 +170,12 @@ merged file records the shards it holds, so the intermediate merges need
 				fmt.Printf("merged %d files: %d samples, %d classes -> %s\n", len(args), merged.Stats.N, len(merged.Names), out)
 				return nil
 			}
-			lk, err := lockModel(cmd, model, wait, args)
+			m, lk, err := openLocked(cmd, model, wait, args, &mf)
 			if err != nil {
 				return err
 			}
 			defer lk.Unlock()
-			exists, err := deploy.Exists(model)
-			if err != nil {
-				return err
-			}
-			var m *deploy.Model
-			if exists {
-				if m, err = deploy.Load(model); err != nil {
-					return err
-				}
-				if err := checkConfig(cmd, &mf, m.Model); err != nil {
-					return err
-				}
+			if m != nil {
 				if cmd.Flags().Changed("gcv-scope") {
 					return fmt.Errorf("--gcv-scope is fixed when a model is created")
 				}

@@ -71,3 +71,49 @@ func TestRestoreCalibration(t *testing.T) {
 		t.Fatal("the model shares the caller's pool")
 	}
 }
+
+// TestCalibrationSamples: CalibrationSamples names the samples whose
+// leave-one-out scores LeaveOneOut returns, in its order: their classes
+// match, and each row equals the scores the classifier solved without
+// that sample gives it (a brute-force re-solve in a model that never saw
+// it, up to the float32 rounding of two solves of a well-conditioned
+// system, 1e-4 here).
+func TestCalibrationSamples(t *testing.T) {
+	ctx := context.Background()
+	const d, n, k = 8, 45, 4
+	cfg := Config{M: 48, P: 4, K: 16, Seed: 3, Lambdas: []float64{1}}
+	m, _ := New(cfg, d)
+	if err := m.SetCalibration(&UnknownCalibration{MaxSamples: k, MinSamples: 1}); err != nil {
+		t.Fatal(err)
+	}
+	x, y := clusters(5, n, d, []int{0, 1, 2}, 0.9)
+	if _, err := m.LearnTaskWithLambda(ctx, x, y, 1); err != nil {
+		t.Fatal(err)
+	}
+	loo, cls := m.LeaveOneOut()
+	sel := CalibrationSamples(n, k)
+	if len(sel) != k || len(cls) != k {
+		t.Fatalf("%d samples named, %d leave-one-out rows; want %d", len(sel), len(cls), k)
+	}
+	labels := m.Classes()
+	for i, s := range sel {
+		if labels[cls[i]] != y[s] {
+			t.Fatalf("row %d: class %d, sample %d is of class %d", i, labels[cls[i]], s, y[s])
+		}
+		without, _ := New(cfg, d)
+		rx := append(slices.Clone(x[:s*d]), x[(s+1)*d:]...)
+		ry := append(slices.Clone(y[:s]), y[s+1:]...)
+		if _, err := without.LearnTaskWithLambda(ctx, rx, ry, 1); err != nil {
+			t.Fatal(err)
+		}
+		want, err := without.Scores(ctx, x[s*d:(s+1)*d])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c := range want {
+			if math.Abs(float64(loo[i*len(labels)+c]-want[c])) > 1e-4 {
+				t.Fatalf("sample %d class %d: leave-one-out score %g, re-solved without it %g", s, c, loo[i*len(labels)+c], want[c])
+			}
+		}
+	}
+}

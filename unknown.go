@@ -348,6 +348,13 @@ func (m *Model) RestoreCalibration(r Rejection, pool []float32) error {
 	return nil
 }
 
+// CalibrationSamples returns the samples of a learn of n whose exact
+// leave-one-out scores the calibration computes (the rows of
+// LeaveOneOut, in order), at most max of them spread evenly over the
+// learn: for a caller that calibrates scores of its own on the same
+// samples.
+func CalibrationSamples(n, max int) []int { return evenly(n, max) }
+
 // evenly returns min(n, k) indices spread evenly over 0..n-1.
 func evenly(n, k int) []int {
 	k = min(n, k)

@@ -8,13 +8,18 @@
 // scores; see flycl.OpenScore) with scores from the open-set literature
 // computed in feature space: the Mahalanobis distance to the nearest
 // class mean under a shared covariance (Lee et al., 2018), the cosine to
-// the nearest class mean, and the cosine to the k-th nearest training
-// sample (Sun et al., 2022). For each it reports AUROC, the false positive
-// rate at 95% true positive rate, and the accuracy on the known classes
-// that pass; for the ridge scores also what the threshold a model
-// calibrates by itself (leave-one-out, flycl.UnknownCalibration) keeps
-// and rejects, and the calibration error (ECE) of the probabilities
-// before and after the fitted temperature.
+// the nearest class mean, the cosine to the k-th nearest training
+// sample (Sun et al., 2022), ViM (Wang et al., 2022), the cosines on
+// features whose large activations are squashed (log1p, in the spirit of
+// ReAct, Sun et al., 2021) and on the model's sparse codes, and the sum of
+// the z-scores of the top score and a cosine to the class means. For each
+// it reports AUROC, the false positive rate at 95% true positive rate,
+// and the accuracy on the known classes that pass; for the ridge scores
+// also what the threshold a model calibrates by itself (leave-one-out,
+// flycl.UnknownCalibration) keeps and rejects, and the same for the
+// cosines to the class means and their fusions, calibrated on exact
+// leave-one-out scores of the same samples; and the calibration error
+// (ECE) of the probabilities before and after the fitted temperature.
 //
 // Two protocols: "split" learns Known classes in one task and treats the
 // others as unknown; "incremental" learns all classes in Tasks tasks and,

@@ -71,8 +71,18 @@ type Set struct {
 }
 
 // Score names, in table order. The first three are the model's own
-// (flycl.OpenScore); energy is also given at temperature 1.
-var Scores = []string{"top", "margin", "energy (fitted T)", "energy (T=1)", "mahalanobis", "relative mahalanobis", "cosine NCM", "kNN cosine"}
+// (flycl.OpenScore); energy is also given at temperature 1. "(log1p)"
+// scores are computed on sign(x)·log(1+|x|) of the features (a squashing
+// of large activations, as ReAct's clipping, that needs no statistic);
+// ViM subtracts from the top score the residual outside the principal
+// subspace (a quarter of the dimensions) of the training features; the
+// last is the sum of the z-scores of the top score and the cosine to the
+// class means of log1p features, standardized by their leave-one-out
+// scores. "(codes)" scores are computed on the model's sparse codes h
+// (top-k of Wx), whose class sums are the rows of S: the model keeps
+// them already.
+var Scores = []string{"top", "margin", "energy (fitted T)", "energy (T=1)", "mahalanobis", "relative mahalanobis", "cosine NCM", "kNN cosine",
+	"ViM", "cosine NCM (log1p)", "kNN cosine (log1p)", "top + cosine NCM (log1p)", "cosine NCM (codes)", "top + cosine NCM (codes)"}
 
 // ridgeScore maps a score name to the flycl.OpenScore a model can
 // calibrate (false for the feature-space scores).
@@ -222,6 +232,7 @@ func runTasks(ctx context.Context, s Set, c Config, seed uint64, tasks [][]int, 
 			return err
 		}
 		trainX, trainY = append(trainX, x...), append(trainY, y...)
+		nlast := len(y)
 		known = append(known, task...)
 		if ti == len(tasks)-1 && !last {
 			break
@@ -232,7 +243,7 @@ func runTasks(ctx context.Context, s Set, c Config, seed uint64, tasks [][]int, 
 				unknown = append(unknown, l)
 			}
 		}
-		if err := evaluate(ctx, s, c, model, gauss, trainX, trainY, known, unknown, r); err != nil {
+		if err := evaluate(ctx, s, c, model, gauss, trainX, trainY, nlast, known, unknown, r); err != nil {
 			return err
 		}
 		progress(fmt.Sprintf("%s: seed %d, %d known / %d unknown classes evaluated", s.Name, seed, len(known), len(unknown)))
@@ -240,8 +251,9 @@ func runTasks(ctx context.Context, s Set, c Config, seed uint64, tasks [][]int, 
 	return nil
 }
 
-// evaluate scores the test samples of the known and unknown classes.
-func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *Gaussian, trainX []float32, trainY []int, known, unknown []int, r *run) error {
+// evaluate scores the test samples of the known and unknown classes; the
+// last nlast rows of trainX are the samples of the learn that just ended.
+func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *Gaussian, trainX []float32, trainY []int, nlast int, known, unknown []int, r *run) error {
 	kx, ky, _ := s.Test.Subset(known)
 	ux, _, _ := s.Test.Subset(unknown)
 	d := s.Test.D
@@ -284,8 +296,66 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 	vals["relative mahalanobis"] = mh.Relative(all, d)
 	vals["cosine NCM"] = cosineNCM(trainX, trainY, all, d)
 	vals["kNN cosine"] = cosineKNN(trainX, all, d, c.KNN)
+	trainSc, err := model.Scores(ctx, trainX)
+	if err != nil {
+		return err
+	}
+	trainTop := make([]float64, len(trainY))
+	for i := range trainTop {
+		trainTop[i] = flycl.ScoreTop.Value(trainSc[i*nc:(i+1)*nc], 0)
+	}
+	vals["ViM"] = vimScores(trainX, trainTop, all, vals["top"], d, d/4)
+	tlog, alog := signedLog1p(trainX), signedLog1p(all)
+	vals["cosine NCM (log1p)"] = cosineNCM(tlog, trainY, alog, d)
+	vals["kNN cosine (log1p)"] = cosineKNN(tlog, alog, d, c.KNN)
 
 	loo, looCls := model.LeaveOneOut()
+	// the fusion, standardized and calibrated by the leave-one-out scores
+	// of the samples the model calibrated on (flycl.CalibrationSamples of
+	// the last learn): the top score's from the model, the cosine's from
+	// the class sums less each sample
+	zTop, zNCM := standardizer{0, 1}, standardizer{0, 1}
+	extra := map[string]float64{} // calibrated thresholds of the feature-space scores
+	if sel := flycl.CalibrationSamples(nlast, orDefaultInt(c.Calibration.MaxSamples, flycl.DefaultCalibrationSamples)); loo != nil && len(sel) == len(looCls) {
+		for i := range sel {
+			sel[i] += len(trainY) - nlast
+		}
+		lt := make([]float64, len(sel))
+		for i := range lt {
+			lt[i] = flycl.ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)
+		}
+		ln := cosineNCMLOO(tlog, trainY, d, sel)
+		zTop, zNCM = newStandardizer(lt), newStandardizer(ln)
+		extra["cosine NCM (log1p)"] = flycl.KeepThreshold(ln, rej.Keep)
+		extra["top + cosine NCM (log1p)"] = flycl.KeepThreshold(fuse(lt, ln, zTop, zNCM), rej.Keep)
+	}
+	vals["top + cosine NCM (log1p)"] = fuse(vals["top"], vals["cosine NCM (log1p)"], zTop, zNCM)
+	// the same on the codes: the class sums are S
+	m := c.Model.M
+	htr, err := model.Expand(ctx, trainX)
+	if err != nil {
+		return err
+	}
+	hall, err := model.Expand(ctx, all)
+	if err != nil {
+		return err
+	}
+	vals["cosine NCM (codes)"] = cosineNCM(htr, trainY, hall, m)
+	zCodes := standardizer{0, 1}
+	if sel := flycl.CalibrationSamples(nlast, orDefaultInt(c.Calibration.MaxSamples, flycl.DefaultCalibrationSamples)); loo != nil && len(sel) == len(looCls) {
+		for i := range sel {
+			sel[i] += len(trainY) - nlast
+		}
+		lt := make([]float64, len(sel))
+		for i := range lt {
+			lt[i] = flycl.ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)
+		}
+		ln := cosineNCMLOO(htr, trainY, m, sel)
+		zCodes = newStandardizer(ln)
+		extra["cosine NCM (codes)"] = flycl.KeepThreshold(ln, rej.Keep)
+		extra["top + cosine NCM (codes)"] = flycl.KeepThreshold(fuse(lt, ln, zTop, zCodes), rej.Keep)
+	}
+	vals["top + cosine NCM (codes)"] = fuse(vals["top"], vals["cosine NCM (codes)"], zTop, zCodes)
 	for _, name := range Scores {
 		v := vals[name]
 		kv, uv := v[:nk], v[nk:]
@@ -305,6 +375,10 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 			if k == rej.Score {
 				tc = rej.Threshold
 			}
+			r.kept[name] = append(r.kept[name], share(kv, func(x float64) bool { return x >= tc }))
+			r.rej[name] = append(r.rej[name], share(uv, func(x float64) bool { return x < tc }))
+			r.accKept[name] = append(r.accKept[name], accuracyAbove(kv, correct, tc))
+		} else if tc, ok := extra[name]; ok {
 			r.kept[name] = append(r.kept[name], share(kv, func(x float64) bool { return x >= tc }))
 			r.rej[name] = append(r.rej[name], share(uv, func(x float64) bool { return x < tc }))
 			r.accKept[name] = append(r.accKept[name], accuracyAbove(kv, correct, tc))

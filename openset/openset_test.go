@@ -199,7 +199,9 @@ func TestRunSeparates(t *testing.T) {
 		if row.AUROC.Mean < 0.95 {
 			t.Errorf("%s %s: AUROC %.3f on well separated clusters", row.Protocol, row.Score, row.AUROC.Mean)
 		}
-		if _, ok := ridgeScore(row.Score); ok && (row.Kept.Mean < 0.85 || row.Rejected.Mean < 0.9) {
+		_, ok := ridgeScore(row.Score)
+		ok = ok || strings.HasPrefix(row.Score, "cosine NCM (") || strings.HasPrefix(row.Score, "top + cosine NCM")
+		if ok && (row.Kept.Mean < 0.85 || row.Rejected.Mean < 0.9) {
 			t.Errorf("%s %s: calibrated threshold keeps %.3f of known, rejects %.3f of unknown", row.Protocol, row.Score, row.Kept.Mean, row.Rejected.Mean)
 		}
 	}
@@ -208,6 +210,146 @@ func TestRunSeparates(t *testing.T) {
 	for _, s := range Scores {
 		if !strings.Contains(b.String(), "| "+s+" |") {
 			t.Errorf("table lacks score %q:\n%s", s, b.String())
+		}
+	}
+}
+
+// TestCosineNCMLOO: the leave-one-out cosine to the nearest class mean,
+// from the class sums less the sample, equals the cosine computed on the
+// training set without the sample (brute force), including a class of
+// one sample (no mean left: it drops out) and one of two.
+func TestCosineNCMLOO(t *testing.T) {
+	const d = 6
+	r := rand.New(rand.NewPCG(3, 9))
+	labels := []int{4, 4, 4, 4, 7, 7, 7, 9, 2, 2}
+	x := make([]float32, len(labels)*d)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() + 0.5)
+	}
+	sel := []int{0, 3, 5, 7, 8}
+	got := cosineNCMLOO(x, labels, d, sel)
+	for k, i := range sel {
+		var rx []float32
+		var ry []int
+		for j := range labels {
+			if j != i {
+				rx = append(rx, x[j*d:(j+1)*d]...)
+				ry = append(ry, labels[j])
+			}
+		}
+		want := cosineNCM(rx, ry, x[i*d:(i+1)*d], d)[0]
+		// cosineNCM sums the class means in float32: 1e-6 covers its
+		// rounding of sums of a few rows
+		if math.Abs(got[k]-want) > 1e-6 {
+			t.Errorf("sample %d: %.15g, brute force %.15g", i, got[k], want)
+		}
+	}
+}
+
+// TestViMResidual: training features that lie around their mean in a
+// known subspace of dimension dim, plus a small spread along one more
+// direction v, uncorrelated with it: the principal subspace is the known
+// one, a training row's
+// residual is its component along v, and a test row's residual is its
+// distance to the subspace, computed here independently by least squares
+// on the spanning vectors. The ViM score must be the top score less α
+// times that distance, α = (Σ top)/(Σ residual) over the training rows.
+// Tolerance: the features are float32 (relative rounding 6e-8 of values
+// about 10), which moves the training residuals (about 0.05) by about
+// 1e-6 relative, and the eigenvectors of the float64 covariance by less;
+// 1e-4 relative leaves a wide margin.
+func TestViMResidual(t *testing.T) {
+	const d, dim, n = 8, 3, 300
+	r := rand.New(rand.NewPCG(4, 4))
+	basis := mat.NewDense(dim+1, d, nil) // the last row is v
+	for i := 0; i <= dim; i++ {
+		for j := 0; j < d; j++ {
+			basis.Set(i, j, r.NormFloat64())
+		}
+	}
+	// orthonormalise (Gram-Schmidt) so that v is orthogonal to the span
+	for i := 0; i <= dim; i++ {
+		row := basis.RawRowView(i)
+		for k := 0; k < i; k++ {
+			p := dot(row, basis.RawRowView(k))
+			for j := range row {
+				row[j] -= p * basis.At(k, j)
+			}
+		}
+		nrm := math.Sqrt(dot(row, row))
+		for j := range row {
+			row[j] /= nrm
+		}
+	}
+	mu := make([]float64, d)
+	for j := range mu {
+		mu[j] = r.NormFloat64()
+	}
+	train := make([]float32, n*d)
+	top := make([]float64, n)
+	sumTop := 0.0
+	// rows in fours, (±a, ±g): the covariance has no term across the span
+	// and v, so its principal subspace is the span exactly
+	for i := 0; i < n; i += 4 {
+		a := make([]float64, dim)
+		for k := range a {
+			a[k] = 3 * r.NormFloat64()
+		}
+		g := 0.05 * r.NormFloat64()
+		for q := 0; q < 4; q++ {
+			sa, sg := float64(1-2*(q&1)), float64(1-(q&2))
+			for j := 0; j < d; j++ {
+				v := mu[j] + sg*g*basis.At(dim, j)
+				for k := range a {
+					v += sa * a[k] * basis.At(k, j)
+				}
+				train[(i+q)*d+j] = float32(v)
+			}
+			top[i+q] = 0.5 + 0.1*r.Float64()
+			sumTop += top[i+q]
+		}
+	}
+	// the centre is the training rows' mean; residuals are distances to
+	// the span around it
+	xbar := make([]float64, d)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			xbar[j] += float64(train[i*d+j]) / n
+		}
+	}
+	span := basis.Slice(0, dim, 0, d)
+	resid := func(x []float32) float64 {
+		e := mat.NewVecDense(d, nil)
+		for j := 0; j < d; j++ {
+			e.SetVec(j, float64(x[j])-xbar[j])
+		}
+		var coef, proj mat.VecDense
+		if err := coef.SolveVec(span.T(), e); err != nil {
+			t.Fatal(err)
+		}
+		proj.MulVec(span.T(), &coef)
+		e.SubVec(e, &proj)
+		return mat.Norm(e, 2)
+	}
+	sumRes := 0.0
+	for i := 0; i < n; i++ {
+		sumRes += resid(train[i*d : (i+1)*d])
+	}
+	alpha := sumTop / sumRes
+	const nt = 5
+	test := make([]float32, nt*d)
+	testTop := make([]float64, nt)
+	for i := 0; i < nt; i++ {
+		for j := 0; j < d; j++ {
+			test[i*d+j] = float32(mu[j] + r.NormFloat64())
+		}
+		testTop[i] = r.Float64()
+	}
+	got := vimScores(train, top, test, testTop, d, dim)
+	for i := 0; i < nt; i++ {
+		want := testTop[i] - alpha*resid(test[i*d:(i+1)*d])
+		if math.Abs(got[i]-want) > 1e-4*math.Abs(want) {
+			t.Errorf("test row %d: ViM %.8g, want %.8g", i, got[i], want)
 		}
 	}
 }

@@ -28,9 +28,11 @@ func benchUnknownCmd() *cobra.Command {
 others as unknown, over several class orders and seeds of W, and prints one
 table: per score (the model's top score, margin, energy; Mahalanobis
 distance, cosine to the nearest class mean and k-th nearest neighbour in
-feature space) AUROC, FPR at 95% TPR and known-class accuracy at that
-threshold, and, for the model's own scores, what the threshold it
-calibrates by leave-one-out keeps and rejects. A second table gives the
+feature space; ViM; the cosines on log1p features and on the model's codes,
+and their fusions with the top score) AUROC, FPR at 95% TPR and known-class
+accuracy at that threshold, and, for the scores calibrated by leave-one-out
+(the model's own, the cosines to the class means and their fusions), what
+that threshold keeps and rejects. A second table gives the
 calibration error (ECE) of the probabilities before and after the fitted
 temperature. Protocols: "split" learns --known classes in one task;
 "incremental" learns all classes in --tasks tasks and evaluates after each

@@ -3,6 +3,7 @@ package flycl
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -84,19 +85,42 @@ type scorer struct {
 	rowExact bool
 	codes    *sync.Pool
 	name     func(c int) string // class index → quoted name, for errors
+	// unit holds the rows of S scaled to unit length (nc × m; a zero
+	// row for a class of zero sum, marked false in hasSum), for the
+	// cosines of scoresCosines (nil: none)
+	unit   []float32
+	hasSum []bool
 }
 
 // scores returns the n×nc class scores of the n×d features x.
 func (s scorer) scores(ctx context.Context, x []float32) ([]float32, error) {
+	out, _, err := s.scoresCosines(ctx, x, false)
+	return out, err
+}
+
+// scoresCosines returns the n×nc class scores of the n×d features x and,
+// with cosines, the cosine of every sample's code h to the nearest class
+// sum, max over classes c of S_c·h/(‖S_c‖‖h‖) (0 when h is zero or no
+// class has a sum; see ClassCosine).
+func (s scorer) scoresCosines(ctx context.Context, x []float32, cosines bool) ([]float32, []float64, error) {
 	if s.coef == nil {
-		return nil, ErrNotTrained
+		return nil, nil, ErrNotTrained
 	}
 	n, err := rows(x, s.d)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m, nc := s.enc.cfg.M, s.nc
 	out := make([]float32, n*nc)
+	var cos []float64
+	var dots []float32
+	if cosines {
+		if s.unit == nil {
+			return nil, nil, fmt.Errorf("flycl: no class sums to compute cosines with")
+		}
+		cos = make([]float64, n)
+		dots = make([]float32, min(n, predictChunk)*nc)
+	}
 	for lo := 0; lo < n; lo += predictChunk {
 		hi := min(n, lo+predictChunk)
 		h, _ := s.codes.Get().([]float32)
@@ -105,7 +129,7 @@ func (s scorer) scores(ctx context.Context, x []float32) ([]float32, error) {
 		}
 		h = h[:(hi-lo)*m]
 		if _, err := s.enc.encode(ctx, s.enc.cfg.Projection, s.rowExact, x[lo*s.d:hi*s.d], hi-lo, h); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		o := out[lo*nc : hi*nc]
 		if s.rowExact {
@@ -113,12 +137,60 @@ func (s scorer) scores(ctx context.Context, x []float32) ([]float32, error) {
 		} else {
 			scoreRows(h, hi-lo, m, s.coef, nc, o)
 		}
+		if cosines {
+			dt := dots[:(hi-lo)*nc]
+			if s.rowExact {
+				linalg.SdotRows(hi-lo, nc, m, h, m, s.unit, m, dt, nc)
+			} else {
+				scoreRows(h, hi-lo, m, s.unit, nc, dt)
+			}
+			for i := range hi - lo {
+				hn := 0.0
+				for _, v := range h[i*m : (i+1)*m] {
+					hn += float64(v) * float64(v)
+				}
+				best := math.Inf(-1)
+				for c, ok := range s.hasSum {
+					if ok {
+						best = max(best, float64(dt[i*nc+c]))
+					}
+				}
+				if hn > 0 && !math.IsInf(best, -1) {
+					cos[lo+i] = best / math.Sqrt(hn)
+				}
+			}
+		}
 		s.codes.Put(h[:cap(h)])
 		if err := checkScores(o, nc, lo, s.name); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, cos, nil
+}
+
+// unitRows returns the rows of s (nc × m) scaled to unit length, and
+// which rows are not zero (a zero row stays zero).
+func unitRows(s []float32, nc, m int) ([]float32, []bool) {
+	if len(s) < nc*m {
+		return nil, nil
+	}
+	u, ok := make([]float32, nc*m), make([]bool, nc)
+	for c := range nc {
+		r := s[c*m : (c+1)*m]
+		n := 0.0
+		for _, v := range r {
+			n += float64(v) * float64(v)
+		}
+		if !(n > 0) {
+			continue
+		}
+		ok[c] = true
+		f := 1 / math.Sqrt(n)
+		for j, v := range r {
+			u[c*m+j] = float32(float64(v) * f)
+		}
+	}
+	return u, ok
 }
 
 // scoreRows computes out (n×nc) = h (n×m) Cᵀ, C being nc×m.

@@ -196,7 +196,7 @@ func (s *Snapshot) Model() (*Model, error) {
 
 // Predictor returns the snapshot's classifier (built once, shared).
 func (s *Snapshot) Predictor() *Predictor {
-	s.once.Do(func() { s.pred = newPredictor(s.st, s.w, s.samples) })
+	s.once.Do(func() { s.pred = newPredictor(s.st, s.w, s.samples, s.s) })
 	return s.pred
 }
 
@@ -215,7 +215,7 @@ func (m *Model) Clone() *Model {
 // Predictor returns an immutable classifier with the model's current
 // classes and coefficients (a copy: later learning does not change it).
 func (m *Model) Predictor() *Predictor {
-	return newPredictor(m.State(), m.w, m.acc.Samples())
+	return newPredictor(m.State(), m.w, m.acc.Samples(), m.acc.S())
 }
 
 // Predictor is an immutable Fly-CL classifier: W, the class map and C.
@@ -236,12 +236,19 @@ type Predictor struct {
 	inScale float64
 	rej     Rejection
 	codes   sync.Pool
+	// the rows of S at unit length, and which are not zero, for the
+	// cosines of ScoresCosines
+	unit   []float32
+	hasSum []bool
 }
 
-func newPredictor(st State, w *projection.Matrix, samples int) *Predictor {
+// newPredictor builds a predictor from a state, W, the sample count and
+// S (classes × m; read, not kept).
+func newPredictor(st State, w *projection.Matrix, samples int, s []float32) *Predictor {
 	p := &Predictor{cfg: st.Config, d: st.InputDim, w: w, labels: st.Labels, coef: st.Coef,
 		lambda: st.Lambda, version: st.Version, samples: samples, counts: st.Counts, names: make([]string, len(st.Labels)),
 		inScale: st.InputScale, rej: st.Rejection}
+	p.unit, p.hasSum = unitRows(s, len(st.Labels), st.Config.M)
 	for i, l := range st.Labels {
 		p.names[i] = fmt.Sprint(l)
 		if st.Names != nil && st.Names[i] != "" {
@@ -295,8 +302,24 @@ func (p *Predictor) Rejection() Rejection { return p.rej }
 // Features too large for the float32 expansion (about 3e38) give an error
 // naming the first score that is not finite, never a NaN.
 func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) {
+	return p.scorer().scores(ctx, x)
+}
+
+// ScoresCosines returns what Scores does and, for every sample, the
+// cosine of its code h to the nearest class sum of codes: max over
+// classes c of S_c·h/(‖S_c‖‖h‖), S_c the row of S (0 for a zero code).
+// A rejection whose score needs it (OpenScore.NeedsCosine) reads it:
+// Rejection.Reject(row, cos). Like the scores, a sample's cosine depends
+// on that sample alone, to the bit. The extra cost is a second product
+// of the codes with a classes × m matrix, as for the scores.
+func (p *Predictor) ScoresCosines(ctx context.Context, x []float32) ([]float32, []float64, error) {
+	return p.scorer().scoresCosines(ctx, x, true)
+}
+
+func (p *Predictor) scorer() scorer {
 	return scorer{enc: encoder{w: p.w, cfg: p.cfg, inScale: p.inScale}, d: p.d, coef: p.coef, nc: len(p.labels),
-		rowExact: true, codes: &p.codes, name: func(c int) string { return fmt.Sprintf("%q", p.names[c]) }}.scores(ctx, x)
+		rowExact: true, codes: &p.codes, name: func(c int) string { return fmt.Sprintf("%q", p.names[c]) },
+		unit: p.unit, hasSum: p.hasSum}
 }
 
 // Predict returns the predicted label of each of the n×d features x.

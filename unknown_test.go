@@ -42,7 +42,7 @@ func testLeaveOneOutScoresExact(t *testing.T, keep bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&UnknownCalibration{MaxSamples: 1000}); err != nil {
+	if err := m.SetCalibration(&UnknownCalibration{Score: ScoreTop, MaxSamples: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	m.SetUpdateLimit(map[bool]int{false: 0, true: 1000}[keep])
@@ -273,14 +273,14 @@ func TestOpenScoreValues(t *testing.T) {
 		}
 	}
 	r := Rejection{Score: ScoreTop, Threshold: 0.5, Temperature: 0.25}
-	if !r.Reject([]float32{0.4, 0.1}) || r.Reject([]float32{0.5, 0.1}) {
+	if !r.Reject([]float32{0.4, 0.1}, 0) || r.Reject([]float32{0.5, 0.1}, 0) {
 		t.Error("top score 0.4 must be rejected and 0.5 kept at threshold 0.5")
 	}
 	p, ok := r.Probability([]float32{0.5, 0.1})
 	if want := 1 / (1 + math.Exp((float64(float32(0.1))-float64(float32(0.5)))/0.25)); !ok || math.Abs(p-want) > 1e-12 {
 		t.Errorf("probability %g (%v), want %g", p, ok, want)
 	}
-	if (Rejection{}).Reject([]float32{-5}) {
+	if (Rejection{}).Reject([]float32{-5}, 0) {
 		t.Error("the zero rejection rejected a sample")
 	}
 }
@@ -364,7 +364,7 @@ func TestCalibrationPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cal := UnknownCalibration{Keep: 0.9, MaxSamples: 12, MinSamples: 8}
+	cal := UnknownCalibration{Score: ScoreTop, Keep: 0.9, MaxSamples: 12, MinSamples: 8}
 	if err := m.SetCalibration(&cal); err != nil {
 		t.Fatal(err)
 	}

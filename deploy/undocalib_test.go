@@ -88,12 +88,19 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	learn(xa, na, LearnOptions{})
 	rejA, poolA := m.Rejection(), m.CalibrationPool()
 	afterA := m.Clone()
+	// the cosines of the codes to the class sums, which a rejection on
+	// top+cosine reads (flycl.Predictor.ScoresCosines)
+	_, cosA, err := afterA.Predictor().ScoresCosines(ctx, test)
+	if err != nil {
+		t.Fatal(err)
+	}
 	scoresA, err := afterA.Scores(ctx, test)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rejA.Enabled() || len(poolA) != 90 || !(rejA.Temperature > 0) {
-		t.Fatalf("after A: rejection %+v with a pool of %d, want on, from 90 samples", rejA, len(poolA))
+	// the default score, top+cosine, pools (top, cosine) pairs
+	if !rejA.Enabled() || rejA.Score != flycl.ScoreTopCosine || len(poolA) != 2*90 || !(rejA.Temperature > 0) {
+		t.Fatalf("after A: rejection %+v with a pool of %d, want on, top+cosine pairs from 90 samples", rejA, len(poolA))
 	}
 	if err := m.SetCalibration(&flycl.UnknownCalibration{Keep: 0.8}); err != nil {
 		t.Fatal(err)
@@ -121,13 +128,20 @@ func TestUndoRestoresCalibration(t *testing.T) {
 		if !sameBits(sc, scoresA) {
 			t.Fatalf("%s: the class scores of the test inputs differ from those after A", what)
 		}
+		_, cosG, err := got.Predictor().ScoresCosines(ctx, test)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(cosG, cosA) {
+			t.Fatalf("%s: the cosines of the test inputs differ from those after A", what)
+		}
 		nc := len(afterA.Classes())
 		unknown := 0
 		for i := 0; i < len(test)/d; i++ {
 			ra, rg := scoresA[i*nc:(i+1)*nc], sc[i*nc:(i+1)*nc]
 			pa, _ := rejA.Probability(ra)
 			pg, _ := got.Rejection().Probability(rg)
-			ua, ug := rejA.Reject(ra), got.Rejection().Reject(rg)
+			ua, ug := rejA.Reject(ra, cosA[i]), got.Rejection().Reject(rg, cosG[i])
 			if slices.Index(ra, slices.Max(ra)) != slices.Index(rg, slices.Max(rg)) || ua != ug || math.Float64bits(pa) != math.Float64bits(pg) {
 				t.Fatalf("%s: input %d: unknown=%v probability %v, after A unknown=%v probability %v", what, i, ug, pg, ua, pa)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/flycl/flycl"
@@ -190,7 +191,7 @@ func Build(s *flycl.Snapshot, o Options) (*Model, error) {
 		g.SetMetadata(MetaInput, "features")
 	}
 
-	scores := head(g, x, w, st, coef, len(names), o.Projection)
+	scores, h := head(g, x, w, st, coef, len(names), o.Projection)
 	g.Named(ScoresOutput, scores)
 	g.OutputOf(ScoresOutput, onnx.Float, -1, int64(len(names)))
 	g.Named(ClassOutput, g.Node("ArgMax", []string{scores}, onnx.AInt("axis", 1), onnx.AInt("keepdims", 0)))
@@ -201,7 +202,7 @@ func Build(s *flycl.Snapshot, o Options) (*Model, error) {
 	}, out.Outputs...)
 
 	if rej := pred.Rejection(); rej.Enabled() || rej.Temperature > 0 {
-		out.Outputs = append(out.Outputs, rejection(g, scores, len(names), rej)...)
+		out.Outputs = append(out.Outputs, rejection(g, scores, h, s.S(), st.Config.M, len(names), rej)...)
 		rj, _ := json.Marshal(rej)
 		g.SetMetadata(MetaUnknown, string(rj))
 	}
@@ -232,7 +233,7 @@ func inputScale(st flycl.State) float64 {
 
 // head adds W, top-k and C to g after the N×d features x and returns the
 // N×classes scores.
-func head(g *onnx.Graph, x string, w *projection.Matrix, st flycl.State, coef []float32, nc int, form Projection) string {
+func head(g *onnx.Graph, x string, w *projection.Matrix, st flycl.State, coef []float32, nc int, form Projection) (scores, codes string) {
 	m, d, p := w.M, w.D, w.P
 	// The input scale is a power of two (flycl checks it when it reads a
 	// model): (s·x)·w = x·(s·w) exactly, so it goes into W.
@@ -279,13 +280,36 @@ func head(g *onnx.Graph, x string, w *projection.Matrix, st flycl.State, coef []
 			ct[j*nc+c] = coef[c*m+j]
 		}
 	}
-	return g.Node("MatMul", []string{h, g.Const("c_t", []int64{int64(m), int64(nc)}, ct)})
+	return g.Node("MatMul", []string{h, g.Const("c_t", []int64{int64(m), int64(nc)}, ct)}), h
+}
+
+// unitSumsT returns the rows of S (nc × m) at unit length, transposed
+// (m × nc), as flycl.Predictor scales them (a zero row stays zero, and is
+// marked false in has).
+func unitSumsT(s []float32, m, nc int) (ut []float32, has []bool) {
+	ut, has = make([]float32, m*nc), make([]bool, nc)
+	for c := 0; c < nc; c++ {
+		r := s[c*m : (c+1)*m]
+		n := 0.0
+		for _, v := range r {
+			n += float64(v) * float64(v)
+		}
+		if !(n > 0) {
+			continue
+		}
+		has[c] = true
+		f := 1 / math.Sqrt(n)
+		for j, v := range r {
+			ut[j*nc+c] = float32(float64(v) * f)
+		}
+	}
+	return ut, has
 }
 
 // rejection adds the outputs of the model's rejection r after the
 // N×nc scores: open_score and unknown when it rejects, probability when it
 // has a temperature.
-func rejection(g *onnx.Graph, scores string, nc int, r flycl.Rejection) []Value {
+func rejection(g *onnx.Graph, scores, h string, sums []float32, m, nc int, r flycl.Rejection) []Value {
 	var outs []Value
 	axis1 := g.ConstInt64("axes", []int64{1}, []int64{1})
 	// the largest (and second largest) scores from TopK: ReduceMax changes
@@ -307,6 +331,29 @@ func rejection(g *onnx.Graph, scores string, nc int, r flycl.Rejection) []Value 
 			v = g.Node("Sub", []string{top, second})
 		case r.Score == flycl.ScoreEnergy && r.Temperature > 0:
 			v = g.Node("Add", []string{top, g.Node("Mul", []string{g.Scalar(float32(r.Temperature)), g.Node("Log", []string{sumExp()})})})
+		case r.Score == flycl.ScoreTopCosine:
+			// cos = max_c (S_c/‖S_c‖)·h / ‖h‖, classes of zero sum left
+			// out (a bias far below any cosine); v = z(top) + z(cos)
+			ut, has := unitSumsT(sums, m, nc)
+			dots := g.Node("MatMul", []string{h, g.Const("s_unit_t", []int64{int64(m), int64(nc)}, ut)})
+			if slices.Contains(has, false) {
+				bias := make([]float32, nc)
+				for c, ok := range has {
+					if !ok {
+						bias[c] = -math.MaxFloat32
+					}
+				}
+				dots = g.Node("Add", []string{dots, g.Const("s_empty", []int64{int64(nc)}, bias)})
+			}
+			dk := g.NodeN("TopK", []string{dots, g.ConstInt64("k", []int64{1}, []int64{1})}, 2,
+				onnx.AInt("axis", 1), onnx.AInt("largest", 1), onnx.AInt("sorted", 1))
+			best := g.Node("Gather", []string{dk[0], g.ConstInt64("i", nil, []int64{0})}, onnx.AInt("axis", 1))
+			norm := g.Node("Sqrt", []string{g.Node("ReduceSum", []string{g.Node("Mul", []string{h, h}), axis1}, onnx.AInt("keepdims", 0))})
+			cos := g.Node("Div", []string{best, norm})
+			z := func(x string, mean, std float64) string {
+				return g.Node("Div", []string{g.Node("Sub", []string{x, g.Scalar(float32(mean))}), g.Scalar(float32(std))})
+			}
+			v = g.Node("Add", []string{z(top, r.TopMean, r.TopStd), z(cos, r.CosMean, r.CosStd)})
 		}
 		g.Named(OpenScoreOutput, v)
 		g.OutputOf(OpenScoreOutput, onnx.Float, -1)

@@ -151,6 +151,9 @@ var tinyCases = []tiny{
 	{name: "unknown/top", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: flycl.ScoreTop},
 	{name: "unknown/margin", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: flycl.ScoreMargin},
 	{name: "unknown/energy", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: flycl.ScoreEnergy},
+	{name: "unknown/top+cosine", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: flycl.ScoreTopCosine},
+	{name: "unknown/top+cosine/sparse", d: 24, m: 96, p: 6, k: 30, mode: projection.Magnitude, form: export.Sparse, unknown: flycl.ScoreTopCosine},
+	{name: "unknown/top+cosine/ties", d: 16, m: 128, p: 3, k: 40, mode: projection.Signed, form: export.Dense, integer: true, unknown: flycl.ScoreTopCosine},
 }
 
 // The graph from feature vectors, run by ONNX Runtime in Node, gives
@@ -242,7 +245,17 @@ func compare(t *testing.T, s *flycl.Snapshot, x, dx []float32, res *ortnode.Resu
 		}
 	}
 	t.Logf("largest difference %.3g where the bound is %.3g", worst, worstTol)
-	checkRejection(t, p.Rejection(), want, tol, nc, res)
+	var cos, cosTol []float64
+	if p.Rejection().Score.NeedsCosine() {
+		if _, cos, err = p.ScoresCosines(context.Background(), x); err != nil {
+			t.Fatal(err)
+		}
+		if cosTol, err = export.CosineTolerance(s, x, dx); err != nil {
+			t.Fatal(err)
+		}
+		checkCosines(t, p.Rejection(), want, cos, cosTol, tol, nc, res)
+	}
+	checkRejection(t, p.Rejection(), want, cos, cosTol, tol, nc, res)
 	return sumInts(uncertain)
 }
 
@@ -253,7 +266,14 @@ func compare(t *testing.T, s *flycl.Snapshot, x, dx []float32, res *ortnode.Resu
 // largest score change) by the largest bound plus the rounding of its
 // log-sum-exp; the probability by the largest bound over T. A decision
 // must agree unless the score lies within that bound of the threshold.
-func checkRejection(t *testing.T, r flycl.Rejection, want []float32, tol []float64, nc int, res *ortnode.Result) {
+//
+// For top+cosine, flycl's value is Rejection.Value of the scores and of
+// ScoresCosines' cosine (cos; cosTol its bound, CosineTolerance): the
+// graph's top moves by the top score's bound over TopStd, its cosine by
+// cosTol over CosStd, and its float32 standardization (constants rounded
+// to float32, two subtractions, two divisions, one sum) by a few
+// roundings of the terms' size.
+func checkRejection(t *testing.T, r flycl.Rejection, want []float32, cos, cosTol, tol []float64, nc int, res *ortnode.Result) {
 	t.Helper()
 	osc, un, pr := res.Outputs[export.OpenScoreOutput], res.Outputs[export.UnknownOutput], res.Outputs[export.ProbabilityOutput]
 	if r.Enabled() != (osc != nil && un != nil) || (r.Temperature > 0) != (pr != nil) {
@@ -274,15 +294,24 @@ func checkRejection(t *testing.T, r flycl.Rejection, want []float32, tol []float
 		if !r.Enabled() {
 			continue
 		}
-		v := r.Score.Value(row, r.Temperature)
+		ci := math.NaN()
+		if cos != nil {
+			ci = cos[i]
+		}
+		v := r.Value(row, ci)
 		bound := 2*maxTol + 8*float64(nc)*u*(math.Abs(v)+r.Temperature)
+		if r.Score.NeedsCosine() {
+			top := float64(slices.Max(row))
+			terms := (math.Abs(top)+math.Abs(r.TopMean))/r.TopStd + (math.Abs(ci)+math.Abs(r.CosMean))/r.CosStd
+			bound = maxTol/r.TopStd + cosTol[i]/r.CosStd + 8*u*(terms+math.Abs(v))
+		}
 		if d := math.Abs(float64(osc.Float[i]) - v); d > bound {
 			t.Errorf("sample %d: open-set score %v in Node, %v in flycl (bound %.3g)", i, osc.Float[i], v, bound)
 		}
-		if un.Bool[i] != r.Reject(row) && math.Abs(v-r.Threshold) > bound {
-			t.Errorf("sample %d: unknown %v in Node, %v in flycl (score %v, threshold %v)", i, un.Bool[i], r.Reject(row), v, r.Threshold)
+		if un.Bool[i] != r.Reject(row, ci) && math.Abs(v-r.Threshold) > bound {
+			t.Errorf("sample %d: unknown %v in Node, %v in flycl (score %v, threshold %v)", i, un.Bool[i], r.Reject(row, ci), v, r.Threshold)
 		}
-		if r.Reject(row) {
+		if r.Reject(row, ci) {
 			rejected++
 		}
 	}
@@ -292,6 +321,36 @@ func checkRejection(t *testing.T, r flycl.Rejection, want []float32, tol []float
 			t.Errorf("the rejection decides alike for every sample: the comparison tests nothing")
 		}
 	}
+}
+
+// checkCosines checks that the cosine implied by Node's open_score, the
+// fused value less the standardized top score of flycl, is within the
+// bounds of flycl's cosine: it reads the cosine the graph computed
+// through the standardization, so a graph whose cosine were wrong (a
+// missing ‖h‖, a sum not at unit length) fails here even where the
+// decision happens to agree.
+func checkCosines(t *testing.T, r flycl.Rejection, want []float32, cos, cosTol, tol []float64, nc int, res *ortnode.Result) {
+	t.Helper()
+	osc := res.Outputs[export.OpenScoreOutput]
+	if osc == nil {
+		t.Fatal("no open_score output for a top+cosine rejection")
+	}
+	u := 1.0 / (1 << 24)
+	worst := 0.0
+	for i := range cos {
+		row := want[i*nc : (i+1)*nc]
+		top := float64(slices.Max(row))
+		got := r.CosMean + r.CosStd*(float64(osc.Float[i])-(top-r.TopMean)/r.TopStd)
+		maxTol := slices.Max(tol[i*nc : (i+1)*nc])
+		terms := (math.Abs(top)+math.Abs(r.TopMean))/r.TopStd + (math.Abs(cos[i])+math.Abs(r.CosMean))/r.CosStd + math.Abs(float64(osc.Float[i]))
+		bound := cosTol[i] + r.CosStd*(maxTol/r.TopStd+8*u*terms)
+		if d := math.Abs(got - cos[i]); d > bound {
+			t.Errorf("sample %d: cosine %v in Node, %v in flycl (bound %.3g)", i, got, cos[i], bound)
+		} else {
+			worst = max(worst, d/bound)
+		}
+	}
+	t.Logf("cosines: largest difference %.3g of its bound", worst)
 }
 
 func sumInts(v []int) int {

@@ -36,22 +36,42 @@ func gamma(n int) float64 { return float64(n) * unitRoundoff / (1 - float64(n)*u
 // row is exact in any order: e_j = 0, and exact ties are broken alike by
 // both runtimes (the lower index first), so they are not in U.
 func Tolerance(s *flycl.Snapshot, x []float32, dx []float32) ([]float64, error) {
-	tol, _, err := tolerance(s, x, dx)
+	tol, _, _, err := tolerance(s, x, dx, false)
 	return tol, err
 }
 
-// tolerance is Tolerance that also returns, per sample, the size of U.
-func tolerance(s *flycl.Snapshot, x []float32, dx []float32) (tol []float64, uncertain []int, err error) {
+// CosineTolerance bounds, for each of the n×d features x (dx as for
+// Tolerance), how far the cosine of an exported graph's code to the
+// nearest class sum may lie from flycl.Predictor.ScoresCosines'. With δ_j
+// the bound on a coordinate of h that Tolerance's sums weigh by |C_cj|
+// (the runtimes' h_j apart by at most δ_j, their products summed within
+// it), the dot product with the unit row u_c of S moves by at most
+// N_c = Σ_j δ_j|u_cj|, and ‖h‖ by at most Δ = √(Σ_j δ_j²) + γ_{k+1}‖h‖
+// (the graph's float32 sum of squares). So the cosine, a ratio of the
+// largest dot product and ‖h‖, moves by at most
+//
+//	(max_c N_c + |cos|·Δ) / (‖h‖ − Δ) + 4u,
+//
+// the last term for the float32 division and square root (+Inf when
+// Δ ≥ ‖h‖: nothing is bounded).
+func CosineTolerance(s *flycl.Snapshot, x []float32, dx []float32) ([]float64, error) {
+	_, _, cos, err := tolerance(s, x, dx, true)
+	return cos, err
+}
+
+// tolerance is Tolerance that also returns, per sample, the size of U
+// and, with cosines, CosineTolerance's bounds.
+func tolerance(s *flycl.Snapshot, x []float32, dx []float32, cosines bool) (tol []float64, uncertain []int, cosTol []float64, err error) {
 	w := s.Projection()
 	st := s.State()
 	coef := s.Coef()
 	nc := len(st.Labels)
 	m, d, p, k := w.M, w.D, w.P, st.Config.K
 	if coef == nil || nc == 0 {
-		return nil, nil, ErrNoClasses
+		return nil, nil, nil, ErrNoClasses
 	}
 	if len(x)%d != 0 || (dx != nil && len(dx) != len(x)) {
-		return nil, nil, fmt.Errorf("export: %d features (and %d bounds) for d=%d", len(x), len(dx), d)
+		return nil, nil, nil, fmt.Errorf("export: %d features (and %d bounds) for d=%d", len(x), len(dx), d)
 	}
 	k = min(k, m)
 	scale := inputScale(st)
@@ -63,6 +83,13 @@ func tolerance(s *flycl.Snapshot, x []float32, dx []float32) (tol []float64, unc
 	key := make([]float64, m)
 	order := make([]int, m)
 	inU := make([]bool, m)
+	delta := make([]float64, m)
+	var ut []float32
+	var has []bool
+	if cosines {
+		cosTol = make([]float64, n)
+		ut, has = unitSumsT(s.S(), m, nc)
+	}
 	for i := 0; i < n; i++ {
 		xi := x[i*d : (i+1)*d]
 		intInput := dx == nil
@@ -102,22 +129,57 @@ func tolerance(s *flycl.Snapshot, x []float32, dx []float32) (tol []float64, unc
 		kept := order[:k]
 		uncertain[i] = markUncertain(kept, order[k:], key, e, inU)
 		g := gamma(k)
+		clear(delta)
+		for r, j := range order {
+			switch {
+			case inU[j]:
+				delta[j] = (math.Abs(h[j]) + e[j]) * (1 + 2*g)
+			case r < k:
+				delta[j] = 2*e[j] + 2*g*(math.Abs(h[j])+e[j])
+			}
+		}
 		for c := 0; c < nc; c++ {
 			row := coef[c*m : (c+1)*m]
 			var t float64
-			for r, j := range order {
-				cj := math.Abs(float64(row[j]))
-				switch {
-				case inU[j]:
-					t += (math.Abs(h[j]) + e[j]) * (1 + 2*g) * cj
-				case r < k:
-					t += (2*e[j] + 2*g*(math.Abs(h[j])+e[j])) * cj
-				}
+			for j, dj := range delta {
+				t += dj * math.Abs(float64(row[j]))
 			}
 			tol[i*nc+c] = t
 		}
+		if cosines {
+			var hh, dd float64
+			for _, j := range order[:k] {
+				hh += h[j] * h[j]
+			}
+			for _, dj := range delta {
+				dd += dj * dj
+			}
+			hn := math.Sqrt(hh)
+			big := 0.0 // max_c N_c
+			best := math.Inf(-1)
+			for c := 0; c < nc; c++ {
+				if !has[c] {
+					continue
+				}
+				var nb, dot float64
+				for _, j := range order[:k] {
+					dot += h[j] * float64(ut[j*nc+c])
+				}
+				for j, dj := range delta {
+					nb += dj * math.Abs(float64(ut[j*nc+c]))
+				}
+				big = max(big, nb)
+				best = max(best, dot)
+			}
+			dl := math.Sqrt(dd) + gamma(k+1)*hn
+			if dl >= hn {
+				cosTol[i] = math.Inf(1)
+				continue
+			}
+			cosTol[i] = (big+math.Abs(best/hn)*dl)/(hn-dl) + 4*unitRoundoff
+		}
 	}
-	return tol, uncertain, nil
+	return tol, uncertain, cosTol, nil
 }
 
 // markUncertain sets inU for the coordinates that runtimes whose keys lie

@@ -52,7 +52,8 @@ func TestRejectionRoundTrip(t *testing.T) {
 		t.Fatalf("header has no rejection: %v", h["rejection"])
 	}
 	got := f.Snapshot.Predictor().Rejection()
-	if got.Score != flycl.ScoreTop || got.Keep != 0.9 || got.Threshold != rj["threshold"].(float64) || got.Temperature != rj["temperature"].(float64) || got.Samples != 30 {
+	if got.Score != flycl.ScoreTopCosine || got.Keep != 0.9 || got.Threshold != rj["threshold"].(float64) || got.Temperature != rj["temperature"].(float64) || got.Samples != 30 ||
+		got.TopMean != rj["top_mean"].(float64) || got.TopStd != rj["top_std"].(float64) || got.CosMean != rj["cos_mean"].(float64) || got.CosStd != rj["cos_std"].(float64) {
 		t.Fatalf("decoded rejection %+v, header %v", got, rj)
 	}
 	if f.Snapshot.State().Rejection != got {
@@ -60,8 +61,8 @@ func TestRejectionRoundTrip(t *testing.T) {
 	}
 	hp, _ := h["calibration_pool"].([]any)
 	pool := f.Snapshot.State().CalibrationPool
-	if len(hp) != 30 || len(pool) != 30 {
-		t.Fatalf("calibration pool: %d in the header, %d decoded, want 30", len(hp), len(pool))
+	if len(hp) != 60 || len(pool) != 60 {
+		t.Fatalf("calibration pool: %d in the header, %d decoded, want 30 (top, cosine) pairs", len(hp), len(pool))
 	}
 	for i, v := range hp {
 		if float32(v.(float64)) != pool[i] {
@@ -84,10 +85,29 @@ func TestRejectionRoundTrip(t *testing.T) {
 			t.Fatalf("the version-1 file loaded with rejection %+v", r)
 		}
 	}
+	// a file of a model calibrated on the top score (as every file was
+	// before top+cosine) loads with its score: no standardization fields
+	topHdr := map[string]any{}
+	for k, v := range rj {
+		if k != "top_mean" && k != "top_std" && k != "cos_mean" && k != "cos_std" {
+			topHdr[k] = v
+		}
+	}
+	topHdr["score"] = "top"
+	h["rejection"], h["calibration_pool"] = topHdr, hp[:30]
+	ft, err := Decode(bytes.NewReader(forge(t, Version, h, data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := ft.Snapshot.Predictor().Rejection(); r.Score != flycl.ScoreTop || r.Threshold != got.Threshold || r.TopStd != 0 || len(ft.Snapshot.State().CalibrationPool) != 30 {
+		t.Fatalf("a file calibrated on the top score loaded with rejection %+v", r)
+	}
+	h["calibration_pool"] = hp
 	for _, tc := range []struct {
 		field string
 		v     any
-	}{{"score", "median"}, {"keep", 1.5}, {"temperature", -1.0}, {"samples", -3}, {"calibration_pool", make([]float64, flycl.MaxCalibrationPool+1)}} {
+	}{{"score", "median"}, {"keep", 1.5}, {"temperature", -1.0}, {"samples", -3}, {"calibration_pool", make([]float64, flycl.MaxCalibrationPool+1)},
+		{"top_std", 0.0}, {"cos_std", -1.0}} {
 		bad := map[string]any{}
 		for k, v := range rj {
 			bad[k] = v

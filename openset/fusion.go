@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/flycl/flycl"
 )
 
 // signedLog1p returns sign(v)·log(1+|v|) of every value: a monotone
@@ -46,12 +48,15 @@ func classSums(x []float32, labels []int, d int) (cls []int, sums [][]float64, c
 // classes), the cosine to the nearest class mean with the row itself
 // left out of its class's mean: exact leave-one-out scores from the class
 // sums alone (the sum less the row; a class of one sample has no mean
-// left and drops out).
+// left and drops out), computed by the model's own formula
+// (flycl.ClassCosine).
 func cosineNCMLOO(x []float32, labels []int, d int, sel []int) []float64 {
-	cls, sums, counts := classSums(x, labels, d)
+	cls, sums, _ := classSums(x, labels, d)
+	flat := make([]float64, 0, len(cls)*d)
 	norms := make([]float64, len(cls))
 	for c, s := range sums {
 		norms[c] = math.Sqrt(dot(s, s))
+		flat = append(flat, s...)
 	}
 	out := make([]float64, len(sel))
 	row := make([]float64, d)
@@ -59,30 +64,12 @@ func cosineNCMLOO(x []float32, labels []int, d int, sel []int) []float64 {
 		for j, v := range x[i*d : (i+1)*d] {
 			row[j] = float64(v)
 		}
-		rn := math.Sqrt(dot(row, row))
 		own, _ := slices.BinarySearch(cls, labels[i])
-		best := math.Inf(-1)
-		for c, s := range sums {
-			var num, den float64
-			if c == own {
-				if counts[c] < 2 {
-					continue
-				}
-				var ss float64
-				for j := range s {
-					v := s[j] - row[j]
-					num += v * row[j]
-					ss += v * v
-				}
-				den = math.Sqrt(ss)
-			} else {
-				num, den = dot(s, row), norms[c]
-			}
-			if den > 0 && rn > 0 {
-				best = max(best, num/(den*rn))
-			}
+		v, ok := flycl.ClassCosine(row, flat, norms, own)
+		if !ok {
+			v = math.Inf(-1)
 		}
-		out[k] = best
+		out[k] = v
 	}
 	return out
 }

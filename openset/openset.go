@@ -356,6 +356,20 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 		extra["top + cosine NCM (codes)"] = flycl.KeepThreshold(fuse(lt, ln, zTop, zCodes), rej.Keep)
 	}
 	vals["top + cosine NCM (codes)"] = fuse(vals["top"], vals["cosine NCM (codes)"], zTop, zCodes)
+	if rej.Score == flycl.ScoreTopCosine {
+		// the model's own score: the same fusion, standardized by the
+		// model's pool and compared with its stored threshold
+		_, cos, err := model.Predictor().ScoresCosines(ctx, all)
+		if err != nil {
+			return err
+		}
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = rej.Value(sc[i*nc:(i+1)*nc], cos[i])
+		}
+		vals["top + cosine NCM (codes)"] = v
+		extra["top + cosine NCM (codes)"] = rej.Threshold
+	}
 	for _, name := range Scores {
 		v := vals[name]
 		kv, uv := v[:nk], v[nk:]

@@ -26,34 +26,47 @@ type scoreReq struct {
 
 type scoreRes struct {
 	scores []float32
+	cos    []float64 // nil when the view gives none (see CosineScorer)
 	err    error
 }
 
 // maxBatchRows bounds the rows of one batched Scores call.
 const maxBatchRows = 256
 
-// score returns sn's scores of x, batched with concurrent requests.
-func (s *Server) score(ctx context.Context, sn ModelView, x []float32) ([]float32, error) {
+// score returns sn's scores of x and, when sn is a CosineScorer, the
+// cosines of the samples' codes to the class sums (else nil), batched
+// with concurrent requests.
+func (s *Server) score(ctx context.Context, sn ModelView, x []float32) ([]float32, []float64, error) {
 	d := sn.Dim()
 	if d <= 0 || len(x)%d != 0 || len(x)/d > maxBatchRows/4 {
-		return sn.Scores(ctx, x) // large requests are batches already
+		return scoreView(ctx, sn, x) // large requests are batches already
 	}
 	req := &scoreReq{ctx: ctx, sn: sn, x: x, done: make(chan scoreRes, 1)}
 	select {
 	case s.scoreq <- req:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	case <-s.stop:
-		return sn.Scores(ctx, x)
+		return scoreView(ctx, sn, x)
 	}
 	select {
 	case r := <-req.done:
-		return r.scores, r.err
+		return r.scores, r.cos, r.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	case <-s.scorersGone: // the server was closed with this request queued
-		return sn.Scores(ctx, x)
+		return scoreView(ctx, sn, x)
 	}
+}
+
+// scoreView returns sn's scores of x, and its cosines when it is a
+// CosineScorer (else nil).
+func scoreView(ctx context.Context, sn ModelView, x []float32) ([]float32, []float64, error) {
+	if cs, ok := sn.(CosineScorer); ok {
+		return cs.ScoresCosines(ctx, x)
+	}
+	sc, err := sn.Scores(ctx, x)
+	return sc, nil, err
 }
 
 // scorer takes a request, adds every request of the same snapshot that is
@@ -114,22 +127,22 @@ func (s *Server) runBatch(batch []*scoreReq) {
 	s.met.batch.Observe(float64(len(live)))
 	sn := live[0].sn
 	if len(live) == 1 {
-		sc, err := sn.Scores(live[0].ctx, live[0].x)
-		live[0].done <- scoreRes{sc, err}
+		sc, cos, err := scoreView(live[0].ctx, sn, live[0].x)
+		live[0].done <- scoreRes{sc, cos, err}
 		return
 	}
 	var x []float32
 	for _, r := range live {
 		x = append(x, r.x...)
 	}
-	sc, err := sn.Scores(context.Background(), x)
+	sc, cos, err := scoreView(context.Background(), sn, x)
 	var ie *InputError
 	if err != nil && errors.As(err, &ie) {
 		// One request's input is bad: score each alone so the others
 		// are not failed by it.
 		for _, r := range live {
-			sc, err := sn.Scores(r.ctx, r.x)
-			r.done <- scoreRes{sc, err}
+			sc, cos, err := scoreView(r.ctx, sn, r.x)
+			r.done <- scoreRes{sc, cos, err}
 		}
 		return
 	}
@@ -141,7 +154,11 @@ func (s *Server) runBatch(batch []*scoreReq) {
 			r.done <- scoreRes{err: err}
 			continue
 		}
-		r.done <- scoreRes{scores: sc[off*nc : (off+n)*nc : (off+n)*nc]}
+		res := scoreRes{scores: sc[off*nc : (off+n)*nc : (off+n)*nc]}
+		if cos != nil {
+			res.cos = cos[off : off+n : off+n]
+		}
+		r.done <- res
 		off += n
 	}
 }

@@ -523,20 +523,40 @@ func (s *fileView) Rank(scores []float32, top int) [][]Score {
 }
 
 func (s *fileView) Scores(ctx context.Context, x []float32) ([]float32, error) {
+	sc, _, err := s.scores(ctx, x, false)
+	return sc, err
+}
+
+// ScoresCosines implements CosineScorer. The cosines cost a second
+// product of the codes with a classes × m matrix: they are computed only
+// when the model's rejection reads them (nil otherwise; a threshold of
+// Config.Unknown applies to the model's own score).
+func (s *fileView) ScoresCosines(ctx context.Context, x []float32) ([]float32, []float64, error) {
+	return s.scores(ctx, x, s.pred.Rejection().Score.NeedsCosine())
+}
+
+func (s *fileView) scores(ctx context.Context, x []float32, cosines bool) ([]float32, []float64, error) {
 	if len(s.pred.Classes()) == 0 {
-		return nil, ErrNotTrained
+		return nil, nil, ErrNotTrained
 	}
 	if len(x)%s.pred.InputDim() != 0 {
-		return nil, &InputError{fmt.Errorf("%d feature values are not a multiple of d=%d", len(x), s.pred.InputDim())}
+		return nil, nil, &InputError{fmt.Errorf("%d feature values are not a multiple of d=%d", len(x), s.pred.InputDim())}
 	}
-	sc, err := s.pred.Scores(ctx, x)
+	var sc []float32
+	var cos []float64
+	var err error
+	if cosines {
+		sc, cos, err = s.pred.ScoresCosines(ctx, x)
+	} else {
+		sc, err = s.pred.Scores(ctx, x)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, asInput(err)
+		return nil, nil, asInput(err)
 	}
-	return sc, nil
+	return sc, cos, nil
 }
 
 // asInput marks err as the request's fault (an *InputError, answered 400)

@@ -117,7 +117,7 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	top := in.top
-	scores, err := s.score(r.Context(), sn, in.x)
+	scores, cos, err := s.score(r.Context(), sn, in.x)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -132,7 +132,7 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 	rej, nc := s.rejection(sn), len(sn.Classes())
 	for i, top := range sn.Rank(scores, top) {
 		resp.Predictions[i] = Prediction{Class: top[0].Class, Top: top}
-		s.answer(&resp.Predictions[i], rej, scores[i*nc:(i+1)*nc])
+		s.answer(&resp.Predictions[i], rej, scores[i*nc:(i+1)*nc], cosineAt(cos, i))
 	}
 	s.keep(sn, resp.Predictions, scores, in.x, in.raw)
 	resp.Seconds = time.Since(t).Seconds()

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"math"
 
 	"github.com/flycl/flycl"
 )
@@ -16,6 +18,24 @@ type Rejecter interface {
 
 // Rejection returns the model's calibrated rejection.
 func (s *fileView) Rejection() flycl.Rejection { return s.pred.Rejection() }
+
+// CosineScorer is implemented by a ModelView that gives, with the class
+// scores, the cosine of every sample's code to the nearest class sum
+// (flycl.Predictor.ScoresCosines; the file backend's snapshots do): a
+// rejection whose score needs it (flycl.OpenScore.NeedsCosine) reads it.
+// Under such a rejection, a view that is not a CosineScorer has every
+// prediction answered "unknown" (its cosine is not known).
+type CosineScorer interface {
+	ScoresCosines(ctx context.Context, x []float32) ([]float32, []float64, error)
+}
+
+// cosineAt returns cos[i], NaN when there are no cosines.
+func cosineAt(cos []float64, i int) float64 {
+	if i < len(cos) {
+		return cos[i]
+	}
+	return math.NaN()
+}
 
 // unknownAnswer is a prediction's answer when it is rejected.
 const unknownAnswer = "unknown"
@@ -43,10 +63,11 @@ func (s *Server) rejection(sn ModelView) flycl.Rejection {
 }
 
 // answer sets p's answer, unknown flag and probability from its row of
-// class scores, and counts the answer.
-func (s *Server) answer(p *Prediction, rej flycl.Rejection, row []float32) {
+// class scores and its cosine (flycl.Rejection.Reject), and counts the
+// answer.
+func (s *Server) answer(p *Prediction, rej flycl.Rejection, row []float32, cos float64) {
 	p.Answer = p.Class
-	if rej.Reject(row) {
+	if rej.Reject(row, cos) {
 		p.Answer, p.Unknown = unknownAnswer, true
 		s.met.answers.WithLabelValues("unknown").Inc()
 	} else {

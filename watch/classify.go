@@ -57,7 +57,7 @@ func (c *ModelClassifier) Classify(ctx context.Context, img *imageio.RGB) (Predi
 	if len(x) != c.Predictor.InputDim() {
 		return Prediction{}, fmt.Errorf("watch: the extractor gave %d features, the model takes %d", len(x), c.Predictor.InputDim())
 	}
-	scores, err := c.Predictor.Scores(ctx, x)
+	scores, cos, err := c.Predictor.ScoresCosines(ctx, x)
 	if err != nil {
 		return Prediction{}, err
 	}
@@ -69,7 +69,7 @@ func (c *ModelClassifier) Classify(ctx context.Context, img *imageio.RGB) (Predi
 	if len(r) != 1 || len(r[0]) == 0 {
 		return Prediction{}, fmt.Errorf("watch: the model has no classes")
 	}
-	p := Prediction{Top: r[0], Answer: r[0][0].Name, Unknown: c.Rejection.Reject(scores)}
+	p := Prediction{Top: r[0], Answer: r[0][0].Name, Unknown: c.Rejection.Reject(scores, cos[0])}
 	if p.Unknown {
 		p.Answer = UnknownAnswer
 	}

@@ -90,7 +90,7 @@ Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`
 	fs.StringSliceVar(&cfg.Protocols, "protocols", []string{"split", "incremental"}, "protocols: split, incremental")
 	fs.Float64Var(&cfg.Calibration.Keep, "keep", flycl.DefaultKeep, "share of known samples the calibrated threshold keeps")
 	fs.IntVar(&cfg.Calibration.MaxSamples, "calib-samples", flycl.DefaultCalibrationSamples, "leave-one-out samples per learn")
-	fs.StringVar(&score, "score", string(flycl.ScoreTop), "the score the model calibrates its stored threshold for: top, margin or energy")
+	fs.StringVar(&score, "score", string(flycl.ScoreTopCosine), "the score the model calibrates its stored threshold for: top+cosine (the model's default; its row is \"top + cosine NCM (codes)\"), top, margin or energy")
 	fs.IntVar(&cfg.KNN, "knn", 10, "k of the k-th nearest neighbour score")
 	fs.Float64Var(&cfg.Shrink, "shrink", 0.1, "shrinkage of the Mahalanobis covariance towards its mean variance")
 	fs.IntVar(&cfg.Model.M, "m", cfg.Model.M, "expansion dimension")

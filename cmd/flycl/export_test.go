@@ -104,6 +104,13 @@ func TestExportImagesNode(t *testing.T) {
 				"--precision", prec, "--m", "3000", "--p", "300", "--k", "1000", "--lambdas", "1,10,100,1000"}, common...)...); err != nil {
 				t.Fatal(err)
 			}
+			// the same photos again: the calibration pool then holds 24
+			// leave-one-out samples, enough for the model to reject
+			// (flycl.DefaultMinCalibrationSamples), so that the graph's
+			// "unknown" is compared on real photos
+			if _, err := runCLI(t, append([]string{"learn", "--data", "folder:" + train, "--cache", ""}, common...)...); err != nil {
+				t.Fatal(err)
+			}
 			out, err := runCLI(t, append([]string{"predict", "--format", "json", "--top", "4"}, append(common, test...)...)...)
 			if err != nil {
 				t.Fatal(err)
@@ -191,16 +198,49 @@ func TestExportImagesNode(t *testing.T) {
 			// "unknown" as flycl predict answers it (the model calibrates a
 			// rejection when it learns), unless the open-set score lies within
 			// twice the scores' bound of the threshold
-			if r := f.Snapshot.Predictor().Rejection(); r.Enabled() {
+			if r := f.Snapshot.Predictor().Rejection(); !r.Enabled() || r.Score != flycl.ScoreTopCosine {
+				t.Fatalf("the model's rejection %+v: want top+cosine on, to compare", r)
+			} else {
 				un := res.Outputs[export.UnknownOutput]
 				if un == nil {
 					t.Fatalf("the model rejects (%+v) but the graph has no %s output", r, export.UnknownOutput)
 				}
+				// top+cosine reads the cosine of the code to the class
+				// sums too: flycl's, and its bound (export.CosineTolerance)
+				cos, cosTol := make([]float64, len(test)), make([]float64, len(test))
+				if r.Score.NeedsCosine() {
+					if _, cos, err = f.Snapshot.Predictor().ScoresCosines(context.Background(), fs.X); err != nil {
+						t.Fatal(err)
+					}
+					if cosTol, err = export.CosineTolerance(f.Snapshot, fs.X, dx); err != nil {
+						t.Fatal(err)
+					}
+				}
 				rejected := 0
 				for i, p := range pred.Predictions {
-					v := r.Score.Value(want[i*len(names):(i+1)*len(names)], r.Temperature)
-					if un.Bool[i] != p.Unknown && math.Abs(v-r.Threshold) > 2*slices.Max(tol[i*len(names):(i+1)*len(names)]) {
+					row := want[i*len(names) : (i+1)*len(names)]
+					v, bound := r.Value(row, cos[i]), 2*slices.Max(tol[i*len(names):(i+1)*len(names)])
+					if r.Score.NeedsCosine() {
+						bound = 2 * (bound/2/r.TopStd + cosTol[i]/r.CosStd)
+					}
+					if p.Unknown != r.Reject(row, cos[i]) {
+						t.Errorf("%s: flycl predict answers unknown=%v, the model's rejection %v", filepath.Base(test[i]), p.Unknown, r.Reject(row, cos[i]))
+					}
+					if un.Bool[i] != p.Unknown && math.Abs(v-r.Threshold) > bound {
 						t.Errorf("%s: unknown %v in Node, %v in flycl predict", filepath.Base(test[i]), un.Bool[i], p.Unknown)
+					}
+					// the value itself, within the bound plus the float32
+					// roundings of the graph's last few operations
+					osc := res.Outputs[export.OpenScoreOutput]
+					if osc == nil {
+						t.Fatalf("the model rejects (%+v) but the graph has no %s output", r, export.OpenScoreOutput)
+					}
+					terms := math.Abs(v) + r.Temperature
+					if r.Score.NeedsCosine() {
+						terms += (math.Abs(float64(slices.Max(row)))+math.Abs(r.TopMean))/r.TopStd + (math.Abs(cos[i])+math.Abs(r.CosMean))/r.CosStd
+					}
+					if d := math.Abs(float64(osc.Float[i]) - v); d > bound+16*float64(len(names))*terms/(1<<24) {
+						t.Errorf("%s: open-set score in Node %v, flycl %v (bound %.3g)", filepath.Base(test[i]), osc.Float[i], v, bound)
 					}
 					if p.Unknown {
 						rejected++

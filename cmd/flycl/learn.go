@@ -303,6 +303,7 @@ func learnCmd() *cobra.Command {
 	var opt deploy.LearnOptions
 	var wait waitFlag
 	var keep float64
+	var openScore string
 	var journal bool
 	c := &cobra.Command{
 		Use:   "learn --model FILE (--data KIND:PATH [--backbone B] | --features F.npz)",
@@ -357,11 +358,20 @@ class_names (or --class-names).`,
 				}
 			}
 			before := m.Prior() // what an undo of this learn puts back
-			if cmd.Flags().Changed("unknown-keep") {
+			if cmd.Flags().Changed("unknown-keep") || cmd.Flags().Changed("unknown-score") {
 				if !(keep > 0 && keep <= 1) {
 					return fmt.Errorf("--unknown-keep %g: want a share in (0, 1]", keep)
 				}
-				if err := m.SetCalibration(&flycl.UnknownCalibration{Score: m.Rejection().Score, Keep: keep}); err != nil {
+				c := flycl.UnknownCalibration{Score: m.Rejection().Score, Keep: keep}
+				if !cmd.Flags().Changed("unknown-keep") && m.Rejection().Keep > 0 {
+					c.Keep = m.Rejection().Keep
+				}
+				if cmd.Flags().Changed("unknown-score") {
+					if c.Score, err = flycl.ParseOpenScore(openScore); err != nil {
+						return fmt.Errorf("--unknown-score: %w", err)
+					}
+				}
+				if err := m.SetCalibration(&c); err != nil {
 					return fmt.Errorf("--unknown-keep: %w", err)
 				}
 			}
@@ -404,6 +414,7 @@ class_names (or --class-names).`,
 	c.Flags().IntVar(&opt.Batch, "online-batch", 1000, "mini-batch size with --online")
 	c.Flags().Float64Var(&opt.Lambda, "lambda", 0, "fixed λ (0: GCV on the task, or on each mini-batch with --online)")
 	c.Flags().Float64Var(&keep, "unknown-keep", flycl.DefaultKeep, "share of the learned samples' leave-one-out scores the \"unknown\" threshold keeps (the model keeps it for later learns; docs/UNKNOWN.md)")
+	c.Flags().StringVar(&openScore, "unknown-score", "", "the open-set score the \"unknown\" threshold applies to from this learn on: top, margin, energy or top+cosine (default: the model's, or top+cosine for a new model; docs/UNKNOWN.md)")
 	c.Flags().TextVar(&opt.LambdaPolicy, "lambda-policy", flycl.LambdaGCV, "without --lambda: gcv chooses λ on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
 	return c
 }

@@ -80,7 +80,7 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 			if s.d != p.InputDim() {
 				return fmt.Errorf("the inputs have %d-dimensional features, the model d=%d", s.d, p.InputDim())
 			}
-			scores, err := p.Scores(cmd.Context(), s.x)
+			scores, cos, err := p.ScoresCosines(cmd.Context(), s.x)
 			if err != nil {
 				return err
 			}
@@ -90,7 +90,7 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 			for i := range top {
 				preds[i].Top = top[i]
 				row := scores[i*nc : (i+1)*nc]
-				preds[i].Answer, preds[i].Unknown = top[i][0].Name, rej.Reject(row)
+				preds[i].Answer, preds[i].Unknown = top[i][0].Name, rej.Reject(row, cos[i])
 				if preds[i].Unknown {
 					preds[i].Answer = unknownAnswer
 				}

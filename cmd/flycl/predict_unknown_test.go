@@ -1,35 +1,63 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/modelfile"
 )
 
-// TestPredictUnknown: flycl learn calibrates the model's rejection, and
-// flycl predict answers "unknown" exactly where the top score is below
-// the threshold in the model file (--unknown auto), never with off, always
-// with a threshold above every score; the probability is the softmax of
-// the scores at the file's temperature; samples of classes the model
-// never learned are counted as rejected. A bad --unknown is an error
-// naming the flag.
+// TestPredictUnknown: flycl learn calibrates the model's rejection (on
+// top+cosine by default, on the top score with --unknown-score top), and
+// flycl predict answers "unknown" exactly where the root package's
+// Rejection.Reject does, from the scores and cosines of the model file's
+// predictor (--unknown auto), never with off, always with a threshold
+// above every value; the probability is the softmax of the scores at the
+// file's temperature; samples of classes the model never learned are
+// counted as rejected, most of them. A bad --unknown is an error naming
+// the flag.
 func TestPredictUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		score flycl.OpenScore
+	}{{nil, flycl.ScoreTopCosine}, {[]string{"--unknown-score", "top"}, flycl.ScoreTop}} {
+		t.Run(string(tc.score), func(t *testing.T) { testPredictUnknown(t, tc.flags, tc.score) })
+	}
+}
+
+func testPredictUnknown(t *testing.T, flags []string, kind flycl.OpenScore) {
 	dir := t.TempDir()
 	train, test, model := filepath.Join(dir, "train.npz"), filepath.Join(dir, "test.npz"), filepath.Join(dir, "m.flycl")
 	blobs(t, train, 1, 16, 40, "cat", "dog")
 	blobs(t, test, 2, 16, 20, "cat", "dog", "owl", "yak")
-	if out, err := runCLI(t, "learn", "--model", model, "--features", train, "--m", "300", "--p", "8", "--k", "90", "--lambdas", "1,10,100,1000", "--quiet"); err != nil || !strings.Contains(out, "unknown below top score") {
+	args := append([]string{"learn", "--model", model, "--features", train, "--m", "300", "--p", "8", "--k", "90", "--lambdas", "1,10,100,1000", "--quiet"}, flags...)
+	if out, err := runCLI(t, args...); err != nil || !strings.Contains(out, "unknown below "+string(kind)+" score") {
 		t.Fatalf("learn: %v\n%s", err, out)
 	}
 	f, err := modelfile.Load(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rej := f.Snapshot.Predictor().Rejection()
+	pred := f.Snapshot.Predictor()
+	rej := pred.Rejection()
+	if rej.Score != kind {
+		t.Fatalf("rejection %+v, want score %s", rej, kind)
+	}
+	ts, err := features.Load(test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, cos, err := pred.ScoresCosines(context.Background(), ts.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := len(pred.Classes())
 	type result struct {
 		Predictions []prediction
 		Accuracy    *score
@@ -46,11 +74,11 @@ func TestPredictUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rejected := 0
+	rejected, keptKnown := 0, 0
 	for i, p := range r.Predictions {
-		want := float64(p.Top[0].Score) < rej.Threshold
+		want := rej.Reject(sc[i*nc:(i+1)*nc], cos[i])
 		if p.Unknown != want || (want && p.Answer != "unknown") || (!want && p.Answer != p.Top[0].Name) {
-			t.Fatalf("sample %d: %+v, threshold %g", i, p, rej.Threshold)
+			t.Fatalf("sample %d: %+v, root package's decision %v (value %g, threshold %g)", i, p, want, rej.Value(sc[i*nc:(i+1)*nc], cos[i]), rej.Threshold)
 		}
 		s := 1 + math.Exp((float64(p.Top[1].Score)-float64(p.Top[0].Score))/rej.Temperature)
 		if p.Probability == nil || math.Abs(*p.Probability-1/s) > 1e-12 {
@@ -59,9 +87,12 @@ func TestPredictUnknown(t *testing.T) {
 		if p.Unknown && (p.Truth == "owl" || p.Truth == "yak") {
 			rejected++
 		}
+		if !p.Unknown && (p.Truth == "cat" || p.Truth == "dog") {
+			keptKnown++
+		}
 	}
-	if r.Accuracy == nil || r.Accuracy.Unknown != 40 || r.Accuracy.UnknownRejected != rejected || rejected < 30 {
-		t.Fatalf("accuracy %+v, %d samples of unlearned classes rejected", r.Accuracy, rejected)
+	if r.Accuracy == nil || r.Accuracy.Unknown != 40 || r.Accuracy.UnknownRejected != rejected || rejected < 30 || keptKnown < 30 {
+		t.Fatalf("accuracy %+v, %d samples of unlearned classes rejected, %d of 40 learned kept", r.Accuracy, rejected, keptKnown)
 	}
 	for _, tc := range []struct {
 		flag string

@@ -1,0 +1,278 @@
+package flycl
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+)
+
+// bruteCosine returns the largest cosine of x to the float64 sums of the
+// rows of codes (rows of m) by class (labels: class indices 0..nc-1),
+// leaving out row skip (-1: none): computed from the codes alone,
+// independently of S and of ClassCosine.
+func bruteCosine(codes []float32, labels []int, nc, m int, x []float32, skip int) float64 {
+	sums := make([][]float64, nc)
+	for c := range sums {
+		sums[c] = make([]float64, m)
+	}
+	have := make([]int, nc)
+	for i, l := range labels {
+		if i == skip {
+			continue
+		}
+		have[l]++
+		for j, v := range codes[i*m : (i+1)*m] {
+			sums[l][j] += float64(v)
+		}
+	}
+	best := math.Inf(-1)
+	for c, s := range sums {
+		if have[c] == 0 {
+			continue
+		}
+		var num, ss, xx float64
+		for j, v := range s {
+			num += v * float64(x[j])
+			ss += v * v
+			xx += float64(x[j]) * float64(x[j])
+		}
+		best = max(best, num/math.Sqrt(ss*xx))
+	}
+	return best
+}
+
+// TestTopCosineCalibration: a model calibrated on ScoreTopCosine keeps
+// (top, cosine) pairs of its learn's samples in its pool: the top
+// leave-one-out scores of LeaveOneOut and the cosine of each sample's
+// code to its class sum less itself (and the other classes' sums),
+// checked against a brute force over the codes (Expand) with the sample
+// left out, including a class of one sample (whose sum less it is zero:
+// it drops out). The standardization is the pool's mean and standard
+// deviation and the threshold keeps Keep of the fused pool values.
+//
+// Tolerance: S sums n ≤ 40 float32 codes, each entry within n·u
+// (u = 2⁻²⁴) relative of the float64 sums; the cosine is a ratio of
+// such sums, and is stored in float32: 4·(n+1)·u covers it with margin.
+func TestTopCosineCalibration(t *testing.T) {
+	ctx := context.Background()
+	const d = 12
+	cfg := Config{M: 150, P: 6, K: 50, Seed: 5, Lambdas: []float64{1, 10}}
+	m, err := New(cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetCalibration(&UnknownCalibration{Score: ScoreTopCosine, Keep: 0.9, MaxSamples: 100, MinSamples: 10}); err != nil {
+		t.Fatal(err)
+	}
+	x, y := clusters(21, 39, d, []int{0, 1, 2}, 0.7)
+	// one sample of class 3
+	x3, _ := clusters(22, 1, d, []int{3}, 0.7)
+	x, y = append(x, x3...), append(y, 3)
+	if _, err := m.LearnTask(ctx, x, y); err != nil {
+		t.Fatal(err)
+	}
+	rej := m.Rejection()
+	if rej.Score != ScoreTopCosine || rej.Samples != 40 {
+		t.Fatalf("rejection %+v, want top+cosine on 40 samples", rej)
+	}
+	pool := m.CalibrationPool()
+	if len(pool) != 80 {
+		t.Fatalf("pool of %d values, want 40 (top, cosine) pairs", len(pool))
+	}
+	loo, cls := m.LeaveOneOut()
+	nc := len(m.Classes())
+	codes, err := m.Expand(ctx, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	M := cfg.M
+	tol := 4 * 41.0 / (1 << 24)
+	for i := range cls {
+		if top := float32(ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)); pool[2*i] != top {
+			t.Errorf("sample %d: pool top %v, leave-one-out top %v", i, pool[2*i], top)
+		}
+		want := bruteCosine(codes, y, nc, M, codes[i*M:(i+1)*M], i)
+		if got := float64(pool[2*i+1]); math.Abs(got-want) > tol {
+			t.Errorf("sample %d (class %d): leave-one-out cosine %.9g, brute force %.9g", i, y[i], got, want)
+		}
+	}
+	top, cos := make([]float64, 40), make([]float64, 40)
+	for i := range top {
+		top[i], cos[i] = float64(pool[2*i]), float64(pool[2*i+1])
+	}
+	tm, ts := meanStdRef(top)
+	cm, cs := meanStdRef(cos)
+	if math.Abs(rej.TopMean-tm) > 1e-12*math.Abs(tm)+1e-15 || math.Abs(rej.TopStd-ts) > 1e-9*ts ||
+		math.Abs(rej.CosMean-cm) > 1e-12 || math.Abs(rej.CosStd-cs) > 1e-9*cs {
+		t.Fatalf("standardization %+v, want top %g ± %g, cosine %g ± %g", rej, tm, ts, cm, cs)
+	}
+	fused := make([]float64, 40)
+	for i := range fused {
+		fused[i] = (top[i]-rej.TopMean)/rej.TopStd + (cos[i]-rej.CosMean)/rej.CosStd
+	}
+	slices.Sort(fused)
+	// KeepThreshold's ⌊(1−keep)·n⌋-th smallest value (TestKeepThreshold)
+	keep := 0.9 // a variable: float64 arithmetic, as the model's
+	if th := fused[int(math.Floor((1-keep)*40))]; rej.Threshold != th {
+		t.Fatalf("threshold %g, want the 10%% quantile of the fused pool %g", rej.Threshold, th)
+	}
+}
+
+// meanStdRef is the population mean and standard deviation, written out
+// again for the test.
+func meanStdRef(v []float64) (float64, float64) {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	mean := s / float64(len(v))
+	q := 0.0
+	for _, x := range v {
+		q += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(q / float64(len(v)))
+}
+
+// TestScoresCosines: the predictor's cosine of a sample's code to the
+// nearest class sum equals the brute force over the codes of the learned
+// samples (float64 sums), for learned samples and far-away inputs; the
+// scores are Scores' to the bit; Reject decides by the fused value
+// computed here from the scores and the brute-force cosine; a far-away
+// input is rejected and most learned ones are kept.
+//
+// Tolerance: as TestTopCosineCalibration for S, plus the float32 dot
+// products of the unit rows with m-term sums (m·u): 4·(n+m)·u.
+func TestScoresCosines(t *testing.T) {
+	ctx := context.Background()
+	const d = 12
+	cfg := Config{M: 150, P: 6, K: 50, Seed: 6, Lambdas: []float64{1, 10}}
+	m, err := New(cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetCalibration(&UnknownCalibration{Score: ScoreTopCosine, MinSamples: 10}); err != nil {
+		t.Fatal(err)
+	}
+	x, y := clusters(31, 60, d, []int{0, 1, 2}, 0.5)
+	if _, err := m.LearnTask(ctx, x, y); err != nil {
+		t.Fatal(err)
+	}
+	far, _ := clusters(32, 10, d, []int{50}, 0.5) // a class the model never saw
+	in := append(slices.Clone(x), far...)
+	p := m.Predictor()
+	sc, cos, err := p.ScoresCosines(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := p.Scores(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sc, plain) || len(cos) != len(in)/d {
+		t.Fatal("ScoresCosines' scores differ from Scores'")
+	}
+	codes, _ := m.Expand(ctx, in)
+	M, nc, rej := cfg.M, len(m.Classes()), m.Rejection()
+	if !rej.Enabled() || rej.Score != ScoreTopCosine {
+		t.Fatalf("rejection %+v", rej)
+	}
+	tol := 4 * float64(60+M) / (1 << 24)
+	farRejected, keptKnown := 0, 0
+	for i := range cos {
+		want := bruteCosine(codes[:60*M], y, nc, M, codes[i*M:(i+1)*M], -1)
+		if math.Abs(cos[i]-want) > tol {
+			t.Errorf("input %d: cosine %.9g, brute force %.9g", i, cos[i], want)
+		}
+		row := sc[i*nc : (i+1)*nc]
+		v := (float64(slices.Max(row))-rej.TopMean)/rej.TopStd + (cos[i]-rej.CosMean)/rej.CosStd
+		if math.Abs(rej.Value(row, cos[i])-v) > 1e-12*(1+math.Abs(v)) {
+			t.Errorf("input %d: value %g, want %g", i, rej.Value(row, cos[i]), v)
+		}
+		if rej.Reject(row, cos[i]) != (v < rej.Threshold) {
+			t.Errorf("input %d: Reject %v at value %g, threshold %g", i, rej.Reject(row, cos[i]), v, rej.Threshold)
+		}
+		if i >= 60 && rej.Reject(row, cos[i]) {
+			farRejected++
+		} else if i < 60 && !rej.Reject(row, cos[i]) {
+			keptKnown++
+		}
+	}
+	if farRejected != 10 || keptKnown < 50 {
+		t.Errorf("far-away inputs rejected: %d of 10; learned inputs kept: %d of 60", farRejected, keptKnown)
+	}
+	if !rej.Reject(sc[:nc], math.NaN()) {
+		t.Error("a NaN cosine (not computed) must reject under top+cosine")
+	}
+	if v := ScoreTopCosine.Value(sc[:nc], 0); !math.IsNaN(v) {
+		t.Errorf("OpenScore.Value of top+cosine without the cosine is %g, want NaN", v)
+	}
+}
+
+// TestTopCosineRejectionValidate: the standardization of a top+cosine
+// rejection must be finite with positive deviations; the other scores
+// accept zero constants.
+func TestTopCosineRejectionValidate(t *testing.T) {
+	good := Rejection{Score: ScoreTopCosine, Threshold: -1, Keep: 0.95, TopMean: 0.5, TopStd: 0.1, CosMean: 0.8, CosStd: 0.05}
+	for _, tc := range []struct {
+		name string
+		r    Rejection
+		ok   bool
+	}{
+		{"good", good, true},
+		{"top", Rejection{Score: ScoreTop, Threshold: 0.2}, true},
+		{"zero top std", func() Rejection { r := good; r.TopStd = 0; return r }(), false},
+		{"negative cos std", func() Rejection { r := good; r.CosStd = -1; return r }(), false},
+		{"NaN mean", func() Rejection { r := good; r.CosMean = math.NaN(); return r }(), false},
+		{"Inf on top", Rejection{Score: ScoreTop, TopMean: math.Inf(1)}, false},
+	} {
+		if err := tc.r.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%s: Validate() = %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+	if k, err := ParseOpenScore("top+cosine"); err != nil || k != ScoreTopCosine {
+		t.Errorf("ParseOpenScore(top+cosine) = %q, %v", k, err)
+	}
+	// a threshold by hand applies to the fused value
+	r, err := ParseRejection("0.25", good)
+	if err != nil || r.Score != ScoreTopCosine || r.Threshold != 0.25 || r.TopStd != good.TopStd {
+		t.Errorf("ParseRejection(0.25) = %+v, %v", r, err)
+	}
+}
+
+// TestCalibrationPoolKind: the pool holds one value per sample for the
+// top score and a (top, cosine) pair for top+cosine; a learn under the
+// other kind starts the pool afresh, even while rejection is off (the
+// pool then too small: Samples tells which kind it holds), so values of
+// two kinds never mix.
+func TestCalibrationPoolKind(t *testing.T) {
+	ctx := context.Background()
+	const d = 10
+	m, err := New(Config{M: 90, P: 5, K: 30, Seed: 4, Lambdas: []float64{1}}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step, tc := range []struct {
+		score   OpenScore
+		samples int // in the pool after the learn of 6
+		on      bool
+	}{
+		{ScoreTopCosine, 6, false},
+		{ScoreTop, 6, false}, // afresh: the pairs are another kind
+		{ScoreTop, 12, true},
+		{ScoreTopCosine, 6, false},
+		{ScoreTopCosine, 12, true},
+	} {
+		if err := m.SetCalibration(&UnknownCalibration{Score: tc.score, MaxSamples: 50, MinSamples: 10}); err != nil {
+			t.Fatal(err)
+		}
+		x, y := clusters(uint64(40+step), 6, d, []int{0, 1, 2}, 0.6)
+		if _, err := m.LearnTask(ctx, x, y); err != nil {
+			t.Fatal(err)
+		}
+		rej, pool := m.Rejection(), m.CalibrationPool()
+		if rej.Samples != tc.samples || len(pool) != poolStride(tc.score)*tc.samples || rej.Enabled() != tc.on || (tc.on && rej.Score != tc.score) {
+			t.Fatalf("step %d (%s): rejection %+v with a pool of %d values, want %d samples, on %v", step, tc.score, rej, len(pool), tc.samples, tc.on)
+		}
+	}
+}

@@ -168,9 +168,11 @@ func (s scorer) scoresCosines(ctx context.Context, x []float32, cosines bool) ([
 	return out, cos, nil
 }
 
-// unitRows returns the rows of s (nc × m) scaled to unit length, and
-// which rows are not zero (a zero row stays zero).
-func unitRows(s []float32, nc, m int) ([]float32, []bool) {
+// UnitRows returns the rows of s (nc × m) scaled to unit length, and
+// which rows are not zero (a zero row stays zero): the class sums S as the
+// cosine of the top+cosine score uses them (Predictor.ScoresCosines), in
+// one place for every runtime that computes that score (the ONNX export).
+func UnitRows(s []float32, nc, m int) ([]float32, []bool) {
 	if len(s) < nc*m {
 		return nil, nil
 	}

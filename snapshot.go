@@ -248,7 +248,7 @@ func newPredictor(st State, w *projection.Matrix, samples int, s []float32) *Pre
 	p := &Predictor{cfg: st.Config, d: st.InputDim, w: w, labels: st.Labels, coef: st.Coef,
 		lambda: st.Lambda, version: st.Version, samples: samples, counts: st.Counts, names: make([]string, len(st.Labels)),
 		inScale: st.InputScale, rej: st.Rejection}
-	p.unit, p.hasSum = unitRows(s, len(st.Labels), st.Config.M)
+	p.unit, p.hasSum = UnitRows(s, len(st.Labels), st.Config.M)
 	for i, l := range st.Labels {
 		p.names[i] = fmt.Sprint(l)
 		if st.Names != nil && st.Names[i] != "" {

@@ -284,23 +284,17 @@ func head(g *onnx.Graph, x string, w *projection.Matrix, st flycl.State, coef []
 }
 
 // unitSumsT returns the rows of S (nc × m) at unit length, transposed
-// (m × nc), as flycl.Predictor scales them (a zero row stays zero, and is
-// marked false in has).
+// (m × nc), exactly as flycl.Predictor scales them (flycl.UnitRows: a
+// zero row stays zero, and is marked false in has).
 func unitSumsT(s []float32, m, nc int) (ut []float32, has []bool) {
-	ut, has = make([]float32, m*nc), make([]bool, nc)
-	for c := 0; c < nc; c++ {
-		r := s[c*m : (c+1)*m]
-		n := 0.0
-		for _, v := range r {
-			n += float64(v) * float64(v)
-		}
-		if !(n > 0) {
-			continue
-		}
-		has[c] = true
-		f := 1 / math.Sqrt(n)
-		for j, v := range r {
-			ut[j*nc+c] = float32(float64(v) * f)
+	u, has := flycl.UnitRows(s, nc, m)
+	if has == nil { // S shorter than nc rows: no class has a sum
+		has = make([]bool, nc)
+	}
+	ut = make([]float32, m*nc)
+	for c := 0; c < nc && u != nil; c++ {
+		for j, v := range u[c*m : (c+1)*m] {
+			ut[j*nc+c] = v
 		}
 	}
 	return ut, has

@@ -19,6 +19,27 @@ import (
 	"github.com/flycl/flycl/features"
 )
 
+// squeezeNetFolder opens the shared SqueezeNet and a folder data set of n
+// random images (writeImages), and the folder, for the tests that run the backbone; it
+// skips without the shared weights or ONNX Runtime.
+func squeezeNetFolder(t *testing.T, n int) (*backbone.Model, dataset.Dataset, string) {
+	t.Helper()
+	m, err := OpenBackbone("squeezenet", filepath.Join("..", "..", "shared", "models"))
+	if err != nil {
+		t.Skipf("shared SqueezeNet not available: %v", err)
+	}
+	if err := backbone.Init(testLibrary()); err != nil {
+		t.Skipf("%v", err)
+	}
+	root := t.TempDir()
+	writeImages(t, root, n)
+	ds, err := dataset.Open("folder:"+root, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, ds, root
+}
+
 func writeImages(t *testing.T, root string, n int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < n; i++ {
@@ -41,19 +62,7 @@ func writeImages(t *testing.T, root string, n int) {
 // run comes from the cache; a run cancelled after its first chunk resumes
 // from it and gives the same features.
 func TestCacheAndResume(t *testing.T) {
-	m, err := OpenBackbone("squeezenet", "../../shared/models")
-	if err != nil {
-		t.Skipf("shared SqueezeNet not available: %v", err)
-	}
-	if err := backbone.Init(testLibrary()); err != nil {
-		t.Skipf("%v", err)
-	}
-	root := t.TempDir()
-	writeImages(t, root, 7)
-	ds, err := dataset.Open("folder:"+root, "train")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, ds, root := squeezeNetFolder(t, 7)
 	// reference: preprocess and run directly
 	sess, err := m.NewSession(0)
 	if err != nil {

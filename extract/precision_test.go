@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/dataset"
 )
 
 // TestInt8Job: the int8 graph's calibration is deterministic (same images,
@@ -14,19 +13,7 @@ import (
 // and from another calibration's, and its features stay close to fp32
 // (cosine ≥ 0.97 on random-noise images, far from ImageNet statistics).
 func TestInt8Job(t *testing.T) {
-	m, err := OpenBackbone("squeezenet", "../../shared/models")
-	if err != nil {
-		t.Skipf("shared SqueezeNet not available: %v", err)
-	}
-	if err := backbone.Init(testLibrary()); err != nil {
-		t.Skipf("%v", err)
-	}
-	root := t.TempDir()
-	writeImages(t, root, 6)
-	ds, err := dataset.Open("folder:"+root, "train")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, ds, _ := squeezeNetFolder(t, 6)
 	ctx := context.Background()
 	q1, err := Int8(ctx, m, ds, m.Preset, backbone.CalibMinMax, 4, 0)
 	if err != nil {
@@ -74,19 +61,7 @@ func TestInt8Job(t *testing.T) {
 // TestMeasurePipeline: the three rates are measured on the asked number of
 // images and the end-to-end pass really extracts (no cache written).
 func TestMeasurePipeline(t *testing.T) {
-	m, err := OpenBackbone("squeezenet", "../../shared/models")
-	if err != nil {
-		t.Skipf("shared SqueezeNet not available: %v", err)
-	}
-	if err := backbone.Init(testLibrary()); err != nil {
-		t.Skipf("%v", err)
-	}
-	root := t.TempDir()
-	writeImages(t, root, 7)
-	ds, err := dataset.Open("folder:"+root, "train")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, ds, _ := squeezeNetFolder(t, 7)
 	r, err := MeasurePipeline(context.Background(), Job{Data: ds, Model: m, Preset: m.Preset, BatchSize: 2, CacheDir: t.TempDir()}, 5)
 	if err != nil {
 		t.Fatal(err)

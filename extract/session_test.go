@@ -3,12 +3,9 @@ package extract
 import (
 	"context"
 	"math"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/imageio"
 )
 
@@ -18,19 +15,8 @@ import (
 // equal up to ONNX Runtime's float32 rounding in batches of another size;
 // a range of a data set lands at its rows; a cancelled context stops it.
 func TestSessionImages(t *testing.T) {
-	m, err := OpenBackbone("squeezenet", filepath.Join("..", "..", "shared", "models"))
-	if err != nil {
-		t.Skipf("shared SqueezeNet not available: %v", err)
-	}
-	if err := backbone.Init(testLibrary()); err != nil {
-		t.Skipf("%v", err)
-	}
-	root := t.TempDir()
-	writeImages(t, root, 7)
-	ds, err := dataset.Open("folder:"+root, "train")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, ds, _ := squeezeNetFolder(t, 7)
+	var err error
 	n, per := ds.Len(), 3*224*224
 	imgs := make([]*imageio.RGB, n)
 	x := make([]float32, n*per)

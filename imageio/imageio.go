@@ -2,6 +2,7 @@ package imageio
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -50,6 +51,12 @@ type Decoder struct {
 	// pixel is decoded, as PIL refuses decompression bombs. 0 means
 	// DefaultMaxPixels; a negative value means no limit.
 	MaxPixels int64
+	// Budget, when not nil, is shared with the decoders of other
+	// goroutines: Decode admits an image against it with the pixels its
+	// header announces and holds them while it decodes, so that however
+	// many images are decoded at once, their pixels together stay within
+	// the budget (see Budget).
+	Budget *Budget
 }
 
 func (d Decoder) limit() int64 {
@@ -104,6 +111,32 @@ func (d Decoder) DecodeFile(path string) (*RGB, error) {
 // PGM/PPM with maxval 255, detected from the content) to RGB as PIL's convert("RGB") does. WebP is refused:
 // Go has no decoder that matches libwebp's (PIL's) lossy upsampling.
 func (d Decoder) Decode(b []byte) (*RGB, error) {
+	return d.DecodeContext(context.Background(), b)
+}
+
+// DecodeContext is Decode, waiting for the decoder's Budget (when it has
+// one) at most until ctx ends: it reads the image's size from its header
+// (Config), takes that many pixels of the budget, decodes, and gives them
+// back. An image the budget cannot admit before ctx ends is refused with
+// an error wrapping ErrBudget, without decoding a pixel.
+func (d Decoder) DecodeContext(ctx context.Context, b []byte) (*RGB, error) {
+	if d.Budget == nil {
+		return d.decode(b)
+	}
+	w, h, err := d.Config(b)
+	if err != nil {
+		return nil, err
+	}
+	n := int64(w) * int64(h)
+	if err := d.Budget.Acquire(ctx, n); err != nil {
+		return nil, err
+	}
+	defer d.Budget.Release(n)
+	return d.decode(b)
+}
+
+// decode decodes b, ignoring the Budget.
+func (d Decoder) decode(b []byte) (*RGB, error) {
 	var config func(io.Reader) (image.Config, error)
 	var decode func(io.Reader) (image.Image, error)
 	var name string

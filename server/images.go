@@ -45,7 +45,7 @@ func (s *Server) calibrate(ctx context.Context, c Calibrator, raw [][]byte) erro
 	if !ok {
 		return fmt.Errorf("server: the backend cannot take the calibrated pipeline: %w", ErrUnsupported)
 	}
-	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
+	dec := s.decoder()
 	// Every image must decode before any calibrates the backbone, which
 	// may sample only some of them: a learn refused for a corrupt image
 	// leaves the backbone uncalibrated.
@@ -74,11 +74,21 @@ func (s *Server) calibrate(ctx context.Context, c Calibrator, raw [][]byte) erro
 // extractBatch is how many decoded images go to the extractor at once.
 const extractBatch = 16
 
+// decoder returns the server's decoder: its pixel limit, and its
+// decoding budget held while each image decodes.
+func (s *Server) decoder() imageio.Decoder {
+	return imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels), Budget: s.pixels}
+}
+
 // imageFeatures checks every image's size from its header (each at most
-// MaxPixels, all together at most MaxRequestPixels), then, holding one of
-// the Extractions slots, decodes and extracts the images a batch at a
-// time: at most Extractions batches of decoded pixels exist at once,
-// whatever the number of requests.
+// MaxPixels, all together at most MaxRequestPixels), then decodes and
+// extracts the images a batch at a time. Each batch first takes its
+// pixels (from the headers) of the server's decoding budget, waiting at
+// most DecodeWait (then 503), and then one of the Extractions slots, and
+// holds both until its features are out: the decoded pixels of all
+// requests together stay within DecodePixels, and a request that waits
+// for pixels holds no slot, so a small image is extracted while large
+// ones wait.
 func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, time.Duration, error) {
 	pixels, err := s.checkImages(raw)
 	if err != nil {
@@ -88,34 +98,55 @@ func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, ti
 		// nothing learned yet (learns of images calibrate first)
 		return nil, 0, ErrNotTrained
 	}
+	// the batch's pixels are held here, for as long as the images live
 	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
-	select {
-	case s.extract <- struct{}{}:
-	case <-ctx.Done():
-		return nil, 0, ctx.Err()
-	}
-	defer func() { <-s.extract }()
 	t := time.Now()
 	x := make([]float32, 0, len(raw)*s.cfg.Extractor.Dim())
 	for lo := 0; lo < len(raw); {
 		// A batch of up to extractBatch images and about MaxPixels pixels.
-		var batch []*imageio.RGB
-		var px int64
-		for lo < len(raw) && len(batch) < extractBatch && (len(batch) == 0 || px+pixels[lo] <= int64(s.cfg.MaxPixels)) {
-			im, err := dec.Decode(raw[lo])
-			if err != nil {
-				return nil, 0, errorf(http.StatusBadRequest, "image %d: corrupt image: %v", lo, err)
-			}
-			batch = append(batch, im)
-			px += pixels[lo]
-			lo++
+		hi, px := lo+1, pixels[lo]
+		for hi < len(raw) && hi-lo < extractBatch && px+pixels[hi] <= int64(s.cfg.MaxPixels) {
+			px += pixels[hi]
+			hi++
 		}
-		f, err := s.cfg.Extractor.Features(ctx, batch)
+		f, err := s.extractBatch(ctx, dec, raw, lo, hi, px)
 		if err != nil {
 			return nil, 0, err
 		}
 		x = append(x, f...)
+		lo = hi
 	}
 	s.met.extracted.Add(float64(len(raw)))
 	return x, time.Since(t), nil
+}
+
+// extractBatch decodes and extracts images lo..hi of raw, of px pixels
+// in all, holding px pixels of the decoding budget and an extraction
+// slot.
+func (s *Server) extractBatch(ctx context.Context, dec imageio.Decoder, raw [][]byte, lo, hi int, px int64) ([]float32, error) {
+	wctx, cancel := context.WithTimeoutCause(ctx, s.cfg.DecodeWait, fmt.Errorf("waited %v", s.cfg.DecodeWait))
+	err := s.pixels.Acquire(wctx, px)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("images %d..%d: %w; retry later", lo, hi-1, err)
+	}
+	defer s.pixels.Release(px)
+	select {
+	case s.extract <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.extract }()
+	batch := make([]*imageio.RGB, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		im, err := dec.Decode(raw[i])
+		if err != nil {
+			return nil, errorf(http.StatusBadRequest, "image %d: corrupt image: %v", i, err)
+		}
+		batch = append(batch, im)
+	}
+	return s.cfg.Extractor.Features(ctx, batch)
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/inbox"
 )
 
@@ -64,7 +63,7 @@ func (s *Server) startKeeper() {
 func (s *Server) store(r keepReq) {
 	if r.raw != nil {
 		defer s.keepBytes.Add(-int64(len(r.raw)))
-		im, err := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}.Decode(r.raw)
+		im, err := s.decoder().Decode(r.raw)
 		if err != nil { // decoded once already for the prediction
 			s.met.inboxDropped.WithLabelValues("error").Inc()
 			s.log.Warn("inbox: cannot decode a kept image", "err", err)

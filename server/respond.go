@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/imageio"
 )
 
 // apiError is an error with the HTTP status it maps to.
@@ -56,7 +57,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		// no Retry-After: only a restart of the server helps
 		s.log.Error("change refused: the model file was changed behind the server", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "%v", err)
-	case errors.Is(err, errBusy), errors.Is(err, errShutdown), errors.As(err, new(*BudgetError)):
+	case errors.Is(err, errBusy), errors.Is(err, errShutdown), errors.As(err, new(*BudgetError)), errors.Is(err, imageio.ErrBudget):
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "%v", err)
 	case errors.Is(err, ErrUnknownClass):

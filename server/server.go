@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/inbox"
 )
 
@@ -56,11 +57,24 @@ type Config struct {
 	// request together (default 1 gigapixel): the decoding work a
 	// request may ask for.
 	MaxRequestPixels int64
-	MaxImages        int // images per request (default 256)
-	MaxRows          int // feature vectors per request (default 100000)
-	MaxTop           int // largest top-N a predict may ask for (default 100)
-	QueueLength      int // learns waiting beyond the running one (default 8)
-	Extractions      int // concurrent backbone extractions (default 2)
+	// DecodePixels bounds the pixels of the images decoded and not yet
+	// through the backbone, all requests together (default
+	// imageio.DefaultBudgetPixels, 64 megapixels; negative: no bound).
+	// An image is admitted with the width × height of its header before
+	// a pixel is decoded, so many images just under MaxPixels (or a tiny
+	// file that decompresses to many pixels) take turns instead of adding
+	// up; an image that fits the pixels free goes on at once, even while a
+	// larger one waits. An image larger than DecodePixels is decoded
+	// alone.
+	DecodePixels int64
+	// DecodeWait is how long a request waits for DecodePixels to be free
+	// before it is refused with 503 and Retry-After (default 30 s).
+	DecodeWait  time.Duration
+	MaxImages   int // images per request (default 256)
+	MaxRows     int // feature vectors per request (default 100000)
+	MaxTop      int // largest top-N a predict may ask for (default 100)
+	QueueLength int // learns waiting beyond the running one (default 8)
+	Extractions int // concurrent backbone extractions (default 2)
 
 	// Unknown says when predict answers "unknown": "auto" or "" (the
 	// model's calibrated rejection), "off", or a threshold on the
@@ -81,7 +95,7 @@ type Config struct {
 
 // DefaultConfig returns the default limits.
 func DefaultConfig() Config {
-	return Config{MaxBodyBytes: 64 << 20, MaxDecodeBytes: 2 * 64 << 20, MaxPixels: 40_000_000, MaxRequestPixels: 1_000_000_000, MaxImages: 256, MaxRows: 100_000, MaxTop: 100,
+	return Config{MaxBodyBytes: 64 << 20, MaxDecodeBytes: 2 * 64 << 20, MaxPixels: 40_000_000, MaxRequestPixels: 1_000_000_000, DecodePixels: imageio.DefaultBudgetPixels, DecodeWait: 30 * time.Second, MaxImages: 256, MaxRows: 100_000, MaxTop: 100,
 		QueueLength: 8, Extractions: 2}
 }
 
@@ -91,6 +105,10 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.MaxDecodeBytes, 2*c.MaxBodyBytes)
 	orDefault(&c.MaxPixels, d.MaxPixels)
 	orDefault(&c.MaxRequestPixels, d.MaxRequestPixels)
+	if c.DecodePixels == 0 {
+		c.DecodePixels = d.DecodePixels
+	}
+	orDefault(&c.DecodeWait, d.DecodeWait)
 	orDefault(&c.MaxImages, d.MaxImages)
 	orDefault(&c.MaxRows, d.MaxRows)
 	orDefault(&c.MaxTop, d.MaxTop)
@@ -103,7 +121,7 @@ func (c Config) withDefaults() Config {
 }
 
 // orDefault sets *v to d when *v is not positive.
-func orDefault[T int | int64](v *T, d T) {
+func orDefault[T int | int64 | time.Duration](v *T, d T) {
 	if *v <= 0 {
 		*v = d
 	}
@@ -120,8 +138,9 @@ type Server struct {
 	bodies  budget // bytes of request bodies being read (MaxDecodeBytes)
 	met     *metrics
 	snap    atomic.Pointer[snapHolder]
-	extract chan struct{} // extraction slots
-	pending atomic.Int64  // learns queued or running
+	extract chan struct{}   // extraction slots
+	pixels  *imageio.Budget // pixels decoded at once (DecodePixels); nil: no bound
+	pending atomic.Int64    // learns queued or running
 	jobs    chan *job
 	scoreq  chan *scoreReq // predictions waiting to be scored in a batch
 	// scorersGone is closed when every scorer goroutine has stopped.
@@ -177,6 +196,7 @@ func New(cfg Config) (*Server, error) {
 		cop:         http.NewCrossOriginProtection(),
 		bodies:      budget{max: cfg.MaxDecodeBytes},
 		extract:     make(chan struct{}, cfg.Extractions),
+		pixels:      imageio.NewBudget(cfg.DecodePixels),
 		jobs:        make(chan *job, cfg.QueueLength+1),
 		scoreq:      make(chan *scoreReq, maxBatchRows),
 		scorersGone: make(chan struct{}),

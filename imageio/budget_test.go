@@ -1,0 +1,112 @@
+package imageio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image"
+	"image/png"
+	"sync"
+	"testing"
+)
+
+// TestBudgetAdmitsWhatFits: a request that fits the pixels free is
+// admitted while a larger one waits (no head-of-line blocking), the
+// larger one is admitted once pixels are released, a request larger than
+// the budget is admitted alone, and an ended context refuses with
+// ErrBudget and the context's cause.
+func TestBudgetAdmitsWhatFits(t *testing.T) {
+	b := NewBudget(100)
+	ctx := context.Background()
+	if err := b.Acquire(ctx, 80); err != nil {
+		t.Fatal(err)
+	}
+	bigIn := make(chan error, 1)
+	go func() { bigIn <- b.Acquire(ctx, 50) }()
+	// 20 fit beside the 80 held, whether or not the 50 is waiting yet.
+	if err := b.Acquire(ctx, 20); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.InUse(); got != 100 {
+		t.Fatalf("in use %d, want 100", got)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := b.Acquire(done, 1); !errors.Is(err, ErrBudget) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("acquire with a full budget and an ended context: %v", err)
+	}
+	b.Release(20)
+	b.Release(80)
+	if err := <-bigIn; err != nil {
+		t.Fatal(err)
+	}
+	if got := b.InUse(); got != 50 {
+		t.Fatalf("in use %d, want the 50 of the waiter", got)
+	}
+	b.Release(50)
+	// Larger than the budget: admitted alone, holding the whole budget.
+	if err := b.Acquire(ctx, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Acquire(done, 1); !errors.Is(err, ErrBudget) {
+		t.Fatalf("acquire beside an image larger than the budget: %v", err)
+	}
+	b.Release(1000)
+	if b.InUse() != 0 || b.Peak() != 100 {
+		t.Fatalf("in use %d, peak %d; want 0 and 100", b.InUse(), b.Peak())
+	}
+	var none *Budget
+	if err := none.Acquire(done, 1<<40); err != nil || NewBudget(0) != nil || NewBudget(-1) != nil {
+		t.Fatalf("the nil budget refuses: %v", err)
+	}
+	none.Release(1 << 40)
+}
+
+// TestDecoderBudget: decoders that share a Budget, run from many
+// goroutines, hold each image's pixels (from its header) while they
+// decode it: never more than the budget at once, and exactly one image's
+// pixels at the peak when two do not fit. An all-zero PNG of 64 kilopixels
+// is a few hundred bytes: it counts as its pixels, not its bytes. With
+// the budget spent, a decode whose context ends is refused with ErrBudget
+// and decodes nothing.
+func TestDecoderBudget(t *testing.T) {
+	const side = 256
+	var enc bytes.Buffer
+	if err := png.Encode(&enc, image.NewGray(image.Rect(0, 0, side, side))); err != nil {
+		t.Fatal(err)
+	}
+	if enc.Len() > side*side/50 {
+		t.Fatalf("all-zero PNG of %d bytes", enc.Len())
+	}
+	b := NewBudget(side * side * 3 / 2)
+	d := Decoder{Budget: b}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Go(func() {
+			m, err := d.DecodeContext(context.Background(), enc.Bytes())
+			if err == nil && (m.W != side || m.H != side) {
+				err = errors.New("wrong size")
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.Peak() != side*side || b.InUse() != 0 {
+		t.Fatalf("peak %d pixels in flight, %d still held; want %d and 0", b.Peak(), b.InUse(), side*side)
+	}
+	if err := b.Acquire(context.Background(), side*side); err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := d.DecodeContext(done, enc.Bytes()); !errors.Is(err, ErrBudget) {
+		t.Fatalf("decode with the budget spent and an ended context: %v", err)
+	}
+}

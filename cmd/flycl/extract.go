@@ -24,6 +24,8 @@ type extractFlags struct {
 	batch, threads   int
 	quiet            bool
 	maxPixels        int64
+	decodePixels     int64
+	pixels           *imageio.Budget // made from decodePixels at the first use
 	precision        string
 	calib            int
 	calibMethod      string
@@ -40,9 +42,25 @@ func (e *extractFlags) register(c *cobra.Command) {
 	fs.IntVar(&e.batch, "batch", 32, "images per inference batch")
 	fs.IntVar(&e.threads, "threads", 0, "ONNX Runtime threads (0: all CPUs)")
 	fs.Int64Var(&e.maxPixels, "max-image-pixels", imageio.DefaultMaxPixels, "refuse images with more pixels than this, as PIL does (its limit is the default; -1: no limit)")
+	fs.Int64Var(&e.decodePixels, "decode-pixels", imageio.DefaultBudgetPixels, "pixels of the images being decoded at once, by all the decoding goroutines together (an image larger than this is decoded alone; -1: no bound)")
 	fs.StringVar(&e.precision, "precision", "fp32", "backbone arithmetic: fp32, or int8 (static per-channel quantization calibrated on --calib training images for CNNs, dynamic for ViT)")
 	fs.IntVar(&e.calib, "calib", 64, "int8: training images for the activation ranges (spread evenly over the training split)")
 	fs.StringVar(&e.calibMethod, "calib-method", defaultCalibMethod, "int8: how the activation ranges are chosen from the calibration images: minmax, mse, percentile or percentile:P (see go doc backbone.CalibMethod)")
+}
+
+// decoder returns the image decoder the flags ask for: the pixel limit,
+// and the command's decoding budget.
+func (e *extractFlags) decoder() imageio.Decoder {
+	return imageio.Decoder{MaxPixels: e.maxPixels, Budget: e.budget()}
+}
+
+// budget returns the one decoding budget of the command (--decode-pixels)
+// shared by all its decoding goroutines.
+func (e *extractFlags) budget() *imageio.Budget {
+	if e.pixels == nil {
+		e.pixels = imageio.NewBudget(e.decodePixels)
+	}
+	return e.pixels
 }
 
 // defaultCalibMethod is --calib-method's default: the MSE-optimal range
@@ -78,7 +96,7 @@ func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, cali
 	if err != nil {
 		return nil, err
 	}
-	train = dataset.WithDecoder(train, imageio.Decoder{MaxPixels: e.maxPixels})
+	train = dataset.WithDecoder(train, e.decoder())
 	method, err := e.method()
 	if err != nil {
 		return nil, err
@@ -115,7 +133,7 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	if split == "" {
 		calib, name = "", "(all)"
 	}
-	ds = dataset.WithDecoder(ds, imageio.Decoder{MaxPixels: e.maxPixels})
+	ds = dataset.WithDecoder(ds, e.decoder())
 	if sk := dataset.Skipped(ds); len(sk) > 0 && !quiet {
 		fmt.Fprintf(os.Stderr, "warning: %s %s: skipped %d WebP image(s), which flycl cannot decode as PIL does (first: %s)\n", spec, name, len(sk), sk[0])
 	}

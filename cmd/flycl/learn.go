@@ -60,7 +60,7 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
 	}
 	o := deploy.ExtractorOptions{Spec: f.ext.backbone, Default: defaultBackbone, Model: mp, Trained: trained,
-		Output: f.ext.output, Decoder: imageio.Decoder{MaxPixels: f.ext.maxPixels},
+		Output: f.ext.output, Decoder: imageio.Decoder{MaxPixels: f.ext.maxPixels, Budget: f.ext.budget()},
 		Open: func(spec extract.BackboneSpec) (*backbone.Model, error) {
 			bm, err := openBackboneSpec(spec)
 			if err != nil {

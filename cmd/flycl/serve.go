@@ -105,6 +105,8 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.Int64Var(&f.limits.MaxRequestPixels, "max-request-pixels", f.limits.MaxRequestPixels, "pixels of all the images of one request together")
 	fs.IntVar(&f.limits.MaxImages, "max-images", f.limits.MaxImages, "images per request")
 	fs.IntVar(&f.limits.QueueLength, "queue", f.limits.QueueLength, "learns that may wait behind the running one (503 beyond)")
+	fs.Int64Var(&f.limits.DecodePixels, "decode-pixels", f.limits.DecodePixels, "pixels of the images decoded and not yet through the backbone, all requests together: larger images take turns, an image that fits goes on at once (-1: no bound; docs/DEPLOY.md)")
+	fs.DurationVar(&f.limits.DecodeWait, "decode-wait", f.limits.DecodeWait, "how long a request waits for --decode-pixels to be free before it gets 503 with Retry-After")
 	fs.IntVar(&f.limits.Extractions, "extractions", f.limits.Extractions, "backbone extractions running at once")
 	fs.StringVar(&f.limits.Unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one, docs/UNKNOWN.md), off, or a number")
 	fs.DurationVar(&f.timeouts.Read, "read-timeout", f.timeouts.Read, "time to read a whole request")
@@ -148,6 +150,7 @@ func (f *serveFlags) check() error {
 	}{
 		{"read-timeout", f.timeouts.Read}, {"write-timeout", f.timeouts.Write},
 		{"idle-timeout", f.timeouts.Idle}, {"shutdown-timeout", f.timeouts.Shutdown},
+		{"decode-wait", f.limits.DecodeWait},
 	} {
 		if c.v <= 0 {
 			return fmt.Errorf("--%s %v: must be positive", c.flag, c.v)
@@ -155,6 +158,9 @@ func (f *serveFlags) check() error {
 	}
 	if d := f.limits.MaxDecodeBytes; d < 0 || (d > 0 && d < f.limits.MaxBodyBytes) {
 		return fmt.Errorf("--max-decode %d: must be 0 (twice --max-body) or at least --max-body %d, or a request of the largest size could never be read", d, f.limits.MaxBodyBytes)
+	}
+	if f.limits.DecodePixels == 0 || f.limits.DecodePixels < -1 {
+		return fmt.Errorf("--decode-pixels %d: give a positive budget, or -1 for none", f.limits.DecodePixels)
 	}
 	if int64(f.limits.MaxPixels) > f.limits.MaxRequestPixels {
 		return fmt.Errorf("--max-pixels %d is more than --max-request-pixels %d", f.limits.MaxPixels, f.limits.MaxRequestPixels)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -80,7 +81,10 @@ func (f *FFmpeg) Live() bool {
 
 func (f *FFmpeg) String() string { return f.Input }
 
-// Args returns ffmpeg's command-line arguments (without the program).
+// Args returns ffmpeg's command-line arguments (without the program). A
+// still image (a file that starts as a JPEG, PNG, BMP, TIFF or PNM does)
+// is read without the fps filter: the filter gives no frame for a single
+// image, which has no duration, where the image is one frame.
 func (f *FFmpeg) Args() []string {
 	a := []string{"-hide_banner", "-nostdin", "-loglevel", "error"}
 	if strings.HasPrefix(f.Input, "/dev/video") {
@@ -89,7 +93,7 @@ func (f *FFmpeg) Args() []string {
 	a = append(a, f.InputArgs...)
 	a = append(a, "-i", f.Input, "-an", "-sn", "-dn")
 	var vf []string
-	if f.FPS > 0 {
+	if f.FPS > 0 && (f.Live() || !stillImage(f.Input)) {
 		vf = append(vf, "fps="+strconv.FormatFloat(f.FPS, 'g', -1, 64))
 	}
 	if s := f.ShortSide; s > 0 {
@@ -101,6 +105,28 @@ func (f *FFmpeg) Args() []string {
 		a = append(a, "-vf", strings.Join(vf, ","))
 	}
 	return append(a, "-f", "image2pipe", "-c:v", "ppm", "-pix_fmt", "rgb24", "-")
+}
+
+// stillImage reports whether the file at path starts as a still image
+// (JPEG, PNG, BMP, TIFF or binary PNM); false when it cannot be read.
+func stillImage(path string) bool {
+	fh, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	b := make([]byte, 8)
+	n, _ := io.ReadFull(fh, b)
+	b = b[:n]
+	switch {
+	case len(b) >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff,
+		len(b) >= 8 && string(b[:8]) == "\x89PNG\r\n\x1a\n",
+		len(b) >= 2 && string(b[:2]) == "BM",
+		len(b) >= 4 && (string(b[:4]) == "II*\x00" || string(b[:4]) == "MM\x00*"),
+		len(b) >= 3 && b[0] == 'P' && b[1] >= '4' && b[1] <= '6' && (b[2] == '\n' || b[2] == ' ' || b[2] == '\r' || b[2] == '\t'):
+		return true
+	}
+	return false
 }
 
 // Open starts ffmpeg. Its stream ends with io.EOF when ffmpeg exits with

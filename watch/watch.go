@@ -17,6 +17,11 @@ import (
 // ErrStalled ends a live stream that gave no frame for Config.Stall.
 var ErrStalled = errors.New("watch: no frame from the source")
 
+// ErrNoFrames is the error of a Run over a file source that ended
+// without giving a single frame (an empty video, or a file ffmpeg reads
+// as no frame at the rate asked for).
+var ErrNoFrames = errors.New("watch: the source gave no frame")
+
 // EventSink receives debounced events (a *Poster). Send must not block.
 type EventSink interface {
 	Send(Event)
@@ -88,7 +93,8 @@ type Stats struct {
 
 // Run reads frames from the source, classifies them, writes a line per
 // frame and per event, and sends the debounced events, until the end of a
-// file source, ctx's end (a clean stop: nil error) or an error. A live
+// file source (ErrNoFrames when it gave none), ctx's end (a clean stop:
+// nil error) or an error. A live
 // source is reconnected with backoff when its stream ends or stalls.
 //
 // Memory stays bounded whatever the source does: three frame buffers are
@@ -127,6 +133,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			return r.end(), fatal.err
 		}
 		if !live {
+			if err == nil && r.frames.Load() == 0 {
+				err = fmt.Errorf("%w: %s (is it a video or an image ffmpeg reads?)", ErrNoFrames, cfg.Source)
+			}
 			return r.end(), err
 		}
 		if r.frames.Load() > before {

@@ -2,8 +2,10 @@ package watch
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,6 +36,23 @@ type PosterStats struct {
 	Dropped int64 `json:"dropped"` // pushed out of the full queue by newer events
 	Retries int64 `json:"retries"` // attempts after the first
 	Queued  int   `json:"queued"`  // waiting now (the one in flight included)
+	// LastError is the reason of the last failed attempt ("" if none).
+	LastError string `json:"last_error,omitempty"`
+}
+
+// ErrUndelivered is the error of a Poster that was given events and
+// delivered none (PosterStats.Err).
+var ErrUndelivered = errors.New("watch: no webhook event was delivered")
+
+// Err returns an error wrapping ErrUndelivered, with the counts and the
+// last failure's reason, when events were given to the Poster and none
+// was delivered (all failed, were dropped or are still queued); nil when
+// at least one was delivered, or none was given.
+func (s PosterStats) Err() error {
+	if s.Sent > 0 || s.Failed+s.Dropped+int64(s.Queued) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d failed, %d dropped, %d unsent (last error: %s)", ErrUndelivered, s.Failed, s.Dropped, s.Queued, cmp.Or(s.LastError, "none"))
 }
 
 // Poster delivers events to a webhook URL from one goroutine (Run):
@@ -192,11 +211,20 @@ func (p *Poster) deliver(ctx context.Context, ev Event) bool {
 		if err == nil {
 			return true
 		}
+		p.mu.Lock()
+		p.stats.LastError = err.Error()
+		p.mu.Unlock()
 		if !retry || attempt >= p.attempts || ctx.Err() != nil {
 			p.log.Warn("webhook: event not delivered", "id", ev.ID, "attempts", attempt, "err", err)
 			return false
 		}
-		p.log.Debug("webhook: retrying", "id", ev.ID, "attempt", attempt, "wait", wait, "err", err)
+		// every failure says why (a refused connection, a 5xx), the first
+		// of an event at Warn, its retries at Debug
+		level := slog.LevelDebug
+		if attempt == 1 {
+			level = slog.LevelWarn
+		}
+		p.log.Log(ctx, level, "webhook: attempt failed; retrying", "id", ev.ID, "attempt", attempt, "wait", wait, "err", err)
 		p.mu.Lock()
 		p.stats.Retries++
 		p.mu.Unlock()
@@ -204,6 +232,7 @@ func (p *Poster) deliver(ctx context.Context, ev Event) bool {
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			p.log.Warn("webhook: event not delivered (stopped while retrying)", "id", ev.ID, "attempts", attempt, "err", err)
 			return false
 		case <-t.C:
 		}

@@ -182,7 +182,10 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		pcancel()
 		<-done
 		st := poster.Stats()
-		log.Info("webhook", "sent", st.Sent, "failed", st.Failed, "dropped", st.Dropped, "retries", st.Retries, "unsent", st.Queued)
+		log.Info("webhook", "sent", st.Sent, "failed", st.Failed, "dropped", st.Dropped, "retries", st.Retries, "unsent", st.Queued, "last_error", st.LastError)
+		if err := st.Err(); err != nil && runErr == nil {
+			return fmt.Errorf("--webhook %s: %w", f.webhook, err)
+		}
 	}
 	return runErr
 }

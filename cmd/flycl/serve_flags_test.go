@@ -30,6 +30,8 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"--model", fresh, "--dim", "6", "--max-request-pixels", "0"}, "--max-request-pixels 0"},
 		{[]string{"--model", fresh, "--dim", "6", "--max-images", "0"}, "--max-images 0"},
 		{[]string{"--model", fresh, "--dim", "6", "--extractions", "-1"}, "--extractions -1"},
+		{[]string{"--model", fresh, "--dim", "6", "--decode-pixels", "0"}, "--decode-pixels 0"},
+		{[]string{"--model", fresh, "--dim", "6", "--decode-wait", "0s"}, "--decode-wait 0s"},
 		{[]string{"--model", fresh, "--dim", "-6"}, "--dim -6"},
 		{[]string{"--model", fresh, "--dim", "6", "--threads", "-2"}, "--threads -2"},
 		{[]string{"--model", fresh, "--dim", "6", "--read-timeout", "0s"}, "--read-timeout 0s"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 )
 
@@ -86,12 +87,25 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	}
 }
 
-// Release gives back n pixels taken by Acquire(ctx, n).
+// Release gives back n pixels taken by Acquire(ctx, n). The caller must
+// no longer reference their images.
+//
+// A release of a quarter of the budget or more first runs a garbage
+// collection, before any waiter is admitted: Go's collector lets the
+// heap grow to about twice what is live before it collects, so the
+// decoded images of one large request, garbage now, would otherwise
+// still be in memory while the next one decodes, and the peak would be
+// twice the budget's. The collection marks only what is live (the
+// decoded images are pointer-free and not scanned); it is rare, as such
+// images are.
 func (b *Budget) Release(n int64) {
 	if b == nil {
 		return
 	}
 	w := b.weight(n)
+	if w >= b.max/4 {
+		runtime.GC()
+	}
 	b.mu.Lock()
 	b.used -= w
 	if b.used < 0 {

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"image"
+	"image/color"
 	"image/png"
+	"math/rand/v2"
 	"sync"
 	"testing"
 )
@@ -108,5 +110,63 @@ func TestDecoderBudget(t *testing.T) {
 	cancel()
 	if _, err := d.DecodeContext(done, enc.Bytes()); !errors.Is(err, ErrBudget) {
 		t.Fatalf("decode with the budget spent and an ended context: %v", err)
+	}
+}
+
+// TestInPlaceRGB: the conversion of a decoder's RGBA or NRGBA image in
+// its own buffer gives, pixel by pixel, what color.NRGBAModel gives (the
+// un-premultiplied colour, alpha dropped, as PIL's convert("RGB")), and
+// reuses the buffer; an image whose rows are not contiguous (a sub-image)
+// is left to the copying path, with the same result.
+func TestInPlaceRGB(t *testing.T) {
+	const w, h = 29, 17
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, premul := range []bool{false, true} {
+		var im image.Image
+		pix := make([]uint8, 4*w*h)
+		for i := range w * h {
+			a := uint8(255)
+			if r.IntN(3) == 0 {
+				a = uint8(r.IntN(256))
+			}
+			for k := range 3 {
+				v := uint8(r.IntN(256))
+				if premul {
+					v = uint8(int(v) * int(a) / 255) // a valid premultiplied colour
+				}
+				pix[4*i+k] = v
+			}
+			pix[4*i+3] = a
+		}
+		want := make([]uint8, 0, 3*w*h)
+		for i := range w * h {
+			var c color.Color = color.NRGBA{pix[4*i], pix[4*i+1], pix[4*i+2], pix[4*i+3]}
+			if premul {
+				c = color.RGBA{pix[4*i], pix[4*i+1], pix[4*i+2], pix[4*i+3]}
+			}
+			n := color.NRGBAModel.Convert(c).(color.NRGBA)
+			want = append(want, n.R, n.G, n.B)
+		}
+		sub := func(im image.Image) image.Image {
+			return im.(interface {
+				SubImage(image.Rectangle) image.Image
+			}).SubImage(image.Rect(1, 0, w, h))
+		}
+		if premul {
+			im = &image.RGBA{Pix: pix, Stride: 4 * w, Rect: image.Rect(0, 0, w, h)}
+		} else {
+			im = &image.NRGBA{Pix: pix, Stride: 4 * w, Rect: image.Rect(0, 0, w, h)}
+		}
+		// the sub-image first: the in-place conversion changes pix
+		s := toRGB(sub(im))
+		for y := range h {
+			if !bytes.Equal(s.Pix[3*(w-1)*y:3*(w-1)*(y+1)], want[3*(w*y+1):3*w*(y+1)]) {
+				t.Fatalf("premultiplied %v: sub-image row %d differs", premul, y)
+			}
+		}
+		got := toRGB(im)
+		if !bytes.Equal(got.Pix, want) || &got.Pix[0] != &pix[0] || got.W != w || got.H != h {
+			t.Fatalf("premultiplied %v: in-place conversion differs from NRGBAModel (or copied)", premul)
+		}
 	}
 }

@@ -175,11 +175,52 @@ func (d Decoder) decode(b []byte) (*RGB, error) {
 	return toRGB(im), nil
 }
 
+// inPlaceRGB converts an 8-bit RGBA or NRGBA image whose rows are
+// contiguous (as the decoders return them) to RGB in its own pixel
+// buffer, as toRGB would, or returns nil: the image a decoder returns
+// is garbage after the conversion, and a second buffer of 3 bytes a
+// pixel beside its 4 would raise a large image's peak from 4 to 7 bytes
+// a pixel. Pixel i's 3 bytes are written at 3i, below the 4i where it
+// was read and below every pixel still to be read.
+func inPlaceRGB(im image.Image) *RGB {
+	var pix []uint8
+	var premul bool
+	var r image.Rectangle
+	var stride int
+	switch m := im.(type) {
+	case *image.NRGBA:
+		pix, r, stride = m.Pix, m.Rect, m.Stride
+	case *image.RGBA:
+		pix, r, stride, premul = m.Pix, m.Rect, m.Stride, true
+	default:
+		return nil
+	}
+	w, h := r.Dx(), r.Dy()
+	if stride != 4*w || len(pix) < 4*w*h {
+		return nil
+	}
+	n := w * h
+	for i := range n {
+		c := pix[4*i : 4*i+4 : 4*i+4]
+		cr, cg, cb := c[0], c[1], c[2]
+		if premul && c[3] != 255 {
+			// opaque images only reach here in practice; un-premultiply otherwise
+			nc := color.NRGBAModel.Convert(color.RGBA{cr, cg, cb, c[3]}).(color.NRGBA)
+			cr, cg, cb = nc.R, nc.G, nc.B
+		}
+		pix[3*i], pix[3*i+1], pix[3*i+2] = cr, cg, cb
+	}
+	return &RGB{W: w, H: h, Pix: pix[: 3*n : 3*n]}
+}
+
 // toRGB converts like PIL's convert("RGB"): palette entries are looked up,
 // grey is replicated, alpha is dropped (not composited), 16-bit colour
 // samples keep their high byte as PIL's decoders do, and 16-bit grey is
 // clipped to 255 as PIL's I -> RGB conversion does.
 func toRGB(im image.Image) *RGB {
+	if out := inPlaceRGB(im); out != nil {
+		return out
+	}
 	b := im.Bounds()
 	out := NewRGB(b.Dx(), b.Dy())
 	i := 0

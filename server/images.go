@@ -133,18 +133,25 @@ func (s *Server) extractBatch(ctx context.Context, dec imageio.Decoder, raw [][]
 		}
 		return nil, fmt.Errorf("images %d..%d: %w; retry later", lo, hi-1, err)
 	}
+	// the images are unreachable once decodeExtract returns
 	defer s.pixels.Release(px)
+	return s.decodeExtract(ctx, dec, raw[lo:hi], lo)
+}
+
+// decodeExtract decodes raw (images lo.. of the request) and extracts
+// them, holding an extraction slot.
+func (s *Server) decodeExtract(ctx context.Context, dec imageio.Decoder, raw [][]byte, lo int) ([]float32, error) {
 	select {
 	case s.extract <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	defer func() { <-s.extract }()
-	batch := make([]*imageio.RGB, 0, hi-lo)
-	for i := lo; i < hi; i++ {
-		im, err := dec.Decode(raw[i])
+	batch := make([]*imageio.RGB, 0, len(raw))
+	for i, b := range raw {
+		im, err := dec.Decode(b)
 		if err != nil {
-			return nil, errorf(http.StatusBadRequest, "image %d: corrupt image: %v", i, err)
+			return nil, errorf(http.StatusBadRequest, "image %d: corrupt image: %v", lo+i, err)
 		}
 		batch = append(batch, im)
 	}

@@ -59,7 +59,8 @@ type Config struct {
 	MaxRequestPixels int64
 	// DecodePixels bounds the pixels of the images decoded and not yet
 	// through the backbone, all requests together (default
-	// imageio.DefaultBudgetPixels, 64 megapixels; negative: no bound).
+	// imageio.DefaultBudgetPixels, 64 megapixels; math.MaxInt64: no
+	// bound).
 	// An image is admitted with the width × height of its header before
 	// a pixel is decoded, so many images just under MaxPixels (or a tiny
 	// file that decompresses to many pixels) take turns instead of adding
@@ -105,9 +106,7 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.MaxDecodeBytes, 2*c.MaxBodyBytes)
 	orDefault(&c.MaxPixels, d.MaxPixels)
 	orDefault(&c.MaxRequestPixels, d.MaxRequestPixels)
-	if c.DecodePixels == 0 {
-		c.DecodePixels = d.DecodePixels
-	}
+	orDefault(&c.DecodePixels, d.DecodePixels)
 	orDefault(&c.DecodeWait, d.DecodeWait)
 	orDefault(&c.MaxImages, d.MaxImages)
 	orDefault(&c.MaxRows, d.MaxRows)

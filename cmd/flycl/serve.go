@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -161,6 +162,9 @@ func (f *serveFlags) check() error {
 	}
 	if f.limits.DecodePixels == 0 || f.limits.DecodePixels < -1 {
 		return fmt.Errorf("--decode-pixels %d: give a positive budget, or -1 for none", f.limits.DecodePixels)
+	}
+	if f.limits.DecodePixels == -1 {
+		f.limits.DecodePixels = math.MaxInt64 // no bound
 	}
 	if int64(f.limits.MaxPixels) > f.limits.MaxRequestPixels {
 		return fmt.Errorf("--max-pixels %d is more than --max-request-pixels %d", f.limits.MaxPixels, f.limits.MaxRequestPixels)

@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"math"
 	"math/rand/v2"
 	"mime/multipart"
 	"net"
@@ -87,7 +88,11 @@ func DecodeBudget(ctx context.Context, o DecodeBudgetOptions) (DecodeBudgetResul
 	if err := be.SetPipeline(mustPipeline(o.Spec, bb)); err != nil {
 		return res, err
 	}
-	srv, err := server.New(server.Config{Backend: be, Extractor: ex, DecodePixels: o.Budget, DecodeWait: 2 * time.Minute})
+	budget := o.Budget
+	if budget < 0 {
+		budget = math.MaxInt64 // no bound
+	}
+	srv, err := server.New(server.Config{Backend: be, Extractor: ex, DecodePixels: budget, DecodeWait: 2 * time.Minute})
 	if err != nil {
 		return res, err
 	}

@@ -32,7 +32,11 @@
 // a name of Config.Hosts (DNS rebinding). JSON bodies are decoded as a
 // stream, each feature vector checked against d as it is read, and the
 // bytes of bodies being read, all requests together, are bounded by
-// Config.MaxDecodeBytes (503 with Retry-After beyond).
+// Config.MaxDecodeBytes (503 with Retry-After beyond). The pixels of the
+// images being decoded and extracted, all requests together, are bounded
+// by Config.DecodePixels, admitted from the images' headers before any
+// pixel is decoded: large images take turns (503 with Retry-After after
+// Config.DecodeWait) while a small one goes on at once.
 //
 // Predictions read an immutable ModelView through an atomic pointer and
 // never wait for a learn. Learns and forgets run one at a time on the

@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/png"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -168,5 +169,22 @@ func TestInPlaceRGB(t *testing.T) {
 		if !bytes.Equal(got.Pix, want) || &got.Pix[0] != &pix[0] || got.W != w || got.H != h {
 			t.Fatalf("premultiplied %v: in-place conversion differs from NRGBAModel (or copied)", premul)
 		}
+	}
+}
+
+// TestBudgetCollects: giving back a quarter of the budget or more runs a
+// garbage collection (before a waiter is admitted), so that the next
+// large image reuses the memory of the last instead of adding to it.
+func TestBudgetCollects(t *testing.T) {
+	b := NewBudget(1000)
+	var before, after runtime.MemStats
+	if err := b.Acquire(context.Background(), 250); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&before)
+	b.Release(250)
+	runtime.ReadMemStats(&after)
+	if after.NumGC <= before.NumGC {
+		t.Fatalf("a release of a quarter of the budget ran no collection (%d, then %d)", before.NumGC, after.NumGC)
 	}
 }

@@ -98,7 +98,8 @@ func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, ti
 		// nothing learned yet (learns of images calibrate first)
 		return nil, 0, ErrNotTrained
 	}
-	// the batch's pixels are held here, for as long as the images live
+	// no Budget in the decoder: batchFeatures holds each batch's pixels
+	// for as long as its images live
 	dec := imageio.Decoder{MaxPixels: int64(s.cfg.MaxPixels)}
 	t := time.Now()
 	x := make([]float32, 0, len(raw)*s.cfg.Extractor.Dim())
@@ -109,7 +110,7 @@ func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, ti
 			px += pixels[hi]
 			hi++
 		}
-		f, err := s.extractBatch(ctx, dec, raw, lo, hi, px)
+		f, err := s.batchFeatures(ctx, dec, raw, lo, hi, px)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -120,10 +121,10 @@ func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, ti
 	return x, time.Since(t), nil
 }
 
-// extractBatch decodes and extracts images lo..hi of raw, of px pixels
+// batchFeatures decodes and extracts images lo..hi of raw, of px pixels
 // in all, holding px pixels of the decoding budget and an extraction
 // slot.
-func (s *Server) extractBatch(ctx context.Context, dec imageio.Decoder, raw [][]byte, lo, hi int, px int64) ([]float32, error) {
+func (s *Server) batchFeatures(ctx context.Context, dec imageio.Decoder, raw [][]byte, lo, hi int, px int64) ([]float32, error) {
 	wctx, cancel := context.WithTimeoutCause(ctx, s.cfg.DecodeWait, fmt.Errorf("waited %v", s.cfg.DecodeWait))
 	err := s.pixels.Acquire(wctx, px)
 	cancel()

@@ -83,7 +83,7 @@ func TestCalibrationSamples(t *testing.T) {
 	const d, n, k = 8, 45, 4
 	cfg := Config{M: 48, P: 4, K: 16, Seed: 3, Lambdas: []float64{1}}
 	m, _ := New(cfg, d)
-	if err := m.SetCalibration(&UnknownCalibration{MaxSamples: k, MinSamples: 1}); err != nil {
+	if err := m.SetCalibration(&UnknownCalibration{MaxSamples: k}); err != nil {
 		t.Fatal(err)
 	}
 	x, y := clusters(5, n, d, []int{0, 1, 2}, 0.9)

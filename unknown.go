@@ -105,8 +105,9 @@ type Rejection struct {
 	// Threshold: a sample whose score is below it is unknown.
 	Threshold float64 `json:"threshold"`
 	// Keep is the share of known samples the threshold was calibrated to
-	// keep (0 when the threshold was set by hand; also set while the
-	// calibration pool is too small for a threshold).
+	// keep, 1−α (0 when the threshold was set by hand; also set while
+	// rejection is off for want of any calibration sample). What the
+	// threshold guarantees for a pool of Samples scores is Guaranteed.
 	Keep float64 `json:"keep,omitempty"`
 	// Temperature T of the calibrated probabilities softmax(scores/T)
 	// (0: not calibrated; Probability then reports nothing).
@@ -158,6 +159,53 @@ func (r Rejection) Probability(row []float32) (p float64, ok bool) {
 		s += math.Exp((float64(v) - top) / r.Temperature)
 	}
 	return 1 / s, true
+}
+
+// Guaranteed returns the share of new samples of the learned classes
+// that the threshold keeps in expectation, when they are exchangeable
+// with the pooled calibration samples (GuaranteedKeep of Samples and
+// Keep): at least Keep, or Samples/(Samples+1) when the pool is too small
+// for Keep. 0 when rejection is off or the threshold was set by hand (no
+// guarantee).
+func (r Rejection) Guaranteed() float64 {
+	if !r.Enabled() || !(r.Keep > 0) {
+		return 0
+	}
+	return GuaranteedKeep(r.Samples, r.Keep)
+}
+
+// String describes the rejection in one line: the score, the threshold,
+// the pool, the share it keeps, and the temperature.
+func (r Rejection) String() string {
+	var s string
+	switch {
+	case !r.Enabled() && r.Keep > 0:
+		s = "unknown off: no calibration sample yet (a class's only sample cannot be left out: learn two of a class)"
+	case !r.Enabled():
+		s = "unknown off"
+	case !(r.Keep > 0):
+		s = fmt.Sprintf("unknown below %s score %.4g (set by hand: no guarantee)", r.Score, r.Threshold)
+	default:
+		g := r.Guaranteed()
+		s = fmt.Sprintf("unknown below %s score %.4g: keeps %s of new samples of the learned classes in expectation (split-conformal, %d leave-one-out samples", r.Score, r.Threshold, pctString(g), r.Samples)
+		if g < r.Keep-1e-12 {
+			need := int(math.Ceil(1/(1-r.Keep)*(1-1e-9))) - 1
+			s += fmt.Sprintf("; %s asked needs %d: the smallest score is the threshold)", pctString(r.Keep), need)
+		} else {
+			s += fmt.Sprintf("; asked %s)", pctString(r.Keep))
+		}
+	}
+	if r.Temperature > 0 {
+		s += fmt.Sprintf("; probabilities at temperature %.3g", r.Temperature)
+	} else {
+		s += "; no probabilities"
+	}
+	return s
+}
+
+// pctString formats a share as a percentage with up to one decimal.
+func pctString(v float64) string {
+	return strconv.FormatFloat(math.Round(1000*v)/10, 'f', -1, 64) + "%"
 }
 
 // Validate checks that a rejection means something (a known score, finite
@@ -231,14 +279,7 @@ type UnknownCalibration struct {
 	// Their cost is about 2·MaxSamples·m² flops (two triangular solves
 	// each).
 	MaxSamples int
-	// MinSamples is the size the pool must reach before the threshold
-	// rejects anything (default DefaultMinCalibrationSamples): the 5%
-	// quantile of six photos is their smallest score, too noisy to act on.
-	MinSamples int
 }
-
-// DefaultMinCalibrationSamples is UnknownCalibration.MinSamples's default.
-const DefaultMinCalibrationSamples = 20
 
 // DefaultKeep is the share of known samples a calibrated rejection keeps.
 const DefaultKeep = 0.95
@@ -256,9 +297,6 @@ func (c UnknownCalibration) withDefaults() UnknownCalibration {
 	if c.MaxSamples == 0 {
 		c.MaxSamples = DefaultCalibrationSamples
 	}
-	if c.MinSamples == 0 {
-		c.MinSamples = DefaultMinCalibrationSamples
-	}
 	return c
 }
 
@@ -271,11 +309,17 @@ func (c UnknownCalibration) withDefaults() UnknownCalibration {
 // of the most recent ones (newest first, at most MaxSamples: earlier
 // learns' scores were computed under the classifier of their time; for
 // ScoreTopCosine, (top score, leave-one-out cosine) pairs, whose means
-// and standard deviations standardize the fused value), and
-// the threshold keeps Keep of the pool once it holds MinSamples (before,
-// rejection stays off). The temperature minimises the negative
-// log-likelihood of the learn's leave-one-out scores (a learn of one
-// class keeps the previous one). A learn from statistics alone
+// and standard deviations standardize the fused value), and the
+// threshold is the split-conformal one of the pool (KeepThreshold): new
+// samples of the learned classes that are exchangeable with the pooled
+// ones are kept with probability Rejection.Guaranteed ≥ Keep, or n/(n+1)
+// when the pool of n is too small for Keep. Rejection is on from the
+// first learn that has a sample of a class with at least two samples:
+// the leave-one-out score of a class's only sample is that of a class the
+// model has never seen, so such samples stay out of the pool and of the
+// temperature fit. The temperature minimises the cross-entropy of the
+// learn's leave-one-out scores against smoothed targets, bounded below
+// (FitTemperature; a learn of one class keeps the previous one). A learn from statistics alone
 // (LearnStats) has no samples: it turns rejection off and empties the
 // pool. Forgetting keeps the last calibration.
 func (m *Model) SetCalibration(c *UnknownCalibration) error {
@@ -290,8 +334,8 @@ func (m *Model) SetCalibration(c *UnknownCalibration) error {
 	if !(v.Keep > 0 && v.Keep <= 1) {
 		return fmt.Errorf("flycl: calibration keep share %g is not in (0, 1]", v.Keep)
 	}
-	if v.MaxSamples < 1 || v.MinSamples < 1 || v.MinSamples > v.MaxSamples {
-		return fmt.Errorf("flycl: calibration samples: want 1 <= min (%d) <= max (%d)", v.MinSamples, v.MaxSamples)
+	if v.MaxSamples < 1 {
+		return fmt.Errorf("flycl: calibration samples %d: want at least 1", v.MaxSamples)
 	}
 	m.calib = &v
 	return nil
@@ -355,26 +399,41 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 	for i, s := range sel {
 		cls[i] = idx[s]
 	}
-	temp := FitTemperature(loo, nc, cls)
+	// the rows of samples whose class has at least two: a class's only
+	// sample left out leaves the class unlearned, and its leave-one-out
+	// score is that of an unknown class (its cosine has no class sum
+	// left). Those rows stay in LeaveOneOut but out of the calibration.
+	counts := m.ClassCounts()
+	var use []int
+	for i, c := range cls {
+		if c >= len(counts) || counts[c] < 0 || counts[c] >= 2 {
+			use = append(use, i)
+		}
+	}
+	ul, uc := make([]float32, 0, len(use)*nc), make([]int, len(use))
+	for j, i := range use {
+		ul, uc[j] = append(ul, loo[i*nc:(i+1)*nc]...), cls[i]
+	}
+	temp := FitTemperature(ul, nc, uc)
 	if temp == 0 {
 		temp = prevT
 	}
-	vals := make([]float32, per*len(sel))
+	vals := make([]float32, per*len(use))
 	if per == 2 {
 		cos := LeaveOneOutCosines(m.acc.S(), nc, m.cfg.M, h, sel, idx)
-		for i := range sel {
-			vals[2*i], vals[2*i+1] = float32(ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)), float32(cos[i])
+		for j, i := range use {
+			vals[2*j], vals[2*j+1] = float32(ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)), float32(cos[i])
 		}
 	} else {
-		for i := range sel {
-			vals[i] = float32(c.Score.Value(loo[i*nc:(i+1)*nc], temp))
+		for j, i := range use {
+			vals[j] = float32(c.Score.Value(loo[i*nc:(i+1)*nc], temp))
 		}
 	}
 	m.pool = append(vals, m.pool...)[:min(len(vals)+len(m.pool), per*c.MaxSamples)]
 	m.loo, m.looIdx = loo, cls
 	samples := len(m.pool) / per
-	m.rej = Rejection{Keep: c.Keep, Temperature: temp, Samples: samples} // off until the pool is large enough
-	if samples >= c.MinSamples {
+	m.rej = Rejection{Keep: c.Keep, Temperature: temp, Samples: samples} // off while the pool is empty
+	if samples >= 1 {
 		r := m.rej
 		r.Score = c.Score
 		pv := make([]float64, samples)
@@ -595,57 +654,130 @@ func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int
 	return out, ctx.Err()
 }
 
-// KeepThreshold returns the threshold that keeps (score >= threshold) at
-// least the share keep of vals: the ⌊(1−keep)·n⌋-th smallest value.
+// ConformalRank returns the rank k (1-based, from the smallest) of the
+// split-conformal threshold among n pooled scores for a requested keep
+// share 1−α: k = ⌊α(n+1)⌋, at least 1 (when n+1 < 1/α the pool is too
+// small for the request and the smallest score is taken) and at most n.
+// A new score exchangeable with the n pooled ones is at least the k-th
+// smallest of them with probability 1 − k/(n+1) (its rank among the
+// n+1 is uniform; ties only raise it): at least 1−α when k = ⌊α(n+1)⌋.
+// It is 0 for n < 1.
+func ConformalRank(n int, keep float64) int {
+	if n < 1 {
+		return 0
+	}
+	// the product is rounded up by a relative 1e-9 so that a share such
+	// as 0.9 (1−0.9 = 0.0999…98 in binary) gives ⌊0.1·10⌋ = 1, not 0
+	k := int(math.Floor((1 - keep) * float64(n+1) * (1 + 1e-9)))
+	return min(max(k, 1), n)
+}
+
+// GuaranteedKeep returns the share of new samples, exchangeable with n
+// pooled calibration scores, that the threshold of KeepThreshold keeps
+// in expectation: 1 − k/(n+1), k = ConformalRank(n, keep). It is at least
+// keep when n+1 ≥ 1/(1−keep), else n/(n+1); and below keep + 1/(n+1)
+// when the scores have no ties. 0 for n < 1 (no threshold).
+func GuaranteedKeep(n int, keep float64) float64 {
+	k := ConformalRank(n, keep)
+	if k == 0 {
+		return 0
+	}
+	return 1 - float64(k)/float64(n+1)
+}
+
+// KeepThreshold returns the split-conformal threshold (Vovk et al. 2005;
+// Barber, Candès, Ramdas and Tibshirani 2021) that keeps (score >=
+// threshold) at least the share keep of new samples exchangeable with
+// vals, in expectation: the k-th smallest of vals, k = ConformalRank(n,
+// keep) (see GuaranteedKeep for what it keeps). -Inf for no values.
 func KeepThreshold(vals []float64, keep float64) float64 {
 	if len(vals) == 0 {
 		return math.Inf(-1)
 	}
 	s := slices.Clone(vals)
 	slices.Sort(s)
-	i := int(math.Floor((1 - keep) * float64(len(s))))
-	return s[min(max(i, 0), len(s)-1)]
+	return s[ConformalRank(len(s), keep)-1]
 }
 
-// FitTemperature returns the temperature T that minimises the mean
-// negative log-likelihood of softmax(scores/T) for the true classes cls
-// (scores: rows of nc), or 0 when it is not determined (one class, no
-// rows). The likelihood is convex in 1/T, so a golden-section search over
-// log(1/T) in [1e-2, 1e5] finds it (to a relative 1e-6 of 1/T).
+// Probability bounds of FitTemperature: an answer whose top two scores
+// are within CloseScores of the larger's magnitude, and whose top score
+// is at most twice the largest magnitude of a top score fitted on, gets a
+// probability below MaxCloseProbability.
+const (
+	CloseScores         = 0.10
+	MaxCloseProbability = 0.99
+)
+
+// MinTemperature returns the lower bound FitTemperature puts on T for
+// calibration rows scores (of nc): 2·max|top| · CloseScores /
+// logit(MaxCloseProbability), so that two scores s1 ≥ s2 with s1 − s2 ≤
+// CloseScores·|s1| and |s1| ≤ 2·max|top| have softmax(s/T) of s1 at
+// most σ((s1−s2)/T) ≤ MaxCloseProbability.
+func MinTemperature(scores []float32, nc int) float64 {
+	big := 0.0
+	for i := 0; i+nc <= len(scores); i += nc {
+		big = max(big, math.Abs(float64(slices.Max(scores[i:i+nc]))))
+	}
+	return 2 * big * CloseScores / math.Log(MaxCloseProbability/(1-MaxCloseProbability))
+}
+
+// FitTemperature returns the temperature T of the probabilities
+// softmax(scores/T) fitted to the leave-one-out rows scores (rows of nc)
+// of samples of the true classes cls, or 0 when it is not determined (one
+// class, no rows).
+//
+// T minimises the mean cross-entropy of softmax(scores/T) against
+// targets smoothed as Platt (1999) smooths his: with N rows, the true
+// class gets (N+1)/(N+2) and the others share 1/(N+2). With one-hot
+// targets the fit runs to T → 0 when every row is answered right (a small
+// pool often is), and every answer then shows p ≈ 1; with smoothed
+// targets the fitted probabilities of such a pool stay near (N+1)/(N+2),
+// the most a pool of N correct answers supports. The cross-entropy is
+// convex in 1/T, so a golden-section search over log(1/T) in [1e-2, 1e5]
+// finds its minimum (to a relative 1e-6 of 1/T). T is then raised to
+// MinTemperature(scores, nc) if below.
 func FitTemperature(scores []float32, nc int, cls []int) float64 {
 	if nc < 2 || len(cls) == 0 {
 		return 0
 	}
-	nll := func(lb float64) float64 {
+	eps := 1 / float64(len(cls)+2)
+	other := eps / float64(nc-1)
+	ce := func(lb float64) float64 {
 		b := math.Exp(lb)
 		sum := 0.0
 		for i, c := range cls {
 			row := scores[i*nc : (i+1)*nc]
 			top := float64(slices.Max(row))
-			s := 0.0
-			for _, v := range row {
-				s += math.Exp(b * (float64(v) - top))
+			s, lin := 0.0, 0.0
+			for j, v := range row {
+				d := float64(v) - top
+				s += math.Exp(b * d)
+				w := other
+				if j == c {
+					w = 1 - eps
+				}
+				lin += w * b * d
 			}
-			sum += math.Log(s) - b*(float64(row[c])-top)
+			sum += math.Log(s) - lin
 		}
 		return sum / float64(len(cls))
 	}
 	lo, hi := math.Log(1e-2), math.Log(1e5)
 	g := (math.Sqrt(5) - 1) / 2
 	a, b := hi-g*(hi-lo), lo+g*(hi-lo)
-	fa, fb := nll(a), nll(b)
+	fa, fb := ce(a), ce(b)
 	for hi-lo > 1e-6 {
 		if fa <= fb {
 			hi, b, fb = b, a, fa
 			a = hi - g*(hi-lo)
-			fa = nll(a)
+			fa = ce(a)
 		} else {
 			lo, a, fa = a, b, fb
 			b = lo + g*(hi-lo)
-			fb = nll(b)
+			fb = ce(b)
 		}
 	}
-	return 1 / math.Exp((lo+hi)/2)
+	return max(1/math.Exp((lo+hi)/2), MinTemperature(scores[:len(cls)*nc], nc))
 }
 
 // uncalibrate turns rejection off after a change that leaves no samples

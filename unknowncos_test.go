@@ -48,7 +48,7 @@ func bruteCosine(codes []float32, labels []int, nc, m int, x []float32, skip int
 // code to its class sum less itself (and the other classes' sums),
 // checked against a brute force over the codes (Expand) with the sample
 // left out, including a class of one sample (whose sum less it is zero:
-// it drops out). The standardization is the pool's mean and standard
+// it stays out of the pool). The standardization is the pool's mean and standard
 // deviation and the threshold keeps Keep of the fused pool values.
 //
 // Tolerance: S sums n ≤ 40 float32 codes, each entry within n·u
@@ -62,7 +62,7 @@ func TestTopCosineCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&UnknownCalibration{Score: ScoreTopCosine, Keep: 0.9, MaxSamples: 100, MinSamples: 10}); err != nil {
+	if err := m.SetCalibration(&UnknownCalibration{Score: ScoreTopCosine, Keep: 0.9, MaxSamples: 100}); err != nil {
 		t.Fatal(err)
 	}
 	x, y := clusters(21, 39, d, []int{0, 1, 2}, 0.7)
@@ -73,12 +73,14 @@ func TestTopCosineCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	rej := m.Rejection()
-	if rej.Score != ScoreTopCosine || rej.Samples != 40 {
-		t.Fatalf("rejection %+v, want top+cosine on 40 samples", rej)
+	// class 3's only sample stays out of the pool (left out, its class
+	// is unlearned): the 39 others are pooled, in order
+	if rej.Score != ScoreTopCosine || rej.Samples != 39 {
+		t.Fatalf("rejection %+v, want top+cosine on 39 samples", rej)
 	}
 	pool := m.CalibrationPool()
-	if len(pool) != 80 {
-		t.Fatalf("pool of %d values, want 40 (top, cosine) pairs", len(pool))
+	if len(pool) != 78 {
+		t.Fatalf("pool of %d values, want 39 (top, cosine) pairs", len(pool))
 	}
 	loo, cls := m.LeaveOneOut()
 	nc := len(m.Classes())
@@ -88,7 +90,10 @@ func TestTopCosineCalibration(t *testing.T) {
 	}
 	M := cfg.M
 	tol := 4 * 41.0 / (1 << 24)
-	for i := range cls {
+	if len(cls) != 40 {
+		t.Fatalf("%d leave-one-out rows, want all 40 samples'", len(cls))
+	}
+	for i := range 39 {
 		if top := float32(ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)); pool[2*i] != top {
 			t.Errorf("sample %d: pool top %v, leave-one-out top %v", i, pool[2*i], top)
 		}
@@ -97,7 +102,7 @@ func TestTopCosineCalibration(t *testing.T) {
 			t.Errorf("sample %d (class %d): leave-one-out cosine %.9g, brute force %.9g", i, y[i], got, want)
 		}
 	}
-	top, cos := make([]float64, 40), make([]float64, 40)
+	top, cos := make([]float64, 39), make([]float64, 39)
 	for i := range top {
 		top[i], cos[i] = float64(pool[2*i]), float64(pool[2*i+1])
 	}
@@ -107,14 +112,14 @@ func TestTopCosineCalibration(t *testing.T) {
 		math.Abs(rej.CosMean-cm) > 1e-12 || math.Abs(rej.CosStd-cs) > 1e-9*cs {
 		t.Fatalf("standardization %+v, want top %g ± %g, cosine %g ± %g", rej, tm, ts, cm, cs)
 	}
-	fused := make([]float64, 40)
+	fused := make([]float64, 39)
 	for i := range fused {
 		fused[i] = (top[i]-rej.TopMean)/rej.TopStd + (cos[i]-rej.CosMean)/rej.CosStd
 	}
 	slices.Sort(fused)
-	// KeepThreshold's ⌊(1−keep)·n⌋-th smallest value (TestKeepThreshold)
-	keep := 0.9 // a variable: float64 arithmetic, as the model's
-	if th := fused[int(math.Floor((1-keep)*40))]; rej.Threshold != th {
+	// the split-conformal threshold: the k-th smallest, k = ⌊α(n+1)⌋ =
+	// ⌊0.1·40⌋ = 4 (TestConformalRank)
+	if th := fused[4-1]; rej.Threshold != th {
 		t.Fatalf("threshold %g, want the 10%% quantile of the fused pool %g", rej.Threshold, th)
 	}
 }
@@ -151,7 +156,7 @@ func TestScoresCosines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&UnknownCalibration{Score: ScoreTopCosine, MinSamples: 10}); err != nil {
+	if err := m.SetCalibration(&UnknownCalibration{Score: ScoreTopCosine}); err != nil {
 		t.Fatal(err)
 	}
 	x, y := clusters(31, 60, d, []int{0, 1, 2}, 0.5)
@@ -257,13 +262,13 @@ func TestCalibrationPoolKind(t *testing.T) {
 		samples int // in the pool after the learn of 6
 		on      bool
 	}{
-		{ScoreTopCosine, 6, false},
-		{ScoreTop, 6, false}, // afresh: the pairs are another kind
+		{ScoreTopCosine, 6, true}, // on from the first learn
+		{ScoreTop, 6, true},       // afresh: the pairs are another kind
 		{ScoreTop, 12, true},
-		{ScoreTopCosine, 6, false},
+		{ScoreTopCosine, 6, true},
 		{ScoreTopCosine, 12, true},
 	} {
-		if err := m.SetCalibration(&UnknownCalibration{Score: tc.score, MaxSamples: 50, MinSamples: 10}); err != nil {
+		if err := m.SetCalibration(&UnknownCalibration{Score: tc.score, MaxSamples: 50}); err != nil {
 			t.Fatal(err)
 		}
 		x, y := clusters(uint64(40+step), 6, d, []int{0, 1, 2}, 0.6)

@@ -105,9 +105,9 @@ func TestExportImagesNode(t *testing.T) {
 				t.Fatal(err)
 			}
 			// the same photos again: the calibration pool then holds 24
-			// leave-one-out samples, enough for the model to reject
-			// (flycl.DefaultMinCalibrationSamples), so that the graph's
-			// "unknown" is compared on real photos
+			// leave-one-out samples (a threshold that is not the smallest
+			// of the pool), so that the graph's "unknown" is compared on
+			// real photos
 			if _, err := runCLI(t, append([]string{"learn", "--data", "folder:" + train, "--cache", ""}, common...)...); err != nil {
 				t.Fatal(err)
 			}

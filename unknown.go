@@ -146,6 +146,17 @@ func (r Rejection) Reject(row []float32, cos float64) bool {
 	return r.Enabled() && !(r.Value(row, cos) >= r.Threshold)
 }
 
+// Margin returns Value less the threshold: negative (how far below it)
+// for a sample Reject answers "unknown". ok is false when rejection is off
+// or the value is not a number.
+func (r Rejection) Margin(row []float32, cos float64) (margin float64, ok bool) {
+	v := r.Value(row, cos)
+	if !r.Enabled() || math.IsNaN(v) {
+		return 0, false
+	}
+	return v - r.Threshold, true
+}
+
 // Probability returns the calibrated probability of the top class of
 // row, softmax(row/T) at its largest entry; ok is false when no
 // temperature has been fitted.

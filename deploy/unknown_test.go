@@ -11,8 +11,9 @@ import (
 
 // TestCalibrationFollowsTheModel: a deployable model calibrates its
 // rejection when it learns (New and Load turn it on); the share a user
-// chose is kept in the file, even while the pool is still too small for a
-// threshold, and a reloaded model calibrates its next learn with it.
+// chose is kept in the file, even while there is nothing to calibrate on
+// (one sample per class: a class's only sample cannot be left out), and a
+// reloaded model calibrates its next learn with it.
 func TestCalibrationFollowsTheModel(t *testing.T) {
 	ctx := context.Background()
 	const d = 8
@@ -37,13 +38,13 @@ func TestCalibrationFollowsTheModel(t *testing.T) {
 	if err := m.SetCalibration(&flycl.UnknownCalibration{Keep: 0.8}); err != nil {
 		t.Fatal(err)
 	}
-	x, names := data(6) // fewer than the 20 a threshold needs
+	x, names := data(2) // one of each class
 	res, err := m.Learn(ctx, x, names, nil, LearnOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rj := res.Rejection; rj.Enabled() || rj.Keep != 0.8 || rj.Samples != 6 || !(rj.Temperature > 0) {
-		t.Fatalf("after 6 samples: %+v, want off with keep 0.8 and a temperature", rj)
+	if rj := res.Rejection; rj.Enabled() || rj.Keep != 0.8 || rj.Samples != 0 || rj.Temperature != 0 {
+		t.Fatalf("after one sample of each class: %+v, want off with keep 0.8", rj)
 	}
 	path := filepath.Join(t.TempDir(), "m.flycl")
 	if err := m.Save(path); err != nil {
@@ -58,14 +59,16 @@ func TestCalibrationFollowsTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rj := res.Rejection; !rj.Enabled() || rj.Keep != 0.8 || rj.Samples != 46 {
-		t.Fatalf("after 46 samples: %+v, want on, keeping 0.8 of 46", rj)
+	if rj := res.Rejection; !rj.Enabled() || rj.Keep != 0.8 || rj.Samples != 40 || !(rj.Temperature > 0) {
+		t.Fatalf("after 40 more samples: %+v, want on, keeping 0.8 of 40, and a temperature", rj)
 	}
 	fresh, err := New(flycl.Config{M: 60, P: 4, K: 20, Lambdas: []float64{1}}, d, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err = fresh.Learn(ctx, x, names, nil, LearnOptions{}); err != nil || res.Rejection.Keep != flycl.DefaultKeep || !res.Rejection.Enabled() {
+	// from the first learn, with 2 samples per class
+	x, names = data(4)
+	if res, err = fresh.Learn(ctx, x, names, nil, LearnOptions{}); err != nil || res.Rejection.Keep != flycl.DefaultKeep || !res.Rejection.Enabled() || res.Rejection.Samples != 4 {
 		t.Fatalf("a new model's first learn: %+v, %v", res.Rejection, err)
 	}
 }

@@ -28,7 +28,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request) {
-	i := s.View().Info()
+	v := s.View()
+	i := v.Info()
+	i.Unknown = unknownInfo(s.rejection(v))
 	if s.cfg.Extractor != nil && i.Backbone == "" {
 		i.Backbone = s.cfg.Extractor.Name()
 	}

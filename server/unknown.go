@@ -76,4 +76,17 @@ func (s *Server) answer(p *Prediction, rej flycl.Rejection, row []float32, cos f
 	if pr, ok := rej.Probability(row); ok {
 		p.Probability = &pr
 	}
+	if mg, ok := rej.Margin(row, cos); ok {
+		p.Margin = &mg
+	}
+}
+
+// unknownInfo is GET /v1/model's description of rej (nil when it has
+// neither a rejection nor a temperature).
+func unknownInfo(rej flycl.Rejection) *Unknown {
+	if !rej.Enabled() && rej.Keep == 0 && rej.Temperature == 0 {
+		return nil
+	}
+	return &Unknown{Enabled: rej.Enabled(), Score: string(rej.Score), Threshold: rej.Threshold, Keep: rej.Keep,
+		Guaranteed: rej.Guaranteed(), Samples: rej.Samples, Temperature: rej.Temperature, Summary: rej.String()}
 }

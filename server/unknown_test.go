@@ -99,6 +99,9 @@ func TestPredictUnknown(t *testing.T) {
 		if p.Probability == nil || math.Abs(*p.Probability-1/s) > 1e-12 {
 			t.Fatalf("prediction %d: probability %v, want softmax %g", i, p.Probability, 1/s)
 		}
+		if v := rej.Value(sc[i*nc:(i+1)*nc], cos[i]); p.Margin == nil || *p.Margin != v-rej.Threshold || (*p.Margin < 0) != p.Unknown {
+			t.Fatalf("prediction %d: unknown_margin %v, want %g − %g", i, p.Margin, v, rej.Threshold)
+		}
 		if p.Unknown {
 			nUnknown++
 		} else if i < len(known) {
@@ -122,8 +125,22 @@ func TestPredictUnknown(t *testing.T) {
 		}
 	}
 
+	// GET /v1/model shows the rejection predictions get
+	var mi ModelResponse
+	do(t, "GET", hs.URL+"/v1/model", "", nil, "", &mi)
+	wantInfo := Unknown{Enabled: true, Score: string(flycl.ScoreTopCosine), Threshold: rej.Threshold, Keep: flycl.DefaultKeep,
+		Guaranteed: flycl.GuaranteedKeep(rej.Samples, flycl.DefaultKeep), Samples: rej.Samples, Temperature: rej.Temperature, Summary: rej.String()}
+	if mi.Unknown == nil || *mi.Unknown != wantInfo || rej.Samples != 90 {
+		t.Fatalf("GET /v1/model unknown %+v, want %+v (90 samples)", mi.Unknown, wantInfo)
+	}
+
 	_, off, _ := testServer(t, func(c *Config) { c.Unknown = "off" })
 	learnFeatures(t, off.URL, "", x, y)
+	mi = ModelResponse{}
+	do(t, "GET", off.URL+"/v1/model", "", nil, "", &mi)
+	if mi.Unknown == nil || mi.Unknown.Enabled || !strings.HasPrefix(mi.Unknown.Summary, "unknown off") {
+		t.Fatalf("Unknown off: GET /v1/model unknown %+v", mi.Unknown)
+	}
 	pr = PredictResponse{}
 	do(t, "POST", off.URL+"/v1/predict", "application/json", jsonBody(t, Request{Features: unknown}), "", &pr)
 	for i, p := range pr.Predictions {

@@ -10,6 +10,7 @@ type (
 	ErrorBody       = api.ErrorBody
 	Class           = api.Class
 	Info            = api.Info
+	Unknown         = api.Unknown
 	ModelResponse   = api.ModelResponse
 	ClassesResponse = api.ClassesResponse
 	ForgetResponse  = api.ForgetResponse

@@ -436,10 +436,7 @@ func printLearn(w io.Writer, r *deploy.LearnResult, desc string, learn, save tim
 		how = fmt.Sprintf("fixed, requested %g", r.LambdaRequested)
 	}
 	fmt.Fprintf(w, "lambda %g (%s)\n", r.Lambda, how)
-	if rj := r.Rejection; rj.Enabled() {
-		fmt.Fprintf(w, "unknown below %s score %.4g (keeps %.0f%% of %d leave-one-out samples); probabilities at temperature %.3g\n",
-			rj.Score, rj.Threshold, 100*rj.Keep, rj.Samples, rj.Temperature)
-	}
+	fmt.Fprintln(w, r.Rejection) // the rejection state in one line (flycl.Rejection.String)
 	// a raised λ (requested, or chosen by GCV): deploy.LambdaWarnings
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)

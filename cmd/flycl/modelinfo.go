@@ -46,11 +46,7 @@ func printModelInfo(w io.Writer, path string) error {
 	fmt.Fprintf(w, "samples       %d\n", s.Samples())
 	fmt.Fprintf(w, "classes       %d: %s\n", len(st.Labels), strings.Join(s.Predictor().ClassNames(), ", "))
 	fmt.Fprintf(w, "lambda        %g\n", st.Lambda)
-	if r := st.Rejection; r.Enabled() {
-		fmt.Fprintf(w, "unknown       below %s score %.4g (keeps %.0f%% of %d leave-one-out samples), probabilities at T=%.3g\n", r.Score, r.Threshold, 100*r.Keep, r.Samples, r.Temperature)
-	} else {
-		fmt.Fprintf(w, "unknown       off (learn again to calibrate)\n")
-	}
+	fmt.Fprintf(w, "unknown       %s\n", strings.TrimPrefix(st.Rejection.String(), "unknown "))
 	fmt.Fprintf(w, "history       %d steps\n", len(st.History))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  step\tkind\tsamples\tclasses\tlambda\tchosen by\tseconds")

@@ -26,8 +26,33 @@ type prediction struct {
 	Answer  string `json:"answer"`
 	Unknown bool   `json:"unknown"`
 	// Probability is the calibrated probability of the top class (absent
-	// for a model without a fitted temperature).
+	// for a model without a fitted temperature): for an "unknown" answer,
+	// that of the best guess Top[0].
 	Probability *float64 `json:"probability,omitempty"`
+	// Margin is the open-set score less the threshold: negative (how far
+	// below) for an "unknown" answer (absent when rejection is off).
+	Margin *float64 `json:"unknown_margin,omitempty"`
+}
+
+// answerText is a prediction's answer as the table prints it: the class
+// and its probability, or for "unknown" how far below the threshold it
+// is and the best guess with its probability.
+func answerText(p prediction) string {
+	prob := ""
+	if p.Probability != nil {
+		prob = fmt.Sprintf(" (p=%.2f)", *p.Probability)
+	}
+	if !p.Unknown {
+		return p.Answer + prob
+	}
+	s := p.Answer
+	if p.Margin != nil {
+		s += fmt.Sprintf(" (%.3g below the threshold)", -*p.Margin)
+	}
+	if len(p.Top) > 0 {
+		s += "; best guess " + p.Top[0].Name + prob
+	}
+	return s
 }
 
 func predictCmd() *cobra.Command {
@@ -96,6 +121,9 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 				}
 				if pr, ok := rej.Probability(row); ok {
 					preds[i].Probability = &pr
+				}
+				if mg, ok := rej.Margin(row, cos[i]); ok {
+					preds[i].Margin = &mg
 				}
 				preds[i].Input = strconv.Itoa(i)
 				if s.paths != nil {
@@ -206,10 +234,7 @@ func writePredictions(w io.Writer, format string, preds []prediction, acc *score
 			if acc != nil {
 				row += p.Truth + "\t"
 			}
-			row += p.Answer
-			if p.Probability != nil {
-				row += fmt.Sprintf(" (p=%.2f)", *p.Probability)
-			}
+			row += answerText(p)
 			fmt.Fprintln(tw, row+"\t"+strings.Join(parts, ", "))
 		}
 		tw.Flush()

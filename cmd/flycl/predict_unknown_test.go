@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,10 @@ func testPredictUnknown(t *testing.T, flags []string, kind flycl.OpenScore) {
 		if p.Probability == nil || math.Abs(*p.Probability-1/s) > 1e-12 {
 			t.Fatalf("sample %d: probability %v, want %g", i, p.Probability, 1/s)
 		}
+		// how far below (negative) or above the threshold
+		if v := rej.Value(sc[i*nc:(i+1)*nc], cos[i]); p.Margin == nil || *p.Margin != v-rej.Threshold || (*p.Margin < 0) != p.Unknown {
+			t.Fatalf("sample %d: margin %v, want %g − %g", i, p.Margin, v, rej.Threshold)
+		}
 		if p.Unknown && (p.Truth == "owl" || p.Truth == "yak") {
 			rejected++
 		}
@@ -93,6 +98,22 @@ func testPredictUnknown(t *testing.T, flags []string, kind flycl.OpenScore) {
 	}
 	if r.Accuracy == nil || r.Accuracy.Unknown != 40 || r.Accuracy.UnknownRejected != rejected || rejected < 30 || keptKnown < 30 {
 		t.Fatalf("accuracy %+v, %d samples of unlearned classes rejected, %d of 40 learned kept", r.Accuracy, rejected, keptKnown)
+	}
+	// the table: an unknown answer says how far below the threshold and
+	// the best guess with its probability, not the guess's p alone
+	table, err := runCLI(t, "predict", "--model", model, "--features", test, "--top", "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range r.Predictions {
+		if !p.Unknown {
+			continue
+		}
+		want := fmt.Sprintf("unknown (%.3g below the threshold); best guess %s (p=%.2f)", -*p.Margin, p.Top[0].Name, *p.Probability)
+		if !strings.Contains(table, want) {
+			t.Fatalf("sample %d: the table has no %q:\n%s", i, want, table)
+		}
+		break
 	}
 	for _, tc := range []struct {
 		flag string

@@ -50,6 +50,34 @@ type Info struct {
 	Classes  int       `json:"classes"`
 	Backbone string    `json:"backbone,omitempty"`
 	Path     string    `json:"path,omitempty"`
+	// Unknown is the rejection predictions get now (absent when the
+	// model has neither a rejection nor a temperature).
+	Unknown *Unknown `json:"unknown,omitempty"`
+}
+
+// Unknown is the state of the model's "unknown" answers (flycl.Rejection
+// under the server's --unknown setting).
+type Unknown struct {
+	// Enabled is false when every answer is a class (rejection off, or
+	// nothing to calibrate on yet).
+	Enabled bool `json:"enabled"`
+	// Score is the open-set score the threshold applies to ("" when off).
+	Score string `json:"score,omitempty"`
+	// Threshold: answers whose score is below it are "unknown".
+	Threshold float64 `json:"threshold"`
+	// Keep is the share of the learned classes' samples asked for (1−α);
+	// 0 when the threshold was set by hand.
+	Keep float64 `json:"keep,omitempty"`
+	// Guaranteed is the share of new samples of the learned classes the
+	// threshold keeps in expectation (split-conformal: 1 − k/(n+1)); below
+	// Keep when the pool is too small for it; 0 without a guarantee.
+	Guaranteed float64 `json:"guaranteed,omitempty"`
+	// Samples is n, the leave-one-out scores the threshold was taken from.
+	Samples int `json:"samples"`
+	// Temperature T of the probabilities softmax(scores/T) (0: none).
+	Temperature float64 `json:"temperature,omitempty"`
+	// Summary says all of it in one line, as flycl learn prints it.
+	Summary string `json:"summary"`
 }
 
 // ModelResponse is the body of GET /v1/model.
@@ -103,8 +131,13 @@ type Prediction struct {
 	Answer  string `json:"answer"`
 	Unknown bool   `json:"unknown"`
 	// Probability is the calibrated probability of Class (absent when
-	// the model has no fitted temperature).
+	// the model has no fitted temperature): for an "unknown" answer, that
+	// of the best guess Class.
 	Probability *float64 `json:"probability,omitempty"`
+	// Margin is the sample's open-set score less the threshold: how far
+	// below it (negative) an "unknown" answer is, or above it a known one
+	// (absent when rejection is off).
+	Margin *float64 `json:"unknown_margin,omitempty"`
 }
 
 // PredictResponse is the body of POST /v1/predict.

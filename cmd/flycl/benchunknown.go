@@ -99,3 +99,107 @@ Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`
 	fs.Float64SliceVar(&cfg.Model.Lambdas, "lambdas", cfg.Model.Lambdas, "GCV grid")
 	return c
 }
+
+// benchFewShotCmd is "flycl bench fewshot": the few-shot "unknown" and
+// calibration benchmark of package openset on feature files.
+func benchFewShotCmd() *cobra.Command {
+	cfg := openset.FewShotConfig{Model: flycl.Config{M: 2000, P: 300, K: 600, LambdaScale: flycl.LambdaRelative}}
+	var sets []string
+	var groupsFile, scale string
+	var scores []string
+	var seed uint
+	c := &cobra.Command{
+		Use:   "fewshot --features NAME=DIR [--features NAME=DIR ...]",
+		Short: "How \"unknown\" and the probabilities of a model learned from a few photos per class hold up",
+		Long: `Broad classes made of ImageNet classes (WordNet groups of a 500-photo
+ImageNet sample: dog, bird, reptile, arthropod, wheeled vehicle, clothing,
+food, musical instrument), --shots photos per class learned in one learn by
+a new model that calibrates its rejection as a deployed model does, over
+--splits random draws. The other photos of those classes are the known test
+photos; the photos of the other ImageNet classes and those of a second data
+set (CIFAR-10) are unknown. Per shot count, asked keep share and score: the
+share of known photos kept (mean and 10th percentile over splits, each
+class weighted alike), the share of each kind of unknown photo rejected,
+the accuracy of the kept answers and the AUROC; then the calibration error
+(ECE, 15 bins) of the probabilities.
+
+Each DIR holds train.npz (the ImageNet photos, one class per wnid) and
+test.npz (the other data set's photos) as "flycl extract --out DIR" writes
+them from a folder DIR/train/<wnid>/<photo>, DIR/test/<class>/<photo>
+(docs/UNKNOWN.md shows the commands). --groups replaces the built-in
+grouping (lines wnid<TAB>group).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(sets) == 0 {
+				return fmt.Errorf("--features: give at least one NAME=DIR")
+			}
+			var groups map[string]string
+			var err error
+			if groupsFile != "" {
+				f, err := os.Open(groupsFile)
+				if err != nil {
+					return fmt.Errorf("--groups: %w", err)
+				}
+				groups, err = openset.ParseGroups(f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("--groups %s: %w", groupsFile, err)
+				}
+			} else if groups, err = openset.ParseGroups(strings.NewReader(openset.ImageNet500Groups)); err != nil {
+				return err
+			}
+			if cfg.Model.LambdaScale, err = flycl.ParseLambdaScale(scale); err != nil {
+				return fmt.Errorf("--lambda-scale: %w", err)
+			}
+			for _, s := range scores {
+				k, err := flycl.ParseOpenScore(s)
+				if err != nil {
+					return fmt.Errorf("--scores: %w", err)
+				}
+				cfg.Scores = append(cfg.Scores, k)
+			}
+			for _, k := range cfg.Keeps {
+				if !(k > 0 && k <= 1) {
+					return fmt.Errorf("--keeps %g: want shares in (0, 1]", k)
+				}
+			}
+			cfg.Seed = uint64(seed)
+			var in []openset.FewShotSet
+			for _, s := range sets {
+				name, dir, ok := strings.Cut(s, "=")
+				if !ok || name == "" || dir == "" {
+					return fmt.Errorf("--features %q: want NAME=DIR", s)
+				}
+				photos, err := features.Load(filepath.Join(dir, "train.npz"))
+				if err != nil {
+					return err
+				}
+				other, err := features.Load(filepath.Join(dir, "test.npz"))
+				if err != nil {
+					return err
+				}
+				in = append(in, openset.FewShotSet{Name: name, Photos: photos, Groups: groups, Other: other})
+			}
+			res, err := openset.FewShot(cmd.Context(), in, cfg, func(s string) { fmt.Fprintln(os.Stderr, s) })
+			if err != nil {
+				return err
+			}
+			res.Markdown(os.Stdout)
+			return nil
+		},
+	}
+	fs := c.Flags()
+	fs.StringArrayVar(&sets, "features", nil, "NAME=DIR: a backbone's features of the ImageNet photos (DIR/train.npz) and of the other data set (DIR/test.npz) (repeatable)")
+	fs.StringVar(&groupsFile, "groups", "", "file of lines wnid<TAB>group (default: the built-in WordNet grouping, scripts/imagenet-groups)")
+	fs.IntSliceVar(&cfg.Shots, "shots", []int{3, 5, 10}, "photos per class learned")
+	fs.IntVar(&cfg.Splits, "splits", 20, "random draws per shot count")
+	fs.Float64SliceVar(&cfg.Keeps, "keeps", []float64{0.90, 0.95}, "shares of known photos the thresholds are asked to keep")
+	fs.StringSliceVar(&scores, "scores", []string{"top+cosine", "top", "margin", "energy"}, "open-set scores compared")
+	fs.UintVar(&seed, "seed", 1, "seed of the draws (W's seed is it plus the split)")
+	fs.IntVar(&cfg.Model.M, "m", cfg.Model.M, "expansion dimension")
+	fs.IntVar(&cfg.Model.P, "p", cfg.Model.P, "non-zeros per row of W")
+	fs.IntVar(&cfg.Model.K, "k", cfg.Model.K, "top-k")
+	fs.Float64SliceVar(&cfg.Model.Lambdas, "lambdas", nil, "GCV grid (default: that of --lambda-scale)")
+	fs.StringVar(&scale, "lambda-scale", "relative", "absolute, or relative to the mean diagonal of G")
+	return c
+}

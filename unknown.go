@@ -191,7 +191,7 @@ func (r Rejection) String() string {
 	var s string
 	switch {
 	case !r.Enabled() && r.Keep > 0:
-		s = "unknown off: no calibration sample yet (a class's only sample cannot be left out: learn two of a class)"
+		s = "unknown off: no calibration sample yet (a class's only sample cannot be left out: learn a second sample of a class)"
 	case !r.Enabled():
 		s = "unknown off"
 	case !(r.Keep > 0):

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -279,5 +280,34 @@ func TestCloseScoresNotConfident(t *testing.T) {
 	}
 	if close < 20 || confident < 100 {
 		t.Fatalf("%d inputs with close scores, %d confident: the test did not probe both", close, confident)
+	}
+}
+
+// TestRejectionString: the one line says the score, threshold, pool,
+// the guaranteed share (and when the pool is too small for the share
+// asked, how many it needs), the temperature, and why rejection is off.
+func TestRejectionString(t *testing.T) {
+	for _, tc := range []struct {
+		r    Rejection
+		want []string
+	}{
+		{Rejection{Score: ScoreTopCosine, Threshold: -2.5, Keep: 0.95, Samples: 90, Temperature: 0.1},
+			[]string{"below top+cosine score -2.5", "keeps 95.6% ", "90 leave-one-out samples", "asked 95%", "temperature 0.1"}},
+		{Rejection{Score: ScoreTop, Threshold: 0.2, Keep: 0.95, Samples: 9, Temperature: 0.1},
+			[]string{"keeps 90% ", "95% asked needs 19: the smallest score is the threshold"}},
+		{Rejection{Score: ScoreTop, Threshold: 0.2, Keep: 0.9, Samples: 8},
+			[]string{"keeps 88.9% ", "90% asked needs 9", "no probabilities"}},
+		{Rejection{Score: ScoreTop, Threshold: 0.2, Keep: 1, Samples: 3},
+			[]string{"keeps 75% ", "100% asked"}},
+		{Rejection{Score: ScoreTop, Threshold: 0.2}, []string{"set by hand: no guarantee"}},
+		{Rejection{Keep: 0.95}, []string{"unknown off: no calibration sample yet"}},
+		{Rejection{Temperature: 0.2}, []string{"unknown off; probabilities at temperature 0.2"}},
+	} {
+		s := tc.r.String()
+		for _, w := range tc.want {
+			if !strings.Contains(s, w) {
+				t.Errorf("%+v: %q lacks %q", tc.r, s, w)
+			}
+		}
 	}
 }

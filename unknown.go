@@ -199,10 +199,13 @@ func (r Rejection) String() string {
 	default:
 		g := r.Guaranteed()
 		s = fmt.Sprintf("unknown below %s score %.4g: keeps %s of new samples of the learned classes in expectation (split-conformal, %d leave-one-out samples", r.Score, r.Threshold, pctString(g), r.Samples)
-		if g < r.Keep-1e-12 {
+		switch {
+		case r.Keep >= 1:
+			s += "; 100% asked: no threshold promises it, the smallest score is the threshold)"
+		case g < r.Keep-1e-12:
 			need := int(math.Ceil(1/(1-r.Keep)*(1-1e-9))) - 1
 			s += fmt.Sprintf("; %s asked needs %d: the smallest score is the threshold)", pctString(r.Keep), need)
-		} else {
+		default:
 			s += fmt.Sprintf("; asked %s)", pctString(r.Keep))
 		}
 	}
@@ -330,9 +333,9 @@ func (c UnknownCalibration) withDefaults() UnknownCalibration {
 // model has never seen, so such samples stay out of the pool and of the
 // temperature fit. The temperature minimises the cross-entropy of the
 // learn's leave-one-out scores against smoothed targets, bounded below
-// (FitTemperature; a learn of one class keeps the previous one). A learn from statistics alone
-// (LearnStats) has no samples: it turns rejection off and empties the
-// pool. Forgetting keeps the last calibration.
+// (FitTemperature; a learn of one class keeps the previous one). A learn
+// from statistics alone (LearnStats) has no samples: it turns rejection
+// off and empties the pool. Forgetting keeps the last calibration.
 func (m *Model) SetCalibration(c *UnknownCalibration) error {
 	if c == nil {
 		m.calib = nil

@@ -504,8 +504,15 @@ func (res *FewShotResult) Markdown(w io.Writer) {
 			pct(c.Confident), c.T, pct(c.MeanPPlain), pct(c.ECEAllPlain), pct(c.ECEPlain), pct(c.ConfidentP), c.TPlain)
 	}
 	c := res.Config
+	grid := c.Model.Lambdas
+	if len(grid) == 0 { // flycl's default for the scale
+		grid = flycl.DefaultLambdas
+		if c.Model.LambdaScale == flycl.LambdaRelative {
+			grid = flycl.DefaultRelativeLambdas
+		}
+	}
 	fmt.Fprintf(w, "\n%d broad classes; m=%d, p=%d, k=%d, λ grid %v (%s); %d splits per shot count, seed %d.\n",
-		res.Groups, c.Model.M, c.Model.P, c.Model.K, c.Model.Lambdas, lambdaScaleName(c.Model.LambdaScale), c.Splits, c.Seed)
+		res.Groups, c.Model.M, c.Model.P, c.Model.K, grid, lambdaScaleName(c.Model.LambdaScale), c.Splits, c.Seed)
 }
 
 func lambdaScaleName(s flycl.LambdaScale) string {

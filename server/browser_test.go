@@ -154,6 +154,14 @@ func TestBrowser(t *testing.T) {
 	if st := text("#status"); !strings.Contains(st, "(GCV)") || strings.Contains(st, "online") {
 		t.Fatalf("the default learn shows %q, want λ by GCV and no online mini-batches", st)
 	}
+	// The research settings are in the "advanced" fold, closed until
+	// opened.
+	if open, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("advanced").open`)); err != nil || open {
+		t.Fatalf("the advanced fold is open on a fresh page (%v)", err)
+	}
+	step("open the advanced fold",
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("#advanced summary").click()`),
+		poll(`document.getElementById("advanced").open && document.getElementById("lambda").checkVisibility()`))
 	// A λ the page refuses before sending anything: the model stays at
 	// version 1.
 	step("type a bad λ",

@@ -34,7 +34,7 @@ func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Extractor != nil && i.Backbone == "" {
 		i.Backbone = s.cfg.Extractor.Name()
 	}
-	writeJSON(w, http.StatusOK, ModelResponse{Info: i, Images: s.cfg.Extractor != nil, Auth: s.cfg.Token != ""})
+	writeJSON(w, http.StatusOK, ModelResponse{Info: i, Images: s.cfg.Extractor != nil, Auth: s.cfg.Token != "", Inbox: s.cfg.Inbox != nil})
 }
 
 func (s *Server) classes(w http.ResponseWriter, r *http.Request) {

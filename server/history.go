@@ -34,6 +34,10 @@ type UndoResponse struct {
 	Version uint64  `json:"version"`
 	Classes int     `json:"classes"`
 	Seconds float64 `json:"seconds"`
+	// Undid are the learns the undo took back, as the history lists them
+	// (the last learn, or with To every learn after To, oldest first);
+	// empty when the model was already at To.
+	Undid []deploy.HistoryItem `json:"undid"`
 }
 
 // HistoryResponse answers GET /v1/model/history.
@@ -64,17 +68,31 @@ func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sn ModelView
+	var undid []deploy.HistoryItem
 	err = s.submit(func(ctx context.Context) (ModelView, error) {
+		// changes run one at a time here: the versions after before are
+		// this undo's
+		before := s.View().Version()
 		var err error
-		sn, err = u.Undo(ctx, req.To)
-		return sn, err
+		if sn, err = u.Undo(ctx, req.To); err != nil {
+			return sn, err
+		}
+		if h, herr := u.History(); herr == nil {
+			undid = undoneBy(h, before)
+		} else {
+			s.log.Warn("undo: cannot list what it took back", "err", herr)
+		}
+		return sn, nil
 	})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	s.log.Info("undid", "to", req.To, "version", sn.Version(), "classes", len(sn.Classes()))
-	writeJSON(w, http.StatusOK, UndoResponse{Version: sn.Version(), Classes: len(sn.Classes()), Seconds: time.Since(t).Seconds()})
+	if undid == nil {
+		undid = []deploy.HistoryItem{}
+	}
+	s.log.Info("undid", "to", req.To, "version", sn.Version(), "classes", len(sn.Classes()), "learns", len(undid))
+	writeJSON(w, http.StatusOK, UndoResponse{Version: sn.Version(), Classes: len(sn.Classes()), Seconds: time.Since(t).Seconds(), Undid: undid})
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
@@ -92,6 +110,24 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		h = []deploy.HistoryItem{}
 	}
 	writeJSON(w, http.StatusOK, HistoryResponse{Version: s.View().Version(), Changes: h})
+}
+
+// undoneBy returns the learns of history that its undos after version
+// before took back, in the order they were undone.
+func undoneBy(h []deploy.HistoryItem, before uint64) []deploy.HistoryItem {
+	byVersion := make(map[uint64]deploy.HistoryItem, len(h))
+	for _, it := range h {
+		byVersion[it.Version] = it
+	}
+	var out []deploy.HistoryItem
+	for _, it := range h {
+		if it.Version > before && it.Op == "undo" {
+			if l, ok := byVersion[it.Undoes]; ok {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
 }
 
 // maxUndoBody bounds an undo request's body.

@@ -85,6 +85,9 @@ type ModelResponse struct {
 	Info
 	Images bool `json:"images"` // whether the server accepts images
 	Auth   bool `json:"auth"`   // whether changes need a token
+	// Inbox is whether the server keeps doubtful inputs (GET /v1/inbox
+	// answers 404 when it does not, and the page does not ask).
+	Inbox bool `json:"inbox"`
 }
 
 // Health is the body of GET /v1/healthz: status "ok" (200), or

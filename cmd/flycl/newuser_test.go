@@ -146,7 +146,7 @@ func TestNewUserImagePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := buildFlycl(t) // before the Chdir: it builds this folder
+	bin := buildFlycl(t)              // before the Chdir: it builds this folder
 	if os.Getenv("NODE_PATH") == "" { // nodeORT's default, relative to this folder
 		nm, err := filepath.Abs("../../.cache/onnxruntime/node_modules")
 		if err != nil {

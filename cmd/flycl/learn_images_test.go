@@ -3,13 +3,18 @@ package main
 import (
 	"archive/tar"
 	"compress/gzip"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/flycl/flycl/backbone/zoo"
 	"github.com/flycl/flycl/features"
 )
 
@@ -30,24 +35,55 @@ func ortLib(t *testing.T) string {
 }
 
 // squeezeNet returns ONNX Runtime's library and the shared SqueezeNet 1.1
-// weights directory, skipping the test when either is missing.
+// weights directory, or without ../shared a copy of the weights built into
+// the binary (the same files), skipping the test without ONNX Runtime.
 func squeezeNet(t *testing.T) (lib, dir string) {
 	t.Helper()
 	lib = ortLib(t)
 	dir = filepath.Join(sharedDir, "models", "squeezenet1.1")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared SqueezeNet not available: %v", err)
+	if _, err := os.Stat(dir); err == nil {
+		return lib, dir
+	}
+	dir = filepath.Join(t.TempDir(), zoo.SqueezeNet)
+	if err := os.CopyFS(dir, must(fs.Sub(zoo.FS(), zoo.SqueezeNet))); err != nil {
+		t.Fatal(err)
 	}
 	return lib, dir
 }
 
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 // cifarImages copies the first n JPEGs of some CIFAR-10 training classes
-// into DIR/<class>/ (the layout a user teaches from).
+// into DIR/<class>/ (the layout a user teaches from). Without ../shared it
+// draws n 32×32 JPEGs (CIFAR's size) of a pattern per class instead
+// (drawnAs: airplane stripes, frog checks, ship discs).
 func cifarImages(t *testing.T, classes []string, n int) string {
 	t.Helper()
 	f, err := os.Open(filepath.Join(sharedDir, "data", "cifar10-jpeg.tar.gz"))
+	if errors.Is(err, fs.ErrNotExist) {
+		dir := t.TempDir()
+		r := rand.New(rand.NewPCG(uint64(len(classes)), uint64(n)))
+		for _, c := range classes {
+			pattern, ok := drawnAs[c]
+			if !ok {
+				t.Fatalf("no drawn pattern for class %q (drawnAs)", c)
+			}
+			os.MkdirAll(filepath.Join(dir, c), 0o755)
+			for i := range n {
+				if err := os.WriteFile(filepath.Join(dir, c, fmt.Sprintf("%d.jpg", i)), encodePicture(t, shapePicture(pattern, 32, r), "jpg"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return dir
+	}
 	if err != nil {
-		t.Skipf("shared CIFAR-10 JPEGs not available: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -83,7 +119,8 @@ func cifarImages(t *testing.T, classes []string, n int) string {
 // TestModelCommandsImages: the deploy story from the command line with
 // real photos through SqueezeNet: teach two classes, then a third from
 // its own folder (the model's backbone is reused), classify image files,
-// and refuse another backbone without touching the file.
+// and refuse another backbone without touching the file. Without ../shared:
+// drawn pictures (cifarImages) through the built-in SqueezeNet.
 func TestModelCommandsImages(t *testing.T) {
 	lib, sq := squeezeNet(t)
 	first := cifarImages(t, []string{"airplane", "frog"}, 6)
@@ -109,8 +146,11 @@ func TestModelCommandsImages(t *testing.T) {
 		t.Fatalf("%d of %d ship training images predicted as ship:\n%s", n, len(imgs), out)
 	}
 	before, _ := os.ReadFile(model)
-	mnv2 := filepath.Join(sharedDir, "models", "mobilenetv2-1.0")
-	if _, err := runCLI(t, append([]string{"learn", "--data", "folder:" + ships, "--backbone", "mobilenetv2:" + mnv2}, common...)...); err == nil || !strings.Contains(err.Error(), "not the model's") {
+	other := "mobilenetv2:" + filepath.Join(sharedDir, "models", "mobilenetv2-1.0")
+	if _, err := os.Stat(strings.TrimPrefix(other, "mobilenetv2:")); err != nil {
+		other = "mobilenetv2" // the built-in weights
+	}
+	if _, err := runCLI(t, append([]string{"learn", "--data", "folder:" + ships, "--backbone", other}, common...)...); err == nil || !strings.Contains(err.Error(), "not the model's") {
 		t.Fatalf("another backbone: %v", err)
 	}
 	if after, _ := os.ReadFile(model); string(after) != string(before) {

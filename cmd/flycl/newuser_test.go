@@ -34,8 +34,13 @@ import (
 
 // shapeClasses are the generated classes of the new-user tests: three
 // patterns a pretrained backbone tells apart at a glance (discs, stripes,
-// a checkerboard), each in its own colours.
+// a checkerboard), each in its own colours; "rings" is a fourth.
 var shapeClasses = []string{"discs", "stripes", "checks"}
+
+// drawnAs is the pattern drawn in place of a photo class of ../shared
+// when it is not there (cifarImages, watchPhotos).
+var drawnAs = map[string]string{"airplane": "stripes", "frog": "checks", "ship": "discs",
+	"tench": "discs", "magpie": "stripes", "banana": "checks", "volcano": "rings"}
 
 // shapePicture draws one size×size picture of class, its layout drawn
 // from r (positions, sizes, period, phase) and every pixel jittered, so
@@ -88,10 +93,38 @@ func shapePicture(class string, size int, r *rand.Rand) *image.NRGBA {
 				set(x, y, c)
 			}
 		}
+	case "rings": // yellow rings on purple, a random centre and period
+		cx, cy := s*(0.3+0.4*r.Float64()), s*(0.3+0.4*r.Float64())
+		per := s * (0.1 + 0.05*r.Float64())
+		for y := range size {
+			for x := range size {
+				c := color.NRGBA{90, 20, 110, 255}
+				if math.Mod(math.Hypot(float64(x)-cx, float64(y)-cy), per) < per/2 {
+					c = color.NRGBA{240, 210, 40, 255}
+				}
+				set(x, y, c)
+			}
+		}
 	default:
 		panic("unknown class " + class)
 	}
 	return img
+}
+
+// encodePicture encodes img as PNG, or JPEG at quality 90.
+func encodePicture(t testing.TB, img image.Image, ext string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	var err error
+	if ext == "png" {
+		err = png.Encode(&b, img)
+	} else {
+		err = jpeg.Encode(&b, img, &jpeg.Options{Quality: 90})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // shapeImages writes n pictures of each of shapeClasses into
@@ -107,19 +140,8 @@ func shapeImages(t testing.TB, root string, n int, seed uint64, ext string) []st
 			t.Fatal(err)
 		}
 		for i := range n {
-			img := shapePicture(class, 96, r)
-			var b bytes.Buffer
-			var err error
-			if ext == "png" {
-				err = png.Encode(&b, img)
-			} else {
-				err = jpeg.Encode(&b, img, &jpeg.Options{Quality: 90})
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
 			p := filepath.Join(dir, fmt.Sprintf("%s%d.%s", class, i, ext))
-			if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			if err := os.WriteFile(p, encodePicture(t, shapePicture(class, 96, r), ext), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, p)

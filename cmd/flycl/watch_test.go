@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/jpeg"
 	"image/png"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,7 +25,9 @@ import (
 // watchPhotos makes the classes of the watch tests from shared ImageNet
 // photos: each photo scaled to a 320×240 frame (ffmpeg, as a camera's
 // frame), saved as PNG with a mirrored copy, laid out as DIR/<class>/ to
-// learn from. It returns the folder and each class's frame.
+// learn from. Without ../shared it draws a 240×240 picture of a pattern
+// per class instead (drawnAs). It returns the folder and each class's
+// frame.
 func watchPhotos(t *testing.T, ff string, classes map[string]string) (string, map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -32,7 +35,15 @@ func watchPhotos(t *testing.T, ff string, classes map[string]string) (string, ma
 	for class, photo := range classes {
 		src := filepath.Join(sharedDir, "data", "imagenet-sample-500", photo)
 		if _, err := os.Stat(src); err != nil {
-			t.Skipf("shared ImageNet sample photos not available: %v", err)
+			pattern, ok := drawnAs[class]
+			if !ok {
+				t.Fatalf("shared ImageNet sample photos not available (%v), and no drawn pattern for class %q", err, class)
+			}
+			src = filepath.Join(t.TempDir(), class+".png")
+			r := rand.New(rand.NewPCG(5, uint64(len(class))<<8|uint64(class[0]))) // one picture per class, whatever the map's order
+			if err := os.WriteFile(src, encodePicture(t, shapePicture(pattern, 240, r), "png"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		os.MkdirAll(filepath.Join(dir, class), 0o755)
 		for _, v := range []struct{ name, vf string }{{"frame", "scale=320:240"}, {"mirror", "scale=320:240,hflip"}} {
@@ -77,7 +88,8 @@ func watchLines(t *testing.T, out string) (answers, events []string) {
 // fails twice before answering (each event arrives once, in order). The
 // same frames served as MJPEG over HTTP by a local server that drops the
 // stream after 6 frames and then serves the rest give the same answers:
-// flycl watch reconnects and continues.
+// flycl watch reconnects and continues. Without ../shared: drawn
+// pictures (watchPhotos) through the built-in SqueezeNet.
 func TestWatchVideoAndMJPEG(t *testing.T) {
 	lib, sq := squeezeNet(t)
 	ff, err := exec.LookPath("ffmpeg")

@@ -4,8 +4,12 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,9 +18,11 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/backbone/zoo"
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/internal/testimages"
 )
 
 const shared = "../../shared"
@@ -29,12 +35,16 @@ func testLibrary() string {
 }
 
 // cifarFolder copies the first nTrain and nTest JPEGs of some CIFAR-10
-// classes from the shared archive into DIR/<split>/<class>/.
+// classes from the shared archive into DIR/<split>/<class>/; without
+// ../shared, drawnFolder draws them.
 func cifarFolder(t *testing.T, classes []string, nTrain, nTest int) string {
 	t.Helper()
 	f, err := os.Open(filepath.Join(shared, "data", "cifar10-jpeg.tar.gz"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return drawnFolder(t, classes, nTrain, nTest)
+	}
 	if err != nil {
-		t.Skipf("shared CIFAR-10 JPEGs not available: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -68,11 +78,51 @@ func cifarFolder(t *testing.T, classes []string, nTrain, nTest int) string {
 	return dir
 }
 
+// drawnFolder writes nTrain and nTest 32×32 JPEGs (CIFAR's size) of each
+// class into DIR/<split>/<class>/, drawn in the class's pattern
+// (testimages.ForClass).
+func drawnFolder(t *testing.T, classes []string, nTrain, nTest int) string {
+	t.Helper()
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(uint64(nTrain), uint64(nTest)))
+	for _, split := range []struct {
+		name string
+		n    int
+	}{{"train", nTrain}, {"test", nTest}} {
+		for _, c := range classes {
+			pattern, ok := testimages.ForClass[c]
+			if !ok {
+				t.Fatalf("no drawn pattern for class %q (testimages.ForClass)", c)
+			}
+			os.MkdirAll(filepath.Join(dir, split.name, c), 0o755)
+			for i := range split.n {
+				img, err := testimages.Draw(pattern, 32, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := testimages.Encode(img, "jpg")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, split.name, c, fmt.Sprintf("%d.jpg", i)), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	return dir
+}
+
+// squeezeNet opens the shared weights of backbone name, or without
+// ../shared the weights built into flycl (backbone/zoo), and ONNX Runtime.
 func squeezeNet(t *testing.T, name string) *backbone.Model {
 	t.Helper()
 	m, err := extract.OpenBackbone(name, filepath.Join(shared, "models"))
+	if _, serr := os.Stat(shared); err != nil && errors.Is(serr, fs.ErrNotExist) {
+		m, err = extract.OpenBackboneFS(name, zoo.FS(), "built-in")
+	}
 	if err != nil {
-		t.Skipf("shared %s not available: %v", name, err)
+		t.Skipf("%s not available: %v", name, err)
 	}
 	if err := backbone.Init(testLibrary()); err != nil {
 		t.Skipf("ONNX Runtime not available: %v", err)
@@ -105,7 +155,8 @@ func sameBits(a, b []float32) bool {
 // image files (through the pipeline stored in the file) exactly as it
 // classifies the data set's features; forgetting a class with its data
 // gives the predictions of a model that never saw it; a different
-// backbone is refused.
+// backbone is refused. Without ../shared: drawn pictures (drawnFolder)
+// through the built-in weights.
 func TestEndToEndRealImages(t *testing.T) {
 	ctx := context.Background()
 	bm := squeezeNet(t, "squeezenet")

@@ -2,14 +2,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"image"
-	"image/color"
-	"image/jpeg"
-	"image/png"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -26,87 +22,25 @@ import (
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/export"
 	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/internal/testimages"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/onnx"
 	"github.com/flycl/flycl/server/api"
 	"github.com/flycl/flycl/watch"
 )
 
-// shapeClasses are the generated classes of the new-user tests: three
-// patterns a pretrained backbone tells apart at a glance (discs, stripes,
-// a checkerboard), each in its own colours; "rings" is a fourth.
+// shapeClasses are the drawn classes of the new-user test.
 var shapeClasses = []string{"discs", "stripes", "checks"}
 
 // drawnAs is the pattern drawn in place of a photo class of ../shared
 // when it is not there (cifarImages, watchPhotos).
-var drawnAs = map[string]string{"airplane": "stripes", "frog": "checks", "ship": "discs",
-	"tench": "discs", "magpie": "stripes", "banana": "checks", "volcano": "rings"}
+var drawnAs = testimages.ForClass
 
-// shapePicture draws one size×size picture of class, its layout drawn
-// from r (positions, sizes, period, phase) and every pixel jittered, so
-// that no two pictures are alike.
-func shapePicture(class string, size int, r *rand.Rand) *image.NRGBA {
-	img := image.NewNRGBA(image.Rect(0, 0, size, size))
-	jit := func(v uint8) uint8 { return uint8(min(255, max(0, int(v)+r.IntN(41)-20))) }
-	set := func(x, y int, c color.NRGBA) { img.SetNRGBA(x, y, color.NRGBA{jit(c.R), jit(c.G), jit(c.B), 255}) }
-	s := float64(size)
-	switch class {
-	case "discs": // red discs on cream
-		type disc struct{ x, y, r float64 }
-		var ds []disc
-		for range 2 + r.IntN(3) {
-			ds = append(ds, disc{s * (0.2 + 0.6*r.Float64()), s * (0.2 + 0.6*r.Float64()), s * (0.1 + 0.12*r.Float64())})
-		}
-		for y := range size {
-			for x := range size {
-				c := color.NRGBA{240, 230, 200, 255}
-				for _, d := range ds {
-					if math.Hypot(float64(x)-d.x, float64(y)-d.y) < d.r {
-						c = color.NRGBA{200, 30, 30, 255}
-					}
-				}
-				set(x, y, c)
-			}
-		}
-	case "stripes": // blue and white, a random angle and period
-		a := r.Float64() * math.Pi
-		per := s * (0.08 + 0.06*r.Float64())
-		ph := r.Float64() * per
-		for y := range size {
-			for x := range size {
-				c := color.NRGBA{250, 250, 250, 255}
-				if math.Mod(float64(x)*math.Cos(a)+float64(y)*math.Sin(a)+ph+4*s, per) < per/2 {
-					c = color.NRGBA{20, 40, 180, 255}
-				}
-				set(x, y, c)
-			}
-		}
-	case "checks": // green and black squares
-		cell := size/8 + r.IntN(size/8)
-		ox, oy := r.IntN(cell), r.IntN(cell)
-		for y := range size {
-			for x := range size {
-				c := color.NRGBA{10, 10, 10, 255}
-				if ((x+ox)/cell+(y+oy)/cell)%2 == 0 {
-					c = color.NRGBA{40, 200, 60, 255}
-				}
-				set(x, y, c)
-			}
-		}
-	case "rings": // yellow rings on purple, a random centre and period
-		cx, cy := s*(0.3+0.4*r.Float64()), s*(0.3+0.4*r.Float64())
-		per := s * (0.1 + 0.05*r.Float64())
-		for y := range size {
-			for x := range size {
-				c := color.NRGBA{90, 20, 110, 255}
-				if math.Mod(math.Hypot(float64(x)-cx, float64(y)-cy), per) < per/2 {
-					c = color.NRGBA{240, 210, 40, 255}
-				}
-				set(x, y, c)
-			}
-		}
-	default:
-		panic("unknown class " + class)
+// shapePicture draws one size×size picture of pattern (testimages.Draw).
+func shapePicture(pattern string, size int, r *rand.Rand) image.Image {
+	img, err := testimages.Draw(pattern, size, r)
+	if err != nil {
+		panic(err)
 	}
 	return img
 }
@@ -114,17 +48,11 @@ func shapePicture(class string, size int, r *rand.Rand) *image.NRGBA {
 // encodePicture encodes img as PNG, or JPEG at quality 90.
 func encodePicture(t testing.TB, img image.Image, ext string) []byte {
 	t.Helper()
-	var b bytes.Buffer
-	var err error
-	if ext == "png" {
-		err = png.Encode(&b, img)
-	} else {
-		err = jpeg.Encode(&b, img, &jpeg.Options{Quality: 90})
-	}
+	b, err := testimages.Encode(img, ext)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.Bytes()
+	return b
 }
 
 // shapeImages writes n pictures of each of shapeClasses into

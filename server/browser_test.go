@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"image/color"
 	"log/slog"
 	"net"
@@ -194,6 +195,18 @@ func TestBrowser(t *testing.T) {
 		click("classify"),
 		poll(`document.querySelector("#result .top1") !== null`),
 		poll(`document.getElementById("version").textContent === "3"`))
+	// the history as GET /v1/model/history has it: its changes, or, for a
+	// model without a journal, a line that says there is none
+	var hr HistoryResponse
+	if code, _, b := do(t, "GET", url+"v1/model/history", "", nil, "", &hr); code != http.StatusOK {
+		t.Fatalf("history: %d %s", code, b)
+	}
+	if len(hr.Changes) == 0 {
+		step("the page says the model keeps no history", poll(`document.getElementById("nohistory").textContent.startsWith("This model's changes are not recorded (no journal)") &&
+				document.getElementById("undo").textContent === "Nothing to undo"`))
+	} else {
+		step("the page lists the history", poll(fmt.Sprintf(`document.querySelectorAll("#history tr").length === %d`, len(hr.Changes))))
+	}
 	top1, classes, version, learnt := text("#result .top1"), text("#classes"), text("#version"), text("#lastlearn")
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -247,9 +260,12 @@ func browserFixture(t *testing.T) (fixture, func()) {
 	} else if ex, err := NewBackboneExtractor(bb, 0); err != nil {
 		reason = err.Error()
 	} else {
-		fb, err := OpenFile(filepath.Join(t.TempDir(), "cam.flycl"), func() (*flycl.Model, error) {
-			return flycl.New(flycl.Config{M: 2000, P: 64, K: 400}, bb.Dim())
-		})
+		// as flycl serve opens it: with its journal (--checkpoint-every 16)
+		fb, err := OpenFileWith(context.Background(), filepath.Join(t.TempDir(), "cam.flycl"), FileOptions{
+			Create: func() (*flycl.Model, error) {
+				return flycl.New(flycl.Config{M: 2000, P: 64, K: 400}, bb.Dim())
+			},
+			Checkpoints: Checkpoints{Entries: 16, Bytes: 256 << 20}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,25 +3,16 @@ package deploy
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/extract"
 )
 
 // TestInt8Pipeline: an int8 extractor's pipeline records the precision and
 // calibration, and ForModel rebuilds the identical int8 graph (same hash,
 // same features) from the fp32 backbone and that pipeline alone.
 func TestInt8Pipeline(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "models")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skip("shared models not available")
-	}
-	m, err := extract.OpenBackbone("squeezenet", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := sharedSqueezeNet(t)
 	lib := os.Getenv("FLYCL_ORT_LIB")
 	if lib == "" {
 		lib = "../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/backbone/zoo"
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/modelfile"
@@ -41,15 +42,19 @@ func TestCheckPrecision(t *testing.T) {
 	}
 }
 
-// sharedSqueezeNet opens the shared SqueezeNet weights (no ONNX Runtime
-// needed to open, name outputs or compare pipelines), or skips.
+// sharedSqueezeNet opens the shared SqueezeNet weights, or without
+// ../shared the same weights built into flycl (no ONNX Runtime needed to
+// open, name outputs or compare pipelines).
 func sharedSqueezeNet(t *testing.T) *backbone.Model {
 	t.Helper()
 	dir := filepath.Join("..", "..", "shared", "models")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skip("shared models not available")
+	var m *backbone.Model
+	var err error
+	if _, serr := os.Stat(dir); serr != nil {
+		m, err = extract.OpenBackboneFS("squeezenet", zoo.FS(), "built-in")
+	} else {
+		m, err = extract.OpenBackbone("squeezenet", dir)
 	}
-	m, err := extract.OpenBackbone("squeezenet", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +156,9 @@ func TestResolveExtractorInt8(t *testing.T) {
 		t.Skip(err)
 	}
 	photos, err := filepath.Glob(filepath.Join("..", "..", "shared", "data", "imagenet-sample-500", "*.JPEG"))
-	if err != nil || len(photos) < 2 {
-		t.Skip("shared photos not available")
+	if err != nil || len(photos) < 2 { // without ../shared: two drawn pictures
+		dir := drawnFolder(t, []string{"ship", "frog"}, 1, 0)
+		photos, _ = filepath.Glob(filepath.Join(dir, "train", "*", "*.jpg"))
 	}
 	open := func(extract.BackboneSpec) (*backbone.Model, error) { return m, nil }
 	calls := 0

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flycl/flycl/backbone/zoo"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/modelfile"
 )
@@ -97,15 +98,11 @@ func TestFeaturePipelineIdentity(t *testing.T) {
 // exactly the pipeline identity that flycl learn --data records in a model
 // file made from the same images and backbone (SqueezeNet, real photos),
 // so predict --features on that model checks and accepts it; a model made
-// by another backbone (MobileNetV2) refuses it.
+// by another backbone (MobileNetV2) refuses it. Without ../shared: drawn
+// pictures and the built-in weights.
 func TestExtractRecordsPipeline(t *testing.T) {
 	lib := ortLib(t)
-	sq, mnv2 := filepath.Join(sharedDir, "models", "squeezenet1.1"), filepath.Join(sharedDir, "models", "mobilenetv2-1.0")
-	for _, p := range []string{sq, mnv2} {
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("shared backbone not available: %v", err)
-		}
-	}
+	sq, mnv2 := weightsDir(t, zoo.SqueezeNet), weightsDir(t, zoo.MobileNetV2)
 	root := t.TempDir()
 	for _, split := range []string{"train", "test"} {
 		if err := os.Rename(cifarImages(t, []string{"airplane", "frog"}, 3), filepath.Join(root, split)); err != nil {

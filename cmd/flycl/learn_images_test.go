@@ -40,15 +40,23 @@ func ortLib(t *testing.T) string {
 func squeezeNet(t *testing.T) (lib, dir string) {
 	t.Helper()
 	lib = ortLib(t)
-	dir = filepath.Join(sharedDir, "models", "squeezenet1.1")
+	return lib, weightsDir(t, zoo.SqueezeNet)
+}
+
+// weightsDir returns the shared weights folder of a built-in backbone
+// (zoo.SqueezeNet, zoo.MobileNetV2), or without ../shared a copy of the
+// weights built into the binary (the same files).
+func weightsDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(sharedDir, "models", name)
 	if _, err := os.Stat(dir); err == nil {
-		return lib, dir
+		return dir
 	}
-	dir = filepath.Join(t.TempDir(), zoo.SqueezeNet)
-	if err := os.CopyFS(dir, must(fs.Sub(zoo.FS(), zoo.SqueezeNet))); err != nil {
+	dir = filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(dir, must(fs.Sub(zoo.FS(), name))); err != nil {
 		t.Fatal(err)
 	}
-	return lib, dir
+	return dir
 }
 
 func must[T any](v T, err error) T {

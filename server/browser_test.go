@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -17,8 +18,10 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/backbone/zoo"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/internal/testimages"
 	"github.com/flycl/flycl/modelfile"
 )
 
@@ -84,9 +87,11 @@ func newBrowser(t *testing.T, w, h int, extra ...chromedp.ExecAllocatorOption) c
 // from three dog photos and "bird" from three bird photos (ImageNet
 // samples, SqueezeNet features; the birds with a fixed λ, online in
 // mini-batches of 2, after the page has refused a negative λ), classifies
-// a fourth dog photo, and checks the page names it a dog. Without the shared photos or ONNX
-// Runtime it does the same with red and blue pictures and the grid-mean
-// stand-in backbone, so the page is still tested in a real browser. The
+// a fourth dog photo, and checks the page names it a dog. Without the
+// shared photos it does the same with drawn discs and stripes through the
+// SqueezeNet weights built into flycl; without ONNX Runtime, with red and
+// blue pictures and the grid-mean stand-in backbone, so the page is still
+// tested in a real browser. The
 // screenshot goes to the test's temporary directory, or to
 // docs/serve.png with FLYCL_SCREENSHOT=1.
 func TestBrowser(t *testing.T) {
@@ -242,8 +247,10 @@ type fixture struct {
 	a, b, query []string  // absolute image paths
 }
 
-// browserFixture uses SqueezeNet and ImageNet photos when they are
-// there, else coloured pictures and gridExtractor.
+// browserFixture uses SqueezeNet (the shared weights, or without
+// ../shared the same weights built into flycl) and ImageNet photos, or
+// without ../shared pictures of discs and stripes the test draws; without
+// ONNX Runtime, coloured pictures and gridExtractor.
 func browserFixture(t *testing.T) (fixture, func()) {
 	photos := filepath.Join(shared, "data", "imagenet-sample-500")
 	bbDir := filepath.Join(shared, "models", "squeezenet1.1")
@@ -252,10 +259,14 @@ func browserFixture(t *testing.T) (fixture, func()) {
 		lib = "../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
 	}
 	backbone.Init(lib) // a failure shows as ErrNoRuntime from NewBackboneExtractor
+	open := func() (*backbone.Model, error) {
+		if _, err := os.Stat(bbDir); err != nil {
+			return extract.OpenBackboneFS("squeezenet", zoo.FS(), "built-in")
+		}
+		return extract.OpenBackbone("squeezenet:"+bbDir, "")
+	}
 	var reason string
-	if _, err := os.Stat(photos); err != nil {
-		reason = "shared ImageNet samples not available"
-	} else if bb, err := extract.OpenBackbone("squeezenet:"+bbDir, ""); err != nil {
+	if bb, err := open(); err != nil {
 		reason = err.Error()
 	} else if ex, err := NewBackboneExtractor(bb, 0); err != nil {
 		reason = err.Error()
@@ -271,6 +282,33 @@ func browserFixture(t *testing.T) (fixture, func()) {
 		}
 		if err := fb.SetPipeline(pipelineOf(t, "squeezenet", bb)); err != nil {
 			t.Fatal(err)
+		}
+		if _, err := os.Stat(photos); err != nil {
+			t.Logf("browser test on drawn pictures through SqueezeNet (shared ImageNet samples not available: %v)", err)
+			dir := t.TempDir()
+			r := rand.New(rand.NewPCG(3, 4))
+			draw := func(pattern string, n int) []string {
+				var out []string
+				for i := range n {
+					img, err := testimages.Draw(pattern, 96, r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := testimages.Encode(img, "png")
+					if err != nil {
+						t.Fatal(err)
+					}
+					p := filepath.Join(dir, fmt.Sprintf("%s%d.png", pattern, len(out)+i))
+					if err := os.WriteFile(p, b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, p)
+				}
+				return out
+			}
+			discs, stripes := draw("discs", 4), draw("stripes", 3)
+			return fixture{backend: fb, extractor: ex, names: [2]string{"discs", "stripes"},
+				a: discs[:3], b: stripes, query: discs[3:]}, func() { ex.Close() }
 		}
 		img := func(names ...string) []string {
 			var out []string

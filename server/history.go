@@ -34,10 +34,9 @@ type UndoResponse struct {
 	Version uint64  `json:"version"`
 	Classes int     `json:"classes"`
 	Seconds float64 `json:"seconds"`
-	// Undid are the learns the undo took back, as the history lists them
-	// (the last learn, or with To every learn after To, oldest first);
-	// empty when the model was already at To.
-	Undid []deploy.HistoryItem `json:"undid"`
+	// Undone lists the learns taken back, newest first, as the history
+	// lists them (empty: the model already was as asked).
+	Undone []deploy.HistoryItem `json:"undone"`
 }
 
 // HistoryResponse answers GET /v1/model/history.
@@ -68,7 +67,7 @@ func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sn ModelView
-	var undid []deploy.HistoryItem
+	var undone []deploy.HistoryItem
 	err = s.submit(func(ctx context.Context) (ModelView, error) {
 		// changes run one at a time here: the versions after before are
 		// this undo's
@@ -78,7 +77,7 @@ func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 			return sn, err
 		}
 		if h, herr := u.History(); herr == nil {
-			undid = undoneBy(h, before)
+			undone = undoneBy(h, before)
 		} else {
 			s.log.Warn("undo: cannot list what it took back", "err", herr)
 		}
@@ -88,11 +87,11 @@ func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	if undid == nil {
-		undid = []deploy.HistoryItem{}
+	if undone == nil {
+		undone = []deploy.HistoryItem{}
 	}
-	s.log.Info("undid", "to", req.To, "version", sn.Version(), "classes", len(sn.Classes()), "learns", len(undid))
-	writeJSON(w, http.StatusOK, UndoResponse{Version: sn.Version(), Classes: len(sn.Classes()), Seconds: time.Since(t).Seconds(), Undid: undid})
+	s.log.Info("undid", "to", req.To, "version", sn.Version(), "classes", len(sn.Classes()), "learns", len(undone))
+	writeJSON(w, http.StatusOK, UndoResponse{Version: sn.Version(), Classes: len(sn.Classes()), Seconds: time.Since(t).Seconds(), Undone: undone})
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
@@ -113,7 +112,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 }
 
 // undoneBy returns the learns of history that its undos after version
-// before took back, in the order they were undone.
+// before took back, newest first (the order they were undone in).
 func undoneBy(h []deploy.HistoryItem, before uint64) []deploy.HistoryItem {
 	byVersion := make(map[uint64]deploy.HistoryItem, len(h))
 	for _, it := range h {

@@ -71,8 +71,8 @@ func TestUndoAndHistory(t *testing.T) {
 		t.Fatalf("undo: %d %s", code, b)
 	}
 	// the response names the learn it took back: version 3, class 3's 8 samples
-	if len(ur.Undid) != 1 || ur.Undid[0].Version != 3 || ur.Undid[0].Op != "learn" || !slices.Equal(ur.Undid[0].Classes, []string{className(3)}) || ur.Undid[0].Samples != 8 {
-		t.Fatalf("undo says it took back %+v, want the learn of version 3 (%s, 8 samples)", ur.Undid, className(3))
+	if len(ur.Undone) != 1 || ur.Undone[0].Version != 3 || ur.Undone[0].Op != "learn" || !slices.Equal(ur.Undone[0].Classes, []string{className(3)}) || ur.Undone[0].Samples != 8 {
+		t.Fatalf("undo says it took back %+v, want the learn of version 3 (%s, 8 samples)", ur.Undone, className(3))
 	}
 	s.Close()
 	s = open() // the undo is in the journal
@@ -90,8 +90,8 @@ func TestUndoAndHistory(t *testing.T) {
 	if code, _, b := do(t, "POST", hs+"/v1/model/undo", "application/json", []byte(`{"to": 1}`), "", &ur); code != 200 || ur.Version != 5 {
 		t.Fatalf("undo to 1: %d %s", code, b)
 	}
-	if len(ur.Undid) != 1 || ur.Undid[0].Version != 2 || ur.Undid[0].Samples != 8 {
-		t.Fatalf("undo to 1 says it took back %+v, want the learn of version 2 (8 samples)", ur.Undid)
+	if len(ur.Undone) != 1 || ur.Undone[0].Version != 2 || ur.Undone[0].Samples != 8 {
+		t.Fatalf("undo to 1 says it took back %+v, want the learn of version 2 (8 samples)", ur.Undone)
 	}
 	if got, err = deploy.Load(path); err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestUndoAndHistory(t *testing.T) {
 	if code, _, b := do(t, "POST", hs+"/v1/model/undo", "application/json", []byte(`{"to": 7}`), "", nil); code != http.StatusBadRequest {
 		t.Fatalf("undo to a version that is not a learn: %d %s", code, b)
 	}
-	if code, _, b := do(t, "POST", hs+"/v1/model/undo", "application/json", []byte(`{}`), "", &ur); code != 200 || ur.Classes != 0 || len(ur.Undid) != 1 || ur.Undid[0].Version != 1 {
+	if code, _, b := do(t, "POST", hs+"/v1/model/undo", "application/json", []byte(`{}`), "", &ur); code != 200 || ur.Classes != 0 || len(ur.Undone) != 1 || ur.Undone[0].Version != 1 {
 		t.Fatalf("undo of the first learn: %d %s", code, b)
 	}
 	if code, _, b := do(t, "POST", hs+"/v1/model/undo", "application/json", []byte(`{}`), "", nil); code != http.StatusBadRequest {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"image/color"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -158,6 +160,7 @@ func TestBrowserForgetUndoHistory(t *testing.T) {
 			Threshold  float64 `json:"threshold"`
 			Samples    int     `json:"samples"`
 			Guaranteed float64 `json:"guaranteed"`
+			Keep       float64 `json:"keep"`
 		} `json:"unknown"`
 		Inbox bool `json:"inbox"`
 	}
@@ -165,14 +168,16 @@ func TestBrowserForgetUndoHistory(t *testing.T) {
 		t.Fatalf("model: %d %s (want inbox false)", code, b)
 	}
 	if u := mr.Unknown; u != nil && u.Enabled {
+		t.Logf("rejection on: threshold %.4g, %d samples, guaranteed %g", u.Threshold, u.Samples, u.Guaranteed)
 		if got, want := text("unkthreshold"), fmt.Sprintf("%.3f", u.Threshold); got != want {
 			t.Errorf("page threshold %q, /v1/model %q", got, want)
 		}
 		if got, want := text("unksamples"), fmt.Sprintf("%d leave-one-out scores", u.Samples); got != want {
 			t.Errorf("page pool %q, want %q", got, want)
 		}
-		if got, want := text("unkkeep"), fmt.Sprintf("≥ %.0f%%", 100*u.Guaranteed); !strings.HasPrefix(got, want) {
-			t.Errorf("page keep %q, want it to start %q", got, want)
+		pct := func(v float64) string { return strconv.FormatFloat(math.Round(1000*v)/10, 'f', -1, 64) + "%" }
+		if got, want := text("unkkeep"), "≥ "+pct(u.Guaranteed)+" of new photos of these classes (asked "+pct(u.Keep)+")"; got != want {
+			t.Errorf("page keep %q, want %q", got, want)
 		}
 	} else if got := text("unknownoff"); !strings.HasPrefix(got, "Off: every answer is one of the classes.") || js(`String(document.getElementById("unknownstate").hidden)`) != "true" {
 		t.Errorf("rejection off in /v1/model, the page shows %q", got)

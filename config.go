@@ -26,6 +26,11 @@ type Config struct {
 	// LambdaScale says whether Lambdas are absolute (default) or relative
 	// to the mean diagonal of G (see LambdaRelative).
 	LambdaScale LambdaScale `json:"lambda_scale,omitempty"`
+	// WidenGrid, when GCV chooses an edge of the grid, scores further
+	// decades beyond that edge (WidenStep at a time, at most MaxWiden
+	// decades on either side) until the optimum is inside the scored
+	// values (see WidenLambdas). Off by default (the paper's fixed grid).
+	WidenGrid bool `json:"widen_grid,omitempty"`
 }
 
 // DefaultLambdas is the GCV grid of the paper's ViT-B/16 runs.

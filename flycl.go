@@ -22,7 +22,7 @@ type TaskRecord struct {
 	Lambda     float64   // ridge parameter used for the solve
 	RaisedFrom float64   // λ chosen by GCV when the solve had to raise it (else 0)
 	GCV        []float64 // GCV score per grid value (nil if λ was fixed)
-	Grid       []float64 // the λ values GCV scored, in Config.Lambdas order (nil if λ was fixed)
+	Grid       []float64 // the λ values GCV scored, in Config.Lambdas order, widened values (Config.WidenGrid) before and after (nil if λ was fixed)
 	GCVScope   GCVScope  // the samples GCV scored λ on (when GCV ran)
 	Stages     Stages
 	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
@@ -238,7 +238,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 		if err != nil {
 			return s.rollback(err)
 		}
-		lambda = s.rec.Lambda
+		lambda, raise = s.rec.Lambda, s.rec.Grid // the grid as widened (Config.WidenGrid)
 	}
 
 	// When GCV formed this task's Gram HᵀH (the band method with n >= m),

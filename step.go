@@ -60,8 +60,9 @@ func (s *step) change(apply func() (ridge.FactorUpdate, error), takeBack func() 
 
 // chooseLambda scores the λ values of grid by GCV, with task (on the
 // step's samples) or all (on everything learned so far plus the step) as
-// Config.GCVScope says, and makes the best the step's λ; the record keeps
-// the scores, the grid and the scope. It runs before the statistics
+// Config.GCVScope says, widened beyond an edge with Config.WidenGrid
+// (WidenLambdas), and makes the best the step's λ; the record keeps the
+// scores, the grid (widened) and the scope. It runs before the statistics
 // change, so its failure leaves them as they were.
 func (s *step) chooseLambda(ctx context.Context, grid []float64, task, all func(ctx context.Context, grid []float64) ([]float64, error)) error {
 	t := time.Now()
@@ -72,6 +73,11 @@ func (s *step) chooseLambda(ctx context.Context, grid []float64, task, all func(
 	scores, err := score(ctx, grid)
 	if err != nil {
 		return fmt.Errorf("flycl: %w", err)
+	}
+	if s.m.cfg.WidenGrid {
+		if grid, scores, err = WidenLambdas(ctx, grid, scores, score); err != nil {
+			return fmt.Errorf("flycl: %w", err)
+		}
 	}
 	s.rec.GCV, s.rec.Grid, s.rec.GCVScope = scores, grid, s.m.cfg.GCVScope
 	s.rec.Lambda = grid[ridge.BestLambda(scores)]

@@ -1,0 +1,64 @@
+package flycl
+
+import (
+	"context"
+	"math"
+	"slices"
+
+	"github.com/flycl/flycl/ridge"
+)
+
+// MaxWiden is the most decades WidenLambdas scores beyond either edge of
+// the grid it is given: with the relative grid (10⁻² to 10⁴ times the mean
+// diagonal of G) λ then spans 10⁻⁸ to 10¹⁰ of it, from no regularisation
+// at all in float32 to a classifier shrunk to nothing.
+const MaxWiden = 6
+
+// WidenStep is how many decades WidenLambdas scores at a time.
+const WidenStep = 2
+
+// WidenLambdas widens a GCV grid while its optimum is at an edge: when
+// the best score (ridge.BestLambda) is at the smallest λ of grid, it scores
+// WidenStep more decades below it (at the largest, above it) with score,
+// and again while the best stays at the edge, up to MaxWiden decades on
+// each side. It stops when the optimum is inside, when the scores are flat
+// or not finite (LambdaCheck: widening cannot help there), or at the bound.
+// It returns the grid and scores with the added values, the smaller ones
+// before grid's (in ascending order) and the larger after it; grid and
+// scores themselves when nothing was added.
+func WidenLambdas(ctx context.Context, grid, scores []float64, score func(context.Context, []float64) ([]float64, error)) ([]float64, []float64, error) {
+	if len(grid) == 0 || len(scores) != len(grid) {
+		return grid, scores, nil
+	}
+	lo, hi := slices.Min(grid), slices.Max(grid)
+	below, above := 0, 0 // decades added on each side
+	for {
+		var add []float64
+		low := false
+		switch LambdaCheck(grid, scores, grid[ridge.BestLambda(scores)]) {
+		case LambdaLowEdge:
+			for i := 0; i < WidenStep && below < MaxWiden; i++ {
+				below++
+				add = append([]float64{lo * math.Pow10(-below)}, add...)
+			}
+			low = true
+		case LambdaHighEdge:
+			for i := 0; i < WidenStep && above < MaxWiden; i++ {
+				above++
+				add = append(add, hi*math.Pow10(above))
+			}
+		}
+		if len(add) == 0 {
+			return grid, scores, nil
+		}
+		sc, err := score(ctx, add)
+		if err != nil {
+			return nil, nil, err
+		}
+		if low {
+			grid, scores = slices.Concat(add, grid), slices.Concat(sc, scores)
+		} else {
+			grid, scores = slices.Concat(grid, add), slices.Concat(scores, sc)
+		}
+	}
+}

@@ -101,12 +101,12 @@ func TestWidenLambdas(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		name     string
-		grid     []float64 // times opt
-		calls    int       // calls of score, the first included
+		name  string
+		grid  []float64 // times opt
+		calls int       // calls of score, the first included
 	}{
-		{"below", []float64{1e-4, 1e-3}, 3},         // +2, +2 decades above
-		{"above", []float64{1e3, 1e4, 1e5}, 3},      // -2, -2 decades below
+		{"below", []float64{1e-4, 1e-3}, 3},    // +2, +2 decades above
+		{"above", []float64{1e3, 1e4, 1e5}, 3}, // -2, -2 decades below
 		{"around", []float64{1e-2, 1e-1, 1, 10, 100}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {

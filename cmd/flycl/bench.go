@@ -84,7 +84,7 @@ tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 	eng.Flags().IntVar(&cfg.M, "m", cfg.M, "expansion dimension")
 	eng.Flags().IntVar(&cfg.P, "p", cfg.P, "non-zeros per row of W")
 	eng.Flags().IntVar(&cfg.K, "k", cfg.K, "top-k")
-	c.AddCommand(eng, backbonesCmd(), componentsCmd(), pipelineCmd(), benchServeCmd(), benchServeLearnCmd(), benchUnknownCmd(), benchFewShotCmd(), benchLearnUpdateCmd(), benchDecodeBudgetCmd())
+	c.AddCommand(eng, backbonesCmd(), componentsCmd(), pipelineCmd(), benchServeCmd(), benchServeLearnCmd(), benchUnknownCmd(), benchFewShotCmd(), benchLearnUpdateCmd(), benchDecodeBudgetCmd(), benchCameraCmd())
 	return c
 }
 

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/internal/bench"
+)
+
+// benchCameraCmd is "flycl bench camera": the sizes of a new model learned
+// from a few photos (internal/bench.Camera) on feature files.
+func benchCameraCmd() *cobra.Command {
+	var sets, shots, grids []string
+	var ms []int
+	o := bench.CameraOptions{}
+	c := &cobra.Command{
+		Use:   "camera --features NAME=DIR [--features NAME=DIR ...]",
+		Short: "Measure m for a new model learned from a few photos: learn time, file size, memory, accuracy",
+		Long: `For a new model learned from photos (as flycl learn creates one), per feature
+set, m (k = 0.3·m, p scaled to the backbone's d) and λ grid: the first learn's
+time after extraction, the model file's size, the peak RSS, the test accuracy
+over random splits, the share of known test photos the "unknown" threshold
+keeps, and how many learns' GCV choice was at an edge of the grid scored.
+
+Each DIR holds train.npz and, optionally, test.npz as "flycl extract --out DIR"
+writes them. Without test.npz each split learns --shots photos per class and
+tests on the rest. scripts/camera-bench builds the benchmark's two sets from
+../shared and runs this command.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(sets) == 0 {
+				return fmt.Errorf("--features: give at least one NAME=DIR")
+			}
+			shot := map[string]int{}
+			for _, s := range shots {
+				name, v, ok := strings.Cut(s, "=")
+				n, err := strconv.Atoi(v)
+				if !ok || err != nil || n < 0 {
+					return fmt.Errorf("--shots %q: want NAME=N, N ≥ 0", s)
+				}
+				shot[name] = n
+			}
+			for _, s := range sets {
+				name, dir, ok := strings.Cut(s, "=")
+				if !ok || name == "" || dir == "" {
+					return fmt.Errorf("--features %q: want NAME=DIR", s)
+				}
+				tr, err := features.Load(filepath.Join(dir, "train.npz"))
+				if err != nil {
+					return err
+				}
+				set := bench.CameraSet{Name: name, Train: tr, Shots: shot[name]}
+				te, err := features.Load(filepath.Join(dir, "test.npz"))
+				switch {
+				case err == nil:
+					set.Test = te
+				case !errors.Is(err, fs.ErrNotExist):
+					return err
+				case set.Shots == 0:
+					return fmt.Errorf("%s has no test.npz: give --shots %s=N to split train.npz", dir, name)
+				}
+				o.Sets = append(o.Sets, set)
+			}
+			o.M, o.Grids = ms, grids
+			dir, err := os.MkdirTemp("", "flycl-bench-camera")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			o.Dir = dir
+			rows, err := bench.Camera(cmd.Context(), os.Stderr, o)
+			if err != nil {
+				return err
+			}
+			bench.PrintCamera(os.Stdout, rows)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringArrayVar(&sets, "features", nil, "NAME=DIR: feature files DIR/train.npz and, optionally, DIR/test.npz (repeatable)")
+	f.StringArrayVar(&shots, "shots", nil, "NAME=N: learn N photos per class of set NAME in each split (default: all of train.npz)")
+	f.IntSliceVar(&ms, "m", []int{1000, 2000, 3000, 5000, 10000}, "expansion dimensions")
+	f.StringSliceVar(&grids, "grid", []string{"widen"}, "λ grids: paper (1e6..1e9, absolute), relative, widen (relative, widened while GCV's optimum is at an edge)")
+	f.IntVar(&o.Splits, "splits", 5, "random splits (samples learned and seed of W) per set")
+	f.Uint64Var(&o.Seed, "seed", 1, "seed of the splits")
+	return c
+}

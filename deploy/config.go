@@ -1,0 +1,30 @@
+package deploy
+
+import (
+	"math"
+	"slices"
+
+	"github.com/flycl/flycl"
+)
+
+// ImageM is the expansion dimension m of a new model created from images
+// (DefaultImageConfig): chosen from the camera benchmark (flycl bench
+// camera; docs/PERFORMANCE.md, "Choosing m for a small box").
+const ImageM = 2000
+
+// DefaultImageConfig is the configuration of a new model that learns from
+// images of a backbone with d-dimensional features (flycl learn and serve,
+// the page): sized for a few photos on a small machine rather than for
+// the paper's benchmarks (flycl.DefaultConfig, m = 10000). It has
+// m = ImageM, k = 0.3·m as the paper, p = the paper's 300 of d = 768
+// scaled to d, the relative λ grid (flycl.DefaultRelativeLambdas: features
+// of any backbone's scale) and GCV widening the grid while its optimum is
+// at an edge (flycl.Config.WidenGrid).
+func DefaultImageConfig(d int) flycl.Config {
+	c := flycl.DefaultConfig()
+	c.M = ImageM
+	c.K = int(math.Round(0.3 * float64(c.M)))
+	c.P = max(1, min(d, int(math.Round(float64(c.P)*float64(d)/768))))
+	c.LambdaScale, c.Lambdas, c.WidenGrid = flycl.LambdaRelative, slices.Clone(flycl.DefaultRelativeLambdas), true
+	return c
+}

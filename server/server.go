@@ -492,7 +492,9 @@ func (s *Server) instrument(name string, next http.HandlerFunc) http.Handler {
 			lat.Observe(d.Seconds())
 			s.met.requests.WithLabelValues(name, fmt.Sprint(code)).Inc()
 			lvl := slog.LevelDebug
-			if code >= 400 {
+			if code >= 400 && !(name == "inbox" && code == http.StatusNotFound && s.cfg.Inbox == nil) {
+				// (the page polls GET /v1/inbox: without an inbox its 404
+				// is the expected answer, logged at DEBUG)
 				lvl = slog.LevelInfo
 			}
 			if name == "learn" || name == "forget" || name == "inbox-learn" || name == "inbox-discard" {

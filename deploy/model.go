@@ -234,6 +234,36 @@ func LambdaWarnings(steps []flycl.TaskRecord, requested float64) []string {
 	return []string{fmt.Sprintf("λ chosen by GCV was raised (to %s) in %d of %d mini-batches: %s", used, len(raised), len(steps), why)}
 }
 
+// EdgeWarnings describes the steps of a learn whose λ chosen by GCV is at
+// an edge of the grid it scored, widened or not (flycl.TaskRecord.LambdaIssue
+// low-edge or high-edge): the best λ may lie beyond it, and GCV's choice is
+// then a bound rather than an optimum. nil when there is none.
+func EdgeWarnings(steps []flycl.TaskRecord) []string {
+	var edge []flycl.TaskRecord
+	for _, r := range steps {
+		if i := r.LambdaIssue(); i == flycl.LambdaLowEdge || i == flycl.LambdaHighEdge {
+			edge = append(edge, r)
+		}
+	}
+	if len(edge) == 0 {
+		return nil
+	}
+	r := edge[0]
+	side, beyond := "smallest", "below"
+	if r.LambdaIssue() == flycl.LambdaHighEdge {
+		side, beyond = "largest", "above"
+	}
+	chosen := r.Lambda
+	if r.RaisedFrom != 0 {
+		chosen = r.RaisedFrom
+	}
+	lo, hi := slices.Min(r.Grid), slices.Max(r.Grid)
+	if len(steps) == 1 {
+		return []string{fmt.Sprintf("λ %g chosen by GCV is the %s value of the grid it scored (%g to %g): the best λ may lie %s it (give --lambda, or --lambdas with a wider grid)", chosen, side, lo, hi, beyond)}
+	}
+	return []string{fmt.Sprintf("λ chosen by GCV is at an edge of the grid it scored in %d of %d mini-batches (the first: %g, the %s of %g to %g): the best λ may lie beyond it", len(edge), len(steps), chosen, side, lo, hi)}
+}
+
 // CheckLearn reports the error Learn would refuse its input with (a
 // wrong dimension or pipeline, a bad class name, batch size or λ),
 // without changing the model: a nil result means Learn gets past its
@@ -343,7 +373,7 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 	}
 	res.Lambda, res.LambdaRequested = m.Lambda(), opt.Lambda
 	res.Rejection = m.Rejection()
-	res.Warnings = LambdaWarnings(res.Steps, opt.Lambda)
+	res.Warnings = append(LambdaWarnings(res.Steps, opt.Lambda), EdgeWarnings(res.Steps)...)
 	return res, nil
 }
 

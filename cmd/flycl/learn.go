@@ -463,7 +463,7 @@ func size(n int64) string {
 // not exist yet: the Fly-CL flags' configuration, and the W of --w (checked
 // against the flags) when given.
 func newModelFromFlags(cmd *cobra.Command, mf *modelFlags, wFile string, d int, p *modelfile.Pipeline) (*deploy.Model, error) {
-	cfg, err := mf.config()
+	cfg, err := mf.newConfig(d, p != nil && wFile == "") // images: deploy.DefaultImageConfig (a given W fixes m, p)
 	if err != nil {
 		return nil, err
 	}

@@ -227,7 +227,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		}
 		dim = bb.Dim()
 	}
-	mcfg, err := f.create.config()
+	mcfg, err := f.create.newConfig(dim, bb != nil) // images: deploy.DefaultImageConfig
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,11 +36,20 @@ var (
 
 func isImage(name string) bool { return imageExt[strings.ToLower(filepath.Ext(name))] }
 
-func isSkipped(name string) bool { return skipExt[strings.ToLower(filepath.Ext(name))] }
+// isSkipped reports whether a file of a class directory is left out and
+// listed by Skipped: WebP (skipExt), and every other file that is not an
+// image by its extension (notes.txt), except hidden files (.DS_Store).
+func isSkipped(name string) bool {
+	if skipExt[strings.ToLower(filepath.Ext(name))] {
+		return true
+	}
+	return !isImage(name) && !strings.HasPrefix(path.Base(filepath.ToSlash(name)), ".")
+}
 
-// Skipped returns the files of an image-folder data set (directory or
-// archive) that were left out because no decoder reads them as PIL does
-// (WebP); nil for other data sets.
+// Skipped returns the files of the class directories of an image-folder
+// data set (directory or archive) that were left out: files that are not
+// images by their extension (hidden files aside) and WebP images, which
+// no decoder reads as PIL does; nil for other data sets.
 func Skipped(d Dataset) []string {
 	switch d := d.(type) {
 	case *Folder:

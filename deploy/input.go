@@ -39,6 +39,10 @@ type InputOptions struct {
 	// file's recorded pipeline is checked against them (FeaturePipeline).
 	Model   *modelfile.Pipeline
 	Trained bool
+	// SkipBad leaves out the images that cannot be read or decoded
+	// (Samples.Bad lists them); without it Samples refuses them all in one
+	// *BadFilesError.
+	SkipBad bool
 }
 
 // Input is an opened source of samples, not yet read through a backbone:
@@ -67,6 +71,7 @@ type Input struct {
 
 	classes []string
 	files   bool
+	skipBad bool
 }
 
 // OpenInput opens the samples o names: it reads a feature file or raw
@@ -84,7 +89,7 @@ func OpenInput(o InputOptions) (*Input, error) {
 	if given != 1 {
 		return nil, ErrNoInput
 	}
-	in := &Input{}
+	in := &Input{skipBad: o.SkipBad}
 	where := "" // what errors about class names are prefixed with
 	switch {
 	case o.Features != "":
@@ -206,6 +211,9 @@ type Samples struct {
 	Pipeline *modelfile.Pipeline
 	// Cached reports that the features came from the extractor's cache.
 	Cached bool
+	// Bad are the images left out because they cannot be read or decoded
+	// (InputOptions.SkipBad), in order; the fields above hold the others.
+	Bad []BadFile
 }
 
 // Samples returns the features of samples [lo, hi): rows of the feature
@@ -231,21 +239,37 @@ func (in *Input) Samples(ctx context.Context, e *Extractor, lo, hi int) (*Sample
 	if e == nil {
 		return nil, fmt.Errorf("deploy: %s: images need an extractor", in.Desc)
 	}
-	var s *features.Set
-	var cached bool
-	var err error
+	var ds dataset.Dataset
+	var key string
+	run := func(ds dataset.Dataset, key string) (*features.Set, bool, error) { return e.Dataset(ctx, ds, key) }
 	switch {
 	case in.files:
-		s, err = e.Files(ctx, in.Data.(files).paths[lo:hi])
+		ds = files{paths: in.Data.(files).paths[lo:hi]}
+		run = func(ds dataset.Dataset, _ string) (*features.Set, bool, error) {
+			paths := make([]string, ds.Len())
+			for i := range paths {
+				paths[i] = ds.Path(i)
+			}
+			s, err := e.Files(ctx, paths)
+			return s, false, err
+		}
 	case lo == 0 && hi == in.Len():
-		s, cached, err = e.Dataset(ctx, in.Data, in.Source)
+		ds, key = in.Data, in.Source
 	default:
-		s, cached, err = e.Dataset(ctx, rows{in.Data, lo, hi}, fmt.Sprintf("%s#rows%d-%d", in.Source, lo, hi))
+		ds, key = rows{in.Data, lo, hi}, fmt.Sprintf("%s#rows%d-%d", in.Source, lo, hi)
 	}
+	s, cached, good, bad, err := extractGood(ctx, e, ds, in.skipBad, run, key)
 	if err != nil {
 		return nil, err
 	}
-	return &Samples{X: s.X, N: s.N, D: s.D, Labels: s.Labels, Keys: keys, Paths: s.Paths, Pipeline: e.Pipeline(), Cached: cached}, nil
+	if good != nil {
+		k := make([]string, len(good))
+		for i, g := range good {
+			k[i] = keys[g]
+		}
+		keys = k
+	}
+	return &Samples{X: s.X, N: s.N, D: s.D, Labels: s.Labels, Keys: keys, Paths: s.Paths, Pipeline: e.Pipeline(), Cached: cached, Bad: bad}, nil
 }
 
 // rows is samples [lo, hi) of a data set.

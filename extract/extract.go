@@ -236,3 +236,17 @@ func (s BackboneSpec) open(models fs.FS, source string) (*backbone.Model, error)
 	}
 	return backbone.FromONNXFile(s.Path, s.Output) // onnx (ParseBackbone knows no other name)
 }
+
+// ImageError is an image of the data set that could not be read or
+// decoded: extraction stops at the first (deploy names them all).
+type ImageError struct {
+	Index int    // the image's index in the data set
+	Path  string // its path
+	Err   error
+}
+
+func (e *ImageError) Error() string {
+	return fmt.Sprintf("extract: image %d (%s): %v", e.Index, e.Path, e.Err)
+}
+
+func (e *ImageError) Unwrap() error { return e.Err }

@@ -2,7 +2,6 @@ package extract
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -99,7 +98,7 @@ func newPipeline(ctx context.Context, data dataset.Dataset, preset transform.Pre
 				if err := ctx.Err(); err != nil {
 					b.fail(err) // not decoded: the batch must not be used
 				} else if img, err := data.Image(b.lo + i); err != nil {
-					b.fail(fmt.Errorf("extract: image %d (%s): %w", b.lo+i, data.Path(b.lo+i), err))
+					b.fail(&ImageError{Index: b.lo + i, Path: data.Path(b.lo + i), Err: err})
 				} else {
 					pre.Tensor(img, b.x[i*per:(i+1)*per])
 				}

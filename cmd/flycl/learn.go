@@ -29,6 +29,7 @@ type inputFlags struct {
 	split      string
 	features   string
 	classNames string
+	skipBad    bool // leave out images that cannot be read (deploy.InputOptions.SkipBad)
 }
 
 func (f *inputFlags) register(c *cobra.Command, split string) {
@@ -49,6 +50,7 @@ type samples struct {
 	paths    []string
 	pipeline *modelfile.Pipeline // nil for feature files
 	desc     string
+	bad      []deploy.BadFile // images left out (skipBad)
 }
 
 // extractor resolves the flags into deploy.ExtractorOptions (--backbone,
@@ -151,7 +153,7 @@ func (f *inputFlags) open(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		}
 		return nil, fmt.Errorf("give exactly one of IMAGE..., --data KIND:PATH or --features FILE.npz")
 	}
-	o := deploy.InputOptions{Features: f.features, Split: f.split, Files: images, Model: mp, Trained: trained}
+	o := deploy.InputOptions{Features: f.features, Split: f.split, Files: images, Model: mp, Trained: trained, SkipBad: f.skipBad}
 	switch {
 	case f.features != "":
 		for _, name := range []string{"precision", "calib", "calib-method"} {
@@ -209,11 +211,21 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 	if err != nil {
 		return nil, err
 	}
+	if sk := in.Skipped(); len(sk) > 0 {
+		fmt.Fprintf(os.Stderr, "skipped %d files that are not images (by their extension):\n  %s\n", len(sk), strings.Join(sk, "\n  "))
+	}
 	s, e, err := f.samples(cmd, in, mp, trained, 0, 1)
+	var bad *deploy.BadFilesError
+	if errors.As(err, &bad) && !f.skipBad && labelled {
+		return nil, fmt.Errorf("%w\nnothing was learned: remove or fix them, or give --skip-bad to learn the other %d", err, bad.Total-len(bad.Files))
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := &samples{x: s.X, d: s.D, paths: s.Paths, pipeline: s.Pipeline, desc: in.Desc}
+	if len(s.Bad) > 0 && labelled {
+		fmt.Fprintf(os.Stderr, "skipped %s\n", (&deploy.BadFilesError{Files: s.Bad, Total: s.N + len(s.Bad)}).Error())
+	}
+	out := &samples{x: s.X, d: s.D, paths: s.Paths, pipeline: s.Pipeline, desc: in.Desc, bad: s.Bad}
 	if len(images) > 0 {
 		return out, nil
 	}
@@ -405,6 +417,7 @@ class_names (or --class-names).`,
 		},
 	}
 	in.register(c, "train")
+	c.Flags().BoolVar(&in.skipBad, "skip-bad", false, "learn the images that can be read and list those that cannot (default: refuse, naming every one)")
 	mf.register(c.Flags())
 	c.Flags().StringVar(&model, "model", "", "model file (created when absent)")
 	wait.register(c)

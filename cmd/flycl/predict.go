@@ -98,6 +98,9 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 			if err != nil {
 				return fmt.Errorf("--unknown: %w", err)
 			}
+			// every image that can be read is answered; the others are
+			// listed after the answers, and the exit status is not 0
+			in.skipBad = true
 			s, err := in.load(cmd, f.Pipeline, true, args, false)
 			if err != nil {
 				return err
@@ -134,7 +137,13 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 				}
 			}
 			acc := accuracy(preds, p.ClassNames())
-			return writePredictions(os.Stdout, format, preds, acc)
+			if err := writePredictions(os.Stdout, format, preds, acc); err != nil {
+				return err
+			}
+			if len(s.bad) > 0 {
+				return &deploy.BadFilesError{Files: s.bad, Total: len(preds) + len(s.bad)}
+			}
+			return nil
 		},
 	}
 	in.register(c, "test")

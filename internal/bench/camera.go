@@ -47,18 +47,18 @@ type CameraOptions struct {
 
 // CameraRow is one line of the camera benchmark.
 type CameraRow struct {
-	Set       string
-	M, K, P   int
-	Grid      string
-	Learns    int
-	Train     int     // samples per learn
-	LearnP50  float64 // seconds, first learn of a new model after extraction (deploy.Model.Learn)
-	LearnMax  float64
-	FileBytes int64   // model file size
-	PeakRSS   int64   // process peak RSS during learn and save (the features included)
+	Set        string
+	M, K, P    int
+	Grid       string
+	Learns     int
+	Train      int     // samples per learn
+	LearnP50   float64 // seconds, first learn of a new model after extraction (deploy.Model.Learn)
+	LearnMax   float64
+	FileBytes  int64   // model file size
+	PeakRSS    int64   // process peak RSS during learn and save (the features included)
 	Acc, AccSD float64 // test accuracy over the splits, mean and standard deviation
-	Kept      float64 // share of the known test photos the "unknown" threshold keeps (mean)
-	Edge      int     // learns whose GCV choice was at an edge of the grid scored
+	Kept       float64 // share of the known test photos the "unknown" threshold keeps (mean)
+	Edge       int     // learns whose GCV choice was at an edge of the grid scored
 }
 
 // cameraConfig is deploy.DefaultImageConfig with m, k = 0.3·m and the

@@ -61,7 +61,8 @@ func (s *step) change(apply func() (ridge.FactorUpdate, error), takeBack func() 
 // chooseLambda scores the λ values of grid by GCV, with task (on the
 // step's samples) or all (on everything learned so far plus the step) as
 // Config.GCVScope says, widened beyond an edge with Config.WidenGrid
-// (WidenLambdas), and makes the best the step's λ; the record keeps the
+// (WidenLambdas, and the choice WidenedBest), and makes the best the
+// step's λ; the record keeps the
 // scores, the grid (widened) and the scope. It runs before the statistics
 // change, so its failure leaves them as they were.
 func (s *step) chooseLambda(ctx context.Context, grid []float64, task, all func(ctx context.Context, grid []float64) ([]float64, error)) error {
@@ -80,7 +81,11 @@ func (s *step) chooseLambda(ctx context.Context, grid []float64, task, all func(
 		}
 	}
 	s.rec.GCV, s.rec.Grid, s.rec.GCVScope = scores, grid, s.m.cfg.GCVScope
-	s.rec.Lambda = grid[ridge.BestLambda(scores)]
+	best := ridge.BestLambda(scores)
+	if s.m.cfg.WidenGrid {
+		best = WidenedBest(grid, scores)
+	}
+	s.rec.Lambda = grid[best]
 	s.st.GCV = time.Since(t)
 	return nil
 }

@@ -62,3 +62,53 @@ func WidenLambdas(ctx context.Context, grid, scores []float64, score func(contex
 		}
 	}
 }
+
+// PlateauGCV is the relative difference of GCV scores below which
+// WidenedBest counts them as one plateau: ten times the rounding of
+// float32 GCV scores with float64 sums (about 1e-6 of the score) over the
+// 10⁴ spread of a few decades of the curve, and far below the percents by
+// which λ moves the score where it matters.
+const PlateauGCV = 1e-3
+
+// WidenedBest returns the index of the λ chosen from a grid WidenLambdas
+// widened: ridge.BestLambda's, unless that is at an edge of the grid (no
+// interior minimum within MaxWiden decades). GCV then has a limit beyond
+// the edge (as λ → 0 with fewer samples than m it tends to
+// n‖K⁻¹Y‖²/(tr K⁻¹)², K = HHᵀ; as λ → ∞ to ‖Y‖²/n): when the scores have
+// levelled off at the edge, WidenedBest takes, of the values within
+// PlateauGCV of the best, the one furthest from the edge: the same GCV
+// up to that tolerance, with the most regularisation (low edge) or the
+// least (high edge). When they have not (the value next to the edge is
+// worse by more), the edge stays the choice and LambdaCheck reports it.
+func WidenedBest(grid, scores []float64) int {
+	best := ridge.BestLambda(scores)
+	issue := LambdaCheck(grid, scores, grid[best])
+	if issue != LambdaLowEdge && issue != LambdaHighEdge {
+		return best
+	}
+	order := make([]int, len(grid)) // indices by λ, from the edge inwards
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if issue == LambdaHighEdge {
+			a, b = b, a
+		}
+		switch {
+		case grid[a] < grid[b]:
+			return -1
+		case grid[a] > grid[b]:
+			return 1
+		}
+		return 0
+	})
+	bound := scores[best] * (1 + PlateauGCV)
+	choice := best
+	for _, i := range order {
+		if !(scores[i] <= bound) {
+			break
+		}
+		choice = i
+	}
+	return choice
+}

@@ -225,3 +225,44 @@ func TestWidenGridLearn(t *testing.T) {
 		}
 	}
 }
+
+// TestWidenedBest: on curves with a known limit beyond the grid, the
+// choice is the λ furthest from the edge within PlateauGCV of the best
+// score; on a curve that does not level off (GCV(λ) = λ), and on one with
+// an interior minimum, it is the best score's λ.
+func TestWidenedBest(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		gcv  func(l float64) float64
+		want float64 // the λ chosen
+	}{
+		// 1 + λ: levels off at 1 as λ → 0; within 1e-3 of the best
+		// (1 + 1e-6 at λ = 1e-6) up to λ ≈ 1e-3
+		{"low plateau", func(l float64) float64 { return 1 + l }, 1e-3},
+		// 1 + 1/λ levels off at 1 as λ → ∞: the smallest λ within 1e-3
+		// of the best (at 1e8) is 1e3 (1 + 1e-3 ≤ (1 + 1e-8)(1 + 1e-3))
+		{"high plateau", func(l float64) float64 { return 1 + 1/l }, 1e3},
+		{"no plateau", func(l float64) float64 { return l }, 1e-6},
+		{"interior", func(l float64) float64 { return (math.Log10(l) - 1) * (math.Log10(l) - 1) }, 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			score := func(_ context.Context, g []float64) ([]float64, error) {
+				out := make([]float64, len(g))
+				for i, l := range g {
+					out[i] = c.gcv(l)
+				}
+				return out, nil
+			}
+			grid := []float64{1, 10, 100}
+			sc, _ := score(context.Background(), grid)
+			g, s, err := WidenLambdas(context.Background(), grid, sc, score)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := g[WidenedBest(g, s)]
+			if math.Abs(got-c.want) > 1e-9*c.want {
+				t.Errorf("chose %g from %v, want %g", got, g, c.want)
+			}
+		})
+	}
+}

@@ -212,7 +212,7 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		return nil, err
 	}
 	if sk := in.Skipped(); len(sk) > 0 {
-		fmt.Fprintf(os.Stderr, "skipped %d files that are not images (by their extension):\n  %s\n", len(sk), strings.Join(sk, "\n  "))
+		fmt.Fprintf(os.Stderr, "skipped %d file(s) that are not images (by their extension):\n  %s\n", len(sk), strings.Join(sk, "\n  "))
 	}
 	s, e, err := f.samples(cmd, in, mp, trained, 0, 1)
 	var bad *deploy.BadFilesError
@@ -223,7 +223,7 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		return nil, err
 	}
 	if len(s.Bad) > 0 && labelled {
-		fmt.Fprintf(os.Stderr, "skipped %s\n", (&deploy.BadFilesError{Files: s.Bad, Total: s.N + len(s.Bad)}).Error())
+		fmt.Fprintf(os.Stderr, "skipped: %s\n", (&deploy.BadFilesError{Files: s.Bad, Total: s.N + len(s.Bad)}).Error())
 	}
 	out := &samples{x: s.X, d: s.D, paths: s.Paths, pipeline: s.Pipeline, desc: in.Desc, bad: s.Bad}
 	if len(images) > 0 {

@@ -59,6 +59,11 @@ type CameraRow struct {
 	Acc, AccSD float64 // test accuracy over the splits, mean and standard deviation
 	Kept       float64 // share of the known test photos the "unknown" threshold keeps (mean)
 	Edge       int     // learns whose GCV choice was at an edge of the grid scored
+	EdgeLow    int     // of them, at the low edge
+	Flat       int     // learns whose GCV curve was flat (flycl.LambdaFlat)
+	// Lambda is the median λ chosen relative to the mean diagonal of the
+	// learn's Gram matrix (HᵀH/m: the relative grid's unit).
+	Lambda float64
 }
 
 // cameraConfig is deploy.DefaultImageConfig with m, k = 0.3·m and the
@@ -148,7 +153,7 @@ func Camera(ctx context.Context, out io.Writer, o CameraOptions) ([]CameraRow, e
 		for _, m := range o.M {
 			for _, grid := range o.Grids {
 				row := CameraRow{Set: set.Name, M: m, Grid: grid}
-				var times, accs, kept []float64
+				var times, accs, kept, rel []float64
 				for s := 0; s < o.Splits; s++ {
 					cfg, err := cameraConfig(m, d, grid, o.Seed+uint64(s))
 					if err != nil {
@@ -183,9 +188,16 @@ func Camera(ctx context.Context, out io.Writer, o CameraOptions) ([]CameraRow, e
 					}
 					row.FileBytes = fi.Size()
 					row.PeakRSS = max(row.PeakRSS, procmem.Peak())
-					if res.Steps[len(res.Steps)-1].LambdaIssue() != "" {
+					switch res.Steps[len(res.Steps)-1].LambdaIssue() {
+					case flycl.LambdaLowEdge:
 						row.Edge++
+						row.EdgeLow++
+					case flycl.LambdaHighEdge:
+						row.Edge++
+					case flycl.LambdaFlat:
+						row.Flat++
 					}
+					rel = append(rel, relativeLambda(ctx, model, xtr, res.Lambda))
 					acc, k, err := cameraScore(ctx, model, xte, nte)
 					if err != nil {
 						return nil, err
@@ -197,6 +209,8 @@ func Camera(ctx context.Context, out io.Writer, o CameraOptions) ([]CameraRow, e
 				row.LearnP50, row.LearnMax = times[len(times)/2], times[len(times)-1]
 				row.Acc, row.AccSD = meanSD(accs)
 				row.Kept, _ = meanSD(kept)
+				slices.Sort(rel)
+				row.Lambda = rel[len(rel)/2]
 				rows = append(rows, row)
 				if out != nil {
 					fmt.Fprintf(out, "%s m=%d %s: learn %.3fs, acc %.2f%%\n", set.Name, m, grid, row.LearnP50, 100*row.Acc)
@@ -205,6 +219,20 @@ func Camera(ctx context.Context, out io.Writer, o CameraOptions) ([]CameraRow, e
 		}
 	}
 	return rows, nil
+}
+
+// relativeLambda returns λ over the mean diagonal of HᵀH, H the codes of
+// x (the unit of the relative grid), or NaN when they cannot be computed.
+func relativeLambda(ctx context.Context, m *deploy.Model, x []float32, lambda float64) float64 {
+	h, err := m.Expand(ctx, x)
+	if err != nil {
+		return math.NaN()
+	}
+	var tr float64
+	for _, v := range h {
+		tr += float64(v) * float64(v)
+	}
+	return lambda / (tr / float64(m.Config().M))
 }
 
 // cameraScore returns the accuracy of the model on x (names the true
@@ -257,11 +285,11 @@ func meanSD(v []float64) (mean, sd float64) {
 
 // PrintCamera writes the rows as a Markdown table.
 func PrintCamera(w io.Writer, rows []CameraRow) {
-	fmt.Fprintln(w, "| set | m | k | p | λ grid | learns | samples | first learn p50 (max) | file | peak RSS | accuracy (sd) | kept | λ at an edge |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| set | m | k | p | λ grid | learns | samples | first learn p50 (max) | file | peak RSS | accuracy (sd) | kept | λ/mean diag(G) (p50) | λ at an edge (low) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %d | %d | %.3f s (%.3f) | %.1f MiB | %.0f MiB | %.2f%% (%.2f) | %.1f%% | %d/%d |\n",
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %d | %d | %.3f s (%.3f) | %.1f MiB | %.0f MiB | %.2f%% (%.2f) | %.1f%% | %.3g | %d/%d (%d) |\n",
 			r.Set, r.M, r.K, r.P, r.Grid, r.Learns, r.Train, r.LearnP50, r.LearnMax, float64(r.FileBytes)/(1<<20),
-			float64(r.PeakRSS)/(1<<20), 100*r.Acc, 100*r.AccSD, 100*r.Kept, r.Edge, r.Learns)
+			float64(r.PeakRSS)/(1<<20), 100*r.Acc, 100*r.AccSD, 100*r.Kept, r.Lambda, r.Edge, r.Learns, r.EdgeLow)
 	}
 }

@@ -45,6 +45,11 @@ func (e *NotPositiveDefiniteError) Error() string {
 // Backend names the implementation in use: "openblas" or "gonum".
 func Backend() string { return backend }
 
+// BackendVersion describes the implementation in use: OpenBLAS's build
+// configuration (its version and the CPU core it runs for), or
+// "pure Go (gonum)" in a build without OpenBLAS.
+func BackendVersion() string { return backendVersion() }
+
 func checkSym(name string, n, lda, length int) {
 	if n < 0 || lda < max(1, n) || (n > 0 && length < (n-1)*lda+n) {
 		panic(fmt.Sprintf("linalg.%s: bad dimensions n=%d lda=%d len=%d", name, n, lda, length))

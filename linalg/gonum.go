@@ -14,6 +14,8 @@ import (
 
 const backend = "gonum"
 
+func backendVersion() string { return "pure Go (gonum)" }
+
 var (
 	impl gonum.Implementation
 	lpk  glapack.Implementation

@@ -25,6 +25,10 @@ import (
 
 const backend = "openblas"
 
+// backendVersion is OpenBLAS's build configuration (openblas_get_config:
+// version, DYNAMIC_ARCH, the core in use, MAX_THREADS).
+func backendVersion() string { return C.GoString(C.openblas_get_config()) }
+
 func trans(t bool) uint32 {
 	if t {
 		return C.CblasTrans

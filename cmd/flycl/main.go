@@ -39,6 +39,7 @@ var commands = []func() *cobra.Command{
 	watchCmd,
 	fetchCmd,
 	reproduceCmd,
+	versionCmd,
 	environmentHelp,
 	weightsHelp,
 }
@@ -53,6 +54,16 @@ func newRoot() *cobra.Command {
 	}
 	for _, c := range commands {
 		root.AddCommand(c())
+	}
+	// flycl --version: the same lines as flycl version
+	root.Flags().Bool("version", false, "print the versions (as flycl version) and exit")
+	root.Flags().String("ort-lib", "", "with --version: path to libonnxruntime.so (default $"+envORTLib+"; see flycl help environment)")
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if v, _ := cmd.Flags().GetBool("version"); v {
+			collectVersion(ortVersion(cmd)).write(cmd.OutOrStdout())
+			return nil
+		}
+		return cmd.Help()
 	}
 	return root
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
@@ -35,6 +36,10 @@ func (e *BadFilesError) Error() string {
 	}
 	return b.String()
 }
+
+// Unwrap makes the error an input error (flycl.IsInput: the data given
+// was refused).
+func (e *BadFilesError) Unwrap() error { return flycl.ErrBadInput }
 
 // trimPath drops a "decode PATH: " prefix the decoder's error repeats.
 func trimPath(err error, path string) string {

@@ -61,6 +61,11 @@ type CameraRow struct {
 	Edge       int     // learns whose GCV choice was at an edge of the grid scored
 	EdgeLow    int     // of them, at the low edge
 	Flat       int     // learns whose GCV curve was flat (flycl.LambdaFlat)
+	// Accs are the accuracies of the splits; Delta and DeltaSE the mean
+	// paired difference (same splits) from the row of the largest m of
+	// the same set and grid, and its standard error (0 for that row).
+	Accs           []float64
+	Delta, DeltaSE float64
 	// Lambda is the median λ chosen relative to the mean diagonal of the
 	// learn's Gram matrix (HᵀH/m: the relative grid's unit).
 	Lambda float64
@@ -208,6 +213,7 @@ func Camera(ctx context.Context, out io.Writer, o CameraOptions) ([]CameraRow, e
 				slices.Sort(times)
 				row.LearnP50, row.LearnMax = times[len(times)/2], times[len(times)-1]
 				row.Acc, row.AccSD = meanSD(accs)
+				row.Accs = accs
 				row.Kept, _ = meanSD(kept)
 				slices.Sort(rel)
 				row.Lambda = rel[len(rel)/2]
@@ -218,7 +224,30 @@ func Camera(ctx context.Context, out io.Writer, o CameraOptions) ([]CameraRow, e
 			}
 		}
 	}
+	pairedDeltas(rows)
 	return rows, nil
+}
+
+// pairedDeltas fills Delta and DeltaSE: each row's accuracy minus that of
+// the row of the largest m of its set and grid, split by split.
+func pairedDeltas(rows []CameraRow) {
+	for i := range rows {
+		ref := -1
+		for j, r := range rows {
+			if r.Set == rows[i].Set && r.Grid == rows[i].Grid && (ref < 0 || r.M > rows[ref].M) {
+				ref = j
+			}
+		}
+		if ref == i || len(rows[ref].Accs) != len(rows[i].Accs) {
+			continue
+		}
+		d := make([]float64, len(rows[i].Accs))
+		for k := range d {
+			d[k] = rows[i].Accs[k] - rows[ref].Accs[k]
+		}
+		mean, sd := meanSD(d)
+		rows[i].Delta, rows[i].DeltaSE = mean, sd/math.Sqrt(float64(len(d)))
+	}
 }
 
 // relativeLambda returns λ over the mean diagonal of HᵀH, H the codes of
@@ -285,11 +314,11 @@ func meanSD(v []float64) (mean, sd float64) {
 
 // PrintCamera writes the rows as a Markdown table.
 func PrintCamera(w io.Writer, rows []CameraRow) {
-	fmt.Fprintln(w, "| set | m | k | p | λ grid | learns | samples | first learn p50 (max) | file | peak RSS | accuracy (sd) | kept | λ/mean diag(G) (p50) | λ at an edge (low) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| set | m | k | p | λ grid | learns | samples | first learn p50 (max) | file | peak RSS | accuracy (sd) | Δ vs largest m (se) | kept | λ/mean diag(G) (p50) | λ at an edge (low) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %d | %d | %.3f s (%.3f) | %.1f MiB | %.0f MiB | %.2f%% (%.2f) | %.1f%% | %.3g | %d/%d (%d) |\n",
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %d | %d | %.3f s (%.3f) | %.1f MiB | %.0f MiB | %.2f%% (%.2f) | %+.2f (%.2f) | %.1f%% | %.3g | %d/%d (%d) |\n",
 			r.Set, r.M, r.K, r.P, r.Grid, r.Learns, r.Train, r.LearnP50, r.LearnMax, float64(r.FileBytes)/(1<<20),
-			float64(r.PeakRSS)/(1<<20), 100*r.Acc, 100*r.AccSD, 100*r.Kept, r.Lambda, r.Edge, r.Learns, r.EdgeLow)
+			float64(r.PeakRSS)/(1<<20), 100*r.Acc, 100*r.AccSD, 100*r.Delta, 100*r.DeltaSE, 100*r.Kept, r.Lambda, r.Edge, r.Learns, r.EdgeLow)
 	}
 }

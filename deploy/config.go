@@ -10,7 +10,7 @@ import (
 // ImageM is the expansion dimension m of a new model created from images
 // (DefaultImageConfig): chosen from the camera benchmark (flycl bench
 // camera; docs/PERFORMANCE.md, "Choosing m for a small box").
-const ImageM = 2000
+const ImageM = 3000
 
 // DefaultImageConfig is the configuration of a new model that learns from
 // images of a backbone with d-dimensional features (flycl learn and serve,

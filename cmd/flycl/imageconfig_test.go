@@ -64,11 +64,11 @@ func TestNewModelConfig(t *testing.T) {
 		t.Errorf("new model from images: %+v, want %+v", got, want)
 	}
 	big := filepath.Join(dir, "big.flycl")
-	if out, err := runCLI(t, append([]string{"learn", "--model", big, "--m", "3000"}, common...)...); err != nil {
-		t.Fatalf("learn --m 3000: %v\n%s", err, out)
+	if out, err := runCLI(t, append([]string{"learn", "--model", big, "--m", "2500"}, common...)...); err != nil {
+		t.Fatalf("learn --m 2500: %v\n%s", err, out)
 	}
-	if got := load(big); got.M != 3000 || got.K != 900 {
-		t.Errorf("--m 3000: m=%d k=%d, want 3000, 900", got.M, got.K)
+	if got := load(big); got.M != 2500 || got.K != 750 {
+		t.Errorf("--m 2500: m=%d k=%d, want 2500, 750", got.M, got.K)
 	}
 	feat := filepath.Join(dir, "train.npz")
 	blobs(t, feat, 1, 400, 20, "cat", "dog")

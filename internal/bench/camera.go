@@ -12,6 +12,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flycl/flycl"
@@ -32,7 +34,8 @@ type CameraSet struct {
 
 // CameraGrids are the λ grids the camera benchmark compares: the paper's
 // absolute grid, the relative grid, and the relative grid widened while
-// GCV's optimum is at an edge (deploy.DefaultImageConfig's).
+// GCV's optimum is at an edge (deploy.DefaultImageConfig's); "rel:X" also
+// names a fixed λ of X times the mean diagonal of G.
 var CameraGrids = []string{"paper", "relative", "widen"}
 
 // CameraOptions are the inputs of Camera.
@@ -83,6 +86,14 @@ func cameraConfig(m, d int, grid string, seed uint64) (flycl.Config, error) {
 		c.WidenGrid = false
 	case "widen":
 	default:
+		if v, ok := strings.CutPrefix(grid, "rel:"); ok {
+			l, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(l > 0) {
+				return c, fmt.Errorf("bench camera: grid %q: want rel:X, X > 0", grid)
+			}
+			c.Lambdas, c.WidenGrid = []float64{l}, false
+			return c, nil
+		}
 		return c, fmt.Errorf("bench camera: unknown grid %q (want one of %v)", grid, CameraGrids)
 	}
 	return c, nil

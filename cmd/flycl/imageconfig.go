@@ -14,30 +14,31 @@ import (
 // serve and the page create models sized for a few photos while flycl run
 // keeps the paper's m = 10000.
 func (f *modelFlags) newConfig(d int, images bool) (flycl.Config, error) {
-	cfg, err := f.config()
-	if err != nil || !images || f.fs == nil {
-		return cfg, err
+	if !images || f.fs == nil {
+		return f.config()
 	}
 	img := deploy.DefaultImageConfig(d)
 	changed := f.fs.Changed
+	g := *f // the sizes not given are the image defaults', checked by config
 	if !changed("m") {
-		cfg.M = img.M
+		g.m = img.M
 	}
 	switch {
 	case changed("k"):
 	case changed("m"):
-		cfg.K = max(1, int(math.Round(0.3*float64(cfg.M))))
+		g.k = max(1, int(math.Round(0.3*float64(g.m))))
 	default:
-		cfg.K = img.K
+		g.k = img.K
 	}
 	if !changed("p") {
-		cfg.P = img.P
+		g.p = img.P
+	}
+	cfg, err := g.config()
+	if err != nil {
+		return cfg, err
 	}
 	if !changed("lambdas") && !changed("lambda-scale") {
 		cfg.Lambdas, cfg.LambdaScale, cfg.WidenGrid = img.Lambdas, img.LambdaScale, img.WidenGrid
-	}
-	if cfg.K > cfg.M {
-		cfg.K = cfg.M
 	}
 	return cfg, nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -49,6 +50,11 @@ type Options struct {
 	Threads   int // ONNX Runtime and decoding threads per worker (default 1)
 	Workers   int // concurrent extractions per worker process (default: number of CPUs)
 	BlockRows int // rows of G per shuffled piece (default 512)
+	// Branches splits the extraction into that many branches (default 1):
+	// shard i goes to branch i mod Branches, each branch its own
+	// transforms (scope "flycl/branch-<b>"), so that RunOnWorkers can give
+	// each branch its own worker process.
+	Branches int
 
 	Out      string // the model file written by the final step
 	StatsOut string // if set, also the statistics file (for flycl merge)
@@ -79,6 +85,9 @@ func (o *Options) defaults() {
 	if o.Split == "" {
 		o.Split = "train"
 	}
+	if o.Branches <= 0 {
+		o.Branches = 1
+	}
 }
 
 // Shard is one input element: the samples it names are extracted,
@@ -103,7 +112,35 @@ func init() {
 func encodePartial(p Partial) ([]byte, error) {
 	var b bytesBuffer
 	err := EncodePartial(&b, &p)
+	processStats.encodedBytes.Add(int64(len(b)))
+	processStats.encodedPieces.Add(1)
 	return b, err
+}
+
+// WorkerStats is what the pipeline's code did in this process (a worker
+// process of a runner, or a process that runs everything): bundles that
+// emitted statistics, the samples they summed, and the statistics pieces
+// this process encoded for the runner (bytes sent across a process
+// boundary on a distributed runner; on prism they are also the pieces the
+// final step decodes and re-encodes).
+type WorkerStats struct {
+	Bundles       int64 `json:"bundles"`
+	Samples       int64 `json:"samples"`
+	EncodedPieces int64 `json:"encoded_pieces"`
+	EncodedBytes  int64 `json:"encoded_bytes"`
+}
+
+// processStats counts for ProcessWorkerStats. It is per process by
+// nature: a worker process's tally, like a runner's counters, but not
+// summed over workers.
+var processStats struct {
+	bundles, samples, encodedPieces, encodedBytes atomic.Int64
+}
+
+// ProcessWorkerStats returns this process's WorkerStats so far.
+func ProcessWorkerStats() WorkerStats {
+	return WorkerStats{Bundles: processStats.bundles.Load(), Samples: processStats.samples.Load(),
+		EncodedPieces: processStats.encodedPieces.Load(), EncodedBytes: processStats.encodedBytes.Load()}
 }
 
 func decodePartial(b []byte) (Partial, error) {
@@ -217,16 +254,31 @@ func openInput(opt Options) (*deploy.Input, error) {
 func Build(s beam.Scope, opt Options, plan *Plan) {
 	opt.defaults()
 	s = s.Scope("flycl")
-	shards := beam.CreateList(s, plan.Shards)
-	// Break fusion with Create so the runner can spread the shards over
-	// bundles and workers.
-	shards = beam.Reshuffle(s, shards)
-	pieces := beam.ParDo(s, &extractFn{Opt: opt, Dim: plan.Dim}, shards)
+	branches := make([][]Shard, min(opt.Branches, max(len(plan.Shards), 1)))
+	for i, sh := range plan.Shards {
+		branches[i%len(branches)] = append(branches[i%len(branches)], sh)
+	}
+	var all []beam.PCollection
+	for b, shards := range branches {
+		bs := s.Scope(BranchScope(b))
+		col := beam.CreateList(bs, shards)
+		// Break fusion with Create so the runner can spread the shards over
+		// bundles and workers.
+		col = beam.Reshuffle(bs, col)
+		all = append(all, beam.ParDo(bs, &extractFn{Opt: opt, Dim: plan.Dim}, col))
+	}
+	pieces := all[0]
+	if len(all) > 1 {
+		pieces = beam.Flatten(s, all...)
+	}
 	summed := beam.CombinePerKey(s, mergePartials, pieces)
 	final := beam.GroupByKey(s, beam.ParDo(s, singleKey, summed))
 	beam.ParDo0(s, &finalizeFn{Opt: opt, Plan: Plan{Dim: plan.Dim, N: plan.N, IDSum: plan.IDSum, IDSq: plan.IDSq,
 		Names: plan.Names, Pipeline: plan.Pipeline, Source: plan.Source}}, final)
 }
+
+// BranchScope is the name of the scope of extraction branch b (Options.Branches).
+func BranchScope(b int) string { return fmt.Sprintf("branch-%d", b) }
 
 func mergePartials(a, b Partial) (Partial, error) {
 	err := a.Merge(&b)
@@ -364,6 +416,8 @@ func (f *extractFn) FinishBundle(ctx context.Context, emit func(int, Partial)) e
 	}
 	if len(pieces) > 0 {
 		bundlesCounter.Inc(ctx, 1)
+		processStats.bundles.Add(1)
+		processStats.samples.Add(int64(f.acc.Samples()))
 	}
 	emitMsCounter.Inc(ctx, time.Since(t).Milliseconds())
 	return nil

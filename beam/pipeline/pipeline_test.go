@@ -24,8 +24,15 @@ import (
 )
 
 // TestMain runs the pipelines of this package on prism, in this process,
-// with its workers on loopback.
-func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
+// with its workers on loopback; started by TestSeparateProcesses with
+// $FLYCL_BEAM_TEST_ROLE set, the test binary is instead one of that test's
+// processes (serveRole).
+func TestMain(m *testing.M) {
+	if role := os.Getenv(roleEnv); role != "" {
+		os.Exit(serveRole(role))
+	}
+	ptest.MainWithDefault(m, "prism")
+}
 
 const (
 	cifarTar   = "../../../shared/data/cifar10-jpeg.tar.gz"

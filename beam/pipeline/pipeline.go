@@ -46,6 +46,10 @@ type Options struct {
 	Config flycl.Config
 
 	ShardSize int // samples per input element (default 64)
+	// Shards, if > 0, cuts the samples instead into exactly that many
+	// contiguous shards, shard i the samples [i·N/Shards, (i+1)·N/Shards)
+	// as flycl stats --shard i/Shards takes them.
+	Shards    int
 	BatchSize int // images per inference call (default 32)
 	Threads   int // ONNX Runtime and decoding threads per worker (default 1)
 	Workers   int // concurrent extractions per worker process (default: number of CPUs)
@@ -217,9 +221,20 @@ func MakePlan(opt Options) (*Plan, error) {
 		ids[k] = modelfile.SampleID(in.Key(i))
 	}
 	p.N, p.IDSum, p.IDSq = IDChecksums(ids)
-	for lo := 0; lo < len(idx); lo += opt.ShardSize {
-		hi := min(len(idx), lo+opt.ShardSize)
+	add := func(lo, hi int) {
 		p.Shards = append(p.Shards, Shard{ID: len(p.Shards), Indices: slices.Clone(idx[lo:hi]), IDs: slices.Clone(ids[lo:hi])})
+	}
+	if opt.Shards > 0 {
+		if opt.Shards > len(idx) {
+			return nil, fmt.Errorf("pipeline: %d shards of %d samples", opt.Shards, len(idx))
+		}
+		for i := range opt.Shards {
+			add(i*len(idx)/opt.Shards, (i+1)*len(idx)/opt.Shards)
+		}
+		return p, nil
+	}
+	for lo := 0; lo < len(idx); lo += opt.ShardSize {
+		add(lo, min(len(idx), lo+opt.ShardSize))
 	}
 	return p, nil
 }

@@ -233,7 +233,7 @@ func TestSeparateProcesses(t *testing.T) {
 	}
 	cfg := flycl.Config{M: 600, P: 12, K: 150, Seed: 5, Lambdas: []float64{1, 10, 1e2, 1e3, 1e4, 1e5, 1e6}}
 	half := n / 2
-	base := Options{Features: featPath, Config: cfg, ShardSize: half, BatchSize: half, BlockRows: 250, Branches: 2, Workers: 1, FailShard: -1}
+	base := Options{Features: featPath, Config: cfg, Shards: 2, BatchSize: 256, BlockRows: 250, Branches: 2, Workers: 1, FailShard: -1}
 	plan, err := MakePlan(base)
 	if err != nil {
 		t.Fatal(err)

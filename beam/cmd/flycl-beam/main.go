@@ -17,9 +17,11 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -31,7 +33,9 @@ import (
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/modelfile"
 )
 
 func main() {
@@ -55,10 +59,31 @@ func main() {
 		blockRows = flag.Int("block-rows", 512, "rows of G per shuffled piece")
 		out       = flag.String("out", "", "model file to write (a path every worker can write, e.g. shared storage)")
 		statsOut  = flag.String("stats-out", "", "also write the statistics file (for flycl merge)")
+		shards    = flag.Int("shards", 0, "cut the samples into exactly this many contiguous shards, as flycl stats --shard i/N does (instead of --shard-size), each its own extraction branch")
+		jobPort   = flag.Int("job-service", 0, "serve prism's job service on this port (all interfaces, as the SDK's prism command) until interrupted, instead of learning")
+		poolPort  = flag.Int("worker-pool", 0, "serve an external worker pool on localhost:PORT until interrupted, instead of learning: a runner given --environment_type=EXTERNAL --environment_config=localhost:PORT runs its SDK harness in this process")
+		pools     = flag.String("worker-pools", "", "comma-separated worker pools (host:port, --worker-pool): submit to the job service at --endpoint with extraction branch i on pool i, summing and the final step on the first")
+		compare   = flag.String("compare", "", "compare comma-separated model files bit for bit with the first (λ, GCV, G, S, coefficients, predictions for the rows of --features), instead of learning")
 		single    = flag.Bool("single-process", false, "measure instead: extract the same images with the single-process extractor (extract.Run, --threads threads) and report images/s")
 	)
 	flag.Parse()
 	beam.Init() // a worker started by the runner never returns from here
+	if *jobPort != 0 || *poolPort != 0 {
+		if err := serve(*jobPort, *poolPort); err != nil {
+			log.Fatalf("flycl-beam: %v", err)
+		}
+		return
+	}
+	if *compare != "" {
+		same, err := compareModels(strings.Split(*compare, ","), *feats)
+		if err != nil {
+			log.Fatalf("flycl-beam: %v", err)
+		}
+		if !same {
+			os.Exit(1)
+		}
+		return
+	}
 	if *out == "" && *statsOut == "" && !*single {
 		log.Fatal("flycl-beam: --out or --stats-out is required")
 	}
@@ -72,7 +97,7 @@ func main() {
 	}
 	opt := pipeline.Options{Data: *data, Split: *split, Backbone: *bb, ModelsDir: *modelsDir, ORTLib: ortLibrary(*ortLib), Features: *feats,
 		Config:    flycl.Config{M: *m, P: *p, K: *k, Seed: *seed, Lambdas: grid},
-		ShardSize: *shard, BatchSize: *batch, Threads: *threads, Workers: *workers, BlockRows: *blockRows,
+		ShardSize: *shard, Shards: *shards, BatchSize: *batch, Threads: *threads, Workers: *workers, BlockRows: *blockRows,
 		Out: *out, StatsOut: *statsOut, FailShard: -1}
 	if *feats != "" {
 		*data = ""
@@ -95,10 +120,29 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// each of --shards is its own extraction branch (its own bundle, and
+	// with --worker-pools branch i runs on pool i mod the pools)
+	opt.Branches = *shards
+	var workerPools []string
+	if *pools != "" {
+		workerPools = strings.Split(*pools, ",")
+		if *shards == 0 {
+			opt.Branches = len(workerPools)
+		}
+	}
 	bp, s := beam.NewPipelineWithRoot()
 	pipeline.Build(s, opt, plan)
 	start := time.Now()
-	res, err := beamx.RunWithMetrics(context.Background(), bp)
+	var res beam.PipelineResult
+	if workerPools != nil {
+		endpoint := flag.Lookup("endpoint").Value.String()
+		if endpoint == "" {
+			log.Fatal("flycl-beam: --worker-pools needs --endpoint (the job service, e.g. localhost:8073)")
+		}
+		res, err = pipeline.RunOnWorkers(context.Background(), bp, endpoint, workerPools)
+	} else {
+		res, err = beamx.RunWithMetrics(context.Background(), bp)
+	}
 	if err != nil {
 		log.Fatalf("flycl-beam: %v", err)
 	}
@@ -114,8 +158,12 @@ func main() {
 		fmt.Printf("workers: %d bundles, %d images, extract %.1f s, expand+accumulate %.1f s, emit %.1f s, final %.1f s (summed over workers): %.1f images/s per busy worker\n",
 			c["bundles"], c["images"], float64(c["extract_ms"])/1000, float64(c["expand_accumulate_ms"])/1000, float64(c["emit_ms"])/1000, float64(c["final_ms"])/1000, float64(c["images"])/busy)
 	}
+	runner := runnerName()
+	if workerPools != nil {
+		runner = fmt.Sprintf("job service %s, %d worker pools", flag.Lookup("endpoint").Value.String(), len(workerPools))
+	}
 	fmt.Fprintf(os.Stdout, "beam (%s): learned %d samples in %d shards, workers=%d threads=%d: %.1f s, %.1f samples/s, peak RSS %s\n",
-		runnerName(), plan.N, len(plan.Shards), *workers, *threads, sec, float64(plan.N)/sec, peakRSS())
+		runner, plan.N, len(plan.Shards), *workers, *threads, sec, float64(plan.N)/sec, peakRSS())
 }
 
 // ortLibrary resolves the ONNX Runtime library: the flag, else
@@ -141,6 +189,61 @@ func ortLibrary(flagValue string) string {
 			return ""
 		}
 	}
+}
+
+// serve runs the job service or a worker pool until SIGINT or SIGTERM. A
+// worker pool then prints what the pipeline did in it (bundles, samples,
+// bytes of statistics pieces encoded).
+func serve(jobPort, poolPort int) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if jobPort != 0 {
+		return pipeline.ServeJobService(ctx, jobPort)
+	}
+	err := pipeline.ServeWorkerPool(ctx, poolPort)
+	ws := pipeline.ProcessWorkerStats()
+	fmt.Printf("worker pool localhost:%d: %d bundles, %d samples, %d statistics pieces encoded (%d bytes), peak RSS %s\n",
+		poolPort, ws.Bundles, ws.Samples, ws.EncodedPieces, ws.EncodedBytes, peakRSS())
+	return err
+}
+
+// compareModels prints how each model compares with the first.
+func compareModels(paths []string, featPath string) (bool, error) {
+	if len(paths) < 2 {
+		return false, fmt.Errorf("--compare needs two model files or more")
+	}
+	var x []float32
+	n := 0
+	if featPath != "" {
+		fs, err := features.Load(featPath)
+		if err != nil {
+			return false, err
+		}
+		x, n = fs.X, fs.N
+	}
+	ref, err := modelfile.LoadModel(paths[0])
+	if err != nil {
+		return false, err
+	}
+	fmt.Printf("%s: λ=%g, %d samples, %d classes\n", paths[0], ref.Lambda(), ref.Samples(), len(ref.Classes()))
+	same := true
+	for _, p := range paths[1:] {
+		m, err := modelfile.LoadModel(p)
+		if err != nil {
+			return false, err
+		}
+		d, err := pipeline.DiffModels(context.Background(), ref, m, x)
+		if err != nil {
+			return false, err
+		}
+		if d == "" {
+			fmt.Printf("%s: λ=%g, %d samples: bit-identical (λ, GCV, G, S, coefficients, %d predictions)\n", p, m.Lambda(), m.Samples(), n)
+		} else {
+			same = false
+			fmt.Printf("%s: DIFFERS: %s\n", p, d)
+		}
+	}
+	return same, nil
 }
 
 func runnerName() string {

@@ -335,7 +335,8 @@ type extractFn struct {
 	feats   *features.Set
 	bb      *backbone.Model
 	sess    *backbone.Session
-	model   *flycl.Model
+	cfg     flycl.Config       // Config with flycl's defaults for M, P, K
+	w       *projection.Matrix // W, as flycl.New generates it
 	acc     *Accumulator
 	pending []pendingSample
 }
@@ -370,11 +371,36 @@ func (f *extractFn) Setup(ctx context.Context) error {
 			return err
 		}
 	}
-	if f.model, err = flycl.New(o.Config, f.Dim); err != nil {
+	if f.cfg, f.w, err = expansion(o.Config, f.Dim); err != nil {
 		return err
 	}
-	f.acc, err = NewAccumulator(f.model.Config().M)
+	f.acc, err = NewAccumulator(f.cfg.M)
 	return err
+}
+
+// expansion returns cfg with flycl.New's defaults for the expansion (M,
+// P, K) and the W flycl.New generates from it, without a flycl.Model: a
+// model holds an m×m float32 buffer for its statistics (as much memory as
+// the float64 G the DoFn accumulates) that extraction never uses.
+func expansion(cfg flycl.Config, d int) (flycl.Config, *projection.Matrix, error) {
+	def := flycl.DefaultConfig()
+	if cfg.M == 0 {
+		cfg.M = def.M
+	}
+	if cfg.P == 0 {
+		cfg.P = def.P
+	}
+	if cfg.K == 0 {
+		cfg.K = def.K
+	}
+	if len(cfg.Lambdas) == 0 {
+		cfg.Lambdas = def.Lambdas
+	}
+	if err := cfg.Validate(d); err != nil {
+		return cfg, nil, err
+	}
+	w, err := projection.Generate(cfg.M, d, cfg.P, cfg.Seed)
+	return cfg, w, err
 }
 
 func (f *extractFn) Teardown() error {
@@ -465,9 +491,9 @@ func (f *extractFn) batch(ctx context.Context, samples []pendingSample) error {
 	// The codes as flycl.Model.TaskStats (and flycl stats) make them: W
 	// applied by the sparse gather, whose arithmetic for a sample involves
 	// that sample alone, so a code has the same bits in any bundle.
-	cfg, n := f.model.Config(), len(idx)
+	cfg, n := f.cfg, len(idx)
 	h := make([]float32, n*cfg.M)
-	if err := f.model.Projection().Apply(ctx, projection.Sparse, x, n, h); err != nil {
+	if err := f.w.Apply(ctx, projection.Sparse, x, n, h); err != nil {
 		return err
 	}
 	projection.TopK(h, n, cfg.M, cfg.K, cfg.TopK)

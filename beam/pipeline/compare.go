@@ -11,54 +11,54 @@ import (
 
 // DiffModels compares two models bit for bit: λ, samples, classes, GCV
 // scores, G, S, coefficients, and the predictions for the rows of x
-// (n×d). It returns "" when they are identical, else the first
-// difference.
-func DiffModels(ctx context.Context, a, b *flycl.Model, x []float32) (string, error) {
-	switch {
-	case math.Float64bits(a.Lambda()) != math.Float64bits(b.Lambda()):
-		return fmt.Sprintf("λ %g and %g", a.Lambda(), b.Lambda()), nil
-	case a.Samples() != b.Samples():
-		return fmt.Sprintf("%d and %d samples", a.Samples(), b.Samples()), nil
-	case !slices.Equal(a.Classes(), b.Classes()):
-		return fmt.Sprintf("classes %v and %v", a.Classes(), b.Classes()), nil
-	case a.Config().M != b.Config().M:
-		return fmt.Sprintf("m=%d and m=%d", a.Config().M, b.Config().M), nil
+// (n×d). It returns nil when they are identical, else one line per part
+// that differs (its first difference).
+func DiffModels(ctx context.Context, a, b *flycl.Model, x []float32) ([]string, error) {
+	var diffs []string
+	if math.Float64bits(a.Lambda()) != math.Float64bits(b.Lambda()) {
+		diffs = append(diffs, fmt.Sprintf("λ %g and %g", a.Lambda(), b.Lambda()))
+	}
+	if a.Samples() != b.Samples() || !slices.Equal(a.Classes(), b.Classes()) || a.Config().M != b.Config().M {
+		return append(diffs, fmt.Sprintf("%d samples of classes %v (m=%d) and %d of %v (m=%d)",
+			a.Samples(), a.Classes(), a.Config().M, b.Samples(), b.Classes(), b.Config().M)), nil
 	}
 	ha, hb := a.History(), b.History()
 	if len(ha) != len(hb) {
-		return fmt.Sprintf("%d and %d tasks", len(ha), len(hb)), nil
+		return append(diffs, fmt.Sprintf("%d and %d tasks", len(ha), len(hb))), nil
 	}
 	for t := range ha {
-		if i := firstDiff(ha[t].GCV, hb[t].GCV); i >= 0 {
-			return fmt.Sprintf("task %d: GCV score %d", t, i), nil
+		if i := firstDiff(ha[t].GCV, hb[t].GCV); i >= 0 && i < min(len(ha[t].GCV), len(hb[t].GCV)) {
+			diffs = append(diffs, fmt.Sprintf("task %d: GCV score %d: %.17g and %.17g", t, i, ha[t].GCV[i], hb[t].GCV[i]))
 		}
 	}
 	sa, sb := a.Snapshot(), b.Snapshot()
 	for i := range a.Config().M {
 		if j := firstDiff(sa.LowerRow(i), sb.LowerRow(i)); j >= 0 {
-			return fmt.Sprintf("G[%d][%d]: %v and %v", i, j, sa.LowerRow(i)[j], sb.LowerRow(i)[j]), nil
+			diffs = append(diffs, fmt.Sprintf("G[%d][%d]: %v and %v", i, j, sa.LowerRow(i)[j], sb.LowerRow(i)[j]))
+			break
 		}
 	}
 	if i := firstDiff(sa.S(), sb.S()); i >= 0 {
-		return fmt.Sprintf("S[%d]", i), nil
+		diffs = append(diffs, fmt.Sprintf("S[%d]", i))
 	}
 	if i := firstDiff(sa.Coef(), sb.Coef()); i >= 0 {
-		return fmt.Sprintf("coefficient %d", i), nil
+		diffs = append(diffs, fmt.Sprintf("coefficient %d", i))
 	}
 	pa, err := a.Predict(ctx, x)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	pb, err := b.Predict(ctx, x)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	for i := range pa {
 		if pa[i] != pb[i] {
-			return fmt.Sprintf("prediction %d: %d and %d", i, pa[i], pb[i]), nil
+			diffs = append(diffs, fmt.Sprintf("prediction %d: %d and %d", i, pa[i], pb[i]))
+			break
 		}
 	}
-	return "", nil
+	return diffs, nil
 }
 
 // firstDiff returns the first index where a and b differ in bits, or -1.

@@ -236,11 +236,11 @@ func compareModels(paths []string, featPath string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if d == "" {
+		if len(d) == 0 {
 			fmt.Printf("%s: λ=%g, %d samples: bit-identical (λ, GCV, G, S, coefficients, %d predictions)\n", p, m.Lambda(), m.Samples(), n)
 		} else {
 			same = false
-			fmt.Printf("%s: DIFFERS: %s\n", p, d)
+			fmt.Printf("%s: λ=%g, %d samples: DIFFERS in %s\n", p, m.Lambda(), m.Samples(), strings.Join(d, "; "))
 		}
 	}
 	return same, nil

@@ -61,7 +61,8 @@ testsummary:
 
 # The Apache Beam pipeline (its own Go module, beam/): vet, and learn 400
 # CIFAR-10 images on the in-process prism runner against the single-process
-# result, plus failure injection (docs/SCALE.md).
+# result, plus failure injection and a run across separate processes (prism's
+# job service and two worker pools on 127.0.0.1) (docs/SCALE.md).
 beam-test: ort testsummary
 	cd beam && $(GO) vet ./... && ../$(TESTSUM) run -log ../$(SKIPLOG) -label "beam" -- $(GO) test -json -count=1 ./... && \
 		$(GO) test -run '^$$' -fuzz '^FuzzDecodePartial$$' -fuzztime 100x ./pipeline

@@ -243,7 +243,12 @@ func MakePlan(opt Options) (*Plan, error) {
 // does): its size, class names, sample keys and, for features, the
 // pipeline the file records.
 func openInput(opt Options) (*deploy.Input, error) {
-	o := deploy.InputOptions{Features: opt.Features, Split: opt.Split}
+	feats, remove, err := localCopy(context.Background(), opt.Features)
+	if err != nil {
+		return nil, err
+	}
+	defer remove()
+	o := deploy.InputOptions{Features: feats, Split: opt.Split}
 	switch {
 	case opt.Features != "" && opt.Data != "":
 		return nil, errors.New("pipeline: give Data or Features, not both")
@@ -350,7 +355,7 @@ func (f *extractFn) Setup(ctx context.Context) error {
 	o := f.Opt
 	var err error
 	if o.Features != "" {
-		if f.feats, err = features.Load(o.Features); err != nil {
+		if f.feats, err = loadFeatures(ctx, o.Features); err != nil {
 			return err
 		}
 	} else {
@@ -572,7 +577,7 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ int, iter func(*Parti
 		return err
 	}
 	if f.Opt.StatsOut != "" {
-		if err := modelfile.SaveStats(f.Opt.StatsOut, sf); err != nil {
+		if err := saveStats(ctx, f.Opt.StatsOut, sf); err != nil {
 			return err
 		}
 	}
@@ -583,13 +588,7 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ int, iter func(*Parti
 	if err != nil {
 		return err
 	}
-	// one writer per model file: not while a server or a learn holds it
-	lk, err := modelfile.TakeLock(ctx, f.Opt.Out, modelfile.LockOptions{Command: "flycl-beam (the pipeline's finalizer)"})
-	if err != nil {
-		return err
-	}
-	defer lk.Unlock()
-	return modelfile.Save(f.Opt.Out, &modelfile.File{Snapshot: m.Snapshot(), Pipeline: sf.Pipeline})
+	return saveModel(ctx, f.Opt.Out, &modelfile.File{Snapshot: m.Snapshot(), Pipeline: sf.Pipeline})
 }
 
 // Statistics assembles the pieces into the statistics file of the task,

@@ -1,0 +1,130 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	// Beam's file systems for paths with a scheme: memfs (in memory, for
+	// tests) and gs (Google Cloud Storage, registered by the worker harness
+	// as well).
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
+
+	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/modelfile"
+)
+
+// A feature file, model file or statistics file whose path has a scheme
+// (memfs://, gs://) is read and written through Beam's file systems
+// (io/filesystem), so workers need no shared mount for them; a plain path
+// is a local file, read and written as flycl does (the model file saved
+// atomically under its lock).
+
+// isURL reports whether path names a file of a Beam file system.
+func isURL(path string) bool { return strings.Contains(path, "://") }
+
+// readURL reads the whole file at path through Beam's file systems.
+func readURL(ctx context.Context, path string) ([]byte, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %s: %w", path, err)
+	}
+	defer fs.Close()
+	b, err := filesystem.Read(ctx, fs, path)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: read %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// writeURL writes data to path through Beam's file systems. The data is
+// complete before the file is opened, so a failure never commits a part
+// of it (these file systems commit a file when it is closed).
+func writeURL(ctx context.Context, path string, data []byte) error {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return fmt.Errorf("pipeline: %s: %w", path, err)
+	}
+	defer fs.Close()
+	if err := filesystem.Write(ctx, fs, path, data); err != nil {
+		return fmt.Errorf("pipeline: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// loadFeatures reads the feature file at path (local or through Beam's
+// file systems).
+func loadFeatures(ctx context.Context, path string) (*features.Set, error) {
+	if !isURL(path) {
+		return features.Load(path)
+	}
+	b, err := readURL(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return features.Read(bytes.NewReader(b), int64(len(b)), path)
+}
+
+// localCopy returns a local path with the content of path: path itself
+// when it is local, else a copy in this process's temporary folder, which
+// remove deletes.
+func localCopy(ctx context.Context, path string) (local string, remove func(), err error) {
+	if !isURL(path) {
+		return path, func() {}, nil
+	}
+	b, err := readURL(ctx, path)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.CreateTemp("", "flycl-beam-*.npz")
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() { os.Remove(f.Name()) }
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		remove()
+		return "", nil, err
+	}
+	if err := f.Close(); err != nil {
+		remove()
+		return "", nil, err
+	}
+	return f.Name(), remove, nil
+}
+
+// saveStats writes the statistics file (local: atomically).
+func saveStats(ctx context.Context, path string, sf *modelfile.StatsFile) error {
+	if !isURL(path) {
+		return modelfile.SaveStats(path, sf)
+	}
+	var b bytes.Buffer
+	if err := modelfile.EncodeStats(&b, sf); err != nil {
+		return err
+	}
+	return writeURL(ctx, path, b.Bytes())
+}
+
+// saveModel writes the model file: a local one atomically under its lock
+// (one writer: not while a server or a learn holds it); one on a Beam file
+// system in one write when it is complete (object stores have no locks:
+// the pipeline is then its only writer by convention).
+func saveModel(ctx context.Context, path string, f *modelfile.File) error {
+	if !isURL(path) {
+		lk, err := modelfile.TakeLock(ctx, path, modelfile.LockOptions{Command: "flycl-beam (the pipeline's finalizer)"})
+		if err != nil {
+			return err
+		}
+		defer lk.Unlock()
+		return modelfile.Save(path, f)
+	}
+	var b bytes.Buffer
+	if err := modelfile.Encode(&b, f); err != nil {
+		return err
+	}
+	return writeURL(ctx, path, b.Bytes())
+}

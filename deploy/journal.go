@@ -123,16 +123,16 @@ func LoadFile(path string) (*modelfile.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, _, err := modelfile.ReadJournal(path, f.Snapshot.Version(), f.CRC)
+	jc, err := modelfile.ReadJournal(path, f.Checkpoint())
 	if err != nil {
 		return nil, err
 	}
-	if len(entries) == 0 {
+	if len(jc.Entries) == 0 {
 		return f, nil
 	}
 	m, err := Load(path)
 	if err != nil {
 		return nil, err
 	}
-	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: f.Created, Saved: f.Saved, Format: f.Format, CRC: f.CRC}, nil
+	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: f.Created, Saved: f.Saved, Format: f.Format, CRC: f.CRC, ID: f.ID}, nil
 }

@@ -29,6 +29,11 @@ type Model struct {
 	// version (CheckpointCRC, CheckpointVersion).
 	crc  uint32
 	base uint64
+	// id names the model across its saves (modelfile.ModelID).
+	id modelfile.ModelID
+	// Warnings are what Load noticed and ignored (a torn journal tail),
+	// for the caller to show.
+	Warnings []string
 }
 
 // New returns an untrained model for d-dimensional features: W generated
@@ -64,12 +69,15 @@ func Load(path string) (*Model, error) {
 		return nil, err
 	}
 	Calibrate(m)
-	dm := &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created, crc: f.CRC, base: m.Version()}
-	entries, _, err := modelfile.ReadJournal(path, m.Version(), f.CRC)
+	dm := &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created, crc: f.CRC, base: m.Version(), id: f.ID}
+	jc, err := modelfile.ReadJournal(path, dm.Checkpoint())
 	if err != nil {
 		return nil, err
 	}
-	if err := dm.replay(entries); err != nil {
+	if jc.Torn != nil {
+		dm.Warnings = append(dm.Warnings, fmt.Sprintf("%s: %s", modelfile.JournalPath(path), jc.Torn))
+	}
+	if err := dm.replay(jc.Entries); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	return dm, nil
@@ -90,6 +98,16 @@ func (m *Model) replay(entries []*modelfile.JournalEntry) error {
 // continues.
 func (m *Model) CheckpointCRC() uint32 { return m.crc }
 
+// Checkpoint returns the model file this model was last loaded from or
+// saved to, as the checkpoint its journal continues.
+func (m *Model) Checkpoint() modelfile.Checkpoint {
+	return modelfile.Checkpoint{Version: m.base, CRC: m.crc, ID: m.id}
+}
+
+// ID returns the model's ID (zero until it was first saved, or when read
+// from a file written before IDs).
+func (m *Model) ID() modelfile.ModelID { return m.id }
+
 // CheckpointVersion returns the version of the model file this model was
 // last loaded from (before its journal's changes) or saved to.
 func (m *Model) CheckpointVersion() uint64 { return m.base }
@@ -106,17 +124,17 @@ func Exists(path string) (bool, error) {
 // Save writes the model to path atomically (modelfile.Save). It reads the
 // statistics in place (flycl.Model.SnapshotView), with no copy of G.
 func (m *Model) Save(path string) error {
-	f := &modelfile.File{Snapshot: m.SnapshotView(), Pipeline: m.Pipeline, Created: m.Created}
+	f := &modelfile.File{Snapshot: m.SnapshotView(), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
 	if err := modelfile.Save(path, f); err != nil {
 		return err
 	}
-	m.Created, m.crc, m.base = f.Created, f.CRC, m.Version()
+	m.Created, m.crc, m.base, m.id = f.Created, f.CRC, m.Version(), f.ID
 	return nil
 }
 
 // File returns the model as a modelfile.File (for Encode).
 func (m *Model) File() *modelfile.File {
-	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: m.Created}
+	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
 }
 
 // CheckPipeline reports whether features made by p fit the model: same

@@ -115,7 +115,11 @@ type HistoryItem struct {
 // History lists the changes the journal of the model file at path
 // records, oldest first.
 func History(path string) ([]HistoryItem, error) {
-	hist, err := modelfile.ReadHistory(path)
+	cp, err := modelfile.ReadCheckpoint(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	hist, err := modelfile.ReadHistory(path, cp.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -166,12 +170,15 @@ func (m *Model) AppendHistory(path string, e *modelfile.JournalEntry) error {
 	if _, err := os.Stat(modelfile.JournalPath(path)); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	j, _, err := modelfile.OpenJournal(path, m.base, m.crc)
+	j, _, err := modelfile.OpenJournal(path, m.Checkpoint())
 	if err != nil {
 		return err
 	}
-	defer j.Close()
-	return j.Append(e)
+	if err := j.Append(e); err != nil {
+		j.Close()
+		return err
+	}
+	return j.Close()
 }
 
 // StartJournal gives the model file at path, which this model was just
@@ -182,7 +189,7 @@ func (m *Model) StartJournal(path string) error {
 	if _, err := os.Stat(modelfile.JournalPath(path)); err == nil {
 		return nil
 	}
-	j, _, err := modelfile.OpenJournal(path, m.base, m.crc)
+	j, _, err := modelfile.OpenJournal(path, m.Checkpoint())
 	if err != nil {
 		return err
 	}

@@ -154,7 +154,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 		}
 	}
 
-	hist, err := modelfile.ReadHistory(path)
+	hist, err := modelfile.ReadHistory(path, m.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	check("after the undo", m)
 	// the server journals the undo without saving the model whole: a load
 	// replays it on the checkpoint after B
-	j, _, err := modelfile.OpenJournal(path, m.CheckpointVersion(), m.CheckpointCRC())
+	j, _, err := modelfile.OpenJournal(path, m.Checkpoint())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 
 	// a learn entry of an older journal has no calibration: the undo keeps
 	// the model's own (the rejection after B)
-	hist, err = modelfile.ReadHistory(path)
+	hist, err = modelfile.ReadHistory(path, m.ID())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package modelfile
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -12,6 +14,8 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/flycl/flycl"
@@ -23,23 +27,29 @@ import (
 // holds the changes acknowledged since, each appended and synced before it
 // is acknowledged:
 //
-//	header  "FLYCLJNL" | format uint32 | base version uint64 | base CRC-32C uint32
+//	header  "FLYCLJNL" | format uint32 | base version uint64 | base CRC-32C uint32 | model ID [16]byte
 //	record  length uint32 | CRC-32C of payload uint32 | payload
 //	payload header length uint32 | header (JSON, JournalEntry) | n×d float32 (little endian)
 //
-// The base is the checkpoint the journal continues: its version and the
-// CRC-32C its file ends with. Loading reads the checkpoint and replays
-// the entries whose version is above it. A record cut short at the end
-// (a writer killed while appending: never acknowledged) is ignored, and
-// cut off by the next writer; a damaged record before the end is an
-// error. A checkpoint writes the model file whole and then starts a new,
+// The base is the checkpoint the journal continues: its version, the
+// CRC-32C its file ends with and the model's ID (format 1 has no ID).
+// Loading reads the checkpoint and replays the entries whose version is
+// above it; a journal of another model (another ID) is refused. A torn
+// tail (a writer killed or the power lost while appending: never
+// acknowledged; a partial record, a length past the end, zero bytes) is
+// ignored, and cut off by the next writer; a damaged record with a whole
+// one after it is an error (ErrJournalDamaged; RepairJournal keeps the
+// records before it). A checkpoint writes the model file whole and then starts a new,
 // empty journal on it; a crash between the two leaves entries the new
 // checkpoint already holds, which are skipped by their versions.
 
 const (
-	journalMagic  = "FLYCLJNL"
-	journalFormat = 1
-	journalHeader = 8 + 4 + 8 + 4
+	journalMagic = "FLYCLJNL"
+	// journalFormat is the journal format written: 2 adds the model's ID
+	// to format 1's header (both are read).
+	journalFormat   = 2
+	journalHeaderV1 = 8 + 4 + 8 + 4
+	journalHeader   = journalHeaderV1 + 16
 	// MaxJournalEntry bounds one entry's payload (1 GiB): a learn of more
 	// than that is saved as a checkpoint instead.
 	MaxJournalEntry = 1 << 30
@@ -131,95 +141,244 @@ func FileCRC(path string) (uint32, error) {
 	return binary.LittleEndian.Uint32(b[:]), nil
 }
 
+// ModelID names a model across its checkpoints: 128 random bits drawn
+// when the model file is first written (Encode), kept by every later
+// save, and written into its journal's header, so that a journal is
+// never replayed on another model's file. The zero ID is unknown (files
+// and journals written before it was recorded).
+type ModelID [16]byte
+
+// NewModelID draws a random ModelID.
+func NewModelID() ModelID {
+	var id ModelID
+	if _, err := rand.Read(id[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported systems
+	}
+	return id
+}
+
+// IsZero reports whether id is unknown.
+func (id ModelID) IsZero() bool { return id == ModelID{} }
+
+func (id ModelID) String() string {
+	if id.IsZero() {
+		return "unknown"
+	}
+	return hex.EncodeToString(id[:])
+}
+
+// parseModelID reads the hex form of a ModelID ("" is the zero ID).
+func parseModelID(s string) (ModelID, error) {
+	var id ModelID
+	if s == "" {
+		return id, nil
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(id) {
+		return id, fmt.Errorf("model id %q: want %d hex digits", s, 2*len(id))
+	}
+	copy(id[:], b)
+	if id.IsZero() {
+		return id, fmt.Errorf("model id %q is zero", s)
+	}
+	return id, nil
+}
+
+// Checkpoint names the model file a journal continues: its version, the
+// CRC-32C it ends with, and the model's ID.
+type Checkpoint struct {
+	Version uint64
+	CRC     uint32
+	ID      ModelID
+}
+
+// ErrForeignJournal is matched (errors.Is) by the error for a journal of
+// another model (its ModelID differs from the model file's).
+var ErrForeignJournal = errors.New("modelfile: the journal belongs to another model")
+
+// ErrJournalDamaged is matched (errors.Is) by the error for a journal
+// with a damaged record before its last whole one (not a torn tail):
+// flycl repair keeps the records before it.
+var ErrJournalDamaged = errors.New("modelfile: the journal is damaged")
+
+// TornTail describes the end of a journal that was ignored: what a crash
+// or power loss leaves of a write never acknowledged (a partial record,
+// a length that runs past the end, a zero-filled block).
+type TornTail struct {
+	Offset int64  // where it starts
+	Bytes  int64  // how long it is
+	Reason string // what was found there
+}
+
+func (t *TornTail) String() string {
+	return fmt.Sprintf("ignored %d bytes at the end of the journal from byte %d (%s): a write cut short by a crash, never acknowledged; the next change cuts them off", t.Bytes, t.Offset, t.Reason)
+}
+
+// JournalContents is what a journal holds, as ReadJournal reads it.
+type JournalContents struct {
+	// Entries are the changes to replay on the checkpoint, in order.
+	Entries []*JournalEntry
+	// Valid is the length of the journal's whole records (a writer
+	// truncates a torn tail to it); Pending the bytes of the records of
+	// Entries.
+	Valid, Pending int64
+	// Torn is the ignored tail, nil when there is none.
+	Torn *TornTail
+	// Header: the checkpoint the journal says it continues.
+	Base Checkpoint
+}
+
 // ReadJournal reads the journal of the model file at path, whose
-// checkpoint has version base and CRC crc, and returns the entries to
-// replay on it (versions above base, in order). No journal is no entry.
-// A journal that does not continue the checkpoint (another base, with
+// checkpoint is cp, and returns the entries to replay on it (versions
+// above cp.Version, in order). No journal is no entry. A journal that
+// does not continue the checkpoint (another model's, or another base with
 // entries above the checkpoint's version) or that is damaged before its
-// end is an error wrapping ErrJournal. valid is the length of the
-// journal's whole records (a writer truncates a cut-off tail to it).
-func ReadJournal(path string, base uint64, crc uint32) (entries []*JournalEntry, valid int64, err error) {
+// end is an error wrapping ErrJournal; a torn tail is ignored (Torn).
+func ReadJournal(path string, cp Checkpoint) (*JournalContents, error) {
 	f, err := os.Open(JournalPath(path))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
+		return &JournalContents{}, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return DecodeJournal(bufio.NewReaderSize(f, 1<<20), fi.Size(), JournalPath(path), base, crc)
+	return DecodeJournal(f, fi.Size(), JournalPath(path), cp)
 }
 
 // DecodeJournal reads a journal of size bytes from r (name is for
 // errors), as ReadJournal does.
-func DecodeJournal(r io.Reader, size int64, name string, base uint64, crc uint32) ([]*JournalEntry, int64, error) {
-	return decodeJournal(r, size, name, base, crc, nil)
+func DecodeJournal(r io.ReaderAt, size int64, name string, cp Checkpoint) (*JournalContents, error) {
+	return decodeJournal(r, size, name, &cp, nil)
 }
 
-// decodeJournal is DecodeJournal; history, when not nil, is also given
-// every whole entry in order, those the checkpoint holds included.
-func decodeJournal(r io.Reader, size int64, name string, base uint64, crc uint32, history func(*JournalEntry)) ([]*JournalEntry, int64, error) {
+// journalHeaderOf reads a journal's header: its format, its checkpoint
+// and the header's length.
+func journalHeaderOf(r io.ReaderAt, size int64) (format int, base Checkpoint, hlen int64, err error) {
+	if size < journalHeaderV1 {
+		return 0, base, 0, fmt.Errorf("%d bytes, shorter than its header", size)
+	}
+	var h [journalHeader]byte
+	n := int64(journalHeaderV1)
+	if size >= journalHeader {
+		n = journalHeader
+	}
+	if _, err := r.ReadAt(h[:n], 0); err != nil {
+		return 0, base, 0, fmt.Errorf("header: %v", err)
+	}
+	if string(h[:8]) != journalMagic {
+		return 0, base, 0, fmt.Errorf("not a flycl journal")
+	}
+	format = int(binary.LittleEndian.Uint32(h[8:]))
+	base.Version = binary.LittleEndian.Uint64(h[12:])
+	base.CRC = binary.LittleEndian.Uint32(h[20:])
+	switch format {
+	case 1:
+		return format, base, journalHeaderV1, nil
+	case journalFormat:
+		if n < journalHeader {
+			return 0, base, 0, fmt.Errorf("%d bytes, shorter than its header", size)
+		}
+		copy(base.ID[:], h[journalHeaderV1:])
+		return format, base, journalHeader, nil
+	}
+	return 0, base, 0, fmt.Errorf("format %d, this flycl reads 1 and %d", format, journalFormat)
+}
+
+// modelOf returns the model file of a journal's path (for messages).
+func modelOf(name string) string { return strings.TrimSuffix(name, ".journal") }
+
+// decodeJournal is DecodeJournal; cp nil reads the journal as continuing
+// its own checkpoint; history, when not nil, is also given every whole
+// entry in order, those the checkpoint holds included.
+func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, history func(*JournalEntry)) (*JournalContents, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w %s: %s", ErrJournal, name, fmt.Sprintf(format, a...))
 	}
-	if size < journalHeader {
-		if size == 0 {
-			return nil, 0, nil
-		}
-		return nil, 0, bad("%d bytes, shorter than its header", size)
+	out := &JournalContents{}
+	if size == 0 {
+		return out, nil
 	}
-	var h [journalHeader]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return nil, 0, bad("header: %v", err)
+	_, jb, hlen, err := journalHeaderOf(r, size)
+	if err != nil {
+		return nil, bad("%v (move it aside, or run flycl repair --model %s, to use the model file without it)", err, modelOf(name))
 	}
-	if string(h[:8]) != journalMagic {
-		return nil, 0, bad("not a flycl journal")
+	out.Base = jb
+	if cp == nil {
+		cp = &jb
 	}
-	if v := binary.LittleEndian.Uint32(h[8:]); v != journalFormat {
-		return nil, 0, bad("format %d, this flycl reads %d", v, journalFormat)
+	if !jb.ID.IsZero() && !cp.ID.IsZero() && jb.ID != cp.ID {
+		return nil, fmt.Errorf("%w: %w %s is the journal of the model %s, but the model file %s is the model %s (it was replaced by another model's file, or the journal was copied from another): put back the model file it belongs to, or run flycl repair --model %s to move the journal aside (keeping a copy) and use the model file as it is",
+			ErrForeignJournal, ErrJournal, name, jb.ID, modelOf(name), cp.ID, modelOf(name))
 	}
-	jbase := binary.LittleEndian.Uint64(h[12:])
-	jcrc := binary.LittleEndian.Uint32(h[20:])
-	continues := jbase == base && jcrc == crc
-	var out []*JournalEntry
-	pos := int64(journalHeader)
+	continues := jb.Version == cp.Version && jb.CRC == cp.CRC
+	sr := io.NewSectionReader(r, 0, size)
+	br := bufio.NewReaderSize(sr, 1<<20)
+	if _, err := br.Discard(int(hlen)); err != nil {
+		return nil, bad("header: %v", err)
+	}
+	pos := hlen
 	last := uint64(0) // versions only grow (history entries lie at or below the base)
+	// torn reports a record that does not read whole at pos: the tail of
+	// a write cut short when no whole record follows it, else damage.
+	torn := func(reason string) error {
+		if next := nextRecord(r, pos+1, size); next >= 0 {
+			return fmt.Errorf("%w: %w %s: record at byte %d: %s, and a whole record follows at byte %d: the journal is damaged before its end, so the changes after the damage cannot be replayed; run flycl repair --model %s to keep the records before it (it keeps a copy of the journal and lists what it drops)",
+				ErrJournalDamaged, ErrJournal, name, pos, reason, next, modelOf(name))
+		}
+		out.Torn = &TornTail{Offset: pos, Bytes: size - pos, Reason: reason}
+		return nil
+	}
 	for pos < size {
 		if size-pos < 8 {
-			break // a cut-off record header
+			if err := torn("a partial record header"); err != nil {
+				return nil, err
+			}
+			break
 		}
 		var rh [8]byte
-		if _, err := io.ReadFull(r, rh[:]); err != nil {
-			return nil, 0, bad("record at byte %d: %v", pos, err)
+		if _, err := io.ReadFull(br, rh[:]); err != nil {
+			return nil, bad("record at byte %d: %v", pos, err)
 		}
 		n := int64(binary.LittleEndian.Uint32(rh[:]))
 		sum := binary.LittleEndian.Uint32(rh[4:])
-		if n > MaxJournalEntry {
-			return nil, 0, bad("record at byte %d claims %d bytes, more than %d", pos, n, MaxJournalEntry)
+		reason := ""
+		switch {
+		case n == 0 && sum == 0 && allZero(r, pos, size):
+			reason = "zero bytes"
+		case n == 0:
+			reason = "a record of 0 bytes"
+		case n > MaxJournalEntry:
+			reason = fmt.Sprintf("a length of %d bytes, more than %d", n, MaxJournalEntry)
+		case pos+8+n > size:
+			reason = fmt.Sprintf("a length of %d bytes, past the end (%d bytes follow)", n, size-pos-8)
 		}
-		if pos+8+n > size {
-			break // cut off: never acknowledged
+		if reason != "" {
+			if err := torn(reason); err != nil {
+				return nil, err
+			}
+			break
 		}
 		payload := make([]byte, n)
-		if _, err := io.ReadFull(r, payload); err != nil {
-			return nil, 0, bad("record at byte %d: %v", pos, err)
+		if _, err := io.ReadFull(br, payload); err != nil {
+			return nil, bad("record at byte %d: %v", pos, err)
 		}
 		if crc32.Checksum(payload, castagnoli) != sum {
-			if pos+8+n == size {
-				break // the last record, torn: never acknowledged
+			if err := torn("a checksum mismatch"); err != nil {
+				return nil, err
 			}
-			return nil, 0, bad("record at byte %d: checksum mismatch (the journal is damaged)", pos)
+			break
 		}
 		e, err := decodeEntry(payload)
 		if err != nil {
-			return nil, 0, bad("record at byte %d: %v", pos, err)
+			return nil, bad("record at byte %d: %v (run flycl repair --model %s to keep the records before it)", pos, err, modelOf(name))
 		}
 		if e.Version <= last {
-			return nil, 0, bad("record at byte %d has version %d after version %d", pos, e.Version, last)
+			return nil, bad("record at byte %d has version %d after version %d (run flycl repair --model %s to keep the records before it)", pos, e.Version, last, modelOf(name))
 		}
 		last = e.Version
 		pos += 8 + n
@@ -227,18 +386,75 @@ func decodeJournal(r io.Reader, size int64, name string, base uint64, crc uint32
 			history(e)
 		}
 		switch {
-		case e.Version <= base:
+		case e.Version <= cp.Version:
 			// already in the checkpoint (a crash between a checkpoint and
 			// the journal's reset)
 		case !continues:
-			return nil, 0, bad("it continues the model version %d (CRC %08x), but the model file is version %d (CRC %08x): the model file was replaced, or written by a flycl that does not know the journal", jbase, jcrc, base, crc)
+			return nil, bad("it continues the model version %d (CRC %08x), but the model file is version %d (CRC %08x): the model file was replaced (a copy, a restore from backup), or written by a flycl that does not know the journal; put back the model file it continues, or run flycl repair --model %s to move the journal aside (keeping a copy) and use the model file as it is",
+				jb.Version, jb.CRC, cp.Version, cp.CRC, modelOf(name))
 		default:
 			// (an online learn is one entry over several versions: the
 			// replay checks that each entry ends at its version)
-			out = append(out, e)
+			out.Entries = append(out.Entries, e)
+			out.Pending += 8 + n
 		}
 	}
-	return out, pos, nil
+	out.Valid = pos
+	return out, nil
+}
+
+// allZero reports whether bytes [from, size) of r are all zero.
+func allZero(r io.ReaderAt, from, size int64) bool {
+	buf := make([]byte, 64<<10)
+	for from < size {
+		n := int64(len(buf))
+		if size-from < n {
+			n = size - from
+		}
+		if _, err := r.ReadAt(buf[:n], from); err != nil {
+			return false
+		}
+		for _, c := range buf[:n] {
+			if c != 0 {
+				return false
+			}
+		}
+		from += n
+	}
+	return true
+}
+
+// maxRecordScan bounds the bytes nextRecord checksums looking for a whole
+// record after a damaged one; past it the damage is taken to be in the
+// middle (refused, with flycl repair the way out), never silently a tail.
+const maxRecordScan = 1 << 30
+
+// nextRecord returns the offset of the first whole record (its length
+// fits, its checksum matches) at or after from, or -1 when there is none.
+func nextRecord(r io.ReaderAt, from, size int64) int64 {
+	if size-from < 12 {
+		return -1
+	}
+	tail := make([]byte, size-from)
+	if _, err := r.ReadAt(tail, from); err != nil && !errors.Is(err, io.EOF) {
+		return -1
+	}
+	var scanned int64
+	for i := 0; i+12 <= len(tail); i++ {
+		n := int64(binary.LittleEndian.Uint32(tail[i:]))
+		if n < 4 || n > int64(len(tail)-i-8) {
+			continue
+		}
+		if scanned += n; scanned > maxRecordScan {
+			return from + int64(i)
+		}
+		if crc32.Checksum(tail[i+8:int64(i)+8+n], castagnoli) == binary.LittleEndian.Uint32(tail[i+4:]) {
+			if _, err := decodeEntry(tail[i+8 : int64(i)+8+n]); err == nil {
+				return from + int64(i)
+			}
+		}
+	}
+	return -1
 }
 
 func decodeEntry(p []byte) (*JournalEntry, error) {
@@ -314,37 +530,47 @@ func encodeEntry(e *JournalEntry) ([]byte, error) {
 
 // Journal is an open journal, for appending.
 type Journal struct {
+	// mu guards the file and its size: Check may be called from any
+	// goroutine while another appends.
+	mu      sync.Mutex
 	path    string // the journal
 	f       *os.File
 	size    int64
-	entries int    // entries above base (history not counted)
-	base    uint64 // the checkpoint's version
+	entries int        // entries above the checkpoint (history not counted)
+	pending int64      // their bytes
+	cp      Checkpoint // the checkpoint it continues
+	// write writes a record at an offset (the file's WriteAt; tests
+	// inject failures, as a full disk gives).
+	write func(b []byte, off int64) (int, error)
 }
 
 // OpenJournal opens the journal of the model file at path for appending
-// entries on the checkpoint (base, crc): the entries already there must
-// continue it (ReadJournal, whose entries it also returns, for replay).
-// A cut-off tail is truncated. No journal yet starts an empty one.
-func OpenJournal(path string, base uint64, crc uint32) (*Journal, []*JournalEntry, error) {
-	entries, valid, err := ReadJournal(path, base, crc)
+// entries on the checkpoint cp: the entries already there must continue
+// it (ReadJournal, whose contents it also returns, for replay). A torn
+// tail is truncated. No journal yet starts an empty one.
+func OpenJournal(path string, cp Checkpoint) (*Journal, *JournalContents, error) {
+	c, err := ReadJournal(path, cp)
 	if err != nil {
 		return nil, nil, err
 	}
 	jp := JournalPath(path)
-	if valid > 0 && !journalContinues(jp, base, crc) {
+	if c.Valid > 0 && (c.Base.Version != cp.Version || c.Base.CRC != cp.CRC) {
 		// A journal of an older checkpoint whose entries the checkpoint
 		// holds (a writer killed between its checkpoint and the journal's
 		// reset): start it anew on this checkpoint, keeping the history,
-		// before anything is appended to it.
-		if err := ResetJournal(path, base, crc); err != nil {
+		// before anything is appended to it. (A journal of this checkpoint
+		// written before IDs is appended to as it is: the next checkpoint
+		// writes it anew, with the ID.)
+		if err := ResetJournal(path, cp); err != nil {
 			return nil, nil, err
 		}
-		if entries, valid, err = ReadJournal(path, base, crc); err != nil {
+		if c, err = ReadJournal(path, cp); err != nil {
 			return nil, nil, err
 		}
 	}
+	valid := c.Valid
 	if valid == 0 {
-		if err := resetJournal(jp, base, crc); err != nil {
+		if err := resetJournal(jp, cp); err != nil {
 			return nil, nil, err
 		}
 		valid = journalHeader
@@ -357,11 +583,61 @@ func OpenJournal(path string, base uint64, crc uint32) (*Journal, []*JournalEntr
 		f.Close()
 		return nil, nil, fmt.Errorf("modelfile: truncate %s: %w", jp, err)
 	}
-	if _, err := f.Seek(valid, io.SeekStart); err != nil {
+	if err := f.Sync(); err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("modelfile: sync %s: %w", jp, err)
 	}
-	return &Journal{path: jp, f: f, size: valid, entries: len(entries), base: base}, entries, nil
+	j := &Journal{path: jp, f: f, size: valid, entries: len(c.Entries), pending: c.Pending, cp: cp}
+	j.write = f.WriteAt
+	return j, c, nil
+}
+
+// SetWriteHook replaces how the journal writes a record (tests: a write
+// that fails as a full disk does). nil restores the file's WriteAt.
+func (j *Journal) SetWriteHook(w func(b []byte, off int64) (int, error)) {
+	if w == nil {
+		w = j.f.WriteAt
+	}
+	j.write = w
+}
+
+// ErrJournalChanged is matched (errors.Is) by the error of Check for a
+// journal removed, replaced, truncated or written by another program
+// while a writer had it open.
+var ErrJournalChanged = errors.New("modelfile: the journal was changed behind its writer")
+
+// Check reports whether the journal's path still names the open file and
+// it is as long as this writer made it: nil, or an error wrapping
+// ErrJournalChanged saying what happened. A writer calls it before every
+// append: appending to a journal that was removed, replaced or cut would
+// acknowledge changes no load will see.
+func (j *Journal) Check() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return fmt.Errorf("%w: %s is closed", ErrJournalChanged, j.path)
+	}
+	mine, err := j.f.Stat()
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrJournalChanged, j.path, err)
+	}
+	what := ""
+	cur, err := os.Lstat(j.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		what = "removed"
+	case err != nil:
+		what = "made unreadable (" + err.Error() + ")"
+	case !os.SameFile(mine, cur):
+		what = "replaced by another file"
+	case mine.Size() != j.size:
+		what = fmt.Sprintf("cut or written to (%d bytes; this writer wrote %d)", mine.Size(), j.size)
+	}
+	if what == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: the journal %s was %s by another program while this writer held it: the changes it acknowledged since the last checkpoint may be gone from it, so it stops changing the model; restart it to load the model file and what its journal holds now (restore the journal from a backup first if you have one)",
+		ErrJournalChanged, j.path, what)
 }
 
 // Append writes e and syncs it: once it returns nil, the change is
@@ -371,7 +647,9 @@ func (j *Journal) Append(e *JournalEntry) error {
 	if err != nil {
 		return err
 	}
-	if _, err := j.f.WriteAt(rec, j.size); err != nil {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, err := j.write(rec, j.size); err != nil {
 		j.f.Truncate(j.size) // take the partial record back out
 		return fmt.Errorf("modelfile: append to %s: %w", j.path, err)
 	}
@@ -380,8 +658,9 @@ func (j *Journal) Append(e *JournalEntry) error {
 		return fmt.Errorf("modelfile: sync %s: %w", j.path, err)
 	}
 	j.size += int64(len(rec))
-	if e.Version > j.base {
+	if e.Version > j.cp.Version {
 		j.entries++
+		j.pending += int64(len(rec))
 	}
 	return nil
 }
@@ -389,27 +668,28 @@ func (j *Journal) Append(e *JournalEntry) error {
 // Len returns the entries appended since the checkpoint (history entries,
 // which the checkpoint holds, not counted) and the journal's size in
 // bytes.
-func (j *Journal) Len() (entries int, bytes int64) { return j.entries, j.size }
+func (j *Journal) Len() (entries int, bytes int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.entries, j.size
+}
 
-// Reset starts an empty journal on a new checkpoint (base, crc), replacing
-// the file atomically.
-func (j *Journal) Reset(base uint64, crc uint32) error {
-	if err := resetJournal(j.path, base, crc); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(j.path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	j.f.Close()
-	j.f, j.size, j.entries, j.base = f, journalHeader, 0, base
-	_, err = f.Seek(journalHeader, io.SeekStart)
-	return err
+// Pending returns the bytes of the records appended since the checkpoint
+// (what a checkpoint policy counts: the history before it is not).
+func (j *Journal) Pending() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.pending
 }
 
 // Close closes the journal file.
 func (j *Journal) Close() error {
-	if j == nil || j.f == nil {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
 		return nil
 	}
 	err := j.f.Close()
@@ -418,42 +698,59 @@ func (j *Journal) Close() error {
 }
 
 // HistoryBytes bounds the history a journal keeps across checkpoints:
-// the newest entries the checkpoint already holds, up to this many bytes,
-// stay in the journal for undo and history (flycl undo, flycl history);
-// older ones are dropped at the checkpoint.
+// the newest entries the checkpoint already holds, up to this many bytes
+// of records (their headers, names and calibration pools included), stay
+// in the journal for undo and history (flycl undo, flycl history); older
+// ones are dropped at the checkpoint.
 const HistoryBytes = 64 << 20
 
+// RecordSize returns the bytes e takes in a journal: its whole record.
+func RecordSize(e *JournalEntry) int64 {
+	h, err := json.Marshal(e)
+	if err != nil {
+		return 0
+	}
+	return 8 + 4 + int64(len(h)) + 4*int64(len(e.X))
+}
+
 // ResetJournal starts the journal of the model file at path anew on its
-// checkpoint (base, crc), when the file has a journal: a writer that
-// saves the whole model calls it after the save. The entries the
-// checkpoint holds stay as history (HistoryBytes of the newest).
-func ResetJournal(path string, base uint64, crc uint32) error {
+// checkpoint cp, when the file has a journal: a writer that saves the
+// whole model calls it after the save. The entries the checkpoint holds
+// stay as history (HistoryBytes of the newest records).
+func ResetJournal(path string, cp Checkpoint) error {
+	return ResetJournalKeep(path, cp, HistoryBytes)
+}
+
+// ResetJournalKeep is ResetJournal keeping at most keep bytes of history
+// records.
+func ResetJournalKeep(path string, cp Checkpoint, keep int64) error {
 	jp := JournalPath(path)
 	if _, err := os.Stat(jp); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	keep, _ := ReadHistory(path) // a damaged journal keeps no history
+	hist, _ := ReadHistory(path, cp.ID) // a damaged or foreign journal keeps no history
 	var size int64
-	cut := len(keep)
+	cut := len(hist)
 	for cut > 0 {
-		e := keep[cut-1]
-		if e.Version > base {
-			keep = keep[:cut-1] // not in the checkpoint: not history
+		e := hist[cut-1]
+		if e.Version > cp.Version {
+			hist = hist[:cut-1] // not in the checkpoint: not history
 			cut--
 			continue
 		}
-		if size += int64(64 + 4*len(e.X)); size > HistoryBytes {
+		if size += RecordSize(e); size > keep {
 			break
 		}
 		cut--
 	}
-	return resetJournal(jp, base, crc, keep[cut:]...)
+	return resetJournal(jp, cp, hist[cut:]...)
 }
 
 // ReadHistory returns every whole entry of the journal of the model file
 // at path, history and changes since the checkpoint alike, in order (no
-// journal: none).
-func ReadHistory(path string) ([]*JournalEntry, error) {
+// journal: none). id is the model's (ErrForeignJournal when the journal
+// names another; the zero ID checks nothing).
+func ReadHistory(path string, id ModelID) ([]*JournalEntry, error) {
 	f, err := os.Open(JournalPath(path))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -466,26 +763,27 @@ func ReadHistory(path string) ([]*JournalEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var h [journalHeader]byte
-	if _, err := f.ReadAt(h[:], 0); err != nil {
-		return nil, fmt.Errorf("%w %s: header: %v", ErrJournal, JournalPath(path), err)
-	}
-	base := binary.LittleEndian.Uint64(h[12:])
-	crc := binary.LittleEndian.Uint32(h[20:])
-	// read as continuing its own base, then put back what the base holds
-	r := bufio.NewReaderSize(f, 1<<20)
 	var all []*JournalEntry
-	_, _, err = decodeJournal(r, fi.Size(), JournalPath(path), base, crc, func(e *JournalEntry) { all = append(all, e) })
+	// read as continuing its own checkpoint, then put back what it holds
+	cp := (*Checkpoint)(nil)
+	if !id.IsZero() {
+		if _, jb, _, err := journalHeaderOf(f, fi.Size()); err == nil {
+			jb.ID = id
+			cp = &jb
+		}
+	}
+	_, err = decodeJournal(f, fi.Size(), JournalPath(path), cp, func(e *JournalEntry) { all = append(all, e) })
 	return all, err
 }
 
-func resetJournal(jp string, base uint64, crc uint32, keep ...*JournalEntry) error {
+func resetJournal(jp string, cp Checkpoint, keep ...*JournalEntry) error {
 	return atomicfile.WriteFile(jp, func(w io.Writer) error {
 		var h [journalHeader]byte
 		copy(h[:], journalMagic)
 		binary.LittleEndian.PutUint32(h[8:], journalFormat)
-		binary.LittleEndian.PutUint64(h[12:], base)
-		binary.LittleEndian.PutUint32(h[20:], crc)
+		binary.LittleEndian.PutUint64(h[12:], cp.Version)
+		binary.LittleEndian.PutUint32(h[20:], cp.CRC)
+		copy(h[journalHeaderV1:], cp.ID[:])
 		if _, err := w.Write(h[:]); err != nil {
 			return err
 		}
@@ -517,17 +815,3 @@ func encodeRecord(e *JournalEntry) ([]byte, error) {
 	return append(rec, p...), nil
 }
 
-// journalContinues reports whether the journal at jp says it continues
-// the checkpoint (base, crc).
-func journalContinues(jp string, base uint64, crc uint32) bool {
-	f, err := os.Open(jp)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var h [journalHeader]byte
-	if _, err := f.ReadAt(h[:], 0); err != nil {
-		return false
-	}
-	return binary.LittleEndian.Uint64(h[12:]) == base && binary.LittleEndian.Uint32(h[20:]) == crc
-}

@@ -69,7 +69,7 @@ func TestJournal(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.flycl")
 	const base, crc = 5, 0xdeadbeef
-	j, old, err := OpenJournal(path, base, crc)
+	j, old, err := openJ(path, base, crc)
 	if err != nil || len(old) != 0 {
 		t.Fatalf("new journal: %v %d", err, len(old))
 	}
@@ -102,7 +102,7 @@ func TestJournal(t *testing.T) {
 			}
 		}
 	}
-	got, full, err := ReadJournal(path, base, crc)
+	got, full, err := readJ(path, base, crc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestJournal(t *testing.T) {
 	b, _ := os.ReadFile(jp)
 	for _, cut := range []int{1, 7, 20} {
 		os.WriteFile(jp, b[:len(b)-cut], 0o644)
-		got, valid, err := ReadJournal(path, base, crc)
+		got, valid, err := readJ(path, base, crc)
 		if err != nil {
 			t.Fatalf("cut %d: %v", cut, err)
 		}
@@ -122,7 +122,7 @@ func TestJournal(t *testing.T) {
 			t.Fatalf("cut %d: valid %d of %d", cut, valid, full)
 		}
 	}
-	j, got, err = OpenJournal(path, base, crc)
+	j, got, err = openJ(path, base, crc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Close()
-	got, _, err = ReadJournal(path, base, crc)
+	got, _, err = readJ(path, base, crc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestJournal(t *testing.T) {
 	bad := bytes.Clone(b)
 	bad[journalHeader+20] ^= 1
 	os.WriteFile(jp, bad, 0o644)
-	if _, _, err := ReadJournal(path, base, crc); !errors.Is(err, ErrJournal) {
+	if _, _, err := readJ(path, base, crc); !errors.Is(err, ErrJournal) {
 		t.Fatalf("damaged record: %v", err)
 	}
 	os.WriteFile(jp, b, 0o644)
@@ -152,35 +152,35 @@ func TestJournal(t *testing.T) {
 	// entries above it in the journal: it does not continue that file (a
 	// checkpoint starts a new journal; only a crash between the two leaves
 	// entries, all of them at or below the checkpoint)
-	if _, _, err := ReadJournal(path, base+2, 0x1234); !errors.Is(err, ErrJournal) {
+	if _, _, err := readJ(path, base+2, 0x1234); !errors.Is(err, ErrJournal) {
 		t.Fatalf("journal over another checkpoint: %v", err)
 	}
 	// another model file (other CRC) at the journal's base: refused
-	if _, _, err := ReadJournal(path, base, 0x1234); !errors.Is(err, ErrJournal) {
+	if _, _, err := readJ(path, base, 0x1234); !errors.Is(err, ErrJournal) {
 		t.Fatalf("journal of another file: %v", err)
 	}
 	// a checkpoint that holds everything: nothing to replay
-	if got, _, err := ReadJournal(path, base+9, 1); err != nil || len(got) != 0 {
+	if got, _, err := readJ(path, base+9, 1); err != nil || len(got) != 0 {
 		t.Fatalf("after a full checkpoint: %d entries, %v", len(got), err)
 	}
 	// ResetJournal starts it anew
-	if err := ResetJournal(path, base+9, 7); err != nil {
+	if err := ResetJournal(path, Checkpoint{Version: base+9, CRC: 7}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := ReadJournal(path, base+9, 7); err != nil || len(got) != 0 {
+	if got, _, err := readJ(path, base+9, 7); err != nil || len(got) != 0 {
 		t.Fatalf("reset: %d entries, %v", len(got), err)
 	}
 	// ... keeping what the checkpoint holds as history, for undo
-	hist, err := ReadHistory(path)
+	hist, err := ReadHistory(path, ModelID{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("history kept by the reset", hist, append(want[:3:3], e5))
 	// a checkpoint below some entries keeps only those it holds
-	if err := ResetJournal(path, base+2, 8); err != nil {
+	if err := ResetJournal(path, Checkpoint{Version: base+2, CRC: 8}); err != nil {
 		t.Fatal(err)
 	}
-	if hist, err = ReadHistory(path); err != nil {
+	if hist, err = ReadHistory(path, ModelID{}); err != nil {
 		t.Fatal(err)
 	}
 	check("history at or below the checkpoint", hist, want[:2])
@@ -192,7 +192,7 @@ func TestJournal(t *testing.T) {
 func FuzzDecodeJournal(f *testing.F) {
 	dir := f.TempDir()
 	path := filepath.Join(dir, "m.flycl")
-	j, _, err := OpenJournal(path, 1, 2)
+	j, _, err := openJ(path, 1, 2)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -204,13 +204,23 @@ func FuzzDecodeJournal(f *testing.F) {
 	j.Close()
 	b, _ := os.ReadFile(JournalPath(path))
 	f.Add(b)
+	// every torn shape (each also followed by a whole record: damage)
+	for _, torn := range tornShapes(b, len(b)-int(RecordSize(withCal))) {
+		f.Add(torn)
+		rec, _ := encodeRecord(testEntry(9, 1, 3))
+		f.Add(append(bytes.Clone(torn), rec...))
+	}
 	f.Add(b[:len(b)-3])
 	f.Add(b[:journalHeader])
 	f.Add([]byte("FLYCLJNL"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		entries, valid, err := DecodeJournal(bytes.NewReader(b), int64(len(b)), "fuzz", 1, 2)
+		c, err := DecodeJournal(bytes.NewReader(b), int64(len(b)), "fuzz", Checkpoint{Version: 1, CRC: 2})
 		if err != nil {
 			return
+		}
+		entries, valid := c.Entries, c.Valid
+		if c.Torn != nil && (c.Torn.Offset != valid || c.Torn.Offset+c.Torn.Bytes != int64(len(b))) {
+			t.Fatalf("torn tail %+v with valid %d of %d bytes", c.Torn, valid, len(b))
 		}
 		if valid > int64(len(b)) {
 			t.Fatalf("valid %d of %d bytes", valid, len(b))
@@ -235,7 +245,7 @@ func FuzzDecodeJournal(f *testing.F) {
 // would sit in a journal of the older base, which no load accepts.
 func TestJournalAfterCheckpointCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.flycl")
-	j, _, err := OpenJournal(path, 10, 1)
+	j, _, err := openJ(path, 10, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +256,7 @@ func TestJournalAfterCheckpointCrash(t *testing.T) {
 	}
 	j.Close()
 	// the checkpoint at 13 (CRC 2) was written; the reset never ran
-	j, old, err := OpenJournal(path, 13, 2)
+	j, old, err := openJ(path, 13, 2)
 	if err != nil || len(old) != 0 {
 		t.Fatalf("reopen on the new checkpoint: %d entries, %v", len(old), err)
 	}
@@ -255,11 +265,11 @@ func TestJournalAfterCheckpointCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Close()
-	got, _, err := ReadJournal(path, 13, 2)
+	got, _, err := readJ(path, 13, 2)
 	if err != nil || len(got) != 1 || !sameEntry(got[0], e) {
 		t.Fatalf("after the reopen: %d entries, %v", len(got), err)
 	}
-	if hist, err := ReadHistory(path); err != nil || len(hist) != 4 {
+	if hist, err := ReadHistory(path, ModelID{}); err != nil || len(hist) != 4 {
 		t.Fatalf("history: %d entries, %v", len(hist), err)
 	}
 }
@@ -292,4 +302,23 @@ func TestJournalCalibration(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming %q", h, err, c.want)
 		}
 	}
+}
+
+// readJ is ReadJournal on a checkpoint without an ID, returning its
+// entries and valid length.
+func readJ(path string, base uint64, crc uint32) ([]*JournalEntry, int64, error) {
+	c, err := ReadJournal(path, Checkpoint{Version: base, CRC: crc})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c.Entries, c.Valid, nil
+}
+
+// openJ is OpenJournal on a checkpoint without an ID.
+func openJ(path string, base uint64, crc uint32) (*Journal, []*JournalEntry, error) {
+	j, c, err := OpenJournal(path, Checkpoint{Version: base, CRC: crc})
+	if err != nil {
+		return nil, nil, err
+	}
+	return j, c.Entries, nil
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
 )
 
 // A model file has one writer at a time, as an SQLite database does: a
@@ -23,9 +22,10 @@ import (
 // replaces the file atomically, so a reader sees one whole version or the
 // next. The lock is an advisory operating-system lock (flock on Unix,
 // LockFileEx on Windows): it is released when its holder exits or dies,
-// so a crashed writer never leaves the model locked. The lock file itself
-// stays (it holds the last holder's PID and command, for the message a
-// second writer gets) and is never part of the model.
+// so a crashed writer never leaves the model locked. The lock file holds
+// the holder's PID and command, for the message a second writer gets; a
+// writer removes it when it releases the lock (one killed leaves it, and
+// the next writer takes it over). It is never part of the model.
 
 // ErrLocked is matched (errors.Is) by the *LockedError that Lock returns
 // when another writer holds the model file.
@@ -87,10 +87,32 @@ type LockOptions struct {
 	Command string
 }
 
+// ErrLockLost is matched (errors.Is) by the *LockLostError of a writer
+// whose lock file was removed or replaced while it held it: another writer
+// may have taken the model file since, so this one must stop changing it.
+var ErrLockLost = errors.New("modelfile: the lock file was removed or replaced")
+
+// LockLostError reports a lock whose file no longer names the locked
+// inode (Lock.Check).
+type LockLostError struct {
+	Path     string // the model file
+	LockPath string // its lock file
+	What     string // "removed" or "replaced"
+}
+
+func (e *LockLostError) Error() string {
+	return fmt.Sprintf("modelfile: the lock file %s of %s was %s by another program while this writer held it, so another writer may have taken the model file since: this writer stops changing it (nothing more is saved or acknowledged); make sure no other writer runs on %s, then start this one again",
+		e.LockPath, e.Path, e.What, e.Path)
+}
+
+// Is reports whether target is ErrLockLost.
+func (e *LockLostError) Is(target error) bool { return target == ErrLockLost }
+
 // Lock is a held model-file lock.
 type Lock struct {
 	path string // the model file
-	fl   *flock.Flock
+	lp   string // the lock file
+	h    lockHandle
 }
 
 // LockPath returns the lock file of the model file at path: PATH.lock
@@ -118,31 +140,50 @@ func LockPath(path string) string {
 // need not exist yet), waiting up to opt.Wait for another writer, or
 // until ctx is done. It fails with a *LockedError (errors.Is ErrLocked)
 // naming the holder when the lock stays taken. The caller must Unlock it.
+//
+// On Unix the lock file is opened without following a symbolic link (a
+// lock file that is a link is refused, and its target never written), and
+// once the lock is taken TakeLock checks that the lock file's path still
+// names the locked file (another writer may have removed or replaced it
+// in between: then it tries again). A holder checks it again before every
+// change it acknowledges (Check), and removes the lock file when it
+// releases the lock, so a finished writer leaves none behind.
 func TakeLock(ctx context.Context, path string, opt LockOptions) (*Lock, error) {
 	lp := LockPath(path)
-	fl := flock.New(lp, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o644))
+	if _, err := os.Stat(filepath.Dir(lp)); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("modelfile: the folder %s of %s does not exist: %w", filepath.Dir(lp), path, err)
+	}
 	start := time.Now()
-	var ok bool
-	var err error
+	var deadline time.Time
 	if opt.Wait > 0 {
-		wctx, cancel := context.WithTimeout(ctx, opt.Wait)
-		ok, err = fl.TryLockContext(wctx, 20*time.Millisecond)
-		cancel()
-		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err = nil // the wait ran out: report the holder below
-		}
-	} else {
-		ok, err = fl.TryLock()
+		deadline = start.Add(opt.Wait)
 	}
-	if err != nil {
-		fl.Close()
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("modelfile: lock %s: %w", path, ctx.Err())
+	for {
+		h, ok, err := tryLock(lp)
+		if err != nil {
+			return nil, fmt.Errorf("modelfile: lock %s (lock file %s): %w", path, lp, err)
 		}
-		return nil, fmt.Errorf("modelfile: lock %s (lock file %s): %w", path, lp, err)
-	}
-	if !ok {
-		fl.Close()
+		if ok {
+			// Tell a second writer who holds the lock (best effort: the
+			// lock holds whether or not this is written).
+			host, _ := os.Hostname()
+			hd := Holder{PID: os.Getpid(), Command: opt.Command, Host: host, Since: time.Now().UTC().Truncate(time.Second)}
+			if b, err := json.Marshal(hd); err == nil {
+				h.writeHolder(append(b, '\n'))
+			}
+			return &Lock{path: path, lp: lp, h: h}, nil
+		}
+		if opt.Wait > 0 && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("modelfile: lock %s: %w", path, ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("modelfile: lock %s: %w", path, err)
+		}
 		e := &LockedError{Path: path, Holder: readHolder(lp)}
 		// The holder writes itself in just after it takes the lock: give
 		// it a moment when this one came in between.
@@ -155,30 +196,43 @@ func TakeLock(ctx context.Context, path string, opt LockOptions) (*Lock, error) 
 		}
 		return nil, e
 	}
-	// Tell a second writer who holds the lock (best effort: the lock
-	// holds whether or not this is written).
-	host, _ := os.Hostname()
-	h := Holder{PID: os.Getpid(), Command: opt.Command, Host: host, Since: time.Now().UTC().Truncate(time.Second)}
-	if b, err := json.Marshal(h); err == nil {
-		if f, err := os.OpenFile(lp, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
-			f.Write(append(b, '\n'))
-			f.Close()
-		}
-	}
-	return &Lock{path: path, fl: fl}, nil
 }
 
 // Path returns the model file the lock is for.
 func (l *Lock) Path() string { return l.path }
 
-// Unlock releases the lock. It is safe to call more than once.
+// Check reports whether the lock still holds: nil, or a *LockLostError
+// (errors.Is ErrLockLost) when the lock file's path no longer names the
+// locked file (removed, or replaced by another file): a second writer
+// may then hold a lock of its own. A writer calls it before every change
+// it saves and again before it acknowledges it, and stops changing the
+// model once it fails.
+func (l *Lock) Check() error {
+	if l == nil || l.h == nil {
+		return fmt.Errorf("modelfile: the lock of %s is not held", l.pathOrNone())
+	}
+	if what := l.h.check(l.lp); what != "" {
+		return &LockLostError{Path: l.path, LockPath: l.lp, What: what}
+	}
+	return nil
+}
+
+func (l *Lock) pathOrNone() string {
+	if l == nil {
+		return "the model file"
+	}
+	return l.path
+}
+
+// Unlock releases the lock, removing the lock file first when it is
+// still this lock's (a writer waiting on the removed file then finds it
+// gone, and takes a new one). It is safe to call more than once.
 func (l *Lock) Unlock() error {
-	if l == nil || l.fl == nil {
+	if l == nil || l.h == nil {
 		return nil
 	}
-	err := l.fl.Unlock()
-	l.fl.Close()
-	l.fl = nil
+	err := l.h.release(l.lp)
+	l.h = nil
 	if err != nil {
 		return fmt.Errorf("modelfile: unlock %s: %w", l.path, err)
 	}

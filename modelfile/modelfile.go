@@ -61,6 +61,15 @@ type File struct {
 	// CRC is the CRC-32C the file ends with (Decode): it names these
 	// contents, as the checkpoint a journal continues.
 	CRC uint32
+	// ID names the model across its saves (ModelID): drawn by Encode when
+	// zero, kept after. Zero when read from a file written before it was
+	// recorded.
+	ID ModelID
+}
+
+// Checkpoint returns the checkpoint the file is, for its journal.
+func (f *File) Checkpoint() Checkpoint {
+	return Checkpoint{Version: f.Snapshot.Version(), CRC: f.CRC, ID: f.ID}
 }
 
 // Header is the JSON header of a model file.
@@ -88,6 +97,10 @@ type Header struct {
 	Counts       []*int    `json:"counts"`             // class index -> samples learned (null: unknown, from a version-1 file)
 	Created      time.Time `json:"created"`            // when the model was first saved
 	Pipeline     *Pipeline `json:"pipeline,omitempty"` // backbone and transform
+
+	// ID names the model across its saves (ModelID, in hex; absent in
+	// files written before it was recorded).
+	ID string `json:"id,omitempty"`
 
 	// Optional (absent: inputs unscaled):
 	InputScale float64 `json:"input_scale,omitempty"` // power of two the inputs are multiplied by
@@ -233,7 +246,10 @@ func Encode(w io.Writer, f *File) error {
 	if f.Created.IsZero() {
 		f.Created = f.Saved
 	}
-	hdr := Header{
+	if f.ID.IsZero() {
+		f.ID = NewModelID()
+	}
+	hdr := Header{ID: f.ID.String(),
 		Format: "flycl-model", InputDim: st.InputDim, Config: cfg,
 		W: "seed", WSHA256: proj.Digest(), Labels: st.Labels,
 		Samples: s.Samples(), Lambda: st.Lambda, Coef: st.Coef != nil, Saved: f.Saved,
@@ -310,7 +326,7 @@ func Save(path string, f *File) error {
 		return fmt.Errorf("save: %w", err)
 	}
 	f.CRC = crc
-	if err := ResetJournal(path, f.Snapshot.Version(), crc); err != nil {
+	if err := ResetJournalKeep(path, f.Checkpoint(), historyKeep(path)); err != nil {
 		// Every entry of the old journal is in the checkpoint now, so
 		// removing it loses nothing; keeping it would let a writer append
 		// to a journal that does not continue this file.
@@ -319,6 +335,53 @@ func Save(path string, f *File) error {
 		}
 	}
 	return nil
+}
+
+// historyKeep is how much history a checkpoint of the model file at path
+// keeps in its journal: HistoryBytes, but no more than the model file's
+// size (at least 8 MiB), so that a checkpoint's cost is bounded by the
+// model's size, never by its journal's.
+func historyKeep(path string) int64 {
+	keep := int64(HistoryBytes)
+	if fi, err := os.Stat(path); err == nil {
+		keep = min(keep, max(fi.Size(), 8<<20))
+	}
+	return keep
+}
+
+// ReadCheckpoint reads the checkpoint the model file at path is (its
+// version, CRC and ID) from its header and end, without reading or
+// checking the rest (flycl repair).
+func ReadCheckpoint(path string) (Checkpoint, error) {
+	var cp Checkpoint
+	f, err := os.Open(path)
+	if err != nil {
+		return cp, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return cp, err
+	}
+	fr, err := readFrame(f, fi.Size(), modelKind)
+	if err != nil {
+		return cp, fmt.Errorf("modelfile: %s: %w", path, err)
+	}
+	var hdr struct {
+		Version uint64 `json:"model_version"`
+		ID      string `json:"id"`
+	}
+	if err := json.Unmarshal(fr.header, &hdr); err != nil {
+		return cp, fmt.Errorf("modelfile: %s: corrupt header: %w", path, err)
+	}
+	if cp.ID, err = parseModelID(hdr.ID); err != nil {
+		return cp, fmt.Errorf("modelfile: %s: header: %w", path, err)
+	}
+	cp.Version = hdr.Version
+	if cp.CRC, err = FileCRC(path); err != nil {
+		return cp, err
+	}
+	return cp, nil
 }
 
 // SaveModel saves a model with no pipeline (features learned directly).
@@ -544,7 +607,11 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 			}
 		}
 	}
-	file := &File{Pipeline: hdr.Pipeline, Created: hdr.Created, Saved: hdr.Saved, Format: format, CRC: fr.sum}
+	id, err := parseModelID(hdr.ID)
+	if err != nil {
+		return fail("header: %v", err)
+	}
+	file := &File{Pipeline: hdr.Pipeline, Created: hdr.Created, Saved: hdr.Saved, Format: format, CRC: fr.sum, ID: id}
 	if acc != nil {
 		if err := acc.SetS(s, len(hdr.Labels), hdr.Samples); err != nil {
 			return fail("%v", err)

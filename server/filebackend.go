@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -70,7 +71,26 @@ type FileBackend struct {
 	entry *modelfile.JournalEntry
 	// refactor is FileOptions.Refactor.
 	refactor bool
+	// log is FileOptions.Logger.
+	log *slog.Logger
+	// lost (guarded by mu) is why the backend stopped taking changes for
+	// good: its lock file or journal was removed or replaced behind it.
+	lost error
+	// durable (guarded by mu) is the error of the last change that could
+	// not be made durable (nil once one is again): Health reports it.
+	durable error
+	// ckptErr is the last failed checkpoint, retried from ckptRetry on
+	// (changes go to the journal meanwhile).
+	ckptErr   error
+	ckptRetry time.Time
+	// appendEntry appends to the journal (tests inject failures).
+	appendEntry func(j *modelfile.Journal, e *modelfile.JournalEntry) error
 }
+
+// checkpointRetry is how long a FileBackend waits after a failed
+// checkpoint before it tries the next (changes are appended to the
+// journal meanwhile, as long as that works).
+const checkpointRetry = 30 * time.Second
 
 // Checkpoints say when a FileBackend with a journal rewrites its model
 // file whole: after Entries changes or Bytes of journal, whichever comes
@@ -103,6 +123,10 @@ type FileOptions struct {
 	// journal on the checkpoint, so a kill at any moment loses nothing
 	// acknowledged; the replay after a crash costs a learn per entry.
 	Checkpoints Checkpoints
+	// Logger gets a line for every state the backend cannot leave by
+	// itself (lock file or journal changed behind it, a change that could
+	// not be saved, a failed checkpoint); nil: slog.Default().
+	Logger *slog.Logger
 	// Refactor makes every learn refactor G + λI instead of updating the
 	// factor by the learn's rank-n term (flycl.Model.SetUpdateLimit(0)):
 	// the path before updates, for benchmarks side by side.
@@ -126,7 +150,11 @@ func OpenFileWith(ctx context.Context, path string, opt FileOptions) (*FileBacke
 	if err != nil {
 		return nil, err
 	}
-	b := &FileBackend{path: path, newModel: opt.Create, save: (*deploy.Model).Save, lock: lk, policy: opt.LambdaPolicy, ckpt: opt.Checkpoints, refactor: opt.Refactor}
+	b := &FileBackend{path: path, newModel: opt.Create, save: (*deploy.Model).Save, lock: lk, policy: opt.LambdaPolicy, ckpt: opt.Checkpoints, refactor: opt.Refactor, log: opt.Logger,
+		appendEntry: (*modelfile.Journal).Append}
+	if b.log == nil {
+		b.log = slog.Default()
+	}
 	if err := b.load(); err != nil {
 		lk.Unlock()
 		return nil, err
@@ -146,16 +174,20 @@ func (b *FileBackend) openJournal() error {
 	if b.ckpt.Entries <= 0 {
 		return nil
 	}
+	b.mu.Lock()
 	b.journal.Close()
 	b.journal = nil
+	b.mu.Unlock()
 	if !b.saved || b.model == nil {
 		return nil
 	}
-	j, _, err := modelfile.OpenJournal(b.path, b.model.CheckpointVersion(), b.model.CheckpointCRC())
+	j, _, err := modelfile.OpenJournal(b.path, b.model.Checkpoint())
 	if err != nil {
 		return err
 	}
+	b.mu.Lock()
 	b.journal = j
+	b.mu.Unlock()
 	return nil
 }
 
@@ -168,7 +200,7 @@ func (b *FileBackend) Checkpoint() error {
 	if n, _ := b.journal.Len(); n == 0 {
 		return nil
 	}
-	if err := b.Health(); err != nil {
+	if err := b.refuse(); err != nil {
 		return err
 	}
 	if err := b.save(b.model, b.path); err != nil {
@@ -186,12 +218,12 @@ func (b *FileBackend) Checkpoint() error {
 // journal, which loses nothing).
 func (b *FileBackend) Close() error {
 	var err error
-	if b.lock != nil && b.Health() == nil {
+	if b.lock != nil && b.refuse() == nil {
 		err = b.Checkpoint()
 	}
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.closed = true
-	b.mu.Unlock()
 	b.journal.Close()
 	if uerr := b.lock.Unlock(); err == nil {
 		err = uerr
@@ -203,16 +235,61 @@ func (b *FileBackend) Close() error {
 var ErrClosed = errors.New("server: the model file is closed")
 
 // Health reports whether the backend can take changes: nil, or why not:
-// it is closed, or the file on disk is not the one it last loaded or
-// saved (ErrFileChanged; a file put back as it was, the same file
-// unchanged, is accepted again).
+// it is closed; its lock file or journal was removed or replaced behind
+// it (modelfile.ErrLockLost, modelfile.ErrJournalChanged: for good, until
+// a restart); the file on disk is not the one it last loaded or saved
+// (ErrFileChanged; a file put back as it was, the same file unchanged, is
+// accepted again); or the last change could not be made durable
+// (ErrNotDurable: a full disk; cleared by the next change that is).
 func (b *FileBackend) Health() error {
+	if err := b.refuse(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.durable
+}
+
+// ErrNotDurable is wrapped by Health's error after a change that could
+// not be saved (it was refused; nothing acknowledged is lost).
+var ErrNotDurable = errors.New("server: the last change could not be saved")
+
+// refuse reports whether the backend must refuse a change: it is closed,
+// its lock or journal was lost, or its file was changed behind it.
+func (b *FileBackend) refuse() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return ErrClosed
 	}
+	if b.lost != nil {
+		return b.lost
+	}
+	lost := b.lock.Check()
+	if lost == nil && b.journal != nil {
+		lost = b.journal.Check()
+	}
+	if lost != nil {
+		b.lost = lost
+		b.log.Error("the server takes no more changes, and keeps answering predictions", "model", b.path, "reason", lost.Error())
+		return lost
+	}
 	return b.checkIdentLocked()
+}
+
+// setDurable records whether the last change was made durable.
+func (b *FileBackend) setDurable(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("%w (%v): it was refused, and nothing acknowledged before it is lost; the server takes changes again once one can be saved (is the disk full?)", ErrNotDurable, err)
+		if b.durable == nil {
+			b.log.Error("a change could not be saved", "model", b.path, "reason", err.Error())
+		}
+	} else if b.durable != nil {
+		b.log.Info("changes are saved again", "model", b.path)
+	}
+	b.durable = err
 }
 
 // checkIdentLocked compares the file on disk with the one this backend
@@ -314,7 +391,7 @@ func (b *FileBackend) Current() ModelView { return b.cur.Load() }
 // save fails, the model is read back from the file (restore), so memory
 // again holds exactly the last saved, published model.
 func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration, err error) {
-	if err := b.Health(); err != nil {
+	if err := b.refuse(); err != nil {
 		return 0, err
 	}
 	if b.model == nil {
@@ -346,39 +423,68 @@ func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration,
 		return 0, b.restore(err)
 	}
 	t := time.Now()
-	// The file must still be the one this model came from: compare just
-	// before the save (a writer that ignores the lock may have replaced
-	// it during the change).
-	if err := b.Health(); err != nil {
+	// The file must still be the one this model came from, and the lock
+	// and journal this backend's: check just before the save (a writer
+	// that ignores the lock may have replaced them during the change).
+	if err := b.refuse(); err != nil {
 		return 0, b.restore(err)
 	}
 	// With a journal, the change is durable once appended to it, unless
-	// a checkpoint is due.
+	// a checkpoint is due. The checkpoint policy counts the bytes of the
+	// records since the last checkpoint (the history kept before them
+	// does not make every change a checkpoint); a checkpoint that fails
+	// (a full disk) leaves the change to the journal, and is retried
+	// later.
 	if j, e := b.journal, b.entry; j != nil && e != nil {
-		n, size := j.Len()
-		if n+1 < b.ckpt.Entries && (b.ckpt.Bytes <= 0 || size+int64(4*len(e.X)) < b.ckpt.Bytes) {
-			if err := j.Append(e); err != nil {
-				return 0, b.restore(err)
-			}
-			return time.Since(t), nil
+		n, _ := j.Len()
+		due := n+1 >= b.ckpt.Entries || (b.ckpt.Bytes > 0 && j.Pending()+modelfile.RecordSize(e) >= b.ckpt.Bytes)
+		if due && time.Now().Before(b.ckptRetry) {
+			due = false
 		}
+		if due {
+			err := b.save(b.model, b.path)
+			if err == nil {
+				return time.Since(t), b.saved1(t)
+			}
+			b.ckptErr, b.ckptRetry = err, time.Now().Add(checkpointRetry)
+			b.log.Warn("a checkpoint failed: changes go to the journal, and the checkpoint is tried again later", "model", b.path, "retry", checkpointRetry, "reason", err.Error())
+			if rerr := b.refuse(); rerr != nil {
+				return 0, b.restore(fmt.Errorf("%w (after a failed checkpoint: %v)", rerr, err))
+			}
+		}
+		if err := b.appendEntry(j, e); err != nil {
+			b.setDurable(err)
+			return 0, b.restore(err)
+		}
+		b.setDurable(nil)
+		return time.Since(t), nil
 	}
 	if err := b.save(b.model, b.path); err != nil {
+		b.setDurable(err)
 		return 0, b.restore(err)
 	}
+	return time.Since(t), b.saved1(t)
+}
+
+// saved1 follows a save of the whole model (a checkpoint) that made the
+// change in progress durable: the journal starts anew on it, with the
+// change's entry as history.
+func (b *FileBackend) saved1(t time.Time) error {
+	b.setDurable(nil)
+	b.ckptErr, b.ckptRetry = nil, time.Time{}
 	b.saved = true
 	b.noteIdent()
 	if err := b.openJournal(); err != nil {
 		// the change is saved (in the checkpoint); the next ones are saved
 		// whole while the journal cannot be opened
-		return time.Since(t), nil
+		return nil
 	}
 	if b.journal != nil && b.entry != nil {
 		// the checkpoint holds the change; its entry goes to the history
 		// (for undo), best effort: the change is durable either way
-		b.journal.Append(b.entry)
+		b.appendEntry(b.journal, b.entry)
 	}
-	return time.Since(t), nil
+	return nil
 }
 
 // restore undoes a failed change by reading the model back from its file
@@ -390,7 +496,7 @@ func (b *FileBackend) restore(cause error) error {
 	// undo holds two m×m G at once.
 	b.model = nil
 	debug.FreeOSMemory()
-	if err := b.Health(); err != nil {
+	if err := b.refuse(); err != nil {
 		// never read back a file that is not this model's
 		return fmt.Errorf("%w (and the model cannot be read back: %v)", cause, err)
 	}
@@ -575,7 +681,7 @@ func asInput(err error) error {
 // (Checkpoints); the history it undoes from is modelfile.ReadHistory's.
 func (b *FileBackend) Undo(ctx context.Context, to uint64) (ModelView, error) {
 	for {
-		hist, err := modelfile.ReadHistory(b.path)
+		hist, err := modelfile.ReadHistory(b.path, b.modelID())
 		if err != nil {
 			return nil, err
 		}
@@ -608,6 +714,14 @@ func (b *FileBackend) Undo(ctx context.Context, to uint64) (ModelView, error) {
 			return sn, nil
 		}
 	}
+}
+
+// modelID returns the model's ID (zero while no model is loaded).
+func (b *FileBackend) modelID() modelfile.ModelID {
+	if b.model == nil {
+		return modelfile.ModelID{}
+	}
+	return b.model.ID()
 }
 
 func versions(es []*modelfile.JournalEntry) []uint64 {

@@ -61,7 +61,7 @@ unchanged, but G still holds the class's samples.`,
 					return fmt.Errorf("%s has no samples of class %q", s.desc, class)
 				}
 				src = s.desc
-			} else if hist, err := modelfile.ReadHistory(model); err == nil && n > 0 {
+			} else if hist, err := modelfile.ReadHistory(model, m.ID()); err == nil && n > 0 {
 				// the journal may hold every sample the class learned: then
 				// the forget is exact without the data
 				if xs := deploy.JournalSamples(hist, class); len(xs) == n*m.InputDim() {
@@ -72,11 +72,14 @@ unchanged, but G still holds the class's samples.`,
 			if err != nil {
 				return fmt.Errorf("forget (%s unchanged): %w", model, err)
 			}
-			if err := m.Save(model); err != nil {
+			if err := commit(lk, m, model); err != nil {
 				return err
 			}
 			if err := m.AppendHistory(model, deploy.ForgetEntry(m.Version(), class, x, m.InputDim())); err != nil {
 				fmt.Fprintf(os.Stderr, "warning: the forget is saved, but not recorded in the journal's history: %v\n", err)
+			}
+			if err := lk.Check(); err != nil {
+				return err
 			}
 			if exact {
 				fmt.Printf("forgot %q exactly: subtracted its %d samples (from %s) from G and S and re-solved with lambda %g (%.3fs)\n",

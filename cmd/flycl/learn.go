@@ -394,7 +394,7 @@ class_names (or --class-names).`,
 			}
 			learnTime := time.Since(t0)
 			t1 := time.Now()
-			if err := m.Save(model); err != nil {
+			if err := commit(lk, m, model); err != nil {
 				return err
 			}
 			// a model with a journal (serve keeps one; --journal starts
@@ -406,6 +406,9 @@ class_names (or --class-names).`,
 			}
 			if err := m.AppendHistory(model, deploy.LearnEntry(m.Version(), before, s.x, s.names, s.d, opt)); err != nil {
 				fmt.Fprintf(os.Stderr, "warning: the learn is saved, but not recorded in the journal's history (flycl undo cannot take it back): %v\n", err)
+			}
+			if err := lk.Check(); err != nil {
+				return err
 			}
 			printLearn(os.Stdout, res, s.desc, learnTime, time.Since(t1))
 			fi, err := os.Stat(model)

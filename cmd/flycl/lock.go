@@ -64,6 +64,31 @@ func lockModel(cmd *cobra.Command, path string, w waitFlag, args []string) (*mod
 	return modelfile.TakeLock(cmd.Context(), path, modelfile.LockOptions{Wait: w.d, Command: command})
 }
 
+// commit saves m to path for a writer holding lk: the lock is checked
+// before the save and again after it (modelfile.Lock.Check), so a writer
+// whose lock file was removed or replaced behind it (another writer may
+// hold the model now) writes nothing, or acknowledges nothing.
+func commit(lk *modelfile.Lock, m *deploy.Model, path string) error {
+	if err := lk.Check(); err != nil {
+		return err
+	}
+	if err := m.Save(path); err != nil {
+		return err
+	}
+	return lk.Check()
+}
+
+// warnLoad prints what loading the model noticed and ignored (a torn
+// journal tail).
+func warnLoad(m *deploy.Model) {
+	if m == nil {
+		return
+	}
+	for _, w := range m.Warnings {
+		fmt.Fprintf(os.Stderr, "warning: %s\n", w)
+	}
+}
+
 // loadLocked takes the model file's lock (lockModel) and loads the model
 // for a read-modify-write; the caller saves it and then unlocks.
 func loadLocked(cmd *cobra.Command, path string, w waitFlag, args []string) (*deploy.Model, *modelfile.Lock, error) {
@@ -76,6 +101,7 @@ func loadLocked(cmd *cobra.Command, path string, w waitFlag, args []string) (*de
 		lk.Unlock()
 		return nil, nil, err
 	}
+	warnLoad(m)
 	return m, lk, nil
 }
 
@@ -96,6 +122,7 @@ func openLocked(cmd *cobra.Command, path string, w waitFlag, args []string, mf *
 		if err != nil {
 			return nil, err
 		}
+		warnLoad(m)
 		return m, checkConfig(cmd, mf, m.Model)
 	}()
 	if err != nil {

@@ -216,7 +216,7 @@ merged file records the shards it holds, so the intermediate merges need
 			if err != nil {
 				return fmt.Errorf("merge (%s unchanged): %w", model, err)
 			}
-			if err := m.Save(model); err != nil {
+			if err := commit(lk, m, model); err != nil {
 				return err
 			}
 			fmt.Printf("learned %d samples of %d classes from %d statistics files in %.2fs\n", merged.Stats.N, len(merged.Names), len(args), time.Since(t0).Seconds())

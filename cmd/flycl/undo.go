@@ -40,7 +40,7 @@ journal keeps; "flycl history" shows what it can undo.`,
 			}
 			defer lk.Unlock()
 			for {
-				hist, err := modelfile.ReadHistory(model)
+				hist, err := modelfile.ReadHistory(model, m.ID())
 				if err != nil {
 					return err
 				}
@@ -61,11 +61,14 @@ journal keeps; "flycl history" shows what it can undo.`,
 				if err != nil {
 					return fmt.Errorf("undo (%s unchanged): %w", model, err)
 				}
-				if err := m.Save(model); err != nil {
+				if err := commit(lk, m, model); err != nil {
 					return err
 				}
 				if err := m.AppendHistory(model, e); err != nil {
 					return fmt.Errorf("undo: the model is saved, but the journal could not record the undo: %w", err)
+				}
+				if err := lk.Check(); err != nil {
+					return err
 				}
 				fmt.Printf("undid the learn of version %d (%d samples of %s) with lambda %g: model %s at version %d, %d classes\n",
 					e.Undoes, e.Rows(), strings.Join(deploy.Distinct(e.Names), ", "), e.LambdaBefore, model, m.Version(), len(m.Classes()))

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -814,4 +814,3 @@ func encodeRecord(e *JournalEntry) ([]byte, error) {
 	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(p, castagnoli))
 	return append(rec, p...), nil
 }
-

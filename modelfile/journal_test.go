@@ -164,7 +164,7 @@ func TestJournal(t *testing.T) {
 		t.Fatalf("after a full checkpoint: %d entries, %v", len(got), err)
 	}
 	// ResetJournal starts it anew
-	if err := ResetJournal(path, Checkpoint{Version: base+9, CRC: 7}); err != nil {
+	if err := ResetJournal(path, Checkpoint{Version: base + 9, CRC: 7}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _, err := readJ(path, base+9, 7); err != nil || len(got) != 0 {
@@ -177,7 +177,7 @@ func TestJournal(t *testing.T) {
 	}
 	check("history kept by the reset", hist, append(want[:3:3], e5))
 	// a checkpoint below some entries keeps only those it holds
-	if err := ResetJournal(path, Checkpoint{Version: base+2, CRC: 8}); err != nil {
+	if err := ResetJournal(path, Checkpoint{Version: base + 2, CRC: 8}); err != nil {
 		t.Fatal(err)
 	}
 	if hist, err = ReadHistory(path, ModelID{}); err != nil {

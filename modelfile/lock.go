@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
 )
 
 // A model file has one writer at a time, as an SQLite database does: a

@@ -51,7 +51,7 @@ func (m *Model) Undo(ctx context.Context, hist []*modelfile.JournalEntry) (*mode
 	st := Undoable(hist)
 	if len(st) == 0 {
 		if len(hist) == 0 {
-			return nil, fmt.Errorf("%w: the model has no journal of its learns (serve keeps one; flycl learn adds to it once there is one)", ErrNoUndo)
+			return nil, fmt.Errorf("%w: the model has no journal of its learns, so none can be taken back (it was learned with --no-journal, or by an older flycl); flycl learn starts one at the next learn (unless --no-journal), and flycl serve keeps one: the learns from then on can be undone", ErrNoUndo)
 		}
 		return nil, fmt.Errorf("%w: no learn left to undo in the journal (it keeps the learns since the last forget, up to %d MiB)", ErrNoUndo, modelfile.HistoryBytes>>20)
 	}

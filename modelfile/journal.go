@@ -253,7 +253,7 @@ func ReadJournal(path string, cp Checkpoint) (*JournalContents, error) {
 // DecodeJournal reads a journal of size bytes from r (name is for
 // errors), as ReadJournal does.
 func DecodeJournal(r io.ReaderAt, size int64, name string, cp Checkpoint) (*JournalContents, error) {
-	return decodeJournal(r, size, name, &cp, nil)
+	return decodeJournal(r, size, name, &cp, nil, false)
 }
 
 // journalHeaderOf reads a journal's header: its format, its checkpoint
@@ -295,7 +295,10 @@ func modelOf(name string) string { return strings.TrimSuffix(name, ".journal") }
 // decodeJournal is DecodeJournal; cp nil reads the journal as continuing
 // its own checkpoint; history, when not nil, is also given every whole
 // entry in order, those the checkpoint holds included.
-func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, history func(*JournalEntry)) (*JournalContents, error) {
+//
+// With prefix, damage ends the read as a torn tail does (Torn names it):
+// the longest valid prefix, for RepairJournal.
+func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, history func(*JournalEntry), prefix bool) (*JournalContents, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w %s: %s", ErrJournal, name, fmt.Sprintf(format, a...))
 	}
@@ -326,7 +329,7 @@ func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, histo
 	// torn reports a record that does not read whole at pos: the tail of
 	// a write cut short when no whole record follows it, else damage.
 	torn := func(reason string) error {
-		if next := nextRecord(r, pos+1, size); next >= 0 {
+		if next := nextRecord(r, pos+1, size); next >= 0 && !prefix {
 			return fmt.Errorf("%w: %w %s: record at byte %d: %s, and a whole record follows at byte %d: the journal is damaged before its end, so the changes after the damage cannot be replayed; run flycl repair --model %s to keep the records before it (it keeps a copy of the journal and lists what it drops)",
 				ErrJournalDamaged, ErrJournal, name, pos, reason, next, modelOf(name))
 		}
@@ -374,8 +377,16 @@ func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, histo
 			break
 		}
 		e, err := decodeEntry(payload)
+		if err != nil && prefix {
+			out.Torn = &TornTail{Offset: pos, Bytes: size - pos, Reason: "a record that does not decode: " + err.Error()}
+			break
+		}
 		if err != nil {
 			return nil, bad("record at byte %d: %v (run flycl repair --model %s to keep the records before it)", pos, err, modelOf(name))
+		}
+		if e.Version <= last && prefix {
+			out.Torn = &TornTail{Offset: pos, Bytes: size - pos, Reason: fmt.Sprintf("a record of version %d after version %d", e.Version, last)}
+			break
 		}
 		if e.Version <= last {
 			return nil, bad("record at byte %d has version %d after version %d (run flycl repair --model %s to keep the records before it)", pos, e.Version, last, modelOf(name))
@@ -772,7 +783,7 @@ func ReadHistory(path string, id ModelID) ([]*JournalEntry, error) {
 			cp = &jb
 		}
 	}
-	_, err = decodeJournal(f, fi.Size(), JournalPath(path), cp, func(e *JournalEntry) { all = append(all, e) })
+	_, err = decodeJournal(f, fi.Size(), JournalPath(path), cp, func(e *JournalEntry) { all = append(all, e) }, false)
 	return all, err
 }
 

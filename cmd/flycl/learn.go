@@ -316,7 +316,7 @@ func learnCmd() *cobra.Command {
 	var wait waitFlag
 	var keep float64
 	var openScore string
-	var journal bool
+	var journal, noJournal bool
 	c := &cobra.Command{
 		Use:   "learn --model FILE (--data KIND:PATH [--backbone B] | --features F.npz)",
 		Short: "Teach a model file new classes (or more samples of known ones); creates it when absent",
@@ -399,7 +399,7 @@ class_names (or --class-names).`,
 			}
 			// a model with a journal (serve keeps one; --journal starts
 			// one) records the learn in its history, for flycl undo
-			if journal {
+			if journal && !noJournal {
 				if err := m.StartJournal(model); err != nil {
 					return err
 				}
@@ -424,7 +424,8 @@ class_names (or --class-names).`,
 	mf.register(c.Flags())
 	c.Flags().StringVar(&model, "model", "", "model file (created when absent)")
 	wait.register(c)
-	c.Flags().BoolVar(&journal, "journal", false, "keep a journal beside the model (FILE.journal) holding the features of its learns, for flycl undo, flycl history and forget without the data (flycl serve keeps one; once there, every learn adds to it)")
+	c.Flags().BoolVar(&journal, "journal", true, "keep a journal beside the model (FILE.journal) holding the features of its learns, for flycl undo, flycl history and forget without the data (the default; its history is bounded as serve's is)")
+	c.Flags().BoolVar(&noJournal, "no-journal", false, "start no journal for a model that has none (flycl undo then cannot take its learns back; a model with a journal keeps adding to it)")
 	c.Flags().StringVar(&wFile, "w", "", "create the model with this projection W (.npz from flycl export-w or another implementation)")
 	c.Flags().BoolVar(&opt.Online, "online", false, "learn in mini-batches (re-solving after each)")
 	c.Flags().IntVar(&opt.Batch, "online-batch", 1000, "mini-batch size with --online")

@@ -72,7 +72,9 @@ func TestModelCommands(t *testing.T) {
 	model, ref := filepath.Join(dir, "m.flycl"), filepath.Join(dir, "ref.flycl")
 	cfg := []string{"--m", "200", "--p", "3", "--k", "60", "--lambdas", "0.1,1,10,100"}
 
-	out, err := runCLI(t, append([]string{"learn", "--model", model, "--features", train}, cfg...)...)
+	// --no-journal: the drop of a column below needs a class the journal
+	// does not hold (with one, forget without data is exact from it)
+	out, err := runCLI(t, append([]string{"learn", "--model", model, "--features", train, "--no-journal"}, cfg...)...)
 	if err != nil || !strings.Contains(out, "classes added (3): cat, dog, fox") || !strings.Contains(out, "version 1, 3 classes, 60 samples") {
 		t.Fatalf("learn: %v\n%s", err, out)
 	}

@@ -34,6 +34,7 @@ var commands = []func() *cobra.Command{
 	forgetCmd,
 	undoCmd,
 	historyCmd,
+	repairCmd,
 	classesCmd,
 	serveCmd,
 	watchCmd,

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/modelfile"
+)
+
+func repairCmd() *cobra.Command {
+	var model string
+	var wait waitFlag
+	c := &cobra.Command{
+		Use:   "repair --model FILE",
+		Short: "Make a model's journal readable again: keep its valid records, after a backup, and list what is dropped",
+		Long: `The way out when a model does not load because of its journal (FILE.journal):
+
+- a journal damaged before its end (a record that does not read, with whole
+  records after it): the records before the damage are kept, the rest dropped;
+- a journal that does not belong to the model file (another model's, or the
+  model file was replaced, e.g. by a copy or a restore from backup): the
+  journal is moved aside and the model file used as it is.
+
+The journal as it was is kept beside it first (FILE.journal.broken-TIME), and
+every record dropped is listed (version, change, samples, classes, bytes): the
+changes they made are no longer in the model. A torn tail (a write a crash cut
+short, never acknowledged) needs no repair: it is ignored, and cut off by the
+next change. Repair takes the model file's lock, like any writer.`,
+		Example: `  flycl repair --model cam.flycl`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if model == "" {
+				return fmt.Errorf("give --model FILE")
+			}
+			lk, err := lockModel(cmd, model, wait, args)
+			if err != nil {
+				return err
+			}
+			defer lk.Unlock()
+			rep, err := modelfile.RepairJournal(model)
+			if err != nil {
+				return err
+			}
+			if err := lk.Check(); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			switch rep.Action {
+			case "none":
+				fmt.Fprintf(out, "%s: nothing to repair (%s)\n", model, rep.Reason)
+			default:
+				fmt.Fprintf(out, "%s: %s\n", rep.Journal, rep.Reason)
+				fmt.Fprintf(out, "kept a copy of the journal as it was: %s\n", rep.Backup)
+				if rep.Action == "cut" {
+					fmt.Fprintf(out, "kept the first %d bytes (%d changes since the checkpoint); dropped %d bytes\n", rep.KeptBytes, rep.Kept, rep.DroppedBytes)
+				} else {
+					fmt.Fprintf(out, "moved the journal aside (%d bytes): the model file is used as it is\n", rep.DroppedBytes)
+				}
+				for _, d := range rep.Dropped {
+					op := d.Op
+					if op == "" {
+						op = "a record that does not decode"
+					}
+					fmt.Fprintf(out, "dropped: version %d, %s of %d samples (%s), %d bytes at byte %d\n", d.Version, op, d.Rows, strings.Join(d.Names, ", "), d.Bytes, d.Offset)
+				}
+				if len(rep.Dropped) == 0 {
+					fmt.Fprintf(out, "dropped no whole record\n")
+				}
+			}
+			m, err := deploy.Load(model)
+			if err != nil {
+				return fmt.Errorf("the model still does not load: %w", err)
+			}
+			warnLoad(m)
+			fmt.Fprintf(out, "model %s loads: version %d, %d classes\n", model, m.Version(), len(m.Classes()))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&model, "model", "", "model file")
+	wait.register(c)
+	return c
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flycl/flycl/modelfile"
+)
+
+// TestRepair: every stuck state of a model's journal has a command that
+// gets out of it. A zero-filled tail (a power loss) needs none: the model
+// loads and learns on. A record damaged before whole ones refuses the
+// load, naming flycl repair, which keeps the prefix, lists the dropped
+// changes and keeps a copy. A model file copied over another model's
+// (whose journal stays) refuses the load naming flycl repair, which moves
+// the journal aside.
+func TestRepair(t *testing.T) {
+	dir := t.TempDir()
+	model, other := filepath.Join(dir, "m.flycl"), filepath.Join(dir, "o.flycl")
+	files := []string{filepath.Join(dir, "a.npz"), filepath.Join(dir, "b.npz"), filepath.Join(dir, "c.npz")}
+	blobs(t, files[0], 1, 16, 8, "ant", "bee")
+	blobs(t, files[1], 2, 16, 8, "cat")
+	blobs(t, files[2], 3, 16, 8, "dog")
+	for _, f := range files {
+		if _, err := runCLI(t, append([]string{"learn", "--model", model, "--features", f, "--quiet"}, smallModel...)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := runCLI(t, append([]string{"learn", "--model", other, "--features", files[0], "--quiet"}, smallModel...)...); err != nil {
+		t.Fatal(err)
+	}
+	jp := modelfile.JournalPath(model)
+	whole, err := os.ReadFile(jp)
+	if err != nil {
+		t.Fatalf("flycl learn keeps no journal by default: %v", err)
+	}
+	hist, err := modelfile.ReadHistory(model, modelfile.ModelID{})
+	if err != nil || len(hist) != 3 {
+		t.Fatalf("history: %d, %v", len(hist), err)
+	}
+
+	// a power loss's zero-filled tail: loads, learns on
+	os.WriteFile(jp, append(append([]byte{}, whole...), make([]byte, 4096)...), 0o644)
+	if out, err := runCLI(t, "classes", "--model", model); err != nil || !strings.Contains(out, "dog") {
+		t.Fatalf("classes with a zero-filled journal tail: %v\n%s", err, out)
+	}
+	if out, err := runCLI(t, "repair", "--model", model); err != nil || !strings.Contains(out, "nothing to repair") && !strings.Contains(out, "never acknowledged") {
+		t.Fatalf("repair of a torn tail: %v\n%s", err, out)
+	}
+	os.WriteFile(jp, whole, 0o644)
+
+	// a damaged first record, whole ones after it
+	bad := append([]byte{}, whole...)
+	bad[60] ^= 0xff
+	os.WriteFile(jp, bad, 0o644)
+	_, err = runCLI(t, "classes", "--model", model)
+	if err == nil || !strings.Contains(err.Error(), "flycl repair --model "+model) {
+		t.Fatalf("classes with a damaged journal: %v", err)
+	}
+	out, err := runCLI(t, "repair", "--model", model)
+	if err != nil {
+		t.Fatalf("repair: %v\n%s", err, out)
+	}
+	for _, want := range []string{"kept a copy", "dropped: version 2, learn of 8 samples (cat)", "dropped: version 3, learn of 8 samples (dog)", "loads: version 3"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("repair output lacks %q:\n%s", want, out)
+		}
+	}
+	backups, _ := filepath.Glob(jp + ".broken-*")
+	if len(backups) != 1 {
+		t.Fatalf("backups %v", backups)
+	}
+	if b, _ := os.ReadFile(backups[0]); string(b) != string(bad) {
+		t.Fatal("the backup is not the journal as it was")
+	}
+
+	// another model's file copied over this one: its journal is foreign
+	ob, _ := os.ReadFile(other)
+	os.WriteFile(model, ob, 0o644)
+	os.WriteFile(jp, whole, 0o644)
+	_, err = runCLI(t, "classes", "--model", model)
+	if err == nil || !strings.Contains(err.Error(), "another model") || !strings.Contains(err.Error(), "flycl repair --model "+model) {
+		t.Fatalf("classes after a cp over the model: %v", err)
+	}
+	if out, err = runCLI(t, "repair", "--model", model); err != nil || !strings.Contains(out, "moved the journal aside") || !strings.Contains(out, "loads: version 1") {
+		t.Fatalf("repair after a cp: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(modelfile.LockPath(model)); !os.IsNotExist(err) {
+		t.Fatalf("a lock file stayed after the commands: %v", err)
+	}
+}

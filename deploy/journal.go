@@ -65,6 +65,14 @@ func ForgetEntry(version uint64, class string, x []float32, d int) *modelfile.Jo
 	return &modelfile.JournalEntry{Op: "forget", Version: version, Time: time.Now().UTC(), Names: []string{class}, D: d, X: x}
 }
 
+// MergeEntry returns the history entry of a merge of statistics (flycl
+// merge) that taught the classes names: the model is at version after it.
+// It holds no features: a merge is saved whole, never replayed, and an
+// undo does not reach past it.
+func MergeEntry(version uint64, names []string, d int) *modelfile.JournalEntry {
+	return &modelfile.JournalEntry{Op: "merge", Version: version, Time: time.Now().UTC(), Names: slices.Clone(names), D: d}
+}
+
 // Replay applies a journal entry to the model: the change it records,
 // done again exactly as it was first done. The model must be below the
 // entry's version, and is at it after (a change that ends elsewhere means
@@ -104,6 +112,8 @@ func (m *Model) Replay(ctx context.Context, e *modelfile.JournalEntry) error {
 		if err != nil {
 			return fmt.Errorf("deploy: replay the undo of version %d: %w", e.Version, err)
 		}
+	case "merge":
+		return fmt.Errorf("deploy: the merge of version %d cannot be replayed (a merge is saved whole): the journal does not continue this model file", e.Version)
 	default:
 		return fmt.Errorf("deploy: journal entry of version %d: unknown op %q", e.Version, e.Op)
 	}

@@ -53,7 +53,7 @@ func (m *Model) Undo(ctx context.Context, hist []*modelfile.JournalEntry) (*mode
 		if len(hist) == 0 {
 			return nil, fmt.Errorf("%w: the model has no journal of its learns, so none can be taken back (it was learned with --no-journal, or by an older flycl); flycl learn starts one at the next learn (unless --no-journal), and flycl serve keeps one: the learns from then on can be undone", ErrNoUndo)
 		}
-		return nil, fmt.Errorf("%w: no learn left to undo in the journal (it keeps the learns since the last forget, up to %d MiB)", ErrNoUndo, modelfile.HistoryBytes>>20)
+		return nil, fmt.Errorf("%w: no learn left to undo in the journal (it keeps the learns since the last forget or merge, up to %d MiB)", ErrNoUndo, modelfile.HistoryBytes>>20)
 	}
 	e := st[len(st)-1]
 	if e.Op != "learn" {

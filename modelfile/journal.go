@@ -62,8 +62,11 @@ var ErrJournal = errors.New("modelfile: journal")
 
 // JournalEntry is one acknowledged change of a model.
 type JournalEntry struct {
-	// Op is "learn", "forget" or "unlearn" (an undo: the samples of the
-	// learn of version Undoes taken back out, flycl.Model.Unlearn).
+	// Op is "learn", "forget", "unlearn" (an undo: the samples of the
+	// learn of version Undoes taken back out, flycl.Model.Unlearn) or
+	// "merge" (statistics learned by flycl merge: history only, with the
+	// classes it taught in Names and no features; it is always saved as
+	// a checkpoint, and an undo does not reach past it).
 	Op string `json:"op"`
 	// Version is the model's version after the change.
 	Version uint64 `json:"version"`
@@ -484,7 +487,7 @@ func decodeEntry(p []byte) (*JournalEntry, error) {
 	}
 	data := p[4+hl:]
 	switch {
-	case e.Op != "learn" && e.Op != "forget" && e.Op != "unlearn":
+	case e.Op != "learn" && e.Op != "forget" && e.Op != "unlearn" && e.Op != "merge":
 		return nil, fmt.Errorf("unknown op %q", e.Op)
 	case !(e.LambdaBefore >= 0) || math.IsInf(e.LambdaBefore, 0):
 		return nil, fmt.Errorf("lambda_before %g", e.LambdaBefore)
@@ -496,8 +499,8 @@ func decodeEntry(p []byte) (*JournalEntry, error) {
 		return nil, fmt.Errorf("%d bytes of features are not rows of d=%d", len(data), e.D)
 	case !(e.Lambda >= 0) || math.IsInf(e.Lambda, 0) || e.Batch < 0:
 		return nil, fmt.Errorf("lambda %g, batch %d", e.Lambda, e.Batch)
-	case e.Calibration != nil && e.Op == "forget":
-		return nil, fmt.Errorf("a forget with a calibration")
+	case e.Calibration != nil && (e.Op == "forget" || e.Op == "merge"):
+		return nil, fmt.Errorf("a %s with a calibration", e.Op)
 	}
 	if c := e.Calibration; c != nil {
 		if err := c.Rejection.Validate(); err != nil {
@@ -518,6 +521,8 @@ func decodeEntry(p []byte) (*JournalEntry, error) {
 		return nil, fmt.Errorf("%s of %d rows with %d names", e.Op, n, len(e.Names))
 	case e.Op == "forget" && len(e.Names) != 1:
 		return nil, fmt.Errorf("forget of %d classes", len(e.Names))
+	case e.Op == "merge" && n != 0:
+		return nil, fmt.Errorf("a merge with %d feature rows", n)
 	}
 	if n > 0 {
 		e.X = make([]float32, n*e.D)

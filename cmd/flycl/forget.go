@@ -6,8 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/store"
 )
 
 func forgetCmd() *cobra.Command {
@@ -31,11 +32,15 @@ unchanged, but G still holds the class's samples.`,
 			if model == "" || class == "" {
 				return fmt.Errorf("give --model FILE and --class NAME")
 			}
-			m, lk, err := loadLocked(cmd, model, wait, args)
+			st, err := openStore(cmd, model, wait, args, false)
 			if err != nil {
 				return err
 			}
-			defer lk.Unlock()
+			defer st.Close()
+			m := st.Model()
+			if m == nil {
+				return fmt.Errorf("%s does not exist", model)
+			}
 			counts := m.ClassCounts()
 			label, ok := m.LabelOf(class)
 			if !ok {
@@ -61,26 +66,24 @@ unchanged, but G still holds the class's samples.`,
 					return fmt.Errorf("%s has no samples of class %q", s.desc, class)
 				}
 				src = s.desc
-			} else if hist, err := modelfile.ReadHistory(model, m.ID()); err == nil && n > 0 {
-				// the journal may hold every sample the class learned: then
-				// the forget is exact without the data
-				if xs := deploy.JournalSamples(hist, class); len(xs) == n*m.InputDim() {
-					x, src = xs, "the model's journal"
+			} else if xs := st.JournalSamples(class); xs != nil {
+				// the journal holds every sample the class learned: the
+				// forget is exact without the data
+				x, src = xs, "the model's journal"
+			}
+			var rec flycl.TaskRecord
+			var exact bool
+			err = update(cmd, st, func(m *deploy.Model) (store.Change, error) {
+				var err error
+				if rec, exact, err = m.Forget(cmd.Context(), class, x, nil); err != nil {
+					return store.Change{}, fmt.Errorf("forget (%s unchanged): %w", model, err)
 				}
-			}
-			rec, exact, err := m.Forget(cmd.Context(), class, x, nil)
+				return store.Change{Entry: deploy.ForgetEntry(m.Version(), class, x, m.InputDim())}, nil
+			})
 			if err != nil {
-				return fmt.Errorf("forget (%s unchanged): %w", model, err)
-			}
-			if err := commit(lk, m, model); err != nil {
 				return err
 			}
-			if err := m.AppendHistory(model, deploy.ForgetEntry(m.Version(), class, x, m.InputDim())); err != nil {
-				fmt.Fprintf(os.Stderr, "warning: the forget is saved, but not recorded in the journal's history: %v\n", err)
-			}
-			if err := lk.Check(); err != nil {
-				return err
-			}
+			m = st.Model()
 			if exact {
 				fmt.Printf("forgot %q exactly: subtracted its %d samples (from %s) from G and S and re-solved with lambda %g (%.3fs)\n",
 					class, rec.Samples, src, rec.Lambda, rec.Stages.Total().Seconds())

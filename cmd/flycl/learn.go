@@ -18,6 +18,7 @@ import (
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/store"
 	"github.com/flycl/flycl/transform"
 )
 
@@ -341,12 +342,13 @@ class_names (or --class-names).`,
 				}
 			}
 			// One writer at a time: the lock is held from the read of the
-			// model to its save (modelfile.TakeLock).
-			m, lk, err := openLocked(cmd, model, wait, args, &mf)
+			// model to its save (store.Open).
+			st, err := openModel(cmd, model, wait, args, &mf, journal && !noJournal)
 			if err != nil {
 				return err
 			}
-			defer lk.Unlock()
+			defer st.Close()
+			m := st.Model()
 			if m != nil {
 				if wFile != "" {
 					return fmt.Errorf("--w applies when a model is created; %s exists", model)
@@ -368,6 +370,9 @@ class_names (or --class-names).`,
 				if m, err = newModelFromFlags(cmd, &mf, wFile, s.d, s.pipeline); err != nil {
 					return err
 				}
+				if err := st.Create(m); err != nil {
+					return err
+				}
 			}
 			before := m.Prior() // what an undo of this learn puts back
 			if cmd.Flags().Changed("unknown-keep") || cmd.Flags().Changed("unknown-score") {
@@ -387,27 +392,21 @@ class_names (or --class-names).`,
 					return fmt.Errorf("--unknown-keep: %w", err)
 				}
 			}
-			t0 := time.Now()
-			res, err := m.Learn(cmd.Context(), s.x, s.names, s.pipeline, opt)
-			if err != nil {
-				return fmt.Errorf("learn (%s unchanged): %w", model, err)
-			}
-			learnTime := time.Since(t0)
+			// the learn, saved and recorded in the journal's history (for
+			// flycl undo) as one durable change
+			var res *deploy.LearnResult
+			var learnTime time.Duration
 			t1 := time.Now()
-			if err := commit(lk, m, model); err != nil {
-				return err
-			}
-			// a model with a journal (serve keeps one; --journal starts
-			// one) records the learn in its history, for flycl undo
-			if journal && !noJournal {
-				if err := m.StartJournal(model); err != nil {
-					return err
+			err = update(cmd, st, func(m *deploy.Model) (store.Change, error) {
+				t0 := time.Now()
+				var err error
+				if res, err = m.Learn(cmd.Context(), s.x, s.names, s.pipeline, opt); err != nil {
+					return store.Change{}, fmt.Errorf("learn (%s unchanged): %w", model, err)
 				}
-			}
-			if err := m.AppendHistory(model, deploy.LearnEntry(m.Version(), before, s.x, s.names, s.d, opt)); err != nil {
-				fmt.Fprintf(os.Stderr, "warning: the learn is saved, but not recorded in the journal's history (flycl undo cannot take it back): %v\n", err)
-			}
-			if err := lk.Check(); err != nil {
+				learnTime, t1 = time.Since(t0), time.Now()
+				return store.Change{Entry: deploy.LearnEntry(m.Version(), before, s.x, s.names, s.d, opt)}, nil
+			})
+			if err != nil {
 				return err
 			}
 			printLearn(os.Stdout, res, s.desc, learnTime, time.Since(t1))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/store"
 )
 
 // waitFlag is --wait [DURATION]: how long a writer waits for a model
@@ -46,12 +48,12 @@ func (w *waitFlag) register(c *cobra.Command) {
 	f.NoOptDefVal = "forever"
 }
 
-// lockModel takes the single-writer lock of the model file path for this
-// command (modelfile.TakeLock), naming it to a second writer.
-// args are the command's arguments: "--wait 30s" leaves "30s" there
-// (a flag with an optional value takes it only after "="), which is
-// refused rather than taken for a wait without limit.
-func lockModel(cmd *cobra.Command, path string, w waitFlag, args []string) (*modelfile.Lock, error) {
+// storeOptions are the store options of this command: its lock wait and
+// its name for a second writer. args are the command's arguments:
+// "--wait 30s" leaves "30s" there (a flag with an optional value takes it
+// only after "="), which is refused rather than taken for a wait without
+// limit.
+func storeOptions(w waitFlag, args []string) (*store.Options, error) {
 	for _, a := range args {
 		if _, err := time.ParseDuration(a); err == nil && w.d == waitForever {
 			return nil, fmt.Errorf("--wait takes its duration after \"=\": write --wait=%s (the %q after --wait was read as an argument)", a, a)
@@ -61,21 +63,56 @@ func lockModel(cmd *cobra.Command, path string, w waitFlag, args []string) (*mod
 	if len(command) > 200 {
 		command = command[:200] + "..."
 	}
-	return modelfile.TakeLock(cmd.Context(), path, modelfile.LockOptions{Wait: w.d, Command: command})
+	return &store.Options{Wait: w.d, Command: command}, nil
 }
 
-// commit saves m to path for a writer holding lk: the lock is checked
-// before the save and again after it (modelfile.Lock.Check), so a writer
-// whose lock file was removed or replaced behind it (another writer may
-// hold the model now) writes nothing, or acknowledges nothing.
-func commit(lk *modelfile.Lock, m *deploy.Model, path string) error {
-	if err := lk.Check(); err != nil {
-		return err
+// openStore opens the model file path as this command's store
+// (store.Open: its lock taken, the model loaded when the file exists);
+// journal starts a journal at the first change when it has none. The
+// caller closes it.
+func openStore(cmd *cobra.Command, path string, w waitFlag, args []string, journal bool) (*store.Store, error) {
+	o, err := storeOptions(w, args)
+	if err != nil {
+		return nil, err
 	}
-	if err := m.Save(path); err != nil {
-		return err
+	o.Journal = journal
+	st, err := store.Open(cmd.Context(), path, o)
+	if err != nil {
+		return nil, err
 	}
-	return lk.Check()
+	for _, w := range st.Warnings {
+		fmt.Fprintf(os.Stderr, "warning: %s\n", w)
+	}
+	return st, nil
+}
+
+// openModel is openStore for a command that creates the model when the
+// file does not exist (st.Model() is then nil), checking explicit model
+// flags against an existing model's configuration.
+func openModel(cmd *cobra.Command, path string, w waitFlag, args []string, mf *modelFlags, journal bool) (*store.Store, error) {
+	st, err := openStore(cmd, path, w, args, journal)
+	if err != nil {
+		return nil, err
+	}
+	if m := st.Model(); m != nil {
+		if err := checkConfig(cmd, mf, m.Model); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// update is store.Update for a command: a change saved whose record the
+// journal could not take (store.ErrNotRecorded) is a warning, not a
+// failure.
+func update(cmd *cobra.Command, st *store.Store, fn func(*deploy.Model) (store.Change, error)) error {
+	err := st.Update(cmd.Context(), fn)
+	if errors.Is(err, store.ErrNotRecorded) && !errors.Is(err, modelfile.ErrLockLost) {
+		fmt.Fprintf(os.Stderr, "warning: %v\n", err)
+		return nil
+	}
+	return err
 }
 
 // warnLoad prints what loading the model noticed and ignored (a torn
@@ -87,47 +124,4 @@ func warnLoad(m *deploy.Model) {
 	for _, w := range m.Warnings {
 		fmt.Fprintf(os.Stderr, "warning: %s\n", w)
 	}
-}
-
-// loadLocked takes the model file's lock (lockModel) and loads the model
-// for a read-modify-write; the caller saves it and then unlocks.
-func loadLocked(cmd *cobra.Command, path string, w waitFlag, args []string) (*deploy.Model, *modelfile.Lock, error) {
-	lk, err := lockModel(cmd, path, w, args)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := deploy.Load(path)
-	if err != nil {
-		lk.Unlock()
-		return nil, nil, err
-	}
-	warnLoad(m)
-	return m, lk, nil
-}
-
-// openLocked takes the model file's lock and loads the model when the file
-// exists (nil when it does not yet: the caller creates it), checking
-// explicit model flags against its configuration. The caller unlocks.
-func openLocked(cmd *cobra.Command, path string, w waitFlag, args []string, mf *modelFlags) (*deploy.Model, *modelfile.Lock, error) {
-	lk, err := lockModel(cmd, path, w, args)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := func() (*deploy.Model, error) {
-		exists, err := deploy.Exists(path)
-		if err != nil || !exists {
-			return nil, err
-		}
-		m, err := deploy.Load(path)
-		if err != nil {
-			return nil, err
-		}
-		warnLoad(m)
-		return m, checkConfig(cmd, mf, m.Model)
-	}()
-	if err != nil {
-		lk.Unlock()
-		return nil, nil, err
-	}
-	return m, lk, nil
 }

@@ -6,8 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/store"
 )
 
 func repairCmd() *cobra.Command {
@@ -35,16 +34,12 @@ next change. Repair takes the model file's lock, like any writer.`,
 			if model == "" {
 				return fmt.Errorf("give --model FILE")
 			}
-			lk, err := lockModel(cmd, model, wait, args)
+			o, err := storeOptions(wait, args)
 			if err != nil {
 				return err
 			}
-			defer lk.Unlock()
-			rep, err := modelfile.RepairJournal(model)
-			if err != nil {
-				return err
-			}
-			if err := lk.Check(); err != nil {
+			rep, m, err := store.Repair(cmd.Context(), model, o)
+			if rep == nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -70,9 +65,8 @@ next change. Repair takes the model file's lock, like any writer.`,
 					fmt.Fprintf(out, "dropped no whole record\n")
 				}
 			}
-			m, err := deploy.Load(model)
 			if err != nil {
-				return fmt.Errorf("the model still does not load: %w", err)
+				return err
 			}
 			warnLoad(m)
 			fmt.Fprintf(out, "model %s loads: version %d, %d classes\n", model, m.Version(), len(m.Classes()))

@@ -10,9 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/store"
 )
 
 // parseShard parses "i/N" (0 <= i < N).
@@ -170,11 +172,12 @@ merged file records the shards it holds, so the intermediate merges need
 				fmt.Printf("merged %d files: %d samples, %d classes -> %s\n", len(args), merged.Stats.N, len(merged.Names), out)
 				return nil
 			}
-			m, lk, err := openLocked(cmd, model, wait, args, &mf)
+			st, err := openModel(cmd, model, wait, args, &mf, true)
 			if err != nil {
 				return err
 			}
-			defer lk.Unlock()
+			defer st.Close()
+			m := st.Model()
 			if m != nil {
 				if cmd.Flags().Changed("gcv-scope") {
 					return fmt.Errorf("--gcv-scope is fixed when a model is created")
@@ -210,15 +213,25 @@ merged file records the shards it holds, so the intermediate merges need
 				case err != nil:
 					return err
 				}
+				if err := st.Create(m); err != nil {
+					return err
+				}
 			}
 			t0 := time.Now()
-			rec, err := m.LearnStatsFile(cmd.Context(), merged, lambda)
+			// the merge, saved and recorded in the journal's history (an
+			// undo does not reach past it) as one durable change
+			var rec flycl.TaskRecord
+			err = update(cmd, st, func(m *deploy.Model) (store.Change, error) {
+				var err error
+				if rec, err = m.LearnStatsFile(cmd.Context(), merged, lambda); err != nil {
+					return store.Change{}, fmt.Errorf("merge (%s unchanged): %w", model, err)
+				}
+				return store.Change{Entry: deploy.MergeEntry(m.Version(), merged.Names, m.InputDim())}, nil
+			})
 			if err != nil {
-				return fmt.Errorf("merge (%s unchanged): %w", model, err)
-			}
-			if err := commit(lk, m, model); err != nil {
 				return err
 			}
+			m = st.Model()
 			fmt.Printf("learned %d samples of %d classes from %d statistics files in %.2fs\n", merged.Stats.N, len(merged.Names), len(args), time.Since(t0).Seconds())
 			if rec.GCV != nil {
 				// The λ values scored: with --lambda-scale relative these are

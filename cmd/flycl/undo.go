@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/modelfile"
 )
 
 func undoCmd() *cobra.Command {
@@ -34,47 +33,27 @@ journal keeps; "flycl history" shows what it can undo.`,
 			if model == "" {
 				return fmt.Errorf("give --model FILE")
 			}
-			m, lk, err := loadLocked(cmd, model, wait, args)
+			st, err := openStore(cmd, model, wait, args, false)
 			if err != nil {
 				return err
 			}
-			defer lk.Unlock()
-			for {
-				hist, err := modelfile.ReadHistory(model, m.ID())
-				if err != nil {
-					return err
-				}
-				st := deploy.Undoable(hist)
-				if to > 0 {
-					i := len(st) - 1
-					for i >= 0 && st[i].Version != to {
-						i--
-					}
-					if i < 0 {
-						return fmt.Errorf("undo: %w: version %d is not a learn the journal can go back to (see flycl history)", deploy.ErrNoUndo, to)
-					}
-					if i == len(st)-1 {
-						break
-					}
-				}
-				e, err := m.Undo(cmd.Context(), hist)
-				if err != nil {
+			defer st.Close()
+			if st.Model() == nil {
+				return fmt.Errorf("%s does not exist", model)
+			}
+			done, err := st.Undo(cmd.Context(), to)
+			for _, e := range done {
+				fmt.Printf("undid the learn of version %d (%d samples of %s) with lambda %g: model %s at version %d\n",
+					e.Undoes, e.Rows(), strings.Join(deploy.Distinct(e.Names), ", "), e.LambdaBefore, model, e.Version)
+			}
+			if err != nil {
+				if len(done) == 0 {
 					return fmt.Errorf("undo (%s unchanged): %w", model, err)
 				}
-				if err := commit(lk, m, model); err != nil {
-					return err
-				}
-				if err := m.AppendHistory(model, e); err != nil {
-					return fmt.Errorf("undo: the model is saved, but the journal could not record the undo: %w", err)
-				}
-				if err := lk.Check(); err != nil {
-					return err
-				}
-				fmt.Printf("undid the learn of version %d (%d samples of %s) with lambda %g: model %s at version %d, %d classes\n",
-					e.Undoes, e.Rows(), strings.Join(deploy.Distinct(e.Names), ", "), e.LambdaBefore, model, m.Version(), len(m.Classes()))
-				if to == 0 {
-					break
-				}
+				return fmt.Errorf("undo: %w", err)
+			}
+			if len(done) > 0 {
+				fmt.Printf("model %s: version %d, %d classes\n", model, st.Model().Version(), len(st.Model().Classes()))
 			}
 			return nil
 		},

@@ -1,0 +1,26 @@
+// Package store is a model file as a durable store: the one place that
+// takes a model file's lock, loads it (checkpoint and journal), makes a
+// change durable (a checkpoint, and the change's record in the journal's
+// history) before it is acknowledged, undoes and repairs.
+//
+// Its API follows bbolt's: Open with options (create, wait for the lock,
+// read-only), Update as the only durable change (panic-safe, rolled back
+// on error, acknowledged only when durable, its lock checked before the
+// save and again before the acknowledgement), View, Undo, History,
+// Repair and Close.
+//
+//	st, err := store.Open(ctx, "cam.flycl", &store.Options{Journal: true})
+//	...
+//	defer st.Close()
+//	err = st.Update(ctx, func(m *deploy.Model) (store.Change, error) {
+//		before := m.Prior()
+//		if _, err := m.Learn(ctx, x, names, nil, opt); err != nil {
+//			return store.Change{}, err
+//		}
+//		return store.Change{Entry: deploy.LearnEntry(m.Version(), before, x, names, d, opt)}, nil
+//	})
+//
+// The command line's learn, forget, undo, merge and repair use it. What
+// the promises assume: a local POSIX file system that honours fsync,
+// rename and flock (docs/DEPLOY.md).
+package store

@@ -91,3 +91,39 @@ func TestRepair(t *testing.T) {
 		t.Fatalf("a lock file stayed after the commands: %v", err)
 	}
 }
+
+// TestUndoWithoutJournal: a model learned with --no-journal cannot undo
+// its learns, and the error says how to get a journal; the next learn
+// without the flag starts one, and that learn can be undone. A model in
+// a folder that does not exist says so, and a failed command leaves no
+// lock file.
+func TestUndoWithoutJournal(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.flycl")
+	a, b := filepath.Join(dir, "a.npz"), filepath.Join(dir, "b.npz")
+	blobs(t, a, 1, 16, 8, "ant")
+	blobs(t, b, 2, 16, 8, "bee")
+	if _, err := runCLI(t, append([]string{"learn", "--model", model, "--features", a, "--quiet", "--no-journal"}, smallModel...)...); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runCLI(t, "undo", "--model", model)
+	if err == nil || !strings.Contains(err.Error(), "flycl learn starts one") || !strings.Contains(err.Error(), "--no-journal") {
+		t.Fatalf("undo without a journal: %v", err)
+	}
+	if _, err := runCLI(t, "learn", "--model", model, "--features", b, "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCLI(t, "undo", "--model", model); err != nil || !strings.Contains(out, "undid the learn of version 2") {
+		t.Fatalf("undo of a learn journalled from then on: %v\n%s", err, out)
+	}
+	_, err = runCLI(t, "learn", "--model", filepath.Join(dir, "missing", "m.flycl"), "--features", a)
+	if err == nil || !strings.Contains(err.Error(), "folder") || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("a model in a missing folder: %v", err)
+	}
+	if _, err := runCLI(t, "learn", "--model", model, "--features", filepath.Join(dir, "none.npz")); err == nil {
+		t.Fatal("a learn of a missing file succeeded")
+	}
+	if _, err := os.Stat(modelfile.LockPath(model)); !os.IsNotExist(err) {
+		t.Fatalf("a failed command left the lock file: %v", err)
+	}
+}

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"runtime/debug"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/store"
 )
 
 // FileBackend serves a Fly-CL model kept in a model file: it loads the
@@ -37,73 +36,45 @@ import (
 // with ErrFileChanged, rather than overwrite the file or read foreign
 // contents back, and Health reports it, until the server restarts.
 type FileBackend struct {
-	path     string
-	model    *deploy.Model // the model and its pipeline, as the CLI keeps them; nil while it cannot be restored
+	path string
+	// st is the model file as a durable store: its lock, the model and
+	// its pipeline (as the CLI keeps them; nil while it cannot be read
+	// back), the journal and checkpoints.
+	st       *store.Store
 	newModel func() (*flycl.Model, error)
 	// declared is the pipeline SetPipeline gave a model that has none
 	// (restored with a new model that was never saved).
 	declared *modelfile.Pipeline
-	// saved: the file exists (was loaded or written), so a model that
-	// cannot be read back from it is an error, never a new empty model.
-	saved bool
-	// save writes the model (deploy.Model.Save; tests inject failures).
-	save func(m *deploy.Model, path string) error
+	// faults are the store's writes replaced by tests (failures
+	// injected); nil funcs: the real ones.
+	faults *store.Faults
 	// cur is the published snapshot: written by Learn and Forget, read
 	// by Current from any goroutine.
 	cur atomic.Pointer[fileView]
-	// lock is the model file's single-writer lock, held until Close.
-	lock *modelfile.Lock
-	// mu guards ident and closed, which the learner and Close write and
-	// Health reads.
-	mu sync.Mutex
-	// ident is the file as this backend last loaded or saved it (zero
-	// while there is none).
-	ident  modelfile.Ident
-	closed bool
 	// policy is FileOptions.LambdaPolicy.
 	policy flycl.LambdaPolicy
-	// journal holds the changes since the last checkpoint (nil: every
-	// change rewrites the file); ckpt is when to write a checkpoint.
-	journal *modelfile.Journal
-	ckpt    Checkpoints
 	// entry is the journal entry of the change in progress (set by the
 	// change's function).
 	entry *modelfile.JournalEntry
 	// refactor is FileOptions.Refactor.
 	refactor bool
-	// log is FileOptions.Logger.
-	log *slog.Logger
-	// lost (guarded by mu) is why the backend stopped taking changes for
-	// good: its lock file or journal was removed or replaced behind it.
-	lost error
-	// durable (guarded by mu) is the error of the last change that could
-	// not be made durable (nil once one is again): Health reports it.
-	durable error
-	// ckptErr is the last failed checkpoint, retried from ckptRetry on
-	// (changes go to the journal meanwhile).
-	ckptErr   error
-	ckptRetry time.Time
-	// appendEntry appends to the journal (tests inject failures).
-	appendEntry func(j *modelfile.Journal, e *modelfile.JournalEntry) error
+	log      *slog.Logger
 }
-
-// checkpointRetry is how long a FileBackend waits after a failed
-// checkpoint before it tries the next (changes are appended to the
-// journal meanwhile, as long as that works).
-const checkpointRetry = 30 * time.Second
 
 // Checkpoints say when a FileBackend with a journal rewrites its model
-// file whole: after Entries changes or Bytes of journal, whichever comes
-// first, and at Close. Entries 0 keeps no journal: every change rewrites
-// the model file (G included) before it is acknowledged.
-type Checkpoints struct {
-	Entries int
-	Bytes   int64
-}
+// file whole: after Entries changes or Bytes of journal records since
+// the last checkpoint, whichever comes first, and at Close. Entries 0
+// keeps no journal: every change rewrites the model file (G included)
+// before it is acknowledged.
+type Checkpoints = store.Checkpoints
 
 // ErrFileChanged is returned (wrapped) for every change refused because
 // the model file was replaced or rewritten behind the server.
-var ErrFileChanged = errors.New("server: the model file was changed behind the server")
+var ErrFileChanged = store.ErrFileChanged
+
+// ErrNotDurable is wrapped by Health's error after a change that could
+// not be saved (it was refused; nothing acknowledged is lost).
+var ErrNotDurable = store.ErrNotDurable
 
 // FileOptions say how OpenFileWith opens a model file.
 type FileOptions struct {
@@ -119,9 +90,11 @@ type FileOptions struct {
 	// Checkpoints, when Entries > 0, make a change durable by appending it
 	// to the model's journal (modelfile.OpenJournal: its features, names
 	// and options, synced) instead of rewriting the model file; the file
-	// is rewritten as a checkpoint as they say. Loading replays the
-	// journal on the checkpoint, so a kill at any moment loses nothing
-	// acknowledged; the replay after a crash costs a learn per entry.
+	// is rewritten as a checkpoint as they say (one that fails, as on a
+	// full disk, leaves the changes to the journal and is tried again
+	// 30 s later). Loading replays the journal on the checkpoint, so a
+	// kill at any moment loses nothing acknowledged; the replay after a
+	// crash costs a learn per entry.
 	Checkpoints Checkpoints
 	// Logger gets a line for every state the backend cannot leave by
 	// itself (lock file or journal changed behind it, a change that could
@@ -146,368 +119,134 @@ func OpenFile(path string, create func() (*flycl.Model, error)) (*FileBackend, e
 // OpenFileWith opens the model file at path as OpenFile does, with
 // options.
 func OpenFileWith(ctx context.Context, path string, opt FileOptions) (*FileBackend, error) {
-	lk, err := modelfile.TakeLock(ctx, path, opt.Lock)
-	if err != nil {
-		return nil, err
-	}
-	b := &FileBackend{path: path, newModel: opt.Create, save: (*deploy.Model).Save, lock: lk, policy: opt.LambdaPolicy, ckpt: opt.Checkpoints, refactor: opt.Refactor, log: opt.Logger,
-		appendEntry: (*modelfile.Journal).Append}
+	b := &FileBackend{path: path, newModel: opt.Create, faults: &store.Faults{}, policy: opt.LambdaPolicy, refactor: opt.Refactor, log: opt.Logger}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
-	if err := b.load(); err != nil {
-		lk.Unlock()
+	so := &store.Options{Wait: opt.Lock.Wait, Command: opt.Lock.Command, Checkpoints: opt.Checkpoints, Logger: b.log,
+		Faults: b.faults,
+		Prepare: func(m *deploy.Model) {
+			if b.refactor {
+				m.SetUpdateLimit(0)
+			}
+		},
+	}
+	if opt.Create != nil {
+		so.Create = func() (*deploy.Model, error) {
+			m, err := b.newModel()
+			if err != nil {
+				return nil, err
+			}
+			deploy.Calibrate(m)
+			return &deploy.Model{Model: m, Pipeline: b.declared}, nil
+		}
+	}
+	st, err := store.Open(ctx, path, so)
+	if err != nil {
 		return nil, err
 	}
-	if err := b.openJournal(); err != nil {
-		lk.Unlock()
-		return nil, err
+	if st.Model() == nil {
+		st.Close()
+		return nil, fmt.Errorf("open %s: %w", path, fs.ErrNotExist)
 	}
+	for _, w := range st.Warnings {
+		b.log.Warn(w, "model", path)
+	}
+	b.st = st
 	b.cur.Store(b.snapshot())
 	return b, nil
 }
 
-// openJournal (re)opens the journal on the model's checkpoint, when the
-// backend keeps one and the file exists. It is called after every load
-// and every save: a save replaces the journal file.
-func (b *FileBackend) openJournal() error {
-	if b.ckpt.Entries <= 0 {
-		return nil
-	}
-	b.mu.Lock()
-	b.journal.Close()
-	b.journal = nil
-	b.mu.Unlock()
-	if !b.saved || b.model == nil {
-		return nil
-	}
-	j, _, err := modelfile.OpenJournal(b.path, b.model.Checkpoint())
-	if err != nil {
-		return err
-	}
-	b.mu.Lock()
-	b.journal = j
-	b.mu.Unlock()
-	return nil
-}
-
 // Checkpoint rewrites the model file whole when its journal holds
 // changes, and starts the journal anew. Close calls it.
-func (b *FileBackend) Checkpoint() error {
-	if b.journal == nil || b.model == nil {
-		return nil
-	}
-	if n, _ := b.journal.Len(); n == 0 {
-		return nil
-	}
-	if err := b.refuse(); err != nil {
-		return err
-	}
-	if err := b.save(b.model, b.path); err != nil {
-		// the journal still holds every change: nothing is lost
-		return b.restore(err)
-	}
-	b.noteIdent()
-	return b.openJournal()
-}
+func (b *FileBackend) Checkpoint() error { return b.st.Checkpoint() }
 
 // Close releases the model file's lock. The backend takes no changes
 // after it.
 //
 // With a journal, Close first writes a checkpoint (a failure leaves the
 // journal, which loses nothing).
-func (b *FileBackend) Close() error {
-	var err error
-	if b.lock != nil && b.refuse() == nil {
-		err = b.Checkpoint()
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.closed = true
-	b.journal.Close()
-	if uerr := b.lock.Unlock(); err == nil {
-		err = uerr
-	}
-	return err
-}
+func (b *FileBackend) Close() error { return b.st.Close() }
 
 // ErrClosed is returned for a change to a closed FileBackend.
-var ErrClosed = errors.New("server: the model file is closed")
+var ErrClosed = store.ErrClosed
 
-// Health reports whether the backend can take changes: nil, or why not:
-// it is closed; its lock file or journal was removed or replaced behind
-// it (modelfile.ErrLockLost, modelfile.ErrJournalChanged: for good, until
-// a restart); the file on disk is not the one it last loaded or saved
-// (ErrFileChanged; a file put back as it was, the same file unchanged, is
-// accepted again); or the last change could not be made durable
-// (ErrNotDurable: a full disk; cleared by the next change that is).
-func (b *FileBackend) Health() error {
-	if err := b.refuse(); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.durable
-}
+// Health reports whether the backend can take changes: nil, or why not
+// (store.Store.Health): it is closed; its lock file or journal was
+// removed or replaced behind it (modelfile.ErrLockLost,
+// modelfile.ErrJournalChanged: for good, until a restart); the file on
+// disk is not the one it last loaded or saved (ErrFileChanged; a file put
+// back as it was, the same file unchanged, is accepted again); or the
+// last change could not be made durable (ErrNotDurable: a full disk;
+// cleared by the next change that is).
+func (b *FileBackend) Health() error { return b.st.Health() }
 
-// ErrNotDurable is wrapped by Health's error after a change that could
-// not be saved (it was refused; nothing acknowledged is lost).
-var ErrNotDurable = errors.New("server: the last change could not be saved")
-
-// refuse reports whether the backend must refuse a change: it is closed,
-// its lock or journal was lost, or its file was changed behind it.
-func (b *FileBackend) refuse() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return ErrClosed
-	}
-	if b.lost != nil {
-		return b.lost
-	}
-	lost := b.lock.Check()
-	if lost == nil && b.journal != nil {
-		lost = b.journal.Check()
-	}
-	if lost != nil {
-		b.lost = lost
-		b.log.Error("the server takes no more changes, and keeps answering predictions", "model", b.path, "reason", lost.Error())
-		return lost
-	}
-	return b.checkIdentLocked()
-}
-
-// setDurable records whether the last change was made durable.
-func (b *FileBackend) setDurable(err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err != nil {
-		err = fmt.Errorf("%w (%v): it was refused, and nothing acknowledged before it is lost; the server takes changes again once one can be saved (is the disk full?)", ErrNotDurable, err)
-		if b.durable == nil {
-			b.log.Error("a change could not be saved", "model", b.path, "reason", err.Error())
-		}
-	} else if b.durable != nil {
-		b.log.Info("changes are saved again", "model", b.path)
-	}
-	b.durable = err
-}
-
-// checkIdentLocked compares the file on disk with the one this backend
-// last loaded or saved. b.mu is held.
-func (b *FileBackend) checkIdentLocked() error {
-	cur, err := modelfile.IdentOf(b.path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("stat %s: %w", b.path, err)
-	}
-	if !b.ident.Same(cur) {
-		what := "replaced or rewritten"
-		if cur.IsZero() {
-			what = "removed"
-		} else if b.ident.IsZero() {
-			what = "created"
-		}
-		v := b.cur.Load().Version()
-		return fmt.Errorf("%w: %s was %s by another program since the server last loaded or saved it (version %d); the server refuses changes rather than overwrite it or read it back, and keeps answering predictions with version %d: restart the server to load the file as it is now",
-			ErrFileChanged, b.path, what, v, v)
-	}
-	return nil
-}
-
-// noteIdent records the file as just loaded or saved.
-func (b *FileBackend) noteIdent() {
-	id, _ := modelfile.IdentOf(b.path)
-	b.mu.Lock()
-	b.ident = id
-	b.mu.Unlock()
-}
-
-// load reads the file (or creates the empty model when there is none and
-// never was), replacing the model in memory.
-func (b *FileBackend) load() error {
-	b.model = nil // free the old model's statistics before reading
-	m, err := deploy.Load(b.path)
-	switch {
-	case err == nil:
-		b.model, b.saved = m, true
-		if b.refactor {
-			m.SetUpdateLimit(0)
-		}
-		b.noteIdent()
-		return nil
-	case errors.Is(err, fs.ErrNotExist) && b.saved:
-		return fmt.Errorf("the model file %s has disappeared: %w", b.path, err)
-	case errors.Is(err, fs.ErrNotExist) && b.newModel != nil:
-		m, err := b.newModel()
-		if err != nil {
-			return err
-		}
-		deploy.Calibrate(m)
-		if b.refactor {
-			m.SetUpdateLimit(0)
-		}
-		b.model = &deploy.Model{Model: m, Pipeline: b.declared}
-		return nil
-	}
-	return err
-}
+// model returns the model (nil while it cannot be read back).
+func (b *FileBackend) model() *deploy.Model { return b.st.Model() }
 
 // Pipeline returns how the model's features are made from an image (nil
 // when unknown: a model learned from feature vectors only).
-func (b *FileBackend) Pipeline() *modelfile.Pipeline { return b.model.Pipeline }
+func (b *FileBackend) Pipeline() *modelfile.Pipeline { return b.model().Pipeline }
 
 // SetPipeline declares the backbone that turns images into features. It
 // must be the one the model learned with (modelfile.Pipeline.Check); a
 // model without a pipeline takes it only while it has learned nothing.
 // Call it before serving.
 func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
-	if b.model == nil {
-		if err := b.load(); err != nil {
-			return fmt.Errorf("the model could not be read back from %s after a failed change: %w", b.path, err)
-		}
+	m := b.model()
+	if m == nil {
+		return fmt.Errorf("the model could not be read back from %s after a failed change", b.path)
 	}
 	switch {
-	case b.model.Pipeline != nil:
-		if err := b.model.Pipeline.Check(p); err != nil {
+	case m.Pipeline != nil:
+		if err := m.Pipeline.Check(p); err != nil {
 			return fmt.Errorf("%s: %w", b.path, err)
 		}
-	case b.model.Version() > 0:
+	case m.Version() > 0:
 		return fmt.Errorf("%s was learned from feature vectors of unknown origin: it cannot take images from %s (serve it without a backbone)", b.path, p.Backbone)
-	case p.Dim != b.model.InputDim():
-		return fmt.Errorf("backbone %s gives %d features, the model %s wants d=%d", p.Backbone, p.Dim, b.path, b.model.InputDim())
+	case p.Dim != m.InputDim():
+		return fmt.Errorf("backbone %s gives %d features, the model %s wants d=%d", p.Backbone, p.Dim, b.path, m.InputDim())
 	default:
-		b.model.Pipeline, b.declared = p, p
+		m.Pipeline, b.declared = p, p
 	}
 	b.cur.Store(b.snapshot())
 	return nil
 }
 
 // Config returns the model's Fly-CL configuration.
-func (b *FileBackend) Config() flycl.Config { return b.model.Config() }
+func (b *FileBackend) Config() flycl.Config { return b.model().Config() }
 
 // Current returns the latest snapshot.
 func (b *FileBackend) Current() ModelView { return b.cur.Load() }
 
-// change applies f to the model in place and saves it. When f or the
-// save fails, the model is read back from the file (restore), so memory
-// again holds exactly the last saved, published model.
+// change applies f to the model in place and makes it durable
+// (store.Store.Update: appended to the journal, or a checkpoint). When f
+// or the save fails, the model is read back from the file, so memory
+// again holds exactly the last saved, published model. A panic is undone
+// the same way, then goes on up (the server answers 500).
 func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration, err error) {
-	if err := b.refuse(); err != nil {
+	var t time.Time
+	err = b.st.Update(context.Background(), func(m *deploy.Model) (store.Change, error) {
+		b.entry = nil
+		if err := f(m); err != nil {
+			if r, ok := err.(*refused); ok {
+				return store.Change{}, store.Refused(r.err)
+			}
+			return store.Change{}, err
+		}
+		t = time.Now()
+		return store.Change{Entry: b.entry}, nil
+	})
+	if errors.Is(err, store.ErrNotRecorded) && !errors.Is(err, modelfile.ErrLockLost) {
+		// the change is saved (in a checkpoint); only its record in the
+		// history (for undo) is missing
+		b.log.Warn("a change is saved, but not recorded in the journal's history", "model", b.path, "reason", err.Error())
+		err = nil
+	}
+	if err != nil {
 		return 0, err
 	}
-	if b.model == nil {
-		// an earlier restore failed: try again before changing anything
-		err := b.load()
-		if err == nil {
-			if err = b.openJournal(); err != nil {
-				b.model = nil
-			}
-		}
-		if err != nil {
-			return 0, fmt.Errorf("the model could not be read back from %s after a failed change, so it takes no changes until it can (or the server restarts): %w", b.path, err)
-		}
-	}
-	// A panic once the model may have changed (a bug in the change or
-	// the save) is undone as a failure is, then goes on up (the server
-	// answers 500): the learner must not go on from a half-changed model.
-	defer func() {
-		if p := recover(); p != nil {
-			b.restore(fmt.Errorf("panic: %v", p))
-			panic(p)
-		}
-	}()
-	b.entry = nil
-	if err := f(b.model); err != nil {
-		if r, ok := err.(*refused); ok {
-			return 0, r.err
-		}
-		return 0, b.restore(err)
-	}
-	t := time.Now()
-	// The file must still be the one this model came from, and the lock
-	// and journal this backend's: check just before the save (a writer
-	// that ignores the lock may have replaced them during the change).
-	if err := b.refuse(); err != nil {
-		return 0, b.restore(err)
-	}
-	// With a journal, the change is durable once appended to it, unless
-	// a checkpoint is due. The checkpoint policy counts the bytes of the
-	// records since the last checkpoint (the history kept before them
-	// does not make every change a checkpoint); a checkpoint that fails
-	// (a full disk) leaves the change to the journal, and is retried
-	// later.
-	if j, e := b.journal, b.entry; j != nil && e != nil {
-		n, _ := j.Len()
-		due := n+1 >= b.ckpt.Entries || (b.ckpt.Bytes > 0 && j.Pending()+modelfile.RecordSize(e) >= b.ckpt.Bytes)
-		if due && time.Now().Before(b.ckptRetry) {
-			due = false
-		}
-		if due {
-			err := b.save(b.model, b.path)
-			if err == nil {
-				return time.Since(t), b.saved1(t)
-			}
-			b.ckptErr, b.ckptRetry = err, time.Now().Add(checkpointRetry)
-			b.log.Warn("a checkpoint failed: changes go to the journal, and the checkpoint is tried again later", "model", b.path, "retry", checkpointRetry, "reason", err.Error())
-			if rerr := b.refuse(); rerr != nil {
-				return 0, b.restore(fmt.Errorf("%w (after a failed checkpoint: %v)", rerr, err))
-			}
-		}
-		if err := b.appendEntry(j, e); err != nil {
-			b.setDurable(err)
-			return 0, b.restore(err)
-		}
-		b.setDurable(nil)
-		return time.Since(t), nil
-	}
-	if err := b.save(b.model, b.path); err != nil {
-		b.setDurable(err)
-		return 0, b.restore(err)
-	}
-	return time.Since(t), b.saved1(t)
-}
-
-// saved1 follows a save of the whole model (a checkpoint) that made the
-// change in progress durable: the journal starts anew on it, with the
-// change's entry as history.
-func (b *FileBackend) saved1(t time.Time) error {
-	b.setDurable(nil)
-	b.ckptErr, b.ckptRetry = nil, time.Time{}
-	b.saved = true
-	b.noteIdent()
-	if err := b.openJournal(); err != nil {
-		// the change is saved (in the checkpoint); the next ones are saved
-		// whole while the journal cannot be opened
-		return nil
-	}
-	if b.journal != nil && b.entry != nil {
-		// the checkpoint holds the change; its entry goes to the history
-		// (for undo), best effort: the change is durable either way
-		b.appendEntry(b.journal, b.entry)
-	}
-	return nil
-}
-
-// restore undoes a failed change by reading the model back from its file
-// and returns the change's error (with the restore's when that fails too:
-// then the model stays unloaded and the next change tries again).
-func (b *FileBackend) restore(cause error) error {
-	// Free the failed model's statistics, and give their pages back to
-	// the system, before the file's are allocated (and touched): else the
-	// undo holds two m×m G at once.
-	b.model = nil
-	debug.FreeOSMemory()
-	if err := b.refuse(); err != nil {
-		// never read back a file that is not this model's
-		return fmt.Errorf("%w (and the model cannot be read back: %v)", cause, err)
-	}
-	if err := b.load(); err != nil {
-		return fmt.Errorf("%w (and reading the model back from %s failed: %v)", cause, b.path, err)
-	}
-	if err := b.openJournal(); err != nil {
-		b.model = nil // take no change until the journal opens again
-		return fmt.Errorf("%w (and the journal of %s could not be opened: %v)", cause, b.path, err)
-	}
-	return cause
+	return time.Since(t), nil
 }
 
 // Learn learns the features x (n×d) with their class names: as one task
@@ -583,13 +322,13 @@ func (e *refused) Error() string { return e.err.Error() }
 func (e *refused) Unwrap() error { return e.err }
 
 func (b *FileBackend) snapshot() *fileView {
-	m := b.model.Model
+	m := b.model().Model
 	cfg := m.Config()
 	s := &fileView{pred: m.Predictor(),
 		info: Info{Version: m.Version(), Dim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K,
 			Lambda: m.Lambda(), Samples: m.Samples(), Classes: len(m.Classes()), Path: b.path}}
-	if b.model.Pipeline != nil {
-		s.info.Backbone = b.model.Pipeline.Backbone
+	if p := b.model().Pipeline; p != nil {
+		s.info.Backbone = p.Backbone
 	}
 	for _, r := range m.History() {
 		s.info.Lambdas = append(s.info.Lambdas, r.Lambda)
@@ -718,10 +457,10 @@ func (b *FileBackend) Undo(ctx context.Context, to uint64) (ModelView, error) {
 
 // modelID returns the model's ID (zero while no model is loaded).
 func (b *FileBackend) modelID() modelfile.ModelID {
-	if b.model == nil {
-		return modelfile.ModelID{}
+	if m := b.model(); m != nil {
+		return m.ID()
 	}
-	return b.model.ID()
+	return modelfile.ModelID{}
 }
 
 func versions(es []*modelfile.JournalEntry) []uint64 {

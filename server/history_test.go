@@ -64,7 +64,7 @@ func TestUndoAndHistory(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		return b.model
+		return b.model()
 	}
 	var ur UndoResponse
 	if code, _, b := do(t, "POST", hs+"/v1/model/undo", "application/json", []byte(`{}`), "", &ur); code != 200 || ur.Version != 4 {

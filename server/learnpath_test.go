@@ -103,7 +103,7 @@ func TestFailedSaveRestores(t *testing.T) {
 		}
 	}
 	saves := 0
-	be.save = func(m *deploy.Model, p string) error {
+	be.faults.Save = func(m *deploy.Model, p string) error {
 		saves++
 		if m.Version() != 2 {
 			t.Errorf("save of version %d: the failed learn did not change the model in place", m.Version())
@@ -124,7 +124,7 @@ func TestFailedSaveRestores(t *testing.T) {
 		}
 		unchanged("after a failed learn")
 	}
-	be.save = func(m *deploy.Model, p string) error { saves++; return errors.New("injected: I/O error") }
+	be.faults.Save = func(m *deploy.Model, p string) error { saves++; return errors.New("injected: I/O error") }
 	if code, _, b := do(t, "DELETE", hs+"/v1/classes/alpha", "", nil, "", nil); code != http.StatusInternalServerError {
 		t.Fatalf("forget with a failing save: %d %s", code, b)
 	}
@@ -132,7 +132,7 @@ func TestFailedSaveRestores(t *testing.T) {
 	if saves != 3 {
 		t.Fatalf("%d saves tried, want 3", saves)
 	}
-	be.save = (*deploy.Model).Save
+	be.faults.Save = nil
 	if lr := learnFeatures(t, hs, "", x3, []int{3, 0, 3, 0, 3, 0}); lr.Version != 2 {
 		t.Fatalf("learn once saving works: version %d, want 2", lr.Version)
 	}
@@ -144,7 +144,7 @@ func TestFailedSaveRestores(t *testing.T) {
 	// the truth refactors too, to compare bit for bit.
 	ref := filepath.Join(dir, "ref.flycl")
 	rb := newFileBackend(t, ref)
-	rb.model.SetUpdateLimit(0)
+	rb.model().SetUpdateLimit(0)
 	for _, l := range []struct {
 		x [][]float32
 		y []int

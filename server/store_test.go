@@ -83,7 +83,7 @@ func TestServerLockRemoved(t *testing.T) {
 	if err := a.Health(); !errors.Is(err, modelfile.ErrLockLost) {
 		t.Fatalf("first server's health: %v", err)
 	}
-	if s := logA.String(); !strings.Contains(s, "takes no more changes") || !strings.Contains(s, "lock file") {
+	if s := logA.String(); !strings.Contains(s, "no more changes are taken") || !strings.Contains(s, "lock file") {
 		t.Fatalf("first server's log: %q", s)
 	}
 	if err := b.Health(); err != nil {
@@ -158,7 +158,7 @@ func TestServerDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := &os.PathError{Op: "write", Path: path, Err: syscall.ENOSPC}
-	b.save = func(*deploy.Model, string) error { return full }
+	b.faults.Save = func(*deploy.Model, string) error { return full }
 	for step := 1; step <= 3; step++ { // the second is a checkpoint, which fails
 		if err := learnStep(b, r, step); err != nil {
 			t.Fatalf("learn %d with a failing checkpoint: %v", step, err)
@@ -171,7 +171,7 @@ func TestServerDiskFull(t *testing.T) {
 		t.Fatalf("health while the journal takes the changes: %v", err)
 	}
 	acked := b.Current().Version()
-	b.appendEntry = func(*modelfile.Journal, *modelfile.JournalEntry) error { return full }
+	b.faults.Append = func(*modelfile.Journal, *modelfile.JournalEntry) error { return full }
 	if err := learnStep(b, r, 4); err == nil {
 		t.Fatal("a learn that cannot be saved was acknowledged")
 	}
@@ -181,7 +181,7 @@ func TestServerDiskFull(t *testing.T) {
 	if b.Current().Version() != acked {
 		t.Fatalf("version %d after a refused learn, want %d", b.Current().Version(), acked)
 	}
-	b.appendEntry = (*modelfile.Journal).Append
+	b.faults.Append = nil
 	if err := learnStep(b, r, 5); err != nil {
 		t.Fatal(err)
 	}

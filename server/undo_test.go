@@ -41,12 +41,12 @@ func TestPanicInSaveRestores(t *testing.T) {
 	ghost, _ := clusters(r, []int{2}, 4)
 	x3, y3 := clusters(r, []int{3, 0}, 6)
 	learnFeatures(t, hs, "", x, y)
-	be.save = func(m *deploy.Model, p string) error { panic("injected: encoder bug") }
+	be.faults.Save = func(m *deploy.Model, p string) error { panic("injected: encoder bug") }
 	code, _, b := do(t, "POST", hs+"/v1/learn", "application/json", jsonBody(t, Request{Features: ghost, Label: "ghost"}), "", nil)
 	if code != http.StatusInternalServerError {
 		t.Fatalf("learn with a panicking save: %d %s", code, b)
 	}
-	be.save = (*deploy.Model).Save
+	be.faults.Save = nil
 	if lr := learnFeatures(t, hs, "", x3, y3); lr.Version != 2 || lr.Classes != 3 {
 		t.Fatalf("learn after the panic: version %d with %d classes, want 2 with 3 (the panicked learn is in the model)", lr.Version, lr.Classes)
 	}
@@ -162,7 +162,7 @@ func TestRestoreFreesTheFailedModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	var before int64
-	be.save = func(m *deploy.Model, p string) error {
+	be.faults.Save = func(m *deploy.Model, p string) error {
 		// the model has learned in place; free the learn's garbage and
 		// measure from here: what follows is the undo
 		runtime.GC()
@@ -182,7 +182,7 @@ func TestRestoreFreesTheFailedModel(t *testing.T) {
 			float64(peak-before)/(1<<20), float64(before)/(1<<20), float64(g)/(1<<20))
 	}
 	t.Logf("undo peak %.1f MiB above %.1f MiB; one G %.1f MiB", float64(peak-before)/(1<<20), float64(before)/(1<<20), float64(g)/(1<<20))
-	if v := be.Current().Version(); v != 1 || be.model.Version() != 1 {
-		t.Fatalf("after the undo: snapshot version %d, model %d, want 1", v, be.model.Version())
+	if v := be.Current().Version(); v != 1 || be.model().Version() != 1 {
+		t.Fatalf("after the undo: snapshot version %d, model %d, want 1", v, be.model().Version())
 	}
 }

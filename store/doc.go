@@ -20,7 +20,10 @@
 //		return store.Change{Entry: deploy.LearnEntry(m.Version(), before, x, names, d, opt)}, nil
 //	})
 //
-// The command line's learn, forget, undo, merge and repair use it. What
+// The command line's learn, forget, undo, merge and repair, and the
+// server's file backend (with Checkpoints: changes appended to the
+// journal, the model file rewritten as a checkpoint now and then), use it.
+// What
 // the promises assume: a local POSIX file system that honours fsync,
 // rename and flock (docs/DEPLOY.md).
 package store

@@ -19,8 +19,8 @@ func undoCmd() *cobra.Command {
 		Use:   "undo --model FILE [--to VERSION]",
 		Short: "Take the last learn (or every learn after VERSION) back out of a model exactly",
 		Long: `Takes the last learn back out of the model, exactly: its samples, which the
-model's journal holds (FILE.journal; flycl serve keeps one, and flycl learn adds
-to it once it exists), are subtracted from G and S, the classes it added go, and
+model's journal holds (FILE.journal; flycl serve and flycl learn keep one,
+unless learn's --no-journal), are subtracted from G and S, the classes it added go, and
 the classifier is re-solved with the λ the model had before it. The model then
 equals the one before that learn (G up to float32 rounding) as a new version:
 versions only grow. With --to VERSION every learn after that version is undone,
@@ -79,7 +79,7 @@ func historyCmd() *cobra.Command {
 				return err
 			}
 			if len(h) == 0 {
-				fmt.Printf("%s has no journal of its changes (flycl serve keeps one; flycl info shows the learning steps)\n", model)
+				fmt.Printf("%s has no journal of its changes (flycl learn starts one at the next learn unless --no-journal, flycl serve keeps one; flycl info shows the learning steps)\n", model)
 				return nil
 			}
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)

@@ -290,28 +290,43 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, op
 // exact: the model equals one that never saw the class. Without, the
 // class's column is dropped but G still holds its samples.
 func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (ModelView, error) {
+	sn, _, err := b.ForgetExact(ctx, class, x)
+	return sn, err
+}
+
+// ForgetExact is Forget, exact without the data when the model's journal
+// holds every sample the class learned (store.Store.JournalSamples), as
+// flycl forget is. It returns the samples subtracted (0: only the
+// column was dropped).
+func (b *FileBackend) ForgetExact(ctx context.Context, class string, x []float32) (ModelView, int, error) {
 	if !slices.Contains(b.cur.Load().pred.ClassNames(), class) {
-		return nil, fmt.Errorf("%w %q", ErrUnknownClass, class)
+		return nil, 0, fmt.Errorf("%w %q", ErrUnknownClass, class)
 	}
 	if len(x) == 0 {
-		x = nil // no data: drop the column
+		x = nil // no data: from the journal, or drop the column
 	}
+	n := 0
 	_, err := b.change(func(m *deploy.Model) error {
 		if x != nil && len(x)%m.InputDim() != 0 {
 			return &refused{&InputError{fmt.Errorf("%d feature values are not a multiple of d=%d", len(x), m.InputDim())}}
 		}
-		if _, _, err := m.Forget(ctx, class, x, nil); err != nil {
+		xs := x
+		if xs == nil {
+			xs = b.st.JournalSamples(class)
+		}
+		if _, _, err := m.Forget(ctx, class, xs, nil); err != nil {
 			return asInput(err)
 		}
-		b.entry = deploy.ForgetEntry(m.Version(), class, x, m.InputDim())
+		n = len(xs) / m.InputDim()
+		b.entry = deploy.ForgetEntry(m.Version(), class, xs, m.InputDim())
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sn := b.snapshot()
 	b.cur.Store(sn)
-	return sn, nil
+	return sn, n, nil
 }
 
 // refused marks an error of a change that was refused before it altered

@@ -83,8 +83,14 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sn ModelView
+	n := in.n // the samples subtracted (0: the column dropped)
 	err := s.submit(func(ctx context.Context) (ModelView, error) {
 		var err error
+		if fe, ok := s.cfg.Backend.(exactForgetter); ok {
+			// exact from the model's journal when it holds the class
+			sn, n, err = fe.ForgetExact(ctx, name, in.x)
+			return sn, err
+		}
 		sn, err = s.cfg.Backend.Forget(ctx, name, in.x)
 		return sn, err
 	})
@@ -92,8 +98,15 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	s.log.Info("forgot class", "class", name, "exact", in.n > 0, "version", sn.Version())
-	writeJSON(w, http.StatusOK, ForgetResponse{Version: sn.Version(), Forgot: name, Exact: in.n > 0, Samples: in.n, Seconds: time.Since(t).Seconds()})
+	s.log.Info("forgot class", "class", name, "exact", n > 0, "version", sn.Version())
+	writeJSON(w, http.StatusOK, ForgetResponse{Version: sn.Version(), Forgot: name, Exact: n > 0, Samples: n, Seconds: time.Since(t).Seconds()})
+}
+
+// exactForgetter is a Backend whose forget without data can be exact (a
+// FileBackend whose journal holds the class's samples): it says how many
+// samples it subtracted.
+type exactForgetter interface {
+	ForgetExact(ctx context.Context, class string, x []float32) (ModelView, int, error)
 }
 
 func (s *Server) predict(w http.ResponseWriter, r *http.Request) {

@@ -41,6 +41,8 @@ func TestJournalledBackend(t *testing.T) {
 	defer ref.Close()
 	r := rand.New(rand.NewPCG(70, 71))
 	var idents []modelfile.Ident
+	var learned []float32
+	var learnedNames []string
 	for step := range 6 {
 		x, y := clusters(r, []int{step % 4, (step + 1) % 4}, 5)
 		names := make([]string, len(y))
@@ -48,16 +50,21 @@ func TestJournalledBackend(t *testing.T) {
 			names[i] = className(c) + string(rune('0'+step/4))
 		}
 		flat := slices.Concat(x...)
+		learned, learnedNames = append(learned, flat...), append(learnedNames, names...)
 		for _, b := range []*FileBackend{jb, ref} {
 			if _, _, err := b.Learn(context.Background(), flat, names, deploy.LearnOptions{}); err != nil {
 				t.Fatalf("step %d: %v", step, err)
 			}
 		}
 		if step == 4 {
-			if _, err := jb.Forget(context.Background(), className(0)+"0", nil); err != nil {
-				t.Fatal(err)
+			// without data, exact from the journal (which holds the
+			// class's samples), as the other backend's forget with them
+			class := className(0) + "0"
+			xs := deploy.Select(learned, testDim, learnedNames, class)
+			if _, n, err := jb.ForgetExact(context.Background(), class, nil); err != nil || n != len(xs)/testDim {
+				t.Fatalf("forget from the journal: %d samples, want %d: %v", n, len(xs)/testDim, err)
 			}
-			if _, err := ref.Forget(context.Background(), className(0)+"0", nil); err != nil {
+			if _, err := ref.Forget(context.Background(), class, xs); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -196,3 +196,28 @@ func TestServerDiskFull(t *testing.T) {
 		t.Fatal("the refused learn is in the file")
 	}
 }
+
+// TestForgetExactOverHTTP: DELETE /v1/classes/X without data is exact
+// when the model's journal holds every sample X learned, as flycl forget
+// is (one forget): the answer says so, with the samples subtracted, and
+// the model equals one that never learned X (the same classes, counts
+// and samples as a model forgetting X with its data).
+func TestForgetExactOverHTTP(t *testing.T) {
+	var log logBuf
+	path := filepath.Join(t.TempDir(), "m.flycl")
+	_, hs, _ := testServer(t, func(c *Config) {
+		c.Backend.(*FileBackend).Close()
+		c.Backend = openJournalled(t, path, 16, &log)
+	})
+	r := rand.New(rand.NewPCG(30, 31))
+	x, y := clusters(r, []int{0, 1, 2}, 30)
+	learnFeatures(t, hs.URL, "", x, y)
+	var fr ForgetResponse
+	if code, _, b := do(t, "DELETE", hs.URL+"/v1/classes/"+className(1), "", nil, "", &fr); code != 200 || !fr.Exact || fr.Samples != 10 {
+		t.Fatalf("forget from the journal: %d %s", code, b)
+	}
+	m := savedModel(t, path)
+	if m.Samples() != 20 || slices.Contains(m.ClassNames(), className(1)) {
+		t.Fatalf("after an exact forget: %d samples, classes %v", m.Samples(), m.ClassNames())
+	}
+}

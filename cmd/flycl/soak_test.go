@@ -34,6 +34,7 @@ type soakOp struct {
 	class string
 	x     []float32 // n×d, for a learn
 	state string    // "acked", "refused" (an answer other than 200) or "unknown" (no answer: the kill)
+	exact bool      // a forget the server answered exact (from its journal)
 }
 
 // TestSoak runs "flycl serve" under concurrent predicts, learns and
@@ -164,6 +165,11 @@ func TestSoak(t *testing.T) {
 				op.state = "unknown"
 			case resp.StatusCode == 200:
 				op.state = "acked"
+				if !op.learn {
+					var fr server.ForgetResponse
+					json.NewDecoder(resp.Body).Decode(&fr)
+					op.exact = fr.Exact
+				}
 			default:
 				op.state = "refused"
 			}
@@ -351,7 +357,19 @@ func TestSoak(t *testing.T) {
 			if o.state != "acked" && !slices.ContainsFunc(rb.Current().Classes(), func(c server.Class) bool { return c.Name == o.class }) {
 				continue
 			}
-			if _, err := rb.Forget(context.Background(), o.class, nil); err != nil {
+			// exactly, with the class's data, when the server forgot it
+			// exactly from its journal (one cut off by the kill: when the
+			// file lost the class's samples)
+			var xs []float32
+			learnOf := ops[slices.IndexFunc(ops, func(l soakOp) bool { return l.learn && l.class == o.class })]
+			exact := o.exact
+			if o.state != "acked" {
+				exact = f.Samples() == rb.Current().Info().Samples-len(learnOf.x)/d
+			}
+			if exact {
+				xs = learnOf.x
+			}
+			if _, err := rb.Forget(context.Background(), o.class, xs); err != nil {
 				t.Fatalf("rebuild: forget %s: %v", o.class, err)
 			}
 		}

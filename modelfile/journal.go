@@ -555,9 +555,6 @@ type Journal struct {
 	entries int        // entries above the checkpoint (history not counted)
 	pending int64      // their bytes
 	cp      Checkpoint // the checkpoint it continues
-	// write writes a record at an offset (the file's WriteAt; tests
-	// inject failures, as a full disk gives).
-	write func(b []byte, off int64) (int, error)
 }
 
 // OpenJournal opens the journal of the model file at path for appending
@@ -604,17 +601,7 @@ func OpenJournal(path string, cp Checkpoint) (*Journal, *JournalContents, error)
 		return nil, nil, fmt.Errorf("modelfile: sync %s: %w", jp, err)
 	}
 	j := &Journal{path: jp, f: f, size: valid, entries: len(c.Entries), pending: c.Pending, cp: cp}
-	j.write = f.WriteAt
 	return j, c, nil
-}
-
-// SetWriteHook replaces how the journal writes a record (tests: a write
-// that fails as a full disk does). nil restores the file's WriteAt.
-func (j *Journal) SetWriteHook(w func(b []byte, off int64) (int, error)) {
-	if w == nil {
-		w = j.f.WriteAt
-	}
-	j.write = w
 }
 
 // ErrJournalChanged is matched (errors.Is) by the error of Check for a
@@ -665,7 +652,7 @@ func (j *Journal) Append(e *JournalEntry) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if _, err := j.write(rec, j.size); err != nil {
+	if _, err := j.f.WriteAt(rec, j.size); err != nil {
 		j.f.Truncate(j.size) // take the partial record back out
 		return fmt.Errorf("modelfile: append to %s: %w", j.path, err)
 	}

@@ -137,6 +137,9 @@ func LoadFile(path string) (*modelfile.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if jc.Torn != nil {
+		f.Warnings = append(f.Warnings, fmt.Sprintf("%s: %s", modelfile.JournalPath(path), jc.Torn))
+	}
 	if len(jc.Entries) == 0 {
 		return f, nil
 	}
@@ -144,5 +147,5 @@ func LoadFile(path string) (*modelfile.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: f.Created, Saved: f.Saved, Format: f.Format, CRC: f.CRC, ID: f.ID}, nil
+	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: f.Created, Saved: f.Saved, Format: f.Format, CRC: f.CRC, ID: f.ID, Warnings: f.Warnings}, nil
 }

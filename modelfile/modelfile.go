@@ -65,6 +65,9 @@ type File struct {
 	// zero, kept after. Zero when read from a file written before it was
 	// recorded.
 	ID ModelID
+	// Warnings are what a load noticed and ignored (a torn journal tail:
+	// deploy.LoadFile), for the caller to show; never written.
+	Warnings []string
 }
 
 // Checkpoint returns the checkpoint the file is, for its journal.

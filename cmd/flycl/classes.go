@@ -6,8 +6,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
-	"github.com/flycl/flycl/deploy"
 )
 
 func classesCmd() *cobra.Command {
@@ -19,7 +17,7 @@ func classesCmd() *cobra.Command {
 			if model == "" {
 				return fmt.Errorf("give --model FILE")
 			}
-			f, err := deploy.LoadFile(model)
+			f, err := loadFile(model)
 			if err != nil {
 				return err
 			}

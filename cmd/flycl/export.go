@@ -42,7 +42,7 @@ would not be the ones the classifier learned from.`,
 			if err != nil {
 				return fmt.Errorf("--w: %w", err)
 			}
-			f, err := deploy.LoadFile(model)
+			f, err := loadFile(model)
 			if err != nil {
 				return err
 			}

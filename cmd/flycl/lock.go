@@ -115,6 +115,24 @@ func update(cmd *cobra.Command, st *store.Store, fn func(*deploy.Model) (store.C
 	return err
 }
 
+// loadFile reads a model file for reading only (deploy.LoadFile) and
+// prints what the load noticed and ignored (a torn journal tail).
+func loadFile(path string) (*modelfile.File, error) {
+	f, err := deploy.LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	warnFile(f)
+	return f, nil
+}
+
+// warnFile prints what loading f noticed and ignored.
+func warnFile(f *modelfile.File) {
+	for _, w := range f.Warnings {
+		fmt.Fprintf(os.Stderr, "warning: %s\n", w)
+	}
+}
+
 // warnLoad prints what loading the model noticed and ignored (a torn
 // journal tail).
 func warnLoad(m *deploy.Model) {

@@ -6,14 +6,12 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/flycl/flycl/deploy"
 )
 
 // printModelInfo describes a model file: format, version, configuration,
 // pipeline, classes and the λ history.
 func printModelInfo(w io.Writer, path string) error {
-	f, err := deploy.LoadFile(path)
+	f, err := loadFile(path)
 	if err != nil {
 		return err
 	}

@@ -90,6 +90,7 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 			if err != nil {
 				return err
 			}
+			warnFile(f)
 			p := f.Snapshot.Predictor()
 			if len(p.Classes()) == 0 {
 				return fmt.Errorf("%s has no classes yet: teach it with flycl learn", model)

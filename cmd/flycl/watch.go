@@ -100,7 +100,7 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	}
 	log := slog.New(h)
 
-	mf, err := deploy.LoadFile(f.model)
+	mf, err := loadFile(f.model)
 	if err != nil {
 		return err
 	}

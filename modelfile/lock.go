@@ -157,6 +157,7 @@ func TakeLock(ctx context.Context, path string, opt LockOptions) (*Lock, error) 
 	if opt.Wait > 0 {
 		deadline = start.Add(opt.Wait)
 	}
+	retries := 0 // lock files found released while their holder was read
 	for {
 		h, ok, err := tryLock(lp)
 		if err != nil {
@@ -185,10 +186,20 @@ func TakeLock(ctx context.Context, path string, opt LockOptions) (*Lock, error) 
 		}
 		e := &LockedError{Path: path, Holder: readHolder(lp)}
 		// The holder writes itself in just after it takes the lock: give
-		// it a moment when this one came in between.
+		// it a moment when this one came in between. A lock file gone
+		// meanwhile was released (its holder removes it): try again.
+		gone := false
 		for try := 0; e.Holder == nil && try < 20; try++ {
+			if _, err := os.Lstat(lp); errors.Is(err, fs.ErrNotExist) {
+				gone = true
+				break
+			}
 			time.Sleep(10 * time.Millisecond)
 			e.Holder = readHolder(lp)
+		}
+		if gone && retries < 100 {
+			retries++
+			continue
 		}
 		if opt.Wait > 0 {
 			e.Waited = time.Since(start)

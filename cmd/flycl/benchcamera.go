@@ -70,12 +70,6 @@ tests on the rest. scripts/camera-bench builds the benchmark's two sets from
 				o.Sets = append(o.Sets, set)
 			}
 			o.M, o.Grids = ms, grids
-			dir, err := os.MkdirTemp("", "flycl-bench-camera")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(dir)
-			o.Dir = dir
 			rows, err := bench.Camera(cmd.Context(), os.Stderr, o)
 			if err != nil {
 				return err

@@ -6,8 +6,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -20,6 +18,7 @@ import (
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/internal/procmem"
+	"github.com/flycl/flycl/modelfile"
 )
 
 // CameraSet is one data set of the camera benchmark: features of labelled
@@ -45,7 +44,6 @@ type CameraOptions struct {
 	Grids  []string // of CameraGrids
 	Splits int      // random splits (samples and seed of W) per set
 	Seed   uint64
-	Dir    string // where model files are written to measure their size
 }
 
 // CameraRow is one line of the camera benchmark.
@@ -194,15 +192,13 @@ func Camera(ctx context.Context, out io.Writer, o CameraOptions) ([]CameraRow, e
 						return nil, fmt.Errorf("bench camera: %s m=%d %s split %d: %w", set.Name, m, grid, s, err)
 					}
 					times = append(times, time.Since(t0).Seconds())
-					path := filepath.Join(o.Dir, "camera.flycl")
-					if err := model.Save(path); err != nil {
+					// the model file's size: its encoding, counted (a
+					// file is written by the store only)
+					var size countWriter
+					if err := modelfile.Encode(&size, &modelfile.File{Snapshot: model.SnapshotView(), Pipeline: model.Pipeline}); err != nil {
 						return nil, err
 					}
-					fi, err := os.Stat(path)
-					if err != nil {
-						return nil, err
-					}
-					row.FileBytes = fi.Size()
+					row.FileBytes = int64(size)
 					row.PeakRSS = max(row.PeakRSS, procmem.Peak())
 					switch res.Steps[len(res.Steps)-1].LambdaIssue() {
 					case flycl.LambdaLowEdge:
@@ -332,4 +328,12 @@ func PrintCamera(w io.Writer, rows []CameraRow) {
 			r.Set, r.M, r.K, r.P, r.Grid, r.Learns, r.Train, r.LearnP50, r.LearnMax, float64(r.FileBytes)/(1<<20),
 			float64(r.PeakRSS)/(1<<20), 100*r.Acc, 100*r.AccSD, 100*r.Delta, 100*r.DeltaSE, 100*r.Kept, r.Lambda, r.Edge, r.Learns, r.EdgeLow)
 	}
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	*c += countWriter(len(p))
+	return len(p), nil
 }

@@ -390,6 +390,9 @@ class_names (or --class-names).`,
 			t0 := time.Now()
 			res, err := m.Learn(cmd.Context(), s.x, s.names, s.pipeline, opt)
 			if err != nil {
+				if flycl.IsInput(err) {
+					return fmt.Errorf("learn %s (%s unchanged): %w", s.desc, model, err)
+				}
 				return fmt.Errorf("learn (%s unchanged): %w", model, err)
 			}
 			learnTime := time.Since(t0)

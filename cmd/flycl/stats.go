@@ -155,7 +155,12 @@ merged file records the shards it holds, so the intermediate merges need
 			}
 			merged, err := modelfile.MergeStats(parts...)
 			if err != nil {
-				return err
+				// the library counts parts from 1: name their files
+				names := make([]string, len(args))
+				for i, a := range args {
+					names[i] = fmt.Sprintf("part %d = %s", i+1, a)
+				}
+				return fmt.Errorf("%w (%s)", err, strings.Join(names, ", "))
 			}
 			if err := modelfile.CheckComplete(merged.Shards); err != nil {
 				if !partial {

@@ -298,8 +298,8 @@ func (b *ReadOnlyBackend) Forget(context.Context, string, []float32) (ModelView,
 }
 
 // Undo fails with ErrReadOnly.
-func (b *ReadOnlyBackend) Undo(context.Context, uint64) (ModelView, error) {
-	return nil, ErrReadOnly
+func (b *ReadOnlyBackend) Undo(context.Context, *uint64) (ModelView, []deploy.Undone, error) {
+	return nil, nil, ErrReadOnly
 }
 
 // History lists the changes the model's journal records (deploy.History:

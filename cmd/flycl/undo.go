@@ -24,9 +24,14 @@ model's journal holds (FILE.journal; flycl serve keeps one, and flycl learn adds
 to it once it exists), are subtracted from G and S, the classes it added go, and
 the classifier is re-solved with the λ the model had before it. The model then
 equals the one before that learn (G up to float32 rounding) as a new version:
-versions only grow. With --to VERSION every learn after that version is undone,
-newest first. An undo cannot reach past a forget, nor past the history the
-journal keeps; "flycl history" shows what it can undo.`,
+versions only grow. With --to VERSION every learn after that version not
+undone yet is undone, newest first, so that the model ends as it was at
+VERSION (--to 0: as created, before its first learn, when the journal holds
+that learn); when it already is, nothing is done. VERSION must be one the
+journal records; an undo cannot reach past a forget, nor redo a learn an
+earlier undo took back, nor reach past the history the journal keeps:
+"flycl history" shows what it can undo. Each learn taken back is printed
+(its version, samples and classes), then the version the model ends at.`,
 		Example: `  flycl undo --model cam.flycl
   flycl history --model cam.flycl && flycl undo --model cam.flycl --to 3`,
 		Args: cobra.NoArgs,
@@ -39,27 +44,28 @@ journal keeps; "flycl history" shows what it can undo.`,
 				return err
 			}
 			defer lk.Unlock()
-			for {
-				hist, err := modelfile.ReadHistory(model)
-				if err != nil {
+			var target *uint64
+			if cmd.Flags().Changed("to") {
+				target = &to
+			}
+			hist, err := modelfile.ReadHistory(model)
+			if err != nil {
+				return err
+			}
+			plan, err := deploy.UndoPlan(hist, m.Version(), target)
+			if err != nil {
+				return fmt.Errorf("undo (%s unchanged): %w", model, err)
+			}
+			for _, want := range plan {
+				if hist, err = modelfile.ReadHistory(model); err != nil {
 					return err
-				}
-				st := deploy.Undoable(hist)
-				if to > 0 {
-					i := len(st) - 1
-					for i >= 0 && st[i].Version != to {
-						i--
-					}
-					if i < 0 {
-						return fmt.Errorf("undo: %w: version %d is not a learn the journal can go back to (see flycl history)", deploy.ErrNoUndo, to)
-					}
-					if i == len(st)-1 {
-						break
-					}
 				}
 				e, err := m.Undo(cmd.Context(), hist)
 				if err != nil {
 					return fmt.Errorf("undo (%s unchanged): %w", model, err)
+				}
+				if e.Undoes != want.Version {
+					return fmt.Errorf("undo (%s unchanged): took back the learn of version %d where the plan said %d", model, e.Undoes, want.Version)
 				}
 				if err := m.Save(model); err != nil {
 					return err
@@ -69,15 +75,19 @@ journal keeps; "flycl history" shows what it can undo.`,
 				}
 				fmt.Printf("undid the learn of version %d (%d samples of %s) with lambda %g: model %s at version %d, %d classes\n",
 					e.Undoes, e.Rows(), strings.Join(deploy.Distinct(e.Names), ", "), e.LambdaBefore, model, m.Version(), len(m.Classes()))
-				if to == 0 {
-					break
-				}
+			}
+			switch {
+			case target == nil:
+			case len(plan) == 0:
+				fmt.Printf("nothing to undo: %s (version %d) is as it was at version %d\n", model, m.Version(), to)
+			default:
+				fmt.Printf("%s is as it was at version %d: version %d, %d classes\n", model, to, m.Version(), len(m.Classes()))
 			}
 			return nil
 		},
 	}
 	c.Flags().StringVar(&model, "model", "", "model file")
-	c.Flags().Uint64Var(&to, "to", 0, "undo every learn after this version (default: the last learn only)")
+	c.Flags().Uint64Var(&to, "to", 0, "undo every learn after this version, so that the model ends as it was then (0: as created; default: the last learn only)")
 	wait.register(c)
 	return c
 }

@@ -77,7 +77,7 @@ func main() {
 	}
 }
 
-// Exit statuses of flycl (flycl help exit-status). The one place an
+// Exit statuses of flycl (docs/DEPLOY.md, "Exit status"). The one place an
 // error becomes a status: by the library's typed errors, with errors.Is.
 const (
 	exitFailure = 1 // anything else: a failed computation, I/O, a bug

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,6 +106,8 @@ func TestExitStatuses(t *testing.T) {
 		{"merge other W", []string{"merge", "--model", p("merged.flycl"), "--partial", s0, seed}, exitInput, []string{seed}},
 		{"merge into another model", []string{"merge", "--model", model, "--partial", seed}, exitInput, []string{model}},
 		{"unknown class", []string{"forget", "--model", model, "--class", "zz"}, exitInput, []string{"zz"}},
+		{"flag value", []string{"learn", "--model", model, "--features", good, "--m", "many"}, exitInput, []string{"--m", "many"}},
+		{"unknown flag", []string{"predict", "--model", model, "--frobnicate"}, exitInput, []string{"--frobnicate"}},
 		{"locked", []string{"learn", "--model", p("held.flycl"), "--features", good}, exitLocked, []string{"held.flycl"}},
 		{"damaged model file", []string{"predict", "--model", p("junk.flycl"), "--features", good}, exitFailure, []string{"junk.flycl"}},
 	} {
@@ -124,5 +128,29 @@ func TestExitStatuses(t *testing.T) {
 	}
 	if after, err := os.ReadFile(model); err != nil || string(after) != string(before) {
 		t.Errorf("a refused command changed %s (%v)", model, err)
+	}
+
+	// the built binary: main gives the status and prints the message
+	if testing.Short() {
+		return
+	}
+	bin := buildFlycl(t)
+	for _, c := range []struct {
+		args []string
+		want int
+		msg  string
+	}{
+		{[]string{"learn", "--model", model, "--features", p("nan.npz")}, exitInput, "nan.npz"},
+		{[]string{"learn", "--model", p("held.flycl"), "--features", good}, exitLocked, "held.flycl"},
+		{[]string{"predict", "--model", p("junk.flycl"), "--features", good}, exitFailure, "junk.flycl"},
+	} {
+		var stderr strings.Builder
+		cmd := exec.Command(bin, c.args...)
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != c.want || !strings.Contains(stderr.String(), c.msg) {
+			t.Errorf("flycl %s: %v, stderr %q; want exit status %d naming %s", strings.Join(c.args, " "), err, stderr.String(), c.want, c.msg)
+		}
 	}
 }

@@ -65,6 +65,8 @@ func newRoot() *cobra.Command {
 		}
 		return cmd.Help()
 	}
+	// a flag value that does not parse, or an unknown flag: input refused
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flycl.Input(err) })
 	return root
 }
 

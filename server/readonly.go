@@ -59,11 +59,14 @@ type ReadOnlyBackend struct {
 	cfg flycl.Config
 	dim int
 
-	// mu serializes Reload and guards seen, lastErr and watchers.
-	mu       sync.Mutex
+	// reload serializes Reload and OnChange, and guards seen and
+	// watchers; mu guards pipeline and lastErr, which health checks read
+	// while a reload may take a while.
+	reload   sync.Mutex
 	seen     readIdent
-	lastErr  error
 	watchers []func(ModelView)
+	mu       sync.Mutex
+	lastErr  error
 
 	stop, done chan struct{}
 	closeOnce  sync.Once
@@ -159,11 +162,11 @@ func (b *ReadOnlyBackend) follow(poll time.Duration) {
 // ReadOnlyBackend). It reports whether a new view is served; the error
 // says why a changed file was not loaded (the view served stays).
 func (b *ReadOnlyBackend) Reload() (bool, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.reload.Lock()
+	defer b.reload.Unlock()
 	id, err := identOfFiles(b.path)
 	if err == nil && id.same(b.seen) {
-		return false, b.lastErr
+		return false, b.ReloadError()
 	}
 	var m *deploy.Model
 	if err == nil {
@@ -179,13 +182,18 @@ func (b *ReadOnlyBackend) Reload() (bool, error) {
 		}
 		v := b.cur.Load().Version()
 		err = fmt.Errorf("reload %s: %w (still serving version %d)", b.path, err, v)
-		if b.lastErr == nil || b.lastErr.Error() != err.Error() {
+		if last := b.ReloadError(); last == nil || last.Error() != err.Error() {
 			b.log.Warn("the model file changed but could not be loaded; serving the version loaded before", "model", b.path, "version", v, "err", err)
 		}
+		b.mu.Lock()
 		b.lastErr = err
+		b.mu.Unlock()
 		return false, err
 	}
-	b.seen, b.lastErr = id, nil
+	b.seen = id
+	b.mu.Lock()
+	b.lastErr = nil
+	b.mu.Unlock()
 	old := b.cur.Load()
 	sn := viewOf(m, b.path)
 	b.cur.Store(sn)
@@ -204,6 +212,8 @@ func (b *ReadOnlyBackend) Reload() (bool, error) {
 // the same input dimension and backbone (a file replaced by another
 // model's is refused until the server restarts).
 func (b *ReadOnlyBackend) compatible(m *deploy.Model) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if d := m.InputDim(); d != b.dim {
 		return fmt.Errorf("the file now holds a model of d=%d, the server serves d=%d: restart it to serve the new model", d, b.dim)
 	}
@@ -224,8 +234,8 @@ func (b *ReadOnlyBackend) compatible(m *deploy.Model) error {
 // called with every new view Reload serves (the Server publishes them in
 // order). f runs on the reloading goroutine.
 func (b *ReadOnlyBackend) OnChange(f func(ModelView)) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.reload.Lock()
+	defer b.reload.Unlock()
 	b.watchers = append(b.watchers, f)
 	f(b.cur.Load())
 }

@@ -108,15 +108,15 @@ var catalogue = []Asset{
 	},
 	{
 		Name: "vit", File: "vit_base_patch16_224.augreg2_in21k_ft_in1k.safetensors", Kind: Weights, Spec: "vit",
-		URLs:         []string{"https://huggingface.co/timm/vit_base_patch16_224.augreg2_in21k_ft_in1k/resolve/main/model.safetensors"},
-		ApproxSize:   346e6, Type: Safetensors,
+		URLs:       []string{"https://huggingface.co/timm/vit_base_patch16_224.augreg2_in21k_ft_in1k/resolve/main/model.safetensors"},
+		ApproxSize: 346e6, Type: Safetensors,
 		DigestSource: "timm's Hugging Face repository timm/vit_base_patch16_224.augreg2_in21k_ft_in1k (model.safetensors); no digest published: trust on first use",
 		About:        "ViT-B/16, timm vit_base_patch16_224.augreg2_in21k_ft_in1k, what the official Fly-CL code loads (Apache-2.0)",
 	},
 	{
 		Name: "vit-augreg-in21k", File: "B_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0.npz", Kind: Weights, Spec: "vit",
-		URLs:         []string{"https://storage.googleapis.com/vit_models/augreg/B_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0.npz"},
-		ApproxSize:   412e6, Type: Zip, // an .npz
+		URLs:       []string{"https://storage.googleapis.com/vit_models/augreg/B_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0.npz"},
+		ApproxSize: 412e6, Type: Zip, // an .npz
 		DigestSource: "Google's vision_transformer release (gs://vit_models/augreg); no digest published: trust on first use",
 		About:        "ViT-B/16, Google augreg ImageNet-21k checkpoint (Apache-2.0)",
 	},

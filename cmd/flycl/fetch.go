@@ -70,9 +70,9 @@ func assetDir(a fetch.Asset, dir string) string {
 
 func fetchCmd() *cobra.Command {
 	var (
-		ff   fetchFlags
-		dir  string
-		url  string
+		ff     fetchFlags
+		dir    string
+		url    string
 		list   bool
 		forget bool
 	)

@@ -105,6 +105,8 @@ func TestExitStatuses(t *testing.T) {
 		{"merge same shard twice", []string{"merge", "--model", p("merged.flycl"), "--partial", s0, s0}, exitInput, []string{"same shard twice"}},
 		{"merge other W", []string{"merge", "--model", p("merged.flycl"), "--partial", s0, seed}, exitInput, []string{seed}},
 		{"merge into another model", []string{"merge", "--model", model, "--partial", seed}, exitInput, []string{model}},
+		{"merge junk statistics", []string{"merge", "--model", p("merged.flycl"), p("junk.npz")}, exitInput, []string{"junk.npz"}},
+		{"merge missing file", []string{"merge", "--model", p("merged.flycl"), p("absent.stats")}, exitFailure, []string{"absent.stats"}},
 		{"unknown class", []string{"forget", "--model", model, "--class", "zz"}, exitInput, []string{"zz"}},
 		{"flag value", []string{"learn", "--model", model, "--features", good, "--m", "many"}, exitInput, []string{"--m", "many"}},
 		{"unknown flag", []string{"predict", "--model", model, "--frobnicate"}, exitInput, []string{"--frobnicate"}},

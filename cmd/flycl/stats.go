@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
@@ -149,6 +151,10 @@ merged file records the shards it holds, so the intermediate merges need
 			for _, p := range args {
 				f, err := modelfile.LoadStats(p)
 				if err != nil {
+					var pe *fs.PathError
+					if !errors.As(err, &pe) {
+						err = flycl.Input(err) // read, but not a statistics file
+					}
 					return err
 				}
 				parts = append(parts, f)

@@ -476,20 +476,7 @@ type refused struct{ err error }
 func (e *refused) Error() string { return e.err.Error() }
 func (e *refused) Unwrap() error { return e.err }
 
-func (b *FileBackend) snapshot() *fileView {
-	m := b.model.Model
-	cfg := m.Config()
-	s := &fileView{pred: m.Predictor(),
-		info: Info{Version: m.Version(), Dim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K,
-			Lambda: m.Lambda(), Samples: m.Samples(), Classes: len(m.Classes()), Path: b.path}}
-	if b.model.Pipeline != nil {
-		s.info.Backbone = b.model.Pipeline.Backbone
-	}
-	for _, r := range m.History() {
-		s.info.Lambdas = append(s.info.Lambdas, r.Lambda)
-	}
-	return s
-}
+func (b *FileBackend) snapshot() *fileView { return viewOf(b.model, b.path) }
 
 // fileView is a published model (a ModelView): an immutable flycl.Predictor.
 type fileView struct {

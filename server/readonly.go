@@ -316,7 +316,8 @@ func (b *ReadOnlyBackend) Undo(context.Context, *uint64) (ModelView, []deploy.Un
 // it reads only).
 func (b *ReadOnlyBackend) History() ([]deploy.HistoryItem, error) { return deploy.History(b.path) }
 
-// viewOf is the published view of a loaded model (as FileBackend's).
+// viewOf is the published view of a model (FileBackend's and
+// ReadOnlyBackend's).
 func viewOf(dm *deploy.Model, path string) *fileView {
 	m := dm.Model
 	cfg := m.Config()

@@ -58,7 +58,12 @@ func UndoPlan(hist []*modelfile.JournalEntry, cur uint64, to *uint64) ([]*modelf
 	st := Undoable(hist)
 	if to == nil {
 		if len(st) == 0 {
-			return nil, refuse("no learn left to undo in the journal (it keeps the learns since the last forget, up to %d MiB)", modelfile.HistoryBytes>>20)
+			for i := len(hist) - 1; i >= 0; i-- {
+				if e := hist[i]; e.Op != "learn" && e.Op != "unlearn" {
+					return nil, refuse("no learn left to undo after version %d, a %s (an undo does not reach past it)", e.Version, e.Op)
+				}
+			}
+			return nil, refuse("no learn left to undo in the journal (it keeps the learns up to %d MiB)", modelfile.HistoryBytes>>20)
 		}
 		return []*modelfile.JournalEntry{st[len(st)-1]}, nil
 	}

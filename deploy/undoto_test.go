@@ -61,7 +61,8 @@ func TestUndoPlan(t *testing.T) {
 		{"the first version the journal holds", trimmed, 5, v(4), []uint64{5}, ""},
 		{"changed without the journal", noForget, 6, v(1), nil, "the journal ends at version 5, the model is at 6"},
 		{"no journal", nil, 3, nil, nil, "no journal"},
-		{"no learn left", allUndone, 2, nil, nil, "no learn left to undo"},
+		{"no learn left", allUndone, 2, nil, nil, "no learn left to undo in the journal"},
+		{"no learn after a forget", withForget[:6], 6, nil, nil, "no learn left to undo after version 6, a forget"},
 		{"0 with every learn undone: nothing to do", allUndone, 2, v(0), []uint64{}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -290,10 +290,10 @@ func EdgeWarnings(steps []flycl.TaskRecord) []string {
 func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, opt LearnOptions) error {
 	d := m.InputDim()
 	if len(names) == 0 {
-		return fmt.Errorf("deploy: no samples to learn")
+		return flycl.Input(errors.New("deploy: no samples to learn"))
 	}
 	if len(x) != len(names)*d {
-		return fmt.Errorf("deploy: %d values for %d samples of the model's dimension d=%d (features of another dimension?)", len(x), len(names), d)
+		return flycl.Input(fmt.Errorf("deploy: %d values for %d samples of the model's dimension d=%d (features of another dimension?)", len(x), len(names), d))
 	}
 	if err := m.CheckPipeline(p); err != nil {
 		return err

@@ -1,8 +1,10 @@
 package features
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"slices"
 
@@ -123,20 +125,45 @@ func (s *Set) FirstPerClass(n int) *Set {
 func Load(path string) (*Set, error) {
 	r, err := npz.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read features: %w", err)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("read features: %w", err)
+		}
+		return nil, &InvalidError{fmt.Errorf("read features: %w", err)}
 	}
 	defer r.Close()
-	return read(r, path)
+	s, err := read(r, path)
+	if err != nil {
+		return nil, &InvalidError{err}
+	}
+	return s, nil
 }
+
+// InvalidError is the error of Load and Read for a file that is not a
+// valid feature file: not an .npz archive, arrays of the wrong shape or
+// type, a NaN or infinite feature, a label that is not a class index.
+// Its message names the file and the array or sample at fault. It is
+// input refused (its BadInput method: flycl.IsInput reports true), as
+// opposed to a file that cannot be read.
+type InvalidError struct{ Err error }
+
+func (e *InvalidError) Error() string { return e.Err.Error() }
+func (e *InvalidError) Unwrap() error { return e.Err }
+
+// BadInput reports that the error is the input's (flycl.IsInput).
+func (e *InvalidError) BadInput() bool { return true }
 
 // Read reads and validates a feature file of size bytes from ra; name is
 // used in error messages.
 func Read(ra io.ReaderAt, size int64, name string) (*Set, error) {
 	r, err := npz.NewReader(ra, size, name)
 	if err != nil {
-		return nil, fmt.Errorf("read features: %w", err)
+		return nil, &InvalidError{fmt.Errorf("read features: %w", err)}
 	}
-	return read(r, name)
+	s, err := read(r, name)
+	if err != nil {
+		return nil, &InvalidError{err}
+	}
+	return s, nil
 }
 
 func read(r *npz.Reader, path string) (*Set, error) {

@@ -30,8 +30,12 @@ type Asset struct {
 	// is published (0: unknown).
 	ApproxSize int64
 	// Digest is the published digest; the zero Digest means trust on first
-	// use (the lock file records the first download's SHA-256).
+	// use (the lock file records the first download's SHA-256, once
+	// CheckFirstUse accepts the file's size and type).
 	Digest Digest
+	// Type is the file's type, checked by its first bytes before it is
+	// trusted on first use (AnyType: the one its name says, TypeOf).
+	Type FileType
 	// DigestSource says where the digest (or the file) is published.
 	DigestSource string
 	// Spec is the kind of the flycl flag that reads the asset: "resnet50"
@@ -104,15 +108,15 @@ var catalogue = []Asset{
 	},
 	{
 		Name: "vit", File: "vit_base_patch16_224.augreg2_in21k_ft_in1k.safetensors", Kind: Weights, Spec: "vit",
-		URLs:         []string{"https://huggingface.co/timm/vit_base_patch16_224.augreg2_in21k_ft_in1k/resolve/main/model.safetensors"},
-		ApproxSize:   346e6,
+		URLs:       []string{"https://huggingface.co/timm/vit_base_patch16_224.augreg2_in21k_ft_in1k/resolve/main/model.safetensors"},
+		ApproxSize: 346e6, Type: Safetensors,
 		DigestSource: "timm's Hugging Face repository timm/vit_base_patch16_224.augreg2_in21k_ft_in1k (model.safetensors); no digest published: trust on first use",
 		About:        "ViT-B/16, timm vit_base_patch16_224.augreg2_in21k_ft_in1k, what the official Fly-CL code loads (Apache-2.0)",
 	},
 	{
 		Name: "vit-augreg-in21k", File: "B_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0.npz", Kind: Weights, Spec: "vit",
-		URLs:         []string{"https://storage.googleapis.com/vit_models/augreg/B_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0.npz"},
-		ApproxSize:   412e6,
+		URLs:       []string{"https://storage.googleapis.com/vit_models/augreg/B_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0.npz"},
+		ApproxSize: 412e6, Type: Zip, // an .npz
 		DigestSource: "Google's vision_transformer release (gs://vit_models/augreg); no digest published: trust on first use",
 		About:        "ViT-B/16, Google augreg ImageNet-21k checkpoint (Apache-2.0)",
 	},

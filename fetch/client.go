@@ -159,6 +159,9 @@ func (c *Client) Fetch(ctx context.Context, a Asset, dir string) (*Result, error
 		}
 		switch {
 		case want.IsZero():
+			if err := a.CheckFirstUse(final, st.Size()); err != nil {
+				return nil, fmt.Errorf("%w: remove %s to download it again", err, final)
+			}
 			if err := c.record(a, dir, sha, st.Size(), "(file found in the folder)"); err != nil {
 				return nil, err
 			}
@@ -199,6 +202,10 @@ func (c *Client) Fetch(ctx context.Context, a Asset, dir string) (*Result, error
 	}
 	res.Downloaded, res.Resumed, res.Size, res.SHA256 = true, d.resumed, d.size, d.sha
 	if want.IsZero() {
+		if err := a.CheckFirstUse(part, d.size); err != nil {
+			os.Remove(part)
+			return nil, fmt.Errorf("%w; the download was removed", err)
+		}
 		want = Digest{"sha256", d.sha}
 		res.Recorded = true
 	} else if d.alt != want.Hex {

@@ -180,3 +180,7 @@ func CheckComplete(shards []Shard) error {
 	}
 	return e
 }
+
+// BadInput reports that an incomplete set is the input's fault
+// (flycl.IsInput): the command refuses it with its input status.
+func (e *IncompleteError) BadInput() bool { return true }

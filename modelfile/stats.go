@@ -379,17 +379,17 @@ func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 			continue
 		}
 		if p.Config.legacy() != first.Config.legacy() {
-			return nil, fmt.Errorf("modelfile: merge: part %d and part 1 fingerprint W differently (one was written by an older flycl, with a CRC-32C): compute the older statistics again", i+1)
+			return nil, flycl.Input(fmt.Errorf("modelfile: merge: part %d and part 1 fingerprint W differently (one was written by an older flycl, with a CRC-32C): compute the older statistics again", i+1))
 		}
 		if p.Config != first.Config {
-			return nil, fmt.Errorf("modelfile: merge: part %d has configuration %+v, part 1 %+v (different W, top-k, input scale or dimensions: statistics of different expansions cannot be added)", i+1, p.Config, first.Config)
+			return nil, flycl.Input(fmt.Errorf("modelfile: merge: part %d has configuration %+v, part 1 %+v (different W, top-k, input scale or dimensions: statistics of different expansions cannot be added)", i+1, p.Config, first.Config))
 		}
 		switch {
 		case (p.Pipeline == nil) != (first.Pipeline == nil):
-			return nil, fmt.Errorf("modelfile: merge: part %d and part 1 differ in backbone (one has none: features from a backbone and given directly cannot be mixed)", i+1)
+			return nil, flycl.Input(fmt.Errorf("modelfile: merge: part %d and part 1 differ in backbone (one has none: features from a backbone and given directly cannot be mixed)", i+1))
 		case p.Pipeline != nil:
 			if err := first.Pipeline.Check(p.Pipeline); err != nil {
-				return nil, fmt.Errorf("modelfile: merge: part %d: %w", i+1, err)
+				return nil, flycl.Input(fmt.Errorf("modelfile: merge: part %d: %w", i+1, err))
 			}
 		}
 	}
@@ -401,10 +401,10 @@ func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 		for c, l := range p.Stats.Labels {
 			n, _ := flycl.NormalizeClassName(p.Names[c])
 			if ol, ok := byName[n]; ok && ol != l {
-				return nil, fmt.Errorf("modelfile: merge: part %d gives class %q label %d, an earlier part %d", i+1, n, l, ol)
+				return nil, flycl.Input(fmt.Errorf("modelfile: merge: part %d gives class %q label %d, an earlier part %d", i+1, n, l, ol))
 			}
 			if on, ok := byLabel[l]; ok && on != n {
-				return nil, fmt.Errorf("modelfile: merge: part %d names label %d %q, an earlier part %q", i+1, l, n, on)
+				return nil, flycl.Input(fmt.Errorf("modelfile: merge: part %d names label %d %q, an earlier part %q", i+1, l, n, on))
 			}
 			byName[n], byLabel[l] = l, n
 		}
@@ -419,7 +419,7 @@ func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 		for _, s := range p.Shards {
 			k := key{s.Index, s.Count, s.Source}
 			if j, ok := seen[k]; ok {
-				return nil, fmt.Errorf("modelfile: merge: shard %d/%d of %q is in part %d and part %d (the same shard twice)", s.Index, s.Count, s.Source, j+1, i+1)
+				return nil, flycl.Input(fmt.Errorf("modelfile: merge: shard %d/%d of %q is in part %d and part %d (the same shard twice)", s.Index, s.Count, s.Source, j+1, i+1))
 			}
 			seen[k] = i
 		}
@@ -451,7 +451,7 @@ func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 				ids2, own2 = append(ids2, parts[i].IDs[b]), append(own2, i)
 				b++
 			default:
-				return nil, fmt.Errorf("modelfile: merge: part %d and part %d hold the same sample (overlapping shards, or the same data twice)", owner[a]+1, i+1)
+				return nil, flycl.Input(fmt.Errorf("modelfile: merge: part %d and part %d hold the same sample (overlapping shards, or the same data twice)", owner[a]+1, i+1))
 			}
 		}
 		ids, owner = ids2, own2
@@ -484,6 +484,10 @@ func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 // configuration (d, m, p, k, W, top-k) and the same backbone and
 // transform.
 func (f *StatsFile) CheckModel(m *flycl.Model, p *Pipeline) error {
+	return flycl.Input(f.checkModel(m, p))
+}
+
+func (f *StatsFile) checkModel(m *flycl.Model, p *Pipeline) error {
 	if mc := configOf(m, f.Config); mc != f.Config {
 		return fmt.Errorf("statistics configuration %+v, the model's %+v (different W, top-k, input scale or dimensions)", f.Config, mc)
 	}

@@ -336,20 +336,7 @@ type refused struct{ err error }
 func (e *refused) Error() string { return e.err.Error() }
 func (e *refused) Unwrap() error { return e.err }
 
-func (b *FileBackend) snapshot() *fileView {
-	m := b.model().Model
-	cfg := m.Config()
-	s := &fileView{pred: m.Predictor(),
-		info: Info{Version: m.Version(), Dim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K,
-			Lambda: m.Lambda(), Samples: m.Samples(), Classes: len(m.Classes()), Path: b.path}}
-	if p := b.model().Pipeline; p != nil {
-		s.info.Backbone = p.Backbone
-	}
-	for _, r := range m.History() {
-		s.info.Lambdas = append(s.info.Lambdas, r.Lambda)
-	}
-	return s
-}
+func (b *FileBackend) snapshot() *fileView { return viewOf(b.model(), b.path) }
 
 // fileView is a published model (a ModelView): an immutable flycl.Predictor.
 type fileView struct {
@@ -429,24 +416,24 @@ func asInput(err error) error {
 	return err
 }
 
-// Undo takes the model's last learn back out exactly, as its journal
-// records it (deploy.Model.Undo), saved as any change; with to > 0, the
-// learns after version to, one change each. It needs the journal
+// Undo takes learns back out exactly, as the model's journal records
+// them (deploy.Model.Undo), each saved as any change: the last learn (to
+// nil), or every learn after version *to, as deploy.UndoPlan decides. It
+// returns the learns taken back, newest first. It needs the journal
 // (Checkpoints); the history it undoes from is modelfile.ReadHistory's.
-func (b *FileBackend) Undo(ctx context.Context, to uint64) (ModelView, error) {
-	for {
-		hist, err := modelfile.ReadHistory(b.path, b.modelID())
-		if err != nil {
-			return nil, err
-		}
-		st := deploy.Undoable(hist)
-		if to > 0 {
-			if !slices.ContainsFunc(st, func(e *modelfile.JournalEntry) bool { return e.Version == to }) {
-				return nil, &InputError{fmt.Errorf("%w: version %d is not a learn the journal can go back to (undoable: %v)", deploy.ErrNoUndo, to, versions(st))}
-			}
-			if st[len(st)-1].Version == to {
-				return b.cur.Load(), nil
-			}
+func (b *FileBackend) Undo(ctx context.Context, to *uint64) (ModelView, []deploy.Undone, error) {
+	hist, err := modelfile.ReadHistory(b.path, b.modelID())
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := deploy.UndoPlan(hist, b.cur.Load().Version(), to)
+	if err != nil {
+		return nil, nil, asInput(err)
+	}
+	var done []deploy.Undone
+	for _, want := range plan {
+		if hist, err = modelfile.ReadHistory(b.path, b.modelID()); err != nil {
+			return nil, done, err
 		}
 		_, err = b.change(func(m *deploy.Model) error {
 			e, err := m.Undo(ctx, hist)
@@ -456,18 +443,22 @@ func (b *FileBackend) Undo(ctx context.Context, to uint64) (ModelView, error) {
 			if err != nil {
 				return err
 			}
+			if e.Undoes != want.Version {
+				return fmt.Errorf("undo: took back the learn of version %d where the plan said %d", e.Undoes, want.Version)
+			}
 			b.entry = e
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			if len(done) > 0 {
+				err = fmt.Errorf("%w (after taking back %d learn(s), newest first: the model is at version %d)", err, len(done), b.cur.Load().Version())
+			}
+			return nil, done, err
 		}
-		sn := b.snapshot()
-		b.cur.Store(sn)
-		if to == 0 {
-			return sn, nil
-		}
+		done = append(done, deploy.UndoneOf(want))
+		b.cur.Store(b.snapshot())
 	}
+	return b.cur.Load(), done, nil
 }
 
 // modelID returns the model's ID (zero while no model is loaded).
@@ -476,14 +467,6 @@ func (b *FileBackend) modelID() modelfile.ModelID {
 		return m.ID()
 	}
 	return modelfile.ModelID{}
-}
-
-func versions(es []*modelfile.JournalEntry) []uint64 {
-	out := make([]uint64, len(es))
-	for i, e := range es {
-		out[i] = e.Version
-	}
-	return out
 }
 
 // History lists the changes the model's journal records

@@ -18,7 +18,16 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	code := http.StatusOK
 	// A backend that cannot take changes (its file was changed behind it)
 	// still answers predictions, but is not healthy: 503, with the reason.
-	if h, ok := s.cfg.Backend.(interface{ Health() error }); ok {
+	if s.readOnly {
+		// serving what the writer wrote: healthy, not writable; a change
+		// of the file that could not be loaded is said, not an outage
+		body.Writable, body.ReadOnly = false, true
+		if r, ok := s.cfg.Backend.(interface{ ReloadError() error }); ok {
+			if err := r.ReloadError(); err != nil {
+				body.Error = err.Error()
+			}
+		}
+	} else if h, ok := s.cfg.Backend.(interface{ Health() error }); ok {
 		if err := h.Health(); err != nil {
 			body.Status, body.Writable, body.Error = "read-only", false, err.Error()
 			code = http.StatusServiceUnavailable
@@ -34,7 +43,7 @@ func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Extractor != nil && i.Backbone == "" {
 		i.Backbone = s.cfg.Extractor.Name()
 	}
-	writeJSON(w, http.StatusOK, ModelResponse{Info: i, Images: s.cfg.Extractor != nil, Auth: s.cfg.Token != "", Inbox: s.cfg.Inbox != nil})
+	writeJSON(w, http.StatusOK, ModelResponse{Info: i, Images: s.cfg.Extractor != nil, Auth: s.cfg.Token != "", Inbox: s.cfg.Inbox != nil, ReadOnly: s.readOnly})
 }
 
 func (s *Server) classes(w http.ResponseWriter, r *http.Request) {

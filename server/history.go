@@ -15,28 +15,35 @@ import (
 // Undoer is a Backend that can take learns back out exactly and list its
 // changes (FileBackend, with its journal).
 type Undoer interface {
-	// Undo takes the last learn back out (to 0), or every learn after
-	// version to, and returns the new snapshot.
-	Undo(ctx context.Context, to uint64) (ModelView, error)
+	// Undo takes the last learn back out (to nil), or every learn after
+	// version *to (deploy.UndoPlan says which), and returns the new
+	// snapshot and the learns it took back, newest first.
+	Undo(ctx context.Context, to *uint64) (ModelView, []deploy.Undone, error)
 	// History lists the model's changes, oldest first.
 	History() ([]deploy.HistoryItem, error)
 }
 
-// UndoRequest is the JSON body of POST /v1/model/undo (empty: undo the
-// last learn).
+// UndoRequest is the JSON body of POST /v1/model/undo (empty or {}: undo
+// the last learn).
 type UndoRequest struct {
-	// To, when not 0, undoes every learn after version To.
-	To uint64 `json:"to,omitempty"`
+	// To, when given, undoes every learn after version To, so that the
+	// model ends as it was at version To (0: as created, before its first
+	// learn), as a new version; see deploy.UndoPlan. When the model is
+	// already as it was at To, nothing is undone.
+	To *uint64 `json:"to,omitempty"`
 }
 
 // UndoResponse answers POST /v1/model/undo.
 type UndoResponse struct {
-	Version uint64  `json:"version"`
-	Classes int     `json:"classes"`
-	Seconds float64 `json:"seconds"`
-	// Undone lists the learns taken back, newest first, as the history
-	// lists them (empty: the model already was as asked).
-	Undone []deploy.HistoryItem `json:"undone"`
+	// Version is the model's version after the undo; Classes its classes.
+	Version uint64 `json:"version"`
+	Classes int    `json:"classes"`
+	// To is the version asked for (absent: the last learn).
+	To *uint64 `json:"to,omitempty"`
+	// Undone lists the learns taken back, newest first (empty: the model
+	// already was as asked).
+	Undone  []deploy.Undone `json:"undone"`
+	Seconds float64         `json:"seconds"`
 }
 
 // HistoryResponse answers GET /v1/model/history.
@@ -67,31 +74,25 @@ func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sn ModelView
-	var undone []deploy.HistoryItem
+	var undone []deploy.Undone
 	err = s.submit(func(ctx context.Context) (ModelView, error) {
-		// changes run one at a time here: the versions after before are
-		// this undo's
-		before := s.View().Version()
 		var err error
-		if sn, err = u.Undo(ctx, req.To); err != nil {
-			return sn, err
-		}
-		if h, herr := u.History(); herr == nil {
-			undone = undoneBy(h, before)
-		} else {
-			s.log.Warn("undo: cannot list what it took back", "err", herr)
-		}
-		return sn, nil
+		sn, undone, err = u.Undo(ctx, req.To)
+		return sn, err
 	})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	if undone == nil {
-		undone = []deploy.HistoryItem{}
+		undone = []deploy.Undone{}
 	}
-	s.log.Info("undid", "to", req.To, "version", sn.Version(), "classes", len(sn.Classes()), "learns", len(undone))
-	writeJSON(w, http.StatusOK, UndoResponse{Version: sn.Version(), Classes: len(sn.Classes()), Seconds: time.Since(t).Seconds(), Undone: undone})
+	versions := make([]uint64, len(undone))
+	for i, u := range undone {
+		versions[i] = u.Version
+	}
+	s.log.Info("undid", "to", req.To, "learns", versions, "version", sn.Version(), "classes", len(sn.Classes()))
+	writeJSON(w, http.StatusOK, UndoResponse{Version: sn.Version(), Classes: len(sn.Classes()), To: req.To, Undone: undone, Seconds: time.Since(t).Seconds()})
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
@@ -109,24 +110,6 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		h = []deploy.HistoryItem{}
 	}
 	writeJSON(w, http.StatusOK, HistoryResponse{Version: s.View().Version(), Changes: h})
-}
-
-// undoneBy returns the learns of history that its undos after version
-// before took back, newest first (the order they were undone in).
-func undoneBy(h []deploy.HistoryItem, before uint64) []deploy.HistoryItem {
-	byVersion := make(map[uint64]deploy.HistoryItem, len(h))
-	for _, it := range h {
-		byVersion[it.Version] = it
-	}
-	var out []deploy.HistoryItem
-	for _, it := range h {
-		if it.Version > before && it.Op == "undo" {
-			if l, ok := byVersion[it.Undoes]; ok {
-				out = append(out, l)
-			}
-		}
-	}
-	return out
 }
 
 // maxUndoBody bounds an undo request's body.

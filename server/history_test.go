@@ -147,13 +147,13 @@ func FuzzUndoRequest(f *testing.F) {
 			return
 		}
 		if len(bytes.TrimSpace(b)) == 0 {
-			if req != (UndoRequest{}) {
+			if req.To != nil {
 				t.Fatalf("empty body gave %+v", req)
 			}
 			return
 		}
 		var again UndoRequest
-		if err := json.Unmarshal(b, &again); err != nil || again != req {
+		if err := json.Unmarshal(b, &again); err != nil || (again.To == nil) != (req.To == nil) || again.To != nil && *again.To != *req.To {
 			t.Fatalf("accepted %q as %+v; encoding/json: %+v, %v", b, req, again, err)
 		}
 	})

@@ -53,6 +53,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, ae.code, "%s", ae.msg)
 	case errors.As(err, &mbe):
 		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of %d bytes", mbe.Limit)
+	case errors.Is(err, ErrReadOnly):
+		writeError(w, http.StatusMethodNotAllowed, "%v", err)
 	case errors.Is(err, ErrFileChanged):
 		// no Retry-After: only a restart of the server helps
 		s.log.Error("change refused: the model file was changed behind the server", "err", err)

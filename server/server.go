@@ -160,6 +160,9 @@ type Server struct {
 	keepDone    chan struct{}
 	inboxMu     sync.Mutex
 	inboxClaims map[string]bool // items being learned or discarded
+	// readOnly: the backend takes no changes (ReadOnlyBackend); they are
+	// refused before their bodies are read (server/readonly.go)
+	readOnly bool
 }
 
 type snapHolder struct{ ModelView }
@@ -202,6 +205,7 @@ func New(cfg Config) (*Server, error) {
 		stop:        make(chan struct{}), done: make(chan struct{}),
 	}
 	s.publish(cur)
+	s.followBackend()
 	s.routes()
 	s.startKeeper()
 	go s.learner()
@@ -378,6 +382,10 @@ func (s *Server) handle(pattern, name string, changes bool, methods map[string]h
 		// until the request is answered.
 		if r.ContentLength > s.cfg.MaxBodyBytes {
 			writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of %d bytes", s.cfg.MaxBodyBytes)
+			return
+		}
+		if changes && s.readOnly && r.Method != http.MethodGet {
+			s.fail(w, ErrReadOnly)
 			return
 		}
 		br := &budgetReader{r: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), b: &s.bodies}

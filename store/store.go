@@ -538,40 +538,44 @@ func (s *Store) History() ([]*modelfile.JournalEntry, error) {
 	return modelfile.ReadHistory(s.path, id)
 }
 
-// Undo takes back, one durable change each, the last learn (to 0) or
-// every learn after version to (a learn the journal can go back to; its
-// own version: nothing to do), and returns the undo entries written.
-func (s *Store) Undo(ctx context.Context, to uint64) ([]*modelfile.JournalEntry, error) {
+// Undo takes learns back out exactly, one durable change each, as
+// deploy.UndoPlan decides: the last learn (to nil), or every learn after
+// version *to not undone yet, newest first (*to 0: the model as created;
+// nothing when it already is). It returns the undo entries written.
+func (s *Store) Undo(ctx context.Context, to *uint64) ([]*modelfile.JournalEntry, error) {
+	if s.model == nil {
+		return nil, fmt.Errorf("store: %s has no model to undo", s.path)
+	}
+	hist, err := s.History()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := deploy.UndoPlan(hist, s.model.Version(), to)
+	if err != nil {
+		return nil, err
+	}
 	var done []*modelfile.JournalEntry
-	for {
-		hist, err := s.History()
-		if err != nil {
+	for _, want := range plan {
+		if hist, err = s.History(); err != nil {
 			return done, err
-		}
-		st := deploy.Undoable(hist)
-		if to > 0 {
-			i := slices.IndexFunc(st, func(e *modelfile.JournalEntry) bool { return e.Version == to })
-			if i < 0 {
-				return done, fmt.Errorf("%w: version %d is not a learn the journal can go back to (see flycl history)", deploy.ErrNoUndo, to)
-			}
-			if i == len(st)-1 {
-				return done, nil
-			}
 		}
 		var e *modelfile.JournalEntry
 		err = s.Update(ctx, func(m *deploy.Model) (Change, error) {
 			var err error
-			e, err = m.Undo(ctx, hist)
-			return Change{Entry: e}, err
+			if e, err = m.Undo(ctx, hist); err != nil {
+				return Change{}, err
+			}
+			if e.Undoes != want.Version {
+				return Change{}, fmt.Errorf("store: undo took back the learn of version %d where the plan said %d", e.Undoes, want.Version)
+			}
+			return Change{Entry: e}, nil
 		})
 		if err != nil {
 			return done, err
 		}
 		done = append(done, e)
-		if to == 0 {
-			return done, nil
-		}
 	}
+	return done, nil
 }
 
 // Model returns the model (nil when there is none yet). The caller must

@@ -151,11 +151,12 @@ func TestUndoAndMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	done, err := st.Undo(ctx, 0)
+	done, err := st.Undo(ctx, nil)
 	if err != nil || len(done) != 1 || done[0].Undoes != 3 || st.Model().Version() != 4 {
 		t.Fatalf("undo: %d, %v", len(done), err)
 	}
-	if done, err = st.Undo(ctx, 1); err != nil || len(done) != 1 || done[0].Undoes != 2 {
+	one := uint64(1)
+	if done, err = st.Undo(ctx, &one); err != nil || len(done) != 1 || done[0].Undoes != 2 {
 		t.Fatalf("undo to 1: %d, %v", len(done), err)
 	}
 	if got := st.Model().ClassNames(); !slices.Equal(got, []string{"a", "a2"}) {
@@ -167,7 +168,7 @@ func TestUndoAndMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Undo(ctx, 0); !errors.Is(err, deploy.ErrNoUndo) || !strings.Contains(err.Error(), "merge") {
+	if _, err := st.Undo(ctx, nil); !errors.Is(err, deploy.ErrNoUndo) || !strings.Contains(err.Error(), "merge") {
 		t.Fatalf("undo past a merge: %v", err)
 	}
 }

@@ -70,10 +70,11 @@ func assetDir(a fetch.Asset, dir string) string {
 
 func fetchCmd() *cobra.Command {
 	var (
-		ff   fetchFlags
-		dir  string
-		url  string
-		list bool
+		ff     fetchFlags
+		dir    string
+		url    string
+		list   bool
+		forget bool
 	)
 	c := &cobra.Command{
 		Use:   "fetch NAME... [--dir D] [--url URL]",
@@ -82,6 +83,10 @@ func fetchCmd() *cobra.Command {
 against the published SHA-256 or MD5 where there is one, else against the
 SHA-256 recorded in D/` + fetch.LockName + ` at the first download (trust on
 first use: the two ViT-B/16 weight files, whose publishers give no digest).
+A first download is trusted only when its size is the catalogue's (within
+10% of an approximate one) and its first bytes are those of its type
+(safetensors, an .npz's zip); --forget NAME removes what the lock file
+recorded for NAME, so that the next fetch trusts a new download again.
 
 A download resumes where an interrupted one stopped (HTTP Range; FILE.part in
 the folder), retries with backoff, gives up after --stall-timeout without
@@ -95,6 +100,12 @@ Weights go to ` + defaultWeightsDir + `/ and data sets to ` + defaultDataDir + `
 "flycl fetch" alone lists the catalogue; docs/REPRODUCE.md explains it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
+			if forget {
+				if len(args) == 0 || url != "" || list {
+					return fmt.Errorf("--forget NAME...: give the names to forget, without --url or --list")
+				}
+				return forgetAssets(out, args, dir)
+			}
 			if list || len(args) == 0 {
 				return printCatalogue(out)
 			}
@@ -129,8 +140,34 @@ Weights go to ` + defaultWeightsDir + `/ and data sets to ` + defaultDataDir + `
 	c.Flags().StringVar(&dir, "dir", "", "folder for every asset (default: "+defaultWeightsDir+"/ for weights, "+defaultDataDir+"/ for data sets)")
 	c.Flags().StringVar(&url, "url", "", "download the one NAME from this URL instead (a mirror); it is verified the same way")
 	c.Flags().BoolVar(&list, "list", false, "list the catalogue")
+	c.Flags().BoolVar(&forget, "forget", false, "remove the digest (or split file list) recorded at the first download of each NAME from the folder's "+fetch.LockName+", so that the next fetch trusts a new download again; the file stays")
 	ff.register(c)
 	return c
+}
+
+// forgetAssets un-pins the named assets in their folders' lock files.
+func forgetAssets(w io.Writer, names []string, dir string) error {
+	var assets []fetch.Asset
+	for _, n := range names {
+		a, err := fetch.Lookup(n)
+		if err != nil {
+			return err
+		}
+		assets = append(assets, a)
+	}
+	for _, a := range assets {
+		d := assetDir(a, dir)
+		gone, err := fetch.Forget(a, d)
+		if err != nil {
+			return err
+		}
+		if gone {
+			fmt.Fprintf(w, "%s: forgot the digest recorded in %s/%s; the next flycl fetch %s trusts a new download (of the catalogue's size and type) again\n", a.Name, d, fetch.LockName, a.Name)
+		} else {
+			fmt.Fprintf(w, "%s: nothing recorded in %s/%s\n", a.Name, d, fetch.LockName)
+		}
+	}
+	return nil
 }
 
 // printCatalogue lists every asset.

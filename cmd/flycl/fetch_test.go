@@ -44,32 +44,49 @@ func weightsServer(t *testing.T, body *atomic.Pointer[[]byte]) (*httptest.Server
 	return s, &n
 }
 
+// TestFetchCommandTrustOnFirstUse: flycl fetch vit (no published digest,
+// about 346 MB of safetensors) refuses a 13-byte download, records
+// nothing and keeps nothing; with a digest recorded in the lock file, a
+// download is verified against it and a different one refused; --forget
+// vit removes the record (the file stays), and says so when there is none.
 func TestFetchCommandTrustOnFirstUse(t *testing.T) {
 	first, other := []byte("first weights"), []byte("other weights")
 	var body atomic.Pointer[[]byte]
 	body.Store(&first)
 	s, n := weightsServer(t, &body)
 	dir := t.TempDir()
-	file := filepath.Join(dir, "vit_base_patch16_224.augreg2_in21k_ft_in1k.safetensors")
+	name := "vit_base_patch16_224.augreg2_in21k_ft_in1k.safetensors"
+	file := filepath.Join(dir, name)
 	sum := sha256.Sum256(first)
 	want := hex.EncodeToString(sum[:])
 
-	out, _, err := fetchCLI(t, "fetch", "vit", "--dir", dir, "--url", s.URL+"/m", "--quiet")
-	if err != nil {
+	_, _, err := fetchCLI(t, "fetch", "vit", "--dir", dir, "--url", s.URL+"/m", "--quiet")
+	var fe *fetch.FirstUseError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "13 bytes") {
+		t.Fatalf("13 bytes for a 346 MB entry: %v, want a *fetch.FirstUseError", err)
+	}
+	if l, err := fetch.ReadLock(dir); err != nil || len(l.Files) != 0 {
+		t.Fatalf("lock after a refused first use: %+v %v", l, err)
+	}
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s left after a refused first use", file)
+	}
+	// a digest recorded before: the download is checked against it
+	if err := fetch.WriteLock(dir, &fetch.Lock{Files: map[string]fetch.LockedFile{name: {SHA256: want, Size: int64(len(first))}}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"downloaded", want, "no digest is published", fetch.LockName, "use: --backbone vit:" + file} {
-		if !strings.Contains(out, w) {
-			t.Errorf("output lacks %q:\n%s", w, out)
-		}
+	out, _, err := fetchCLI(t, "fetch", "vit", "--dir", dir, "--url", s.URL+"/m", "--quiet")
+	if err != nil || !strings.Contains(out, "downloaded") || !strings.Contains(out, "recorded at the first download") || !strings.Contains(out, "use: --backbone vit:"+file) {
+		t.Fatalf("fetch against a recorded digest: %v\n%s", err, out)
 	}
 	if b, _ := os.ReadFile(file); !bytes.Equal(b, first) {
 		t.Fatalf("file holds %q", b)
 	}
 	// Again: verified against the lock, nothing downloaded.
+	before := n.Load()
 	out, _, err = fetchCLI(t, "fetch", "vit", "--dir", dir, "--url", s.URL+"/m", "--quiet")
-	if err != nil || !strings.Contains(out, "already there") || !strings.Contains(out, "recorded at the first download") || n.Load() != 1 {
-		t.Fatalf("second fetch (%d requests): %v\n%s", n.Load(), err, out)
+	if err != nil || !strings.Contains(out, "already there") || n.Load() != before {
+		t.Fatalf("second fetch (%d requests): %v\n%s", n.Load()-before, err, out)
 	}
 	// The server changes the file: the lock refuses it and nothing stays.
 	os.Remove(file)
@@ -81,6 +98,16 @@ func TestFetchCommandTrustOnFirstUse(t *testing.T) {
 	}
 	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s left in place after a digest mismatch", file)
+	}
+	// --forget un-pins
+	if out, _, err = fetchCLI(t, "fetch", "--forget", "vit", "--dir", dir); err != nil || !strings.Contains(out, "forgot the digest") {
+		t.Fatalf("fetch --forget vit: %v\n%s", err, out)
+	}
+	if l, err := fetch.ReadLock(dir); err != nil || len(l.Files) != 0 {
+		t.Fatalf("lock after --forget: %+v %v", l, err)
+	}
+	if out, _, err = fetchCLI(t, "fetch", "--forget", "vit", "--dir", dir); err != nil || !strings.Contains(out, "nothing recorded") {
+		t.Fatalf("fetch --forget vit again: %v\n%s", err, out)
 	}
 }
 
@@ -161,6 +188,12 @@ func TestFetchCommandProxyFromEnvironment(t *testing.T) {
 	}))
 	defer proxy.Close()
 	dir := t.TempDir()
+	// recorded before (these few bytes are not a first download fetch trusts)
+	sum := sha256.Sum256(weights)
+	if err := fetch.WriteLock(dir, &fetch.Lock{Files: map[string]fetch.LockedFile{
+		"vit_base_patch16_224.augreg2_in21k_ft_in1k.safetensors": {SHA256: hex.EncodeToString(sum[:]), Size: int64(len(weights))}}}); err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"fetch", "vit", "--dir", dir, "--url", "http://weights.flycl.test/model.safetensors", "--quiet", "--attempts", "1"}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFetchCommandProxyFromEnvironment$")
 	var env []string

@@ -44,7 +44,7 @@ unchanged, but G still holds the class's samples.`,
 			counts := m.ClassCounts()
 			label, ok := m.LabelOf(class)
 			if !ok {
-				return fmt.Errorf("%s has no class %q (classes: %v)", model, class, m.ClassNames())
+				return fmt.Errorf("%w: %s has no class %q (classes: %v)", flycl.ErrUnknownClass, model, class, m.ClassNames())
 			}
 			n := -1
 			for i, l := range m.Classes() {

@@ -401,6 +401,9 @@ class_names (or --class-names).`,
 				t0 := time.Now()
 				var err error
 				if res, err = m.Learn(cmd.Context(), s.x, s.names, s.pipeline, opt); err != nil {
+					if flycl.IsInput(err) {
+						return store.Change{}, fmt.Errorf("learn %s (%s unchanged): %w", s.desc, model, err)
+					}
 					return store.Change{}, fmt.Errorf("learn (%s unchanged): %w", model, err)
 				}
 				learnTime, t1 = time.Since(t0), time.Now()

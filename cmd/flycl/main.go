@@ -66,6 +66,8 @@ func newRoot() *cobra.Command {
 		}
 		return cmd.Help()
 	}
+	// a flag value that does not parse, or an unknown flag: input refused
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flycl.Input(err) })
 	return root
 }
 
@@ -78,7 +80,7 @@ func main() {
 	}
 }
 
-// Exit statuses of flycl (flycl help exit-status). The one place an
+// Exit statuses of flycl (docs/DEPLOY.md, "Exit status"). The one place an
 // error becomes a status: by the library's typed errors, with errors.Is.
 const (
 	exitFailure = 1 // anything else: a failed computation, I/O, a bug

@@ -107,7 +107,7 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 				return err
 			}
 			if s.d != p.InputDim() {
-				return fmt.Errorf("the inputs have %d-dimensional features, the model d=%d", s.d, p.InputDim())
+				return flycl.Input(fmt.Errorf("%s: the inputs have %d-dimensional features, the model d=%d", s.desc, s.d, p.InputDim()))
 			}
 			scores, cos, err := p.ScoresCosines(cmd.Context(), s.x)
 			if err != nil {

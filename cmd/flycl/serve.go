@@ -41,7 +41,24 @@ type serveFlags struct {
 	inboxDir                                    string
 	inbox                                       inbox.Options
 	inboxPolicy                                 inbox.Policy
+	readOnly                                    bool
+	reloadEvery                                 time.Duration
 }
+
+// servedModel is what serve needs of its backend: a server.FileBackend
+// (the file's writer) or, with --read-only, a server.ReadOnlyBackend.
+type servedModel interface {
+	server.Backend
+	Pipeline() *modelfile.Pipeline
+	SetPipeline(*modelfile.Pipeline) error
+	Config() flycl.Config
+	Close() error
+}
+
+// writerOnlyFlags are the flags of serve that change or create the model
+// file, refused with --read-only.
+var writerOnlyFlags = []string{"dim", "precision", "calib", "calib-method", "wait", "checkpoint-every", "checkpoint-bytes",
+	"lambda-policy", "inbox", "inbox-max-items", "inbox-max-bytes", "inbox-below", "inbox-margin", "queue"}
 
 func serveCmd() *cobra.Command {
 	f := serveFlags{limits: server.DefaultConfig(), timeouts: server.DefaultTimeouts()}
@@ -76,7 +93,17 @@ from the server's own page (another site's form or script) is refused, and
 without a token only requests for an IP address, localhost or an
 --allowed-host name are answered (a page of another name pointed at this
 address cannot use it). SIGTERM or Ctrl-C stops
-accepting connections, finishes the requests in flight and exits.`,
+accepting connections, finishes the requests in flight and exits.
+
+With --read-only the server only answers predictions (and the model,
+classes and history): it takes no lock and writes nothing, so it starts on
+a file it may not write and beside the file's writer (a flycl serve,
+learn, forget or merge). It loads the file as predict does and looks for
+a new version every --reload-every; a new version replaces the one served
+atomically once it has loaded whole (a file being written, torn or damaged
+never does; /v1/healthz says why). Changes are refused with 405. Many
+read-only servers can answer predictions from one model file while one
+writer learns.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -124,6 +151,8 @@ accepting connections, finishes the requests in flight and exits.`,
 	fs.Int64Var(&f.inbox.MaxBytes, "inbox-max-bytes", inbox.DefaultMaxBytes, "inbox: bytes of its files (the oldest items are dropped first)")
 	fs.Float64Var(&f.inboxPolicy.Probability, "inbox-below", inbox.DefaultProbability, "inbox: also keep predictions whose calibrated probability is below this")
 	fs.Float64Var(&f.inboxPolicy.Margin, "inbox-margin", inbox.DefaultMargin, "inbox: for a model without calibrated probabilities, keep predictions whose two best scores differ by less than this")
+	fs.BoolVar(&f.readOnly, "read-only", false, "serve predictions only: take no lock, write nothing, refuse changes (405), and follow the model file's writer: a new version is served once it has loaded whole")
+	fs.DurationVar(&f.reloadEvery, "reload-every", time.Second, "--read-only: how often to look for a new version of the model file (its and its journal's identity: inode, size, modification time)")
 	c.MarkFlagRequired("model")
 	return c
 }
@@ -215,7 +244,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		return fmt.Errorf("--auth-all needs --token-file")
 	} else if beyond, err := beyondLoopback(ctx, f.addr); err != nil {
 		return err
-	} else if beyond && !f.insecureNoToken {
+	} else if beyond && !f.insecureNoToken && !f.readOnly {
 		return fmt.Errorf("--addr %s listens beyond loopback without a token: give --token-file F (a missing F is created with a new token), or --insecure-no-token to let anyone who can reach it change the model", f.addr)
 	}
 	dim := f.dim
@@ -236,14 +265,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		create = func() (*flycl.Model, error) { return flycl.New(mcfg, dim) }
 	}
 	_, statErr := os.Stat(f.model)
-	// The server is the model file's one writer while it runs: it holds
-	// the file's lock (a learn, forget, merge or second serve on it fails,
-	// or waits with --wait, until the server stops).
-	be, err := server.OpenFileWith(ctx, f.model, server.FileOptions{Create: create,
-		Lock: modelfile.LockOptions{Wait: f.wait.d, Command: fmt.Sprintf("flycl serve on %s", f.addr)}, LambdaPolicy: f.lambdaPolicy, Checkpoints: f.checkpoints})
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w (give --backbone or --dim to create a new model)", err)
-	}
+	be, err := openServed(ctx, cmd, f, create, log)
 	if err != nil {
 		return err
 	}
@@ -289,7 +311,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.model, err)
 		}
-		if be.Pipeline() == nil && prec == backbone.INT8 {
+		if be.Pipeline() == nil && prec == backbone.INT8 && !f.readOnly {
 			// a new model's int8 graph: calibrated on the first learn's images
 			if be.Current().Version() > 0 {
 				return fmt.Errorf("--precision int8: the model %s learned from feature vectors without a backbone; int8 is for a new model", f.model)
@@ -346,7 +368,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		srv.Close()
 		return err
 	}
-	if cfg.Token == "" {
+	if cfg.Token == "" && !f.readOnly {
 		// the address as bound, whatever the name resolved to
 		ip := ln.Addr().(*net.TCPAddr).IP
 		if !ip.IsLoopback() && !f.insecureNoToken {
@@ -363,8 +385,43 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	}
 	sn := srv.View()
 	log.Info("serving", "addr", "http://"+ln.Addr().String(), "model", f.model, "version", sn.Version(),
-		"classes", len(sn.Classes()), "d", sn.Dim(), "backbone", spec, "auth", cfg.Token != "")
+		"classes", len(sn.Classes()), "d", sn.Dim(), "backbone", spec, "auth", cfg.Token != "", "read_only", f.readOnly)
 	return srv.Serve(ctx, ln, f.timeouts)
+}
+
+// openServed opens the model file as its writer or, with --read-only, as
+// a reader that follows it.
+func openServed(ctx context.Context, cmd *cobra.Command, f *serveFlags, create func() (*flycl.Model, error), log *slog.Logger) (servedModel, error) {
+	if f.readOnly {
+		for _, name := range writerOnlyFlags {
+			if cmd.Flags().Changed(name) {
+				return nil, flycl.Input(fmt.Errorf("--%s: a --read-only server takes no changes and creates no model", name))
+			}
+		}
+		if f.reloadEvery <= 0 {
+			return nil, flycl.Input(fmt.Errorf("--reload-every %v: must be positive", f.reloadEvery))
+		}
+		be, err := server.OpenReadOnly(f.model, server.ReadOnlyOptions{Poll: f.reloadEvery, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("--read-only: %w", err)
+		}
+		return be, nil
+	}
+	if cmd.Flags().Changed("reload-every") {
+		return nil, flycl.Input(fmt.Errorf("--reload-every applies to a --read-only server"))
+	}
+	// The server is the model file's one writer while it runs: it holds
+	// the file's lock (a learn, forget, merge or second serve on it fails,
+	// or waits with --wait, until the server stops).
+	be, err := server.OpenFileWith(ctx, f.model, server.FileOptions{Create: create,
+		Lock: modelfile.LockOptions{Wait: f.wait.d, Command: fmt.Sprintf("flycl serve on %s", f.addr)}, LambdaPolicy: f.lambdaPolicy, Checkpoints: f.checkpoints})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w (give --backbone or --dim to create a new model)", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return be, nil
 }
 
 // readToken reads the bearer token (the first line of the file, trimmed),

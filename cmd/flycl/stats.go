@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -151,13 +152,22 @@ merged file records the shards it holds, so the intermediate merges need
 			for _, p := range args {
 				f, err := modelfile.LoadStats(p)
 				if err != nil {
+					var pe *fs.PathError
+					if !errors.As(err, &pe) {
+						err = flycl.Input(err) // read, but not a statistics file
+					}
 					return err
 				}
 				parts = append(parts, f)
 			}
 			merged, err := modelfile.MergeStats(parts...)
 			if err != nil {
-				return err
+				// the library counts parts from 1: name their files
+				names := make([]string, len(args))
+				for i, a := range args {
+					names[i] = fmt.Sprintf("part %d = %s", i+1, a)
+				}
+				return fmt.Errorf("%w (%s)", err, strings.Join(names, ", "))
 			}
 			if err := modelfile.CheckComplete(merged.Shards); err != nil {
 				if !partial {

@@ -23,9 +23,14 @@ model's journal holds (FILE.journal; flycl serve and flycl learn keep one,
 unless learn's --no-journal), are subtracted from G and S, the classes it added go, and
 the classifier is re-solved with the λ the model had before it. The model then
 equals the one before that learn (G up to float32 rounding) as a new version:
-versions only grow. With --to VERSION every learn after that version is undone,
-newest first. An undo cannot reach past a forget, nor past the history the
-journal keeps; "flycl history" shows what it can undo.`,
+versions only grow. With --to VERSION every learn after that version not
+undone yet is undone, newest first, so that the model ends as it was at
+VERSION (--to 0: as created, before its first learn, when the journal holds
+that learn); when it already is, nothing is done. VERSION must be one the
+journal records; an undo cannot reach past a forget, nor redo a learn an
+earlier undo took back, nor reach past the history the journal keeps:
+"flycl history" shows what it can undo. Each learn taken back is printed
+(its version, samples and classes), then the version the model ends at.`,
 		Example: `  flycl undo --model cam.flycl
   flycl history --model cam.flycl && flycl undo --model cam.flycl --to 3`,
 		Args: cobra.NoArgs,
@@ -41,7 +46,11 @@ journal keeps; "flycl history" shows what it can undo.`,
 			if st.Model() == nil {
 				return fmt.Errorf("%s does not exist", model)
 			}
-			done, err := st.Undo(cmd.Context(), to)
+			var target *uint64
+			if cmd.Flags().Changed("to") {
+				target = &to
+			}
+			done, err := st.Undo(cmd.Context(), target)
 			for _, e := range done {
 				fmt.Printf("undid the learn of version %d (%d samples of %s) with lambda %g: model %s at version %d\n",
 					e.Undoes, e.Rows(), strings.Join(deploy.Distinct(e.Names), ", "), e.LambdaBefore, model, e.Version)
@@ -52,14 +61,20 @@ journal keeps; "flycl history" shows what it can undo.`,
 				}
 				return fmt.Errorf("undo: %w", err)
 			}
-			if len(done) > 0 {
-				fmt.Printf("model %s: version %d, %d classes\n", model, st.Model().Version(), len(st.Model().Classes()))
+			m := st.Model()
+			switch {
+			case target == nil:
+				fmt.Printf("model %s: version %d, %d classes\n", model, m.Version(), len(m.Classes()))
+			case len(done) == 0:
+				fmt.Printf("nothing to undo: %s (version %d) is as it was at version %d\n", model, m.Version(), to)
+			default:
+				fmt.Printf("%s is as it was at version %d: version %d, %d classes\n", model, to, m.Version(), len(m.Classes()))
 			}
 			return nil
 		},
 	}
 	c.Flags().StringVar(&model, "model", "", "model file")
-	c.Flags().Uint64Var(&to, "to", 0, "undo every learn after this version (default: the last learn only)")
+	c.Flags().Uint64Var(&to, "to", 0, "undo every learn after this version, so that the model ends as it was then (0: as created; default: the last learn only)")
 	wait.register(c)
 	return c
 }

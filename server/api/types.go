@@ -88,6 +88,9 @@ type ModelResponse struct {
 	// Inbox is whether the server keeps doubtful inputs (GET /v1/inbox
 	// answers 404 when it does not, and the page does not ask).
 	Inbox bool `json:"inbox"`
+	// ReadOnly: the server takes no changes (flycl serve --read-only): it
+	// serves the version of the model file its writer last wrote.
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // Health is the body of GET /v1/healthz: status "ok" (200), or
@@ -98,6 +101,10 @@ type Health struct {
 	Version  uint64 `json:"version"`
 	Classes  int    `json:"classes"`
 	Writable bool   `json:"writable"`
+	// ReadOnly: a read-only server (flycl serve --read-only), healthy
+	// (200) while it serves; Error then says why the file's latest change
+	// could not be loaded, when it could not (the version served stays).
+	ReadOnly bool   `json:"read_only,omitempty"`
 	Error    string `json:"error,omitempty"`
 }
 

@@ -27,6 +27,21 @@ type EventSink interface {
 	Send(Event)
 }
 
+// Update is a debounced event with the prediction of the frame that
+// confirmed it (its top classes and calibrated probability): what a
+// state publisher (an MQTT broker's retained state and attributes)
+// needs beyond the event itself.
+type Update struct {
+	Event
+	Prediction Prediction
+}
+
+// UpdateSink receives each debounced event with its prediction (an MQTT
+// publisher). Update must not block.
+type UpdateSink interface {
+	Update(Update)
+}
+
 // Config is what Run watches and where its results go.
 type Config struct {
 	Source   Source
@@ -36,6 +51,9 @@ type Config struct {
 	Out io.Writer
 	// Events receives the debounced events (nil: none sent).
 	Events EventSink
+	// Updates receives the debounced events with their predictions
+	// (nil: none sent).
+	Updates UpdateSink
 	// Debounce is the number of consecutive frames a new answer must
 	// hold before it is an event (≤ 0: 1).
 	Debounce int
@@ -359,6 +377,9 @@ func (r *runner) frame(ctx context.Context, s slot) error {
 	r.log.Info("event", "class", ev.Class, "previous", ev.Previous, "frame", ev.Frame)
 	if r.cfg.Events != nil {
 		r.cfg.Events.Send(ev)
+	}
+	if r.cfg.Updates != nil {
+		r.cfg.Updates.Update(Update{Event: ev, Prediction: p})
 	}
 	return nil
 }

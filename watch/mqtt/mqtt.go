@@ -1,0 +1,381 @@
+package mqtt
+
+import (
+	"cmp"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/watch"
+)
+
+// ErrConfig is wrapped by the errors of options that cannot work.
+var ErrConfig = errors.New("mqtt: bad configuration")
+
+// ErrUnpublished is the error of a Publisher that was given updates and
+// had none acknowledged by the broker (Stats.Err).
+var ErrUnpublished = errors.New("mqtt: no state was published")
+
+// Payloads of the availability topic.
+const (
+	Online  = "online"
+	Offline = "offline"
+)
+
+// Options configure a Publisher; zero values take the defaults.
+type Options struct {
+	// Broker is mqtt://HOST[:PORT] (default port 1883) or
+	// mqtts://HOST[:PORT] (TLS, default port 8883).
+	Broker   string
+	Username string
+	Password string
+	// ClientID names the connection (default "flycl-PREFIX-CAMERA"); two
+	// clients with one ID push each other off the broker.
+	ClientID string
+	// TLS configures mqtts:// (nil: the system's roots, the broker's host
+	// name checked).
+	TLS *tls.Config
+	// Prefix is the first level of the topics (default "flycl").
+	Prefix string
+	// Camera names the stream: the second level of the topics (default
+	// "camera"). It may not contain '/', '+' or '#'.
+	Camera string
+	// Discovery publishes Home Assistant's discovery message under
+	// DiscoveryPrefix (default "homeassistant").
+	Discovery       bool
+	DiscoveryPrefix string
+	// Model names the model (device model in Home Assistant), ModelVersion
+	// its version (in the attributes), SWVersion flycl's version.
+	Model        string
+	ModelVersion uint64
+	SWVersion    string
+	// KeepAlive is the MQTT keep-alive (default 30 s): a publisher that
+	// vanishes without closing its connection is declared offline (its
+	// last will) after 1.5 of it.
+	KeepAlive time.Duration
+	// MaxBackoff is the longest wait between reconnection attempts
+	// (default 30 s; the first is 1 s, doubled after each).
+	MaxBackoff time.Duration
+	// Timeout bounds one publication's acknowledgement (default 10 s).
+	Timeout time.Duration
+	Log     *slog.Logger // default slog.Default()
+}
+
+// Topics are a Publisher's topics.
+type Topics struct {
+	State, Attributes, Availability string
+	// Discovery is the Home Assistant discovery topic ("" without discovery).
+	Discovery string
+}
+
+// Stats count a Publisher's work.
+type Stats struct {
+	Updates   int64  `json:"updates"`   // updates given
+	Published int64  `json:"published"` // states acknowledged by the broker (republications included)
+	Connects  int64  `json:"connects"`  // connections made (the first included)
+	LastError string `json:"last_error,omitempty"`
+}
+
+// Err returns an error wrapping ErrUnpublished when updates were given
+// and the broker acknowledged none of them.
+func (s Stats) Err() error {
+	if s.Updates == 0 || s.Published > 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d updates, %d connections (last error: %s)", ErrUnpublished, s.Updates, s.Connects, cmp.Or(s.LastError, "none"))
+}
+
+// Publisher publishes a camera's debounced answers to an MQTT broker
+// (a watch.UpdateSink). Make one with New, then Start it; Close it at the
+// end.
+type Publisher struct {
+	o      Options
+	topics Topics
+	node   string
+	log    *slog.Logger
+	client paho.Client
+
+	mu     sync.Mutex
+	latest *watch.Update
+	seq    uint64 // updates given
+	gen    uint64 // connections made
+	doneAt struct{ seq, gen uint64 }
+	stats  Stats
+	wake   chan struct{}
+	stop   chan struct{}
+	exited chan struct{}
+	closed bool
+}
+
+// New checks o and returns a Publisher; nothing is connected yet.
+func New(o Options) (*Publisher, error) {
+	o.Prefix = cmp.Or(o.Prefix, "flycl")
+	o.Camera = cmp.Or(o.Camera, "camera")
+	o.DiscoveryPrefix = cmp.Or(o.DiscoveryPrefix, "homeassistant")
+	o.KeepAlive = cmp.Or(o.KeepAlive, 30*time.Second)
+	o.MaxBackoff = cmp.Or(o.MaxBackoff, 30*time.Second)
+	o.Timeout = cmp.Or(o.Timeout, 10*time.Second)
+	for name, v := range map[string]string{"prefix": o.Prefix, "camera": o.Camera, "discovery prefix": o.DiscoveryPrefix} {
+		if err := topicLevels(v); err != nil {
+			return nil, fmt.Errorf("%w: %s %q: %v", ErrConfig, name, v, err)
+		}
+	}
+	if strings.Contains(o.Camera, "/") {
+		return nil, fmt.Errorf("%w: camera %q: one topic level, without '/'", ErrConfig, o.Camera)
+	}
+	u, err := url.Parse(o.Broker)
+	if err != nil {
+		return nil, fmt.Errorf("%w: broker %q: %v", ErrConfig, o.Broker, err)
+	}
+	port := u.Port()
+	switch u.Scheme {
+	case "mqtt", "tcp":
+		port = cmp.Or(port, "1883")
+		u.Scheme = "tcp"
+	case "mqtts", "ssl", "tls":
+		port = cmp.Or(port, "8883")
+		u.Scheme = "ssl"
+	default:
+		return nil, fmt.Errorf("%w: broker %q: want mqtt://HOST[:PORT] or mqtts://HOST[:PORT]", ErrConfig, o.Broker)
+	}
+	if u.Hostname() == "" || (u.Path != "" && u.Path != "/") {
+		return nil, fmt.Errorf("%w: broker %q: want mqtt://HOST[:PORT] or mqtts://HOST[:PORT]", ErrConfig, o.Broker)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%w: broker %q: give the user and password as options, not in the URL", ErrConfig, o.Broker)
+	}
+	broker := u.Scheme + "://" + u.Hostname() + ":" + port
+	if strings.Contains(u.Hostname(), ":") {
+		broker = u.Scheme + "://[" + u.Hostname() + "]:" + port
+	}
+	p := &Publisher{o: o, log: cmp.Or(o.Log, slog.Default()), node: nodeID(o.Prefix + "_" + o.Camera),
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), exited: make(chan struct{})}
+	base := o.Prefix + "/" + o.Camera + "/"
+	p.topics = Topics{State: base + "state", Attributes: base + "attributes", Availability: base + "availability"}
+	if o.Discovery {
+		p.topics.Discovery = o.DiscoveryPrefix + "/sensor/" + p.node + "/answer/config"
+	}
+	co := paho.NewClientOptions().AddBroker(broker).
+		SetClientID(cmp.Or(o.ClientID, "flycl-"+p.node)).
+		SetUsername(o.Username).SetPassword(o.Password).
+		SetCleanSession(true).
+		SetKeepAlive(o.KeepAlive).
+		SetWill(p.topics.Availability, Offline, 1, true).
+		SetAutoReconnect(true).SetMaxReconnectInterval(o.MaxBackoff).
+		SetConnectRetry(true).SetConnectRetryInterval(min(5*time.Second, o.MaxBackoff)).
+		SetConnectTimeout(o.Timeout).SetWriteTimeout(o.Timeout).
+		SetOnConnectHandler(p.onConnect).
+		SetConnectionLostHandler(func(_ paho.Client, err error) {
+			p.setErr(err)
+			p.log.Warn("mqtt: connection lost; reconnecting", "broker", o.Broker, "err", err)
+		})
+	if u.Scheme == "ssl" {
+		tc := o.TLS
+		if tc == nil {
+			tc = &tls.Config{}
+		}
+		tc = tc.Clone()
+		tc.ServerName = cmp.Or(tc.ServerName, u.Hostname())
+		co.SetTLSConfig(tc)
+	}
+	p.client = paho.NewClient(co)
+	return p, nil
+}
+
+// topicLevels checks a topic prefix: not empty, no wildcard, no empty level.
+func topicLevels(s string) error {
+	switch {
+	case s == "":
+		return errors.New("empty")
+	case strings.ContainsAny(s, "+#\x00"):
+		return errors.New("contains a wildcard '+' or '#' or a NUL")
+	case strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") || strings.Contains(s, "//"):
+		return errors.New("has an empty topic level")
+	}
+	return nil
+}
+
+// nodeID is s with every character outside [a-zA-Z0-9_-] replaced by '_'
+// (Home Assistant's node and object IDs).
+func nodeID(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// Topics returns the Publisher's topics.
+func (p *Publisher) Topics() Topics { return p.topics }
+
+// Start connects to the broker, waiting at most wait for the first
+// connection (it is retried in the background after that, and the
+// updates wait for it), and starts publishing.
+func (p *Publisher) Start(wait time.Duration) {
+	tok := p.client.Connect()
+	if !tok.WaitTimeout(wait) {
+		p.log.Warn("mqtt: broker not reached yet; still trying", "broker", p.o.Broker, "waited", wait)
+	} else if err := tok.Error(); err != nil {
+		p.setErr(err)
+		p.log.Warn("mqtt: connect", "broker", p.o.Broker, "err", err)
+	}
+	go p.run()
+}
+
+// Update implements watch.UpdateSink: u becomes the state to publish.
+// It never blocks.
+func (p *Publisher) Update(u watch.Update) {
+	u.Prediction.Top = append([]flycl.Ranked(nil), u.Prediction.Top...)
+	p.mu.Lock()
+	p.latest = &u
+	p.seq++
+	p.stats.Updates++
+	p.mu.Unlock()
+	p.poke()
+}
+
+func (p *Publisher) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stats returns the counts so far.
+func (p *Publisher) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats
+}
+
+func (p *Publisher) setErr(err error) {
+	p.mu.Lock()
+	p.stats.LastError = err.Error()
+	p.mu.Unlock()
+}
+
+// onConnect runs after every connection: availability, discovery, and
+// the latest state again.
+func (p *Publisher) onConnect(c paho.Client) {
+	p.mu.Lock()
+	p.gen++
+	p.stats.Connects++
+	n := p.stats.Connects
+	p.mu.Unlock()
+	p.log.Info("mqtt: connected", "broker", p.o.Broker, "connection", n, "state_topic", p.topics.State)
+	if p.topics.Discovery != "" {
+		if err := p.publish(p.topics.Discovery, p.discovery()); err != nil {
+			p.log.Warn("mqtt: discovery", "err", err)
+		}
+	}
+	if err := p.publish(p.topics.Availability, []byte(Online)); err != nil {
+		p.log.Warn("mqtt: availability", "err", err)
+	}
+	p.poke()
+}
+
+// publish sends one retained QoS 1 message and waits for its
+// acknowledgement (at most Options.Timeout).
+func (p *Publisher) publish(topic string, payload []byte) error {
+	tok := p.client.Publish(topic, 1, true, payload)
+	if !tok.WaitTimeout(p.o.Timeout) {
+		err := fmt.Errorf("mqtt: %s: no acknowledgement in %s", topic, p.o.Timeout)
+		p.setErr(err)
+		return err
+	}
+	if err := tok.Error(); err != nil {
+		err = fmt.Errorf("mqtt: %s: %w", topic, err)
+		p.setErr(err)
+		return err
+	}
+	return nil
+}
+
+// run publishes the latest update whenever there is one not yet
+// published on the current connection.
+func (p *Publisher) run() {
+	defer close(p.exited)
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-p.wake:
+		}
+		p.mu.Lock()
+		if p.latest == nil || p.doneAt.seq == p.seq && p.doneAt.gen == p.gen || !p.client.IsConnectionOpen() {
+			p.mu.Unlock()
+			continue
+		}
+		u, seq, gen := *p.latest, p.seq, p.gen
+		p.mu.Unlock()
+		attrs, _ := json.Marshal(Attributes(u, p.o.ModelVersion))
+		err := p.publish(p.topics.Attributes, attrs)
+		if err == nil {
+			err = p.publish(p.topics.State, []byte(u.Class))
+		}
+		p.mu.Lock()
+		if err == nil {
+			p.doneAt.seq, p.doneAt.gen = seq, gen
+			p.stats.Published++
+		}
+		again := p.seq != seq || p.gen != gen
+		p.mu.Unlock()
+		if err != nil {
+			p.log.Warn("mqtt: state not published; will retry", "class", u.Class, "err", err)
+			time.AfterFunc(time.Second, p.poke)
+		} else if again {
+			p.poke()
+		}
+	}
+}
+
+// Flush waits until the latest update is published on the current
+// connection, at most wait; it reports whether it was.
+func (p *Publisher) Flush(wait time.Duration) bool {
+	end := time.Now().Add(wait)
+	for {
+		p.mu.Lock()
+		ok := p.latest == nil || p.doneAt.seq == p.seq && p.doneAt.gen == p.gen
+		p.mu.Unlock()
+		if ok {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Close waits at most wait for the latest state to be published, then
+// publishes "offline" on the availability topic and disconnects.
+func (p *Publisher) Close(wait time.Duration) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	p.mu.Unlock()
+	if !p.Flush(wait) {
+		p.log.Warn("mqtt: the latest state was not published before the end", "topic", p.topics.State)
+	}
+	close(p.stop)
+	<-p.exited
+	if p.client.IsConnectionOpen() {
+		if err := p.publish(p.topics.Availability, []byte(Offline)); err != nil {
+			p.log.Warn("mqtt: availability offline", "err", err)
+		}
+	}
+	p.client.Disconnect(250)
+}

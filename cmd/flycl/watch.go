@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/server"
 	"github.com/flycl/flycl/watch"
+	"github.com/flycl/flycl/watch/mqtt"
 )
 
 type watchFlags struct {
@@ -25,6 +30,9 @@ type watchFlags struct {
 	debounce, top, threads, queue, saveMax, saveEvery, retries, maxPixels int
 	stall, flush                                                          time.Duration
 	everyFrame                                                            bool
+
+	mqtt, mqttUser, mqttPasswordFile, mqttClientID, mqttPrefix, mqttCA, camera, haPrefix string
+	haDiscovery                                                                          bool
 }
 
 func watchCmd() *cobra.Command {
@@ -37,14 +45,17 @@ every sampled frame with the model's backbone, transform and classifier (as
 flycl predict classifies an image, "unknown" included), and prints one JSON
 line per frame and one per event on stdout. An event is a change of the
 answer that holds for --debounce frames; with --webhook it is also POSTed
-there as JSON (retried with backoff from a bounded queue).
+there as JSON (retried with backoff from a bounded queue). With --mqtt the
+answer is published to an MQTT broker (retained PREFIX/CAMERA/state,
+attributes and availability) and announced to Home Assistant as a sensor.
 
 A file ends the command at its end. A network stream or a camera is
 reconnected with backoff when it drops or stalls; SIGTERM or Ctrl-C stops
 cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
 		Example: `  flycl watch --model cam.flycl --source clip.mp4 --fps 2
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --fps 1 --debounce 3 --webhook http://alerts.local/hook
-  flycl watch --model cam.flycl --source /dev/video0 --save-doubtful inbox/`,
+  flycl watch --model cam.flycl --source /dev/video0 --save-doubtful inbox/
+  flycl watch --model cam.flycl --source rtsp://camera.local/stream --camera drive --mqtt mqtt://homeassistant.local --mqtt-user flycl --mqtt-password-file mqtt.pw`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runWatch(cmd, &f) },
 	}
 	fs := c.Flags()
@@ -70,6 +81,15 @@ cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
 	fs.DurationVar(&f.stall, "stall", 30*time.Second, "reconnect a stream that gives no frame for this long")
 	fs.DurationVar(&f.flush, "flush", 10*time.Second, "at the end, wait this long at most for the webhook queue to empty")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
+	fs.StringVar(&f.mqtt, "mqtt", "", "MQTT broker to publish the answer to: mqtt://HOST[:PORT] or mqtts://HOST[:PORT] (TLS)")
+	fs.StringVar(&f.mqttUser, "mqtt-user", "", "MQTT user name")
+	fs.StringVar(&f.mqttPasswordFile, "mqtt-password-file", "", "file holding the MQTT password (its first line)")
+	fs.StringVar(&f.mqttClientID, "mqtt-client-id", "", "MQTT client id (default flycl-PREFIX_CAMERA)")
+	fs.StringVar(&f.mqttPrefix, "mqtt-prefix", "flycl", "first level of the MQTT topics: PREFIX/CAMERA/state, …")
+	fs.StringVar(&f.mqttCA, "mqtt-ca", "", "PEM file of the CA that signed an mqtts:// broker's certificate (default: the system's)")
+	fs.StringVar(&f.camera, "camera", "camera", "name of this stream in the MQTT topics and in Home Assistant")
+	fs.BoolVar(&f.haDiscovery, "ha-discovery", true, "with --mqtt, announce a sensor to Home Assistant (MQTT discovery)")
+	fs.StringVar(&f.haPrefix, "ha-prefix", "homeassistant", "Home Assistant's discovery prefix")
 	return c
 }
 
@@ -89,6 +109,10 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		return fmt.Errorf("--max-frame-pixels must be positive, got %d", f.maxPixels)
 	case f.logFormat != "text" && f.logFormat != "json":
 		return fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	}
+	mqttOpts, err := f.mqttOptions()
+	if err != nil {
+		return err
 	}
 	ffmpeg, err := exec.LookPath(f.ffmpeg)
 	if err != nil {
@@ -171,6 +195,16 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		cfg.Events = poster
 		go func() { poster.Run(pctx); close(done) }()
 	}
+	var pub *mqtt.Publisher
+	if mqttOpts != nil {
+		mqttOpts.Log, mqttOpts.Model, mqttOpts.ModelVersion = log, filepath.Base(f.model), p.Version()
+		mqttOpts.SWVersion, _ = buildVersion()
+		if pub, err = mqtt.New(*mqttOpts); err != nil {
+			return fmt.Errorf("--mqtt: %w", err)
+		}
+		pub.Start(5 * time.Second)
+		cfg.Updates = pub
+	}
 	log.Info("watching", "source", f.source, "model", f.model, "classes", len(p.Classes()), "backbone", bm.Name, "fps", f.fps, "scale_short_side", short)
 	_, runErr := watch.Run(ctx, cfg)
 	if poster != nil {
@@ -187,5 +221,54 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 			return fmt.Errorf("--webhook %s: %w", f.webhook, err)
 		}
 	}
+	if pub != nil {
+		pub.Close(f.flush)
+		st := pub.Stats()
+		log.Info("mqtt", "updates", st.Updates, "published", st.Published, "connections", st.Connects, "last_error", st.LastError)
+		if err := st.Err(); err != nil && runErr == nil {
+			return fmt.Errorf("--mqtt %s: %w", f.mqtt, err)
+		}
+	}
 	return runErr
+}
+
+// mqttOptions resolves the MQTT flags (nil without --mqtt).
+func (f *watchFlags) mqttOptions() (*mqtt.Options, error) {
+	if f.mqtt == "" {
+		for _, fl := range []struct{ name, v string }{{"mqtt-user", f.mqttUser}, {"mqtt-password-file", f.mqttPasswordFile},
+			{"mqtt-client-id", f.mqttClientID}, {"mqtt-ca", f.mqttCA}} {
+			if fl.v != "" {
+				return nil, fmt.Errorf("--%s needs --mqtt", fl.name)
+			}
+		}
+		return nil, nil
+	}
+	o := &mqtt.Options{Broker: f.mqtt, Username: f.mqttUser, ClientID: f.mqttClientID, Prefix: f.mqttPrefix, Camera: f.camera,
+		Discovery: f.haDiscovery, DiscoveryPrefix: f.haPrefix}
+	if f.mqttPasswordFile != "" {
+		b, err := os.ReadFile(f.mqttPasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("--mqtt-password-file: %w", err)
+		}
+		pw, _, _ := strings.Cut(string(b), "\n")
+		o.Password = strings.TrimRight(pw, "\r")
+		if o.Password == "" {
+			return nil, fmt.Errorf("--mqtt-password-file %s: its first line is empty", f.mqttPasswordFile)
+		}
+	}
+	if f.mqttCA != "" {
+		pem, err := os.ReadFile(f.mqttCA)
+		if err != nil {
+			return nil, fmt.Errorf("--mqtt-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--mqtt-ca %s: no PEM certificate in it", f.mqttCA)
+		}
+		o.TLS = &tls.Config{RootCAs: pool}
+	}
+	if _, err := mqtt.New(*o); err != nil { // checked before the model loads
+		return nil, fmt.Errorf("--mqtt: %w", err)
+	}
+	return o, nil
 }

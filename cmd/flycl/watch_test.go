@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"image/jpeg"
 	"image/png"
+	"maps"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/flycl/flycl/watch"
 )
@@ -140,9 +144,23 @@ func TestWatchVideoAndMJPEG(t *testing.T) {
 	defer hook.Close()
 
 	common := []string{"watch", "--model", model, "--ort-lib", lib, "--backbone", "squeezenet:" + sq, "--unknown", "off", "--debounce", "2", "--top", "2"}
-	out, err := runCLI(t, append(common, "--source", video, "--fps", "0", "--webhook", hook.URL)...)
+	args := append(common, "--source", video, "--fps", "0", "--webhook", hook.URL)
+	broker := mosquittoBroker(t) // "" without mosquitto
+	if broker != "" {
+		args = append(args, "--mqtt", broker, "--camera", "desk")
+	}
+	out, err := runCLI(t, args...)
 	if err != nil {
 		t.Fatalf("watch the video: %v", err)
+	}
+	if broker != "" {
+		// what a subscriber arriving afterwards finds retained
+		got := retained(t, broker, "flycl/desk/state", "flycl/desk/availability", "flycl/desk/attributes", "homeassistant/sensor/flycl_desk/answer/config")
+		if got["flycl/desk/state"] != sequence[len(sequence)-1] || got["flycl/desk/availability"] != "offline" ||
+			!strings.Contains(got["flycl/desk/attributes"], `"class":"`+sequence[len(sequence)-1]+`"`) ||
+			!strings.Contains(got["homeassistant/sensor/flycl_desk/answer/config"], `"state_topic":"flycl/desk/state"`) {
+			t.Fatalf("retained on the broker: %q", got)
+		}
 	}
 	answers, events := watchLines(t, out)
 	if !slices.Equal(answers, want) || !slices.Equal(events, sequence) {
@@ -215,9 +233,83 @@ func TestWatchFlagErrors(t *testing.T) {
 		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--webhook-queue", "0"}, "--webhook-queue"},
 		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--ffmpeg", "/nonexistent/ffmpeg"}, "--ffmpeg"},
 		{[]string{"watch", "--model", filepath.Join(t.TempDir(), "none.flycl"), "--source", "x.mp4", "--ffmpeg", os.Args[0]}, "none.flycl"},
+		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--mqtt-user", "u"}, "--mqtt-user needs --mqtt"},
+		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--mqtt", "http://broker"}, "--mqtt"},
+		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--mqtt", "mqtt://broker", "--camera", "a/b"}, "camera"},
+		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--mqtt", "mqtt://broker", "--mqtt-password-file", "/nonexistent/pw"}, "--mqtt-password-file"},
 	} {
 		if _, err := runCLI(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error naming %s", c.args, err, c.want)
 		}
 	}
+}
+
+// mosquittoBroker starts Debian's mosquitto on 127.0.0.1 and a free port
+// for the test and returns its mqtt:// URL ("" when it is not installed:
+// the MQTT part of a test is then skipped, logged).
+func mosquittoBroker(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("mosquitto")
+	if err != nil {
+		if bin, err = exec.LookPath("/usr/sbin/mosquitto"); err != nil {
+			t.Log("mosquitto not installed (apt-get install mosquitto): the MQTT part is skipped")
+			return ""
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "mosquitto.conf")
+	os.WriteFile(conf, []byte(fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\n", l.Addr().(*net.TCPAddr).Port)), 0o644)
+	cmd := exec.Command(bin, "-c", conf)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return "mqtt://" + addr
+		}
+		if time.Now().After(end) {
+			t.Fatalf("mosquitto did not listen on %s in 5 s", addr)
+		}
+	}
+}
+
+// retained returns the retained payloads of topics on broker.
+func retained(t *testing.T, broker string, topics ...string) map[string]string {
+	t.Helper()
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(strings.Replace(broker, "mqtt://", "tcp://", 1)).SetClientID("test-retained"))
+	if tok := c.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("connect %s: %v", broker, tok.Error())
+	}
+	defer c.Disconnect(0)
+	var mu sync.Mutex
+	got := map[string]string{}
+	for _, tp := range topics {
+		tok := c.Subscribe(tp, 1, func(_ paho.Client, m paho.Message) {
+			mu.Lock()
+			got[m.Topic()] = string(m.Payload())
+			mu.Unlock()
+		})
+		if !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+			t.Fatalf("subscribe %s: %v", tp, tok.Error())
+		}
+	}
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n == len(topics) {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return maps.Clone(got)
 }

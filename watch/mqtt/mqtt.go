@@ -174,6 +174,12 @@ func New(o Options) (*Publisher, error) {
 		SetConnectRetry(true).SetConnectRetryInterval(min(5*time.Second, o.MaxBackoff)).
 		SetConnectTimeout(o.Timeout).SetWriteTimeout(o.Timeout).
 		SetOnConnectHandler(p.onConnect).
+		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
+			if f, ok := n.(paho.ConnectionNotificationFailed); ok && f.Reason != nil {
+				p.setErr(f.Reason)
+				p.log.Warn("mqtt: connection refused or failed; retrying", "broker", o.Broker, "err", f.Reason)
+			}
+		}).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
 			p.setErr(err)
 			p.log.Warn("mqtt: connection lost; reconnecting", "broker", o.Broker, "err", err)

@@ -4,17 +4,26 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,13 +66,22 @@ func startBroker(t *testing.T) *broker {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	b := &broker{t: t, dir: t.TempDir(), port: port}
-	conf := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\nlog_dest stderr\n", port, b.dir)
+	conf := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\nlog_dest stderr\n", port, b.dir) + asRoot()
 	if err := os.WriteFile(filepath.Join(b.dir, "mosquitto.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b.start(bin)
 	t.Cleanup(b.kill)
 	return b
+}
+
+// asRoot keeps a mosquitto started by root as root (it would switch to
+// the user mosquitto, who cannot read the test's temporary folder).
+func asRoot() string {
+	if os.Geteuid() == 0 {
+		return "user root\n"
+	}
+	return ""
 }
 
 func (b *broker) start(bin string) {
@@ -463,4 +481,111 @@ func TestNewRefuses(t *testing.T) {
 	if tp := p.Topics(); tp.State != "home/flycl/front door/state" || tp.Discovery != "homeassistant/sensor/home_flycl_front_door/answer/config" {
 		t.Fatalf("topics %+v", tp)
 	}
+}
+
+// TestTLSAndPassword: mqtts:// to a mosquitto with a certificate from a
+// CA made here and a password file: the right password publishes, a wrong
+// one publishes nothing and says why; a client that does not trust the CA
+// does not connect.
+func TestTLSAndPassword(t *testing.T) {
+	bin := mosquitto(t)
+	passwd, err := exec.LookPath("mosquitto_passwd")
+	if err != nil {
+		t.Skip("mosquitto_passwd not installed (apt-get install mosquitto)")
+	}
+	dir := t.TempDir()
+	caPEM, certPEM, keyPEM := certificates(t)
+	for name, b := range map[string][]byte{"ca.pem": caPEM, "cert.pem": certPEM, "key.pem": keyPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command(passwd, "-b", "-c", filepath.Join(dir, "pw"), "flycl", "s3cret").CombinedOutput(); err != nil {
+		t.Fatalf("mosquitto_passwd: %v: %s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &broker{t: t, dir: dir, port: l.Addr().(*net.TCPAddr).Port}
+	l.Close()
+	conf := fmt.Sprintf("listener %d 127.0.0.1\ncafile %[2]s/ca.pem\ncertfile %[2]s/cert.pem\nkeyfile %[2]s/key.pem\nallow_anonymous false\npassword_file %[2]s/pw\n", b.port, dir) + asRoot()
+	if err := os.WriteFile(filepath.Join(dir, "mosquitto.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.start(bin)
+	t.Cleanup(b.kill)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	url := "mqtts://" + b.addr()
+
+	for _, c := range []struct {
+		name, password string
+		tls            *tls.Config
+		ok             bool
+		why            string
+	}{
+		{"right password", "s3cret", &tls.Config{RootCAs: pool}, true, ""},
+		{"wrong password", "guess", &tls.Config{RootCAs: pool}, false, "not Authorized"},
+		{"untrusted certificate", "s3cret", nil, false, "certificate"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := New(Options{Broker: url, Username: "flycl", Password: c.password, TLS: c.tls, Camera: "gate", ClientID: "flycl-" + c.name[:5],
+				Timeout: 2 * time.Second, Log: quiet()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Start(time.Second)
+			p.Update(watch.Update{Event: watch.Event{ID: 1, Class: "closed", Time: time.Now()}})
+			wait := 500 * time.Millisecond
+			if c.ok {
+				wait = 5 * time.Second
+			}
+			flushed := p.Flush(wait)
+			p.Close(0)
+			st := p.Stats()
+			if c.ok {
+				if !flushed || st.Err() != nil || st.Published != 1 {
+					t.Fatalf("flushed %v, stats %+v", flushed, st)
+				}
+				return
+			}
+			if flushed || !errors.Is(st.Err(), ErrUnpublished) || !strings.Contains(st.LastError, c.why) {
+				t.Fatalf("flushed %v, stats %+v, want nothing published because of %q", flushed, st, c.why)
+			}
+		})
+	}
+}
+
+// certificates makes a CA and a certificate for 127.0.0.1 signed by it.
+func certificates(t *testing.T) (caPEM, certPEM, keyPEM []byte) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "flycl test CA"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	caCert, _ := x509.ParseCertificate(caDER)
+	der, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
 }

@@ -545,7 +545,7 @@ func TestTLSAndPassword(t *testing.T) {
 			p.Close(0)
 			st := p.Stats()
 			if c.ok {
-				if !flushed || st.Err() != nil || st.Published != 1 {
+				if !flushed || st.Err() != nil || st.Published < 1 { // a first connection may publish twice: on the update and on connecting
 					t.Fatalf("flushed %v, stats %+v", flushed, st)
 				}
 				return

@@ -39,7 +39,7 @@ func watchCmd() *cobra.Command {
 	var f watchFlags
 	c := &cobra.Command{
 		Use:   "watch --model FILE --source SRC [--fps N] [--webhook URL] [--debounce N]",
-		Short: "Classify a video stream (file, RTSP/HTTP/MJPEG URL, /dev/videoN) frame by frame; events to a webhook",
+		Short: "Classify a video stream (file, RTSP/HTTP/MJPEG URL, /dev/videoN) frame by frame; events to a webhook or MQTT (Home Assistant)",
 		Long: `Reads a video through ffmpeg (a subprocess), samples it at --fps, classifies
 every sampled frame with the model's backbone, transform and classifier (as
 flycl predict classifies an image, "unknown" included), and prints one JSON

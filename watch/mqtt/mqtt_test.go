@@ -52,7 +52,7 @@ func mosquitto(t *testing.T) string {
 			return path
 		}
 	}
-	t.Skip("mosquitto not installed (apt-get install mosquitto; scripts/install-deps installs it): the MQTT tests need a real broker")
+	t.Skip("mosquitto not installed (apt-get install mosquitto mosquitto-clients; .ci/run installs them): the MQTT tests need a real broker")
 	return ""
 }
 

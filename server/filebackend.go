@@ -419,44 +419,30 @@ func asInput(err error) error {
 // Undo takes learns back out exactly, as the model's journal records
 // them (deploy.Model.Undo), each saved as any change: the last learn (to
 // nil), or every learn after version *to, as deploy.UndoPlan decides. It
-// returns the learns taken back, newest first. It needs the journal
-// (Checkpoints); the history it undoes from is modelfile.ReadHistory's.
+// returns the learns taken back, newest first. It is the store's one undo
+// loop (store.Store.UndoEach, which flycl undo runs too); every version it
+// saves is published at once. An undo the journal cannot do is an
+// *InputError.
 func (b *FileBackend) Undo(ctx context.Context, to *uint64) (ModelView, []deploy.Undone, error) {
-	hist, err := modelfile.ReadHistory(b.path, b.modelID())
-	if err != nil {
-		return nil, nil, err
-	}
-	plan, err := deploy.UndoPlan(hist, b.cur.Load().Version(), to)
-	if err != nil {
-		return nil, nil, asInput(err)
-	}
 	var done []deploy.Undone
-	for _, want := range plan {
-		if hist, err = modelfile.ReadHistory(b.path, b.modelID()); err != nil {
-			return nil, done, err
-		}
-		_, err = b.change(func(m *deploy.Model) error {
-			e, err := m.Undo(ctx, hist)
-			if errors.Is(err, deploy.ErrNoUndo) {
-				return &refused{&InputError{err}}
-			}
-			if err != nil {
-				return err
-			}
-			if e.Undoes != want.Version {
-				return fmt.Errorf("undo: took back the learn of version %d where the plan said %d", e.Undoes, want.Version)
-			}
-			b.entry = e
-			return nil
-		})
-		if err != nil {
-			if len(done) > 0 {
-				err = fmt.Errorf("%w (after taking back %d learn(s), newest first: the model is at version %d)", err, len(done), b.cur.Load().Version())
-			}
-			return nil, done, err
-		}
-		done = append(done, deploy.UndoneOf(want))
+	_, err := b.st.UndoEach(ctx, to, func(learn, _ *modelfile.JournalEntry) {
+		done = append(done, deploy.UndoneOf(learn))
 		b.cur.Store(b.snapshot())
+	})
+	if errors.Is(err, store.ErrNotRecorded) && !errors.Is(err, modelfile.ErrLockLost) && to == nil && len(done) == 1 {
+		// the undo is saved (in a checkpoint); only its record in the
+		// history is missing
+		b.log.Warn("a change is saved, but not recorded in the journal's history", "model", b.path, "reason", err.Error())
+		err = nil
+	}
+	if err != nil {
+		if errors.Is(err, deploy.ErrNoUndo) {
+			err = &InputError{err}
+		}
+		if len(done) > 0 {
+			err = fmt.Errorf("%w (after taking back %d learn(s), newest first: the model is at version %d)", err, len(done), b.cur.Load().Version())
+		}
+		return nil, done, err
 	}
 	return b.cur.Load(), done, nil
 }

@@ -541,8 +541,20 @@ func (s *Store) History() ([]*modelfile.JournalEntry, error) {
 // Undo takes learns back out exactly, one durable change each, as
 // deploy.UndoPlan decides: the last learn (to nil), or every learn after
 // version *to not undone yet, newest first (*to 0: the model as created;
-// nothing when it already is). It returns the undo entries written.
+// nothing when it already is). It returns the undo entries written. An
+// undo the journal cannot do (UndoPlan's refusals, deploy.Model.Undo's)
+// wraps deploy.ErrNoUndo and changes nothing.
 func (s *Store) Undo(ctx context.Context, to *uint64) ([]*modelfile.JournalEntry, error) {
+	return s.UndoEach(ctx, to, nil)
+}
+
+// UndoEach is Undo, calling each (when not nil) after every learn taken
+// back is durable, with the learn's journal entry and its undo's: the CLI and the server share this
+// one loop, the server publishing every version as it is saved. A step
+// that is saved but whose entry the journal could not take
+// (ErrNotRecorded) counts as done, and ends the loop with that error:
+// the next step's history would not show it.
+func (s *Store) UndoEach(ctx context.Context, to *uint64, each func(learn, undo *modelfile.JournalEntry)) ([]*modelfile.JournalEntry, error) {
 	if s.model == nil {
 		return nil, fmt.Errorf("store: %s has no model to undo", s.path)
 	}
@@ -563,6 +575,10 @@ func (s *Store) Undo(ctx context.Context, to *uint64) ([]*modelfile.JournalEntry
 		err = s.Update(ctx, func(m *deploy.Model) (Change, error) {
 			var err error
 			if e, err = m.Undo(ctx, hist); err != nil {
+				if errors.Is(err, deploy.ErrNoUndo) {
+					// refused before the model changed: nothing to read back
+					return Change{}, Refused(err)
+				}
 				return Change{}, err
 			}
 			if e.Undoes != want.Version {
@@ -570,10 +586,16 @@ func (s *Store) Undo(ctx context.Context, to *uint64) ([]*modelfile.JournalEntry
 			}
 			return Change{Entry: e}, nil
 		})
-		if err != nil {
+		if err != nil && !(errors.Is(err, ErrNotRecorded) && e != nil) {
 			return done, err
 		}
 		done = append(done, e)
+		if each != nil {
+			each(want, e)
+		}
+		if err != nil {
+			return done, err
+		}
 	}
 	return done, nil
 }

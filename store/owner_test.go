@@ -16,11 +16,11 @@ import (
 // the model's save and journal entries (deploy), and this store.
 var owners = []string{"modelfile", "deploy", "store"}
 
-// pending are the writers not yet moved onto the store, by file: the
-// Beam pipeline's finalizer (its own module, which writes a new model
-// file from merged statistics under the lock). The test fails when one
-// of them stops writing too, so that the list stays true.
-var pending = []string{"beam/pipeline/files.go"}
+// pending are the writers not yet moved onto the store, by file: none
+// (the Beam pipeline's finalizer, in its own module, writes through the
+// store too). The test fails when one of them stops writing too, so that
+// the list stays true.
+var pending []string
 
 // writers are the calls that write a model file or journal, or take its
 // lock, outside the owners: modelfile's functions and deploy.Model's
@@ -38,6 +38,7 @@ var (
 func TestOnlyStoreWrites(t *testing.T) {
 	root := ".."
 	found := map[string][]string{}
+	users := map[string]bool{} // files that call store.Open
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -91,6 +92,9 @@ func TestOnlyStoreWrites(t *testing.T) {
 				}
 				x, isID := se.X.(*ast.Ident)
 				_, isPkg := imports[identName(x)]
+				if isID && imports[x.Name] == "github.com/flycl/flycl/store" && se.Sel.Name == "Open" {
+					users[rel] = true
+				}
 				switch {
 				case isID && imports[x.Name] == "github.com/flycl/flycl/modelfile" && slices.Contains(modelfileWriters, se.Sel.Name):
 					found[rel] = append(found[rel], fset.Position(n.Pos()).String()+": modelfile."+se.Sel.Name)
@@ -117,8 +121,12 @@ func TestOnlyStoreWrites(t *testing.T) {
 			t.Errorf("%s no longer writes a model file: take it off the pending list", file)
 		}
 	}
-	if len(found) == 0 {
-		t.Fatal("the scan found no writer at all: it does not see the code")
+	// the scan sees the code: the store's known users, the Beam module's
+	// finalizer among them
+	for _, file := range []string{"server/filebackend.go", "beam/pipeline/files.go"} {
+		if !users[file] {
+			t.Errorf("the scan did not see %s open the store: it does not see the code", file)
+		}
 	}
 }
 

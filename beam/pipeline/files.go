@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -14,15 +15,18 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/store"
 )
 
 // A feature file, model file or statistics file whose path has a scheme
 // (memfs://, gs://) is read and written through Beam's file systems
 // (io/filesystem), so workers need no shared mount for them; a plain path
-// is a local file, read and written as flycl does (the model file saved
-// atomically under its lock).
+// is a local file, read and written as flycl does (the model file through
+// the store, as a new file).
 
 // isURL reports whether path names a file of a Beam file system.
 func isURL(path string) bool { return strings.Contains(path, "://") }
@@ -109,21 +113,54 @@ func saveStats(ctx context.Context, path string, sf *modelfile.StatsFile) error 
 	return writeURL(ctx, path, b.Bytes())
 }
 
-// saveModel writes the model file: a local one atomically under its lock
-// (one writer: not while a server or a learn holds it); one on a Beam file
-// system in one write when it is complete (object stores have no locks:
-// the pipeline is then its only writer by convention).
-func saveModel(ctx context.Context, path string, f *modelfile.File) error {
+// ErrModelExists is wrapped by the error for a local model file (Out)
+// that exists: the pipeline writes a new model file and replaces none
+// (one that exists may be served, or have a journal of its changes).
+var ErrModelExists = errors.New("pipeline: the model file exists")
+
+func errModelExists(path string) error {
+	return fmt.Errorf("%w: %s: the pipeline writes a new model file and does not replace one (remove or move it, or teach it the task with flycl merge --model %s and the statistics of --stats-out)", ErrModelExists, path, path)
+}
+
+// checkNewModel refuses, before any work, a local model file that
+// exists (saveModel would refuse it at the end).
+func checkNewModel(path string) error {
+	if path == "" || isURL(path) {
+		return nil
+	}
+	if _, err := os.Stat(path); err == nil {
+		return errModelExists(path)
+	}
+	return nil
+}
+
+// saveModel writes the model file of the model m learned from the
+// statistics sf: a local one through the store (store.Open + Update: its
+// lock, so not while a server or a learn holds it, and its atomic,
+// durable save), as a new file only, since a model file that exists may
+// be served or have a journal of its changes; one on a Beam file system
+// in one write when it is complete (object stores have no locks: the
+// pipeline is then its only writer by convention).
+func saveModel(ctx context.Context, path string, m *flycl.Model, sf *modelfile.StatsFile) error {
 	if !isURL(path) {
-		lk, err := modelfile.TakeLock(ctx, path, modelfile.LockOptions{Command: "flycl-beam (the pipeline's finalizer)"})
+		st, err := store.Open(ctx, path, &store.Options{Command: "flycl-beam (the pipeline's finalizer)"})
 		if err != nil {
 			return err
 		}
-		defer lk.Unlock()
-		return modelfile.Save(path, f)
+		defer st.Close()
+		if st.Exists() {
+			return errModelExists(path)
+		}
+		if err := st.Create(&deploy.Model{Model: m, Pipeline: sf.Pipeline}); err != nil {
+			return err
+		}
+		if err := st.Update(ctx, func(*deploy.Model) (store.Change, error) { return store.Change{}, nil }); err != nil {
+			return err
+		}
+		return st.Close()
 	}
 	var b bytes.Buffer
-	if err := modelfile.Encode(&b, f); err != nil {
+	if err := modelfile.Encode(&b, &modelfile.File{Snapshot: m.Snapshot(), Pipeline: sf.Pipeline}); err != nil {
 		return err
 	}
 	return writeURL(ctx, path, b.Bytes())

@@ -177,8 +177,13 @@ type Plan struct {
 // its samples and cut it into shards. Sample identities are those of
 // flycl stats (modelfile.SampleID of deploy.PathKey or deploy.RowKey), so
 // the statistics the pipeline writes merge with shards made by flycl stats.
+// A local model file (Options.Out) that exists is refused here, before
+// any work: the pipeline writes a new one and replaces none.
 func MakePlan(opt Options) (*Plan, error) {
 	opt.defaults()
+	if err := checkNewModel(opt.Out); err != nil {
+		return nil, err
+	}
 	in, err := openInput(opt)
 	if err != nil {
 		return nil, err
@@ -588,7 +593,7 @@ func (f *finalizeFn) ProcessElement(ctx context.Context, _ int, iter func(*Parti
 	if err != nil {
 		return err
 	}
-	return saveModel(ctx, f.Opt.Out, &modelfile.File{Snapshot: m.Snapshot(), Pipeline: sf.Pipeline})
+	return saveModel(ctx, f.Opt.Out, m, sf)
 }
 
 // Statistics assembles the pieces into the statistics file of the task,

@@ -57,7 +57,7 @@ func main() {
 		threads   = flag.Int("threads", 1, "ONNX Runtime and decoding threads per extraction")
 		workers   = flag.Int("workers", 0, "concurrent extractions per worker process (0: number of CPUs)")
 		blockRows = flag.Int("block-rows", 512, "rows of G per shuffled piece")
-		out       = flag.String("out", "", "model file to write: a local path every worker can write (shared storage), or gs://... through Beam's file systems")
+		out       = flag.String("out", "", "model file to write: a new local path every worker can write (shared storage; one that exists is refused), or gs://... through Beam's file systems")
 		statsOut  = flag.String("stats-out", "", "also write the statistics file (for flycl merge): a local path or gs://...")
 		shards    = flag.Int("shards", 0, "cut the samples into exactly this many contiguous shards, as flycl stats --shard i/N does (instead of --shard-size), each its own extraction branch")
 		jobPort   = flag.Int("job-service", 0, "serve prism's job service on this port (all interfaces, as the SDK's prism command) until interrupted, instead of learning")

@@ -33,7 +33,9 @@ import (
 // a forget of blue needs a second click and then leaves only red, the
 // page saying whether the server forgot exactly. The rejection state is
 // what GET /v1/model says. The page never asks for the inbox (the server
-// has none).
+// has none). The same file served read-only (ReadOnlyBackend): its page
+// says so and shows no teach, forget or undo control, but the classes
+// and the history of the file.
 func TestBrowserForgetUndoHistory(t *testing.T) {
 	ctx := newBrowser(t, 1100, 1000)
 	dir := t.TempDir()
@@ -244,5 +246,54 @@ func TestBrowserForgetUndoHistory(t *testing.T) {
 	t.Logf("screenshot %s", shot)
 	if n := inboxAsked.Load(); n != 0 {
 		t.Fatalf("the page asked for the inbox %d times; the server has none", n)
+	}
+
+	// the same file served read-only (flycl serve --read-only): the page
+	// says so and shows no control that changes the model (teach, the
+	// advanced fold, forget, undo), while it still lists the classes and
+	// the history; the writer's page shows every control and no such line
+	if js(`String(document.getElementById("readonly").checkVisibility())`) != "false" ||
+		js(`String(document.getElementById("teach").checkVisibility() && document.getElementById("undo").checkVisibility())`) != "true" {
+		t.Fatal("the writing server's page shows the read-only line or hides teach or undo")
+	}
+	ro, err := OpenReadOnly(filepath.Join(dir, "cam.flycl"), ReadOnlyOptions{Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	rs, err := New(Config{Backend: ro, Extractor: gridExtractor{}, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	rln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rhs := &http.Server{Handler: rs.Handler()}
+	go rhs.Serve(rln)
+	defer rhs.Close()
+	step("open the read-only server's page",
+		chromedp.Navigate("http://"+rln.Addr().String()+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#drop")),
+		poll(`document.getElementById("version").textContent === "5"`),
+		poll(`document.querySelector('#classes li[data-name="red"]') !== null`),
+		poll(`document.getElementById("readonly").checkVisibility()`))
+	if got := text("readonly"); !strings.HasPrefix(got, "read-only") {
+		t.Fatalf("the read-only line says %q", got)
+	}
+	for _, id := range []string{"teach", "label", "advanced", "undo"} {
+		if js(`String(document.getElementById("`+id+`").checkVisibility())`) != "false" {
+			t.Errorf("the read-only server's page shows #%s", id)
+		}
+	}
+	if n := js(`String(document.querySelectorAll("#classes button").length)`); n != "0" {
+		t.Errorf("the read-only server's page shows %s forget button(s)", n)
+	}
+	if n := js(`String(document.querySelectorAll("#history tr").length)`); n != "5" {
+		t.Errorf("the read-only server's page lists %s changes, want the 5 of the file", n)
+	}
+	if js(`String(document.getElementById("classify").checkVisibility())`) != "true" {
+		t.Error("the read-only server's page hides classify")
 	}
 }

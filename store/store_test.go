@@ -188,3 +188,53 @@ func TestOpenMissingFolder(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// TestUndoEach: the one undo loop (flycl undo's and the server's) calls
+// back after every learn taken back with the learn's entry and its
+// undo's, newest first, each already in the file (deploy.Load of the file
+// there gives the undo's version and the learn's classes gone); an undo
+// the journal cannot do (to a version after the model's) wraps
+// deploy.ErrNoUndo, calls back nothing and leaves the file unchanged.
+func TestUndoEach(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.flycl")
+	st := create(t, path, true)
+	defer st.Close()
+	for i, c := range []string{"a", "b", "c"} {
+		if err := st.Update(ctx, learn(ctx, c, float32(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	saved, _ := os.ReadFile(path)
+	ten := uint64(10)
+	if done, err := st.UndoEach(ctx, &ten, func(_, _ *modelfile.JournalEntry) { t.Error("called back for a refused undo") }); !errors.Is(err, deploy.ErrNoUndo) || len(done) != 0 {
+		t.Fatalf("undo to 10 at version 3: %d done, %v; want deploy.ErrNoUndo", len(done), err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != string(saved) {
+		t.Fatal("a refused undo wrote the file")
+	}
+	one := uint64(1)
+	var learns []uint64
+	done, err := st.UndoEach(ctx, &one, func(learn, undo *modelfile.JournalEntry) {
+		learns = append(learns, learn.Version)
+		if learn.Op != "learn" || undo.Undoes != learn.Version {
+			t.Errorf("called back with a %s of version %d and an undo of %d", learn.Op, learn.Version, undo.Undoes)
+		}
+		m, err := deploy.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Version() != undo.Version || slices.Contains(m.ClassNames(), learn.Names[0]) {
+			t.Errorf("called back before the undo of %d was in the file: it holds version %d with %v", learn.Version, m.Version(), m.ClassNames())
+		}
+	})
+	if err != nil || len(done) != 2 {
+		t.Fatalf("undo to 1: %d done, %v", len(done), err)
+	}
+	if !slices.Equal(learns, []uint64{3, 2}) {
+		t.Fatalf("called back for the learns %v, want [3 2]", learns)
+	}
+	if got := st.Model().ClassNames(); !slices.Equal(got, []string{"a", "a2"}) {
+		t.Fatalf("after the undo to 1 the classes are %v", got)
+	}
+}

@@ -89,7 +89,9 @@ beam-bench: ort
 	mkdir -p out
 	$(BEAM_BENCH) --single-process --threads 1
 	$(BEAM_BENCH) --single-process --threads 2
+	rm -f out/beam-bench.flycl
 	$(BEAM_BENCH) --workers 1 --threads 1 --out out/beam-bench.flycl
+	rm -f out/beam-bench.flycl
 	$(BEAM_BENCH) --workers 2 --threads 1 --out out/beam-bench.flycl
 	cd beam && $(GO) test -run XXX -bench 'Accumulate|Finish' -benchtime 1x ./pipeline
 

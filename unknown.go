@@ -293,6 +293,9 @@ type UnknownCalibration struct {
 	// Their cost is about 2·MaxSamples·m² flops (two triangular solves
 	// each).
 	MaxSamples int
+	// Extrapolate calibrates on the leave-one-out values extrapolated
+	// by the jackknife toward a new sample's (jackknifeExtrapolate).
+	Extrapolate bool
 }
 
 // DefaultKeep is the share of known samples a calibrated rejection keeps.
@@ -403,7 +406,7 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 		return
 	}
 	sel := evenly(n, c.MaxSamples)
-	loo, err := m.looScores(ctx, h, sel, idx)
+	loo, full, lev, err := m.looScoresFull(ctx, h, sel, idx)
 	if err != nil {
 		m.pool = nil
 		return
@@ -424,9 +427,24 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 			use = append(use, i)
 		}
 	}
+	// the values calibrated on: the leave-one-out ones, or their
+	// jackknife extrapolation
+	cal, cos := loo, []float64(nil)
+	if per == 2 || c.Extrapolate {
+		cos = LeaveOneOutCosines(m.acc.S(), nc, m.cfg.M, h, sel, idx)
+	}
+	if c.Extrapolate {
+		cal, cos, err = jackknifeExtrapolate(ctx, loo, full, lev, cos, nc, m.cfg.M, h, sel, idx, m.acc.S(), counts, func(pj []int) []float64 {
+			return m.hatColumns(h, sel, pj)
+		})
+		if err != nil {
+			m.pool = nil
+			return
+		}
+	}
 	ul, uc := make([]float32, 0, len(use)*nc), make([]int, len(use))
 	for j, i := range use {
-		ul, uc[j] = append(ul, loo[i*nc:(i+1)*nc]...), cls[i]
+		ul, uc[j] = append(ul, cal[i*nc:(i+1)*nc]...), cls[i]
 	}
 	temp := FitTemperature(ul, nc, uc)
 	if temp == 0 {
@@ -434,13 +452,12 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 	}
 	vals := make([]float32, per*len(use))
 	if per == 2 {
-		cos := LeaveOneOutCosines(m.acc.S(), nc, m.cfg.M, h, sel, idx)
 		for j, i := range use {
-			vals[2*j], vals[2*j+1] = float32(ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)), float32(cos[i])
+			vals[2*j], vals[2*j+1] = float32(ScoreTop.Value(cal[i*nc:(i+1)*nc], 0)), float32(cos[i])
 		}
 	} else {
 		for j, i := range use {
-			vals[j] = float32(c.Score.Value(loo[i*nc:(i+1)*nc], temp))
+			vals[j] = float32(c.Score.Value(cal[i*nc:(i+1)*nc], temp))
 		}
 	}
 	m.pool = append(vals, m.pool...)[:min(len(vals)+len(m.pool), per*c.MaxSamples)]
@@ -623,6 +640,13 @@ func evenly(n, k int) []int {
 // (f − a·y)/(1 − a): exact for any sample in the statistics, whatever
 // task it came with, since C is the solution over all of them.
 func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int) ([]float32, error) {
+	out, _, _, err := m.looScoresFull(ctx, h, sel, idx)
+	return out, err
+}
+
+// looScoresFull is looScores that also returns the full model's class
+// scores of the rows sel and their leverages.
+func (m *Model) looScoresFull(ctx context.Context, h []float32, sel []int, idx []int) (loo, full []float32, levs []float64, err error) {
 	mm, nc, k := m.cfg.M, len(m.labels), len(sel)
 	hs := make([]float32, k*mm)
 	for i, s := range sel {
@@ -640,6 +664,8 @@ func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int
 	}
 	out := make([]float32, k*nc)
 	scoreRows(hs, k, mm, m.coef, nc, out)
+	full = slices.Clone(out)
+	levs = make([]float64, k)
 	for i, s := range sel {
 		a := 0.0
 		if lev != nil {
@@ -651,8 +677,9 @@ func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int
 			}
 		}
 		if !(a >= 0 && a < 1) {
-			return nil, fmt.Errorf("flycl: leverage %g of sample %d is outside [0, 1)", a, s)
+			return nil, nil, nil, fmt.Errorf("flycl: leverage %g of sample %d is outside [0, 1)", a, s)
 		}
+		levs[i] = a
 		row := out[i*nc : (i+1)*nc]
 		for j := range row {
 			f := float64(row[j])
@@ -663,9 +690,34 @@ func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int
 		}
 	}
 	if i := firstNonFinite(out); i >= 0 {
-		return nil, fmt.Errorf("flycl: leave-one-out score %d is %v", i, out[i])
+		return nil, nil, nil, fmt.Errorf("flycl: leave-one-out score %d is %v", i, out[i])
 	}
-	return out, ctx.Err()
+	return out, full, levs, ctx.Err()
+}
+
+// hatColumns returns hᵢᵀ(G+λI)⁻¹hⱼ for the rows i of sel and the rows
+// pj (indices into sel) of the codes h: len(sel)×len(pj), two triangular
+// solves per column.
+func (m *Model) hatColumns(h []float32, sel, pj []int) []float64 {
+	mm, k, np := m.cfg.M, len(sel), len(pj)
+	z := make([]float32, np*mm)
+	for q, j := range pj {
+		copy(z[q*mm:(q+1)*mm], h[sel[j]*mm:(sel[j]+1)*mm])
+	}
+	m.acc.SolveRows(z, np)
+	out := make([]float64, k*np)
+	for i, s := range sel {
+		hi := h[s*mm : (s+1)*mm]
+		for q := range np {
+			zq := z[q*mm : (q+1)*mm]
+			d := 0.0
+			for t, v := range hi {
+				d += float64(v) * float64(zq[t])
+			}
+			out[i*np+q] = d
+		}
+	}
+	return out
 }
 
 // ConformalRank returns the rank k (1-based, from the smallest) of the

@@ -66,6 +66,10 @@ type FewShotConfig struct {
 	Scores []flycl.OpenScore
 	// Seed seeds the draws (default 1).
 	Seed uint64
+	// Compare adds, side by side, the rows and calibration of a model
+	// that calibrates on the jackknife extrapolation of its leave-one-out
+	// values (flycl.UnknownCalibration.Extrapolate) in each split.
+	Compare bool
 }
 
 func (c FewShotConfig) withDefaults() FewShotConfig {
@@ -103,7 +107,10 @@ type FewShotRow struct {
 	Set   string
 	Shots int
 	Score flycl.OpenScore
-	Keep  float64
+	// Extrapolated: the row of the model calibrated on extrapolated
+	// values (FewShotConfig.Compare).
+	Extrapolated bool
+	Keep         float64
 	// Pool is the number of leave-one-out scores the threshold was taken
 	// from and Guaranteed what it keeps in expectation
 	// (flycl.GuaranteedKeep).
@@ -138,6 +145,9 @@ type FewShotCalib struct {
 	// splits together (one split has too few photos for 15 bins: its
 	// ECE is mostly sampling noise).
 	ECEAll, ECEAllPlain float64
+	// Extrapolated is the same for the model calibrated on extrapolated
+	// values (FewShotConfig.Compare; nil without).
+	Extrapolated *FewShotCalib
 }
 
 // FewShotResult is the benchmark's output.
@@ -225,6 +235,7 @@ type fewShotAcc struct {
 	conf, confPlain, meanP, meanPPlain  []float64
 	allP, allPlain                      []float64
 	allRight                            []bool
+	ext                                 *fewShotAcc // the extrapolated model's calibration (Compare)
 }
 
 func newFewShotAcc(c FewShotConfig) *fewShotAcc {
@@ -233,6 +244,8 @@ func newFewShotAcc(c FewShotConfig) *fewShotAcc {
 }
 
 func rowKey(k flycl.OpenScore, keep float64) string { return fmt.Sprintf("%s|%g", k, keep) }
+
+func extKey(k flycl.OpenScore, keep float64) string { return fmt.Sprintf("%s|%g|ext", k, keep) }
 
 // fewShotSplit learns one split and scores it.
 func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []string, byGroup map[string][]int, unknownIN []int, shots, split int, acc *fewShotAcc) error {
@@ -313,30 +326,13 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 		perClass[g]++
 	}
 
-	for _, k := range c.Scores {
-		// calibration values (the pooled leave-one-out scores) and the
-		// values of the photos scored
-		var cal []float64
-		val := make([]float64, len(x)/d)
-		if k == flycl.ScoreTopCosine {
-			for i := 0; i < len(pool); i += 2 {
-				cal = append(cal, (float64(pool[i])-rej.TopMean)/rej.TopStd+(float64(pool[i+1])-rej.CosMean)/rej.CosStd)
-			}
-			for i := range val {
-				val[i] = rej.Value(sc[i*nc:(i+1)*nc], cos[i])
-			}
-		} else {
-			for i := range looCls {
-				cal = append(cal, k.Value(loo[i*nc:(i+1)*nc], rej.Temperature))
-			}
-			for i := range val {
-				val[i] = k.Value(sc[i*nc:(i+1)*nc], rej.Temperature)
-			}
-		}
+	// score records the metrics of thresholds taken from the calibration
+	// values cal, applied to the values val of the photos scored
+	score := func(cal, val []float64, keyOf func(keep float64) string) {
 		kv, uv := val[:nk], val[nk:]
 		auc := AUROC(kv, uv)
 		for _, keep := range c.Keeps {
-			key := rowKey(k, keep)
+			key := keyOf(keep)
 			th := flycl.KeepThreshold(cal, keep)
 			var w, hit, right float64
 			for i, v := range kv {
@@ -363,6 +359,34 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 			}
 			acc.auc[key] = append(acc.auc[key], auc)
 			acc.pool[key] = append(acc.pool[key], float64(len(cal)))
+		}
+	}
+
+	for _, k := range c.Scores {
+		// calibration values (the pooled leave-one-out scores) and the
+		// values of the photos scored
+		var cal []float64
+		val := make([]float64, len(x)/d)
+		if k == flycl.ScoreTopCosine {
+			for i := 0; i < len(pool); i += 2 {
+				cal = append(cal, (float64(pool[i])-rej.TopMean)/rej.TopStd+(float64(pool[i+1])-rej.CosMean)/rej.CosStd)
+			}
+			for i := range val {
+				val[i] = rej.Value(sc[i*nc:(i+1)*nc], cos[i])
+			}
+		} else {
+			for i := range looCls {
+				cal = append(cal, k.Value(loo[i*nc:(i+1)*nc], rej.Temperature))
+			}
+			for i := range val {
+				val[i] = k.Value(sc[i*nc:(i+1)*nc], rej.Temperature)
+			}
+		}
+		score(cal, val, func(keep float64) string { return rowKey(k, keep) })
+	}
+	if c.Compare {
+		if err := fewShotCompare(ctx, mc, d, px, py, sc, cos, nk, correct, c, acc, score); err != nil {
+			return err
 		}
 	}
 	// probabilities: the model's temperature and the plain likelihood fit
@@ -394,6 +418,56 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 	acc.allP, acc.allPlain, acc.allRight = append(acc.allP, probs...), append(acc.allPlain, plain...), append(acc.allRight, correct...)
 	acc.meanP = append(acc.meanP, mean(probs))
 	acc.meanPPlain = append(acc.meanPPlain, mean(plain))
+	return nil
+}
+
+// fewShotCompare learns the split again with a model that calibrates on
+// the jackknife extrapolation of its leave-one-out values, and records its
+// top+cosine rows and its probabilities (the class scores and cosines sc,
+// cos are the same: only the calibration differs).
+func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, py []int, sc []float32, cos []float64, nk int, correct []bool,
+	c FewShotConfig, acc *fewShotAcc, score func(cal, val []float64, keyOf func(keep float64) string)) error {
+	model, err := flycl.New(mc, d)
+	if err != nil {
+		return err
+	}
+	if err := model.SetCalibration(&flycl.UnknownCalibration{Extrapolate: true}); err != nil {
+		return err
+	}
+	if _, err := model.LearnTask(ctx, px, py); err != nil {
+		return err
+	}
+	nc := len(model.Classes())
+	rej, pool := model.Rejection(), model.CalibrationPool()
+	if rej.Score != flycl.ScoreTopCosine {
+		return fmt.Errorf("openset: extrapolated rejection %v", rej)
+	}
+	var cal []float64
+	for i := 0; i < len(pool); i += 2 {
+		cal = append(cal, (float64(pool[i])-rej.TopMean)/rej.TopStd+(float64(pool[i+1])-rej.CosMean)/rej.CosStd)
+	}
+	val := make([]float64, len(cos))
+	for i := range val {
+		val[i] = rej.Value(sc[i*nc:(i+1)*nc], cos[i])
+	}
+	score(cal, val, func(keep float64) string { return extKey(flycl.ScoreTopCosine, keep) })
+	if acc.ext == nil {
+		acc.ext = newFewShotAcc(c)
+	}
+	e := acc.ext
+	probs := make([]float64, nk)
+	conf := 0
+	for i := range probs {
+		probs[i], _ = rej.Probability(sc[i*nc : (i+1)*nc])
+		if probs[i] >= 0.99 {
+			conf++
+		}
+	}
+	e.ece = append(e.ece, ECE(probs, correct, 15))
+	e.t = append(e.t, rej.Temperature)
+	e.conf = append(e.conf, float64(conf)/float64(nk))
+	e.allP, e.allRight = append(e.allP, probs...), append(e.allRight, correct...)
+	e.meanP = append(e.meanP, mean(probs))
 	return nil
 }
 
@@ -469,15 +543,29 @@ func (a *fewShotAcc) rows(set string, shots int) []FewShotRow {
 				RejectedImageNet: mean(a.rejIN[key]), RejectedOther: mean(a.rejOther[key]),
 				AccKept: mean(a.accKept[key]), AUROC: mean(a.auc[key])})
 		}
+		if a.c.Compare {
+			key := extKey(flycl.ScoreTopCosine, keep)
+			n := int(math.Round(mean(a.pool[key])))
+			out = append(out, FewShotRow{Set: set, Shots: shots, Score: flycl.ScoreTopCosine, Extrapolated: true, Keep: keep, Pool: n, Guaranteed: flycl.GuaranteedKeep(n, keep),
+				Kept: mean(a.kept[key]), Kept10: quantile(a.kept[key], 0.1),
+				RejectedImageNet: mean(a.rejIN[key]), RejectedOther: mean(a.rejOther[key]),
+				AccKept: mean(a.accKept[key]), AUROC: mean(a.auc[key])})
+		}
 	}
 	return out
 }
 
 func (a *fewShotAcc) calib(set string, shots int) FewShotCalib {
-	return FewShotCalib{Set: set, Shots: shots, Accuracy: mean(a.acc), ECE: mean(a.ece), ECE10: quantile(a.ece, 0.9),
+	out := FewShotCalib{Set: set, Shots: shots, Accuracy: mean(a.acc), ECE: mean(a.ece), ECE10: quantile(a.ece, 0.9),
 		ECEPlain: mean(a.ecePlain), T: quantile(a.t, 0.5), TPlain: quantile(a.tPlain, 0.5),
 		Confident: mean(a.conf), ConfidentP: mean(a.confPlain), MeanP: mean(a.meanP), MeanPPlain: mean(a.meanPPlain),
 		ECEAll: ECE(a.allP, a.allRight, 15), ECEAllPlain: ECE(a.allPlain, a.allRight, 15)}
+	if a.ext != nil {
+		e := a.ext
+		out.Extrapolated = &FewShotCalib{Set: set, Shots: shots, Accuracy: mean(a.acc), ECE: mean(e.ece), ECE10: quantile(e.ece, 0.9),
+			T: quantile(e.t, 0.5), Confident: mean(e.conf), MeanP: mean(e.meanP), ECEAll: ECE(e.allP, e.allRight, 15)}
+	}
+	return out
 }
 
 // Markdown writes the result as two Markdown tables: the rejection per
@@ -493,7 +581,11 @@ func (res *FewShotResult) Markdown(w io.Writer) {
 	fmt.Fprintln(w, "| features | shots | asked % | score | pool n | guaranteed % | kept % mean | kept % 10th pct | ImageNet unknown rejected % | CIFAR-10 rejected % | acc. of kept % | AUROC % |")
 	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range res.Rows {
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Set, r.Shots, pct(r.Keep), r.Score, r.Pool,
+		name := string(r.Score)
+		if r.Extrapolated {
+			name += ", extrapolated"
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Set, r.Shots, pct(r.Keep), name, r.Pool,
 			pct(r.Guaranteed), pct(r.Kept), pct(r.Kept10), pct(r.RejectedImageNet), pct(r.RejectedOther), pct(r.AccKept), pct(r.AUROC))
 	}
 	fmt.Fprintln(w)
@@ -502,6 +594,22 @@ func (res *FewShotResult) Markdown(w io.Writer) {
 	for _, c := range res.Calib {
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s, %s | %s | %.3g | %s | %s | %s | %s | %.3g |\n", c.Set, c.Shots, pct(c.Accuracy), pct(c.MeanP), pct(c.ECEAll), pct(c.ECE), pct(c.ECE10),
 			pct(c.Confident), c.T, pct(c.MeanPPlain), pct(c.ECEAllPlain), pct(c.ECEPlain), pct(c.ConfidentP), c.TPlain)
+	}
+	if res.Config.Compare {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| features | shots | calibrated on | closed-set acc. % | mean p % | ECE % all splits | ECE % per split (mean, 90th pct) | answers p ≥ 0.99 % | T (median) |")
+		fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|")
+		for _, c := range res.Calib {
+			for _, v := range []*FewShotCalib{&c, c.Extrapolated} {
+				on := "leave-one-out"
+				if v == c.Extrapolated {
+					on = "extrapolated"
+				}
+				if v != nil {
+					fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s, %s | %s | %.3g |\n", c.Set, c.Shots, on, pct(v.Accuracy), pct(v.MeanP), pct(v.ECEAll), pct(v.ECE), pct(v.ECE10), pct(v.Confident), v.T)
+				}
+			}
+		}
 	}
 	c := res.Config
 	grid := c.Model.Lambdas

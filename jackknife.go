@@ -1,0 +1,161 @@
+package flycl
+
+import (
+	"context"
+	"math"
+)
+
+// MaxJackknifePartners bounds the samples j whose leave-two-out effect the
+// jackknife extrapolation of the calibration averages: its cost is two
+// triangular solves per partner, about 2·MaxJackknifePartners·m² flops.
+const MaxJackknifePartners = 64
+
+// jackknifeExtrapolate corrects leave-one-out values toward the values a
+// new sample gets from the full model. A sample i's leave-one-out score
+// f₋ᵢ(xᵢ) comes from a model of one sample fewer than the one that
+// scores a new sample; the score of xᵢ under a model of the n−1 others and
+// one more sample like them is estimated, as the jackknife does, by
+// adding the mean effect of a sample on xᵢ's score:
+//
+//	f̂ᵢ = f₋ᵢ(xᵢ) + mean over j ≠ i of (f₋ᵢ(xᵢ) − f₋ᵢⱼ(xᵢ)),
+//
+// f₋ᵢⱼ the scores of the model without samples i and j (exact, a rank-two
+// downdate). The same is done for the cosine to the nearest class sum.
+//
+// loo (k rows of nc), full (the full model's scores of the same rows),
+// lev (their leverages) and cos (their leave-one-out cosines) are those
+// of the rows sel of the codes h (rows of m), learned with class indices
+// idx; s holds the class sums (nc×m). hat returns hᵢᵀ(G+λI)⁻¹hⱼ for rows
+// i of sel and partner rows pj (indices into sel): a k×len(pj) matrix.
+// Rows whose class has fewer than minCount samples (counts) are left as
+// they are. It returns new slices.
+func jackknifeExtrapolate(ctx context.Context, loo, full []float32, lev []float64, cos []float64, nc, m int,
+	h []float32, sel, idx []int, s []float32, counts []int, hat func(pj []int) []float64) ([]float32, []float64, error) {
+	k := len(sel)
+	rows, cs := make([]float32, len(loo)), make([]float64, len(cos))
+	copy(rows, loo)
+	copy(cs, cos)
+	if k < 2 {
+		return rows, cs, nil
+	}
+	pj := evenly(k, MaxJackknifePartners)
+	hij := hat(pj) // k × len(pj)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	np := len(pj)
+	// products for the cosines: codes · class sums, codes · partner codes
+	code := func(i int) []float32 { return h[sel[i]*m : (sel[i]+1)*m] }
+	pc := make([]float64, k*nc) // hᵢ·S_c
+	kk := make([]float64, k)    // ‖hᵢ‖²
+	kp := make([]float64, k*np) // hᵢ·h_pj
+	norm2 := make([]float64, nc)
+	for c := range nc {
+		for _, v := range s[c*m : (c+1)*m] {
+			norm2[c] += float64(v) * float64(v)
+		}
+	}
+	for i := range k {
+		hi := code(i)
+		for c := range nc {
+			sc := s[c*m : (c+1)*m]
+			d := 0.0
+			for t, v := range hi {
+				d += float64(v) * float64(sc[t])
+			}
+			pc[i*nc+c] = d
+		}
+		for _, v := range hi {
+			kk[i] += float64(v) * float64(v)
+		}
+		for q, j := range pj {
+			hj := code(j)
+			d := 0.0
+			for t, v := range hi {
+				d += float64(v) * float64(hj[t])
+			}
+			kp[i*np+q] = d
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	// cosTwo is the cosine of xᵢ to the nearest class sum with samples i
+	// and j (partner q) taken out of their classes' sums
+	cosTwo := func(i, q int) (float64, bool) {
+		j := pj[q]
+		ci, cj := idx[sel[i]], idx[sel[j]]
+		best := math.Inf(-1)
+		for c := range nc {
+			num, den2 := pc[i*nc+c], norm2[c]
+			if c == ci {
+				num -= kk[i]
+				den2 += -2*pc[i*nc+c] + kk[i]
+			}
+			if c == cj {
+				num -= kp[i*np+q]
+				den2 += -2*pc[j*nc+c] + kk[j]
+				if c == ci {
+					den2 += 2 * kp[i*np+q]
+				}
+			}
+			if den2 > 1e-12*norm2[c] && kk[i] > 0 {
+				best = max(best, num/math.Sqrt(den2*kk[i]))
+			}
+		}
+		return best, !math.IsInf(best, -1)
+	}
+	ri, rj := make([]float64, nc), make([]float64, nc)
+	delta := make([]float64, nc)
+	for i := range k {
+		ci := idx[sel[i]]
+		if ci < len(counts) && counts[ci] >= 0 && counts[ci] < minCount {
+			continue
+		}
+		clear(delta)
+		var dcos float64
+		nd, ndc := 0, 0
+		for q, j := range pj {
+			if j == i {
+				continue
+			}
+			cj := idx[sel[j]]
+			a, b, d := lev[i], hij[i*np+q], lev[j]
+			det := (1-a)*(1-d) - b*b
+			if !(det > 1e-9) {
+				continue
+			}
+			// rows i and j of F_B − H_BB Y_B, then row i of (I − H_BB)⁻¹ times them
+			for c := range nc {
+				ri[c], rj[c] = float64(full[i*nc+c]), float64(full[j*nc+c])
+			}
+			ri[ci] -= a
+			ri[cj] -= b
+			rj[ci] -= b
+			rj[cj] -= d
+			for c := range nc {
+				two := ((1-d)*ri[c] + b*rj[c]) / det
+				delta[c] += float64(loo[i*nc+c]) - two
+			}
+			nd++
+			if v, ok := cosTwo(i, q); ok {
+				dcos += cos[i] - v
+				ndc++
+			}
+		}
+		if nd > 0 {
+			for c := range nc {
+				rows[i*nc+c] = float32(float64(loo[i*nc+c]) + delta[c]/float64(nd))
+			}
+		}
+		if ndc > 0 {
+			cs[i] = cos[i] + dcos/float64(ndc)
+		}
+	}
+	return rows, cs, nil
+}
+
+// minCount is the fewest samples a class needs for its samples'
+// leave-one-out values to calibrate on (a class's only sample left out
+// leaves the class unlearned).
+const minCount = 2

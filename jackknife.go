@@ -11,22 +11,31 @@ import (
 const MaxJackknifePartners = 64
 
 // jackknifeExtrapolate corrects leave-one-out values toward the values a
-// new sample gets from the full model. A sample i's leave-one-out score
-// f₋ᵢ(xᵢ) comes from a model of one sample fewer than the one that
-// scores a new sample; the score of xᵢ under a model of the n−1 others and
-// one more sample like them is estimated, as the jackknife does, by
-// adding the mean effect of a sample on xᵢ's score:
+// new sample of the same class gets from the full model. A sample i's
+// leave-one-out score f₋ᵢ(xᵢ) comes from a model that learned one sample
+// of i's class fewer than the model that scores a new sample of that
+// class (n_c − 1 against n_c): with a few samples per class it is lower,
+// and probabilities fitted on it are underconfident. The score of xᵢ
+// under a model of the others and one more sample of its class is
+// estimated, as the jackknife extrapolates, by adding the mean effect of
+// one sample of the class on xᵢ's score:
 //
-//	f̂ᵢ = f₋ᵢ(xᵢ) + mean over j ≠ i of (f₋ᵢ(xᵢ) − f₋ᵢⱼ(xᵢ)),
+//	f̂ᵢ = f₋ᵢ(xᵢ) + mean over j ≠ i of i's class of (f₋ᵢ(xᵢ) − f₋ᵢⱼ(xᵢ)),
 //
 // f₋ᵢⱼ the scores of the model without samples i and j (exact, a rank-two
-// downdate). The same is done for the cosine to the nearest class sum.
+// downdate: (I − H_BB)⁻¹(F_B − H_BB Y_B) for B = {i, j}, H the hat
+// matrix, F the full model's scores, Y the one-hot targets). The same is
+// done for the cosine to the nearest class sum (sums without xᵢ, and
+// without xᵢ and x_j). It is an approximation: removing a sample and
+// adding one have the same effect only to first order.
 //
 // loo (k rows of nc), full (the full model's scores of the same rows),
 // lev (their leverages) and cos (their leave-one-out cosines) are those
 // of the rows sel of the codes h (rows of m), learned with class indices
 // idx; s holds the class sums (nc×m). hat returns hᵢᵀ(G+λI)⁻¹hⱼ for rows
-// i of sel and partner rows pj (indices into sel): a k×len(pj) matrix.
+// i of sel and partner rows pj (indices into sel): a k×len(pj) matrix;
+// the partners are at most MaxJackknifePartners rows spread evenly over
+// sel, and a row with no partner of its class is left as it is.
 // Rows whose class has fewer than minCount samples (counts) are left as
 // they are. It returns new slices.
 func jackknifeExtrapolate(ctx context.Context, loo, full []float32, lev []float64, cos []float64, nc, m int,
@@ -120,6 +129,9 @@ func jackknifeExtrapolate(ctx context.Context, loo, full []float32, lev []float6
 				continue
 			}
 			cj := idx[sel[j]]
+			if cj != ci {
+				continue
+			}
 			a, b, d := lev[i], hij[i*np+q], lev[j]
 			det := (1-a)*(1-d) - b*b
 			if !(det > 1e-9) {

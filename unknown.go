@@ -293,9 +293,13 @@ type UnknownCalibration struct {
 	// Their cost is about 2·MaxSamples·m² flops (two triangular solves
 	// each).
 	MaxSamples int
-	// Extrapolate calibrates on the leave-one-out values extrapolated
-	// by the jackknife toward a new sample's (jackknifeExtrapolate).
-	Extrapolate bool
+	// ExtrapolateThreshold takes the threshold from the leave-one-out
+	// values extrapolated toward a new sample's, as the temperature is
+	// (see SetCalibration), instead of the exact ones. Off by default:
+	// the extrapolated values are an approximation, not exchangeable
+	// with a new sample's, so the split-conformal guarantee does not
+	// cover them (the few-shot benchmark compares both: docs/UNKNOWN.md).
+	ExtrapolateThreshold bool
 }
 
 // DefaultKeep is the share of known samples a calibrated rejection keeps.
@@ -427,24 +431,24 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 			use = append(use, i)
 		}
 	}
-	// the values calibrated on: the leave-one-out ones, or their
-	// jackknife extrapolation
-	cal, cos := loo, []float64(nil)
-	if per == 2 || c.Extrapolate {
-		cos = LeaveOneOutCosines(m.acc.S(), nc, m.cfg.M, h, sel, idx)
+	// the temperature is fitted on the leave-one-out rows extrapolated
+	// toward a new sample's (jackknifeExtrapolate); the threshold is taken
+	// from the exact ones (or the extrapolated ones, ExtrapolateThreshold)
+	cos := LeaveOneOutCosines(m.acc.S(), nc, m.cfg.M, h, sel, idx)
+	ext, extCos, err := jackknifeExtrapolate(ctx, loo, full, lev, cos, nc, m.cfg.M, h, sel, idx, m.acc.S(), counts, func(pj []int) []float64 {
+		return m.hatColumns(h, sel, pj)
+	})
+	if err != nil {
+		m.pool = nil
+		return
 	}
-	if c.Extrapolate {
-		cal, cos, err = jackknifeExtrapolate(ctx, loo, full, lev, cos, nc, m.cfg.M, h, sel, idx, m.acc.S(), counts, func(pj []int) []float64 {
-			return m.hatColumns(h, sel, pj)
-		})
-		if err != nil {
-			m.pool = nil
-			return
-		}
+	cal := loo
+	if c.ExtrapolateThreshold {
+		cal, cos = ext, extCos
 	}
 	ul, uc := make([]float32, 0, len(use)*nc), make([]int, len(use))
 	for j, i := range use {
-		ul, uc[j] = append(ul, cal[i*nc:(i+1)*nc]...), cls[i]
+		ul, uc[j] = append(ul, ext[i*nc:(i+1)*nc]...), cls[i]
 	}
 	temp := FitTemperature(ul, nc, uc)
 	if temp == 0 {

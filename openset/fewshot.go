@@ -66,9 +66,11 @@ type FewShotConfig struct {
 	Scores []flycl.OpenScore
 	// Seed seeds the draws (default 1).
 	Seed uint64
-	// Compare adds, side by side, the rows and calibration of a model
-	// that calibrates on the jackknife extrapolation of its leave-one-out
-	// values (flycl.UnknownCalibration.Extrapolate) in each split.
+	// Compare adds, side by side, the rows of a model that takes its
+	// threshold from the jackknife extrapolation of its leave-one-out
+	// values (flycl.UnknownCalibration.ExtrapolateThreshold), and the
+	// calibration of a temperature fitted on the exact leave-one-out
+	// values (the rule before the extrapolation), in each split.
 	Compare bool
 }
 
@@ -107,8 +109,8 @@ type FewShotRow struct {
 	Set   string
 	Shots int
 	Score flycl.OpenScore
-	// Extrapolated: the row of the model calibrated on extrapolated
-	// values (FewShotConfig.Compare).
+	// Extrapolated: the row of the model that takes its threshold from
+	// extrapolated values (FewShotConfig.Compare).
 	Extrapolated bool
 	Keep         float64
 	// Pool is the number of leave-one-out scores the threshold was taken
@@ -145,9 +147,9 @@ type FewShotCalib struct {
 	// splits together (one split has too few photos for 15 bins: its
 	// ECE is mostly sampling noise).
 	ECEAll, ECEAllPlain float64
-	// Extrapolated is the same for the model calibrated on extrapolated
-	// values (FewShotConfig.Compare; nil without).
-	Extrapolated *FewShotCalib
+	// LeaveOneOut is the same for the temperature fitted on the exact
+	// leave-one-out values (FewShotConfig.Compare; nil without).
+	LeaveOneOut *FewShotCalib
 }
 
 // FewShotResult is the benchmark's output.
@@ -235,7 +237,7 @@ type fewShotAcc struct {
 	conf, confPlain, meanP, meanPPlain  []float64
 	allP, allPlain                      []float64
 	allRight                            []bool
-	ext                                 *fewShotAcc // the extrapolated model's calibration (Compare)
+	ext                                 *fewShotAcc // the exact leave-one-out temperature's calibration (Compare)
 }
 
 func newFewShotAcc(c FewShotConfig) *fewShotAcc {
@@ -385,7 +387,7 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 		score(cal, val, func(keep float64) string { return rowKey(k, keep) })
 	}
 	if c.Compare {
-		if err := fewShotCompare(ctx, mc, d, px, py, sc, cos, nk, correct, c, acc, score); err != nil {
+		if err := fewShotCompare(ctx, mc, d, px, py, sc, cos, loo, looCls, nk, correct, c, acc, score); err != nil {
 			return err
 		}
 	}
@@ -421,17 +423,18 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 	return nil
 }
 
-// fewShotCompare learns the split again with a model that calibrates on
-// the jackknife extrapolation of its leave-one-out values, and records its
-// top+cosine rows and its probabilities (the class scores and cosines sc,
-// cos are the same: only the calibration differs).
-func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, py []int, sc []float32, cos []float64, nk int, correct []bool,
-	c FewShotConfig, acc *fewShotAcc, score func(cal, val []float64, keyOf func(keep float64) string)) error {
+// fewShotCompare learns the split again with a model that takes its
+// threshold from the jackknife extrapolation of its leave-one-out values,
+// and records its top+cosine rows (the class scores and cosines sc, cos
+// are the same: only the calibration differs); and the probabilities of
+// the temperature fitted on the exact leave-one-out rows loo.
+func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, py []int, sc []float32, cos []float64, loo []float32, looCls []int,
+	nk int, correct []bool, c FewShotConfig, acc *fewShotAcc, score func(cal, val []float64, keyOf func(keep float64) string)) error {
 	model, err := flycl.New(mc, d)
 	if err != nil {
 		return err
 	}
-	if err := model.SetCalibration(&flycl.UnknownCalibration{Extrapolate: true}); err != nil {
+	if err := model.SetCalibration(&flycl.UnknownCalibration{ExtrapolateThreshold: true}); err != nil {
 		return err
 	}
 	if _, err := model.LearnTask(ctx, px, py); err != nil {
@@ -455,16 +458,18 @@ func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, p
 		acc.ext = newFewShotAcc(c)
 	}
 	e := acc.ext
+	t := flycl.FitTemperature(loo, nc, looCls)
+	r := flycl.Rejection{Temperature: t}
 	probs := make([]float64, nk)
 	conf := 0
 	for i := range probs {
-		probs[i], _ = rej.Probability(sc[i*nc : (i+1)*nc])
+		probs[i], _ = r.Probability(sc[i*nc : (i+1)*nc])
 		if probs[i] >= 0.99 {
 			conf++
 		}
 	}
 	e.ece = append(e.ece, ECE(probs, correct, 15))
-	e.t = append(e.t, rej.Temperature)
+	e.t = append(e.t, t)
 	e.conf = append(e.conf, float64(conf)/float64(nk))
 	e.allP, e.allRight = append(e.allP, probs...), append(e.allRight, correct...)
 	e.meanP = append(e.meanP, mean(probs))
@@ -562,7 +567,7 @@ func (a *fewShotAcc) calib(set string, shots int) FewShotCalib {
 		ECEAll: ECE(a.allP, a.allRight, 15), ECEAllPlain: ECE(a.allPlain, a.allRight, 15)}
 	if a.ext != nil {
 		e := a.ext
-		out.Extrapolated = &FewShotCalib{Set: set, Shots: shots, Accuracy: mean(a.acc), ECE: mean(e.ece), ECE10: quantile(e.ece, 0.9),
+		out.LeaveOneOut = &FewShotCalib{Set: set, Shots: shots, Accuracy: mean(a.acc), ECE: mean(e.ece), ECE10: quantile(e.ece, 0.9),
 			T: quantile(e.t, 0.5), Confident: mean(e.conf), MeanP: mean(e.meanP), ECEAll: ECE(e.allP, e.allRight, 15)}
 	}
 	return out
@@ -583,7 +588,7 @@ func (res *FewShotResult) Markdown(w io.Writer) {
 	for _, r := range res.Rows {
 		name := string(r.Score)
 		if r.Extrapolated {
-			name += ", extrapolated"
+			name += ", extrapolated threshold"
 		}
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Set, r.Shots, pct(r.Keep), name, r.Pool,
 			pct(r.Guaranteed), pct(r.Kept), pct(r.Kept10), pct(r.RejectedImageNet), pct(r.RejectedOther), pct(r.AccKept), pct(r.AUROC))
@@ -597,18 +602,13 @@ func (res *FewShotResult) Markdown(w io.Writer) {
 	}
 	if res.Config.Compare {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| features | shots | calibrated on | closed-set acc. % | mean p % | ECE % all splits | ECE % per split (mean, 90th pct) | answers p ≥ 0.99 % | T (median) |")
+		fmt.Fprintln(w, "| features | shots | temperature fitted on | closed-set acc. % | mean p % | ECE % all splits | ECE % per split (mean, 90th pct) | answers p ≥ 0.99 % | T (median) |")
 		fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|")
 		for _, c := range res.Calib {
-			for _, v := range []*FewShotCalib{&c, c.Extrapolated} {
-				on := "leave-one-out"
-				if v == c.Extrapolated {
-					on = "extrapolated"
-				}
-				if v != nil {
-					fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s, %s | %s | %.3g |\n", c.Set, c.Shots, on, pct(v.Accuracy), pct(v.MeanP), pct(v.ECEAll), pct(v.ECE), pct(v.ECE10), pct(v.Confident), v.T)
-				}
+			if v := c.LeaveOneOut; v != nil {
+				fmt.Fprintf(w, "| %s | %d | exact leave-one-out | %s | %s | %s | %s, %s | %s | %.3g |\n", c.Set, c.Shots, pct(v.Accuracy), pct(v.MeanP), pct(v.ECEAll), pct(v.ECE), pct(v.ECE10), pct(v.Confident), v.T)
 			}
+			fmt.Fprintf(w, "| %s | %d | extrapolated (the model's) | %s | %s | %s | %s, %s | %s | %.3g |\n", c.Set, c.Shots, pct(c.Accuracy), pct(c.MeanP), pct(c.ECEAll), pct(c.ECE), pct(c.ECE10), pct(c.Confident), c.T)
 		}
 	}
 	c := res.Config

@@ -196,7 +196,7 @@ grouping (lines wnid<TAB>group).`,
 	fs.Float64SliceVar(&cfg.Keeps, "keeps", []float64{0.90, 0.95}, "shares of known photos the thresholds are asked to keep")
 	fs.StringSliceVar(&scores, "scores", []string{"top+cosine", "top", "margin", "energy"}, "open-set scores compared")
 	fs.UintVar(&seed, "seed", 1, "seed of the draws (W's seed is it plus the split)")
-	fs.BoolVar(&cfg.Compare, "compare", false, "add, side by side, a model calibrated on the jackknife extrapolation of its leave-one-out values")
+	fs.BoolVar(&cfg.Compare, "compare", false, "add, side by side, a threshold taken from the extrapolated leave-one-out values, and a temperature fitted on the exact ones (the rule before)")
 	fs.IntVar(&cfg.Model.M, "m", cfg.Model.M, "expansion dimension")
 	fs.IntVar(&cfg.Model.P, "p", cfg.Model.P, "non-zeros per row of W")
 	fs.IntVar(&cfg.Model.K, "k", cfg.Model.K, "top-k")

@@ -339,8 +339,13 @@ func (c UnknownCalibration) withDefaults() UnknownCalibration {
 // the leave-one-out score of a class's only sample is that of a class the
 // model has never seen, so such samples stay out of the pool and of the
 // temperature fit. The temperature minimises the cross-entropy of the
-// learn's leave-one-out scores against smoothed targets, bounded below
-// (FitTemperature; a learn of one class keeps the previous one). A learn
+// learn's leave-one-out scores, extrapolated toward those of a new sample
+// of the class (jackknifeExtrapolate: a leave-one-out score comes from a
+// model of one sample of the class fewer, and probabilities fitted on it
+// are underconfident with a few samples per class), against smoothed
+// targets, bounded below (FitTemperature; a learn of one class keeps the
+// previous one); the threshold is taken from the exact leave-one-out
+// scores (ExtrapolateThreshold takes it from the extrapolated ones). A learn
 // from statistics alone (LearnStats) has no samples: it turns rejection
 // off and empties the pool. Forgetting keeps the last calibration.
 func (m *Model) SetCalibration(c *UnknownCalibration) error {

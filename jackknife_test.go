@@ -49,7 +49,7 @@ func TestJackknifeExtrapolateBruteForce(t *testing.T) {
 	}
 	// the model's extrapolation, through its own path
 	sel := evenly(n, n)
-	lo, full, lev, err := m.looScoresFull(ctx, codes, sel, y)
+	lo, full, lev, err := m.looScores(ctx, codes, sel, y)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -415,7 +415,7 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 		return
 	}
 	sel := evenly(n, c.MaxSamples)
-	loo, full, lev, err := m.looScoresFull(ctx, h, sel, idx)
+	loo, full, lev, err := m.looScores(ctx, h, sel, idx)
 	if err != nil {
 		m.pool = nil
 		return
@@ -446,6 +446,9 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 	if err != nil {
 		m.pool = nil
 		return
+	}
+	if firstNonFinite(ext) >= 0 { // a near-singular pair: keep the exact rows
+		ext, extCos = loo, cos
 	}
 	cal := loo
 	if c.ExtrapolateThreshold {
@@ -648,14 +651,9 @@ func evenly(n, k int) []int {
 // it from G and S (a rank-one change, Sherman-Morrison) gives the scores
 // (f − a·y)/(1 − a): exact for any sample in the statistics, whatever
 // task it came with, since C is the solution over all of them.
-func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int) ([]float32, error) {
-	out, _, _, err := m.looScoresFull(ctx, h, sel, idx)
-	return out, err
-}
-
-// looScoresFull is looScores that also returns the full model's class
-// scores of the rows sel and their leverages.
-func (m *Model) looScoresFull(ctx context.Context, h []float32, sel []int, idx []int) (loo, full []float32, levs []float64, err error) {
+// It also returns the full model's class scores of the rows sel and
+// their leverages a.
+func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int) (loo, full []float32, levs []float64, err error) {
 	mm, nc, k := m.cfg.M, len(m.labels), len(sel)
 	hs := make([]float32, k*mm)
 	for i, s := range sel {

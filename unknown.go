@@ -3,6 +3,7 @@ package flycl
 import (
 	"context"
 	"fmt"
+	"github.com/flycl/flycl/internal/minimize"
 	"math"
 	"slices"
 	"strconv"
@@ -835,22 +836,8 @@ func FitTemperature(scores []float32, nc int, cls []int) float64 {
 		}
 		return sum / float64(len(cls))
 	}
-	lo, hi := math.Log(1e-2), math.Log(1e5)
-	g := (math.Sqrt(5) - 1) / 2
-	a, b := hi-g*(hi-lo), lo+g*(hi-lo)
-	fa, fb := ce(a), ce(b)
-	for hi-lo > 1e-6 {
-		if fa <= fb {
-			hi, b, fb = b, a, fa
-			a = hi - g*(hi-lo)
-			fa = ce(a)
-		} else {
-			lo, a, fa = a, b, fb
-			b = lo + g*(hi-lo)
-			fb = ce(b)
-		}
-	}
-	return max(1/math.Exp((lo+hi)/2), MinTemperature(scores[:len(cls)*nc], nc))
+	lb := minimize.Golden(ce, math.Log(1e-2), math.Log(1e5), 1e-6)
+	return max(1/math.Exp(lb), MinTemperature(scores[:len(cls)*nc], nc))
 }
 
 // uncalibrate turns rejection off after a change that leaves no samples

@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"github.com/flycl/flycl/internal/minimize"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -496,22 +497,8 @@ func plainTemperature(scores []float32, nc int, cls []int) float64 {
 		}
 		return sum / float64(len(cls))
 	}
-	lo, hi := math.Log(1e-2), math.Log(1e5)
-	g := (math.Sqrt(5) - 1) / 2
-	a, b := hi-g*(hi-lo), lo+g*(hi-lo)
-	fa, fb := nll(a), nll(b)
-	for hi-lo > 1e-6 {
-		if fa <= fb {
-			hi, b, fb = b, a, fa
-			a = hi - g*(hi-lo)
-			fa = nll(a)
-		} else {
-			lo, a, fa = a, b, fb
-			b = lo + g*(hi-lo)
-			fb = nll(b)
-		}
-	}
-	return 1 / math.Exp((lo+hi)/2)
+	lb := minimize.Golden(nll, math.Log(1e-2), math.Log(1e5), 1e-6)
+	return 1 / math.Exp(lb)
 }
 
 func mean(v []float64) float64 {

@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"image"
+	"image/jpeg"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -234,4 +237,60 @@ func FuzzParseZone(f *testing.F) {
 			t.Fatalf("%q: Rect: %v", s, err)
 		}
 	})
+}
+
+// redUnknown is colourClassifier with red frames marked unknown.
+type redUnknown struct{ colourClassifier }
+
+func (c *redUnknown) Classify(ctx context.Context, img *imageio.RGB) (Prediction, error) {
+	p, err := c.colourClassifier.Classify(ctx, img)
+	p.Unknown = p.Answer == "red"
+	return p, err
+}
+
+// TestRunZonesDoubtful: a zone's doubtful crops are saved in a folder
+// named after it, each the zone's crop (4×6), each zone with its own bounds.
+func TestRunZonesDoubtful(t *testing.T) {
+	left := []string{"red", "red", "red", "green", "green"}
+	right := []string{"blue", "red", "blue", "blue", "red"}
+	var b []byte
+	for i := range left {
+		b = append(b, ppm(halves(left[i], right[i]))...)
+	}
+	zones, err := ParseZones([]string{"left=0,0,4,6", "right=4,0,4,6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	st, err := Run(context.Background(), Config{Source: &memSource{segments: [][]byte{b}}, Classify: &redUnknown{}, Zones: zones,
+		Doubtful: &Saver{Dir: dir, Every: 1}, Log: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for zone, want := range map[string][]string{"left": {"frame-000000000-red.jpg", "frame-000000001-red.jpg", "frame-000000002-red.jpg"},
+		"right": {"frame-000000001-red.jpg", "frame-000000004-red.jpg"}} {
+		ents, err := os.ReadDir(filepath.Join(dir, zone))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range ents {
+			got = append(got, e.Name())
+			f, err := os.Open(filepath.Join(dir, zone, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := jpeg.DecodeConfig(f)
+			f.Close()
+			if err != nil || cfg.Width != 4 || cfg.Height != 6 {
+				t.Fatalf("%s/%s: %d×%d, %v; want the 4×6 crop", zone, e.Name(), cfg.Width, cfg.Height, err)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("zone %s saved %v, want %v", zone, got, want)
+		}
+	}
+	if st.Saved != 5 {
+		t.Fatalf("stats saved %d, want 5", st.Saved)
+	}
 }

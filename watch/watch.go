@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +56,13 @@ type Config struct {
 	// Updates receives the debounced events with their predictions
 	// (nil: none sent).
 	Updates UpdateSink
+	// Zones, when given, are classified each on its crop of every frame
+	// (instead of the whole frame), each with its own debounced answer:
+	// a frame line and events per zone, with the zone's name. A zone that
+	// does not fit in a frame ends Run with an error wrapping ErrZone.
+	// With Doubtful, a zone's doubtful crops go to a folder named after
+	// the zone inside Doubtful.Dir.
+	Zones []Zone
 	// Debounce is the number of consecutive frames a new answer must
 	// hold before it is an event (≤ 0: 1).
 	Debounce int
@@ -86,6 +95,8 @@ type FrameLine struct {
 	Type  string    `json:"type"` // "frame"
 	Time  time.Time `json:"time"` // when the frame arrived
 	Frame int       `json:"frame"`
+	// Zone is the zone classified (absent without zones).
+	Zone string `json:"zone,omitempty"`
 	Prediction
 	// LatencyMS is the time from the frame's arrival to its prediction.
 	LatencyMS float64 `json:"latency_ms"`
@@ -122,6 +133,18 @@ type Stats struct {
 // source's) all wait their turn.
 func Run(ctx context.Context, cfg Config) (Stats, error) {
 	r := &runner{cfg: cfg, deb: NewDebouncer(cfg.Debounce), log: cfg.Log, now: cfg.Now}
+	for _, z := range cfg.Zones {
+		zs := &zoneState{zone: z, deb: NewDebouncer(cfg.Debounce)}
+		if cfg.Doubtful != nil {
+			sv := *cfg.Doubtful
+			sv.Dir = filepath.Join(sv.Dir, z.Name)
+			if err := os.MkdirAll(sv.Dir, 0o755); err != nil {
+				return Stats{}, fmt.Errorf("watch: zone %q: %w", z.Name, err)
+			}
+			zs.saver = &sv
+		}
+		r.zones = append(r.zones, zs)
+	}
 	if r.log == nil {
 		r.log = slog.Default()
 	}
@@ -195,9 +218,18 @@ type fatalError struct{ err error }
 
 func (e *fatalError) Error() string { return e.err.Error() }
 
+// zoneState is a zone's crop buffer, debouncer and saver.
+type zoneState struct {
+	zone  Zone
+	crop  *imageio.RGB
+	deb   *Debouncer
+	saver *Saver
+}
+
 type runner struct {
 	cfg      Config
 	deb      *Debouncer
+	zones    []*zoneState
 	log      *slog.Logger
 	now      func() time.Time
 	enc      *json.Encoder
@@ -337,51 +369,98 @@ func (r *runner) stream(ctx context.Context, live bool, stall time.Duration) err
 	}
 }
 
-// frame classifies one frame and writes its line and event.
+// frame classifies one frame (or each zone's crop of it) and writes its
+// lines and events.
 func (r *runner) frame(ctx context.Context, s slot) error {
-	p, err := r.cfg.Classify.Classify(ctx, s.img)
-	if err != nil {
-		return fmt.Errorf("watch: frame %d: %w", s.frame, err)
+	if len(r.zones) == 0 {
+		lat, err := r.classify(ctx, s, s.img, "", r.deb, r.cfg.Doubtful)
+		if err != nil {
+			return err
+		}
+		r.count(lat)
+		return nil
 	}
-	lat := r.now().Sub(s.at)
+	var lat time.Duration
+	for _, z := range r.zones {
+		rect, err := z.zone.Rect(s.img.W, s.img.H)
+		if err != nil {
+			return fmt.Errorf("watch: frame %d: %w", s.frame, err)
+		}
+		z.crop = Crop(z.crop, s.img, rect)
+		if lat, err = r.classify(ctx, s, z.crop, z.zone.Name, z.deb, z.saver); err != nil {
+			return err
+		}
+	}
+	if r.cfg.Doubtful != nil {
+		r.stats.Saved = 0
+		for _, z := range r.zones {
+			r.stats.Saved += z.saver.Saved()
+		}
+	}
+	r.count(lat)
+	return nil
+}
+
+// count counts a classified frame and its latency (to its last zone's
+// prediction).
+func (r *runner) count(lat time.Duration) {
 	r.stats.Classified++
 	r.logN++
 	r.logLat += lat
 	r.totalLat += lat
 	r.logMax = max(r.logMax, lat)
-	line := FrameLine{Type: "frame", Time: s.at, Frame: s.frame, Prediction: p, LatencyMS: float64(lat.Microseconds()) / 1000}
-	if r.cfg.Doubtful != nil {
-		path, err := r.cfg.Doubtful.Maybe(s.frame, s.img, p)
+}
+
+// classify classifies img (s's frame or a zone's crop of it) and writes
+// its line and event; it returns the latency of the prediction.
+func (r *runner) classify(ctx context.Context, s slot, img *imageio.RGB, zone string, deb *Debouncer, saver *Saver) (time.Duration, error) {
+	p, err := r.cfg.Classify.Classify(ctx, img)
+	if err != nil {
+		if zone != "" {
+			return 0, fmt.Errorf("watch: frame %d, zone %q: %w", s.frame, zone, err)
+		}
+		return 0, fmt.Errorf("watch: frame %d: %w", s.frame, err)
+	}
+	lat := r.now().Sub(s.at)
+	line := FrameLine{Type: "frame", Time: s.at, Frame: s.frame, Zone: zone, Prediction: p, LatencyMS: float64(lat.Microseconds()) / 1000}
+	if saver != nil {
+		path, err := saver.Maybe(s.frame, img, p)
 		if err != nil {
-			r.log.Error("saving a doubtful frame", "frame", s.frame, "err", err)
+			r.log.Error("saving a doubtful frame", "frame", s.frame, "zone", zone, "err", err)
 		}
 		line.Saved = path
-		r.stats.Saved = r.cfg.Doubtful.Saved()
+		if zone == "" {
+			r.stats.Saved = saver.Saved()
+		}
 	}
 	if err := r.enc.Encode(line); err != nil {
-		return fmt.Errorf("watch: write: %w", err)
+		return 0, fmt.Errorf("watch: write: %w", err)
 	}
-	c, changed := r.deb.Observe(s.frame, p.Answer)
+	c, changed := deb.Observe(s.frame, p.Answer)
 	if !changed {
-		return nil
+		return lat, nil
 	}
 	r.events++
 	r.stats.Events++
-	ev := Event{ID: r.events, Time: s.at, Source: r.cfg.Source.String(), Class: c.To, Previous: c.From, Frame: c.Frame, Since: c.Since}
+	ev := Event{ID: r.events, Time: s.at, Source: r.cfg.Source.String(), Zone: zone, Class: c.To, Previous: c.From, Frame: c.Frame, Since: c.Since}
 	if len(p.Top) > 0 {
 		ev.Score = p.Top[0].Score
 	}
 	if err := r.enc.Encode(EventLine{Type: "event", Event: ev}); err != nil {
-		return fmt.Errorf("watch: write: %w", err)
+		return 0, fmt.Errorf("watch: write: %w", err)
 	}
-	r.log.Info("event", "class", ev.Class, "previous", ev.Previous, "frame", ev.Frame)
+	if zone != "" {
+		r.log.Info("event", "zone", zone, "class", ev.Class, "previous", ev.Previous, "frame", ev.Frame)
+	} else {
+		r.log.Info("event", "class", ev.Class, "previous", ev.Previous, "frame", ev.Frame)
+	}
 	if r.cfg.Events != nil {
 		r.cfg.Events.Send(ev)
 	}
 	if r.cfg.Updates != nil {
 		r.cfg.Updates.Update(Update{Event: ev, Prediction: p})
 	}
-	return nil
+	return lat, nil
 }
 
 // logProgress logs frames/s and latency every Progress.

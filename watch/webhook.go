@@ -19,14 +19,16 @@ import (
 type Event struct {
 	// ID numbers the events of one run from 1: a receiver that sees an
 	// ID twice is seeing a retry.
-	ID       int64     `json:"id"`
-	Time     time.Time `json:"time"`
-	Source   string    `json:"source"`
-	Class    string    `json:"class"`    // the new answer (a class name, or "unknown")
-	Previous string    `json:"previous"` // the answer before ("" for the first)
-	Frame    int       `json:"frame"`    // the frame that confirmed the change
-	Since    int       `json:"since"`    // the frame where the new answer's run began
-	Score    float32   `json:"score"`    // the top class's score on the confirming frame
+	ID     int64     `json:"id"`
+	Time   time.Time `json:"time"`
+	Source string    `json:"source"`
+	// Zone is the zone whose answer changed (absent without zones).
+	Zone     string  `json:"zone,omitempty"`
+	Class    string  `json:"class"`    // the new answer (a class name, or "unknown")
+	Previous string  `json:"previous"` // the answer before ("" for the first)
+	Frame    int     `json:"frame"`    // the frame that confirmed the change
+	Since    int     `json:"since"`    // the frame where the new answer's run began
+	Score    float32 `json:"score"`    // the top class's score on the confirming frame
 }
 
 // PosterStats counts a Poster's events.

@@ -30,6 +30,7 @@ type watchFlags struct {
 	debounce, top, threads, queue, saveMax, saveEvery, retries, maxPixels int
 	stall, flush                                                          time.Duration
 	everyFrame                                                            bool
+	zones                                                                 []string
 
 	mqtt, mqttUser, mqttPasswordFile, mqttClientID, mqttPrefix, mqttCA, camera, haPrefix string
 	haDiscovery                                                                          bool
@@ -55,6 +56,7 @@ cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
 		Example: `  flycl watch --model cam.flycl --source clip.mp4 --fps 2
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --fps 1 --debounce 3 --webhook http://alerts.local/hook
   flycl watch --model cam.flycl --source /dev/video0 --save-doubtful inbox/
+  flycl watch --model cam.flycl --source rtsp://camera.local/stream --zone gate=0,0,0.5,1.0 --zone porch=1280,360,640,720
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --camera drive --mqtt mqtt://homeassistant.local --mqtt-user flycl --mqtt-password-file mqtt.pw`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runWatch(cmd, &f) },
 	}
@@ -62,6 +64,7 @@ cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
 	fs.StringVar(&f.model, "model", "", "model file")
 	fs.StringVar(&f.source, "source", "", "video file, rtsp:// or http(s):// URL (MJPEG included), or /dev/videoN")
 	fs.Float64Var(&f.fps, "fps", 1, "frames per second to classify (0: every frame)")
+	fs.StringArrayVar(&f.zones, "zone", nil, "NAME=X,Y,W,H: classify this rectangle of the frame on its own (repeatable); pixels of the source, or fractions of the frame when a number has a decimal point (left=0,0,0.5,1.0)")
 	fs.IntVar(&f.debounce, "debounce", 3, "frames a new answer must hold before it is an event")
 	fs.StringVar(&f.webhook, "webhook", "", "URL to POST events to (JSON)")
 	fs.IntVar(&f.queue, "webhook-queue", 256, "events waiting for the webhook at most (the oldest is dropped beyond)")
@@ -110,9 +113,18 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	case f.logFormat != "text" && f.logFormat != "json":
 		return fmt.Errorf("--log-format %q: want text or json", f.logFormat)
 	}
+	zones, err := watch.ParseZones(f.zones)
+	if err != nil {
+		return fmt.Errorf("--zone: %w", err)
+	}
 	mqttOpts, err := f.mqttOptions()
 	if err != nil {
 		return err
+	}
+	if mqttOpts != nil {
+		for _, z := range zones {
+			mqttOpts.Zones = append(mqttOpts.Zones, z.Name)
+		}
 	}
 	ffmpeg, err := exec.LookPath(f.ffmpeg)
 	if err != nil {
@@ -170,10 +182,14 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	if short <= 0 {
 		short = de.Preset.Crop
 	}
+	if len(zones) > 0 {
+		short = 0 // zones are cropped from the source's own pixels
+	}
 	cfg := watch.Config{
 		Source:     &watch.FFmpeg{Path: ffmpeg, Input: f.source, FPS: f.fps, ShortSide: short, MaxPixels: f.maxPixels},
 		Classify:   &watch.ModelClassifier{Extractor: ex, Predictor: p, Rejection: rej, Top: f.top},
 		Out:        os.Stdout,
+		Zones:      zones,
 		Debounce:   f.debounce,
 		Log:        log,
 		Retries:    f.retries,
@@ -205,7 +221,7 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		pub.Start(5 * time.Second)
 		cfg.Updates = pub
 	}
-	log.Info("watching", "source", f.source, "model", f.model, "classes", len(p.Classes()), "backbone", bm.Name, "fps", f.fps, "scale_short_side", short)
+	log.Info("watching", "source", f.source, "model", f.model, "classes", len(p.Classes()), "backbone", bm.Name, "fps", f.fps, "scale_short_side", short, "zones", len(zones))
 	_, runErr := watch.Run(ctx, cfg)
 	if poster != nil {
 		fctx, fcancel := context.WithTimeout(context.Background(), f.flush)

@@ -53,6 +53,13 @@ type Options struct {
 	// DiscoveryPrefix (default "homeassistant").
 	Discovery       bool
 	DiscoveryPrefix string
+	// Zones names the zones of a watch with zones: each has its own
+	// state and attributes topics, PREFIX/CAMERA/ZONE/state and
+	// …/attributes, and its own Home Assistant sensor; the camera's
+	// availability topic is theirs too. An update of a zone not listed
+	// gets topics all the same but no sensor. Empty: one answer, the
+	// camera's.
+	Zones []string
 	// Model names the model (device model in Home Assistant), ModelVersion
 	// its version (in the attributes), SWVersion flycl's version.
 	Model        string
@@ -105,15 +112,26 @@ type Publisher struct {
 	client paho.Client
 
 	mu     sync.Mutex
-	latest *watch.Update
-	seq    uint64 // updates given
-	gen    uint64 // connections made
-	doneAt struct{ seq, gen uint64 }
+	states map[string]*zoneState // by zone ("" without zones)
+	order  []string              // the zones in the order of their first update
+	gen    uint64                // connections made
 	stats  Stats
 	wake   chan struct{}
 	stop   chan struct{}
 	exited chan struct{}
 	closed bool
+}
+
+// zoneState is the latest update of one zone and what of it is
+// published.
+type zoneState struct {
+	latest *watch.Update
+	seq    uint64 // updates given
+	doneAt struct{ seq, gen uint64 }
+}
+
+func (z *zoneState) pending(gen uint64) bool {
+	return z.latest != nil && (z.doneAt.seq != z.seq || z.doneAt.gen != gen)
 }
 
 // New checks o and returns a Publisher; nothing is connected yet.
@@ -131,6 +149,11 @@ func New(o Options) (*Publisher, error) {
 	}
 	if strings.Contains(o.Camera, "/") {
 		return nil, fmt.Errorf("%w: camera %q: one topic level, without '/'", ErrConfig, o.Camera)
+	}
+	for _, z := range o.Zones {
+		if !watch.ValidZoneName(z) {
+			return nil, fmt.Errorf("%w: zone %q: 1 to 64 of A-Z a-z 0-9 _ -", ErrConfig, z)
+		}
 	}
 	u, err := url.Parse(o.Broker)
 	if err != nil {
@@ -158,7 +181,7 @@ func New(o Options) (*Publisher, error) {
 		broker = u.Scheme + "://[" + u.Hostname() + "]:" + port
 	}
 	p := &Publisher{o: o, log: cmp.Or(o.Log, slog.Default()), node: nodeID(o.Prefix + "_" + o.Camera),
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), exited: make(chan struct{})}
+		states: map[string]*zoneState{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), exited: make(chan struct{})}
 	base := o.Prefix + "/" + o.Camera + "/"
 	p.topics = Topics{State: base + "state", Attributes: base + "attributes", Availability: base + "availability"}
 	if o.Discovery {
@@ -221,8 +244,23 @@ func nodeID(s string) string {
 	}, s)
 }
 
-// Topics returns the Publisher's topics.
+// Topics returns the Publisher's topics (the camera's, without zones).
 func (p *Publisher) Topics() Topics { return p.topics }
+
+// ZoneTopics returns a zone's topics: PREFIX/CAMERA/ZONE/state and
+// …/attributes, the camera's availability, and the zone's sensor's
+// discovery topic. The zone "" has the camera's topics.
+func (p *Publisher) ZoneTopics(zone string) Topics {
+	if zone == "" {
+		return p.topics
+	}
+	base := p.o.Prefix + "/" + p.o.Camera + "/" + zone + "/"
+	t := Topics{State: base + "state", Attributes: base + "attributes", Availability: p.topics.Availability}
+	if p.o.Discovery {
+		t.Discovery = p.o.DiscoveryPrefix + "/sensor/" + p.node + "/" + nodeID(zone) + "_answer/config"
+	}
+	return t
+}
 
 // Start connects to the broker, waiting at most wait for the first
 // connection (it is retried in the background after that, and the
@@ -243,8 +281,14 @@ func (p *Publisher) Start(wait time.Duration) {
 func (p *Publisher) Update(u watch.Update) {
 	u.Prediction.Top = append([]flycl.Ranked(nil), u.Prediction.Top...)
 	p.mu.Lock()
-	p.latest = &u
-	p.seq++
+	z := p.states[u.Zone]
+	if z == nil {
+		z = &zoneState{}
+		p.states[u.Zone] = z
+		p.order = append(p.order, u.Zone)
+	}
+	z.latest = &u
+	z.seq++
 	p.stats.Updates++
 	p.mu.Unlock()
 	p.poke()
@@ -280,8 +324,16 @@ func (p *Publisher) onConnect(c paho.Client) {
 	p.mu.Unlock()
 	p.log.Info("mqtt: connected", "broker", p.o.Broker, "connection", n, "state_topic", p.topics.State)
 	if p.topics.Discovery != "" {
-		if err := p.publish(p.topics.Discovery, p.discovery()); err != nil {
-			p.log.Warn("mqtt: discovery", "err", err)
+		if len(p.o.Zones) == 0 {
+			if err := p.publish(p.topics.Discovery, p.discovery()); err != nil {
+				p.log.Warn("mqtt: discovery", "err", err)
+			}
+		}
+		for _, z := range p.o.Zones {
+			b, _ := json.Marshal(p.ZoneDiscoveryMessage(z))
+			if err := p.publish(p.ZoneTopics(z).Discovery, b); err != nil {
+				p.log.Warn("mqtt: discovery", "zone", z, "err", err)
+			}
 		}
 	}
 	if err := p.publish(p.topics.Availability, []byte(Online)); err != nil {
@@ -307,8 +359,8 @@ func (p *Publisher) publish(topic string, payload []byte) error {
 	return nil
 }
 
-// run publishes the latest update whenever there is one not yet
-// published on the current connection.
+// run publishes the latest update of each zone whenever there is one not
+// yet published on the current connection.
 func (p *Publisher) run() {
 	defer close(p.exited)
 	for {
@@ -318,26 +370,37 @@ func (p *Publisher) run() {
 		case <-p.wake:
 		}
 		p.mu.Lock()
-		if p.latest == nil || p.doneAt.seq == p.seq && p.doneAt.gen == p.gen || !p.client.IsConnectionOpen() {
+		var z *zoneState
+		for _, name := range p.order {
+			if st := p.states[name]; st.pending(p.gen) {
+				z = st
+				break
+			}
+		}
+		if z == nil || !p.client.IsConnectionOpen() {
 			p.mu.Unlock()
 			continue
 		}
-		u, seq, gen := *p.latest, p.seq, p.gen
+		u, seq, gen := *z.latest, z.seq, p.gen
 		p.mu.Unlock()
+		tp := p.ZoneTopics(u.Zone)
 		attrs, _ := json.Marshal(Attributes(u, p.o.ModelVersion))
-		err := p.publish(p.topics.Attributes, attrs)
+		err := p.publish(tp.Attributes, attrs)
 		if err == nil {
-			err = p.publish(p.topics.State, []byte(u.Class))
+			err = p.publish(tp.State, []byte(u.Class))
 		}
 		p.mu.Lock()
 		if err == nil {
-			p.doneAt.seq, p.doneAt.gen = seq, gen
+			z.doneAt.seq, z.doneAt.gen = seq, gen
 			p.stats.Published++
 		}
-		again := p.seq != seq || p.gen != gen
+		again := false
+		for _, st := range p.states {
+			again = again || st.pending(p.gen)
+		}
 		p.mu.Unlock()
 		if err != nil {
-			p.log.Warn("mqtt: state not published; will retry", "class", u.Class, "err", err)
+			p.log.Warn("mqtt: state not published; will retry", "class", u.Class, "zone", u.Zone, "err", err)
 			time.AfterFunc(time.Second, p.poke)
 		} else if again {
 			p.poke()
@@ -345,13 +408,16 @@ func (p *Publisher) run() {
 	}
 }
 
-// Flush waits until the latest update is published on the current
-// connection, at most wait; it reports whether it was.
+// Flush waits until the latest update of every zone is published on the
+// current connection, at most wait; it reports whether it was.
 func (p *Publisher) Flush(wait time.Duration) bool {
 	end := time.Now().Add(wait)
 	for {
 		p.mu.Lock()
-		ok := p.latest == nil || p.doneAt.seq == p.seq && p.doneAt.gen == p.gen
+		ok := true
+		for _, st := range p.states {
+			ok = ok && !st.pending(p.gen)
+		}
 		p.mu.Unlock()
 		if ok {
 			return true

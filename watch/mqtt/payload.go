@@ -24,6 +24,7 @@ type Attrs struct {
 	Frame        int            `json:"frame"` // the frame that confirmed the answer
 	Since        int            `json:"since"` // the first frame of its run
 	EventID      int64          `json:"event_id"`
+	Zone         string         `json:"zone,omitempty"` // the zone (absent without zones)
 	Source       string         `json:"source"`
 }
 
@@ -35,7 +36,7 @@ func Attributes(u watch.Update, version uint64) Attrs {
 	}
 	return Attrs{Class: u.Class, Previous: u.Previous, Probability: u.Prediction.Probability, Score: u.Score,
 		Unknown: u.Prediction.Unknown, Top: top, ModelVersion: version, Time: u.Time, Frame: u.Frame, Since: u.Since,
-		EventID: u.ID, Source: u.Source}
+		EventID: u.ID, Source: u.Source, Zone: u.Zone}
 }
 
 // Device is the device block of a Home Assistant discovery message.
@@ -77,6 +78,21 @@ func (p *Publisher) DiscoveryMessage() Discovery {
 		Device: Device{Identifiers: []string{p.node}, Name: "flycl " + p.o.Camera, Model: p.o.Model,
 			Manufacturer: "flycl", SWVersion: p.o.SWVersion},
 	}
+}
+
+// ZoneDiscoveryMessage returns the discovery message of a zone's sensor:
+// the camera's device, the zone's topics, a unique ID with the zone's
+// name.
+func (p *Publisher) ZoneDiscoveryMessage(zone string) Discovery {
+	d := p.DiscoveryMessage()
+	if zone == "" {
+		return d
+	}
+	tp := p.ZoneTopics(zone)
+	d.Name = zone
+	d.UniqueID = p.node + "_" + nodeID(zone) + "_answer"
+	d.StateTopic, d.JSONAttributesTopic = tp.State, tp.Attributes
+	return d
 }
 
 func (p *Publisher) discovery() []byte {

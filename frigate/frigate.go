@@ -80,12 +80,12 @@ type Labeller struct {
 	cfg  Config
 	base *url.URL
 
-	mu      sync.Mutex
-	queue   []job
-	wake    chan struct{}
-	stats   Stats
-	seen    map[string]float64 // id → snapshot key queued or classified
-	posted  map[string]string  // id → sub-label posted
+	mu     sync.Mutex
+	queue  []job
+	wake   chan struct{}
+	stats  Stats
+	seen   map[string]float64 // id → snapshot key queued or classified
+	posted map[string]string  // id → sub-label posted
 }
 
 type job struct {

@@ -21,9 +21,9 @@ import (
 
 type frigateFlags struct {
 	mqtt, prefix, clientID, frigate, model, backbone, unknown string
-	labels, cameras                                             []string
-	minBox, minProb                                             float64
-	queue, retries, threads                                     int
+	labels, cameras                                           []string
+	minBox, minProb                                           float64
+	queue, retries, threads                                   int
 }
 
 func frigateCmd() *cobra.Command {

@@ -137,7 +137,7 @@ func TestLabeller(t *testing.T) {
 	done := make(chan struct{})
 	go func() { l.Run(ctx); close(done) }()
 	deadline := time.Now().Add(10 * time.Second)
-	for l.Stats().Classified < 4 && time.Now().Before(deadline) {
+	for !finished(l.Stats()) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
@@ -158,6 +158,11 @@ func TestLabeller(t *testing.T) {
 		fmt.Sprint(s.Skipped) != fmt.Sprint(wantSkip) {
 		t.Fatalf("stats %+v, want skipped %v", s, wantSkip)
 	}
+}
+
+// finished says whether every queued object has had its outcome.
+func finished(s Stats) bool {
+	return s.Labelled+s.Errors+s.Skipped[SkipUnknown]+s.Skipped[SkipSameLabel]+s.Skipped[SkipLowProb] >= s.Queued-s.Dropped
 }
 
 // TestLabellerQueueAndErrors: a full queue drops the oldest, counted; a

@@ -46,7 +46,7 @@ the model and sets the answer as the object's sub-label with its probability as 
 	fl.StringVar(&f.frigate, "frigate", "", "Frigate's HTTP API: http://HOST:5000")
 	fl.StringVar(&f.model, "model", "", "model file")
 	fl.StringVar(&f.backbone, "backbone", "", "backbone weights (default: the model's)")
-	fl.StringVar(&f.unknown, "unknown", "", "rejection (default: the model's; see flycl predict)")
+	fl.StringVar(&f.unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number; unknown answers are not posted")
 	fl.StringSliceVar(&f.labels, "labels", nil, "Frigate labels to classify (default: all)")
 	fl.StringSliceVar(&f.cameras, "cameras", nil, "Frigate cameras to classify (default: all)")
 	fl.Float64Var(&f.minBox, "min-box", 64, "least shorter side of an object's box, in pixels")

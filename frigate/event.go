@@ -118,6 +118,8 @@ func check(o *Object, sub json.RawMessage, name string) error {
 	switch {
 	case o.ID == "":
 		return fmt.Errorf("%w: %s.id is empty", ErrMessage, name)
+	case !validID(o.ID):
+		return fmt.Errorf("%w: %s.id %.80q: want at most 64 letters, digits, '.', '_' or '-'", ErrMessage, name, o.ID)
 	case o.Camera == "":
 		return fmt.Errorf("%w: %s.camera is empty", ErrMessage, name)
 	case o.Label == "":
@@ -175,4 +177,19 @@ func box(b []float64, name string) error {
 		return fmt.Errorf("%w: %s %v has x2 < x1 or y2 < y1", ErrMessage, name, b)
 	}
 	return nil
+}
+
+// validID accepts Frigate's event ids (<start time>-<random>), which go
+// into the API's URL paths: at most 64 letters, digits, '.', '_' or '-',
+// and not "." or "..".
+func validID(id string) bool {
+	if len(id) > 64 || id == "." || id == ".." {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -62,6 +62,8 @@ func TestParseMessageRefuses(t *testing.T) {
 		{"box length", `"box": [432, 496, 544, 854]`, `"box": [432, 496, 544]`, "after.box"},
 		{"box order", `"box": [432, 496, 544, 854]`, `"box": [544, 496, 432, 854]`, "after.box"},
 		{"id", `"id": "1607123955.475377-mxklsc", "camera": "front_door", "frame_time": 1607123962`, `"id": "", "camera": "front_door", "frame_time": 1607123962`, "after.id"},
+		{"id path", `"id": "1607123955.475377-mxklsc", "camera": "front_door", "frame_time": 1607123962`, `"id": "../../api/restart", "camera": "front_door", "frame_time": 1607123962`, "after.id"},
+		{"id dots", `"id": "1607123955.475377-mxklsc", "camera": "front_door", "frame_time": 1607123962`, `"id": "..", "camera": "front_door", "frame_time": 1607123962`, "after.id"},
 		{"sub_label", `["Bob", 0.87]`, `{"name": "Bob"}`, "after.sub_label"},
 		{"sub_label pair", `["Bob", 0.87]`, `["Bob"]`, "after.sub_label"},
 		{"snapshot box", `"box": [415, 489, 528, 700], "area": 12728,
@@ -104,7 +106,7 @@ func FuzzParseMessage(f *testing.F) {
 			}
 			return
 		}
-		if m.After == nil || m.After.ID == "" || len(m.After.Box) != 4 || !(m.After.ShortSide() >= 0) {
+		if m.After == nil || !validID(m.After.ID) || m.After.ID == "" || len(m.After.Box) != 4 || !(m.After.ShortSide() >= 0) {
 			t.Fatalf("accepted %+v", m.After)
 		}
 	})

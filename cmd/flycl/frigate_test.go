@@ -227,3 +227,22 @@ func TestFrigate(t *testing.T) {
 		t.Fatalf("counters %s", out.String())
 	}
 }
+
+func TestFrigateFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--frigate", "http://x:5000", "--model", "m"}, "--mqtt"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--model", "m"}, "--frigate"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000"}, "--model"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--min-probability", "1.5"}, "--min-probability"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--min-box", "-1"}, "--min-box"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--queue", "0"}, "--queue"},
+	} {
+		out, err := runCLI(t, append([]string{"frigate"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err %v (output %q), want one naming %s", c.args, err, out, c.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/watch"
@@ -92,6 +93,11 @@ type job struct {
 	id  string
 	sub string // the sub-label Frigate reports
 }
+
+// MaxSubLabel is the longest sub-label Frigate takes (its API's
+// EventsSubLabelBody: subLabel at most 100 characters, subLabelScore in
+// (0, 1]).
+const MaxSubLabel = 100
 
 // maxTracked bounds the objects remembered (ended objects are forgotten).
 const maxTracked = 10000
@@ -277,6 +283,9 @@ func (l *Labeller) label(ctx context.Context, j job) error {
 	case (had && prev == p.Answer) || j.sub == p.Answer:
 		l.skip(SkipSameLabel)
 		return nil
+	}
+	if utf8.RuneCountInString(p.Answer) > MaxSubLabel {
+		return fmt.Errorf("class %.40q… of %s: Frigate takes sub-labels of at most %d characters", p.Answer, j.id, MaxSubLabel)
 	}
 	req := map[string]any{"subLabel": p.Answer}
 	if p.Probability != nil {

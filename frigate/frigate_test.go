@@ -204,3 +204,39 @@ func TestLabellerQueueAndErrors(t *testing.T) {
 		t.Fatal("ftp:// accepted")
 	}
 }
+
+type named string
+
+func (n named) Classify(context.Context, *imageio.RGB) (watch.Prediction, error) {
+	pr := 0.5
+	return watch.Prediction{Answer: string(n), Probability: &pr}, nil
+}
+
+// TestLabellerLongName: a class name longer than Frigate's 100
+// characters is an error, not posted; 100 characters are posted.
+func TestLabellerLongName(t *testing.T) {
+	for _, c := range []struct {
+		n             int
+		posts, errors int
+	}{{100, 1, 0}, {101, 0, 1}} {
+		ff := &fakeFrigate{red: map[string]uint8{"a": 200}}
+		srv := httptest.NewServer(ff)
+		l, err := New(Config{Frigate: srv.URL, Classify: named(strings.Repeat("é", c.n)), Backoff: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Handle(msg("new", "a", "front", "bird", [4]int{0, 0, 100, 100}, 1, true))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { l.Run(ctx); close(done) }()
+		for deadline := time.Now().Add(10 * time.Second); !finished(l.Stats()) && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		<-done
+		srv.Close()
+		if s := l.Stats(); len(ff.posts) != c.posts || s.Errors != int64(c.errors) {
+			t.Fatalf("%d characters: posts %q, stats %+v", c.n, ff.posts, s)
+		}
+	}
+}

@@ -38,6 +38,7 @@ var commands = []func() *cobra.Command{
 	classesCmd,
 	serveCmd,
 	watchCmd,
+	frigateCmd,
 	fetchCmd,
 	reproduceCmd,
 	versionCmd,

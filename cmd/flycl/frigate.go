@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/frigate"
+	"github.com/flycl/flycl/server"
+	"github.com/flycl/flycl/watch"
+)
+
+type frigateFlags struct {
+	mqtt, prefix, clientID, frigate, model, backbone, unknown string
+	labels, cameras                                           []string
+	minBox, minProb                                           float64
+	queue, retries, threads                                   int
+}
+
+func frigateCmd() *cobra.Command {
+	f := &frigateFlags{}
+	c := &cobra.Command{
+		Use:   "frigate",
+		Short: "Classify Frigate's tracked objects and set their sub-labels",
+		Long: `frigate subscribes to Frigate's <prefix>/events MQTT topic; for each new or updated
+tracked object of the given labels and cameras whose box is at least --min-box pixels on its
+shorter side, it fetches the object's snapshot crop from Frigate's HTTP API, classifies it with
+the model and sets the answer as the object's sub-label with its probability as the score.
+"unknown" answers are not posted. Counters are printed as JSON at the end (Ctrl-C, SIGTERM).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runFrigate(cmd, f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.mqtt, "mqtt", "", "MQTT broker Frigate publishes to: mqtt://HOST:PORT")
+	fl.StringVar(&f.prefix, "topic-prefix", "frigate", "Frigate's MQTT topic_prefix")
+	fl.StringVar(&f.clientID, "client-id", "flycl-frigate", "MQTT client id")
+	fl.StringVar(&f.frigate, "frigate", "", "Frigate's HTTP API: http://HOST:5000")
+	fl.StringVar(&f.model, "model", "", "model file")
+	fl.StringVar(&f.backbone, "backbone", "", "backbone weights (default: the model's)")
+	fl.StringVar(&f.unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number; unknown answers are not posted")
+	fl.StringSliceVar(&f.labels, "labels", nil, "Frigate labels to classify (default: all)")
+	fl.StringSliceVar(&f.cameras, "cameras", nil, "Frigate cameras to classify (default: all)")
+	fl.Float64Var(&f.minBox, "min-box", 64, "least shorter side of an object's box, in pixels")
+	fl.Float64Var(&f.minProb, "min-probability", 0, "least probability of a posted sub-label")
+	fl.IntVar(&f.queue, "queue", 64, "objects waiting for classification at most (the oldest is dropped)")
+	fl.IntVar(&f.retries, "retries", 3, "retries of a failed HTTP request (backoff doubling from 200 ms)")
+	fl.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: its default)")
+	fl.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+"; see flycl help environment)")
+	return c
+}
+
+func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
+	switch {
+	case f.mqtt == "":
+		return fmt.Errorf("give --mqtt mqtt://HOST:PORT")
+	case f.frigate == "":
+		return fmt.Errorf("give --frigate http://HOST:5000")
+	case f.model == "":
+		return fmt.Errorf("give --model FILE")
+	case f.minBox < 0:
+		return fmt.Errorf("--min-box must be ≥ 0, got %g", f.minBox)
+	case f.minProb < 0 || f.minProb > 1:
+		return fmt.Errorf("--min-probability must be in [0, 1], got %g", f.minProb)
+	case f.queue <= 0:
+		return fmt.Errorf("--queue must be positive, got %d", f.queue)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	mf, err := loadFile(f.model)
+	if err != nil {
+		return err
+	}
+	p := mf.Snapshot.Predictor()
+	if len(p.Classes()) == 0 {
+		return fmt.Errorf("%s has no classes yet: teach it with flycl learn", f.model)
+	}
+	if mf.Pipeline == nil {
+		return fmt.Errorf("%s learned from feature vectors: it has no backbone to classify snapshots with", f.model)
+	}
+	rej, err := flycl.ParseRejection(f.unknown, p.Rejection())
+	if err != nil {
+		return fmt.Errorf("--unknown: %w", err)
+	}
+	lib, err := ortLibrary(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	if err := backbone.Init(lib); err != nil {
+		return err
+	}
+	spec := f.backbone
+	if spec == "" {
+		spec = mf.Pipeline.Backbone
+	}
+	bm, err := openBackbone(spec)
+	if err != nil {
+		return fmt.Errorf("open the model's backbone (give --backbone for another copy of the same weights): %w", err)
+	}
+	de, err := deploy.ForModel(mf.Pipeline, bm, spec)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.model, err)
+	}
+	ex, err := server.NewPipelineExtractorWith(de.Backbone, de.Output, de.Preset, backbone.SessionOptions{Threads: f.threads})
+	if err != nil {
+		return err
+	}
+	defer ex.Close()
+	retries := f.retries
+	if retries == 0 {
+		retries = -1
+	}
+	l, err := frigate.New(frigate.Config{
+		Frigate:        f.frigate,
+		Classify:       &watch.ModelClassifier{Extractor: ex, Predictor: p, Rejection: rej},
+		Labels:         trimAll(f.labels),
+		Cameras:        trimAll(f.cameras),
+		MinBox:         f.minBox,
+		MinProbability: f.minProb,
+		Queue:          f.queue,
+		Retries:        retries,
+		Log:            log,
+	})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	st, err := frigate.Listen(ctx, frigate.MQTT{Broker: f.mqtt, Prefix: f.prefix, ClientID: f.clientID}, l)
+	b, _ := json.Marshal(st)
+	fmt.Fprintln(cmd.OutOrStdout(), string(b))
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+func trimAll(s []string) []string {
+	var out []string
+	for _, v := range s {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

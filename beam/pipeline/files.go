@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
@@ -164,4 +166,93 @@ func saveModel(ctx context.Context, path string, m *flycl.Model, sf *modelfile.S
 		return err
 	}
 	return writeURL(ctx, path, b.Bytes())
+}
+
+// A data set (Options.Data) whose path has a scheme ("folder:memfs://b/imgs",
+// "folder:gs://b/imgs.tar.gz", "cifar10:gs://b/cifar-10-python.tar.gz") is
+// staged: each process that opens it (the launcher for the plan, each
+// worker in its extraction's Setup) copies it through Beam's file systems
+// into its own temporary folder and opens the copy as a local data set,
+// so workers need no shared mount. An archive is one file; a folder is
+// every file at most three levels under it (split/class/image), listed by
+// glob. The copy goes when the process is done with it.
+const stageDepth = 3
+
+// localData returns the data set spec data with a local path, and a
+// function that removes what it staged.
+func localData(ctx context.Context, data string) (local string, remove func(), err error) {
+	kind, path, ok := strings.Cut(data, ":")
+	if !ok || !isURL(path) {
+		return data, func() {}, nil
+	}
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return "", nil, fmt.Errorf("pipeline: data set %s: %w", data, err)
+	}
+	defer fs.Close()
+	dir, err := os.MkdirTemp("", "flycl-beam-data-*")
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() { os.RemoveAll(dir) }
+	fail := func(err error) (string, func(), error) {
+		remove()
+		return "", nil, fmt.Errorf("pipeline: data set %s: %w", data, err)
+	}
+	base := strings.TrimSuffix(path, "/")
+	// one file (an archive), kept under its own name: the name says how
+	// it is read (.tar.gz, .tar)
+	if files, err := fs.List(ctx, base); err == nil && len(files) == 1 && files[0] == base {
+		dst := filepath.Join(dir, filepath.Base(base))
+		if err := copyURL(ctx, fs, base, dst); err != nil {
+			return fail(err)
+		}
+		return kind + ":" + dst, remove, nil
+	}
+	root := filepath.Join(dir, "data")
+	n := 0
+	glob := base
+	for range stageDepth {
+		glob += "/*"
+		files, err := fs.List(ctx, glob)
+		if err != nil {
+			return fail(err)
+		}
+		for _, f := range files {
+			rel := strings.TrimPrefix(f, base+"/")
+			if rel == f || !filepath.IsLocal(rel) {
+				return fail(fmt.Errorf("listed %s, not under the folder", f))
+			}
+			dst := filepath.Join(root, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return fail(err)
+			}
+			if err := copyURL(ctx, fs, f, dst); err != nil {
+				return fail(err)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return fail(fmt.Errorf("no file at %s nor under it", path))
+	}
+	return kind + ":" + root, remove, nil
+}
+
+// copyURL copies the file src of fs to the new local file dst.
+func copyURL(ctx context.Context, fs filesystem.Interface, src, dst string) error {
+	r, err := fs.OpenRead(ctx, src)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", src, err)
+	}
+	defer r.Close()
+	w, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Close()
+		return fmt.Errorf("read %s: %w", src, err)
+	}
+	return w.Close()
 }

@@ -184,10 +184,11 @@ func MakePlan(opt Options) (*Plan, error) {
 	if err := checkNewModel(opt.Out); err != nil {
 		return nil, err
 	}
-	in, err := openInput(opt)
+	in, done, err := openInput(opt)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	n := in.Len()
 	p := &Plan{Names: in.Classes(), Source: in.Source}
 	if in.Images() {
@@ -247,30 +248,39 @@ func MakePlan(opt Options) (*Plan, error) {
 // openInput opens the input of opt (deploy.OpenInput, as flycl stats
 // does): its size, class names, sample keys and, for features, the
 // pipeline the file records.
-func openInput(opt Options) (*deploy.Input, error) {
+// A data set on a Beam file system is staged (localData) until done is
+// called.
+func openInput(opt Options) (in *deploy.Input, done func(), err error) {
 	feats, remove, err := localCopy(context.Background(), opt.Features)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer remove()
 	o := deploy.InputOptions{Features: feats, Split: opt.Split}
+	done = func() {}
 	switch {
 	case opt.Features != "" && opt.Data != "":
-		return nil, errors.New("pipeline: give Data or Features, not both")
+		return nil, nil, errors.New("pipeline: give Data or Features, not both")
 	case opt.Data != "":
-		spec, err := dataset.ParseSpec(opt.Data)
+		data, removeData, err := localData(context.Background(), opt.Data)
 		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
+			return nil, nil, err
 		}
-		o.Data = spec
+		spec, err := dataset.ParseSpec(data)
+		if err != nil {
+			removeData()
+			return nil, nil, fmt.Errorf("pipeline: %w", err)
+		}
+		o.Data, done = spec, removeData
 	case opt.Features == "":
-		return nil, errors.New("pipeline: no input (Data or Features)")
+		return nil, nil, errors.New("pipeline: no input (Data or Features)")
 	}
-	in, err := deploy.OpenInput(o)
+	in, err = deploy.OpenInput(o)
 	if err != nil {
-		return nil, fmt.Errorf("pipeline: %w", err)
+		done()
+		return nil, nil, fmt.Errorf("pipeline: %w", err)
 	}
-	return in, nil
+	return in, done, nil
 }
 
 // Build adds the pipeline to s: shards -> (reshuffle) -> extract, expand
@@ -341,14 +351,16 @@ type extractFn struct {
 	Opt Options
 	Dim int
 
-	data    dataset.Dataset
-	feats   *features.Set
-	bb      *backbone.Model
-	sess    *backbone.Session
-	cfg     flycl.Config       // Config with flycl's defaults for M, P, K
-	w       *projection.Matrix // W, as flycl.New generates it
-	acc     *Accumulator
-	pending []pendingSample
+	data dataset.Dataset
+	// removeData removes the data set staged from a Beam file system
+	removeData func()
+	feats      *features.Set
+	bb         *backbone.Model
+	sess       *backbone.Session
+	cfg        flycl.Config       // Config with flycl's defaults for M, P, K
+	w          *projection.Matrix // W, as flycl.New generates it
+	acc        *Accumulator
+	pending    []pendingSample
 }
 
 type pendingSample struct {
@@ -364,7 +376,12 @@ func (f *extractFn) Setup(ctx context.Context) error {
 			return err
 		}
 	} else {
-		spec, err := dataset.ParseSpec(o.Data)
+		data, remove, err := localData(ctx, o.Data)
+		if err != nil {
+			return err
+		}
+		f.removeData = remove
+		spec, err := dataset.ParseSpec(data)
 		if err != nil {
 			return err
 		}
@@ -414,6 +431,9 @@ func expansion(cfg flycl.Config, d int) (flycl.Config, *projection.Matrix, error
 }
 
 func (f *extractFn) Teardown() error {
+	if f.removeData != nil {
+		f.removeData()
+	}
 	if f.sess != nil {
 		return f.sess.Close()
 	}
@@ -636,10 +656,11 @@ func Learn(ctx context.Context, cfg flycl.Config, sf *modelfile.StatsFile) (*fly
 // of the input of opt (a reproducible subset for tests and measurements).
 func FirstPerClass(opt Options, k int) ([]int, error) {
 	opt.defaults()
-	in, err := openInput(opt)
+	in, done, err := openInput(opt)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	labels := make([]int, in.Len())
 	for i := range labels {
 		labels[i] = in.Label(i)

@@ -1,0 +1,110 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/internal/testimages"
+	"github.com/flycl/flycl/modelfile"
+)
+
+// TestImagesThroughBeamFileSystems learns from a folder of images
+// (DIR/train/<class>/<image>, drawn by testimages) once from a local
+// folder and once from the same files in Beam's memfs
+// ("folder:memfs://..."), which the launcher and every worker stage
+// through Beam's file systems: the same model bit for bit (λ, GCV, G, S,
+// coefficients, predictions). A memfs folder with no file is an error
+// naming it. Needs ONNX Runtime and the shared SqueezeNet weights.
+func TestImagesThroughBeamFileSystems(t *testing.T) {
+	needShared(t)
+	dir := t.TempDir()
+	local := filepath.Join(dir, "images")
+	const remote = "memfs://flycl-test-images/set"
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, class := range []string{"discs", "stripes", "checks"} {
+		if err := os.MkdirAll(filepath.Join(local, "train", class), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 8 {
+			img, err := testimages.Draw(class, 40, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := testimages.Encode(img, ".png")
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("train/%s/%02d.png", class, i)
+			if err := os.WriteFile(filepath.Join(local, filepath.FromSlash(name)), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			memfs.Write(remote+"/"+name, b)
+		}
+	}
+	bbSpec := "squeezenet:" + squeezeDir
+	ds, err := dataset.Open("folder:"+local, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]int, ds.Len())
+	for i := range all {
+		all[i] = i
+	}
+	x, _ := extractSubset(t, ds, all, bbSpec) // skips without ONNX Runtime
+
+	cfg := testConfig()
+	cfg.M, cfg.K = 500, 100
+	opt := Options{Data: "folder:" + local, Split: "train", Backbone: bbSpec, ORTLib: testLibrary(), Config: cfg,
+		Shards: 2, Branches: 2, BatchSize: 32, BlockRows: 200, FailShard: -1, Out: filepath.Join(dir, "local.flycl")}
+	want, err := runPipeline(t, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Data, opt.Out = "folder:"+remote, remote+"/model.flycl"
+	plan, err := MakePlan(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, sc := beam.NewPipelineWithRoot()
+	Build(sc, opt, plan)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b, err := readURL(ctx, opt.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := modelfile.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Snapshot.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := DiffModels(ctx, want, got, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d) > 0 {
+		t.Errorf("model from images in memfs differs from the local folder's: %v", d)
+	}
+
+	missing := opt
+	missing.Data, missing.Out = "folder:memfs://flycl-test-images/none", ""
+	if _, err := MakePlan(missing); err == nil || !strings.Contains(err.Error(), "memfs://flycl-test-images/none") {
+		t.Errorf("missing memfs folder: %v, want an error naming it", err)
+	}
+}

@@ -114,6 +114,7 @@ func init() {
 }
 
 func encodePartial(p Partial) ([]byte, error) {
+	defer processStats.encode.since(time.Now())
 	var b bytesBuffer
 	err := EncodePartial(&b, &p)
 	processStats.encodedBytes.Add(int64(len(b)))
@@ -132,22 +133,54 @@ type WorkerStats struct {
 	Samples       int64 `json:"samples"`
 	EncodedPieces int64 `json:"encoded_pieces"`
 	EncodedBytes  int64 `json:"encoded_bytes"`
+	// Wall time this process spent in each stage, summed over its
+	// concurrent bundles (so it may exceed the elapsed time): waiting for
+	// an extraction slot, extracting features (decode, preprocess,
+	// inference; reading a feature file's rows), expanding and
+	// accumulating, cutting the accumulator into pieces at the end of a
+	// bundle, encoding and decoding pieces for the runner, adding pieces
+	// (the combiner) and the final step (verify, GCV, solve, write).
+	Stages StageTimes `json:"stages"`
 }
+
+// StageTimes are the wall times of WorkerStats.Stages.
+type StageTimes struct {
+	SlotWait, Extract, Expand, Pieces, Encode, Decode, Merge, Final time.Duration
+}
+
+// String lists the stages with their seconds.
+func (t StageTimes) String() string {
+	return fmt.Sprintf("slot wait %.2fs, extract %.2fs, expand+accumulate %.2fs, pieces %.2fs, encode %.2fs, decode %.2fs, merge %.2fs, final %.2fs",
+		t.SlotWait.Seconds(), t.Extract.Seconds(), t.Expand.Seconds(), t.Pieces.Seconds(), t.Encode.Seconds(), t.Decode.Seconds(), t.Merge.Seconds(), t.Final.Seconds())
+}
+
+// stageClock sums the wall time of one stage in this process.
+type stageClock struct{ ns atomic.Int64 }
+
+func (c *stageClock) add(d time.Duration) { c.ns.Add(int64(d)) }
+func (c *stageClock) since(t time.Time)   { c.add(time.Since(t)) }
+func (c *stageClock) load() time.Duration { return time.Duration(c.ns.Load()) }
 
 // processStats counts for ProcessWorkerStats. It is per process by
 // nature: a worker process's tally, like a runner's counters, but not
 // summed over workers.
 var processStats struct {
 	bundles, samples, encodedPieces, encodedBytes atomic.Int64
+
+	slotWait, extract, expand, pieces, encode, decode, merge, final stageClock
 }
 
 // ProcessWorkerStats returns this process's WorkerStats so far.
 func ProcessWorkerStats() WorkerStats {
 	return WorkerStats{Bundles: processStats.bundles.Load(), Samples: processStats.samples.Load(),
-		EncodedPieces: processStats.encodedPieces.Load(), EncodedBytes: processStats.encodedBytes.Load()}
+		EncodedPieces: processStats.encodedPieces.Load(), EncodedBytes: processStats.encodedBytes.Load(),
+		Stages: StageTimes{SlotWait: processStats.slotWait.load(), Extract: processStats.extract.load(), Expand: processStats.expand.load(),
+			Pieces: processStats.pieces.load(), Encode: processStats.encode.load(), Decode: processStats.decode.load(),
+			Merge: processStats.merge.load(), Final: processStats.final.load()}}
 }
 
 func decodePartial(b []byte) (Partial, error) {
+	defer processStats.decode.since(time.Now())
 	p, err := DecodePartial(b)
 	if err != nil {
 		return Partial{}, err
@@ -316,6 +349,7 @@ func Build(s beam.Scope, opt Options, plan *Plan) {
 func BranchScope(b int) string { return fmt.Sprintf("branch-%d", b) }
 
 func mergePartials(a, b Partial) (Partial, error) {
+	defer processStats.merge.since(time.Now())
 	err := a.Merge(&b)
 	return a, err
 }
@@ -491,6 +525,7 @@ func (f *extractFn) FinishBundle(ctx context.Context, emit func(int, Partial)) e
 		processStats.samples.Add(int64(f.acc.Samples()))
 	}
 	emitMsCounter.Inc(ctx, time.Since(t).Milliseconds())
+	processStats.pieces.since(t)
 	return nil
 }
 
@@ -506,6 +541,7 @@ func (f *extractFn) batch(ctx context.Context, samples []pendingSample) error {
 	defer func() { <-sem }()
 	t1 := time.Now()
 	extractWaitMsCntr.Inc(ctx, t1.Sub(t0).Milliseconds())
+	processStats.slotWait.add(t1.Sub(t0))
 	idx, ids := make([]int, len(samples)), make([]uint64, len(samples))
 	for k, s := range samples {
 		idx[k], ids[k] = s.index, s.id
@@ -516,8 +552,12 @@ func (f *extractFn) batch(ctx context.Context, samples []pendingSample) error {
 	}
 	t2 := time.Now()
 	extractMsCounter.Inc(ctx, t2.Sub(t1).Milliseconds())
+	processStats.extract.add(t2.Sub(t1))
 	imagesCounter.Inc(ctx, int64(len(idx)))
-	defer func() { expandMsCounter.Inc(ctx, time.Since(t2).Milliseconds()) }()
+	defer func() {
+		expandMsCounter.Inc(ctx, time.Since(t2).Milliseconds())
+		processStats.expand.since(t2)
+	}()
 	// The codes as flycl.Model.TaskStats (and flycl stats) make them: W
 	// applied by the sparse gather, whose arithmetic for a sample involves
 	// that sample alone, so a code has the same bits in any bundle.
@@ -590,7 +630,10 @@ type finalizeFn struct {
 }
 
 func (f *finalizeFn) ProcessElement(ctx context.Context, _ int, iter func(*Partial) bool) error {
-	defer func(t time.Time) { finalMsCounter.Inc(ctx, time.Since(t).Milliseconds()) }(time.Now())
+	defer func(t time.Time) {
+		finalMsCounter.Inc(ctx, time.Since(t).Milliseconds())
+		processStats.final.since(t)
+	}(time.Now())
 	var pieces []*Partial
 	var p Partial
 	for iter(&p) {

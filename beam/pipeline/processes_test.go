@@ -291,6 +291,14 @@ func TestSeparateProcesses(t *testing.T) {
 			t.Errorf("worker %d summed %d samples in %d bundles and encoded %d bytes, want its branch's %d samples in 1 bundle",
 				i, ws.Samples, ws.Bundles, ws.EncodedBytes, half)
 		}
+		// each worker's own stage clocks: both extracted and expanded
+		// their branch; the final step ran on the first worker only
+		if ws.Stages.Extract <= 0 || ws.Stages.Expand <= 0 || ws.Stages.Encode <= 0 {
+			t.Errorf("worker %d stage times %v: want extraction, expansion and encoding measured", i, ws.Stages)
+		}
+		if (ws.Stages.Final > 0) != (i == 0) {
+			t.Errorf("worker %d final step %v: want it on worker 0 only", i, ws.Stages.Final)
+		}
 	}
 	sepModel, err := modelfile.LoadModel(sep.Out)
 	if err != nil {

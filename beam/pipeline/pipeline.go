@@ -133,6 +133,7 @@ type WorkerStats struct {
 	Samples       int64 `json:"samples"`
 	EncodedPieces int64 `json:"encoded_pieces"`
 	EncodedBytes  int64 `json:"encoded_bytes"`
+	DecodedBytes  int64 `json:"decoded_bytes"` // pieces decoded from the runner
 	// Wall time this process spent in each stage, summed over its
 	// concurrent bundles (so it may exceed the elapsed time): waiting for
 	// an extraction slot, extracting features (decode, preprocess,
@@ -165,7 +166,7 @@ func (c *stageClock) load() time.Duration { return time.Duration(c.ns.Load()) }
 // nature: a worker process's tally, like a runner's counters, but not
 // summed over workers.
 var processStats struct {
-	bundles, samples, encodedPieces, encodedBytes atomic.Int64
+	bundles, samples, encodedPieces, encodedBytes, decodedBytes atomic.Int64
 
 	slotWait, extract, expand, pieces, encode, decode, merge, final stageClock
 }
@@ -174,6 +175,7 @@ var processStats struct {
 func ProcessWorkerStats() WorkerStats {
 	return WorkerStats{Bundles: processStats.bundles.Load(), Samples: processStats.samples.Load(),
 		EncodedPieces: processStats.encodedPieces.Load(), EncodedBytes: processStats.encodedBytes.Load(),
+		DecodedBytes: processStats.decodedBytes.Load(),
 		Stages: StageTimes{SlotWait: processStats.slotWait.load(), Extract: processStats.extract.load(), Expand: processStats.expand.load(),
 			Pieces: processStats.pieces.load(), Encode: processStats.encode.load(), Decode: processStats.decode.load(),
 			Merge: processStats.merge.load(), Final: processStats.final.load()}}
@@ -181,6 +183,7 @@ func ProcessWorkerStats() WorkerStats {
 
 func decodePartial(b []byte) (Partial, error) {
 	defer processStats.decode.since(time.Now())
+	processStats.decodedBytes.Add(int64(len(b)))
 	p, err := DecodePartial(b)
 	if err != nil {
 		return Partial{}, err

@@ -204,7 +204,7 @@ func serve(jobPort, poolPort int) error {
 	ws := pipeline.ProcessWorkerStats()
 	fmt.Printf("worker pool localhost:%d: %d bundles, %d samples, %d statistics pieces encoded (%d bytes), peak RSS %s\n",
 		poolPort, ws.Bundles, ws.Samples, ws.EncodedPieces, ws.EncodedBytes, peakRSS())
-	fmt.Printf("worker pool localhost:%d stages: %s\n", poolPort, ws.Stages)
+	fmt.Printf("worker pool localhost:%d stages: %s; %d bytes of pieces decoded\n", poolPort, ws.Stages, ws.DecodedBytes)
 	return err
 }
 

@@ -185,9 +185,47 @@ func localData(ctx context.Context, data string) (local string, remove func(), e
 	if !ok || !isURL(path) {
 		return data, func() {}, nil
 	}
-	fs, err := filesystem.New(ctx, path)
+	local, remove, err = stage(ctx, path)
 	if err != nil {
 		return "", nil, fmt.Errorf("pipeline: data set %s: %w", data, err)
+	}
+	return kind + ":" + local, remove, nil
+}
+
+// localBackbone returns the backbone spec (extract.ParseBackbone:
+// NAME:PATH, vit:PATH@HEADS, onnx:PATH#OUTPUT) with its weights staged
+// as a data set's are when their path has a scheme (a folder of .npy
+// files, a checkpoint or an ONNX graph), and a function that removes
+// them.
+func localBackbone(ctx context.Context, spec string) (local string, remove func(), err error) {
+	name, path, ok := strings.Cut(spec, ":")
+	if !ok || !isURL(path) {
+		return spec, func() {}, nil
+	}
+	suffix := ""
+	switch name {
+	case "vit":
+		if i := strings.LastIndex(path, "@"); i >= 0 {
+			path, suffix = path[:i], path[i:]
+		}
+	case "onnx":
+		if i := strings.Index(path, "#"); i >= 0 {
+			path, suffix = path[:i], path[i:]
+		}
+	}
+	local, remove, err = stage(ctx, path)
+	if err != nil {
+		return "", nil, fmt.Errorf("pipeline: backbone %s: %w", spec, err)
+	}
+	return name + ":" + local + suffix, remove, nil
+}
+
+// stage copies the file or folder at path (a Beam file system's) into a
+// new temporary folder and returns the local path of the copy.
+func stage(ctx context.Context, path string) (local string, remove func(), err error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return "", nil, err
 	}
 	defer fs.Close()
 	dir, err := os.MkdirTemp("", "flycl-beam-data-*")
@@ -197,7 +235,7 @@ func localData(ctx context.Context, data string) (local string, remove func(), e
 	remove = func() { os.RemoveAll(dir) }
 	fail := func(err error) (string, func(), error) {
 		remove()
-		return "", nil, fmt.Errorf("pipeline: data set %s: %w", data, err)
+		return "", nil, err
 	}
 	base := strings.TrimSuffix(path, "/")
 	// one file (an archive), kept under its own name: the name says how
@@ -207,7 +245,7 @@ func localData(ctx context.Context, data string) (local string, remove func(), e
 		if err := copyURL(ctx, fs, base, dst); err != nil {
 			return fail(err)
 		}
-		return kind + ":" + dst, remove, nil
+		return dst, remove, nil
 	}
 	root := filepath.Join(dir, "data")
 	n := 0
@@ -236,7 +274,7 @@ func localData(ctx context.Context, data string) (local string, remove func(), e
 	if n == 0 {
 		return fail(fmt.Errorf("no file at %s nor under it", path))
 	}
-	return kind + ":" + root, remove, nil
+	return root, remove, nil
 }
 
 // copyURL copies the file src of fs to the new local file dst.

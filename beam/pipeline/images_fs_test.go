@@ -24,8 +24,9 @@ import (
 // folder and once from the same files in Beam's memfs
 // ("folder:memfs://..."), which the launcher and every worker stage
 // through Beam's file systems: the same model bit for bit (λ, GCV, G, S,
-// coefficients, predictions). A memfs folder with no file is an error
-// naming it. Needs ONNX Runtime and the shared SqueezeNet weights.
+// coefficients, predictions); the memfs run reads the SqueezeNet weights
+// (a folder of .npy files) from memfs as well. A memfs folder with no file
+// is an error naming it. Needs ONNX Runtime and the shared SqueezeNet weights.
 func TestImagesThroughBeamFileSystems(t *testing.T) {
 	needShared(t)
 	dir := t.TempDir()
@@ -71,7 +72,20 @@ func TestImagesThroughBeamFileSystems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt.Data, opt.Out = "folder:"+remote, remote+"/model.flycl"
+	// the memfs run reads the backbone weights from memfs too
+	const weights = "memfs://flycl-test-images/squeezenet1.1"
+	files, err := os.ReadDir(squeezeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range files {
+		b, err := os.ReadFile(filepath.Join(squeezeDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		memfs.Write(weights+"/"+e.Name(), b)
+	}
+	opt.Data, opt.Backbone, opt.Out = "folder:"+remote, "squeezenet:"+weights, remote+"/model.flycl"
 	plan, err := MakePlan(opt)
 	if err != nil {
 		t.Fatal(err)

@@ -228,7 +228,12 @@ func MakePlan(opt Options) (*Plan, error) {
 	n := in.Len()
 	p := &Plan{Names: in.Classes(), Source: in.Source}
 	if in.Images() {
-		bb, err := extract.OpenBackbone(opt.Backbone, opt.ModelsDir)
+		spec, removeBackbone, err := localBackbone(context.Background(), opt.Backbone)
+		if err != nil {
+			return nil, err
+		}
+		defer removeBackbone()
+		bb, err := extract.OpenBackbone(spec, opt.ModelsDir)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
@@ -391,13 +396,15 @@ type extractFn struct {
 	data dataset.Dataset
 	// removeData removes the data set staged from a Beam file system
 	removeData func()
-	feats      *features.Set
-	bb         *backbone.Model
-	sess       *backbone.Session
-	cfg        flycl.Config       // Config with flycl's defaults for M, P, K
-	w          *projection.Matrix // W, as flycl.New generates it
-	acc        *Accumulator
-	pending    []pendingSample
+	// removeBackbone removes backbone weights staged likewise
+	removeBackbone func()
+	feats          *features.Set
+	bb             *backbone.Model
+	sess           *backbone.Session
+	cfg            flycl.Config       // Config with flycl's defaults for M, P, K
+	w              *projection.Matrix // W, as flycl.New generates it
+	acc            *Accumulator
+	pending        []pendingSample
 }
 
 type pendingSample struct {
@@ -425,7 +432,12 @@ func (f *extractFn) Setup(ctx context.Context) error {
 		if f.data, _, err = deploy.OpenData(spec, o.Split); err != nil {
 			return err
 		}
-		if f.bb, err = extract.OpenBackbone(o.Backbone, o.ModelsDir); err != nil {
+		bbSpec, removeBackbone, err := localBackbone(ctx, o.Backbone)
+		if err != nil {
+			return err
+		}
+		f.removeBackbone = removeBackbone
+		if f.bb, err = extract.OpenBackbone(bbSpec, o.ModelsDir); err != nil {
 			return err
 		}
 		if err := backbone.Init(o.ORTLib); err != nil {
@@ -470,6 +482,9 @@ func expansion(cfg flycl.Config, d int) (flycl.Config, *projection.Matrix, error
 func (f *extractFn) Teardown() error {
 	if f.removeData != nil {
 		f.removeData()
+	}
+	if f.removeBackbone != nil {
+		f.removeBackbone()
 	}
 	if f.sess != nil {
 		return f.sess.Close()

@@ -205,7 +205,7 @@ func localBackbone(ctx context.Context, spec string) (local string, remove func(
 	suffix := ""
 	switch name {
 	case "vit":
-		if i := strings.LastIndex(path, "@"); i >= 0 {
+		if i := strings.Index(path, "@"); i >= 0 {
 			path, suffix = path[:i], path[i:]
 		}
 	case "onnx":

@@ -40,9 +40,9 @@ import (
 
 func main() {
 	var (
-		data      = flag.String("data", "", "data set spec (e.g. folder:PATH.tar.gz), read by every worker")
+		data      = flag.String("data", "", "data set spec (e.g. folder:PATH.tar.gz), read by every worker; a path gs://... is copied by each worker through Beam's file systems")
 		split     = flag.String("split", "train", "split of --data")
-		bb        = flag.String("backbone", "squeezenet", "backbone spec for --data (as flycl extract --backbone)")
+		bb        = flag.String("backbone", "squeezenet", "backbone spec for --data (as flycl extract --backbone); weights at gs://... are copied by each worker through Beam's file systems")
 		modelsDir = flag.String("models-dir", "", "where --backbone squeezenet|mobilenetv2 without a path finds its weights")
 		ortLib    = flag.String("ort-lib", "", "ONNX Runtime library on the workers (default $FLYCL_ORT_LIB, else .cache/onnxruntime/... above the current folder)")
 		feats     = flag.String("features", "", "feature file (.npz) instead of --data: a local path, or gs://... through Beam's file systems")

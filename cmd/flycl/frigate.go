@@ -11,12 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/frigate"
-	"github.com/flycl/flycl/server"
-	"github.com/flycl/flycl/watch"
 )
 
 type frigateFlags struct {
@@ -74,52 +69,18 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 		return fmt.Errorf("--queue must be positive, got %d", f.queue)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	mf, err := loadFile(f.model)
+	mc, err := openImageClassifier(cmd, f.model, f.backbone, f.unknown, f.threads, "snapshots")
 	if err != nil {
 		return err
 	}
-	p := mf.Snapshot.Predictor()
-	if len(p.Classes()) == 0 {
-		return fmt.Errorf("%s has no classes yet: teach it with flycl learn", f.model)
-	}
-	if mf.Pipeline == nil {
-		return fmt.Errorf("%s learned from feature vectors: it has no backbone to classify snapshots with", f.model)
-	}
-	rej, err := flycl.ParseRejection(f.unknown, p.Rejection())
-	if err != nil {
-		return fmt.Errorf("--unknown: %w", err)
-	}
-	lib, err := ortLibrary(cmd.Flags())
-	if err != nil {
-		return err
-	}
-	if err := backbone.Init(lib); err != nil {
-		return err
-	}
-	spec := f.backbone
-	if spec == "" {
-		spec = mf.Pipeline.Backbone
-	}
-	bm, err := openBackbone(spec)
-	if err != nil {
-		return fmt.Errorf("open the model's backbone (give --backbone for another copy of the same weights): %w", err)
-	}
-	de, err := deploy.ForModel(mf.Pipeline, bm, spec)
-	if err != nil {
-		return fmt.Errorf("%s: %w", f.model, err)
-	}
-	ex, err := server.NewPipelineExtractorWith(de.Backbone, de.Output, de.Preset, backbone.SessionOptions{Threads: f.threads})
-	if err != nil {
-		return err
-	}
-	defer ex.Close()
+	defer mc.Close()
 	retries := f.retries
 	if retries == 0 {
 		retries = -1
 	}
 	l, err := frigate.New(frigate.Config{
 		Frigate:        f.frigate,
-		Classify:       &watch.ModelClassifier{Extractor: ex, Predictor: p, Rejection: rej},
+		Classify:       mc.ModelClassifier,
 		Labels:         trimAll(f.labels),
 		Cameras:        trimAll(f.cameras),
 		MinBox:         f.minBox,

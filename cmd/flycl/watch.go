@@ -16,10 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/server"
 	"github.com/flycl/flycl/watch"
 	"github.com/flycl/flycl/watch/mqtt"
 )
@@ -136,58 +132,26 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	}
 	log := slog.New(h)
 
-	mf, err := loadFile(f.model)
+	mc, err := openImageClassifier(cmd, f.model, f.backbone, f.unknown, f.threads, "frames")
 	if err != nil {
 		return err
 	}
-	p := mf.Snapshot.Predictor()
-	if len(p.Classes()) == 0 {
-		return fmt.Errorf("%s has no classes yet: teach it with flycl learn", f.model)
-	}
-	if mf.Pipeline == nil {
-		return fmt.Errorf("%s learned from feature vectors: it has no backbone to classify frames with", f.model)
-	}
-	rej, err := flycl.ParseRejection(f.unknown, p.Rejection())
-	if err != nil {
-		return fmt.Errorf("--unknown: %w", err)
-	}
-	lib, err := ortLibrary(cmd.Flags())
-	if err != nil {
-		return err
-	}
-	if err := backbone.Init(lib); err != nil {
-		return err
-	}
-	spec := f.backbone
-	if spec == "" {
-		spec = mf.Pipeline.Backbone
-	}
-	bm, err := openBackbone(spec)
-	if err != nil {
-		return fmt.Errorf("open the model's backbone (give --backbone for another copy of the same weights): %w", err)
-	}
-	de, err := deploy.ForModel(mf.Pipeline, bm, spec)
-	if err != nil {
-		return fmt.Errorf("%s: %w", f.model, err)
-	}
-	ex, err := server.NewPipelineExtractorWith(de.Backbone, de.Output, de.Preset, backbone.SessionOptions{Threads: f.threads})
-	if err != nil {
-		return err
-	}
-	defer ex.Close()
+	defer mc.Close()
+	mc.Top = f.top
+	p := mc.Predictor
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	short := de.Preset.Resize
+	short := mc.Extractor.Preset.Resize
 	if short <= 0 {
-		short = de.Preset.Crop
+		short = mc.Extractor.Preset.Crop
 	}
 	if len(zones) > 0 {
 		short = 0 // zones are cropped from the source's own pixels
 	}
 	cfg := watch.Config{
 		Source:     &watch.FFmpeg{Path: ffmpeg, Input: f.source, FPS: f.fps, ShortSide: short, MaxPixels: f.maxPixels},
-		Classify:   &watch.ModelClassifier{Extractor: ex, Predictor: p, Rejection: rej, Top: f.top},
+		Classify:   mc.ModelClassifier,
 		Out:        os.Stdout,
 		Zones:      zones,
 		Debounce:   f.debounce,
@@ -221,7 +185,7 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		pub.Start(5 * time.Second)
 		cfg.Updates = pub
 	}
-	log.Info("watching", "source", f.source, "model", f.model, "classes", len(p.Classes()), "backbone", bm.Name, "fps", f.fps, "scale_short_side", short, "zones", len(zones))
+	log.Info("watching", "source", f.source, "model", f.model, "classes", len(p.Classes()), "backbone", mc.Backbone, "fps", f.fps, "scale_short_side", short, "zones", len(zones))
 	_, runErr := watch.Run(ctx, cfg)
 	if poster != nil {
 		fctx, fcancel := context.WithTimeout(context.Background(), f.flush)

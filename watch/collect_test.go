@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/jpeg"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -182,5 +183,42 @@ func TestCollectLearnable(t *testing.T) {
 	}
 	if sk := dataset.Skipped(d); len(sk) != 0 {
 		t.Fatalf("skipped %v; the unsorted files at the top are not listed", sk)
+	}
+}
+
+// TestCollectFFmpegClip: a clip made by ffmpeg of three colours, one
+// second each, read at 5 frames/s and collected every second of the
+// video's time: frames 0, 5 and 10 (0, 1 and 2 s), red, green and blue,
+// however fast the clip was read.
+func TestCollectFFmpegClip(t *testing.T) {
+	ff := needFFmpeg(t)
+	path := filepath.Join(t.TempDir(), "colours.avi")
+	out, err := exec.Command(ff, "-hide_banner", "-loglevel", "error",
+		"-f", "lavfi", "-i", "color=c=red:s=64x48:d=1:r=10",
+		"-f", "lavfi", "-i", "color=c=lime:s=64x48:d=1:r=10",
+		"-f", "lavfi", "-i", "color=c=blue:s=64x48:d=1:r=10",
+		"-filter_complex", "[0][1][2]concat=n=3:v=1", "-c:v", "mjpeg", "-q:v", "2", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("make the video: %v: %s", err, out)
+	}
+	dir := t.TempDir()
+	col := &Collector{Dir: dir, Every: time.Second}
+	src := &FFmpeg{Path: ff, Input: path, FPS: 5, ShortSide: 32}
+	if _, err := Run(context.Background(), Config{Source: src, Classify: &colourClassifier{}, Collect: col, Log: quiet()}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"000000000.000s-frame-000000000.jpg", "000000001.000s-frame-000000005.jpg", "000000002.000s-frame-000000010.jpg"}
+	if got := listJPEG(t, dir); !slices.Equal(got, want) {
+		t.Fatalf("files %v, want %v", got, want)
+	}
+	cl := &colourClassifier{}
+	for i, colour := range []string{"red", "green", "blue"} {
+		img, err := imageio.DecodeFile(filepath.Join(dir, want[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := cl.Classify(context.Background(), img); p.Answer != colour || img.W != 42 || img.H != 32 {
+			t.Errorf("%s: %s %d×%d, want %s 42×32", want[i], p.Answer, img.W, img.H, colour)
+		}
 	}
 }

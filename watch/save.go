@@ -51,14 +51,19 @@ func (s *Saver) Maybe(frame int, img *imageio.RGB, p Prediction) (string, error)
 	}
 	name := fmt.Sprintf("frame-%09d-%s.jpg", frame, unsafeName.ReplaceAllString(p.Answer, "_"))
 	path := filepath.Join(s.Dir, name)
-	err := atomicfile.WriteFile(path, func(w io.Writer) error {
-		return jpeg.Encode(w, toImage(img), &jpeg.Options{Quality: 95})
-	})
-	if err != nil {
+	if err := saveJPEG(path, img); err != nil {
 		return "", fmt.Errorf("watch: save doubtful frame: %w", err)
 	}
 	s.saved, s.last, s.any = s.saved+1, frame, true
 	return path, nil
+}
+
+// saveJPEG writes img to path as a JPEG file (quality 95), atomically: a
+// reader sees the whole file or none.
+func saveJPEG(path string, img *imageio.RGB) error {
+	return atomicfile.WriteFile(path, func(w io.Writer) error {
+		return jpeg.Encode(w, toImage(img), &jpeg.Options{Quality: 95})
+	})
 }
 
 func toImage(img *imageio.RGB) image.Image {

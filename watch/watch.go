@@ -68,6 +68,10 @@ type Config struct {
 	Debounce int
 	// Doubtful, when set, saves frames of doubtful predictions.
 	Doubtful *Saver
+	// Collect, when set, saves a frame (or each zone's crop, in a folder
+	// named after the zone inside Collect.Dir) every Collect.Every,
+	// whatever the answer.
+	Collect *Collector
 	// Log receives progress (every Progress), reconnections and errors
 	// (nil: slog.Default()).
 	Log      *slog.Logger
@@ -118,6 +122,7 @@ type Stats struct {
 	Events     int
 	Reconnects int
 	Saved      int
+	Collected  int // files saved by Config.Collect
 }
 
 // Run reads frames from the source, classifies them, writes a line per
@@ -144,6 +149,17 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			zs.saver = &sv
 		}
 		r.zones = append(r.zones, zs)
+	}
+	if c := cfg.Collect; c != nil {
+		dirs := []string{c.Dir}
+		for _, z := range cfg.Zones {
+			dirs = append(dirs, filepath.Join(c.Dir, z.Name))
+		}
+		for _, d := range dirs {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return Stats{}, fmt.Errorf("watch: collect: %w", err)
+			}
+		}
 	}
 	if r.log == nil {
 		r.log = slog.Default()
@@ -265,6 +281,7 @@ type slot struct {
 	img   *imageio.RGB
 	frame int
 	at    time.Time
+	t     frameTime // for Collect
 }
 
 // stream opens the source once and classifies its frames until it ends:
@@ -301,6 +318,10 @@ func (r *runner) stream(ctx context.Context, live bool, stall time.Duration) err
 				return
 			}
 			s := slot{img: img, frame: int(r.frames.Add(1) - 1), at: r.now()}
+			s.t.at = s.at
+			if tm, ok := r.cfg.Source.(Timed); ok {
+				s.t.stream, s.t.timed = tm.FrameTime(s.frame)
+			}
 			if live && !r.cfg.EveryFrame {
 				select {
 				case ready <- s:
@@ -373,6 +394,7 @@ func (r *runner) stream(ctx context.Context, live bool, stall time.Duration) err
 // lines and events.
 func (r *runner) frame(ctx context.Context, s slot) error {
 	if len(r.zones) == 0 {
+		r.collect(s, "", s.img)
 		lat, err := r.classify(ctx, s, s.img, "", r.deb, r.cfg.Doubtful)
 		if err != nil {
 			return err
@@ -387,6 +409,7 @@ func (r *runner) frame(ctx context.Context, s slot) error {
 			return fmt.Errorf("watch: frame %d: %w", s.frame, err)
 		}
 		z.crop = Crop(z.crop, s.img, rect)
+		r.collect(s, z.zone.Name, z.crop)
 		if lat, err = r.classify(ctx, s, z.crop, z.zone.Name, z.deb, z.saver); err != nil {
 			return err
 		}
@@ -399,6 +422,21 @@ func (r *runner) frame(ctx context.Context, s slot) error {
 	}
 	r.count(lat)
 	return nil
+}
+
+// collect gives img (s's frame or zone's crop of it) to Config.Collect.
+func (r *runner) collect(s slot, zone string, img *imageio.RGB) {
+	c := r.cfg.Collect
+	if c == nil || c.Full() {
+		return
+	}
+	if _, err := c.maybe(zone, s.frame, s.t, img); err != nil {
+		r.log.Error("collecting a frame", "frame", s.frame, "zone", zone, "err", err)
+	}
+	r.stats.Collected = c.Saved()
+	if c.Full() {
+		r.log.Info("collected the most frames asked for; collecting no more", "dir", c.Dir, "files", c.Saved())
+	}
 }
 
 // count counts a classified frame and its latency (to its last zone's

@@ -25,6 +25,9 @@ type watchFlags struct {
 	fps, saveBelow                                                        float64
 	debounce, top, threads, queue, saveMax, saveEvery, retries, maxPixels int
 	stall, flush                                                          time.Duration
+	collectDir                                                            string
+	collectEvery                                                          time.Duration
+	collectMax                                                            int
 	everyFrame                                                            bool
 	zones                                                                 []string
 
@@ -52,6 +55,7 @@ cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
 		Example: `  flycl watch --model cam.flycl --source clip.mp4 --fps 2
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --fps 1 --debounce 3 --webhook http://alerts.local/hook
   flycl watch --model cam.flycl --source /dev/video0 --save-doubtful inbox/
+  flycl watch --model cam.flycl --source rtsp://camera.local/stream --collect unsorted/ --collect-every 1m
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --zone gate=0,0,0.5,1.0 --zone porch=1280,360,640,720
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --camera drive --mqtt mqtt://homeassistant.local --mqtt-user flycl --mqtt-password-file mqtt.pw`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runWatch(cmd, &f) },
@@ -75,6 +79,9 @@ cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
 	fs.Float64Var(&f.saveBelow, "save-below", 0, "also save frames whose calibrated probability is below this")
 	fs.IntVar(&f.saveMax, "save-max", 1000, "frames saved at most")
 	fs.IntVar(&f.saveEvery, "save-every", 10, "frames between two saved frames at least")
+	fs.StringVar(&f.collectDir, "collect", "", "folder to save a frame (or each zone's crop, in DIR/ZONE/) every --collect-every, whatever the answer, to sort into class folders and learn")
+	fs.DurationVar(&f.collectEvery, "collect-every", 10*time.Second, "time between two collected frames of a zone (the video's time for a file)")
+	fs.IntVar(&f.collectMax, "collect-max", 500, "files collected at most (then collecting stops)")
 	fs.BoolVar(&f.everyFrame, "every-frame", false, "classify every frame of a live source too, holding it back when classification is behind (default: skip to the newest frame)")
 	fs.IntVar(&f.retries, "retries", 0, "reconnections in a row without a frame before giving up (0: never give up)")
 	fs.DurationVar(&f.stall, "stall", 30*time.Second, "reconnect a stream that gives no frame for this long")
@@ -93,6 +100,11 @@ cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
 }
 
 func runWatch(cmd *cobra.Command, f *watchFlags) error {
+	for _, name := range []string{"collect-every", "collect-max"} {
+		if f.collectDir == "" && cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s needs --collect DIR", name)
+		}
+	}
 	switch {
 	case f.model == "":
 		return fmt.Errorf("give --model FILE")
@@ -106,6 +118,10 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		return fmt.Errorf("--webhook-queue must be positive, got %d", f.queue)
 	case f.maxPixels <= 0:
 		return fmt.Errorf("--max-frame-pixels must be positive, got %d", f.maxPixels)
+	case f.collectEvery <= 0:
+		return fmt.Errorf("--collect-every must be positive, got %s", f.collectEvery)
+	case f.collectMax <= 0:
+		return fmt.Errorf("--collect-max must be positive, got %d", f.collectMax)
 	case f.logFormat != "text" && f.logFormat != "json":
 		return fmt.Errorf("--log-format %q: want text or json", f.logFormat)
 	}
@@ -165,6 +181,9 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 			return fmt.Errorf("--save-doubtful: %w", err)
 		}
 		cfg.Doubtful = &watch.Saver{Dir: f.saveDir, Below: f.saveBelow, Max: f.saveMax, Every: f.saveEvery}
+	}
+	if f.collectDir != "" {
+		cfg.Collect = &watch.Collector{Dir: f.collectDir, Every: f.collectEvery, Max: f.collectMax}
 	}
 	var poster *watch.Poster
 	pctx, pcancel := context.WithCancel(context.Background())

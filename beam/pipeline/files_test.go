@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/modelfile"
 )
 
@@ -37,28 +38,8 @@ func TestBeamFileSystems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := MakePlan(remote)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, sc := beam.NewPipelineWithRoot()
-	Build(sc, remote, plan)
-	if err := ptest.Run(p); err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	b, err := readURL(ctx, remote.Out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := modelfile.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := f.Snapshot.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := runToURL(t, remote)
 	d, err := DiffModels(ctx, want, got, fs.X)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +51,7 @@ func TestBeamFileSystems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err = readURL(ctx, remote.StatsOut)
+	b, err := readURL(ctx, remote.StatsOut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,4 +69,32 @@ func TestBeamFileSystems(t *testing.T) {
 	if _, err := MakePlan(missing); err == nil || !strings.Contains(err.Error(), "memfs://flycl-test/none.npz") {
 		t.Errorf("missing memfs input: %v, want an error naming it", err)
 	}
+}
+
+// runToURL runs the pipeline of opt on the in-process runner and reads
+// back the model it wrote to opt.Out, a path on a Beam file system.
+func runToURL(t *testing.T, opt Options) *flycl.Model {
+	t.Helper()
+	plan, err := MakePlan(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, sc := beam.NewPipelineWithRoot()
+	Build(sc, opt, plan)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := readURL(context.Background(), opt.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := modelfile.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.Snapshot.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -10,13 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/internal/testimages"
-	"github.com/flycl/flycl/modelfile"
 )
 
 // TestImagesThroughBeamFileSystems learns from a folder of images
@@ -86,28 +82,8 @@ func TestImagesThroughBeamFileSystems(t *testing.T) {
 		memfs.Write(weights+"/"+e.Name(), b)
 	}
 	opt.Data, opt.Backbone, opt.Out = "folder:"+remote, "squeezenet:"+weights, remote+"/model.flycl"
-	plan, err := MakePlan(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, sc := beam.NewPipelineWithRoot()
-	Build(sc, opt, plan)
-	if err := ptest.Run(p); err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	b, err := readURL(ctx, opt.Out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := modelfile.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := f.Snapshot.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := runToURL(t, opt)
 	d, err := DiffModels(ctx, want, got, x)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	// as well).
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
@@ -30,12 +31,25 @@ import (
 // is a local file, read and written as flycl does (the model file through
 // the store, as a new file).
 
+// openFS opens the Beam file system of path's scheme. Beam's s3 file system
+// panics, rather than returning an error, when the AWS configuration cannot
+// be loaded (a malformed ~/.aws/config, a profile that does not exist): the
+// panic comes back here as an error naming the path.
+func openFS(ctx context.Context, path string) (fs filesystem.Interface, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			fs, err = nil, fmt.Errorf("pipeline: %s: opening its file system: %v", path, r)
+		}
+	}()
+	return filesystem.New(ctx, path)
+}
+
 // isURL reports whether path names a file of a Beam file system.
 func isURL(path string) bool { return strings.Contains(path, "://") }
 
 // readURL reads the whole file at path through Beam's file systems.
 func readURL(ctx context.Context, path string) ([]byte, error) {
-	fs, err := filesystem.New(ctx, path)
+	fs, err := openFS(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %s: %w", path, err)
 	}
@@ -51,7 +65,7 @@ func readURL(ctx context.Context, path string) ([]byte, error) {
 // complete before the file is opened, so a failure never commits a part
 // of it (these file systems commit a file when it is closed).
 func writeURL(ctx context.Context, path string, data []byte) error {
-	fs, err := filesystem.New(ctx, path)
+	fs, err := openFS(ctx, path)
 	if err != nil {
 		return fmt.Errorf("pipeline: %s: %w", path, err)
 	}
@@ -223,7 +237,7 @@ func localBackbone(ctx context.Context, spec string) (local string, remove func(
 // stage copies the file or folder at path (a Beam file system's) into a
 // new temporary folder and returns the local path of the copy.
 func stage(ctx context.Context, path string) (local string, remove func(), err error) {
-	fs, err := filesystem.New(ctx, path)
+	fs, err := openFS(ctx, path)
 	if err != nil {
 		return "", nil, err
 	}

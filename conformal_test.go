@@ -224,7 +224,7 @@ func TestCloseScoresNotConfident(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, y := clusters(28, 15, d, []int{0, 1, 2}, 1.0) // 3 classes × 5 samples, all answered right by leave-one-out, some barely
-	if _, err := m.LearnTask(ctx, x, y); err != nil {
+	if _, err := m.Learn(ctx, x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	rej := m.Rejection()

@@ -36,8 +36,8 @@ func Example() {
 	}
 	x1, y1 := blobs(1, 200, d, []int{10, 20})
 	x2, y2 := blobs(2, 200, d, []int{30, 40})
-	model.LearnTask(ctx, x1, y1)
-	model.LearnTask(ctx, x2, y2)
+	model.Learn(ctx, x1, y1, nil)
+	model.Learn(ctx, x2, y2, nil)
 
 	test1, labels1 := blobs(3, 100, d, []int{10, 20})
 	acc, _ := model.Accuracy(ctx, test1, labels1)
@@ -48,16 +48,16 @@ func Example() {
 	// accuracy on the first task after the second: 1.00
 }
 
-// The online variant: update and re-solve after every mini-batch. With a
+// Online learning: update and re-solve after every mini-batch. With a
 // fixed λ the result equals learning the whole task at once.
-func ExampleModel_LearnBatch() {
+func ExampleModel_Learn_online() {
 	ctx := context.Background()
 	const d = 16
 	cfg := flycl.Config{M: 1000, P: 8, K: 300}
 	model, _ := flycl.New(cfg, d)
 	x, y := blobs(4, 100, d, []int{1, 2, 3})
 	for lo := 0; lo < 100; lo += 10 {
-		model.LearnBatch(ctx, x[lo*d:(lo+10)*d], y[lo:lo+10], 100)
+		model.Learn(ctx, x[lo*d:(lo+10)*d], y[lo:lo+10], &flycl.LearnOptions{Lambda: 100})
 	}
 	fmt.Println(model.Samples(), "samples,", len(model.History()), "updates, lambda", model.Lambda())
 	// Output: 100 samples, 10 updates, lambda 100

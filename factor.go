@@ -52,16 +52,6 @@ func (p *LambdaPolicy) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// KeptLambda returns the λ a learn without a fixed λ uses under policy p:
-// with LambdaKeep, the λ of the current classifier once there is one;
-// otherwise 0, meaning GCV.
-func (m *Model) KeptLambda(p LambdaPolicy) float64 {
-	if p == LambdaKeep && m.coef != nil {
-		return m.lambda
-	}
-	return 0
-}
-
 // SetUpdateLimit sets how many samples learned or forgotten since the
 // last factorisation of G + λI the model keeps that factor for (adding
 // each learn's rank-n term to its low-rank term instead of refactoring):

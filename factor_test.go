@@ -100,14 +100,14 @@ func TestUpdatePathMatchesRefactor(t *testing.T) {
 					ru, eu = upd.Forget(ctx, s.forget, s.x)
 					rr, er = ref.Forget(ctx, s.forget, s.x)
 				case s.online:
-					ru, eu = upd.LearnBatch(ctx, s.x, s.y, s.lambda)
-					rr, er = ref.LearnBatch(ctx, s.x, s.y, s.lambda)
+					ru, eu = upd.Learn(ctx, s.x, s.y, &LearnOptions{Lambda: s.lambda})
+					rr, er = ref.Learn(ctx, s.x, s.y, &LearnOptions{Lambda: s.lambda})
 				case s.lambda > 0:
-					ru, eu = upd.LearnTaskWithLambda(ctx, s.x, s.y, s.lambda)
-					rr, er = ref.LearnTaskWithLambda(ctx, s.x, s.y, s.lambda)
+					ru, eu = upd.Learn(ctx, s.x, s.y, &LearnOptions{Lambda: s.lambda})
+					rr, er = ref.Learn(ctx, s.x, s.y, &LearnOptions{Lambda: s.lambda})
 				default:
-					ru, eu = upd.LearnTask(ctx, s.x, s.y)
-					rr, er = ref.LearnTask(ctx, s.x, s.y)
+					ru, eu = upd.Learn(ctx, s.x, s.y, nil)
+					rr, er = ref.Learn(ctx, s.x, s.y, nil)
 				}
 				if eu != nil || er != nil {
 					t.Fatalf("step %d: %v / %v", i, eu, er)
@@ -166,17 +166,28 @@ func TestLambdaPolicyText(t *testing.T) {
 	if err := q.UnmarshalText([]byte("fixed")); err == nil {
 		t.Error("unknown policy accepted")
 	}
+	// Under LambdaKeep the first learn chooses λ by GCV; a later learn
+	// keeps it (no GCV), where LambdaGCV scores λ again.
 	ctx := context.Background()
 	m, _ := New(small, 16)
-	if m.KeptLambda(LambdaKeep) != 0 {
-		t.Error("an untrained model keeps a λ")
-	}
 	x, y := clusters(1, 30, 16, []int{0, 1}, 0.9)
-	rec, err := m.LearnTask(ctx, x, y)
+	rec, err := m.Learn(ctx, x, y, &LearnOptions{Policy: LambdaKeep})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.KeptLambda(LambdaKeep) != rec.Lambda || m.KeptLambda(LambdaGCV) != 0 {
-		t.Errorf("kept λ %g / %g after learning with λ %g", m.KeptLambda(LambdaKeep), m.KeptLambda(LambdaGCV), rec.Lambda)
+	if rec.GCV == nil {
+		t.Error("an untrained model keeps a λ")
+	}
+	x2, y2 := clusters(2, 30, 16, []int{2, 3}, 0.9)
+	kept, err := m.Clone().Learn(ctx, x2, y2, &LearnOptions{Policy: LambdaKeep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := m.Clone().Learn(ctx, x2, y2, &LearnOptions{Policy: LambdaGCV})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Lambda != rec.Lambda || kept.GCV != nil || again.GCV == nil {
+		t.Errorf("kept λ %g (GCV run: %v) / GCV run: %v after learning with λ %g", kept.Lambda, kept.GCV != nil, again.GCV != nil, rec.Lambda)
 	}
 }

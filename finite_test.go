@@ -49,9 +49,9 @@ func TestHugeFeaturesRefused(t *testing.T) {
 			name  string
 			learn func(m *Model) error
 		}{
-			{"LearnTask", func(m *Model) error { _, err := m.LearnTask(ctx, x, y); return err }},
-			{"LearnBatch", func(m *Model) error { _, err := m.LearnBatch(ctx, x, y, 1); return err }},
-			{"LearnTaskWithLambda", func(m *Model) error { _, err := m.LearnTaskWithLambda(ctx, x, y, 1); return err }},
+			{"LearnTask", func(m *Model) error { _, err := m.Learn(ctx, x, y, nil); return err }},
+			{"LearnBatch", func(m *Model) error { _, err := m.Learn(ctx, x, y, &LearnOptions{Lambda: 1}); return err }},
+			{"LearnTaskWithLambda", func(m *Model) error { _, err := m.Learn(ctx, x, y, &LearnOptions{Lambda: 1}); return err }},
 			{"LearnStats", func(m *Model) error {
 				// TaskStats keeps float64 statistics (no overflow there);
 				// the model's float32 G cannot hold them.
@@ -59,12 +59,12 @@ func TestHugeFeaturesRefused(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				_, err = m.LearnStats(ctx, st, 0)
+				_, err = m.Learn(ctx, nil, nil, &LearnOptions{Stats: st})
 				return err
 			}},
 		} {
 			m, _ := New(cfg, d)
-			if _, err := m.LearnTask(ctx, x0, y0); err != nil {
+			if _, err := m.Learn(ctx, x0, y0, nil); err != nil {
 				t.Fatal(err)
 			}
 			before := m.Snapshot()
@@ -80,7 +80,7 @@ func TestHugeFeaturesRefused(t *testing.T) {
 		rel := cfg
 		rel.LambdaScale, rel.Lambdas = LambdaRelative, nil
 		m, _ := New(rel, d)
-		if _, err := m.LearnTask(ctx, x, y); err != nil {
+		if _, err := m.Learn(ctx, x, y, nil); err != nil {
 			t.Fatalf("scale %g with relative λ: %v", scale, err)
 		}
 		if err := m.Snapshot().Validate(); err != nil {
@@ -106,7 +106,7 @@ func TestSolveFailureRollsBack(t *testing.T) {
 	}
 	for _, name := range []string{"LearnTaskWithLambda", "LearnStats"} {
 		m, _ := New(cfg, d)
-		if _, err := m.LearnTaskWithLambda(ctx, x0, y0, 1); err != nil {
+		if _, err := m.Learn(ctx, x0, y0, &LearnOptions{Lambda: 1}); err != nil {
 			t.Fatal(err)
 		}
 		before := m.Snapshot()
@@ -114,10 +114,10 @@ func TestSolveFailureRollsBack(t *testing.T) {
 		if name == "LearnStats" {
 			var st *ridge.Stats
 			if st, err = m.TaskStats(ctx, x, y); err == nil {
-				_, err = m.LearnStats(ctx, st, 1e-30)
+				_, err = m.Learn(ctx, nil, nil, &LearnOptions{Stats: st, Lambda: 1e-30})
 			}
 		} else {
-			_, err = m.LearnTaskWithLambda(ctx, x, y, 1e-30)
+			_, err = m.Learn(ctx, x, y, &LearnOptions{Lambda: 1e-30})
 		}
 		if err == nil {
 			t.Fatalf("%s: the solve did not fail", name)
@@ -159,7 +159,7 @@ func TestSnapshotValidate(t *testing.T) {
 	ctx := context.Background()
 	m, _ := New(Config{M: 50, P: 4, K: 20, Lambdas: []float64{1}}, 8)
 	x, y := clusters(1, 20, 8, []int{0, 1}, 0.5)
-	if _, err := m.LearnTask(ctx, x, y); err != nil {
+	if _, err := m.Learn(ctx, x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	s := m.Snapshot()
@@ -213,7 +213,7 @@ func TestScoresNotFinite(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, y := clusters(1, 40, d, []int{0, 1}, 0.5)
-	if _, err := m.LearnTask(ctx, x, y); err != nil {
+	if _, err := m.Learn(ctx, x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	huge := slices.Repeat([]float32{3e38}, d)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -163,108 +162,6 @@ func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float
 // (in ascending order) and returning them.
 func (m *Model) classIndices(labels []int) (idx []int, fresh []int) {
 	return classindex.Register(&m.labels, m.index, labels)
-}
-
-// LearnTask learns one task: the n×d features x with their labels (any
-// integers; classes may be new or already known). It expands the
-// features, adds them to the statistics, chooses λ by GCV on this task,
-// and re-solves the classifier.
-func (m *Model) LearnTask(ctx context.Context, x []float32, labels []int) (TaskRecord, error) {
-	return m.learn(ctx, x, labels, 0)
-}
-
-// LearnBatch is the online variant: it adds one mini-batch to the
-// statistics and re-solves immediately. With lambda > 0 that λ is used;
-// with lambda == 0 it is chosen by GCV on the mini-batch itself (the only
-// data an online learner holds). A sequence of batches learned with the
-// same fixed λ gives the same classifier as LearnTask on their union with
-// that λ.
-func (m *Model) LearnBatch(ctx context.Context, x []float32, labels []int, lambda float64) (TaskRecord, error) {
-	if lambda < 0 || math.IsNaN(lambda) || math.IsInf(lambda, 0) {
-		return TaskRecord{}, fmt.Errorf("flycl: online lambda must be >= 0 and finite, got %g", lambda)
-	}
-	return m.learn(ctx, x, labels, lambda)
-}
-
-// LearnTaskWithLambda learns a task like LearnTask but with a fixed λ
-// instead of GCV.
-func (m *Model) LearnTaskWithLambda(ctx context.Context, x []float32, labels []int, lambda float64) (TaskRecord, error) {
-	if !(lambda > 0) || math.IsInf(lambda, 0) {
-		return TaskRecord{}, fmt.Errorf("flycl: lambda must be positive and finite, got %g", lambda)
-	}
-	return m.learn(ctx, x, labels, lambda)
-}
-
-func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda float64) (TaskRecord, error) {
-	n, err := m.checkInput(x)
-	if err != nil {
-		return TaskRecord{}, err
-	}
-	if n == 0 {
-		return TaskRecord{}, fmt.Errorf("%w: empty task (no samples)", ErrBadInput)
-	}
-	if len(labels) != n {
-		return TaskRecord{}, fmt.Errorf("%w: %d labels for %d samples", ErrBadInput, len(labels), n)
-	}
-	s := m.begin()
-	if m.cfg.LambdaScale == LambdaRelative && m.inScale == 0 {
-		m.inScale = inputScaleFor(x) // the first task fixes the scale
-	}
-	h, st, err := m.expand(ctx, x, m.hbuf)
-	if err != nil {
-		return s.rollback(err)
-	}
-	m.hbuf = h
-	if err := m.checkCodes(h, n); err != nil {
-		return s.rollback(err)
-	}
-	s.st = st
-	// Register classes only once the input is known to be valid.
-	idx, fresh := m.classIndices(labels)
-	s.rec = TaskRecord{Samples: n, NewClasses: fresh, Classes: distinctSorted(labels), Lambda: lambda}
-
-	// GCV before touching the statistics, so a failure leaves them as they were.
-	raise := m.solveGrid()
-	if lambda == 0 {
-		raise = m.grid(h, n)
-		err := s.chooseLambda(ctx, raise,
-			func(ctx context.Context, grid []float64) ([]float64, error) {
-				local, nc := localIndices(idx)
-				return m.gcv.GCV(ctx, h, n, m.cfg.M, local, nc, grid, m.cfg.GCV)
-			},
-			func(ctx context.Context, grid []float64) ([]float64, error) {
-				return m.acc.GCVAllWith(ctx, h, n, idx, grid)
-			})
-		if err != nil {
-			return s.rollback(err)
-		}
-		lambda, raise = s.rec.Lambda, s.rec.Grid // the grid as widened (Config.WidenGrid)
-	}
-
-	// When GCV formed this task's Gram HᵀH (the band method with n >= m),
-	// the statistics update adds it instead of computing it again. When
-	// the factor of G + λI is at hand for the λ chosen (the λ is compared
-	// first, so a learn whose λ did not change does no m³ work), a small
-	// step keeps it and adds its rank-n term instead of refactoring.
-	err = s.change(func() (ridge.FactorUpdate, error) {
-		if lower, diag, ok := m.gcv.TaskGram(h, n, m.cfg.M); ok && s.rec.GCV != nil && m.cfg.GCVScope == GCVTask {
-			return ridge.FactorUpdate{}, m.acc.AddWithGram(h, n, idx, lower, diag)
-		}
-		if m.acc.FactorLambda() == lambda {
-			return m.acc.AddUpdating(h, n, idx, lambda)
-		}
-		return ridge.FactorUpdate{}, m.acc.Add(h, n, idx)
-	}, func() error { return m.acc.Sub(h, n, idx) })
-	if err != nil {
-		return s.rollback(fmt.Errorf("flycl: %w", err))
-	}
-	m.addCounts(idx, nil)
-
-	rec, err := s.commit(raise)
-	if err == nil {
-		m.calibrate(ctx, h, n, idx)
-	}
-	return rec, err
 }
 
 // solve factors G + λI (unless the factor at hand is that of G + λI:

@@ -44,7 +44,7 @@ func TestLearnsWithoutForgetting(t *testing.T) {
 	var testY [][]int
 	for ti, cls := range tasks {
 		x, y := clusters(uint64(ti), 200, d, cls, 0.8)
-		if _, err := model.LearnTask(ctx, x, y); err != nil {
+		if _, err := model.Learn(ctx, x, y, nil); err != nil {
 			t.Fatal(err)
 		}
 		tx, ty := clusters(uint64(100+ti), 100, d, cls, 0.8)
@@ -107,7 +107,7 @@ func TestMatchesBruteForce(t *testing.T) {
 	var labels []int
 	for ti, cls := range [][]int{{40, 7, 3}, {-2, 11}} {
 		x, y := clusters(uint64(ti+50), 90, d, cls, 1.0)
-		rec, err := model.LearnTask(ctx, x, y)
+		rec, err := model.Learn(ctx, x, y, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,12 +208,12 @@ func TestOnlineEqualsBatch(t *testing.T) {
 	online, _ := New(small, d)
 	for ti, cls := range [][]int{{1, 2, 3}, {4, 5}} {
 		x, y := clusters(uint64(ti+9), 95, d, cls, 1.0)
-		if _, err := batch.LearnTaskWithLambda(ctx, x, y, lambda); err != nil {
+		if _, err := batch.Learn(ctx, x, y, &LearnOptions{Lambda: lambda}); err != nil {
 			t.Fatal(err)
 		}
 		for lo := 0; lo < len(y); lo += 10 {
 			hi := min(len(y), lo+10)
-			if _, err := online.LearnBatch(ctx, x[lo*d:hi*d], y[lo:hi], lambda); err != nil {
+			if _, err := online.Learn(ctx, x[lo*d:hi*d], y[lo:hi], &LearnOptions{Lambda: lambda}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -234,7 +234,7 @@ func TestOnlineEqualsBatch(t *testing.T) {
 		t.Errorf("classes %v vs %v", batch.Classes(), online.Classes())
 	}
 	// GCV per mini-batch also works and picks a grid value.
-	rec, err := online.LearnBatch(ctx, tx[:10*d], []int{1, 2, 3, 4, 5, 1, 2, 3, 4, 5}, 0)
+	rec, err := online.Learn(ctx, tx[:10*d], []int{1, 2, 3, 4, 5, 1, 2, 3, 4, 5}, nil)
 	if err != nil || !slices.Contains(small.Lambdas, rec.Lambda) || len(rec.GCV) != len(small.Lambdas) {
 		t.Errorf("online GCV: %v %+v", err, rec)
 	}
@@ -247,7 +247,7 @@ func TestPredictRestrictedToSeenClasses(t *testing.T) {
 		t.Error("predict before learning: no error")
 	}
 	x, y := clusters(1, 60, 8, []int{100, 200}, 0.5)
-	if _, err := model.LearnTask(ctx, x, y); err != nil {
+	if _, err := model.Learn(ctx, x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := clusters(2, 30, 8, []int{300, 400}, 0.5)
@@ -277,17 +277,17 @@ func TestBadInputs(t *testing.T) {
 	inf := slices.Clone(good)
 	inf[3] = float32(math.Inf(-1))
 	for name, f := range map[string]func() error{
-		"NaN":       func() error { _, err := model.LearnTask(ctx, nan, labels); return err },
-		"Inf":       func() error { _, err := model.LearnTask(ctx, inf, labels); return err },
-		"dimension": func() error { _, err := model.LearnTask(ctx, good[:len(good)-1], labels); return err },
-		"empty":     func() error { _, err := model.LearnTask(ctx, nil, nil); return err },
-		"labels":    func() error { _, err := model.LearnTask(ctx, good, labels[1:]); return err },
-		"lambda":    func() error { _, err := model.LearnTaskWithLambda(ctx, good, labels, -1); return err },
-		"online":    func() error { _, err := model.LearnBatch(ctx, good, labels, math.NaN()); return err },
+		"NaN":       func() error { _, err := model.Learn(ctx, nan, labels, nil); return err },
+		"Inf":       func() error { _, err := model.Learn(ctx, inf, labels, nil); return err },
+		"dimension": func() error { _, err := model.Learn(ctx, good[:len(good)-1], labels, nil); return err },
+		"empty":     func() error { _, err := model.Learn(ctx, nil, nil, nil); return err },
+		"labels":    func() error { _, err := model.Learn(ctx, good, labels[1:], nil); return err },
+		"lambda":    func() error { _, err := model.Learn(ctx, good, labels, &LearnOptions{Lambda: -1}); return err },
+		"online":    func() error { _, err := model.Learn(ctx, good, labels, &LearnOptions{Lambda: math.NaN()}); return err },
 		"cancelled": func() error {
 			c, cancel := context.WithCancel(ctx)
 			cancel()
-			_, err := model.LearnTask(c, good, labels)
+			_, err := model.Learn(c, good, labels, nil)
 			return err
 		},
 		"no classes": func() error { _, err := model.Scores(ctx, good); return err },
@@ -299,7 +299,7 @@ func TestBadInputs(t *testing.T) {
 	if len(model.Classes()) != 0 || model.Samples() != 0 || len(model.History()) != 0 {
 		t.Fatalf("failed calls changed the model: classes %v samples %d", model.Classes(), model.Samples())
 	}
-	if _, err := model.LearnTask(ctx, good, labels); err != nil {
+	if _, err := model.Learn(ctx, good, labels, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := model.Accuracy(ctx, good[:d], []int{3}); err == nil {
@@ -326,7 +326,7 @@ func TestLambdaRaisedWhenNotPositiveDefinite(t *testing.T) {
 	for i := range x {
 		x[i] *= 100
 	}
-	rec, err := model.LearnTaskWithLambda(ctx, x, y, 1e-9)
+	rec, err := model.Learn(ctx, x, y, &LearnOptions{Lambda: 1e-9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestSharedTaskGram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := shared.LearnTask(ctx, x, y)
+	rec, err := shared.Learn(ctx, x, y, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestSharedTaskGram(t *testing.T) {
 		t.Fatal("the band GCV did not leave the task's Gram for the update")
 	}
 	plain, _ := New(cfg, d)
-	if _, err := plain.LearnTaskWithLambda(ctx, x, y, rec.Lambda); err != nil {
+	if _, err := plain.Learn(ctx, x, y, &LearnOptions{Lambda: rec.Lambda}); err != nil {
 		t.Fatal(err)
 	}
 	var maxG float64

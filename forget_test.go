@@ -29,11 +29,11 @@ func TestForgetEqualsNeverSeen(t *testing.T) {
 	full, _ := New(cfg, d)
 	never, _ := New(cfg, d)
 	for i, tk := range tasks {
-		if _, err := full.LearnTask(ctx, tk.x, tk.y); err != nil {
+		if _, err := full.Learn(ctx, tk.x, tk.y, nil); err != nil {
 			t.Fatal(err)
 		}
 		if i != 1 {
-			if _, err := never.LearnTask(ctx, tk.x, tk.y); err != nil {
+			if _, err := never.Learn(ctx, tk.x, tk.y, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -100,7 +100,7 @@ func TestForgetEqualsNeverSeen(t *testing.T) {
 		t.Fatal("predictions of the forgotten model differ from the never-seen one")
 	}
 	// Learning continues identically: the class can be taught again.
-	if _, err := full.LearnTask(ctx, tasks[1].x, tasks[1].y); err != nil {
+	if _, err := full.Learn(ctx, tasks[1].x, tasks[1].y, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := full.Classes(); !slices.Equal(got, []int{0, 1, 3, 4, 2}) {
@@ -188,7 +188,7 @@ func TestDropClass(t *testing.T) {
 	const d = 10
 	m, _ := New(Config{M: 120, P: 4, K: 40, Lambdas: []float64{1, 10}}, d)
 	x, y := clusters(1, 90, d, []int{4, 5, 6}, 0.5)
-	m.LearnTask(ctx, x, y)
+	m.Learn(ctx, x, y, nil)
 	if err := m.SetClassName(5, "five"); err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestPredictorIsImmutable(t *testing.T) {
 	const d = 10
 	m, _ := New(Config{M: 150, P: 4, K: 50, Lambdas: []float64{1, 10}}, d)
 	x, y := clusters(2, 60, d, []int{0, 1}, 0.5)
-	m.LearnTask(ctx, x, y)
+	m.Learn(ctx, x, y, nil)
 	p := m.Predictor()
 	want, _ := p.Scores(ctx, x)
 	done := make(chan struct{})
@@ -235,7 +235,7 @@ func TestPredictorIsImmutable(t *testing.T) {
 		defer close(done)
 		for i := 0; i < 3; i++ {
 			x2, y2 := clusters(uint64(10+i), 30, d, []int{2 + i}, 0.5)
-			m.LearnTask(ctx, x2, y2)
+			m.Learn(ctx, x2, y2, nil)
 		}
 	}()
 	for i := 0; i < 5; i++ {
@@ -260,18 +260,18 @@ func TestCloneIsIndependent(t *testing.T) {
 	const d = 10
 	m, _ := New(Config{M: 100, P: 4, K: 30, Lambdas: []float64{1, 10}}, d)
 	x, y := clusters(3, 40, d, []int{0, 1}, 0.5)
-	m.LearnTask(ctx, x, y)
+	m.Learn(ctx, x, y, nil)
 	snap := m.Snapshot()
 	c := m.Clone()
 	x2, y2 := clusters(4, 20, d, []int{2}, 0.5)
-	if _, err := c.LearnTask(ctx, x2, y2); err != nil {
+	if _, err := c.Learn(ctx, x2, y2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !sameFloats(m.Snapshot().LowerRow(50), snap.LowerRow(50)) || !sameFloats(m.Snapshot().S(), snap.S()) || len(m.Classes()) != 2 {
 		t.Fatal("learning on the clone changed the original")
 	}
 	// Learning on the original now gives what the clone got.
-	m.LearnTask(ctx, x2, y2)
+	m.Learn(ctx, x2, y2, nil)
 	if !sameFloats(m.State().Coef, c.State().Coef) {
 		t.Fatal("clone and original diverge")
 	}
@@ -310,9 +310,9 @@ func TestForgetLastTaskRestoresLambda(t *testing.T) {
 	never, _ := New(cfg, d)
 	x1, y1 := clusters(5, 80, d, []int{0, 1}, 0.3)
 	x2, y2 := clusters(6, 8, d, []int{2}, 3) // few noisy samples: GCV picks another λ
-	full.LearnTask(ctx, x1, y1)
-	never.LearnTask(ctx, x1, y1)
-	full.LearnTask(ctx, x2, y2)
+	full.Learn(ctx, x1, y1, nil)
+	never.Learn(ctx, x1, y1, nil)
+	full.Learn(ctx, x2, y2, nil)
 	if full.Lambda() == never.Lambda() {
 		t.Skipf("both tasks chose λ=%g: the test needs different ones", full.Lambda())
 	}
@@ -369,13 +369,13 @@ func TestForgetTwiceReloads(t *testing.T) {
 		xc, yc := gen(23, func(int) float64 { return r.NormFloat64() * 5 }, 2)
 		full, _ := New(cfg, d)
 		never, _ := New(cfg, d)
-		if _, err := full.LearnTask(ctx, append(slices.Clone(xa), xb...), append(slices.Clone(ya), yb...)); err != nil {
+		if _, err := full.Learn(ctx, append(slices.Clone(xa), xb...), append(slices.Clone(ya), yb...), nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := full.LearnTask(ctx, xc, yc); err != nil {
+		if _, err := full.Learn(ctx, xc, yc, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := never.LearnTask(ctx, xb, yb); err != nil {
+		if _, err := never.Learn(ctx, xb, yb, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := full.Forget(ctx, 2, xc); err != nil {
@@ -422,7 +422,7 @@ func TestForgetAfterLearnStats(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := m.LearnStats(ctx, st, 0)
+		rec, err := m.Learn(ctx, nil, nil, &LearnOptions{Stats: st})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,7 +35,7 @@ func TestJackknifeExtrapolateBruteForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, y := clusters(3, 3*per, d, []int{0, 1, 2}, 1.2)
-	if _, err := m.LearnTaskWithLambda(ctx, x, y, lambda); err != nil {
+	if _, err := m.Learn(ctx, x, y, &LearnOptions{Lambda: lambda}); err != nil {
 		t.Fatal(err)
 	}
 	nc, M, n := len(m.Classes()), cfg.M, len(y)

@@ -78,7 +78,7 @@ func TestLambdaIssueOnScaledFeatures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := m.LearnTask(context.Background(), x, y)
+		rec, err := m.Learn(context.Background(), x, y, nil)
 		if err != nil && c.want == LambdaNotFinite {
 			// The pure-Go backend refuses the overflowed system outright
 			// ("no lambda ... gives a numerically positive definite

@@ -56,7 +56,7 @@ func TestRelativeLambdaRecoversScaledFeatures(t *testing.T) {
 		}
 		half := len(ytr) / 2 * d // classes 0,1 then 2,3
 		for task, r := range [][2]int{{0, half}, {half, len(xtr)}} {
-			rec, err := m.LearnTask(context.Background(), xtr[r[0]:r[1]], ytr[r[0]/d:r[1]/d])
+			rec, err := m.Learn(context.Background(), xtr[r[0]:r[1]], ytr[r[0]/d:r[1]/d], nil)
 			if err != nil {
 				t.Fatalf("scale %g task %d: %v", scale, task+1, err)
 			}
@@ -91,7 +91,7 @@ func TestRelativeLambdaIsScaleInvariant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := m.LearnTask(context.Background(), x, y)
+		rec, err := m.Learn(context.Background(), x, y, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestRelativeLambdaIsScaleInvariant(t *testing.T) {
 	// predictors are compared with predictors.)
 	pred := func(x []float32) []float32 {
 		m, _ := New(Config{M: 500, P: 5, K: 50, LambdaScale: LambdaRelative}, d)
-		m.LearnTask(context.Background(), x, y)
+		m.Learn(context.Background(), x, y, nil)
 		ps, err := m.Snapshot().Predictor().Scores(context.Background(), x)
 		if err != nil {
 			t.Fatal(err)

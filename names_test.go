@@ -108,7 +108,7 @@ func TestClassNamesStoredInNFC(t *testing.T) {
 		t.Fatalf("labels %v: the two forms of café must be one class, tea another", labels)
 	}
 	x, _ := clusters(1, 3, 4, []int{0}, 1)
-	if _, err := m.LearnTask(ctx, x, labels); err != nil {
+	if _, err := m.Learn(ctx, x, labels, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := m.ClassNames(); !slices.Equal(got, []string{"caf\u00e9", "tea"}) {
@@ -135,7 +135,7 @@ func TestLegacyClassNamesLoad(t *testing.T) {
 	ctx := context.Background()
 	m, _ := New(Config{M: 50, P: 2, K: 10, Lambdas: []float64{1}}, 4)
 	x, y := clusters(2, 6, 4, []int{0, 1}, 1)
-	if _, err := m.LearnTask(ctx, x, y); err != nil {
+	if _, err := m.Learn(ctx, x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	s := m.Snapshot()

@@ -24,7 +24,7 @@ func TestPredictorScoresRowByRow(t *testing.T) {
 				t.Fatal(err)
 			}
 			x, y := clusters(7, 90, d, []int{0, 1, 2, 3}, 0.7)
-			if _, err := m.LearnTask(ctx, x, y); err != nil {
+			if _, err := m.Learn(ctx, x, y, nil); err != nil {
 				t.Fatal(err)
 			}
 			p := m.Predictor()
@@ -72,7 +72,7 @@ func TestPredictorScoresMatchFloat64(t *testing.T) {
 				t.Fatal(err)
 			}
 			x, y := clusters(11, 60, d, []int{0, 1, 2}, 0.5)
-			if _, err := m.LearnTask(ctx, x, y); err != nil {
+			if _, err := m.Learn(ctx, x, y, nil); err != nil {
 				t.Fatal(err)
 			}
 			p := m.Predictor()
@@ -120,7 +120,7 @@ func ExamplePredictor_Scores() {
 	ctx := context.Background()
 	m, _ := New(Config{M: 300, P: 6, K: 90, Lambdas: []float64{1}}, 8)
 	x, y := clusters(1, 40, 8, []int{0, 1}, 0.3)
-	m.LearnTask(ctx, x, y)
+	m.Learn(ctx, x, y, nil)
 	p := m.Predictor()
 	batch, _ := p.Scores(ctx, x[:3*8])
 	alone, _ := p.Scores(ctx, x[8:16])

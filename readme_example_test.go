@@ -23,7 +23,7 @@ func Example_library() {
 	train, _ := features.Load("train.npz") // features N×d float32, labels N
 	test, _ := features.Load("test.npz")
 	model, _ := flycl.New(flycl.DefaultConfig(), train.D)
-	rec, _ := model.LearnTask(ctx, train.X, train.Labels) // one task; call again for the next
+	rec, _ := model.Learn(ctx, train.X, train.Labels, nil) // one task; call again for the next
 	fmt.Println("λ chosen by GCV:", rec.Lambda)
 	pred, _ := model.Predict(ctx, test.X)
 	fmt.Println("first test sample is class", pred[0])

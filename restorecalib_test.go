@@ -20,12 +20,12 @@ func TestRestoreCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, y := clusters(1, 60, d, []int{0, 1, 2}, 0.9)
-	if _, err := m.LearnTask(ctx, x, y); err != nil {
+	if _, err := m.Learn(ctx, x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	rej, pool := m.Rejection(), m.CalibrationPool()
 	x2, y2 := clusters(2, 40, d, []int{1, 3}, 0.9)
-	if _, err := m.LearnTask(ctx, x2, y2); err != nil {
+	if _, err := m.Learn(ctx, x2, y2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if m.Rejection() == rej {
@@ -87,7 +87,7 @@ func TestCalibrationSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, y := clusters(5, n, d, []int{0, 1, 2}, 0.9)
-	if _, err := m.LearnTaskWithLambda(ctx, x, y, 1); err != nil {
+	if _, err := m.Learn(ctx, x, y, &LearnOptions{Lambda: 1}); err != nil {
 		t.Fatal(err)
 	}
 	loo, cls := m.LeaveOneOut()
@@ -103,7 +103,7 @@ func TestCalibrationSamples(t *testing.T) {
 		without, _ := New(cfg, d)
 		rx := append(slices.Clone(x[:s*d]), x[(s+1)*d:]...)
 		ry := append(slices.Clone(y[:s]), y[s+1:]...)
-		if _, err := without.LearnTaskWithLambda(ctx, rx, ry, 1); err != nil {
+		if _, err := without.Learn(ctx, rx, ry, &LearnOptions{Lambda: 1}); err != nil {
 			t.Fatal(err)
 		}
 		want, err := without.Scores(ctx, x[s*d:(s+1)*d])

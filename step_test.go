@@ -39,7 +39,7 @@ func TestFailedSolveRollsBackEveryStep(t *testing.T) {
 			x []float32
 			y []int
 		}{{x0, y0}, {x1, y1}} {
-			if _, err := m.LearnTaskWithLambda(ctx, tk.x, tk.y, 1); err != nil {
+			if _, err := m.Learn(ctx, tk.x, tk.y, &LearnOptions{Lambda: 1}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -58,17 +58,17 @@ func TestFailedSolveRollsBackEveryStep(t *testing.T) {
 	}{
 		{"first LearnTask (GCV)", func(*testing.T) *Model { m, _ := New(cfg, d); return m },
 			func(m *Model) ([]float32, error) {
-				_, err := m.LearnTask(ctx, x0, y0)
+				_, err := m.Learn(ctx, x0, y0, nil)
 				return codesAt(m, x0, inputScaleFor(x0)), err
 			}},
 		{"first LearnTaskWithLambda", func(*testing.T) *Model { m, _ := New(cfg, d); return m },
 			func(m *Model) ([]float32, error) {
-				_, err := m.LearnTaskWithLambda(ctx, x0, y0, tiny)
+				_, err := m.Learn(ctx, x0, y0, &LearnOptions{Lambda: tiny})
 				return codesAt(m, x0, inputScaleFor(x0)), err
 			}},
 		{"LearnBatch", trained, func(m *Model) ([]float32, error) {
 			x, y := clusters(3, 3, d, []int{1, 7}, 0.5)
-			_, err := m.LearnBatch(ctx, x, y, tiny)
+			_, err := m.Learn(ctx, x, y, &LearnOptions{Lambda: tiny})
 			return codesAt(m, x, m.InputScale()), err
 		}},
 		{"first LearnStats", func(*testing.T) *Model { m, _ := New(cfg, d); return m },
@@ -77,7 +77,7 @@ func TestFailedSolveRollsBackEveryStep(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				_, err = m.LearnStats(ctx, st, tiny)
+				_, err = m.Learn(ctx, nil, nil, &LearnOptions{Stats: st, Lambda: tiny})
 				return codesAt(m, x0, 1), err
 			}},
 		{"Forget", func(t *testing.T) *Model {
@@ -142,7 +142,7 @@ func TestFailedSolveRollsBackEveryStep(t *testing.T) {
 				}
 			}
 			// and the model still learns
-			if _, err := m.LearnTaskWithLambda(ctx, x0, y0, 1); err != nil {
+			if _, err := m.Learn(ctx, x0, y0, &LearnOptions{Lambda: 1}); err != nil {
 				t.Fatalf("learn after the rollback: %v", err)
 			}
 		})
@@ -185,7 +185,7 @@ func TestFailedStepBeforeStatistics(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			_, err = m.LearnStats(ctx, st, 0)
+			_, err = m.Learn(ctx, nil, nil, &LearnOptions{Stats: st})
 			return err
 		}},
 		{"LearnStats, S beyond float32", func(m *Model) error {
@@ -194,13 +194,13 @@ func TestFailedStepBeforeStatistics(t *testing.T) {
 				return err
 			}
 			st.S[0] = 1e39 // finite in float64, not in float32: AddStats refuses it
-			_, err = m.LearnStats(context.Background(), st, 1)
+			_, err = m.Learn(context.Background(), nil, nil, &LearnOptions{Stats: st, Lambda: 1})
 			return err
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _ := New(cfg, d)
-			if _, err := m.LearnTask(context.Background(), x0, y0); err != nil {
+			if _, err := m.Learn(context.Background(), x0, y0, nil); err != nil {
 				t.Fatal(err)
 			}
 			before := m.Snapshot()

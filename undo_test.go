@@ -31,7 +31,7 @@ func TestUnlearnEqualsNeverSeen(t *testing.T) {
 	full, _ := New(cfg, d)
 	var lambdas []float64 // λ after each task
 	for _, tk := range tasks {
-		if _, err := full.LearnTask(ctx, tk.x, tk.y); err != nil {
+		if _, err := full.Learn(ctx, tk.x, tk.y, nil); err != nil {
 			t.Fatal(err)
 		}
 		lambdas = append(lambdas, full.Lambda())
@@ -69,7 +69,7 @@ func TestUnlearnEqualsNeverSeen(t *testing.T) {
 		}
 		never, _ := New(cfg, d)
 		for _, k := range tasks[:len(tasks)-undo] {
-			if _, err := never.LearnTask(ctx, k.x, k.y); err != nil {
+			if _, err := never.Learn(ctx, k.x, k.y, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -47,10 +47,10 @@ func testLeaveOneOutScoresExact(t *testing.T, keep bool) {
 	m.SetUpdateLimit(map[bool]int{false: 0, true: 1000}[keep])
 	x1, y1 := clusters(1, 30, d, []int{0, 1}, 0.9)
 	x2, y2 := clusters(2, 24, d, []int{2, 3, 4}, 0.9)
-	if _, err := m.LearnTaskWithLambda(ctx, x1, y1, lambda); err != nil {
+	if _, err := m.Learn(ctx, x1, y1, &LearnOptions{Lambda: lambda}); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := m.LearnTaskWithLambda(ctx, x2, y2, lambda)
+	rec, err := m.Learn(ctx, x2, y2, &LearnOptions{Lambda: lambda})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestRejectionTravels(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, y := clusters(3, 40, d, []int{0, 1}, 0.5)
-	if _, err := m.LearnTask(ctx, x, y); err != nil {
+	if _, err := m.Learn(ctx, x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	rej := m.Rejection()
@@ -249,7 +249,7 @@ func TestRejectionTravels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.LearnStats(ctx, st, 0); err != nil {
+	if _, err := c.Learn(ctx, nil, nil, &LearnOptions{Stats: st}); err != nil {
 		t.Fatal(err)
 	}
 	if c.Rejection().Enabled() {
@@ -281,7 +281,7 @@ func TestCalibrationPool(t *testing.T) {
 	var want []float32
 	for step := 0; step < 5; step++ {
 		x, y := clusters(uint64(10+step), 5, d, []int{0, 1, 2}, 0.6)
-		if _, err := m.LearnTask(ctx, x, y); err != nil {
+		if _, err := m.Learn(ctx, x, y, nil); err != nil {
 			t.Fatal(err)
 		}
 		loo, cls := m.LeaveOneOut()
@@ -336,7 +336,7 @@ func TestCalibrationPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.LearnStats(ctx, ts, 0); err != nil {
+	if _, err := c.Learn(ctx, nil, nil, &LearnOptions{Stats: ts}); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.CalibrationPool()) != 0 || c.Rejection().Enabled() {

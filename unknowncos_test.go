@@ -69,7 +69,7 @@ func TestTopCosineCalibration(t *testing.T) {
 	// one sample of class 3
 	x3, _ := clusters(22, 1, d, []int{3}, 0.7)
 	x, y = append(x, x3...), append(y, 3)
-	if _, err := m.LearnTask(ctx, x, y); err != nil {
+	if _, err := m.Learn(ctx, x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	rej := m.Rejection()
@@ -160,7 +160,7 @@ func TestScoresCosines(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, y := clusters(31, 60, d, []int{0, 1, 2}, 0.5)
-	if _, err := m.LearnTask(ctx, x, y); err != nil {
+	if _, err := m.Learn(ctx, x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	far, _ := clusters(32, 10, d, []int{50}, 0.5) // a class the model never saw
@@ -272,7 +272,7 @@ func TestCalibrationPoolKind(t *testing.T) {
 			t.Fatal(err)
 		}
 		x, y := clusters(uint64(40+step), 6, d, []int{0, 1, 2}, 0.6)
-		if _, err := m.LearnTask(ctx, x, y); err != nil {
+		if _, err := m.Learn(ctx, x, y, nil); err != nil {
 			t.Fatal(err)
 		}
 		rej, pool := m.Rejection(), m.CalibrationPool()

@@ -188,7 +188,7 @@ func TestWidenGridLearn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := m.LearnTask(context.Background(), x, y)
+		rec, err := m.Learn(context.Background(), x, y, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

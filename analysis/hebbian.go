@@ -38,7 +38,7 @@ func Hebbian(ctx context.Context, cfg flycl.Config, d int, x []float32, y []int,
 	if err != nil {
 		return HebbianCurve{}, err
 	}
-	if _, err := fly.LearnTask(ctx, x, y); err != nil {
+	if _, err := fly.Learn(ctx, x, y, nil); err != nil {
 		return HebbianCurve{}, err
 	}
 	cstar := fly.State().Coef

@@ -29,7 +29,7 @@ func TestHebbianReachesFlyCL(t *testing.T) {
 	var prev []float32
 	for ti, cls := range [][]int{{4, 1}, {7}, {0, 2}} {
 		x, y := blobs(uint64(ti)+9, 120, d, cls, 0.8)
-		if _, err := fly.LearnTask(ctx, x, y); err != nil {
+		if _, err := fly.Learn(ctx, x, y, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := heb.LearnTask(ctx, x, y); err != nil {

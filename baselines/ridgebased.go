@@ -41,7 +41,7 @@ func (j *Joint) LearnTask(ctx context.Context, x []float32, labels []int) error 
 	}
 	j.x = append(j.x, x...)
 	j.labels = append(j.labels, labels...)
-	if _, err := m.LearnTask(ctx, j.x, j.labels); err != nil {
+	if _, err := m.Learn(ctx, j.x, j.labels, nil); err != nil {
 		return fmt.Errorf("joint: %w", err)
 	}
 	j.model = m

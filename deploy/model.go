@@ -367,19 +367,7 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 	for lo := 0; lo < len(names); lo += step {
 		hi := min(len(names), lo+step)
 		xb, yb := x[lo*d:hi*d], labels[lo:hi]
-		lambda := opt.Lambda
-		if lambda == 0 {
-			lambda = m.KeptLambda(opt.LambdaPolicy)
-		}
-		var rec flycl.TaskRecord
-		switch {
-		case opt.Online:
-			rec, err = m.LearnBatch(ctx, xb, yb, lambda)
-		case lambda > 0:
-			rec, err = m.LearnTaskWithLambda(ctx, xb, yb, lambda)
-		default:
-			rec, err = m.LearnTask(ctx, xb, yb)
-		}
+		rec, err := m.Model.Learn(ctx, xb, yb, &flycl.LearnOptions{Lambda: opt.Lambda, Policy: opt.LambdaPolicy})
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,7 @@ func ExampleBuild() {
 		panic(err)
 	}
 	x := []float32{1, 0, 0.9, 0.1, 0, 1, 0.1, 0.9}
-	if _, err := m.LearnTaskWithLambda(context.Background(), x, []int{0, 0, 1, 1}, 0.1); err != nil {
+	if _, err := m.Learn(context.Background(), x, []int{0, 0, 1, 1}, &flycl.LearnOptions{Lambda: 0.1}); err != nil {
 		panic(err)
 	}
 	for label, name := range []string{"east", "north"} {

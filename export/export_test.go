@@ -115,9 +115,9 @@ func (c tiny) learn(t *testing.T) (*flycl.Snapshot, []float32) {
 		}
 	}
 	if c.relative {
-		_, err = model.LearnTask(context.Background(), x, labels)
+		_, err = model.Learn(context.Background(), x, labels, nil)
 	} else {
-		_, err = model.LearnTaskWithLambda(context.Background(), x, labels, 1)
+		_, err = model.Learn(context.Background(), x, labels, &flycl.LearnOptions{Lambda: 1})
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ type FlyCL struct{ Model *flycl.Model }
 
 // LearnTask implements experiment.Learner.
 func (f *FlyCL) LearnTask(ctx context.Context, x []float32, labels []int) error {
-	_, err := f.Model.LearnTask(ctx, x, labels)
+	_, err := f.Model.Learn(ctx, x, labels, nil)
 	return err
 }
 
@@ -92,7 +92,7 @@ func (o *Online) LearnTask(ctx context.Context, x []float32, labels []int) error
 	}
 	for lo := 0; lo < n; lo += o.Batch {
 		hi := min(n, lo+o.Batch)
-		if _, err := o.Model.LearnBatch(ctx, x[lo*d:hi*d], labels[lo:hi], o.Lambda); err != nil {
+		if _, err := o.Model.Learn(ctx, x[lo*d:hi*d], labels[lo:hi], &flycl.LearnOptions{Lambda: o.Lambda}); err != nil {
 			return err
 		}
 	}

@@ -191,7 +191,7 @@ func TestOnlineShufflesTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.LearnTaskWithLambda(ctx, x, labels, lambda); err != nil {
+	if _, err := b.Learn(ctx, x, labels, &flycl.LearnOptions{Lambda: lambda}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := fixed.Model.Scores(ctx, x)

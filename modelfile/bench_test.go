@@ -28,7 +28,7 @@ func BenchmarkEncodeDecode(b *testing.B) {
 	for i := range y {
 		y[i] = i % 20
 	}
-	if _, err := model.LearnTask(context.Background(), x, y); err != nil {
+	if _, err := model.Learn(context.Background(), x, y, nil); err != nil {
 		b.Fatal(err)
 	}
 	f := &File{Snapshot: model.Snapshot()}

@@ -18,7 +18,7 @@ func Example() {
 	path := filepath.Join(dir, "model.flycl")
 
 	model, _ := flycl.New(flycl.Config{M: 200, P: 2, K: 60, Lambdas: []float64{1, 10}}, 3)
-	model.LearnTask(ctx, []float32{1, 0, 0, 0, 1, 0}, []int{7, 8})
+	model.Learn(ctx, []float32{1, 0, 0, 0, 1, 0}, []int{7, 8}, nil)
 	if err := modelfile.SaveModel(path, model); err != nil {
 		panic(err)
 	}
@@ -26,7 +26,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	resumed.LearnTask(ctx, []float32{0, 0, 1}, []int{9})
+	resumed.Learn(ctx, []float32{0, 0, 1}, []int{9}, nil)
 	fmt.Println(resumed.Classes())
 	// Output: [7 8 9]
 }

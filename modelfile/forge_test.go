@@ -30,7 +30,7 @@ func goodFile(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	x, y := task(1, labels, 12)
-	if _, err := m.LearnTask(context.Background(), x, y); err != nil {
+	if _, err := m.Learn(context.Background(), x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
@@ -214,7 +214,7 @@ func TestReadsVersion1(t *testing.T) {
 	}
 	// Learning continues, and the rewritten file is version 2.
 	x, y := task(3, []int{30}, 10)
-	if _, err := model.LearnTask(context.Background(), x, y); err != nil {
+	if _, err := model.Learn(context.Background(), x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "v2.flycl")

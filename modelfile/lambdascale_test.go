@@ -36,7 +36,7 @@ func TestRelativeLambdaScaleRoundTrip(t *testing.T) {
 	}
 	x1, y1 := data(0, 1)
 	x2, y2 := data(2, 3)
-	if _, err := m.LearnTask(ctx, x1, y1); err != nil {
+	if _, err := m.Learn(ctx, x1, y1, nil); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "m.flycl")
@@ -50,11 +50,11 @@ func TestRelativeLambdaScaleRoundTrip(t *testing.T) {
 	if back.Config().LambdaScale != flycl.LambdaRelative || back.InputScale() != m.InputScale() || m.InputScale() == 1 {
 		t.Fatalf("loaded: scale %v, input scale %g (saved %g)", back.Config().LambdaScale, back.InputScale(), m.InputScale())
 	}
-	ra, err := m.LearnTask(ctx, x2, y2)
+	ra, err := m.Learn(ctx, x2, y2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := back.LearnTask(ctx, x2, y2)
+	rb, err := back.Learn(ctx, x2, y2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

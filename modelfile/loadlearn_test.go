@@ -84,7 +84,7 @@ func TestLoadForLearning(t *testing.T) {
 			y = append(y, 90+i%2)
 		}
 		for _, m := range []*flycl.Model{ma, mb} {
-			if _, err := m.LearnTask(context.Background(), x, y); err != nil {
+			if _, err := m.Learn(context.Background(), x, y, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

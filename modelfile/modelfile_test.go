@@ -40,7 +40,7 @@ func learn(t *testing.T, m *flycl.Model, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
 		x, y := task(uint64(i), tasks[i], 60)
-		if _, err := m.LearnTask(context.Background(), x, y); err != nil {
+		if _, err := m.Learn(context.Background(), x, y, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -119,14 +119,14 @@ func TestExplicitProjectionRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, y := task(1, []int{1, 2}, 20)
-	if _, err := m.LearnTask(context.Background(), x[:101], y); err == nil {
+	if _, err := m.Learn(context.Background(), x[:101], y, nil); err == nil {
 		t.Fatal("101 values with d=5: no error")
 	}
 	x5 := make([]float32, 20*5)
 	for i := range x5 {
 		x5[i] = x[i]
 	}
-	if _, err := m.LearnTask(context.Background(), x5, y); err != nil {
+	if _, err := m.Learn(context.Background(), x5, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "explicit.flycl")

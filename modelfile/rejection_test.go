@@ -22,7 +22,7 @@ func calibratedFile(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	x, y := task(2, []int{0, 1, 2}, 30)
-	if _, err := m.LearnTask(context.Background(), x, y); err != nil {
+	if _, err := m.Learn(context.Background(), x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !m.Rejection().Enabled() {

@@ -530,5 +530,5 @@ func LearnStats(ctx context.Context, m *flycl.Model, p *Pipeline, f *StatsFile, 
 		st.Labels[r], st.Counts[r] = labels[i], src.Counts[i]
 		copy(st.S[r*mm:(r+1)*mm], src.S[i*mm:(i+1)*mm])
 	}
-	return m.LearnStats(ctx, st, lambda)
+	return m.Learn(ctx, nil, nil, &flycl.LearnOptions{Stats: st, Lambda: lambda})
 }

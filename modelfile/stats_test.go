@@ -308,7 +308,7 @@ func TestGCVScopeSaved(t *testing.T) {
 	cfg.GCVScope = flycl.GCVAll
 	m, _ := flycl.New(cfg, d)
 	x, y := statsData(4, 80, d, 3)
-	if _, err := m.LearnTask(context.Background(), x, y); err != nil {
+	if _, err := m.Learn(context.Background(), x, y, nil); err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer

@@ -283,7 +283,7 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 	if err := model.SetCalibration(&flycl.UnknownCalibration{}); err != nil {
 		return err
 	}
-	if _, err := model.LearnTask(ctx, px, py); err != nil {
+	if _, err := model.Learn(ctx, px, py, nil); err != nil {
 		return err
 	}
 	labels := model.Classes() // class index → group index
@@ -438,7 +438,7 @@ func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, p
 	if err := model.SetCalibration(&flycl.UnknownCalibration{ExtrapolateThreshold: true}); err != nil {
 		return err
 	}
-	if _, err := model.LearnTask(ctx, px, py); err != nil {
+	if _, err := model.Learn(ctx, px, py, nil); err != nil {
 		return err
 	}
 	nc := len(model.Classes())

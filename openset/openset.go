@@ -224,7 +224,7 @@ func runTasks(ctx context.Context, s Set, c Config, seed uint64, tasks [][]int, 
 	for ti, task := range tasks {
 		x, y, _ := s.Train.Subset(task)
 		t0 := time.Now()
-		if _, err := model.LearnTask(ctx, x, y); err != nil {
+		if _, err := model.Learn(ctx, x, y, nil); err != nil {
 			return err
 		}
 		r.learnS = append(r.learnS, time.Since(t0).Seconds())

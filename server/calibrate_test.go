@@ -151,7 +151,7 @@ func TestCalibrateOnFirstLearn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ref.LearnTask(context.Background(), feats(imgs), []int{0, 0, 1, 1}); err != nil { // red 0, blue 1
+	if _, err := ref.Learn(context.Background(), feats(imgs), []int{0, 0, 1, 1}, nil); err != nil { // red 0, blue 1
 		t.Fatal(err)
 	}
 	more := [][]byte{pngOf(t, 16, 16, blue, 5), pngOf(t, 16, 16, red, 6)}

@@ -246,13 +246,13 @@ func TestLearnOptions(t *testing.T) {
 		learn func(m *flycl.Model, x []float32, y []int) error
 	}{
 		{"fixed lambda", deploy.LearnOptions{Lambda: 0.5}, 1, func(m *flycl.Model, x []float32, y []int) error {
-			_, err := m.LearnTaskWithLambda(context.Background(), x, y, 0.5)
+			_, err := m.Learn(context.Background(), x, y, &flycl.LearnOptions{Lambda: 0.5})
 			return err
 		}},
 		{"online GCV", deploy.LearnOptions{Online: true, Batch: 8}, 4, func(m *flycl.Model, x []float32, y []int) error {
 			for lo := 0; lo < len(y); lo += 8 {
 				hi := min(len(y), lo+8)
-				if _, err := m.LearnBatch(context.Background(), x[lo*testDim:hi*testDim], y[lo:hi], 0); err != nil {
+				if _, err := m.Learn(context.Background(), x[lo*testDim:hi*testDim], y[lo:hi], nil); err != nil {
 					return err
 				}
 			}
@@ -261,7 +261,7 @@ func TestLearnOptions(t *testing.T) {
 		{"online fixed lambda", deploy.LearnOptions{Online: true, Batch: 12, Lambda: 2}, 3, func(m *flycl.Model, x []float32, y []int) error {
 			for lo := 0; lo < len(y); lo += 12 {
 				hi := min(len(y), lo+12)
-				if _, err := m.LearnBatch(context.Background(), x[lo*testDim:hi*testDim], y[lo:hi], 2); err != nil {
+				if _, err := m.Learn(context.Background(), x[lo*testDim:hi*testDim], y[lo:hi], &flycl.LearnOptions{Lambda: 2}); err != nil {
 					return err
 				}
 			}

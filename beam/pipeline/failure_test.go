@@ -86,7 +86,7 @@ func TestInjectedFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ref.LearnTask(context.Background(), fs.X, fs.Labels); err != nil {
+	if _, err := ref.Learn(context.Background(), fs.X, fs.Labels, nil); err != nil {
 		t.Fatal(err)
 	}
 	compareModels(t, ref, got, fs.X)

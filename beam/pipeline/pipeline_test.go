@@ -91,7 +91,7 @@ func singleProcess(t *testing.T, cfg flycl.Config, ds dataset.Dataset, idx []int
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.LearnTask(context.Background(), x, labels); err != nil {
+	if _, err := m.Learn(context.Background(), x, labels, nil); err != nil {
 		t.Fatal(err)
 	}
 	return m, x, labels

@@ -321,7 +321,7 @@ func TestSeparateProcesses(t *testing.T) {
 	if err := refStats.Merge(second); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ref.LearnStats(context.Background(), refStats, 0); err != nil {
+	if _, err := ref.Learn(context.Background(), nil, nil, &flycl.LearnOptions{Stats: refStats}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -340,7 +340,7 @@ func TestSeparateProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := whole.LearnTask(context.Background(), x, labels); err != nil {
+	if _, err := whole.Learn(context.Background(), x, labels, nil); err != nil {
 		t.Fatal(err)
 	}
 	compareModels(t, whole, sepModel, xTest)

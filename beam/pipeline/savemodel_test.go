@@ -38,7 +38,7 @@ func TestFinalizerWritesThroughStore(t *testing.T) {
 	for i := range labels {
 		labels[i] = i % 3
 	}
-	if _, err := m.LearnTaskWithLambda(ctx, x, labels, 1); err != nil {
+	if _, err := m.Learn(ctx, x, labels, &flycl.LearnOptions{Lambda: 1}); err != nil {
 		t.Fatal(err)
 	}
 	sf := &modelfile.StatsFile{}

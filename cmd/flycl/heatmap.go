@@ -94,7 +94,7 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	rec, err := model.LearnTask(cmd.Context(), x, y)
+	rec, err := model.Learn(cmd.Context(), x, y, nil)
 	if err != nil {
 		return err
 	}

@@ -65,12 +65,7 @@ func LearnUpdate(ctx context.Context, out io.Writer, o LearnUpdateOptions) error
 		var res result
 		for l := range xs {
 			t := time.Now()
-			var rec flycl.TaskRecord
-			if lam := model.KeptLambda(policy); lam > 0 {
-				rec, err = model.LearnTaskWithLambda(ctx, xs[l], ys[l], lam)
-			} else {
-				rec, err = model.LearnTask(ctx, xs[l], ys[l])
-			}
+			rec, err := model.Learn(ctx, xs[l], ys[l], &flycl.LearnOptions{Policy: policy})
 			if err != nil {
 				return result{}, err
 			}

@@ -80,7 +80,7 @@ func Run(ctx context.Context, sc Scale, cfg flycl.Config, floorRuns int, log io.
 	for t := 0; t < sc.Tasks; t++ {
 		x, y := task(sc, t, 1)
 		start := time.Now()
-		rec, err := model.LearnTask(ctx, x, y)
+		rec, err := model.Learn(ctx, x, y, nil)
 		if err != nil {
 			return nil, fmt.Errorf("task %d: %w", t, err)
 		}

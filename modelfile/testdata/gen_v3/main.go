@@ -64,7 +64,7 @@ func main() {
 			x[i*d+j] = v
 		}
 	}
-	if _, err := m.LearnTask(context.Background(), x, y); err != nil {
+	if _, err := m.Learn(context.Background(), x, y, nil); err != nil {
 		panic(err)
 	}
 	pipe := &modelfile.Pipeline{Backbone: "squeezenet", Name: "squeezenet1.1", WeightsHash: "abc", Output: "features", Dim: d,

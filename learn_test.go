@@ -74,7 +74,7 @@ func TestGCVScopeAllMatchesSVD(t *testing.T) {
 	var allY []int
 	for ti, n := range []int{150, 150, 150} {
 		x, y := clusters(uint64(ti+40), n, d, []int{2 * ti, 2*ti + 1}, 1.5)
-		rec, err := model.LearnTask(ctx, x, y)
+		rec, err := model.Learn(ctx, x, y, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestLearnStatsExactAcrossShards(t *testing.T) {
 		direct, _ := New(cfg, d)
 		var directL []float64
 		for ti := range tasks {
-			rec, err := direct.LearnTask(ctx, xs[ti], ys[ti])
+			rec, err := direct.Learn(ctx, xs[ti], ys[ti], nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func TestLearnStatsExactAcrossShards(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					rec, err := model.LearnStats(ctx, merged, 0)
+					rec, err := model.Learn(ctx, nil, nil, &LearnOptions{Stats: merged})
 					if err != nil {
 						t.Fatal(err)
 					}

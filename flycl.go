@@ -11,6 +11,7 @@ import (
 	"github.com/flycl/flycl/internal/classindex"
 	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/ridge"
 )
 
@@ -54,8 +55,8 @@ type Model struct {
 	// meaning 1). Only LambdaRelative sets it, from the first task.
 	inScale float64
 	// rejection of unknown inputs and its calibration (see unknown.go)
-	rej    Rejection
-	calib  *UnknownCalibration
+	rej    reject.Rule
+	calib  *reject.Calibration
 	loo    []float32 // leave-one-out scores of the last calibration
 	looIdx []int     // their class indices
 	pool   []float32 // recent leave-one-out open-set scores, newest first

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flycl/flycl/reject"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -31,7 +32,7 @@ func TestJackknifeExtrapolateBruteForce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&UnknownCalibration{Score: ScoreTop}); err != nil {
+	if err := m.SetCalibration(&reject.Calibration{Score: reject.ScoreTop}); err != nil {
 		t.Fatal(err)
 	}
 	x, y := clusters(3, 3*per, d, []int{0, 1, 2}, 1.2)
@@ -48,13 +49,13 @@ func TestJackknifeExtrapolateBruteForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the model's extrapolation, through its own path
-	sel := evenly(n, n)
+	sel := reject.CalibrationSamples(n, n)
 	lo, full, lev, err := m.looScores(ctx, codes, sel, y)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cos := LeaveOneOutCosines(m.acc.S(), nc, M, codes, sel, y)
-	got, gotCos, err := jackknifeExtrapolate(ctx, lo, full, lev, cos, nc, M, codes, sel, y, m.acc.S(), m.ClassCounts(), func(pj []int) []float64 {
+	cos := reject.LeaveOneOutCosines(m.acc.S(), nc, M, codes, sel, y)
+	got, gotCos, err := reject.Jackknife(ctx, lo, full, lev, cos, nc, M, codes, sel, y, m.acc.S(), m.ClassCounts(), func(pj []int) []float64 {
 		return m.hatColumns(codes, sel, pj)
 	})
 	if err != nil {
@@ -185,7 +186,7 @@ func TestJackknifeExtrapolateBruteForce(t *testing.T) {
 	for i, v := range want {
 		w32[i] = float32(v)
 	}
-	tWant, tLOO := FitTemperature(w32, nc, cls), FitTemperature(loo, nc, cls)
+	tWant, tLOO := reject.FitTemperature(w32, nc, cls), reject.FitTemperature(loo, nc, cls)
 	tGot := m.Rejection().Temperature
 	if math.Abs(tWant-tLOO) < 0.05*tWant {
 		t.Fatalf("temperatures on extrapolated (%g) and exact (%g) rows too close to tell apart", tWant, tLOO)
@@ -196,7 +197,7 @@ func TestJackknifeExtrapolateBruteForce(t *testing.T) {
 	// the threshold stays on the exact leave-one-out scores
 	pool := m.CalibrationPool()
 	for i, v := range pool {
-		if want := float32(ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)); v != want {
+		if want := float32(reject.ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)); v != want {
 			t.Fatalf("pool score %d is %g, want the exact leave-one-out top score %g", i, v, want)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/flycl/flycl/reject"
 )
 
 // TestRestoreCalibration: RestoreCalibration puts back a rejection and
@@ -16,7 +18,7 @@ func TestRestoreCalibration(t *testing.T) {
 	ctx := context.Background()
 	const d = 8
 	m, _ := New(Config{M: 64, P: 4, K: 20, Seed: 2, Lambdas: []float64{1}}, d)
-	if err := m.SetCalibration(&UnknownCalibration{}); err != nil {
+	if err := m.SetCalibration(&reject.Calibration{}); err != nil {
 		t.Fatal(err)
 	}
 	x, y := clusters(1, 60, d, []int{0, 1, 2}, 0.9)
@@ -34,14 +36,14 @@ func TestRestoreCalibration(t *testing.T) {
 	v, newer, newPool := m.Version(), m.Rejection(), m.CalibrationPool()
 	for _, c := range []struct {
 		name string
-		r    Rejection
+		r    reject.Rule
 		pool []float32
 	}{
-		{"bad score", Rejection{Score: "median"}, pool},
-		{"keep above 1", Rejection{Score: ScoreTop, Keep: 1.5}, pool},
-		{"infinite threshold", Rejection{Score: ScoreTop, Threshold: math.Inf(1)}, pool},
+		{"bad score", reject.Rule{Score: "median"}, pool},
+		{"keep above 1", reject.Rule{Score: reject.ScoreTop, Keep: 1.5}, pool},
+		{"infinite threshold", reject.Rule{Score: reject.ScoreTop, Threshold: math.Inf(1)}, pool},
 		{"NaN in the pool", rej, append(slices.Clone(pool), float32(math.NaN()))},
-		{"pool too long", rej, make([]float32, MaxCalibrationPool+1)},
+		{"pool too long", rej, make([]float32, reject.MaxCalibrationPool+1)},
 	} {
 		if err := m.RestoreCalibration(c.r, c.pool); err == nil {
 			t.Errorf("%s: accepted", c.name)
@@ -72,7 +74,7 @@ func TestRestoreCalibration(t *testing.T) {
 	}
 }
 
-// TestCalibrationSamples: CalibrationSamples names the samples whose
+// TestCalibrationSamples: reject.CalibrationSamples names the samples whose
 // leave-one-out scores LeaveOneOut returns, in its order: their classes
 // match, and each row equals the scores the classifier solved without
 // that sample gives it (a brute-force re-solve in a model that never saw
@@ -83,7 +85,7 @@ func TestCalibrationSamples(t *testing.T) {
 	const d, n, k = 8, 45, 4
 	cfg := Config{M: 48, P: 4, K: 16, Seed: 3, Lambdas: []float64{1}}
 	m, _ := New(cfg, d)
-	if err := m.SetCalibration(&UnknownCalibration{MaxSamples: k}); err != nil {
+	if err := m.SetCalibration(&reject.Calibration{MaxSamples: k}); err != nil {
 		t.Fatal(err)
 	}
 	x, y := clusters(5, n, d, []int{0, 1, 2}, 0.9)
@@ -91,7 +93,7 @@ func TestCalibrationSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	loo, cls := m.LeaveOneOut()
-	sel := CalibrationSamples(n, k)
+	sel := reject.CalibrationSamples(n, k)
 	if len(sel) != k || len(cls) != k {
 		t.Fatalf("%d samples named, %d leave-one-out rows; want %d", len(sel), len(cls), k)
 	}

@@ -101,7 +101,7 @@ func (s scorer) scores(ctx context.Context, x []float32) ([]float32, error) {
 // scoresCosines returns the n×nc class scores of the n×d features x and,
 // with cosines, the cosine of every sample's code h to the nearest class
 // sum, max over classes c of S_c·h/(‖S_c‖‖h‖) (0 when h is zero or no
-// class has a sum; see ClassCosine).
+// class has a sum; see reject.ClassCosine).
 func (s scorer) scoresCosines(ctx context.Context, x []float32, cosines bool) ([]float32, []float64, error) {
 	if s.coef == nil {
 		return nil, nil, ErrNotTrained
@@ -166,33 +166,6 @@ func (s scorer) scoresCosines(ctx context.Context, x []float32, cosines bool) ([
 		}
 	}
 	return out, cos, nil
-}
-
-// UnitRows returns the rows of s (nc × m) scaled to unit length, and
-// which rows are not zero (a zero row stays zero): the class sums S as the
-// cosine of the top+cosine score uses them (Predictor.ScoresCosines), in
-// one place for every runtime that computes that score (the ONNX export).
-func UnitRows(s []float32, nc, m int) ([]float32, []bool) {
-	if len(s) < nc*m {
-		return nil, nil
-	}
-	u, ok := make([]float32, nc*m), make([]bool, nc)
-	for c := range nc {
-		r := s[c*m : (c+1)*m]
-		n := 0.0
-		for _, v := range r {
-			n += float64(v) * float64(v)
-		}
-		if !(n > 0) {
-			continue
-		}
-		ok[c] = true
-		f := 1 / math.Sqrt(n)
-		for j, v := range r {
-			u[c*m+j] = float32(float64(v) * f)
-		}
-	}
-	return u, ok
 }
 
 // scoreRows computes out (n×nc) = h (n×m) Cᵀ, C being nc×m.

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/ridge"
 )
 
@@ -234,7 +235,7 @@ type Predictor struct {
 	version uint64
 	samples int
 	inScale float64
-	rej     Rejection
+	rej     reject.Rule
 	codes   sync.Pool
 	// the rows of S at unit length, and which are not zero, for the
 	// cosines of ScoresCosines
@@ -248,7 +249,7 @@ func newPredictor(st State, w *projection.Matrix, samples int, s []float32) *Pre
 	p := &Predictor{cfg: st.Config, d: st.InputDim, w: w, labels: st.Labels, coef: st.Coef,
 		lambda: st.Lambda, version: st.Version, samples: samples, counts: st.Counts, names: make([]string, len(st.Labels)),
 		inScale: st.InputScale, rej: st.Rejection}
-	p.unit, p.hasSum = UnitRows(s, len(st.Labels), st.Config.M)
+	p.unit, p.hasSum = reject.UnitRows(s, len(st.Labels), st.Config.M)
 	for i, l := range st.Labels {
 		p.names[i] = fmt.Sprint(l)
 		if st.Names != nil && st.Names[i] != "" {
@@ -289,7 +290,7 @@ func (p *Predictor) Lambda() float64 { return p.lambda }
 func (p *Predictor) Samples() int { return p.samples }
 
 // Rejection returns the model's calibrated rejection (zero: off).
-func (p *Predictor) Rejection() Rejection { return p.rej }
+func (p *Predictor) Rejection() reject.Rule { return p.rej }
 
 // Scores returns the n×c class scores of the n×d features x, one column
 // per class in Classes() order. A sample's scores depend on that sample
@@ -308,7 +309,7 @@ func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) 
 // ScoresCosines returns what Scores does and, for every sample, the
 // cosine of its code h to the nearest class sum of codes: max over
 // classes c of S_c·h/(‖S_c‖‖h‖), S_c the row of S (0 for a zero code).
-// A rejection whose score needs it (OpenScore.NeedsCosine) reads it:
+// A rejection whose score needs it (reject.Score.NeedsCosine) reads it:
 // Rejection.Reject(row, cos). Like the scores, a sample's cosine depends
 // on that sample alone, to the bit. The extra cost is a second product
 // of the codes with a classes × m matrix, as for the scores.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/ridge"
 )
 
@@ -34,7 +35,7 @@ type State struct {
 	InputScale float64
 	// Rejection says when a prediction is unknown and holds the
 	// probabilities' temperature (zero: off; see unknown.go).
-	Rejection Rejection
+	Rejection reject.Rule
 	// CalibrationPool holds the recent leave-one-out open-set scores the
 	// rejection threshold is taken from, newest first (see
 	// Model.SetCalibration).
@@ -164,8 +165,8 @@ func (st *State) validate(w *projection.Matrix) error {
 	if i := firstNonFinite(st.CalibrationPool); i >= 0 {
 		return fmt.Errorf("flycl: calibration pool value %d is %v", i, st.CalibrationPool[i])
 	}
-	if len(st.CalibrationPool) > MaxCalibrationPool {
-		return fmt.Errorf("flycl: calibration pool of %d scores, more than %d", len(st.CalibrationPool), MaxCalibrationPool)
+	if len(st.CalibrationPool) > reject.MaxCalibrationPool {
+		return fmt.Errorf("flycl: calibration pool of %d scores, more than %d", len(st.CalibrationPool), reject.MaxCalibrationPool)
 	}
 	if st.Names != nil && len(st.Names) != nc {
 		return fmt.Errorf("flycl: %d class names for %d classes", len(st.Names), nc)

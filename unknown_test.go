@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flycl/flycl/reject"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -41,7 +42,7 @@ func testLeaveOneOutScoresExact(t *testing.T, keep bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&UnknownCalibration{Score: ScoreTop, MaxSamples: 1000}); err != nil {
+	if err := m.SetCalibration(&reject.Calibration{Score: reject.ScoreTop, MaxSamples: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	m.SetUpdateLimit(map[bool]int{false: 0, true: 1000}[keep])
@@ -143,12 +144,12 @@ func testLeaveOneOutScoresExact(t *testing.T, keep bool) {
 			kept++
 		}
 	}
-	if rej.Score != ScoreTop || rej.Samples != 54 || len(pool) != 54 || float64(kept) < DefaultKeep*54 {
-		t.Fatalf("rejection %+v keeps %d of a pool of %d, want at least %.0f%% of 54", rej, kept, len(pool), 100*DefaultKeep)
+	if rej.Score != reject.ScoreTop || rej.Samples != 54 || len(pool) != 54 || float64(kept) < reject.DefaultKeep*54 {
+		t.Fatalf("rejection %+v keeps %d of a pool of %d, want at least %.0f%% of 54", rej, kept, len(pool), 100*reject.DefaultKeep)
 	}
 	for r := range cls {
-		if pool[r] != float32(ScoreTop.Value(loo[r*nc:(r+1)*nc], rej.Temperature)) {
-			t.Fatalf("pool value %d is %g, the leave-one-out top score %g", r, pool[r], ScoreTop.Value(loo[r*nc:(r+1)*nc], 0))
+		if pool[r] != float32(reject.ScoreTop.Value(loo[r*nc:(r+1)*nc], rej.Temperature)) {
+			t.Fatalf("pool value %d is %g, the leave-one-out top score %g", r, pool[r], reject.ScoreTop.Value(loo[r*nc:(r+1)*nc], 0))
 		}
 	}
 }
@@ -161,65 +162,6 @@ func f64(s []float32) []float64 {
 	return out
 }
 
-// TestOpenScoreValues checks each score against its definition on rows
-// worked by hand.
-func TestOpenScoreValues(t *testing.T) {
-	for _, tc := range []struct {
-		k    OpenScore
-		row  []float32
-		T    float64
-		want float64
-	}{
-		{ScoreTop, []float32{0.2, 0.9, -1}, 0, 0.9},
-		{ScoreMargin, []float32{0.2, 0.9, -1}, 0, 0.7},
-		{ScoreMargin, []float32{0.9, 0.9}, 0, 0},
-		{ScoreMargin, []float32{0.4}, 0, 0.4},
-		{ScoreEnergy, []float32{0, 0}, 1, math.Log(2)},
-		{ScoreEnergy, []float32{1, 2, 3}, 0.5, 0.5 * math.Log(math.Exp(2)+math.Exp(4)+math.Exp(6))},
-		{ScoreEnergy, []float32{1, 2, 3}, 0, 3},
-	} {
-		if got := tc.k.Value(tc.row, tc.T); math.Abs(got-tc.want) > 1e-6 {
-			t.Errorf("%s%v T=%g: %g, want %g", tc.k, tc.row, tc.T, got, tc.want)
-		}
-	}
-	r := Rejection{Score: ScoreTop, Threshold: 0.5, Temperature: 0.25}
-	if !r.Reject([]float32{0.4, 0.1}, 0) || r.Reject([]float32{0.5, 0.1}, 0) {
-		t.Error("top score 0.4 must be rejected and 0.5 kept at threshold 0.5")
-	}
-	p, ok := r.Probability([]float32{0.5, 0.1})
-	if want := 1 / (1 + math.Exp((float64(float32(0.1))-float64(float32(0.5)))/0.25)); !ok || math.Abs(p-want) > 1e-12 {
-		t.Errorf("probability %g (%v), want %g", p, ok, want)
-	}
-	if (Rejection{}).Reject([]float32{-5}, 0) {
-		t.Error("the zero rejection rejected a sample")
-	}
-}
-
-// TestParseRejection: auto, off and numbers resolve against the model's
-// rejection; anything else is an error.
-func TestParseRejection(t *testing.T) {
-	cal := Rejection{Score: ScoreMargin, Threshold: 0.3, Keep: 0.95, Temperature: 0.1, Samples: 40}
-	for _, tc := range []struct {
-		in   string
-		want Rejection
-		err  bool
-	}{
-		{"auto", cal, false},
-		{"off", Rejection{Temperature: 0.1, Samples: 40}, false},
-		{"0.5", Rejection{Score: ScoreMargin, Threshold: 0.5, Temperature: 0.1, Samples: 40}, false},
-		{"NaN", Rejection{}, true},
-		{"yes", Rejection{}, true},
-	} {
-		got, err := ParseRejection(tc.in, cal)
-		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
-			t.Errorf("%q: %+v, %v; want %+v (error %v)", tc.in, got, err, tc.want, tc.err)
-		}
-	}
-	if got, _ := ParseRejection("0.2", Rejection{}); got.Score != ScoreTop {
-		t.Errorf("a threshold for an uncalibrated model applies to %q, want top", got.Score)
-	}
-}
-
 // TestRejectionTravels: the rejection is part of the state: a restored
 // model and its predictor have it, LearnStats turns it off, and an
 // invalid one is refused.
@@ -230,7 +172,7 @@ func TestRejectionTravels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&UnknownCalibration{}); err != nil {
+	if err := m.SetCalibration(&reject.Calibration{}); err != nil {
 		t.Fatal(err)
 	}
 	x, y := clusters(3, 40, d, []int{0, 1}, 0.5)
@@ -255,7 +197,7 @@ func TestRejectionTravels(t *testing.T) {
 	if c.Rejection().Enabled() {
 		t.Fatal("a learn from statistics kept a threshold calibrated without its samples")
 	}
-	for _, bad := range []Rejection{{Score: "median"}, {Threshold: math.NaN()}, {Keep: 2}, {Temperature: -1}} {
+	for _, bad := range []reject.Rule{{Score: "median"}, {Threshold: math.NaN()}, {Keep: 2}, {Temperature: -1}} {
 		if err := m.SetRejection(bad); err == nil {
 			t.Errorf("SetRejection(%+v) accepted", bad)
 		}
@@ -274,7 +216,7 @@ func TestCalibrationPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cal := UnknownCalibration{Score: ScoreTop, Keep: 0.9, MaxSamples: 12}
+	cal := reject.Calibration{Score: reject.ScoreTop, Keep: 0.9, MaxSamples: 12}
 	if err := m.SetCalibration(&cal); err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +235,7 @@ func TestCalibrationPool(t *testing.T) {
 		var fresh []float32
 		for i, c := range cls {
 			if counts[c] >= 2 {
-				fresh = append(fresh, float32(ScoreTop.Value(loo[i*nc:(i+1)*nc], rej.Temperature)))
+				fresh = append(fresh, float32(reject.ScoreTop.Value(loo[i*nc:(i+1)*nc], rej.Temperature)))
 			}
 		}
 		if step == 0 && len(fresh) != 4 {
@@ -314,7 +256,7 @@ func TestCalibrationPool(t *testing.T) {
 			for i, v := range want {
 				pv[i] = float64(v)
 			}
-			if th := KeepThreshold(pv, cal.Keep); rej.Threshold != th {
+			if th := reject.KeepThreshold(pv, cal.Keep); rej.Threshold != th {
 				t.Fatalf("step %d: threshold %g, want %g", step, rej.Threshold, th)
 			}
 		}

@@ -5,12 +5,14 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/flycl/flycl/reject"
 )
 
 // bruteCosine returns the largest cosine of x to the float64 sums of the
 // rows of codes (rows of m) by class (labels: class indices 0..nc-1),
 // leaving out row skip (-1: none): computed from the codes alone,
-// independently of S and of ClassCosine.
+// independently of S and of reject.ClassCosine.
 func bruteCosine(codes []float32, labels []int, nc, m int, x []float32, skip int) float64 {
 	sums := make([][]float64, nc)
 	for c := range sums {
@@ -42,7 +44,7 @@ func bruteCosine(codes []float32, labels []int, nc, m int, x []float32, skip int
 	return best
 }
 
-// TestTopCosineCalibration: a model calibrated on ScoreTopCosine keeps
+// TestTopCosineCalibration: a model calibrated on reject.ScoreTopCosine keeps
 // (top, cosine) pairs of its learn's samples in its pool: the top
 // leave-one-out scores of LeaveOneOut and the cosine of each sample's
 // code to its class sum less itself (and the other classes' sums),
@@ -62,7 +64,7 @@ func TestTopCosineCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&UnknownCalibration{Score: ScoreTopCosine, Keep: 0.9, MaxSamples: 100}); err != nil {
+	if err := m.SetCalibration(&reject.Calibration{Score: reject.ScoreTopCosine, Keep: 0.9, MaxSamples: 100}); err != nil {
 		t.Fatal(err)
 	}
 	x, y := clusters(21, 39, d, []int{0, 1, 2}, 0.7)
@@ -75,7 +77,7 @@ func TestTopCosineCalibration(t *testing.T) {
 	rej := m.Rejection()
 	// class 3's only sample stays out of the pool (left out, its class
 	// is unlearned): the 39 others are pooled, in order
-	if rej.Score != ScoreTopCosine || rej.Samples != 39 {
+	if rej.Score != reject.ScoreTopCosine || rej.Samples != 39 {
 		t.Fatalf("rejection %+v, want top+cosine on 39 samples", rej)
 	}
 	pool := m.CalibrationPool()
@@ -94,7 +96,7 @@ func TestTopCosineCalibration(t *testing.T) {
 		t.Fatalf("%d leave-one-out rows, want all 40 samples'", len(cls))
 	}
 	for i := range 39 {
-		if top := float32(ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)); pool[2*i] != top {
+		if top := float32(reject.ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)); pool[2*i] != top {
 			t.Errorf("sample %d: pool top %v, leave-one-out top %v", i, pool[2*i], top)
 		}
 		want := bruteCosine(codes, y, nc, M, codes[i*M:(i+1)*M], i)
@@ -156,7 +158,7 @@ func TestScoresCosines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&UnknownCalibration{Score: ScoreTopCosine}); err != nil {
+	if err := m.SetCalibration(&reject.Calibration{Score: reject.ScoreTopCosine}); err != nil {
 		t.Fatal(err)
 	}
 	x, y := clusters(31, 60, d, []int{0, 1, 2}, 0.5)
@@ -179,7 +181,7 @@ func TestScoresCosines(t *testing.T) {
 	}
 	codes, _ := m.Expand(ctx, in)
 	M, nc, rej := cfg.M, len(m.Classes()), m.Rejection()
-	if !rej.Enabled() || rej.Score != ScoreTopCosine {
+	if !rej.Enabled() || rej.Score != reject.ScoreTopCosine {
 		t.Fatalf("rejection %+v", rej)
 	}
 	tol := 4 * float64(60+M) / (1 << 24)
@@ -209,39 +211,8 @@ func TestScoresCosines(t *testing.T) {
 	if !rej.Reject(sc[:nc], math.NaN()) {
 		t.Error("a NaN cosine (not computed) must reject under top+cosine")
 	}
-	if v := ScoreTopCosine.Value(sc[:nc], 0); !math.IsNaN(v) {
-		t.Errorf("OpenScore.Value of top+cosine without the cosine is %g, want NaN", v)
-	}
-}
-
-// TestTopCosineRejectionValidate: the standardization of a top+cosine
-// rejection must be finite with positive deviations; the other scores
-// accept zero constants.
-func TestTopCosineRejectionValidate(t *testing.T) {
-	good := Rejection{Score: ScoreTopCosine, Threshold: -1, Keep: 0.95, TopMean: 0.5, TopStd: 0.1, CosMean: 0.8, CosStd: 0.05}
-	for _, tc := range []struct {
-		name string
-		r    Rejection
-		ok   bool
-	}{
-		{"good", good, true},
-		{"top", Rejection{Score: ScoreTop, Threshold: 0.2}, true},
-		{"zero top std", func() Rejection { r := good; r.TopStd = 0; return r }(), false},
-		{"negative cos std", func() Rejection { r := good; r.CosStd = -1; return r }(), false},
-		{"NaN mean", func() Rejection { r := good; r.CosMean = math.NaN(); return r }(), false},
-		{"Inf on top", Rejection{Score: ScoreTop, TopMean: math.Inf(1)}, false},
-	} {
-		if err := tc.r.Validate(); (err == nil) != tc.ok {
-			t.Errorf("%s: Validate() = %v, want ok %v", tc.name, err, tc.ok)
-		}
-	}
-	if k, err := ParseOpenScore("top+cosine"); err != nil || k != ScoreTopCosine {
-		t.Errorf("ParseOpenScore(top+cosine) = %q, %v", k, err)
-	}
-	// a threshold by hand applies to the fused value
-	r, err := ParseRejection("0.25", good)
-	if err != nil || r.Score != ScoreTopCosine || r.Threshold != 0.25 || r.TopStd != good.TopStd {
-		t.Errorf("ParseRejection(0.25) = %+v, %v", r, err)
+	if v := reject.ScoreTopCosine.Value(sc[:nc], 0); !math.IsNaN(v) {
+		t.Errorf("reject.Score.Value of top+cosine without the cosine is %g, want NaN", v)
 	}
 }
 
@@ -258,17 +229,17 @@ func TestCalibrationPoolKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	for step, tc := range []struct {
-		score   OpenScore
+		score   reject.Score
 		samples int // in the pool after the learn of 6
 		on      bool
 	}{
-		{ScoreTopCosine, 6, true}, // on from the first learn
-		{ScoreTop, 6, true},       // afresh: the pairs are another kind
-		{ScoreTop, 12, true},
-		{ScoreTopCosine, 6, true},
-		{ScoreTopCosine, 12, true},
+		{reject.ScoreTopCosine, 6, true}, // on from the first learn
+		{reject.ScoreTop, 6, true},       // afresh: the pairs are another kind
+		{reject.ScoreTop, 12, true},
+		{reject.ScoreTopCosine, 6, true},
+		{reject.ScoreTopCosine, 12, true},
 	} {
-		if err := m.SetCalibration(&UnknownCalibration{Score: tc.score, MaxSamples: 50}); err != nil {
+		if err := m.SetCalibration(&reject.Calibration{Score: tc.score, MaxSamples: 50}); err != nil {
 			t.Fatal(err)
 		}
 		x, y := clusters(uint64(40+step), 6, d, []int{0, 1, 2}, 0.6)
@@ -276,7 +247,7 @@ func TestCalibrationPoolKind(t *testing.T) {
 			t.Fatal(err)
 		}
 		rej, pool := m.Rejection(), m.CalibrationPool()
-		if rej.Samples != tc.samples || len(pool) != poolStride(tc.score)*tc.samples || rej.Enabled() != tc.on || (tc.on && rej.Score != tc.score) {
+		if rej.Samples != tc.samples || len(pool) != tc.score.PoolStride()*tc.samples || rej.Enabled() != tc.on || (tc.on && rej.Score != tc.score) {
 			t.Fatalf("step %d (%s): rejection %+v with a pool of %d values, want %d samples, on %v", step, tc.score, rej, len(pool), tc.samples, tc.on)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/reject"
 )
 
 // Model is a deployable model: the Fly-CL model and how its features are
@@ -213,7 +214,7 @@ type LearnResult struct {
 	Warnings []string
 	// Rejection is the model's rejection after the learn (calibrated on
 	// its samples: see Calibrate).
-	Rejection flycl.Rejection
+	Rejection reject.Rule
 }
 
 // LambdaWarnings describes the steps of a learn whose λ was raised for

@@ -11,6 +11,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/reject"
 )
 
 // TestUndoRestoresCalibration: learn A, learn B, undo gives back the
@@ -99,10 +100,10 @@ func TestUndoRestoresCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the default score, top+cosine, pools (top, cosine) pairs
-	if !rejA.Enabled() || rejA.Score != flycl.ScoreTopCosine || len(poolA) != 2*90 || !(rejA.Temperature > 0) {
+	if !rejA.Enabled() || rejA.Score != reject.ScoreTopCosine || len(poolA) != 2*90 || !(rejA.Temperature > 0) {
 		t.Fatalf("after A: rejection %+v with a pool of %d, want on, top+cosine pairs from 90 samples", rejA, len(poolA))
 	}
-	if err := m.SetCalibration(&flycl.UnknownCalibration{Keep: 0.8}); err != nil {
+	if err := m.SetCalibration(&reject.Calibration{Keep: 0.8}); err != nil {
 		t.Fatal(err)
 	}
 	learn(xb, nb, LearnOptions{})

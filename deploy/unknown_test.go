@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/reject"
 )
 
 // TestCalibrationFollowsTheModel: a deployable model calibrates its
@@ -35,7 +36,7 @@ func TestCalibrationFollowsTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&flycl.UnknownCalibration{Keep: 0.8}); err != nil {
+	if err := m.SetCalibration(&reject.Calibration{Keep: 0.8}); err != nil {
 		t.Fatal(err)
 	}
 	x, names := data(2) // one of each class
@@ -68,7 +69,7 @@ func TestCalibrationFollowsTheModel(t *testing.T) {
 	}
 	// from the first learn, with 2 samples per class
 	x, names = data(4)
-	if res, err = fresh.Learn(ctx, x, names, nil, LearnOptions{}); err != nil || res.Rejection.Keep != flycl.DefaultKeep || !res.Rejection.Enabled() || res.Rejection.Samples != 4 {
+	if res, err = fresh.Learn(ctx, x, names, nil, LearnOptions{}); err != nil || res.Rejection.Keep != reject.DefaultKeep || !res.Rejection.Enabled() || res.Rejection.Samples != 4 {
 		t.Fatalf("a new model's first learn: %+v, %v", res.Rejection, err)
 	}
 }

@@ -11,7 +11,7 @@
 // lowest indices: ONNX TopK with its index tie-break, scattered back into
 // a zero vector) and the same product with C; only the order of the
 // floating-point sums differs; Tolerance bounds what that order can change
-// in each score. A model that answers "unknown" (flycl.Rejection) also
+// in each score. A model that answers "unknown" (reject.Rule) also
 // gets its open-set score, the decision and the calibrated probability as
 // outputs. See docs/EXPORT.md.
 package export

@@ -14,6 +14,7 @@ import (
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/onnx"
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/reject"
 )
 
 // Projection selects how the graph applies W.
@@ -55,7 +56,7 @@ const (
 	FeaturesInput = "features" // N×d feature vectors (graphs from features)
 	ScoresOutput  = "scores"   // N×classes float32, one column per class in metadata order
 	ClassOutput   = "class"    // N int64: the column of the highest score (the first on ties)
-	// Only for a model with a rejection (flycl.Rejection, "unknown"):
+	// Only for a model with a rejection (reject.Rule, "unknown"):
 	OpenScoreOutput   = "open_score"  // N float32: the score the threshold applies to
 	UnknownOutput     = "unknown"     // N bool: open_score < threshold (none of the classes)
 	ProbabilityOutput = "probability" // N float32: the top class's calibrated probability (with a temperature)
@@ -284,10 +285,10 @@ func head(g *onnx.Graph, x string, w *projection.Matrix, st flycl.State, coef []
 }
 
 // unitSumsT returns the rows of S (nc × m) at unit length, transposed
-// (m × nc), exactly as flycl.Predictor scales them (flycl.UnitRows: a
+// (m × nc), exactly as flycl.Predictor scales them (reject.UnitRows: a
 // zero row stays zero, and is marked false in has).
 func unitSumsT(s []float32, m, nc int) (ut []float32, has []bool) {
-	u, has := flycl.UnitRows(s, nc, m)
+	u, has := reject.UnitRows(s, nc, m)
 	if has == nil { // S shorter than nc rows: no class has a sum
 		has = make([]bool, nc)
 	}
@@ -303,7 +304,7 @@ func unitSumsT(s []float32, m, nc int) (ut []float32, has []bool) {
 // rejection adds the outputs of the model's rejection r after the
 // N×nc scores: open_score and unknown when it rejects, probability when it
 // has a temperature.
-func rejection(g *onnx.Graph, scores, h string, sums []float32, m, nc int, r flycl.Rejection) []Value {
+func rejection(g *onnx.Graph, scores, h string, sums []float32, m, nc int, r reject.Rule) []Value {
 	var outs []Value
 	axis1 := g.ConstInt64("axes", []int64{1}, []int64{1})
 	// the largest (and second largest) scores from TopK: ReduceMax changes
@@ -320,12 +321,12 @@ func rejection(g *onnx.Graph, scores, h string, sums []float32, m, nc int, r fly
 	if r.Enabled() {
 		v := top
 		switch {
-		case r.Score == flycl.ScoreMargin && nc > 1:
+		case r.Score == reject.ScoreMargin && nc > 1:
 			second := g.Node("Gather", []string{tk[0], g.ConstInt64("i", nil, []int64{1})}, onnx.AInt("axis", 1))
 			v = g.Node("Sub", []string{top, second})
-		case r.Score == flycl.ScoreEnergy && r.Temperature > 0:
+		case r.Score == reject.ScoreEnergy && r.Temperature > 0:
 			v = g.Node("Add", []string{top, g.Node("Mul", []string{g.Scalar(float32(r.Temperature)), g.Node("Log", []string{sumExp()})})})
-		case r.Score == flycl.ScoreTopCosine:
+		case r.Score == reject.ScoreTopCosine:
 			// cos = max_c (S_c/‖S_c‖)·h / ‖h‖, classes of zero sum left
 			// out (a bias far below any cosine); v = z(top) + z(cos)
 			ut, has := unitSumsT(sums, m, nc)

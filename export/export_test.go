@@ -15,6 +15,7 @@ import (
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/onnx"
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/reject"
 )
 
 // nodeRunner finds Node's ONNX Runtime: $NODE_PATH's onnxruntime-node, or
@@ -47,7 +48,7 @@ type tiny struct {
 	// other than 1, which the graph folds into W.
 	relative bool
 	// the model calibrates a rejection on this score when it learns
-	unknown flycl.OpenScore
+	unknown reject.Score
 }
 
 func (c tiny) learn(t *testing.T) (*flycl.Snapshot, []float32) {
@@ -86,7 +87,7 @@ func (c tiny) learn(t *testing.T) (*flycl.Snapshot, []float32) {
 		t.Fatal(err)
 	}
 	if c.unknown != "" {
-		if err := model.SetCalibration(&flycl.UnknownCalibration{Score: c.unknown}); err != nil {
+		if err := model.SetCalibration(&reject.Calibration{Score: c.unknown}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -148,12 +149,12 @@ var tinyCases = []tiny{
 	{name: "ties/magnitude", d: 16, m: 128, p: 3, k: 40, mode: projection.Magnitude, form: export.Sparse, integer: true},
 	{name: "input-scale", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, relative: true},
 	{name: "k=m", d: 24, m: 48, p: 6, k: 48, mode: projection.Signed, form: export.Sparse},
-	{name: "unknown/top", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: flycl.ScoreTop},
-	{name: "unknown/margin", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: flycl.ScoreMargin},
-	{name: "unknown/energy", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: flycl.ScoreEnergy},
-	{name: "unknown/top+cosine", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: flycl.ScoreTopCosine},
-	{name: "unknown/top+cosine/sparse", d: 24, m: 96, p: 6, k: 30, mode: projection.Magnitude, form: export.Sparse, unknown: flycl.ScoreTopCosine},
-	{name: "unknown/top+cosine/ties", d: 16, m: 128, p: 3, k: 40, mode: projection.Signed, form: export.Dense, integer: true, unknown: flycl.ScoreTopCosine},
+	{name: "unknown/top", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: reject.ScoreTop},
+	{name: "unknown/margin", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: reject.ScoreMargin},
+	{name: "unknown/energy", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: reject.ScoreEnergy},
+	{name: "unknown/top+cosine", d: 24, m: 96, p: 6, k: 30, mode: projection.Signed, form: export.Dense, unknown: reject.ScoreTopCosine},
+	{name: "unknown/top+cosine/sparse", d: 24, m: 96, p: 6, k: 30, mode: projection.Magnitude, form: export.Sparse, unknown: reject.ScoreTopCosine},
+	{name: "unknown/top+cosine/ties", d: 16, m: 128, p: 3, k: 40, mode: projection.Signed, form: export.Dense, integer: true, unknown: reject.ScoreTopCosine},
 }
 
 // The graph from feature vectors, run by ONNX Runtime in Node, gives
@@ -259,7 +260,7 @@ func compare(t *testing.T, s *flycl.Snapshot, x, dx []float32, res *ortnode.Resu
 	return sumInts(uncertain)
 }
 
-// checkRejection compares Node's rejection outputs with flycl.Rejection
+// checkRejection compares Node's rejection outputs with reject.Rule
 // on flycl's scores want. The open-set score is a function of the scores
 // whose float32 evaluation adds a few roundings of its size: top moves
 // by the top score's bound, margin by two, energy (1-Lipschitz in the
@@ -273,7 +274,7 @@ func compare(t *testing.T, s *flycl.Snapshot, x, dx []float32, res *ortnode.Resu
 // cosTol over CosStd, and its float32 standardization (constants rounded
 // to float32, two subtractions, two divisions, one sum) by a few
 // roundings of the terms' size.
-func checkRejection(t *testing.T, r flycl.Rejection, want []float32, cos, cosTol, tol []float64, nc int, res *ortnode.Result) {
+func checkRejection(t *testing.T, r reject.Rule, want []float32, cos, cosTol, tol []float64, nc int, res *ortnode.Result) {
 	t.Helper()
 	osc, un, pr := res.Outputs[export.OpenScoreOutput], res.Outputs[export.UnknownOutput], res.Outputs[export.ProbabilityOutput]
 	if r.Enabled() != (osc != nil && un != nil) || (r.Temperature > 0) != (pr != nil) {
@@ -329,7 +330,7 @@ func checkRejection(t *testing.T, r flycl.Rejection, want []float32, cos, cosTol
 // through the standardization, so a graph whose cosine were wrong (a
 // missing ‖h‖, a sum not at unit length) fails here even where the
 // decision happens to agree.
-func checkCosines(t *testing.T, r flycl.Rejection, want []float32, cos, cosTol, tol []float64, nc int, res *ortnode.Result) {
+func checkCosines(t *testing.T, r reject.Rule, want []float32, cos, cosTol, tol []float64, nc int, res *ortnode.Result) {
 	t.Helper()
 	osc := res.Outputs[export.OpenScoreOutput]
 	if osc == nil {

@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/internal/atomicfile"
+	"github.com/flycl/flycl/reject"
 )
 
 // A journal makes a change to a model durable without rewriting the model
@@ -103,8 +103,8 @@ type JournalEntry struct {
 // it: its rejection and the pool of leave-one-out scores the threshold
 // was taken from (flycl.Model.Rejection, CalibrationPool).
 type JournalCalibration struct {
-	Rejection flycl.Rejection `json:"rejection"`
-	Pool      []float32       `json:"pool,omitempty"`
+	Rejection reject.Rule `json:"rejection"`
+	Pool      []float32   `json:"pool,omitempty"`
 }
 
 // Rows returns the number of feature rows.
@@ -506,8 +506,8 @@ func decodeEntry(p []byte) (*JournalEntry, error) {
 		if err := c.Rejection.Validate(); err != nil {
 			return nil, fmt.Errorf("calibration: %v", err)
 		}
-		if len(c.Pool) > flycl.MaxCalibrationPool {
-			return nil, fmt.Errorf("calibration pool of %d scores, at most %d", len(c.Pool), flycl.MaxCalibrationPool)
+		if len(c.Pool) > reject.MaxCalibrationPool {
+			return nil, fmt.Errorf("calibration pool of %d scores, at most %d", len(c.Pool), reject.MaxCalibrationPool)
 		}
 		for i, v := range c.Pool {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/reject"
 )
 
 func testEntry(v uint64, n, d int) *JournalEntry {
@@ -55,7 +55,7 @@ func sameJournalCalibration(a, b *JournalCalibration) bool {
 // float32 in the pool.
 func testCalibration() *JournalCalibration {
 	return &JournalCalibration{
-		Rejection: flycl.Rejection{Score: flycl.ScoreTop, Threshold: 0.1 + 0.2, Keep: 0.95, Temperature: math.Nextafter(0.13, 1), Samples: 5},
+		Rejection: reject.Rule{Score: reject.ScoreTop, Threshold: 0.1 + 0.2, Keep: 0.95, Temperature: math.Nextafter(0.13, 1), Samples: 5},
 		Pool:      []float32{0.1, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, math.MaxFloat32, -3.25},
 	}
 }
@@ -230,7 +230,7 @@ func FuzzDecodeJournal(f *testing.F) {
 				t.Fatalf("entry %+v", e)
 			}
 			if c := e.Calibration; c != nil {
-				if err := c.Rejection.Validate(); err != nil || len(c.Pool) > flycl.MaxCalibrationPool || e.Op == "forget" {
+				if err := c.Rejection.Validate(); err != nil || len(c.Pool) > reject.MaxCalibrationPool || e.Op == "forget" {
 					t.Fatalf("entry %+v with calibration %+v (%v)", e, c.Rejection, err)
 				}
 			}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/reject"
 )
 
 // tornShapes returns a whole journal b and what crashes and power losses
@@ -197,7 +197,7 @@ func TestHistoryBound(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := testEntry(v, 1, 4)
-		e.Calibration = &JournalCalibration{Rejection: flycl.Rejection{Threshold: 1}, Pool: pool}
+		e.Calibration = &JournalCalibration{Rejection: reject.Rule{Threshold: 1}, Pool: pool}
 		maxRec = max(maxRec, RecordSize(e))
 		if err := j.Append(e); err != nil {
 			t.Fatal(err)

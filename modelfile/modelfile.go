@@ -17,6 +17,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/internal/atomicfile"
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/ridge"
 )
 
@@ -109,7 +110,7 @@ type Header struct {
 	InputScale float64 `json:"input_scale,omitempty"` // power of two the inputs are multiplied by
 
 	// Version 3 (absent: rejection off, probabilities not calibrated):
-	Rejection *flycl.Rejection `json:"rejection,omitempty"` // when a prediction is "unknown"; the probabilities' temperature
+	Rejection *reject.Rule `json:"rejection,omitempty"` // when a prediction is "unknown"; the probabilities' temperature
 	// recent leave-one-out scores the rejection threshold is taken from, newest first
 	CalibrationPool []float32 `json:"calibration_pool,omitempty"`
 }
@@ -259,7 +260,7 @@ func Encode(w io.Writer, f *File) error {
 		ModelVersion: st.Version, Names: st.Names, Created: f.Created, Pipeline: f.Pipeline,
 		History: []Record{}, Counts: []*int{}, InputScale: st.InputScale,
 	}
-	if st.Rejection != (flycl.Rejection{}) {
+	if st.Rejection != (reject.Rule{}) {
 		r := st.Rejection
 		hdr.Rejection = &r
 	}
@@ -575,8 +576,8 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 		st.Rejection = *hdr.Rejection
 	}
 	if format >= 3 {
-		if len(hdr.CalibrationPool) > flycl.MaxCalibrationPool {
-			return fail("header calibration_pool: %d scores, at most %d", len(hdr.CalibrationPool), flycl.MaxCalibrationPool)
+		if len(hdr.CalibrationPool) > reject.MaxCalibrationPool {
+			return fail("header calibration_pool: %d scores, at most %d", len(hdr.CalibrationPool), reject.MaxCalibrationPool)
 		}
 		st.CalibrationPool = hdr.CalibrationPool
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/reject"
 )
 
 // calibratedFile returns the bytes of a small valid model file whose model
@@ -18,7 +19,7 @@ func calibratedFile(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&flycl.UnknownCalibration{Keep: 0.9}); err != nil {
+	if err := m.SetCalibration(&reject.Calibration{Keep: 0.9}); err != nil {
 		t.Fatal(err)
 	}
 	x, y := task(2, []int{0, 1, 2}, 30)
@@ -52,7 +53,7 @@ func TestRejectionRoundTrip(t *testing.T) {
 		t.Fatalf("header has no rejection: %v", h["rejection"])
 	}
 	got := f.Snapshot.Predictor().Rejection()
-	if got.Score != flycl.ScoreTopCosine || got.Keep != 0.9 || got.Threshold != rj["threshold"].(float64) || got.Temperature != rj["temperature"].(float64) || got.Samples != 30 ||
+	if got.Score != reject.ScoreTopCosine || got.Keep != 0.9 || got.Threshold != rj["threshold"].(float64) || got.Temperature != rj["temperature"].(float64) || got.Samples != 30 ||
 		got.TopMean != rj["top_mean"].(float64) || got.TopStd != rj["top_std"].(float64) || got.CosMean != rj["cos_mean"].(float64) || got.CosStd != rj["cos_std"].(float64) {
 		t.Fatalf("decoded rejection %+v, header %v", got, rj)
 	}
@@ -73,7 +74,7 @@ func TestRejectionRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := old.Snapshot.Predictor().Rejection(); r != (flycl.Rejection{}) || old.Snapshot.State().CalibrationPool != nil {
+	if r := old.Snapshot.Predictor().Rejection(); r != (reject.Rule{}) || old.Snapshot.State().CalibrationPool != nil {
 		t.Fatalf("a version-2 file loaded with rejection %+v (pool %v), want off", r, old.Snapshot.State().CalibrationPool)
 	}
 	if v1, err := os.ReadFile("testdata/v1.flycl"); err == nil {
@@ -99,14 +100,14 @@ func TestRejectionRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := ft.Snapshot.Predictor().Rejection(); r.Score != flycl.ScoreTop || r.Threshold != got.Threshold || r.TopStd != 0 || len(ft.Snapshot.State().CalibrationPool) != 30 {
+	if r := ft.Snapshot.Predictor().Rejection(); r.Score != reject.ScoreTop || r.Threshold != got.Threshold || r.TopStd != 0 || len(ft.Snapshot.State().CalibrationPool) != 30 {
 		t.Fatalf("a file calibrated on the top score loaded with rejection %+v", r)
 	}
 	h["calibration_pool"] = hp
 	for _, tc := range []struct {
 		field string
 		v     any
-	}{{"score", "median"}, {"keep", 1.5}, {"temperature", -1.0}, {"samples", -3}, {"calibration_pool", make([]float64, flycl.MaxCalibrationPool+1)},
+	}{{"score", "median"}, {"keep", 1.5}, {"temperature", -1.0}, {"samples", -3}, {"calibration_pool", make([]float64, reject.MaxCalibrationPool+1)},
 		{"top_std", 0.0}, {"cos_std", -1.0}} {
 		bad := map[string]any{}
 		for k, v := range rj {

@@ -5,7 +5,7 @@
 //
 // It compares the scores a Fly-CL model can give a "known" decision by
 // (the top ridge score, the margin to the second, the energy of the
-// scores; see flycl.OpenScore) with scores from the open-set literature
+// scores; see reject.Score) with scores from the open-set literature
 // computed in feature space: the Mahalanobis distance to the nearest
 // class mean under a shared covariance (Lee et al., 2018), the cosine to
 // the nearest class mean, the cosine to the k-th nearest training
@@ -16,7 +16,7 @@
 // it reports AUROC, the false positive rate at 95% true positive rate,
 // and the accuracy on the known classes that pass; for the ridge scores
 // also what the threshold a model calibrates by itself (leave-one-out,
-// flycl.UnknownCalibration) keeps and rejects, and the same for the
+// reject.Calibration) keeps and rejects, and the same for the
 // cosines to the class means and their fusions, calibrated on exact
 // leave-one-out scores of the same samples; and the calibration error
 // (ECE) of the probabilities before and after the fitted temperature.

@@ -5,13 +5,15 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"github.com/flycl/flycl/internal/minimize"
 	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/flycl/flycl/internal/minimize"
+	"github.com/flycl/flycl/reject"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/features"
@@ -64,12 +66,12 @@ type FewShotConfig struct {
 	Keeps []float64
 	// Scores are the open-set scores compared (default top+cosine, top,
 	// margin, energy).
-	Scores []flycl.OpenScore
+	Scores []reject.Score
 	// Seed seeds the draws (default 1).
 	Seed uint64
 	// Compare adds, side by side, the rows of a model that takes its
 	// threshold from the jackknife extrapolation of its leave-one-out
-	// values (flycl.UnknownCalibration.ExtrapolateThreshold), and the
+	// values (reject.Calibration.ExtrapolateThreshold), and the
 	// calibration of a temperature fitted on the exact leave-one-out
 	// values (the rule before the extrapolation), in each split.
 	Compare bool
@@ -86,7 +88,7 @@ func (c FewShotConfig) withDefaults() FewShotConfig {
 		c.Keeps = []float64{0.90, 0.95}
 	}
 	if len(c.Scores) == 0 {
-		c.Scores = []flycl.OpenScore{flycl.ScoreTopCosine, flycl.ScoreTop, flycl.ScoreMargin, flycl.ScoreEnergy}
+		c.Scores = []reject.Score{reject.ScoreTopCosine, reject.ScoreTop, reject.ScoreMargin, reject.ScoreEnergy}
 	}
 	if c.Seed == 0 {
 		c.Seed = 1
@@ -109,14 +111,14 @@ type FewShotSet struct {
 type FewShotRow struct {
 	Set   string
 	Shots int
-	Score flycl.OpenScore
+	Score reject.Score
 	// Extrapolated: the row of the model that takes its threshold from
 	// extrapolated values (FewShotConfig.Compare).
 	Extrapolated bool
 	Keep         float64
 	// Pool is the number of leave-one-out scores the threshold was taken
 	// from and Guaranteed what it keeps in expectation
-	// (flycl.GuaranteedKeep).
+	// (reject.GuaranteedKeep).
 	Pool       int
 	Guaranteed float64
 	// Kept is the share of the learned classes' other photos kept, each
@@ -246,9 +248,9 @@ func newFewShotAcc(c FewShotConfig) *fewShotAcc {
 		accKept: map[string][]float64{}, auc: map[string][]float64{}, pool: map[string][]float64{}}
 }
 
-func rowKey(k flycl.OpenScore, keep float64) string { return fmt.Sprintf("%s|%g", k, keep) }
+func rowKey(k reject.Score, keep float64) string { return fmt.Sprintf("%s|%g", k, keep) }
 
-func extKey(k flycl.OpenScore, keep float64) string { return fmt.Sprintf("%s|%g|ext", k, keep) }
+func extKey(k reject.Score, keep float64) string { return fmt.Sprintf("%s|%g|ext", k, keep) }
 
 // fewShotSplit learns one split and scores it.
 func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []string, byGroup map[string][]int, unknownIN []int, shots, split int, acc *fewShotAcc) error {
@@ -280,7 +282,7 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 	if err != nil {
 		return err
 	}
-	if err := model.SetCalibration(&flycl.UnknownCalibration{}); err != nil {
+	if err := model.SetCalibration(&reject.Calibration{}); err != nil {
 		return err
 	}
 	if _, err := model.Learn(ctx, px, py, nil); err != nil {
@@ -294,7 +296,7 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 		return fmt.Errorf("openset: split %d: no leave-one-out scores", split)
 	}
 	pool := model.CalibrationPool() // (top, cosine) pairs of the model's own score
-	if rej.Score != flycl.ScoreTopCosine || len(pool) != 2*len(looCls) {
+	if rej.Score != reject.ScoreTopCosine || len(pool) != 2*len(looCls) {
 		return fmt.Errorf("openset: split %d: rejection %v with a pool of %d values for %d samples", split, rej, len(pool), len(looCls))
 	}
 
@@ -336,7 +338,7 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 		auc := AUROC(kv, uv)
 		for _, keep := range c.Keeps {
 			key := keyOf(keep)
-			th := flycl.KeepThreshold(cal, keep)
+			th := reject.KeepThreshold(cal, keep)
 			var w, hit, right float64
 			for i, v := range kv {
 				wi := 1 / float64(perClass[testCls[i]]*len(groups))
@@ -370,7 +372,7 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 		// values of the photos scored
 		var cal []float64
 		val := make([]float64, len(x)/d)
-		if k == flycl.ScoreTopCosine {
+		if k == reject.ScoreTopCosine {
 			for i := 0; i < len(pool); i += 2 {
 				cal = append(cal, (float64(pool[i])-rej.TopMean)/rej.TopStd+(float64(pool[i+1])-rej.CosMean)/rej.CosStd)
 			}
@@ -397,7 +399,7 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 	plain := make([]float64, nk)
 	conf, confPlain := 0, 0
 	for i := range plain {
-		plain[i], _ = flycl.Rejection{Temperature: tPlain}.Probability(sc[i*nc : (i+1)*nc])
+		plain[i], _ = reject.Rule{Temperature: tPlain}.Probability(sc[i*nc : (i+1)*nc])
 		if probs[i] >= 0.99 {
 			conf++
 		}
@@ -435,7 +437,7 @@ func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, p
 	if err != nil {
 		return err
 	}
-	if err := model.SetCalibration(&flycl.UnknownCalibration{ExtrapolateThreshold: true}); err != nil {
+	if err := model.SetCalibration(&reject.Calibration{ExtrapolateThreshold: true}); err != nil {
 		return err
 	}
 	if _, err := model.Learn(ctx, px, py, nil); err != nil {
@@ -443,7 +445,7 @@ func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, p
 	}
 	nc := len(model.Classes())
 	rej, pool := model.Rejection(), model.CalibrationPool()
-	if rej.Score != flycl.ScoreTopCosine {
+	if rej.Score != reject.ScoreTopCosine {
 		return fmt.Errorf("openset: extrapolated rejection %v", rej)
 	}
 	var cal []float64
@@ -454,13 +456,13 @@ func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, p
 	for i := range val {
 		val[i] = rej.Value(sc[i*nc:(i+1)*nc], cos[i])
 	}
-	score(cal, val, func(keep float64) string { return extKey(flycl.ScoreTopCosine, keep) })
+	score(cal, val, func(keep float64) string { return extKey(reject.ScoreTopCosine, keep) })
 	if acc.ext == nil {
 		acc.ext = newFewShotAcc(c)
 	}
 	e := acc.ext
-	t := flycl.FitTemperature(loo, nc, looCls)
-	r := flycl.Rejection{Temperature: t}
+	t := reject.FitTemperature(loo, nc, looCls)
+	r := reject.Rule{Temperature: t}
 	probs := make([]float64, nk)
 	conf := 0
 	for i := range probs {
@@ -530,15 +532,15 @@ func (a *fewShotAcc) rows(set string, shots int) []FewShotRow {
 		for _, k := range a.c.Scores {
 			key := rowKey(k, keep)
 			n := int(math.Round(mean(a.pool[key])))
-			out = append(out, FewShotRow{Set: set, Shots: shots, Score: k, Keep: keep, Pool: n, Guaranteed: flycl.GuaranteedKeep(n, keep),
+			out = append(out, FewShotRow{Set: set, Shots: shots, Score: k, Keep: keep, Pool: n, Guaranteed: reject.GuaranteedKeep(n, keep),
 				Kept: mean(a.kept[key]), Kept10: quantile(a.kept[key], 0.1),
 				RejectedImageNet: mean(a.rejIN[key]), RejectedOther: mean(a.rejOther[key]),
 				AccKept: mean(a.accKept[key]), AUROC: mean(a.auc[key])})
 		}
 		if a.c.Compare {
-			key := extKey(flycl.ScoreTopCosine, keep)
+			key := extKey(reject.ScoreTopCosine, keep)
 			n := int(math.Round(mean(a.pool[key])))
-			out = append(out, FewShotRow{Set: set, Shots: shots, Score: flycl.ScoreTopCosine, Extrapolated: true, Keep: keep, Pool: n, Guaranteed: flycl.GuaranteedKeep(n, keep),
+			out = append(out, FewShotRow{Set: set, Shots: shots, Score: reject.ScoreTopCosine, Extrapolated: true, Keep: keep, Pool: n, Guaranteed: reject.GuaranteedKeep(n, keep),
 				Kept: mean(a.kept[key]), Kept10: quantile(a.kept[key], 0.1),
 				RejectedImageNet: mean(a.rejIN[key]), RejectedOther: mean(a.rejOther[key]),
 				AccKept: mean(a.accKept[key]), AUROC: mean(a.auc[key])})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/reject"
 )
 
 // TestImageNet500Groups: the built-in grouping parses, has the eight
@@ -111,7 +112,7 @@ func TestFewShotSynthetic(t *testing.T) {
 	add(other, 60, 30, "far2")
 	res, err := FewShot(context.Background(), []FewShotSet{{Name: "syn", Photos: photos, Groups: groupOf, Other: other}},
 		FewShotConfig{Model: flycl.Config{M: 300, P: 6, K: 90, Lambdas: []float64{1e-1, 1, 10, 100}}, Shots: []int{3, 5}, Splits: 20,
-			Scores: []flycl.OpenScore{flycl.ScoreTopCosine, flycl.ScoreTop}}, nil)
+			Scores: []reject.Score{reject.ScoreTopCosine, reject.ScoreTop}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestFewShotSynthetic(t *testing.T) {
 	}
 	for _, row := range res.Rows {
 		n := groups * row.Shots
-		if row.Pool != n || row.Guaranteed != flycl.GuaranteedKeep(n, row.Keep) {
+		if row.Pool != n || row.Guaranteed != reject.GuaranteedKeep(n, row.Keep) {
 			t.Errorf("%+v: want a pool of %d", row, n)
 		}
 		// the kept share of one split is a mean over 4 classes of
@@ -131,7 +132,7 @@ func TestFewShotSynthetic(t *testing.T) {
 		if row.Kept < g-3*se {
 			t.Errorf("%s %d shots, asked %g: kept %.3f, guaranteed %.3f (standard error %.3f)", row.Score, row.Shots, row.Keep, row.Kept, g, se)
 		}
-		if row.Score == flycl.ScoreTopCosine && (row.RejectedImageNet < 0.9 || row.RejectedOther < 0.9) {
+		if row.Score == reject.ScoreTopCosine && (row.RejectedImageNet < 0.9 || row.RejectedOther < 0.9) {
 			t.Errorf("%+v: far unknown photos accepted", row)
 		}
 	}

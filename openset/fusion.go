@@ -4,9 +4,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/flycl/flycl/reject"
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/flycl/flycl"
 )
 
 // signedLog1p returns sign(v)·log(1+|v|) of every value: a monotone
@@ -49,7 +48,7 @@ func classSums(x []float32, labels []int, d int) (cls []int, sums [][]float64, c
 // left out of its class's mean: exact leave-one-out scores from the class
 // sums alone (the sum less the row; a class of one sample has no mean
 // left and drops out), computed by the model's own formula
-// (flycl.ClassCosine).
+// (reject.ClassCosine).
 func cosineNCMLOO(x []float32, labels []int, d int, sel []int) []float64 {
 	cls, sums, _ := classSums(x, labels, d)
 	flat := make([]float64, 0, len(cls)*d)
@@ -65,7 +64,7 @@ func cosineNCMLOO(x []float32, labels []int, d int, sel []int) []float64 {
 			row[j] = float64(v)
 		}
 		own, _ := slices.BinarySearch(cls, labels[i])
-		v, ok := flycl.ClassCosine(row, flat, norms, own)
+		v, ok := reject.ClassCosine(row, flat, norms, own)
 		if !ok {
 			v = math.Inf(-1)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/reject"
 )
 
 // Config is the benchmark's protocol.
@@ -28,8 +29,8 @@ type Config struct {
 	// Seeds are the seeds of W (default 1993, 1994).
 	Seeds []uint64
 	// Calibration is the model's own calibration (defaults: see
-	// flycl.UnknownCalibration).
-	Calibration flycl.UnknownCalibration
+	// reject.Calibration).
+	Calibration reject.Calibration
 	// KNN is k of the k-th nearest neighbour score (default 10).
 	KNN int
 	// Shrink is the Mahalanobis covariance's shrinkage (default 0.1).
@@ -71,7 +72,7 @@ type Set struct {
 }
 
 // Score names, in table order. The first three are the model's own
-// (flycl.OpenScore); energy is also given at temperature 1. "(log1p)"
+// (reject.Score); energy is also given at temperature 1. "(log1p)"
 // scores are computed on sign(x)·log(1+|x|) of the features (a squashing
 // of large activations, as ReAct's clipping, that needs no statistic);
 // ViM subtracts from the top score the residual outside the principal
@@ -84,16 +85,16 @@ type Set struct {
 var Scores = []string{"top", "margin", "energy (fitted T)", "energy (T=1)", "mahalanobis", "relative mahalanobis", "cosine NCM", "kNN cosine",
 	"ViM", "cosine NCM (log1p)", "kNN cosine (log1p)", "top + cosine NCM (log1p)", "cosine NCM (codes)", "top + cosine NCM (codes)"}
 
-// ridgeScore maps a score name to the flycl.OpenScore a model can
+// ridgeScore maps a score name to the reject.Score a model can
 // calibrate (false for the feature-space scores).
-func ridgeScore(name string) (flycl.OpenScore, bool) {
+func ridgeScore(name string) (reject.Score, bool) {
 	switch name {
 	case "top":
-		return flycl.ScoreTop, true
+		return reject.ScoreTop, true
 	case "margin":
-		return flycl.ScoreMargin, true
+		return reject.ScoreMargin, true
 	case "energy (fitted T)":
-		return flycl.ScoreEnergy, true
+		return reject.ScoreEnergy, true
 	}
 	return "", false
 }
@@ -280,7 +281,7 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 			row := sc[i*nc : (i+1)*nc]
 			switch name {
 			case "energy (T=1)":
-				v[i] = flycl.ScoreEnergy.Value(row, 1)
+				v[i] = reject.ScoreEnergy.Value(row, 1)
 			default:
 				k, _ := ridgeScore(name)
 				v[i] = k.Value(row, T)
@@ -302,7 +303,7 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 	}
 	trainTop := make([]float64, len(trainY))
 	for i := range trainTop {
-		trainTop[i] = flycl.ScoreTop.Value(trainSc[i*nc:(i+1)*nc], 0)
+		trainTop[i] = reject.ScoreTop.Value(trainSc[i*nc:(i+1)*nc], 0)
 	}
 	vals["ViM"] = vimScores(trainX, trainTop, all, vals["top"], d, d/4)
 	tlog, alog := signedLog1p(trainX), signedLog1p(all)
@@ -311,23 +312,23 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 
 	loo, looCls := model.LeaveOneOut()
 	// the fusion, standardized and calibrated by the leave-one-out scores
-	// of the samples the model calibrated on (flycl.CalibrationSamples of
+	// of the samples the model calibrated on (reject.CalibrationSamples of
 	// the last learn): the top score's from the model, the cosine's from
 	// the class sums less each sample
 	zTop, zNCM := standardizer{0, 1}, standardizer{0, 1}
 	extra := map[string]float64{} // calibrated thresholds of the feature-space scores
-	if sel := flycl.CalibrationSamples(nlast, orDefaultInt(c.Calibration.MaxSamples, flycl.DefaultCalibrationSamples)); loo != nil && len(sel) == len(looCls) {
+	if sel := reject.CalibrationSamples(nlast, orDefaultInt(c.Calibration.MaxSamples, reject.DefaultCalibrationSamples)); loo != nil && len(sel) == len(looCls) {
 		for i := range sel {
 			sel[i] += len(trainY) - nlast
 		}
 		lt := make([]float64, len(sel))
 		for i := range lt {
-			lt[i] = flycl.ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)
+			lt[i] = reject.ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)
 		}
 		ln := cosineNCMLOO(tlog, trainY, d, sel)
 		zTop, zNCM = newStandardizer(lt), newStandardizer(ln)
-		extra["cosine NCM (log1p)"] = flycl.KeepThreshold(ln, rej.Keep)
-		extra["top + cosine NCM (log1p)"] = flycl.KeepThreshold(fuse(lt, ln, zTop, zNCM), rej.Keep)
+		extra["cosine NCM (log1p)"] = reject.KeepThreshold(ln, rej.Keep)
+		extra["top + cosine NCM (log1p)"] = reject.KeepThreshold(fuse(lt, ln, zTop, zNCM), rej.Keep)
 	}
 	vals["top + cosine NCM (log1p)"] = fuse(vals["top"], vals["cosine NCM (log1p)"], zTop, zNCM)
 	// the same on the codes: the class sums are S
@@ -342,21 +343,21 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 	}
 	vals["cosine NCM (codes)"] = cosineNCM(htr, trainY, hall, m)
 	zCodes := standardizer{0, 1}
-	if sel := flycl.CalibrationSamples(nlast, orDefaultInt(c.Calibration.MaxSamples, flycl.DefaultCalibrationSamples)); loo != nil && len(sel) == len(looCls) {
+	if sel := reject.CalibrationSamples(nlast, orDefaultInt(c.Calibration.MaxSamples, reject.DefaultCalibrationSamples)); loo != nil && len(sel) == len(looCls) {
 		for i := range sel {
 			sel[i] += len(trainY) - nlast
 		}
 		lt := make([]float64, len(sel))
 		for i := range lt {
-			lt[i] = flycl.ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)
+			lt[i] = reject.ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)
 		}
 		ln := cosineNCMLOO(htr, trainY, m, sel)
 		zCodes = newStandardizer(ln)
-		extra["cosine NCM (codes)"] = flycl.KeepThreshold(ln, rej.Keep)
-		extra["top + cosine NCM (codes)"] = flycl.KeepThreshold(fuse(lt, ln, zTop, zCodes), rej.Keep)
+		extra["cosine NCM (codes)"] = reject.KeepThreshold(ln, rej.Keep)
+		extra["top + cosine NCM (codes)"] = reject.KeepThreshold(fuse(lt, ln, zTop, zCodes), rej.Keep)
 	}
 	vals["top + cosine NCM (codes)"] = fuse(vals["top"], vals["cosine NCM (codes)"], zTop, zCodes)
-	if rej.Score == flycl.ScoreTopCosine {
+	if rej.Score == reject.ScoreTopCosine {
 		// the model's own score: the same fusion, standardized by the
 		// model's pool and compared with its stored threshold
 		_, cos, err := model.Predictor().ScoresCosines(ctx, all)
@@ -385,7 +386,7 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 			// the model's own threshold for the score it calibrates (its
 			// pool may reach back to earlier learns); for the others, the
 			// same share of this learn's leave-one-out scores
-			tc := flycl.KeepThreshold(lv, rej.Keep)
+			tc := reject.KeepThreshold(lv, rej.Keep)
 			if k == rej.Score {
 				tc = rej.Threshold
 			}
@@ -402,7 +403,7 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 	confT1, confTop, confFit := make([]float64, nk), make([]float64, nk), make([]float64, nk)
 	for i := 0; i < nk; i++ {
 		row := sc[i*nc : (i+1)*nc]
-		p1, _ := flycl.Rejection{Temperature: 1}.Probability(row)
+		p1, _ := reject.Rule{Temperature: 1}.Probability(row)
 		confT1[i] = p1
 		confTop[i] = min(max(float64(slices.Max(row)), 0), 1)
 		confFit[i], _ = rej.Probability(row)
@@ -451,8 +452,8 @@ func (res *Result) Markdown(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nm=%d, p=%d, k=%d; %d class splits × seeds %s; split: %d known classes in one task; incremental: %d tasks, evaluated after each but the last; calibration keeps %.0f%% of ≤%d leave-one-out samples per learn; Mahalanobis shrink %g; kNN k=%d.\n",
 		res.Config.Model.M, res.Config.Model.P, res.Config.Model.K, res.Config.Splits, strings.Join(seeds, ","),
-		res.Config.Known, res.Config.Tasks, 100*orDefault(res.Config.Calibration.Keep, flycl.DefaultKeep),
-		orDefaultInt(res.Config.Calibration.MaxSamples, flycl.DefaultCalibrationSamples), res.Config.Shrink, res.Config.KNN)
+		res.Config.Known, res.Config.Tasks, 100*orDefault(res.Config.Calibration.Keep, reject.DefaultKeep),
+		orDefaultInt(res.Config.Calibration.MaxSamples, reject.DefaultCalibrationSamples), res.Config.Shrink, res.Config.KNN)
 }
 
 func orDefault(v, d float64) float64 {

@@ -79,7 +79,7 @@ type Config struct {
 
 	// Unknown says when predict answers "unknown": "auto" or "" (the
 	// model's calibrated rejection), "off", or a threshold on the
-	// calibrated score (flycl.ParseRejection).
+	// calibrated score (reject.ParseRule).
 	Unknown string
 
 	// Inbox, when not nil, keeps the predictions InboxPolicy keeps (rejected

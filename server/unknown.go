@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/reject"
 )
 
 // Rejecter is implemented by a ModelView whose model can say that a sample
@@ -13,16 +13,16 @@ import (
 // backend's snapshots do). Predictions of other snapshots are never
 // "unknown" and carry no probability.
 type Rejecter interface {
-	Rejection() flycl.Rejection
+	Rejection() reject.Rule
 }
 
 // Rejection returns the model's calibrated rejection.
-func (s *fileView) Rejection() flycl.Rejection { return s.pred.Rejection() }
+func (s *fileView) Rejection() reject.Rule { return s.pred.Rejection() }
 
 // CosineScorer is implemented by a ModelView that gives, with the class
 // scores, the cosine of every sample's code to the nearest class sum
 // (flycl.Predictor.ScoresCosines; the file backend's snapshots do): a
-// rejection whose score needs it (flycl.OpenScore.NeedsCosine) reads it.
+// rejection whose score needs it (reject.Score.NeedsCosine) reads it.
 // Under such a rejection, a view that is not a CosineScorer has every
 // prediction answered "unknown" (its cosine is not known).
 type CosineScorer interface {
@@ -42,7 +42,7 @@ const unknownAnswer = "unknown"
 
 // checkUnknown checks Config.Unknown.
 func checkUnknown(v string) error {
-	if _, err := flycl.ParseRejection(v, flycl.Rejection{}); err != nil {
+	if _, err := reject.ParseRule(v, reject.Rule{}); err != nil {
 		return fmt.Errorf("server: Unknown: %w", err)
 	}
 	return nil
@@ -50,12 +50,12 @@ func checkUnknown(v string) error {
 
 // rejection returns the rejection predictions of sn get under
 // Config.Unknown.
-func (s *Server) rejection(sn ModelView) flycl.Rejection {
-	var cal flycl.Rejection
+func (s *Server) rejection(sn ModelView) reject.Rule {
+	var cal reject.Rule
 	if r, ok := sn.(Rejecter); ok {
 		cal = r.Rejection()
 	}
-	rej, err := flycl.ParseRejection(s.cfg.Unknown, cal)
+	rej, err := reject.ParseRule(s.cfg.Unknown, cal)
 	if err != nil { // checked by New
 		return cal
 	}
@@ -63,9 +63,9 @@ func (s *Server) rejection(sn ModelView) flycl.Rejection {
 }
 
 // answer sets p's answer, unknown flag and probability from its row of
-// class scores and its cosine (flycl.Rejection.Reject), and counts the
+// class scores and its cosine (reject.Rule.Reject), and counts the
 // answer.
-func (s *Server) answer(p *Prediction, rej flycl.Rejection, row []float32, cos float64) {
+func (s *Server) answer(p *Prediction, rej reject.Rule, row []float32, cos float64) {
 	p.Answer = p.Class
 	if rej.Reject(row, cos) {
 		p.Answer, p.Unknown = unknownAnswer, true
@@ -83,7 +83,7 @@ func (s *Server) answer(p *Prediction, rej flycl.Rejection, row []float32, cos f
 
 // unknownInfo is GET /v1/model's description of rej (nil when it has
 // neither a rejection nor a temperature).
-func unknownInfo(rej flycl.Rejection) *Unknown {
+func unknownInfo(rej reject.Rule) *Unknown {
 	if !rej.Enabled() && rej.Keep == 0 && rej.Temperature == 0 {
 		return nil
 	}

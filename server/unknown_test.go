@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/reject"
 )
 
 // TestPredictUnknown: with the model's calibrated rejection (the default
@@ -35,7 +35,7 @@ func TestPredictUnknown(t *testing.T) {
 	learnFeatures(t, hs.URL, "", x, y)
 	saved := savedModel(t, path)
 	rej := saved.Rejection()
-	if !rej.Enabled() || rej.Score != flycl.ScoreTopCosine || !(rej.Temperature > 0) {
+	if !rej.Enabled() || rej.Score != reject.ScoreTopCosine || !(rej.Temperature > 0) {
 		t.Fatalf("the served model's rejection after a learn: %+v", rej)
 	}
 	known, _ := clusters(r, []int{0, 1, 2}, 60)
@@ -128,8 +128,8 @@ func TestPredictUnknown(t *testing.T) {
 	// GET /v1/model shows the rejection predictions get
 	var mi ModelResponse
 	do(t, "GET", hs.URL+"/v1/model", "", nil, "", &mi)
-	wantInfo := Unknown{Enabled: true, Score: string(flycl.ScoreTopCosine), Threshold: rej.Threshold, Keep: flycl.DefaultKeep,
-		Guaranteed: flycl.GuaranteedKeep(rej.Samples, flycl.DefaultKeep), Samples: rej.Samples, Temperature: rej.Temperature, Summary: rej.String()}
+	wantInfo := Unknown{Enabled: true, Score: string(reject.ScoreTopCosine), Threshold: rej.Threshold, Keep: reject.DefaultKeep,
+		Guaranteed: reject.GuaranteedKeep(rej.Samples, reject.DefaultKeep), Samples: rej.Samples, Temperature: rej.Temperature, Summary: rej.String()}
 	if mi.Unknown == nil || *mi.Unknown != wantInfo || rej.Samples != 90 {
 		t.Fatalf("GET /v1/model unknown %+v, want %+v (90 samples)", mi.Unknown, wantInfo)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/reject"
 )
 
 // Prediction is a frame's classification.
@@ -43,7 +44,7 @@ type ModelClassifier struct {
 	Predictor *flycl.Predictor
 	// Rejection answers "unknown" (zero: never); the model's own is
 	// Predictor.Rejection().
-	Rejection flycl.Rejection
+	Rejection reject.Rule
 	// Top is how many classes a prediction lists (≤ 0: 5).
 	Top int
 }

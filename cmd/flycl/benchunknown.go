@@ -11,6 +11,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/openset"
+	"github.com/flycl/flycl/reject"
 )
 
 // benchUnknownCmd is "flycl bench unknown": the open-set benchmark of
@@ -63,7 +64,7 @@ Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`
 			for _, s := range seeds {
 				cfg.Seeds = append(cfg.Seeds, uint64(s))
 			}
-			k, err := flycl.ParseOpenScore(score)
+			k, err := reject.ParseScore(score)
 			if err != nil {
 				return fmt.Errorf("--score: %w", err)
 			}
@@ -88,9 +89,9 @@ Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`
 	fs.IntVar(&cfg.Splits, "splits", 3, "random class orders")
 	fs.UintSliceVar(&seeds, "seeds", []uint{1993, 1994}, "seeds of W")
 	fs.StringSliceVar(&cfg.Protocols, "protocols", []string{"split", "incremental"}, "protocols: split, incremental")
-	fs.Float64Var(&cfg.Calibration.Keep, "keep", flycl.DefaultKeep, "share of known samples the calibrated threshold keeps")
-	fs.IntVar(&cfg.Calibration.MaxSamples, "calib-samples", flycl.DefaultCalibrationSamples, "leave-one-out samples per learn")
-	fs.StringVar(&score, "score", string(flycl.ScoreTopCosine), "the score the model calibrates its stored threshold for: top+cosine (the model's default; its row is \"top + cosine NCM (codes)\"), top, margin or energy")
+	fs.Float64Var(&cfg.Calibration.Keep, "keep", reject.DefaultKeep, "share of known samples the calibrated threshold keeps")
+	fs.IntVar(&cfg.Calibration.MaxSamples, "calib-samples", reject.DefaultCalibrationSamples, "leave-one-out samples per learn")
+	fs.StringVar(&score, "score", string(reject.ScoreTopCosine), "the score the model calibrates its stored threshold for: top+cosine (the model's default; its row is \"top + cosine NCM (codes)\"), top, margin or energy")
 	fs.IntVar(&cfg.KNN, "knn", 10, "k of the k-th nearest neighbour score")
 	fs.Float64Var(&cfg.Shrink, "shrink", 0.1, "shrinkage of the Mahalanobis covariance towards its mean variance")
 	fs.IntVar(&cfg.Model.M, "m", cfg.Model.M, "expansion dimension")
@@ -152,7 +153,7 @@ grouping (lines wnid<TAB>group).`,
 				return fmt.Errorf("--lambda-scale: %w", err)
 			}
 			for _, s := range scores {
-				k, err := flycl.ParseOpenScore(s)
+				k, err := reject.ParseScore(s)
 				if err != nil {
 					return fmt.Errorf("--scores: %w", err)
 				}

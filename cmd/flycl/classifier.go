@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/server"
 	"github.com/flycl/flycl/watch"
 )
@@ -40,7 +40,7 @@ func openImageClassifier(cmd *cobra.Command, path, backboneSpec, unknown string,
 	if mf.Pipeline == nil {
 		return nil, fmt.Errorf("%s learned from feature vectors: it has no backbone to classify %s with", path, what)
 	}
-	rej, err := flycl.ParseRejection(unknown, p.Rejection())
+	rej, err := reject.ParseRule(unknown, p.Rejection())
 	if err != nil {
 		return nil, fmt.Errorf("--unknown: %w", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/flycl/flycl/internal/ortnode"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/onnx"
+	"github.com/flycl/flycl/reject"
 )
 
 // nodeORT finds Node's ONNX Runtime ($NODE_PATH, or the onnxruntime-node
@@ -198,7 +199,7 @@ func TestExportImagesNode(t *testing.T) {
 			// "unknown" as flycl predict answers it (the model calibrates a
 			// rejection when it learns), unless the open-set score lies within
 			// twice the scores' bound of the threshold
-			if r := f.Snapshot.Predictor().Rejection(); !r.Enabled() || r.Score != flycl.ScoreTopCosine {
+			if r := f.Snapshot.Predictor().Rejection(); !r.Enabled() || r.Score != reject.ScoreTopCosine {
 				t.Fatalf("the model's rejection %+v: want top+cosine on, to compare", r)
 			} else {
 				un := res.Outputs[export.UnknownOutput]

@@ -18,6 +18,7 @@ import (
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/store"
 	"github.com/flycl/flycl/transform"
 )
@@ -379,12 +380,12 @@ class_names (or --class-names).`,
 				if !(keep > 0 && keep <= 1) {
 					return fmt.Errorf("--unknown-keep %g: want a share in (0, 1]", keep)
 				}
-				c := flycl.UnknownCalibration{Score: m.Rejection().Score, Keep: keep}
+				c := reject.Calibration{Score: m.Rejection().Score, Keep: keep}
 				if !cmd.Flags().Changed("unknown-keep") && m.Rejection().Keep > 0 {
 					c.Keep = m.Rejection().Keep
 				}
 				if cmd.Flags().Changed("unknown-score") {
-					if c.Score, err = flycl.ParseOpenScore(openScore); err != nil {
+					if c.Score, err = reject.ParseScore(openScore); err != nil {
 						return fmt.Errorf("--unknown-score: %w", err)
 					}
 				}
@@ -432,7 +433,7 @@ class_names (or --class-names).`,
 	c.Flags().BoolVar(&opt.Online, "online", false, "learn in mini-batches (re-solving after each)")
 	c.Flags().IntVar(&opt.Batch, "online-batch", 1000, "mini-batch size with --online")
 	c.Flags().Float64Var(&opt.Lambda, "lambda", 0, "fixed λ (0: GCV on the task, or on each mini-batch with --online)")
-	c.Flags().Float64Var(&keep, "unknown-keep", flycl.DefaultKeep, "share of the learned samples' leave-one-out scores the \"unknown\" threshold keeps (the model keeps it for later learns; docs/UNKNOWN.md)")
+	c.Flags().Float64Var(&keep, "unknown-keep", reject.DefaultKeep, "share of the learned samples' leave-one-out scores the \"unknown\" threshold keeps (the model keeps it for later learns; docs/UNKNOWN.md)")
 	c.Flags().StringVar(&openScore, "unknown-score", "", "the open-set score the \"unknown\" threshold applies to from this learn on: top, margin, energy or top+cosine (default: the model's, or top+cosine for a new model; docs/UNKNOWN.md)")
 	c.Flags().TextVar(&opt.LambdaPolicy, "lambda-policy", flycl.LambdaGCV, "without --lambda: gcv chooses λ on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
 	return c
@@ -455,7 +456,7 @@ func printLearn(w io.Writer, r *deploy.LearnResult, desc string, learn, save tim
 		how = fmt.Sprintf("fixed, requested %g", r.LambdaRequested)
 	}
 	fmt.Fprintf(w, "lambda %g (%s)\n", r.Lambda, how)
-	fmt.Fprintln(w, r.Rejection) // the rejection state in one line (flycl.Rejection.String)
+	fmt.Fprintln(w, r.Rejection) // the rejection state in one line (reject.Rule.String)
 	// a raised λ (requested, or chosen by GCV): deploy.LambdaWarnings
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)

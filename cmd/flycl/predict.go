@@ -14,6 +14,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/reject"
 )
 
 // prediction is one sample's result.
@@ -95,7 +96,7 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 			if len(p.Classes()) == 0 {
 				return fmt.Errorf("%s has no classes yet: teach it with flycl learn", model)
 			}
-			rej, err := flycl.ParseRejection(unknown, p.Rejection())
+			rej, err := reject.ParseRule(unknown, p.Rejection())
 			if err != nil {
 				return fmt.Errorf("--unknown: %w", err)
 			}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/reject"
 )
 
 // TestPredictUnknown: flycl learn calibrates the model's rejection (on
@@ -26,13 +26,13 @@ import (
 func TestPredictUnknown(t *testing.T) {
 	for _, tc := range []struct {
 		flags []string
-		score flycl.OpenScore
-	}{{nil, flycl.ScoreTopCosine}, {[]string{"--unknown-score", "top"}, flycl.ScoreTop}} {
+		score reject.Score
+	}{{nil, reject.ScoreTopCosine}, {[]string{"--unknown-score", "top"}, reject.ScoreTop}} {
 		t.Run(string(tc.score), func(t *testing.T) { testPredictUnknown(t, tc.flags, tc.score) })
 	}
 }
 
-func testPredictUnknown(t *testing.T, flags []string, kind flycl.OpenScore) {
+func testPredictUnknown(t *testing.T, flags []string, kind reject.Score) {
 	dir := t.TempDir()
 	train, test, model := filepath.Join(dir, "train.npz"), filepath.Join(dir, "test.npz"), filepath.Join(dir, "m.flycl")
 	blobs(t, train, 1, 16, 40, "cat", "dog")

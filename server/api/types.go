@@ -55,7 +55,7 @@ type Info struct {
 	Unknown *Unknown `json:"unknown,omitempty"`
 }
 
-// Unknown is the state of the model's "unknown" answers (flycl.Rejection
+// Unknown is the state of the model's "unknown" answers (reject.Rule
 // under the server's --unknown setting).
 type Unknown struct {
 	// Enabled is false when every answer is a class (rejection off, or

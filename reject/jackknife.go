@@ -1,4 +1,4 @@
-package flycl
+package reject
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 // triangular solves per partner, about 2·MaxJackknifePartners·m² flops.
 const MaxJackknifePartners = 64
 
-// jackknifeExtrapolate corrects leave-one-out values toward the values a
+// Jackknife corrects leave-one-out values toward the values a
 // new sample of the same class gets from the full model. A sample i's
 // leave-one-out score f₋ᵢ(xᵢ) comes from a model that learned one sample
 // of i's class fewer than the model that scores a new sample of that
@@ -38,7 +38,7 @@ const MaxJackknifePartners = 64
 // sel, and a row with no partner of its class is left as it is.
 // Rows whose class has fewer than minCount samples (counts) are left as
 // they are. It returns new slices.
-func jackknifeExtrapolate(ctx context.Context, loo, full []float32, lev []float64, cos []float64, nc, m int,
+func Jackknife(ctx context.Context, loo, full []float32, lev []float64, cos []float64, nc, m int,
 	h []float32, sel, idx []int, s []float32, counts []int, hat func(pj []int) []float64) ([]float32, []float64, error) {
 	k := len(sel)
 	rows, cs := make([]float32, len(loo)), make([]float64, len(cos))

@@ -1,0 +1,112 @@
+package flycl
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/flycl/flycl/reject"
+)
+
+// TestCloseScoresNotConfident: on a model learned from few samples of
+// well separated classes (every leave-one-out answer right: the case in
+// which a likelihood fit collapses T), no prediction whose top two scores
+// are within reject.CloseScores of each other gets a probability of
+// reject.MaxCloseProbability or more, over inputs between the classes (mixtures
+// of two class centres, where the top two scores come close), while the
+// inputs of a class still get high probabilities.
+func TestCloseScoresNotConfident(t *testing.T) {
+	ctx := context.Background()
+	const d = 16
+	m, err := New(Config{M: 400, P: 6, K: 120, Seed: 5, Lambdas: []float64{1e-2, 1e-1, 1, 10}}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetCalibration(&reject.Calibration{}); err != nil {
+		t.Fatal(err)
+	}
+	x, y := clusters(28, 15, d, []int{0, 1, 2}, 1.0) // 3 classes × 5 samples, all answered right by leave-one-out, some barely
+	if _, err := m.Learn(ctx, x, y, nil); err != nil {
+		t.Fatal(err)
+	}
+	rej := m.Rejection()
+	if !rej.Enabled() || rej.Samples != 15 {
+		t.Fatalf("after a first learn of 3 × 5 samples: %v, want rejection on over 15 samples", rej)
+	}
+	loo, cls := m.LeaveOneOut()
+	nc := len(m.Classes())
+	for i, c := range cls {
+		row := loo[i*nc : (i+1)*nc]
+		if slices.Index(row, slices.Max(row)) != c {
+			t.Skip("a leave-one-out answer is wrong: not the case under test")
+		}
+	}
+	// the fitted T is (at least) the smoothed cross-entropy's minimum
+	if nll := func(T float64) float64 { return smoothedCE(loo, nc, cls, T) }; nll(rej.Temperature) > nll(rej.Temperature*2) {
+		t.Fatalf("T=%g is not the smoothed minimum", rej.Temperature)
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	centre := func(l int) []float32 {
+		xs, _ := clusters(uint64(100+l), 1, d, []int{l}, 0)
+		return xs
+	}
+	close, confident := 0, 0
+	for trial := 0; trial < 3000; trial++ {
+		a, b := r.IntN(3), r.IntN(3)
+		w := r.Float64()
+		ca, cb := centre(a), centre(b)
+		in := make([]float32, d)
+		for j := range in {
+			in[j] = float32(w*float64(ca[j])+(1-w)*float64(cb[j])) + float32(0.1*r.NormFloat64())
+		}
+		sc, err := m.Scores(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ok := rej.Probability(sc)
+		if !ok {
+			t.Fatal("no probability")
+		}
+		s := slices.Clone(sc)
+		slices.Sort(s)
+		s1, s2 := float64(s[nc-1]), float64(s[nc-2])
+		if s1-s2 <= reject.CloseScores*math.Abs(s1) {
+			close++
+			if p >= reject.MaxCloseProbability {
+				t.Fatalf("top two scores %g and %g (within %g%%) got p = %g", s1, s2, 100*reject.CloseScores, p)
+			}
+		}
+		if p > 0.9 {
+			confident++
+		}
+	}
+	if close < 20 || confident < 100 {
+		t.Fatalf("%d inputs with close scores, %d confident: the test did not probe both", close, confident)
+	}
+}
+
+// smoothedCE is reject.FitTemperature's objective written out again: the mean
+// cross-entropy of softmax(row/T) against targets (N+1)/(N+2) on the true
+// class and 1/(N+2) shared by the others.
+func smoothedCE(scores []float32, nc int, cls []int, T float64) float64 {
+	n := len(cls)
+	eps := 1 / float64(n+2)
+	sum := 0.0
+	for i, c := range cls {
+		row := scores[i*nc : (i+1)*nc]
+		z := 0.0
+		for _, v := range row {
+			z += math.Exp(float64(v) / T)
+		}
+		for j, v := range row {
+			w := eps / float64(nc-1)
+			if j == c {
+				w = 1 - eps
+			}
+			sum -= w * (float64(v)/T - math.Log(z))
+		}
+	}
+	return sum / float64(n)
+}

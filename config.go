@@ -3,34 +3,56 @@ package flycl
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
 
-// Config holds Fly-CL's hyper-parameters. The zero value of a field means
-// its default (DefaultConfig). Its JSON form names the fields as a model
-// file's header does, and every enumeration by its name (MarshalText).
+// Config holds Fly-CL's hyper-parameters. It is the one place a
+// hyper-parameter is declared: its field, its default (DefaultConfig), its
+// validation (Check) and, in the field's tags, its name in files and the
+// API (json) and its command-line flag with its help text (flag, help;
+// bound to flags by internal/flagbind for every command and the Beam
+// launcher). Results (experiment.Config) and the API (api.Info) embed it,
+// model files store it whole, so a new field travels with no further
+// declaration.
+//
+// The zero value of a field means its default (DefaultConfig). Its JSON
+// form names the fields as a model file's header does, and every
+// enumeration by its name (MarshalText).
 type Config struct {
-	M    int    `json:"m"`    // expansion dimension m (default 10000)
-	P    int    `json:"p"`    // non-zeros per row of W (default 300)
-	K    int    `json:"k"`    // coordinates kept by top-k (default 3000)
-	Seed uint64 `json:"seed"` // seed of W (default 0)
+	// M is the expansion dimension m, the rows of W (default 10000).
+	M int `json:"m" flag:"m" help:"Fly-CL expansion dimension (rows of W)"`
+	// P is the non-zeros per row of W (default 300).
+	P int `json:"p" flag:"p" help:"Fly-CL non-zeros per row of W, at most the feature dimension d; the paper keeps p/d ≈ 0.4 (300 of d=768), so scale it with d"`
+	// K is the coordinates top-k keeps (default 3000).
+	K int `json:"k" flag:"k" help:"Fly-CL top-k (at most m)"`
+	// Seed is the seed of W (default 0).
+	Seed uint64 `json:"seed" flag:"w-seed" help:"seed of W"`
 
-	TopK       projection.TopKMode `json:"topk"`                // signed (default, as the reference code) or magnitude
-	Lambdas    []float64           `json:"lambdas"`             // GCV grid (default 1e6, 1e7, 1e8, 1e9)
-	GCV        ridge.GCVMethod     `json:"gcv"`                 // how GCV is computed (default auto)
-	GCVScope   GCVScope            `json:"gcv_scope,omitempty"` // which samples GCV scores λ on (default: the task's, as the paper)
-	Projection projection.Method   `json:"projection"`          // how W is applied (default auto)
+	// TopK: signed (default, as the reference code) or magnitude.
+	TopK projection.TopKMode `json:"topk" flag:"topk" help:"top-k by signed value (reference code) or magnitude (paper text)"`
+	// Lambdas is the GCV grid (default DefaultLambdas, or
+	// DefaultRelativeLambdas with LambdaRelative).
+	Lambdas []float64 `json:"lambdas" flag:"lambdas" help:"GCV grid (with --lambda-scale relative the default is 0.01,0.1,1,10,100,1000,10000)"`
+	// GCV is how GCV is computed (default auto).
+	GCV ridge.GCVMethod `json:"gcv" flag:"gcv" help:"GCV method: auto, dual, primal, eigen, band"`
+	// GCVScope is which samples GCV scores λ on (default: the task's, as
+	// the paper).
+	GCVScope GCVScope `json:"gcv_scope,omitempty" flag:"gcv-scope" help:"samples GCV scores λ on: task (the current task, as the paper) or all (everything learned so far, exactly from the accumulated statistics; one float64 m×m reduction per task: to a band above m=2500 with OpenBLAS, else tridiagonal)"`
+	// Projection is how W is applied (default auto).
+	Projection projection.Method `json:"projection" flag:"projection" help:"how W is applied: auto, dense, sparse"`
 	// LambdaScale says whether Lambdas are absolute (default) or relative
 	// to the mean diagonal of G (see LambdaRelative).
-	LambdaScale LambdaScale `json:"lambda_scale,omitempty"`
+	LambdaScale LambdaScale `json:"lambda_scale,omitempty" flag:"lambda-scale" help:"absolute: --lambdas as given (the paper); relative: --lambdas times the mean diagonal of the Gram matrix GCV works on, for features of any scale (an option, measured in docs/RESULTS.md, section \"The λ grid's scale\")"`
 	// WidenGrid, when GCV chooses an edge of the grid, scores further
 	// decades beyond that edge (WidenStep at a time, at most MaxWiden
 	// decades on either side) until the optimum is inside the scored
 	// values (see WidenLambdas). Off by default (the paper's fixed grid).
-	WidenGrid bool `json:"widen_grid,omitempty"`
+	WidenGrid bool `json:"widen_grid,omitempty" flag:"widen-grid" help:"when GCV chooses an edge of the λ grid, score further decades beyond it until the optimum is inside (off: the paper's fixed grid; a new model learning from images turns it on with the relative grid)"`
 }
 
 // DefaultLambdas is the GCV grid of the paper's ViT-B/16 runs.
@@ -41,6 +63,11 @@ var DefaultLambdas = []float64{1e6, 1e7, 1e8, 1e9}
 func DefaultConfig() Config {
 	return Config{M: 10000, P: 300, K: 3000, Lambdas: slices.Clone(DefaultLambdas)}
 }
+
+// WithDefaults returns c with its zero fields filled: DefaultConfig's
+// values, and for an empty grid DefaultLambdas, or DefaultRelativeLambdas
+// when LambdaScale is LambdaRelative.
+func (c Config) WithDefaults() Config { return c.withDefaults() }
 
 // withDefaults fills zero fields.
 func (c Config) withDefaults() Config {
@@ -64,28 +91,86 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports the first invalid field for inputs of dimension d.
-func (c Config) Validate(d int) error {
-	switch {
-	case d <= 0:
-		return fmt.Errorf("flycl: input dimension must be positive, got %d", d)
-	case c.M <= 0:
-		return fmt.Errorf("flycl: m must be positive, got %d", c.M)
-	case c.P <= 0 || c.P > d:
-		return fmt.Errorf("flycl: p must be in [1, d=%d], got %d", d, c.P)
-	case c.K <= 0 || c.K > c.M:
-		return fmt.Errorf("flycl: k must be in [1, m=%d], got %d", c.M, c.K)
+// FieldError is an invalid field of a Config.
+type FieldError struct {
+	Field   string // the field, as Go names it ("K")
+	Value   any    // its value
+	Problem string // what is wrong: "must be at least 1"
+	// Bound, when set, is the field whose value the Problem refers to
+	// ("must be at most m": "M"), with its value.
+	Bound      string
+	BoundValue any
+}
+
+func (e *FieldError) Error() string {
+	return "flycl: " + e.Describe(configName, func(field string) string {
+		if field == e.Bound {
+			return fmt.Sprint(e.BoundValue)
+		}
+		return fmt.Sprint(e.Value)
+	})
+}
+
+// Describe says what is wrong, naming a field as name does (a command
+// line: "--k") and writing its value as value does: "k 301: must be at
+// most m (300)".
+func (e *FieldError) Describe(name, value func(field string) string) string {
+	s := fmt.Sprintf("%s %s: %s", name(e.Field), value(e.Field), e.Problem)
+	if e.Bound != "" {
+		s += fmt.Sprintf(" (%s %s)", name(e.Bound), value(e.Bound))
+	}
+	return s
+}
+
+// configName is a field's name in files (its JSON name).
+func configName(field string) string {
+	f, ok := reflect.TypeFor[Config]().FieldByName(field)
+	if !ok {
+		return field
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
+}
+
+// Check reports the first invalid field that is wrong whatever the input
+// dimension, as a *FieldError.
+func (c Config) Check() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"M", c.M}, {"P", c.P}, {"K", c.K}} {
+		if f.v < 1 {
+			return &FieldError{Field: f.name, Value: f.v, Problem: "must be at least 1"}
+		}
+	}
+	if c.K > c.M {
+		return &FieldError{Field: "K", Value: c.K, Problem: "must be at most m", Bound: "M", BoundValue: c.M}
 	}
 	for _, l := range c.Lambdas {
 		if !(l > 0) || math.IsInf(l, 0) {
-			return fmt.Errorf("flycl: lambda %g is not a positive finite number", l)
+			return &FieldError{Field: "Lambdas", Value: c.Lambdas, Problem: fmt.Sprintf("%g is not a positive finite number", l)}
 		}
 	}
 	if c.GCVScope != GCVTask && c.GCVScope != GCVAll {
-		return fmt.Errorf("flycl: unknown GCV scope %d", c.GCVScope)
+		return &FieldError{Field: "GCVScope", Value: int(c.GCVScope), Problem: "unknown GCV scope"}
 	}
 	if c.LambdaScale != LambdaAbsolute && c.LambdaScale != LambdaRelative {
-		return fmt.Errorf("flycl: unknown lambda scale %d", c.LambdaScale)
+		return &FieldError{Field: "LambdaScale", Value: int(c.LambdaScale), Problem: "unknown lambda scale"}
+	}
+	return nil
+}
+
+// Validate reports the first invalid field for inputs of dimension d
+// (Check, and p at most d).
+func (c Config) Validate(d int) error {
+	if d <= 0 {
+		return fmt.Errorf("flycl: input dimension must be positive, got %d", d)
+	}
+	if err := c.Check(); err != nil {
+		return err
+	}
+	if c.P > d {
+		return &FieldError{Field: "P", Value: c.P, Problem: fmt.Sprintf("must be at most the input dimension d=%d", d)}
 	}
 	return nil
 }

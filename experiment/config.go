@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/flycl/flycl"
 )
 
 // Config is everything besides the seeds that decides the outcome of an
@@ -19,23 +22,20 @@ import (
 // ridge baselines), the other methods' settings, how the features were
 // made, and the identity of every input file. Results may be merged only
 // when their configs agree (Diff).
+//
+// In result.json Fly-CL's settings are flycl.Config's fields under their
+// own names, except that its seed is "w_seed" (MarshalJSON): a field added
+// to flycl.Config is recorded with no change here.
 type Config struct {
-	// Fly-CL: m, p, k, the seed and SHA-256 of its W (variants such as
-	// flycl-dense draw theirs from the same seed), top-k mode, the λ grid
-	// and its scale, how GCV and the projection are computed.
-	M            int       `json:"m"`
-	P            int       `json:"p"`
-	K            int       `json:"k"`
-	WSeed        uint64    `json:"w_seed"`
-	WSHA256      string    `json:"w_sha256,omitempty"`
-	TopK         string    `json:"topk"`
-	Lambdas      []float64 `json:"lambdas"`
-	LambdaScale  string    `json:"lambda_scale"`
-	GCV          string    `json:"gcv"`
-	GCVScope     string    `json:"gcv_scope,omitempty"`
-	Projection   string    `json:"projection"`
-	OnlineBatch  int       `json:"online_batch,omitempty"`
-	OnlineLambda float64   `json:"online_lambda,omitempty"`
+	// Config is Fly-CL's configuration: m, p, k, the seed of its W
+	// (variants such as flycl-dense draw theirs from the same seed), top-k
+	// mode, the λ grid and its scale, how GCV and the projection are
+	// computed.
+	flycl.Config `json:"-"`
+	// WSHA256 is the SHA-256 of the W the seed gives (or of --w).
+	WSHA256      string  `json:"w_sha256,omitempty"`
+	OnlineBatch  int     `json:"online_batch,omitempty"`
+	OnlineLambda float64 `json:"online_lambda,omitempty"`
 	// HebbianPasses is the passes per task of flycl-hebbian.
 	HebbianPasses int `json:"hebbian_passes,omitempty"`
 	// Data is the data as the user gave it (a data-set spec, or "features").
@@ -47,6 +47,120 @@ type Config struct {
 	Output   string `json:"output,omitempty"`
 	// Inputs are the files read: feature files, data sets, weights, W.
 	Inputs []Input `json:"inputs"`
+}
+
+// renamed are flycl.Config's JSON names that result.json writes
+// otherwise (its seed is W's: "w_seed").
+var renamed = map[string]string{"seed": "w_seed"}
+
+// always are flycl.Config's fields that it omits at their defaults and
+// result.json has always written: each after the key after.
+var always = []struct {
+	key, after string
+	value      func(flycl.Config) any
+}{
+	{"lambda_scale", "lambdas", func(c flycl.Config) any { return c.LambdaScale }},
+	{"gcv_scope", "gcv", func(c flycl.Config) any { return c.GCVScope }},
+}
+
+// configFields is Config's JSON form without the embedded flycl.Config
+// (MarshalJSON adds its fields).
+type configFields Config
+
+// MarshalJSON writes flycl.Config's fields (the seed as "w_seed", the λ
+// scale always), then the others.
+func (c Config) MarshalJSON() ([]byte, error) {
+	fc, err := json.Marshal(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	keys, vals, err := object(fc)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := json.Marshal(configFields(c))
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if n, ok := renamed[k]; ok {
+			k = n
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vals[i])
+		b.WriteByte(',')
+		for _, a := range always {
+			if k == a.after && !slices.Contains(keys, a.key) {
+				v, err := json.Marshal(a.value(c.Config))
+				if err != nil {
+					return nil, err
+				}
+				fmt.Fprintf(&b, "%q:%s,", a.key, v)
+			}
+		}
+	}
+	b.Write(rest[1:]) // rest is an object: "{...}"
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, and result.json files of
+// every schema: fields a file does not have keep their zero value (their
+// default).
+func (c *Config) UnmarshalJSON(b []byte) error {
+	keys, vals, err := object(b)
+	if err != nil {
+		return err
+	}
+	var fc bytes.Buffer
+	fc.WriteByte('{')
+	for i, k := range keys {
+		for from, to := range renamed {
+			if k == to {
+				k = from
+			}
+		}
+		if i > 0 {
+			fc.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		fc.Write(kb)
+		fc.WriteByte(':')
+		fc.Write(vals[i])
+	}
+	fc.WriteByte('}')
+	var f configFields
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*c = Config(f)
+	return json.Unmarshal(fc.Bytes(), &c.Config)
+}
+
+// object splits a JSON object into its keys and raw values, in order.
+func object(b []byte) ([]string, []json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, fmt.Errorf("experiment: config is not a JSON object")
+	}
+	var keys []string
+	var vals []json.RawMessage
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil, fmt.Errorf("experiment: config: %w", err)
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, fmt.Errorf("experiment: config %s: %w", k, err)
+		}
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	return keys, vals, nil
 }
 
 // Input identifies one input file by its content.

@@ -110,7 +110,7 @@ func TestIdentify(t *testing.T) {
 	if _, err := Identify("x", filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing file: %v", err)
 	}
-	if got := Diff(&Config{M: 1, Inputs: []Input{in}}, &Config{M: 1, Inputs: []Input{in, d1}}); len(got) != 1 || !strings.HasPrefix(got[0], "input data:") {
+	if got := Diff(&Config{Config: flycl.Config{M: 1}, Inputs: []Input{in}}, &Config{Config: flycl.Config{M: 1}, Inputs: []Input{in, d1}}); len(got) != 1 || !strings.HasPrefix(got[0], "input data:") {
 		t.Errorf("Diff: %q", got)
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/experiment"
 	"github.com/flycl/flycl/metrics"
+	"github.com/flycl/flycl/projection"
 )
 
 // A task whose classes have training samples but no test samples has no
@@ -65,7 +67,7 @@ func TestNoTestSamplesIsNA(t *testing.T) {
 }
 
 func config(m int) *experiment.Config {
-	return &experiment.Config{M: m, P: 300, K: 3000, Lambdas: []float64{1e6, 1e9}, TopK: "signed", Data: "features",
+	return &experiment.Config{Config: flycl.Config{M: m, P: 300, K: 3000, Lambdas: []float64{1e6, 1e9}, TopK: projection.Signed}, Data: "features",
 		Inputs: []experiment.Input{{Role: "train", Path: "a/train.npz", Size: 10, SHA256: "ab"}}}
 }
 

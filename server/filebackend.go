@@ -346,7 +346,11 @@ type fileView struct {
 
 func (s *fileView) Version() uint64 { return s.pred.Version() }
 func (s *fileView) Dim() int        { return s.pred.InputDim() }
-func (s *fileView) Info() Info      { i := s.info; i.Lambdas = slices.Clone(i.Lambdas); return i }
+func (s *fileView) Info() Info {
+	i := s.info
+	i.Lambdas, i.Config = slices.Clone(i.Lambdas), slices.Clone(i.Config)
+	return i
+}
 func (s *fileView) Classes() []Class {
 	names, counts := s.pred.ClassNames(), s.pred.ClassCounts()
 	out := make([]Class, len(names))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -324,6 +325,9 @@ func viewOf(dm *deploy.Model, path string) *fileView {
 	s := &fileView{pred: m.Predictor(),
 		info: Info{Version: m.Version(), Dim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K,
 			Lambda: m.Lambda(), Samples: m.Samples(), Classes: len(m.Classes()), Path: path}}
+	if b, err := json.Marshal(cfg); err == nil { // a loaded model's configuration is valid
+		s.info.Config = b
+	}
 	if dm.Pipeline != nil {
 		s.info.Backbone = dm.Pipeline.Backbone
 	}

@@ -14,31 +14,35 @@ import (
 // serve and the page create models sized for a few photos while flycl run
 // keeps the paper's m = 10000.
 func (f *modelFlags) newConfig(d int, images bool) (flycl.Config, error) {
-	if !images || f.fs == nil {
+	if !images {
 		return f.config()
 	}
+	f.bound()
 	img := deploy.DefaultImageConfig(d)
-	changed := f.fs.Changed
-	g := *f // the sizes not given are the image defaults', checked by config
+	changed := f.changed
+	g := f.cfg // the sizes not given are the image defaults', checked by check
 	if !changed("m") {
-		g.m = img.M
+		g.M = img.M
 	}
 	switch {
 	case changed("k"):
 	case changed("m"):
-		g.k = max(1, int(math.Round(0.3*float64(g.m))))
+		g.K = max(1, int(math.Round(0.3*float64(g.M))))
 	default:
-		g.k = img.K
+		g.K = img.K
 	}
 	if !changed("p") {
-		g.p = img.P
+		g.P = img.P
 	}
-	cfg, err := g.config()
+	cfg, err := f.check(g)
 	if err != nil {
 		return cfg, err
 	}
 	if !changed("lambdas") && !changed("lambda-scale") {
-		cfg.Lambdas, cfg.LambdaScale, cfg.WidenGrid = img.Lambdas, img.LambdaScale, img.WidenGrid
+		cfg.Lambdas, cfg.LambdaScale = img.Lambdas, img.LambdaScale
+		if !changed("widen-grid") {
+			cfg.WidenGrid = img.WidenGrid
+		}
 	}
 	return cfg, nil
 }

@@ -252,36 +252,11 @@ func checkConfig(cmd *cobra.Command, mf *modelFlags, m *flycl.Model) error {
 }
 
 // checkConfigOf refuses Fly-CL flags that contradict a model's
-// configuration have (see checkConfig).
+// configuration have (see checkConfig): configflag.Flags.Agree compares
+// every model flag the user set.
 func checkConfigOf(cmd *cobra.Command, mf *modelFlags, have flycl.Config) error {
-	// Sizes not given are the model's, so that --m 61 alone is compared
-	// rather than refused for the default --k.
-	g := *mf
-	for _, c := range []struct {
-		flag string
-		v    *int
-		have int
-	}{{"m", &g.m, have.M}, {"p", &g.p, have.P}, {"k", &g.k, have.K}} {
-		if !cmd.Flags().Changed(c.flag) {
-			*c.v = c.have
-		}
-	}
-	want, err := g.config()
-	if err != nil {
-		return err
-	}
-	for _, c := range []struct {
-		flag       string
-		want, have any
-	}{
-		{"m", want.M, have.M}, {"p", want.P, have.P}, {"k", want.K, have.K}, {"w-seed", want.Seed, have.Seed},
-		{"topk", want.TopK, have.TopK}, {"lambdas", want.Lambdas, have.Lambdas},
-		{"lambda-scale", want.LambdaScale, have.LambdaScale}, {"gcv-scope", want.GCVScope, have.GCVScope},
-		{"gcv", want.GCV, have.GCV}, {"projection", want.Projection, have.Projection},
-	} {
-		if err := flagAgrees(cmd, c.flag, c.want, c.have, "the model has"); err != nil {
-			return fmt.Errorf("%w: a model's configuration is fixed when it is created", err)
-		}
+	if err := mf.bound().Agree(have, "the model has"); err != nil {
+		return fmt.Errorf("%w: a model's configuration is fixed when it is created", err)
 	}
 	return nil
 }
@@ -298,10 +273,11 @@ func flagAgrees(cmd *cobra.Command, flag string, want, have any, what string) er
 // checkW refuses explicit --m, --p and --w-seed that a given W (--w)
 // would override: W fixes m and p, and has no seed.
 func checkW(cmd *cobra.Command, mf *modelFlags, w *projection.Matrix, wFile string) error {
-	if err := flagAgrees(cmd, "m", mf.m, w.M, "W from "+wFile+" has m ="); err != nil {
+	mf.bound()
+	if err := flagAgrees(cmd, "m", mf.cfg.M, w.M, "W from "+wFile+" has m ="); err != nil {
 		return err
 	}
-	if err := flagAgrees(cmd, "p", mf.p, w.P, "W from "+wFile+" has p ="); err != nil {
+	if err := flagAgrees(cmd, "p", mf.cfg.P, w.P, "W from "+wFile+" has p ="); err != nil {
 		return err
 	}
 	if cmd.Flags().Changed("w-seed") {

@@ -17,9 +17,7 @@ import (
 // input files (path as given, size, SHA-256) for result.json.
 func (f *runFlags) resultConfig(cfg flycl.Config, opts methods.Options, d int) (*experiment.Config, error) {
 	c := &experiment.Config{
-		M: cfg.M, P: cfg.P, K: cfg.K, WSeed: cfg.Seed,
-		TopK: cfg.TopK.String(), Lambdas: cfg.Lambdas, LambdaScale: cfg.LambdaScale.String(),
-		GCV: cfg.GCV.String(), GCVScope: cfg.GCVScope.String(), Projection: cfg.Projection.String(),
+		Config:        cfg,
 		HebbianPasses: opts.HebbianPasses,
 		OnlineBatch:   opts.OnlineBatch, OnlineLambda: opts.OnlineLambda,
 		Data: f.data.data, Backbone: f.ext.backbone, Preset: f.ext.preset,

@@ -16,15 +16,14 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/analysis"
+	"github.com/flycl/flycl/configflag"
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/experiment"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/methods"
 	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/protocol"
 	"github.com/flycl/flycl/report"
-	"github.com/flycl/flycl/ridge"
 )
 
 // runFlags are the flags shared by run and sweep.
@@ -142,18 +141,6 @@ func configValue(v any) (string, error) {
 	}
 }
 
-func parseFloats(s string) ([]float64, error) {
-	var out []float64
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number", f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 // load returns the train and test features: from feature files, from
 // raw pixels, or extracted with --backbone from an image data set.
 func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc string, err error) {
@@ -187,34 +174,36 @@ func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc str
 	return train, test, fmt.Sprintf("%s features of %s", f.ext.backbone, f.data.data), nil
 }
 
-// modelFlags are Fly-CL's hyper-parameters on the command line. Every
-// default comes from flycl.DefaultConfig, the one place they are written.
+// modelFlags are Fly-CL's hyper-parameters on the command line:
+// flycl.Config's fields as flags (configflag), with their names, help and
+// validation from flycl.Config and their defaults from
+// flycl.DefaultConfig, the one place they are written.
 type modelFlags struct {
-	m, p, k int
-	wseed   uint64
-	topk    string
-	lambdas string
-	gcv     string
-	scope   string
-	proj    string
-	lscale  string
-	fs      *pflag.FlagSet // to tell whether --lambdas was given
+	flags *configflag.Flags
+	cfg   flycl.Config // the values given (configflag.Flags.Given), set by bound
 }
 
 func (f *modelFlags) register(fs *pflag.FlagSet) {
-	d := flycl.DefaultConfig()
-	fs.IntVar(&f.m, "m", d.M, "Fly-CL expansion dimension (rows of W)")
-	fs.IntVar(&f.p, "p", d.P, "Fly-CL non-zeros per row of W, at most the feature dimension d; the paper keeps p/d ≈ 0.4 (300 of d=768), so scale it with d")
-	fs.IntVar(&f.k, "k", d.K, "Fly-CL top-k (at most m)")
-	fs.Uint64Var(&f.wseed, "w-seed", d.Seed, "seed of W")
-	fs.StringVar(&f.topk, "topk", d.TopK.String(), "top-k by signed value (reference code) or magnitude (paper text)")
-	fs.StringVar(&f.lambdas, "lambdas", formatFloats(d.Lambdas), "GCV grid (with --lambda-scale relative the default is "+formatFloats(flycl.DefaultRelativeLambdas)+")")
-	fs.StringVar(&f.lscale, "lambda-scale", d.LambdaScale.String(), "absolute: --lambdas as given (the paper); relative: --lambdas times the mean diagonal of the Gram matrix GCV works on, for features of any scale (an option, measured in docs/RESULTS.md, section \"The λ grid's scale\")")
-	f.fs = fs
-	fs.StringVar(&f.gcv, "gcv", d.GCV.String(), "GCV method: auto, dual, primal, eigen, band")
-	fs.StringVar(&f.scope, "gcv-scope", d.GCVScope.String(), "samples GCV scores λ on: task (the current task, as the paper) or all (everything learned so far, exactly from the accumulated statistics; one float64 m×m reduction per task: to a band above m=2500 with OpenBLAS, else tridiagonal)")
-	fs.StringVar(&f.proj, "projection", d.Projection.String(), "how W is applied: auto, dense, sparse")
+	for _, v := range f.bound().Values() {
+		fl := fs.VarPF(v, v.Flag, "", v.Help)
+		if v.IsBoolFlag() {
+			fl.NoOptDefVal = "true" // --widen-grid alone turns it on
+		}
+	}
 }
+
+// bound returns the flags, made on first use (a modelFlags never
+// registered gives the defaults), and reads their values into f.cfg.
+func (f *modelFlags) bound() *configflag.Flags {
+	if f.flags == nil {
+		f.flags = configflag.New()
+	}
+	f.cfg = f.flags.Given()
+	return f.flags
+}
+
+// changed reports whether the user gave the model flag.
+func (f *modelFlags) changed(name string) bool { return f.bound().Changed(name) }
 
 // options checks the flags and resolves the one configuration that every
 // method built on Fly-CL uses: the model flags, with m and p taken from
@@ -240,49 +229,16 @@ func (f *runFlags) options(fs *pflag.FlagSet) (methods.Options, error) {
 	return opts, nil
 }
 
-// config checks the flags and returns the configuration they give. Every
-// error quotes the value given.
+// config checks the flags and returns the configuration they give
+// (configflag.Flags.Config). Every error quotes the value given.
 func (f *modelFlags) config() (flycl.Config, error) {
-	cfg := flycl.Config{M: f.m, P: f.p, K: f.k, Seed: f.wseed}
-	for _, c := range []struct {
-		name string
-		v    int
-	}{{"m", f.m}, {"p", f.p}, {"k", f.k}} {
-		if c.v < 1 {
-			return cfg, fmt.Errorf("--%s %d: must be at least 1", c.name, c.v)
-		}
-	}
-	if f.k > f.m {
-		return cfg, fmt.Errorf("--k %d: must be at most m (--m %d)", f.k, f.m)
-	}
-	var err error
-	if cfg.TopK, err = projection.ParseTopKMode(f.topk); err != nil {
-		return cfg, fmt.Errorf("--topk: %w", err)
-	}
-	if cfg.GCV, err = ridge.ParseGCVMethod(f.gcv); err != nil {
-		return cfg, fmt.Errorf("--gcv: %w", err)
-	}
-	if cfg.Projection, err = projection.ParseMethod(f.proj); err != nil {
-		return cfg, fmt.Errorf("--projection: %w", err)
-	}
-	if cfg.LambdaScale, err = flycl.ParseLambdaScale(f.lscale); err != nil {
-		return cfg, fmt.Errorf("--lambda-scale: %w", err)
-	}
-	if cfg.GCVScope, err = flycl.ParseGCVScope(f.scope); err != nil {
-		return cfg, fmt.Errorf("--gcv-scope: %w", err)
-	}
-	if cfg.Lambdas, err = parseFloats(f.lambdas); err != nil {
-		return cfg, fmt.Errorf("--lambdas %s: %w", f.lambdas, err)
-	}
-	if cfg.LambdaScale == flycl.LambdaRelative && f.fs != nil && !f.fs.Changed("lambdas") {
-		cfg.Lambdas = slices.Clone(flycl.DefaultRelativeLambdas)
-	}
-	for _, l := range cfg.Lambdas {
-		if !(l > 0) || math.IsInf(l, 0) {
-			return cfg, fmt.Errorf("--lambdas %s: %g is not a positive finite number", f.lambdas, l)
-		}
-	}
-	return cfg, nil
+	return f.bound().Config()
+}
+
+// check completes and checks cfg, the flags' configuration with some
+// sizes replaced (newConfig): configflag.Flags.Resolve.
+func (f *modelFlags) check(cfg flycl.Config) (flycl.Config, error) {
+	return f.bound().Resolve(cfg)
 }
 
 // checkDim checks the configuration against the feature dimension d.
@@ -292,17 +248,6 @@ func checkDim(cfg flycl.Config, d int) error {
 			cfg.P, d, d, max(1, int(math.Round(0.39*float64(d)))), d)
 	}
 	return nil
-}
-
-// formatFloats writes a grid as the --lambdas flag takes it (1e6, not 1e+06).
-func formatFloats(v []float64) string {
-	parts := make([]string, len(v))
-	for i, x := range v {
-		s := strconv.FormatFloat(x, 'g', -1, 64)
-		s = strings.Replace(s, "e+0", "e", 1)
-		parts[i] = strings.Replace(s, "e+", "e", 1)
-	}
-	return strings.Join(parts, ",")
 }
 
 // check validates the protocol and method flags; every error quotes the

@@ -2,10 +2,12 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/flycl/flycl"
@@ -134,5 +136,31 @@ func TestClientHeaders(t *testing.T) {
 	}
 	if got[0].Get("Content-Type") != "application/json" || got[1].Get("Content-Type") != "" {
 		t.Errorf("content types %q, %q", got[0].Get("Content-Type"), got[1].Get("Content-Type"))
+	}
+}
+
+// TestInfoConfig: the model's information carries its whole
+// configuration, flycl.Config as the model has it, field by field (so a
+// field added to flycl.Config reaches clients with no change to Info).
+func TestInfoConfig(t *testing.T) {
+	m, err := api.NewClient(serve(t, ""), "").Model(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got flycl.Config
+	if err := json.Unmarshal(m.Config, &got); err != nil {
+		t.Fatalf("config %s: %v", m.Config, err)
+	}
+	want := flycl.Config{M: 200, P: 2, K: 50, Lambdas: []float64{0.1, 1, 10}} // serve's
+	if !reflect.DeepEqual(got, want) || m.M != want.M || m.P != want.P || m.K != want.K {
+		t.Errorf("info m=%d p=%d k=%d config %+v, want %+v", m.M, m.P, m.K, got, want)
+	}
+	var fields map[string]any
+	json.Unmarshal(m.Config, &fields)
+	wantJSON, _ := json.Marshal(want)
+	var wantFields map[string]any
+	json.Unmarshal(wantJSON, &wantFields)
+	if !reflect.DeepEqual(fields, wantFields) {
+		t.Errorf("config keys %v, want flycl.Config's %v", fields, wantFields)
 	}
 }

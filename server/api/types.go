@@ -1,5 +1,7 @@
 package api
 
+import "encoding/json"
+
 // RequestHeader is the header the server's web page sends with every API
 // request. A browser request (one that carries Origin or Sec-Fetch-*
 // headers) that may change something (any method but GET, HEAD and
@@ -39,17 +41,23 @@ type Class struct {
 
 // Info describes a model snapshot (GET /v1/model).
 type Info struct {
-	Version  uint64    `json:"version"`
-	Dim      int       `json:"d"`
-	M        int       `json:"m"`
-	P        int       `json:"p"`
-	K        int       `json:"k"`
-	Lambda   float64   `json:"lambda"`
-	Lambdas  []float64 `json:"lambda_history"`
-	Samples  int       `json:"samples"`
-	Classes  int       `json:"classes"`
-	Backbone string    `json:"backbone,omitempty"`
-	Path     string    `json:"path,omitempty"`
+	Version uint64 `json:"version"`
+	Dim     int    `json:"d"`
+	// M, P and K are the model's m, p and k (as in Config).
+	M int `json:"m"`
+	P int `json:"p"`
+	K int `json:"k"`
+	// Config is the model's whole configuration, flycl.Config as a model
+	// file's header writes it (m, p, k, seed, topk, lambdas, gcv, ...):
+	// every hyper-parameter, without this package naming them (nor
+	// linking the model).
+	Config   json.RawMessage `json:"config,omitempty"`
+	Lambda   float64         `json:"lambda"`
+	Lambdas  []float64       `json:"lambda_history"`
+	Samples  int             `json:"samples"`
+	Classes  int             `json:"classes"`
+	Backbone string          `json:"backbone,omitempty"`
+	Path     string          `json:"path,omitempty"`
 	// Unknown is the rejection predictions get now (absent when the
 	// model has neither a rejection nor a temperature).
 	Unknown *Unknown `json:"unknown,omitempty"`

@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,9 +26,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/beam/pipeline"
+	"github.com/flycl/flycl/configflag"
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
@@ -47,11 +46,6 @@ func main() {
 		ortLib    = flag.String("ort-lib", "", "ONNX Runtime library on the workers (default $FLYCL_ORT_LIB, else .cache/onnxruntime/... above the current folder)")
 		feats     = flag.String("features", "", "feature file (.npz) instead of --data: a local path, or gs://... through Beam's file systems")
 		perClass  = flag.Int("per-class", 0, "use only the first N samples of each class (0: all)")
-		m         = flag.Int("m", 10000, "expansion dimension m")
-		p         = flag.Int("p", 300, "non-zeros per row of W")
-		k         = flag.Int("k", 3000, "coordinates kept by top-k")
-		seed      = flag.Uint64("seed", 0, "seed of W")
-		lambdas   = flag.String("lambdas", "1e6,1e7,1e8,1e9", "GCV grid, comma-separated")
 		shard     = flag.Int("shard-size", 64, "samples per input element")
 		batch     = flag.Int("batch", 32, "images per inference call")
 		threads   = flag.Int("threads", 1, "ONNX Runtime and decoding threads per extraction")
@@ -66,6 +60,12 @@ func main() {
 		compare   = flag.String("compare", "", "compare comma-separated model files bit for bit with the first (λ, GCV, G, S, coefficients, predictions for the rows of --features), instead of learning")
 		single    = flag.Bool("single-process", false, "measure instead: extract the same images with the single-process extractor (extract.Run, --threads threads) and report images/s")
 	)
+	// Fly-CL's hyper-parameters: every field of flycl.Config, with its
+	// flag, help and default (configflag); --seed is the older name of
+	// --w-seed.
+	model := configflag.New()
+	model.AddToGo(flag.CommandLine)
+	flag.Var(flag.Lookup("w-seed").Value, "seed", "the same as --w-seed (its older name)")
 	flag.Parse()
 	beam.Init() // a worker started by the runner never returns from here
 	if *jobPort != 0 || *poolPort != 0 {
@@ -87,16 +87,12 @@ func main() {
 	if *out == "" && *statsOut == "" && !*single {
 		log.Fatal("flycl-beam: --out or --stats-out is required")
 	}
-	var grid []float64
-	for _, s := range strings.Split(*lambdas, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil {
-			log.Fatalf("flycl-beam: --lambdas: %v", err)
-		}
-		grid = append(grid, v)
+	cfg, err := model.Config()
+	if err != nil {
+		log.Fatalf("flycl-beam: %v", err)
 	}
 	opt := pipeline.Options{Data: *data, Split: *split, Backbone: *bb, ModelsDir: *modelsDir, ORTLib: ortLibrary(*ortLib), Features: *feats,
-		Config:    flycl.Config{M: *m, P: *p, K: *k, Seed: *seed, Lambdas: grid},
+		Config:    cfg,
 		ShardSize: *shard, Shards: *shards, BatchSize: *batch, Threads: *threads, Workers: *workers, BlockRows: *blockRows,
 		Out: *out, StatsOut: *statsOut, FailShard: -1}
 	if *feats != "" {

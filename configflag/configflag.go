@@ -1,0 +1,109 @@
+package configflag
+
+import (
+	"errors"
+	"flag"
+	"slices"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/flagbind"
+)
+
+// Flags are the fields of a flycl.Config bound to flags. The zero value is
+// not usable: call New.
+type Flags struct {
+	cfg flycl.Config
+	set *flagbind.Set
+}
+
+// New returns the flags of flycl.Config with flycl.DefaultConfig's
+// values as defaults.
+func New() *Flags {
+	f := &Flags{cfg: flycl.DefaultConfig()}
+	f.set = flagbind.MustBind(&f.cfg) // flycl.Config binds: TestEveryFieldHasAFlag
+	return f
+}
+
+// Values returns the flags' values, to register on a pflag flag set
+// (cobra's) as fs.VarPF(v, v.Flag, "", v.Help), with NoOptDefVal "true"
+// when v.IsBoolFlag(). (This package does not import pflag: the Beam
+// launcher, which uses the standard library's flags, does not build it.)
+func (f *Flags) Values() []*flagbind.Value { return f.set.Values() }
+
+// AddToGo registers the flags on a standard library flag set.
+func (f *Flags) AddToGo(fs *flag.FlagSet) { f.set.AddToGo(fs) }
+
+// Changed reports whether the user set the flag name.
+func (f *Flags) Changed(name string) bool { return f.set.Changed(name) }
+
+// Flag returns the flag of a flycl.Config field (a Go field name: "Seed"
+// has "w-seed"), or "" when the field has none.
+func (f *Flags) Flag(field string) string {
+	if v := f.set.Field(field); v != nil {
+		return v.Flag
+	}
+	return ""
+}
+
+// Names returns every flag's name, in flycl.Config's order.
+func (f *Flags) Names() []string {
+	var out []string
+	for _, v := range f.set.Values() {
+		out = append(out, v.Flag)
+	}
+	return out
+}
+
+// Given returns the flags' values as they are: the defaults, and what the
+// user set, not yet completed or checked (Config).
+func (f *Flags) Given() flycl.Config {
+	c := f.cfg
+	c.Lambdas = slices.Clone(c.Lambdas)
+	return c
+}
+
+// Config returns the configuration the flags give, completed and checked
+// (Resolve).
+func (f *Flags) Config() (flycl.Config, error) { return f.Resolve(f.Given()) }
+
+// Resolve completes cfg, the flags' configuration (Given) perhaps with
+// some fields replaced by a command's own defaults, and checks it: a λ
+// grid not given is the default for the λ scale
+// (flycl.Config.WithDefaults). An invalid field is a *Error naming its
+// flag and quoting its value ("--k 301: must be at most m (--m 300)").
+func (f *Flags) Resolve(cfg flycl.Config) (flycl.Config, error) {
+	cfg.Lambdas = slices.Clone(cfg.Lambdas)
+	if !f.Changed("lambdas") {
+		cfg.Lambdas = flycl.Config{LambdaScale: cfg.LambdaScale}.WithDefaults().Lambdas
+	}
+	if err := cfg.Check(); err != nil {
+		var fe *flycl.FieldError
+		if errors.As(err, &fe) {
+			msg := fe.Describe(func(field string) string { return "--" + f.Flag(field) },
+				func(field string) string { return flagbind.FieldText(cfg, field) })
+			return cfg, &Error{msg: msg, Err: err}
+		}
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// Error is an invalid flag: its message names the flag and quotes the
+// value given; it wraps the library's error (a *flycl.FieldError).
+type Error struct {
+	msg string
+	Err error
+}
+
+func (e *Error) Error() string { return e.msg }
+
+// Unwrap returns the library's error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Agree returns an error when a flag the user set differs from have, a
+// configuration that is fixed already (what says whose: "the model has");
+// the error is a *flagbind.MismatchError naming the first such flag
+// ("--m 300, but the model has 200").
+func (f *Flags) Agree(have flycl.Config, what string) error {
+	return f.set.Agree(have, what)
+}

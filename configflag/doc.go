@@ -1,0 +1,9 @@
+// Package configflag turns flycl.Config into command-line flags, for
+// every command that takes Fly-CL's hyper-parameters (flycl learn, run,
+// stats, serve, ... and the Beam launcher): one flag per field of
+// flycl.Config, named and described by the field's tags, defaulting to
+// flycl.DefaultConfig, checked by flycl.Config.Check with errors that name
+// the flag and quote the value given. Flags.Agree is the one check that
+// the flags the user set agree with a configuration already fixed (a model
+// file's).
+package configflag

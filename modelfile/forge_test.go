@@ -111,7 +111,7 @@ func TestForgedFilesRejected(t *testing.T) {
 		{"duplicate label", func(h map[string]any, data []byte) []byte { h["labels"] = []int{1, 1}; return data }, "label 1 appears twice"},
 		{"duplicate name", func(h map[string]any, data []byte) []byte { h["names"] = []string{"x", "x"}; return data }, "same name"},
 		{"empty lambda grid", func(h map[string]any, data []byte) []byte { h["lambdas"] = []float64{}; return data }, "empty lambda grid"},
-		{"negative grid lambda", func(h map[string]any, data []byte) []byte { h["lambdas"] = []float64{-1}; return data }, "lambda -1"},
+		{"negative grid lambda", func(h map[string]any, data []byte) []byte { h["lambdas"] = []float64{-1}; return data }, "lambdas [-1]: -1 is not a positive"},
 		{"negative history lambda", func(h map[string]any, data []byte) []byte {
 			h["history"].([]any)[0].(map[string]any)["lambda"] = -2.0
 			return data

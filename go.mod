@@ -23,6 +23,7 @@ require (
 
 require (
 	github.com/gorilla/websocket v1.5.3 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 )

@@ -92,13 +92,22 @@ type Config struct {
 	Stall time.Duration
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Camera names the stream in the frame lines and events (absent
+	// when empty): several cameras in one process (package
+	// watch/cameras).
+	Camera string
+	// Counters, when set, count the frames and events as Run goes (for
+	// metrics).
+	Counters *Counters
 }
 
 // FrameLine is the output line of a classified frame.
 type FrameLine struct {
-	Type  string    `json:"type"` // "frame"
-	Time  time.Time `json:"time"` // when the frame arrived
-	Frame int       `json:"frame"`
+	Type string `json:"type"` // "frame"
+	// Camera names the stream (absent for a single stream).
+	Camera string    `json:"camera,omitempty"`
+	Time   time.Time `json:"time"` // when the frame arrived
+	Frame  int       `json:"frame"`
 	// Zone is the zone classified (absent without zones).
 	Zone string `json:"zone,omitempty"`
 	Prediction
@@ -212,6 +221,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		}
 		wait = min(2*wait, maxBack)
 		r.stats.Reconnects++
+		cfg.Counters.reconnect()
 	}
 }
 
@@ -318,6 +328,7 @@ func (r *runner) stream(ctx context.Context, live bool, stall time.Duration) err
 				return
 			}
 			s := slot{img: img, frame: int(r.frames.Add(1) - 1), at: r.now()}
+			r.cfg.Counters.frameRead(s.at)
 			s.t.at = s.at
 			if tm, ok := r.cfg.Source.(Timed); ok {
 				s.t.stream, s.t.timed = tm.FrameTime(s.frame)
@@ -330,6 +341,7 @@ func (r *runner) stream(ctx context.Context, live bool, stall time.Duration) err
 					case old := <-ready:
 						free <- old.img
 						r.stale.Add(1)
+						r.cfg.Counters.frameDropped()
 					default: // taken meanwhile
 					}
 					ready <- s // the only sender: there is room now
@@ -443,6 +455,7 @@ func (r *runner) collect(s slot, zone string, img *imageio.RGB) {
 // prediction).
 func (r *runner) count(lat time.Duration) {
 	r.stats.Classified++
+	r.cfg.Counters.frameClassified()
 	r.logN++
 	r.logLat += lat
 	r.totalLat += lat
@@ -460,7 +473,7 @@ func (r *runner) classify(ctx context.Context, s slot, img *imageio.RGB, zone st
 		return 0, fmt.Errorf("watch: frame %d: %w", s.frame, err)
 	}
 	lat := r.now().Sub(s.at)
-	line := FrameLine{Type: "frame", Time: s.at, Frame: s.frame, Zone: zone, Prediction: p, LatencyMS: float64(lat.Microseconds()) / 1000}
+	line := FrameLine{Type: "frame", Camera: r.cfg.Camera, Time: s.at, Frame: s.frame, Zone: zone, Prediction: p, LatencyMS: float64(lat.Microseconds()) / 1000}
 	if saver != nil {
 		path, err := saver.Maybe(s.frame, img, p)
 		if err != nil {
@@ -480,7 +493,8 @@ func (r *runner) classify(ctx context.Context, s slot, img *imageio.RGB, zone st
 	}
 	r.events++
 	r.stats.Events++
-	ev := Event{ID: r.events, Time: s.at, Source: r.cfg.Source.String(), Zone: zone, Class: c.To, Previous: c.From, Frame: c.Frame, Since: c.Since}
+	r.cfg.Counters.event()
+	ev := Event{ID: r.events, Camera: r.cfg.Camera, Time: s.at, Source: r.cfg.Source.String(), Zone: zone, Class: c.To, Previous: c.From, Frame: c.Frame, Since: c.Since}
 	if len(p.Top) > 0 {
 		ev.Score = p.Top[0].Score
 	}

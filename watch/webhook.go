@@ -19,7 +19,9 @@ import (
 type Event struct {
 	// ID numbers the events of one run from 1: a receiver that sees an
 	// ID twice is seeing a retry.
-	ID     int64     `json:"id"`
+	ID int64 `json:"id"`
+	// Camera names the stream (absent for a single stream).
+	Camera string    `json:"camera,omitempty"`
 	Time   time.Time `json:"time"`
 	Source string    `json:"source"`
 	// Zone is the zone whose answer changed (absent without zones).

@@ -1,0 +1,13 @@
+// Package cameras runs several cameras in one process: each with its
+// source, frame rate, zones, model and outputs (a webhook, an MQTT broker
+// with Home Assistant discovery), read from a YAML configuration file
+// (Parse, Load). A camera that fails stops alone: the others go on. Each
+// camera's counts (frames read, classified and dropped, reconnections,
+// events, the age of its last frame) are served as Prometheus metrics.
+//
+// The cameras are watch.Run each in its goroutine, with watch.FFmpeg
+// sources, watch.Poster webhooks and mqtt.Publisher publishers; cameras
+// that name the same model share one loaded copy of it (its classifier is
+// called from several goroutines at once), opened by the caller's
+// Options.Open.
+package cameras

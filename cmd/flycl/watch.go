@@ -33,6 +33,8 @@ type watchFlags struct {
 
 	mqtt, mqttUser, mqttPasswordFile, mqttClientID, mqttPrefix, mqttCA, camera, haPrefix string
 	haDiscovery                                                                          bool
+
+	config, metrics string // several cameras from a file (watch_cameras.go)
 }
 
 func watchCmd() *cobra.Command {
@@ -57,7 +59,8 @@ cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
   flycl watch --model cam.flycl --source /dev/video0 --save-doubtful inbox/
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --collect unsorted/ --collect-every 1m
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --zone gate=0,0,0.5,1.0 --zone porch=1280,360,640,720
-  flycl watch --model cam.flycl --source rtsp://camera.local/stream --camera drive --mqtt mqtt://homeassistant.local --mqtt-user flycl --mqtt-password-file mqtt.pw`,
+  flycl watch --model cam.flycl --source rtsp://camera.local/stream --camera drive --mqtt mqtt://homeassistant.local --mqtt-user flycl --mqtt-password-file mqtt.pw
+  flycl watch --config cameras.yaml --metrics 127.0.0.1:9101`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runWatch(cmd, &f) },
 	}
 	fs := c.Flags()
@@ -96,10 +99,17 @@ cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
 	fs.StringVar(&f.camera, "camera", "camera", "name of this stream in the MQTT topics and in Home Assistant")
 	fs.BoolVar(&f.haDiscovery, "ha-discovery", true, "with --mqtt, announce a sensor to Home Assistant (MQTT discovery)")
 	fs.StringVar(&f.haPrefix, "ha-prefix", "homeassistant", "Home Assistant's discovery prefix")
+	fs.StringVar(&f.config, "config", "", "YAML file of several cameras, each with its source, fps, zones, model, webhook and MQTT (instead of --model, --source, …)")
+	fs.StringVar(&f.metrics, "metrics", "", "with --config, serve Prometheus metrics per camera on http://ADDR/metrics (e.g. 127.0.0.1:9101)")
 	return c
 }
 
 func runWatch(cmd *cobra.Command, f *watchFlags) error {
+	if f.config != "" {
+		return runWatchCameras(cmd, f)
+	} else if f.metrics != "" {
+		return fmt.Errorf("--metrics needs --config FILE")
+	}
 	for _, name := range []string{"collect-every", "collect-max"} {
 		if f.collectDir == "" && cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s needs --collect DIR", name)

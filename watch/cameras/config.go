@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,7 +100,10 @@ func (c Camera) Key() ModelKey {
 	return ModelKey{Model: c.Model, Backbone: c.Backbone, Unknown: c.Unknown, Top: c.Top}
 }
 
-// Load reads and checks a configuration file (Parse).
+// Load reads and checks a configuration file (Parse). Relative paths in
+// it (a camera's model, a source that is a file, the MQTT password_file
+// and ca) are taken from the file's folder, so that the file means the
+// same whatever the working directory of the process.
 func Load(path string) (*File, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -113,6 +117,23 @@ func Load(path string) (*File, error) {
 	f, err := Parse(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	rel := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	if f.MQTT != nil {
+		rel(&f.MQTT.PasswordFile)
+		rel(&f.MQTT.CA)
+	}
+	for i := range f.Cameras {
+		c := &f.Cameras[i]
+		rel(&c.Model)
+		if !strings.Contains(c.Source, "://") {
+			rel(&c.Source)
+		}
 	}
 	return f, nil
 }

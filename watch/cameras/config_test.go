@@ -2,6 +2,9 @@ package cameras
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"reflect"
 	"strings"
 	"testing"
@@ -152,4 +155,34 @@ func zoneStrings(zs []watch.Zone) []string {
 		s = append(s, z.String())
 	}
 	return s
+}
+
+// TestLoadRelative: the relative paths of a file are taken from its
+// folder; URLs, devices and absolute paths are kept.
+func TestLoadRelative(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cameras.yaml")
+	conf := "mqtt:\n  broker: mqtt://h\n  password_file: pw\n  ca: /etc/ca.pem\ncameras:\n" +
+		"  - {name: a, source: clip.mp4, model: m.flycl}\n" +
+		"  - {name: b, source: rtsp://h/s, model: /models/m.flycl}\n" +
+		"  - {name: c, source: /dev/video0, model: sub/m.flycl}\n"
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{f.MQTT.PasswordFile, f.MQTT.CA}
+	for _, c := range f.Cameras {
+		got = append(got, c.Source, c.Model)
+	}
+	want := []string{filepath.Join(dir, "pw"), "/etc/ca.pem", filepath.Join(dir, "clip.mp4"), filepath.Join(dir, "m.flycl"),
+		"rtsp://h/s", "/models/m.flycl", "/dev/video0", filepath.Join(dir, "sub/m.flycl")}
+	if !slices.Equal(got, want) {
+		t.Fatalf("paths %q, want %q", got, want)
+	}
+	if _, err := Load(filepath.Join(dir, "none.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a missing file: %v", err)
+	}
 }

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl/watch/cameras"
+)
+
+// cameraFlags are watch's flags that a camera of --config's file sets
+// for itself.
+var cameraFlags = []string{"model", "source", "fps", "zone", "debounce", "webhook", "webhook-queue", "top", "unknown", "backbone",
+	"save-doubtful", "save-below", "save-max", "save-every", "collect", "collect-every", "collect-max", "every-frame", "retries", "stall",
+	"mqtt", "mqtt-user", "mqtt-password-file", "mqtt-client-id", "mqtt-prefix", "mqtt-ca", "camera", "ha-discovery", "ha-prefix"}
+
+// runWatchCameras runs the cameras of --config's file (package
+// watch/cameras) with the flags that apply to all of them.
+func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
+	for _, name := range cameraFlags {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s: with --config each camera sets this in the file (see docs/WATCH.md)", name)
+		}
+	}
+	if f.logFormat != "text" && f.logFormat != "json" {
+		return fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	}
+	if f.maxPixels <= 0 {
+		return fmt.Errorf("--max-frame-pixels must be positive, got %d", f.maxPixels)
+	}
+	file, err := cameras.Load(f.config)
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	ffmpeg, err := exec.LookPath(f.ffmpeg)
+	if err != nil {
+		return fmt.Errorf("--ffmpeg %s: %w (install ffmpeg, e.g. apt-get install ffmpeg)", f.ffmpeg, err)
+	}
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
+	if f.logFormat == "json" {
+		h = slog.NewJSONHandler(os.Stderr, nil)
+	}
+	log := slog.New(h)
+	sw, _ := buildVersion()
+	open := func(_ context.Context, k cameras.ModelKey) (*cameras.Model, error) {
+		mc, err := openImageClassifier(cmd, k.Model, k.Backbone, k.Unknown, f.threads, "frames")
+		if err != nil {
+			return nil, err
+		}
+		mc.Top = k.Top
+		short := mc.Extractor.Preset.Resize
+		if short <= 0 {
+			short = mc.Extractor.Preset.Crop
+		}
+		log.Info("model", "model", k.Model, "classes", len(mc.Predictor.Classes()), "backbone", mc.Backbone)
+		return &cameras.Model{Classifier: mc.ModelClassifier, ShortSide: short, Name: filepath.Base(k.Model),
+			Version: mc.Predictor.Version(), Close: mc.Close}, nil
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	set, err := cameras.New(ctx, file, cameras.Options{Open: open, FFmpeg: ffmpeg, MaxPixels: f.maxPixels, Out: os.Stdout, Log: log,
+		MetricsAddr: f.metrics, Flush: f.flush, SWVersion: sw})
+	if err != nil {
+		return fmt.Errorf("--config %s: %w", f.config, err)
+	}
+	res, err := set.Run(ctx)
+	for _, r := range res {
+		log.Info("camera ended", "camera", r.Camera, "frames", r.Stats.Classified, "read", r.Stats.Frames, "dropped", r.Stats.Stale,
+			"events", r.Stats.Events, "reconnects", r.Stats.Reconnects, "err", r.Err)
+	}
+	return err
+}

@@ -109,8 +109,9 @@ func TestRTSP(t *testing.T) {
 }
 
 // TestRTSPServerRestart: the RTSP server is killed while it serves red
-// and green and, a second later, another one comes up on the same port
-// serving blue and white. Run reconnects with backoff (failing while
+// and green and, once Run has seen the stream end and failed to
+// reconnect, another one comes up on the same port serving blue and
+// white. Run reconnects with backoff (failing while
 // nothing listens) and goes on with the new server's frames: the answers
 // are red and green, then blue and white, never mixed, and the
 // reconnections are counted as they happen.
@@ -128,7 +129,11 @@ func TestRTSPServerRestart(t *testing.T) {
 		if len(evs) == 3 { // the first server's frames flow: kill it, start another a second later
 			go func() {
 				srv.Stop()
-				time.Sleep(time.Second)
+				// wait for the stream's end and a refused attempt
+				// while nothing listens (at most 30 s)
+				for end := time.Now().Add(30 * time.Second); counters.Snapshot().Reconnects < 2 && time.Now().Before(end); {
+					time.Sleep(20 * time.Millisecond)
+				}
 				rc := counters.Snapshot().Reconnects
 				rtsptest.Start(t, rtsptest.Options{Frames: colourFrames(t, 5, second...), Codec: rtsptest.H264, Port: srv.Port})
 				restarted <- rc
@@ -160,9 +165,8 @@ func TestRTSPServerRestart(t *testing.T) {
 		slices.ContainsFunc(as[k:], func(a string) bool { return !slices.Contains(second, a) }) {
 		t.Fatalf("answers %v: want the first server's colours, then the second's", as)
 	}
-	// the server was down a second with backoff from 100 ms: the stream's
-	// end and at least one refused attempt were counted before the new
-	// server came up
+	// the stream's end and at least one refused attempt were counted
+	// (live) before the new server came up
 	if before < 2 || int64(st.Reconnects) < before || counters.Snapshot().Reconnects != int64(st.Reconnects) {
 		t.Fatalf("%d reconnections while the server was down, %d in all (counters %+v)", before, st.Reconnects, counters.Snapshot())
 	}

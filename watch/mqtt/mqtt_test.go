@@ -400,7 +400,7 @@ func TestLastWill(t *testing.T) {
 	}
 	b := startBroker(t)
 	sub := subscribe(t, b, "flycl/#")
-	child := exec.Command(os.Args[0], "-test.run=^TestLastWill$")
+	child := selfCommand("-test.run=^TestLastWill$")
 	child.Env = append(os.Environ(), "FLYCL_MQTT_WILL_BROKER="+b.url())
 	stdout, err := child.StdoutPipe()
 	if err != nil {
@@ -438,6 +438,16 @@ func TestLastWill(t *testing.T) {
 	start := time.Now()
 	sub.last(t, "flycl/porch/availability", is(Offline))
 	t.Logf("offline %s after the kill", time.Since(start).Round(time.Millisecond))
+}
+
+// selfCommand runs this test binary again. Under qemu-user (the release
+// test runs the arm64 test binary so) FLYCL_TEST_EMULATOR names the
+// emulator and its options: the kernel cannot run an arm64 binary itself.
+func selfCommand(args ...string) *exec.Cmd {
+	if e := strings.Fields(os.Getenv("FLYCL_TEST_EMULATOR")); len(e) > 0 {
+		return exec.Command(e[0], append(append(e[1:], os.Args[0]), args...)...)
+	}
+	return exec.Command(os.Args[0], args...)
 }
 
 // willChild publishes one state, says "ready" and waits to be killed.

@@ -53,7 +53,9 @@ attributes and availability) and announced to Home Assistant as a sensor.
 
 A file ends the command at its end. A network stream or a camera is
 reconnected with backoff when it drops or stalls; SIGTERM or Ctrl-C stops
-cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
+cleanly. Progress (frames/s, latency) goes to stderr. With --config FILE
+several cameras, each with its source, model, zones and outputs, run in one
+process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 		Example: `  flycl watch --model cam.flycl --source clip.mp4 --fps 2
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --fps 1 --debounce 3 --webhook http://alerts.local/hook
   flycl watch --model cam.flycl --source /dev/video0 --save-doubtful inbox/

@@ -304,14 +304,16 @@ func (endlessSource) String() string                           { return "endless
 func (endlessSource) Open(ctx context.Context) (Stream, error) { return &endless{}, nil }
 
 // TestRunBoundedLive: a live source faster than the classifier. Frames
-// that wait are replaced by newer ones (counted stale), and the
-// classifier only ever sees the three buffers Run owns.
+// that wait are replaced by newer ones (counted stale, and dropped in
+// the live Counters), and the classifier only ever sees the three buffers
+// Run owns.
 func TestRunBoundedLive(t *testing.T) {
 	cl := &colourClassifier{delay: time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Stats)
+	var counters Counters
 	go func() {
-		st, _ := Run(ctx, Config{Source: endlessSource{}, Classify: cl, Log: quiet()})
+		st, _ := Run(ctx, Config{Source: endlessSource{}, Classify: cl, Log: quiet(), Counters: &counters})
 		done <- st
 	}()
 	for {
@@ -330,5 +332,8 @@ func TestRunBoundedLive(t *testing.T) {
 	}
 	if len(cl.buffers) > 3 {
 		t.Fatalf("the classifier saw %d buffers, want at most 3", len(cl.buffers))
+	}
+	if c := counters.Snapshot(); c.Dropped != int64(st.Stale) || c.Read != int64(st.Frames) || c.Classified != int64(st.Classified) {
+		t.Fatalf("counters %+v, stats %+v", c, st)
 	}
 }

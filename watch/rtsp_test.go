@@ -123,7 +123,12 @@ func TestRTSPServerRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	var counters Counters
-	restarted := make(chan int64, 1)
+	type restart struct {
+		reconnects int64
+		err        error
+	}
+	restarted := make(chan restart, 1)
+	next := colourFrames(t, 5, second...)
 	sink := &eventStop{stop: cancel}
 	sink.until = func(evs []Event) bool {
 		if len(evs) == 3 { // the first server's frames flow: kill it, start another a second later
@@ -135,8 +140,8 @@ func TestRTSPServerRestart(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 				rc := counters.Snapshot().Reconnects
-				rtsptest.Start(t, rtsptest.Options{Frames: colourFrames(t, 5, second...), Codec: rtsptest.H264, Port: srv.Port})
-				restarted <- rc
+				_, err := rtsptest.Launch(t, rtsptest.Options{Frames: next, Codec: rtsptest.H264, Port: srv.Port})
+				restarted <- restart{rc, err}
 			}()
 		}
 		return slices.Contains(second, evs[len(evs)-1].Class) && len(evs) >= 6
@@ -148,15 +153,19 @@ func TestRTSPServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var before int64
+	select {
+	case r := <-restarted:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		before = r.reconnects
+	default:
+		t.Fatal("the second server was not started")
+	}
 	evs := sink.get()
 	if len(evs) < 6 || !slices.Contains(second, evs[len(evs)-1].Class) {
 		t.Fatalf("events %+v (%+v): the second server's frames never came", evs, st)
-	}
-	var before int64
-	select {
-	case before = <-restarted:
-	default:
-		t.Fatal("the second server was not started")
 	}
 	frames, _ := lines(t, []byte(out.String()))
 	as := answers(frames)

@@ -97,18 +97,28 @@ func FreePort(t testing.TB) int {
 // end of the test. Call Need first.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
+	s, err := Launch(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Launch is Start returning its error instead of failing the test: for a
+// goroutine other than the test's.
+func Launch(t testing.TB, o Options) (*Server, error) {
 	dir := t.TempDir()
 	if len(o.Frames) == 0 || len(o.Frames) > 1000 {
-		t.Fatalf("rtsptest: %d frames, want 1 to 1000", len(o.Frames))
+		return nil, fmt.Errorf("rtsptest: %d frames, want 1 to 1000", len(o.Frames))
 	}
 	for i, f := range o.Frames {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("frame-%03d.jpg", i)), f, 0o644); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	py := filepath.Join(dir, "rtsp-server.py")
 	if err := os.WriteFile(py, script, 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if o.FPS <= 0 {
 		o.FPS = 10
@@ -124,13 +134,12 @@ func Start(t testing.TB, o Options) *Server {
 		s, err := start(py, dir, o)
 		if err == nil {
 			t.Cleanup(s.Stop)
-			return s
+			return s, nil
 		}
 		last = err
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("rtsptest: start the server on port %d: %v", o.Port, last)
-	return nil
+	return nil, fmt.Errorf("rtsptest: start the server on port %d: %w", o.Port, last)
 }
 
 func start(py, dir string, o Options) (*Server, error) {

@@ -33,6 +33,8 @@ type watchFlags struct {
 
 	mqtt, mqttUser, mqttPasswordFile, mqttClientID, mqttPrefix, mqttCA, camera, haPrefix string
 	haDiscovery                                                                          bool
+
+	teach watchTeachFlags
 }
 
 func watchCmd() *cobra.Command {
@@ -96,6 +98,7 @@ cleanly. Progress (frames/s, latency) goes to stderr. See docs/WATCH.md.`,
 	fs.StringVar(&f.camera, "camera", "camera", "name of this stream in the MQTT topics and in Home Assistant")
 	fs.BoolVar(&f.haDiscovery, "ha-discovery", true, "with --mqtt, announce a sensor to Home Assistant (MQTT discovery)")
 	fs.StringVar(&f.haPrefix, "ha-prefix", "homeassistant", "Home Assistant's discovery prefix")
+	f.teach.register(fs)
 	return c
 }
 
@@ -185,6 +188,11 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	if f.collectDir != "" {
 		cfg.Collect = &watch.Collector{Dir: f.collectDir, Every: f.collectEvery, Max: f.collectMax}
 	}
+	stopTeach, err := f.teach.setup(ctx, &cfg, mc, f.model, f.unknown, f.camera, log)
+	if err != nil {
+		return err
+	}
+	defer stopTeach()
 	var poster *watch.Poster
 	pctx, pcancel := context.WithCancel(context.Background())
 	defer pcancel()

@@ -123,7 +123,7 @@ type Inbox struct {
 	opt   Options
 	lock  *flock.Flock
 	mu    sync.Mutex // held with the folder's lock
-	items []Item // oldest first (IDs ascending)
+	items []Item     // oldest first (IDs ascending)
 	bytes int64
 	last  int64 // the largest ID given
 	// skipped lists the folders Open did not take (corrupt sidecars).

@@ -3,6 +3,7 @@ package teach
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -10,6 +11,11 @@ import (
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
 )
+
+// ErrNoSamples is Compute's error for a model whose journal holds none of
+// the samples of its classes (no journal, or one started after they were
+// learned): the report needs them.
+var ErrNoSamples = errors.New("teach: the model's journal holds none of its samples (keep a journal: flycl serve does unless --checkpoint-every 0; flycl learn --journal)")
 
 // Options bound a Report.
 type Options struct {
@@ -149,6 +155,9 @@ func Compute(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEntr
 		classes[n], col[n] = true, i
 	}
 	all := journalSamples(hist, classes)
+	if len(all) == 0 {
+		return nil, ErrNoSamples
+	}
 	if d := m.InputDim(); len(all) > 0 && len(all[0].x) != d {
 		return nil, fmt.Errorf("teach: the journal's samples have %d features, the model %d", len(all[0].x), d)
 	}

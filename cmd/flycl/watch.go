@@ -128,6 +128,9 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	case f.logFormat != "text" && f.logFormat != "json":
 		return fmt.Errorf("--log-format %q: want text or json", f.logFormat)
 	}
+	if err := f.teach.check(); err != nil {
+		return err
+	}
 	zones, err := watch.ParseZones(f.zones)
 	if err != nil {
 		return fmt.Errorf("--zone: %w", err)

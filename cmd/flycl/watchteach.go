@@ -35,29 +35,34 @@ func (f *watchTeachFlags) register(fs *pflag.FlagSet) {
 	f.set = fs.Changed
 }
 
-// setup opens the inbox and starts the model file's watcher, as the
-// flags ask: cfg gets the keeper and the reloading classifier. stop ends
-// both once watch.Run has returned.
-func (f *watchTeachFlags) setup(ctx context.Context, cfg *watch.Config, mc *imageClassifier, model, unknown, camera string, log *slog.Logger) (stop func(), err error) {
+// check checks the flags (before the model loads).
+func (f *watchTeachFlags) check() error {
 	if f.inboxDir == "" {
 		for _, name := range []string{"inbox-max-items", "inbox-max-bytes", "inbox-below", "inbox-margin", "inbox-every", "inbox-changes"} {
 			if f.set(name) {
-				return nil, fmt.Errorf("--%s applies to the labelling inbox: give --inbox DIR", name)
+				return fmt.Errorf("--%s applies to the labelling inbox: give --inbox DIR", name)
 			}
 		}
 	}
 	switch {
 	case f.inbox.MaxItems < 1 || f.inbox.MaxBytes < 1:
-		return nil, fmt.Errorf("--inbox-max-items %d, --inbox-max-bytes %d: must be at least 1", f.inbox.MaxItems, f.inbox.MaxBytes)
+		return fmt.Errorf("--inbox-max-items %d, --inbox-max-bytes %d: must be at least 1", f.inbox.MaxItems, f.inbox.MaxBytes)
 	case !(f.policy.Probability > 0 && f.policy.Probability <= 1):
-		return nil, fmt.Errorf("--inbox-below %g: must be in (0, 1]", f.policy.Probability)
+		return fmt.Errorf("--inbox-below %g: must be in (0, 1]", f.policy.Probability)
 	case !(f.policy.Margin > 0) || f.policy.Margin > 1e30:
-		return nil, fmt.Errorf("--inbox-margin %g: must be positive", f.policy.Margin)
+		return fmt.Errorf("--inbox-margin %g: must be positive", f.policy.Margin)
 	case f.inboxEvery < 1:
-		return nil, fmt.Errorf("--inbox-every %d: must be at least 1", f.inboxEvery)
+		return fmt.Errorf("--inbox-every %d: must be at least 1", f.inboxEvery)
 	case f.reload < 0:
-		return nil, fmt.Errorf("--reload %s: must be 0 (never) or positive", f.reload)
+		return fmt.Errorf("--reload %s: must be 0 (never) or positive", f.reload)
 	}
+	return nil
+}
+
+// setup opens the inbox and starts the model file's watcher, as the
+// flags ask: cfg gets the keeper and the reloading classifier. stop ends
+// both once watch.Run has returned.
+func (f *watchTeachFlags) setup(ctx context.Context, cfg *watch.Config, mc *imageClassifier, model, unknown, camera string, log *slog.Logger) (stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {

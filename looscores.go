@@ -3,12 +3,14 @@ package flycl
 import (
 	"context"
 	"fmt"
+
+	"github.com/flycl/flycl/reject"
 )
 
 // LeaveOneOutScores returns the exact leave-one-out class scores (rows
 // of Classes() columns) of the n×d samples x, learned by the model with
 // labels, and their leave-one-out cosines to the class sums
-// (LeaveOneOutCosines): the scores each sample would get from the
+// (reject.LeaveOneOutCosines): the scores each sample would get from the
 // classifier solved without it, by the formula of the rejection's
 // calibration (a rank-one change of G + λI, Model.LeaveOneOut).
 //
@@ -59,5 +61,5 @@ func (m *Model) LeaveOneOutScores(ctx context.Context, x []float32, labels []int
 	if err != nil {
 		return nil, nil, err
 	}
-	return scores, LeaveOneOutCosines(m.acc.S(), len(m.labels), mm, h, sel, idx), nil
+	return scores, reject.LeaveOneOutCosines(m.acc.S(), len(m.labels), mm, h, sel, idx), nil
 }

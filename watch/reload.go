@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/reject"
 )
 
 // Reloading is a Classifier whose model can be replaced while Run uses
@@ -85,7 +85,7 @@ type FileWatcher struct {
 	Interval time.Duration
 	// Into receives the new classifiers.
 	Into *Reloading
-	// Unknown is the rejection choice for a new version (flycl.ParseRejection:
+	// Unknown is the rejection choice for a new version (reject.ParseRule:
 	// "auto" takes each version's own calibrated rejection, "off", or a
 	// threshold).
 	Unknown string
@@ -191,7 +191,7 @@ func (w *FileWatcher) load() (*ModelClassifier, error) {
 	if p.InputDim() != cur.Predictor.InputDim() {
 		return nil, fmt.Errorf("%s takes %d features, the running extractor gives %d", w.Path, p.InputDim(), cur.Predictor.InputDim())
 	}
-	rej, err := flycl.ParseRejection(w.Unknown, p.Rejection())
+	rej, err := reject.ParseRule(w.Unknown, p.Rejection())
 	if err != nil {
 		return nil, err
 	}

@@ -105,40 +105,7 @@ func TestReportLeaveOneOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	lambda := m.Lambda()
-	// κ(G + λI) and the leverages, in float64
-	hm := mat.NewDense(n, mm, nil)
-	for i := range n {
-		for j := range mm {
-			hm.Set(i, j, float64(h[i*mm+j]))
-		}
-	}
-	g := mat.NewSymDense(mm, nil)
-	g.SymOuterK(1, hm.T())
-	for i := range mm {
-		g.SetSym(i, i, g.At(i, i)+lambda)
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(g, false) {
-		t.Fatal("eigen")
-	}
-	ev := eig.Values(nil)
-	kappa := ev[len(ev)-1] / ev[0]
-	var ch mat.Cholesky
-	if !ch.Factorize(g) {
-		t.Fatal("cholesky")
-	}
-	maxA := 0.0
-	for i := range n {
-		hi := mat.NewVecDense(mm, nil)
-		for j := range mm {
-			hi.SetVec(j, float64(h[i*mm+j]))
-		}
-		var z mat.VecDense
-		if err := ch.SolveVecTo(&z, hi); err != nil {
-			t.Fatal(err)
-		}
-		maxA = max(maxA, mat.Dot(hi, &z))
-	}
+	kappa, maxA := conditioning(t, h, n, mm, lambda)
 
 	rej := m.Rejection()
 	if !rej.Enabled() {
@@ -318,4 +285,130 @@ func TestReportLeaveOneOut(t *testing.T) {
 		}
 	}
 	t.Logf("accuracy %.3f, rejected %.3f, confusions %v", rep.Accuracy, rep.Rejected, rep.Confusions)
+}
+
+// conditioning returns κ(G + λI) and the largest leverage
+// hᵢᵀ(G + λI)⁻¹hᵢ of the n codes h (rows of mm), in float64.
+func conditioning(t *testing.T, h []float32, n, mm int, lambda float64) (kappa, maxA float64) {
+	t.Helper()
+	hm := mat.NewDense(n, mm, nil)
+	for i := range n {
+		for j := range mm {
+			hm.Set(i, j, float64(h[i*mm+j]))
+		}
+	}
+	g := mat.NewSymDense(mm, nil)
+	g.SymOuterK(1, hm.T())
+	for i := range mm {
+		g.SetSym(i, i, g.At(i, i)+lambda)
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(g, false) {
+		t.Fatal("eigen")
+	}
+	ev := eig.Values(nil)
+	kappa = ev[len(ev)-1] / ev[0]
+	var ch mat.Cholesky
+	if !ch.Factorize(g) {
+		t.Fatal("cholesky")
+	}
+	for i := range n {
+		hi := mat.NewVecDense(mm, nil)
+		for j := range mm {
+			hi.SetVec(j, float64(h[i*mm+j]))
+		}
+		var z mat.VecDense
+		if err := ch.SolveVecTo(&z, hi); err != nil {
+			t.Fatal(err)
+		}
+		maxA = max(maxA, mat.Dot(hi, &z))
+	}
+	return kappa, maxA
+}
+
+// TestReportAsManyAsTheLastLearn: scoring as many samples as the last
+// learn had, but not the same ones (MaxSamples takes the first of each
+// class's 7, from the first learn; the last learned one of each), must
+// not take the last learn's leverages for them (the core keeps those
+// beside its factor after a small learn at the same λ): the scores agree
+// with brute-force refits as in TestReportLeaveOneOut, to the same
+// tolerance.
+func TestReportAsManyAsTheLastLearn(t *testing.T) {
+	ctx := context.Background()
+	m, err := deploy.New(testCfg, testD, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist []*modelfile.JournalEntry
+	var all []float32
+	var allNames []string
+	var starts []int
+	for k, per := range []int{6, 1} {
+		x, names := blobs([]string{"a", "b", "c"}, per, 10+uint64(k))
+		before := m.Prior()
+		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{LambdaPolicy: flycl.LambdaKeep}); err != nil {
+			t.Fatal(err)
+		}
+		hist = append(hist, deploy.LearnEntry(m.Version(), before, x, names, testD, deploy.LearnOptions{}))
+		starts = append(starts, len(allNames))
+		all, allNames = append(all, x...), append(allNames, names...)
+	}
+	rep, err := Compute(ctx, m, hist, Options{Hardest: 100, MaxSamples: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Samples != 3 {
+		t.Fatalf("%d samples scored, want 3", rep.Samples)
+	}
+	h, err := m.Expand(ctx, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kappa, maxA := conditioning(t, h, len(allNames), testCfg.M, m.Lambda())
+	names := m.ClassNames()
+	fromLast := 0
+	for _, s := range rep.Hardest {
+		i := s.Row + starts[slices.IndexFunc(hist, func(e *modelfile.JournalEntry) bool { return e.Version == s.Learn })]
+		if s.Learn == hist[1].Version {
+			fromLast++
+		}
+		var xo []float32
+		var no []string
+		for j := range allNames {
+			if j != i {
+				xo, no = append(xo, all[j*testD:(j+1)*testD]...), append(no, allNames[j])
+			}
+		}
+		mi, err := deploy.New(testCfg, testD, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mi.Learn(ctx, xo, no, nil, deploy.LearnOptions{Lambda: m.Lambda()}); err != nil {
+			t.Fatal(err)
+		}
+		sc, err := mi.Scores(ctx, all[i*testD:(i+1)*testD])
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := make([]float32, len(names))
+		for j, nm := range mi.ClassNames() {
+			row[slices.Index(names, nm)] = sc[j]
+		}
+		own := slices.Index(names, s.Class)
+		other := float32(math.Inf(-1))
+		maxF := 0.0
+		for j, v := range row {
+			maxF = max(maxF, math.Abs(float64(v)))
+			if j != own {
+				other = max(other, v)
+			}
+		}
+		tol := 64 * kappa * 0x1p-24 * (1 + maxF) / (1 - maxA)
+		if d := math.Abs(float64(s.Score - row[own])); d > tol || math.Abs(float64(s.Margin-(row[own]-other))) > tol {
+			t.Fatalf("sample %d (%s): score %g margin %g, brute force %g %g (tolerance %g)", i, s.Class, s.Score, s.Margin, row[own], row[own]-other, tol)
+		}
+	}
+	if fromLast == rep.Samples {
+		t.Fatalf("the %d scored are the last learn's: want others", fromLast)
+	}
 }

@@ -61,12 +61,16 @@ func TestBrowserTeach(t *testing.T) {
 	defer hs.Close()
 	base := "http://" + ln.Addr().String()
 
+	// five of each colour, and one of each in between: those two are the
+	// ones the model gets wrong when they are left out
 	red, blue := color.RGBA{210, 40, 30, 255}, color.RGBA{30, 50, 200, 255}
+	between := []color.RGBA{{140, 45, 130, 255}, {110, 45, 140, 255}}
 	for i, c := range []color.RGBA{red, blue} {
 		var imgs [][]byte
-		for k := range 6 {
+		for k := range 5 {
 			imgs = append(imgs, pngOf(t, 64, 48, c, uint64(10*i+k+1)))
 		}
+		imgs = append(imgs, pngOf(t, 64, 48, between[i], uint64(10*i+9)))
 		ct, body := multipartBody(t, imgs, map[string]string{"label": []string{"red", "blue"}[i]})
 		if code, _, b := do(t, "POST", base+"/v1/learn", ct, body, "", nil); code != http.StatusOK {
 			t.Fatalf("teach: %d %s", code, b)
@@ -118,6 +122,7 @@ func TestBrowserTeach(t *testing.T) {
 		poll(`document.getElementById("version").textContent === "2"`),
 		poll(`!document.getElementById("teachsec").hidden && document.querySelectorAll("#teachtable tr[data-class]").length === 2`),
 		poll(row("red", "acc")+` === `+pctOf(want.Classes[0].Accuracy)+` && `+row("blue", "acc")+` === `+pctOf(want.Classes[1].Accuracy)),
+		poll(`document.querySelectorAll("#teachconf li").length === `+strconv.Itoa(len(want.Confusions))),
 		poll(`document.querySelectorAll("#inboxlist .inboxitem").length === 4`),
 		poll(`[...document.querySelectorAll("#inboxlist .inboxgroup")].map((g) => g.dataset.camera + "/" + g.dataset.zone + ":" + g.querySelectorAll(".inboxitem").length).join(" ") === "drive/gate:3 drive/porch:1"`),
 		poll(`[...document.querySelectorAll("#inboxlist .inboxitem img")].every((i) => i.complete && i.naturalWidth > 0)`))

@@ -25,7 +25,9 @@ import (
 // kept green crops of camera "drive", zones "gate" and "porch" (added
 // here through a second Inbox of the folder, as watch's process does).
 // The page shows them in one group per camera and zone, and the teach
-// section lists red and blue with the report's numbers (the same as GET
+// section lists red and blue (each taught with one picture in between,
+// which the model gets wrong when left out) with the report's numbers
+// and confusions (the same as GET
 // /v1/teach, itself teach.Compute on the model and its journal: tested
 // against brute force in package teach). A person selects the gate's
 // crops, labels them green and learns them; the teach section then lists

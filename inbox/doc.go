@@ -18,7 +18,13 @@
 // missing or differ from the sizes and CRC-32C checksums it records, is
 // skipped with a log line (and left in place for a person to look at).
 //
+// Several processes may open one folder (flycl serve lists and learns
+// what flycl watch keeps): every method holds a file lock on DIR/.lock
+// while it runs, and first brings its index up to date with the items the
+// others added (verified once, when first seen) or removed.
+//
 // The inbox is bounded in items and bytes: adding an item drops the
-// oldest ones until the new one fits. Policy says which predictions are
-// worth keeping.
+// oldest ones until the new one fits, whichever process kept them.
+// Policy says which predictions are worth keeping. An item records the
+// camera and zone of a video stream's frame (flycl watch --inbox).
 package inbox

@@ -22,7 +22,7 @@ func FuzzSidecar(f *testing.F) {
 	}
 	p := 0.3
 	e := entry(2, 6)
-	e.Image, e.Probability, e.Why = testImage(9, 7), &p, LowProbability
+	e.Image, e.Probability, e.Why, e.Camera, e.Zone = testImage(9, 7), &p, Change, "drive", "gate"
 	for _, e := range []Entry{entry(1, 4), e} {
 		it, _, err := b.Add(e)
 		if err != nil {

@@ -46,8 +46,8 @@ var (
 	ErrNotFound = errors.New("inbox: no such item")
 	// ErrTooLarge: an item larger than the whole inbox's MaxBytes.
 	ErrTooLarge = errors.New("inbox: item larger than the inbox")
-	// ErrLocked: another process has the folder open.
-	ErrLocked = errors.New("inbox: folder in use by another process")
+	// ErrLocked: the folder's lock could not be taken.
+	ErrLocked = errors.New("inbox: cannot lock the folder")
 	// ErrClosed: the inbox was closed.
 	ErrClosed = errors.New("inbox: closed")
 )
@@ -108,16 +108,22 @@ type Entry struct {
 	Image *imageio.RGB
 	// Features is the feature vector the model scored.
 	Features []float32
+	// Camera and Zone say where a frame of a video stream came from
+	// (flycl watch); empty for a served prediction, or a whole frame.
+	Camera, Zone string
 }
 
 // Inbox is a bounded folder of kept inputs. Its methods are safe for
-// concurrent use.
+// concurrent use, and several processes may open the same folder (flycl
+// serve lists and learns what flycl watch keeps): every method holds the
+// folder's lock (a file lock on DIR/.lock) while it runs, and first brings
+// its index up to date with the items other processes added or removed.
 type Inbox struct {
 	dir   string
 	opt   Options
 	lock  *flock.Flock
-	mu    sync.Mutex
-	items []Item // oldest first (IDs ascending)
+	mu    sync.Mutex // held with the folder's lock
+	items []Item     // oldest first (IDs ascending)
 	bytes int64
 	last  int64 // the largest ID given
 	// skipped lists the folders Open did not take (corrupt sidecars).
@@ -126,8 +132,8 @@ type Inbox struct {
 }
 
 // Open opens (creating) the inbox in dir and rebuilds its index from the
-// folder. It holds a lock on dir until Close: a second Open of the same
-// folder, in this or another process, fails with ErrLocked.
+// folder. Another Inbox of the same folder, in this or another process,
+// shares it: each method takes the folder's lock for its duration.
 func Open(dir string, opt Options) (*Inbox, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
@@ -136,39 +142,38 @@ func Open(dir string, opt Options) (*Inbox, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("inbox: %w", err)
 	}
-	lk := flock.New(filepath.Join(dir, ".lock"))
-	ok, err := lk.TryLock()
-	if err != nil {
-		return nil, fmt.Errorf("inbox: lock %s: %w", dir, err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
-	}
-	b := &Inbox{dir: dir, opt: opt, lock: lk, skipped: map[string]bool{}}
-	if err := b.load(); err != nil {
-		lk.Unlock()
-		return nil, err
-	}
+	b := &Inbox{dir: dir, opt: opt, lock: flock.New(filepath.Join(dir, ".lock")), skipped: map[string]bool{}}
 	// The bounds may be smaller than when the items were kept.
-	b.mu.Lock()
-	err = b.evict(0, 0)
-	b.mu.Unlock()
-	if err != nil {
-		lk.Unlock()
+	if err := b.locked(func() error { return b.evict(0, 0) }); err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
-// Close releases the folder's lock.
-func (b *Inbox) Close() error {
+// locked runs fn holding b.mu and the folder's lock, the index brought up
+// to date with the folder first.
+func (b *Inbox) locked(fn func() error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return nil
+		return ErrClosed
 	}
+	if err := b.lock.Lock(); err != nil {
+		return fmt.Errorf("%w %s: %v", ErrLocked, b.lock.Path(), err)
+	}
+	defer b.lock.Unlock()
+	if err := b.load(); err != nil {
+		return err
+	}
+	return fn()
+}
+
+// Close closes the inbox; its methods then return ErrClosed.
+func (b *Inbox) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.closed = true
-	return b.lock.Unlock()
+	return nil
 }
 
 // Dir returns the inbox's folder.
@@ -187,14 +192,23 @@ func validID(id string) bool {
 	return true
 }
 
-// load rebuilds the index: every folder with a valid sidecar whose files
-// agree with it is an item; a folder without a sidecar is a write or
-// removal a crash interrupted, and is removed.
+// load brings the index up to date with the folder (the folder's lock
+// held): every folder with a valid sidecar whose files agree with it is
+// an item (verified once, when first seen); a folder without a sidecar is
+// a write or removal a crash interrupted (writes and removals hold the
+// lock), and is removed; an item whose folder has gone was removed by
+// another process.
 func (b *Inbox) load() error {
 	ents, err := os.ReadDir(b.dir)
 	if err != nil {
 		return fmt.Errorf("inbox: %w", err)
 	}
+	known := make(map[string]bool, len(b.items))
+	for _, it := range b.items {
+		known[it.ID] = true
+	}
+	on := make(map[string]bool, len(ents))
+	added := false
 	for _, e := range ents {
 		if !e.IsDir() || !validID(e.Name()) {
 			continue
@@ -202,6 +216,10 @@ func (b *Inbox) load() error {
 		id := e.Name()
 		n, _ := strconv.ParseInt(id, 10, 64)
 		b.last = max(b.last, n)
+		on[id] = true
+		if known[id] || b.skipped[id] {
+			continue
+		}
 		it, err := b.verify(id)
 		if errors.Is(err, fs.ErrNotExist) && !b.exists(id, sidecarName) {
 			b.opt.Logger.Info("inbox: removing an item left incomplete by a crash", "dir", filepath.Join(b.dir, id))
@@ -217,8 +235,23 @@ func (b *Inbox) load() error {
 		}
 		b.items = append(b.items, it)
 		b.bytes += it.Bytes
+		added = true
 	}
-	slices.SortFunc(b.items, func(x, y Item) int { return compareIDs(x.ID, y.ID) })
+	for id := range b.skipped {
+		if !on[id] {
+			delete(b.skipped, id)
+		}
+	}
+	b.items = slices.DeleteFunc(b.items, func(it Item) bool {
+		if on[it.ID] {
+			return false
+		}
+		b.bytes -= it.Bytes
+		return true
+	})
+	if added {
+		slices.SortFunc(b.items, func(x, y Item) int { return compareIDs(x.ID, y.ID) })
+	}
 	return nil
 }
 
@@ -317,7 +350,7 @@ func (b *Inbox) Add(e Entry) (Item, []string, error) {
 		}
 	}
 	s := sidecar{Format: sidecarFormat, Item: Item{ModelVersion: e.ModelVersion, Guess: e.Guess, Unknown: e.Unknown,
-		Probability: e.Probability, Top: e.Top, Why: e.Why, Dim: len(e.Features)}}
+		Probability: e.Probability, Top: e.Top, Why: e.Why, Dim: len(e.Features), Camera: e.Camera, Zone: e.Zone}}
 	if s.Top == nil {
 		s.Top = []Score{}
 	}
@@ -340,12 +373,17 @@ func (b *Inbox) Add(e Entry) (Item, []string, error) {
 		s.Image, s.Width, s.Height = true, th.Rect.Dx(), th.Rect.Dy()
 		s.ImageBytes, s.ImageCRC = int64(len(img)), crc32.Checksum(img, castagnoli)
 	}
+	var it Item
+	var dropped []string
+	err := b.locked(func() (err error) {
+		it, dropped, err = b.add(&s, feat, img)
+		return err
+	})
+	return it, dropped, err
+}
 
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return Item{}, nil, ErrClosed
-	}
+// add writes an item (the lock held).
+func (b *Inbox) add(s *sidecar, feat, img []byte) (Item, []string, error) {
 	// The ID is the time, made larger than every ID given before.
 	now := b.opt.Now()
 	id := max(now.UnixNano(), b.last+1)
@@ -453,43 +491,41 @@ func (b *Inbox) remove(id string) error {
 // Remove removes the items with the given IDs. An ID that is not (or no
 // longer) there is skipped; removed lists those removed.
 func (b *Inbox) Remove(ids ...string) (removed []string, err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return nil, ErrClosed
-	}
-	for _, id := range ids {
-		if err := b.remove(id); errors.Is(err, ErrNotFound) {
-			continue
-		} else if err != nil {
-			return removed, err
+	err = b.locked(func() error {
+		for _, id := range ids {
+			if err := b.remove(id); errors.Is(err, ErrNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			removed = append(removed, id)
 		}
-		removed = append(removed, id)
-	}
-	return removed, nil
+		return nil
+	})
+	return removed, err
 }
 
-// List returns the items, newest first.
+// List returns the items, newest first (none when the folder cannot be
+// read or locked: the error is logged).
 func (b *Inbox) List() []Item {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := slices.Clone(b.items)
+	var out []Item
+	if err := b.locked(func() error { out = slices.Clone(b.items); return nil }); err != nil && !errors.Is(err, ErrClosed) {
+		b.opt.Logger.Warn("inbox: cannot list", "err", err)
+	}
 	slices.Reverse(out)
 	return out
 }
 
 // Len returns the number of items and their bytes.
 func (b *Inbox) Len() (items int, bytes int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.items), b.bytes
+	b.locked(func() error { items, bytes = len(b.items), b.bytes; return nil })
+	return items, bytes
 }
 
 // Get returns the item with the ID.
-func (b *Inbox) Get(id string) (Item, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.get(id)
+func (b *Inbox) Get(id string) (it Item, err error) {
+	err = b.locked(func() (err error) { it, err = b.get(id); return err })
+	return it, err
 }
 
 func (b *Inbox) get(id string) (Item, error) {
@@ -505,9 +541,12 @@ func (b *Inbox) get(id string) (Item, error) {
 
 // Image returns an item's stored image (JPEG); ErrNotFound when the item
 // is not there or has no image.
-func (b *Inbox) Image(id string) ([]byte, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+func (b *Inbox) Image(id string) (data []byte, err error) {
+	err = b.locked(func() (err error) { data, err = b.image(id); return err })
+	return data, err
+}
+
+func (b *Inbox) image(id string) ([]byte, error) {
 	it, err := b.get(id)
 	if err != nil {
 		return nil, err
@@ -523,9 +562,12 @@ func (b *Inbox) Image(id string) ([]byte, error) {
 }
 
 // Features returns an item's feature vector.
-func (b *Inbox) Features(id string) ([]float32, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+func (b *Inbox) Features(id string) (x []float32, err error) {
+	err = b.locked(func() (err error) { x, err = b.features(id); return err })
+	return x, err
+}
+
+func (b *Inbox) features(id string) ([]float32, error) {
 	if _, err := b.get(id); err != nil {
 		return nil, err
 	}

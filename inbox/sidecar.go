@@ -46,6 +46,10 @@ type Item struct {
 	Top []Score `json:"top"`
 	// Why says why it was kept.
 	Why Reason `json:"why"`
+	// Camera and Zone say where a frame of a video stream came from
+	// (absent for a served prediction; Zone for a whole frame).
+	Camera string `json:"camera,omitempty"`
+	Zone   string `json:"zone,omitempty"`
 	// Dim is the length of the feature vector.
 	Dim int `json:"d"`
 	// Image is true when the input was an image (kept downscaled);
@@ -128,6 +132,10 @@ func (s *sidecar) check(id string) error {
 		return fmt.Errorf("image size %d×%d is not in [1, %d]", s.Width, s.Height, maxImageSide)
 	case !s.Image && (s.ImageBytes != 0 || s.ImageCRC != 0 || s.Width != 0 || s.Height != 0):
 		return fmt.Errorf("image fields without an image")
+	case len(s.Camera) > maxNameBytes || !utf8.ValidString(s.Camera):
+		return fmt.Errorf("camera is not a name")
+	case len(s.Zone) > maxNameBytes || !utf8.ValidString(s.Zone):
+		return fmt.Errorf("zone is not a name")
 	case s.Bytes < 0:
 		return fmt.Errorf("bytes %d is negative", s.Bytes)
 	}
@@ -159,9 +167,13 @@ const (
 	// LowMargin: the model has no calibrated probabilities, and its two
 	// best scores were closer than Policy.Margin.
 	LowMargin Reason = "low-margin"
+	// Change: a video stream's answer changed (flycl watch keeps the
+	// frame that confirmed a new state: whether it was right is worth a
+	// look).
+	Change Reason = "change"
 )
 
-var reasons = []Reason{Unknown, LowProbability, LowMargin}
+var reasons = []Reason{Unknown, LowProbability, LowMargin, Change}
 
 func (r Reason) valid() bool {
 	for _, v := range reasons {

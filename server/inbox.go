@@ -179,6 +179,7 @@ func (s *Server) inboxList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items := s.cfg.Inbox.List()
+	s.inboxGauges() // another process (flycl watch) may have added items
 	resp := InboxResponse{Items: make([]InboxItem, len(items)), Count: len(items)}
 	for i, it := range items {
 		resp.Items[i] = InboxItem{Item: it}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/inbox"
+	"github.com/flycl/flycl/teach"
 )
 
 // Config configures a Server. Zero fields take the defaults of
@@ -160,6 +161,8 @@ type Server struct {
 	keepDone    chan struct{}
 	inboxMu     sync.Mutex
 	inboxClaims map[string]bool // items being learned or discarded
+	teachMu     sync.Mutex
+	teachLast   *teach.Report // the last teach report, for its version
 	// readOnly: the backend takes no changes (ReadOnlyBackend); they are
 	// refused before their bodies are read (server/readonly.go)
 	readOnly bool
@@ -265,10 +268,12 @@ func (s *Server) runJob(j *job) {
 	s.met.stages.WithLabelValues("queue").Observe(time.Since(j.queued).Seconds())
 	// A learn is finished and saved even when its client has gone away.
 	sn, err := s.runSafely(j)
-	if err == nil {
+	switch {
+	case err == nil && sn == nil: // a job that only reads the model (the teach report)
+	case err == nil:
 		s.publish(sn)
 		s.met.learns.WithLabelValues("ok").Inc()
-	} else {
+	default:
 		s.met.learns.WithLabelValues("error").Inc()
 	}
 	s.pending.Add(-1)
@@ -355,6 +360,7 @@ func (s *Server) routes() {
 	s.handle("/v1/inbox/{id}/image", "inbox-image", true, map[string]http.HandlerFunc{"GET": s.inboxImage})
 	s.handle("/v1/inbox/learn", "inbox-learn", true, map[string]http.HandlerFunc{"POST": s.inboxLearn})
 	s.handle("/v1/inbox/discard", "inbox-discard", true, map[string]http.HandlerFunc{"POST": s.inboxDiscard})
+	s.handle("/v1/teach", "teach", false, map[string]http.HandlerFunc{"GET": s.teachReport})
 	s.handle("/v1/", "unknown", false, nil)
 	metricsHandler := promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{Registry: s.met.reg})
 	s.mux.Handle("/metrics", s.instrument("metrics", s.authorize(false, metricsHandler.ServeHTTP)))

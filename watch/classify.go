@@ -2,7 +2,6 @@ package watch
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/imageio"
@@ -19,6 +18,9 @@ type Prediction struct {
 	// Probability is the calibrated probability of the top class (nil for
 	// a model without a fitted temperature).
 	Probability *float64 `json:"probability,omitempty"`
+	// ModelVersion is the version of the model that answered (absent
+	// from a classifier that does not tell).
+	ModelVersion uint64 `json:"model_version,omitempty"`
 }
 
 // UnknownAnswer is the answer for a frame the model's rejection rejects.
@@ -51,31 +53,6 @@ type ModelClassifier struct {
 
 // Classify implements Classifier.
 func (c *ModelClassifier) Classify(ctx context.Context, img *imageio.RGB) (Prediction, error) {
-	x, err := c.Extractor.Features(ctx, []*imageio.RGB{img})
-	if err != nil {
-		return Prediction{}, err
-	}
-	if len(x) != c.Predictor.InputDim() {
-		return Prediction{}, fmt.Errorf("watch: the extractor gave %d features, the model takes %d", len(x), c.Predictor.InputDim())
-	}
-	scores, cos, err := c.Predictor.ScoresCosines(ctx, x)
-	if err != nil {
-		return Prediction{}, err
-	}
-	top := c.Top
-	if top <= 0 {
-		top = 5
-	}
-	r := c.Predictor.Rank(scores, top)
-	if len(r) != 1 || len(r[0]) == 0 {
-		return Prediction{}, fmt.Errorf("watch: the model has no classes")
-	}
-	p := Prediction{Top: r[0], Answer: r[0][0].Name, Unknown: c.Rejection.Reject(scores, cos[0])}
-	if p.Unknown {
-		p.Answer = UnknownAnswer
-	}
-	if pr, ok := c.Rejection.Probability(scores); ok {
-		p.Probability = &pr
-	}
-	return p, nil
+	p, _, err := c.ClassifyFeatures(ctx, img)
+	return p, err
 }

@@ -14,7 +14,12 @@
 // events, debounced by a Debouncer (a new answer counts when it holds for
 // n frames), to an EventSink: a Poster delivers them to a webhook,
 // retried with backoff from a bounded queue that drops its oldest event
-// when full. A Saver keeps frames of doubtful predictions for labelling.
+// when full. A Saver keeps frames of doubtful predictions for labelling;
+// a Keeper keeps them in a labelling inbox (package inbox) that flycl
+// serve shows and learns from. A Reloading classifier, fed by a
+// FileWatcher that polls the model file, picks up a new model version
+// without a restart: one atomic swap, a frame (all its zones) classified
+// by one model.
 //
 // Run's memory is bounded whatever the source does: three frame buffers
 // are reused, a frame's size is bounded before anything is allocated for

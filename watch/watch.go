@@ -68,6 +68,9 @@ type Config struct {
 	Debounce int
 	// Doubtful, when set, saves frames of doubtful predictions.
 	Doubtful *Saver
+	// Inbox, when set, keeps the frames (zone crops) the model is unsure
+	// of in a labelling inbox; Classify must be a FeatureClassifier.
+	Inbox *Keeper
 	// Collect, when set, saves a frame (or each zone's crop, in a folder
 	// named after the zone inside Collect.Dir) every Collect.Every,
 	// whatever the answer.
@@ -146,6 +149,9 @@ type Stats struct {
 // falls behind (Stats.Stale), a file's frames (and with EveryFrame a live
 // source's) all wait their turn.
 func Run(ctx context.Context, cfg Config) (Stats, error) {
+	if err := cfg.checkInbox(); err != nil {
+		return Stats{}, err
+	}
 	r := &runner{cfg: cfg, deb: NewDebouncer(cfg.Debounce), log: cfg.Log, now: cfg.Now}
 	for _, z := range cfg.Zones {
 		zs := &zoneState{zone: z, deb: NewDebouncer(cfg.Debounce)}
@@ -254,6 +260,7 @@ type zoneState struct {
 
 type runner struct {
 	cfg      Config
+	cl       Classifier // the classifier of the frame being classified (pin)
 	deb      *Debouncer
 	zones    []*zoneState
 	log      *slog.Logger
@@ -405,6 +412,7 @@ func (r *runner) stream(ctx context.Context, live bool, stall time.Duration) err
 // frame classifies one frame (or each zone's crop of it) and writes its
 // lines and events.
 func (r *runner) frame(ctx context.Context, s slot) error {
+	r.pin()
 	if len(r.zones) == 0 {
 		r.collect(s, "", s.img)
 		lat, err := r.classify(ctx, s, s.img, "", r.deb, r.cfg.Doubtful)
@@ -465,7 +473,7 @@ func (r *runner) count(lat time.Duration) {
 // classify classifies img (s's frame or a zone's crop of it) and writes
 // its line and event; it returns the latency of the prediction.
 func (r *runner) classify(ctx context.Context, s slot, img *imageio.RGB, zone string, deb *Debouncer, saver *Saver) (time.Duration, error) {
-	p, err := r.cfg.Classify.Classify(ctx, img)
+	p, x, err := r.predict(ctx, img)
 	if err != nil {
 		if zone != "" {
 			return 0, fmt.Errorf("watch: frame %d, zone %q: %w", s.frame, zone, err)
@@ -488,6 +496,7 @@ func (r *runner) classify(ctx context.Context, s slot, img *imageio.RGB, zone st
 		return 0, fmt.Errorf("watch: write: %w", err)
 	}
 	c, changed := deb.Observe(s.frame, p.Answer)
+	r.keep(s.frame, zone, img, p, x, changed)
 	if !changed {
 		return lat, nil
 	}

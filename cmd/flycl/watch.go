@@ -35,6 +35,7 @@ type watchFlags struct {
 	haDiscovery                                                                          bool
 
 	config, metrics string // several cameras from a file (watch_cameras.go)
+	teach watchTeachFlags
 }
 
 func watchCmd() *cobra.Command {
@@ -103,6 +104,7 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 	fs.StringVar(&f.haPrefix, "ha-prefix", "homeassistant", "Home Assistant's discovery prefix")
 	fs.StringVar(&f.config, "config", "", "YAML file of several cameras, each with its source, fps, zones, model, webhook and MQTT (instead of --model, --source, …)")
 	fs.StringVar(&f.metrics, "metrics", "", "with --config, serve Prometheus metrics per camera on http://ADDR/metrics (e.g. 127.0.0.1:9101)")
+	f.teach.register(fs)
 	return c
 }
 
@@ -136,6 +138,9 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		return fmt.Errorf("--collect-max must be positive, got %d", f.collectMax)
 	case f.logFormat != "text" && f.logFormat != "json":
 		return fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	}
+	if err := f.teach.check(); err != nil {
+		return err
 	}
 	zones, err := watch.ParseZones(f.zones)
 	if err != nil {
@@ -197,6 +202,11 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	if f.collectDir != "" {
 		cfg.Collect = &watch.Collector{Dir: f.collectDir, Every: f.collectEvery, Max: f.collectMax}
 	}
+	stopTeach, err := f.teach.setup(ctx, &cfg, mc, f.model, f.unknown, f.camera, log)
+	if err != nil {
+		return err
+	}
+	defer stopTeach()
 	var poster *watch.Poster
 	pctx, pcancel := context.WithCancel(context.Background())
 	defer pcancel()

@@ -28,8 +28,13 @@ type Attrs struct {
 	Source       string         `json:"source"`
 }
 
-// Attributes returns the attributes of u for a model at version.
+// Attributes returns the attributes of u for a model at version (the
+// version the prediction names, when it names one: a model picked up
+// without a restart).
 func Attributes(u watch.Update, version uint64) Attrs {
+	if v := u.Prediction.ModelVersion; v != 0 {
+		version = v
+	}
 	top := u.Prediction.Top
 	if top == nil {
 		top = []flycl.Ranked{}

@@ -11,6 +11,7 @@ import (
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/export"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/internal/atomicfile"
 )
 
@@ -65,24 +66,26 @@ would not be the ones the classifier learned from.`,
 				if err := export.CheckPrecision(f.Pipeline, precision); err != nil {
 					return fmt.Errorf("--precision: %w", err)
 				}
-				if spec == "" {
-					spec = f.Pipeline.Backbone
-				}
-				if strings.HasPrefix(spec, "onnx") {
-					// a user's .onnx file: its inputs and outputs are read by ONNX Runtime
-					lib, err := ortLibrary(cmd.Flags())
-					if err != nil {
-						return err
-					}
-					if err := backbone.Init(lib); err != nil {
-						return err
-					}
-				}
-				bm, err := openBackbone(spec)
+				// the model's backbone (or --backbone, another copy of its weights)
+				opt.Extractor, err = deploy.ResolveExtractor(cmd.Context(), deploy.ExtractorOptions{Spec: spec, Model: f.Pipeline, Trained: true,
+					Open: func(s extract.BackboneSpec) (*backbone.Model, error) {
+						if s.Name == "onnx" {
+							// a user's .onnx file: its inputs and outputs are read by ONNX Runtime
+							lib, err := ortLibrary(cmd.Flags())
+							if err != nil {
+								return nil, err
+							}
+							if err := backbone.Init(lib); err != nil {
+								return nil, err
+							}
+						}
+						bm, err := openBackboneSpec(s)
+						if err != nil {
+							return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s; --backbone gives another location of the same weights)", err, envModels)
+						}
+						return bm, nil
+					}})
 				if err != nil {
-					return fmt.Errorf("%w (see \"flycl help environment\" for %s; --backbone gives another location of the same weights)", err, envModels)
-				}
-				if opt.Extractor, err = deploy.ForModel(f.Pipeline, bm, spec); err != nil {
 					return err
 				}
 			default:

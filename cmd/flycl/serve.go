@@ -231,26 +231,15 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	cfg.Logger = log
 	cfg.TokenForAll = f.authAll
 	cfg.Hosts = f.hosts
-	if f.tokenFile != "" {
-		if f.insecureNoToken {
-			return fmt.Errorf("--insecure-no-token and --token-file %s: give one of them", f.tokenFile)
-		}
-		tok, err := readToken(f.tokenFile, log)
-		if err != nil {
-			return err
-		}
-		cfg.Token = tok
-	} else if f.authAll {
-		return fmt.Errorf("--auth-all needs --token-file")
-	} else if beyond, err := beyondLoopback(ctx, f.addr); err != nil {
+	access := server.Access{TokenFile: f.tokenFile, TokenForAll: f.authAll, Insecure: f.insecureNoToken, ReadOnly: f.readOnly}
+	tok, err := access.Token(ctx, f.addr, log)
+	if err != nil {
 		return err
-	} else if beyond && !f.insecureNoToken && !f.readOnly {
-		return fmt.Errorf("--addr %s listens beyond loopback without a token: give --token-file F (a missing F is created with a new token), or --insecure-no-token to let anyone who can reach it change the model", f.addr)
 	}
+	cfg.Token = tok
 	dim := f.dim
 	var bb *backbone.Model
 	if f.backbone != "" {
-		var err error
 		if bb, err = openBackbone(f.backbone); err != nil {
 			return err
 		}
@@ -280,63 +269,13 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		}
 	}
 	spec := f.backbone
-	if bb == nil && be.Pipeline() != nil {
-		// The model file names its backbone: use it.
-		spec = be.Pipeline().Backbone
-		if bb, err = openBackbone(spec); err != nil {
-			return fmt.Errorf("open the model's backbone (give --backbone to use another copy of the same weights): %w", err)
-		}
-	}
-	if bb != nil {
-		lib, err := ortLibrary(cmd.Flags())
+	if bb != nil || be.Pipeline() != nil {
+		ex, err := f.extractor(ctx, cmd, be, bb)
 		if err != nil {
 			return err
 		}
-		if err := backbone.Init(lib); err != nil {
-			return err
-		}
-		// As predict does: a model file's pipeline fixes the output, the
-		// transform and the precision (an int8 graph rebuilt from its
-		// calibration); a new model takes the backbone's own.
-		prec, _ := backbone.ParsePrecision(f.precision)
-		o := deploy.ExtractorOptions{Spec: spec, Model: be.Pipeline(), Trained: be.Pipeline() != nil,
-			Open: func(extract.BackboneSpec) (*backbone.Model, error) { return bb, nil }}
-		if cmd.Flags().Changed("precision") && be.Pipeline() != nil {
-			o.Precision = prec // checked against the model's
-		}
-		de, err := deploy.ResolveExtractor(ctx, o) // fp32 for a new model: an int8 one is calibrated below
-		if errors.Is(err, deploy.ErrPrecision) {
-			return fmt.Errorf("--precision %s: %s: %w", prec, f.model, err)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.model, err)
-		}
-		if be.Pipeline() == nil && prec == backbone.INT8 && !f.readOnly {
-			// a new model's int8 graph: calibrated on the first learn's images
-			if be.Current().Version() > 0 {
-				return fmt.Errorf("--precision int8: the model %s learned from feature vectors without a backbone; int8 is for a new model", f.model)
-			}
-			method, _ := backbone.ParseCalibMethod(f.calibMethod)
-			cal := server.NewInt8Calibrator(de, deploy.CalibOptions{N: f.calib, Method: method, Threads: f.threads}, f.sessionOptions())
-			defer cal.Close()
-			cfg.Extractor = cal
-		} else {
-			// (an int8 model's file fixes its calibration: the flags that
-			// made it are accepted on a restart, as --precision int8 is)
-			if prec := deploy.PipelinePrecision(de.Pipeline()); prec != backbone.INT8 && (cmd.Flags().Changed("calib") || cmd.Flags().Changed("calib-method")) {
-				return fmt.Errorf("--calib and --calib-method calibrate the backbone of a new model served with --precision int8; the model %s is served with %s features", f.model, prec)
-			}
-			if err := be.SetPipeline(de.Pipeline()); err != nil {
-				return err
-			}
-			bb = de.Backbone
-			ex, err := server.NewPipelineExtractorWith(de.Backbone, de.Output, de.Preset, f.sessionOptions())
-			if err != nil {
-				return err
-			}
-			defer ex.Close()
-			cfg.Extractor = ex
-		}
+		defer ex.Close()
+		cfg.Extractor, spec = ex, ex.Spec
 	} else if cmd.Flags().Changed("precision") || cmd.Flags().Changed("calib") || cmd.Flags().Changed("calib-method") {
 		return fmt.Errorf("--precision, --calib and --calib-method apply to images through a backbone: give --backbone")
 	}
@@ -368,25 +307,70 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		srv.Close()
 		return err
 	}
-	if cfg.Token == "" && !f.readOnly {
-		// the address as bound, whatever the name resolved to
-		ip := ln.Addr().(*net.TCPAddr).IP
-		if !ip.IsLoopback() && !f.insecureNoToken {
-			ln.Close()
-			srv.Close()
-			return fmt.Errorf("--addr %s is bound to %s, beyond loopback, without a token: give --token-file F, or --insecure-no-token", f.addr, ip)
-		}
-		where := "any program or user on this machine"
-		if !ip.IsLoopback() {
-			where = "anyone on the network"
-		}
-		log.Warn("no --token-file: anyone who can reach this address may change the model (learn, forget): "+where+
-			"; give --token-file F (a missing F is created with a new token)", "addr", ln.Addr().String())
+	if err := access.Listening(ln, f.addr, cfg.Token, log); err != nil {
+		ln.Close()
+		srv.Close()
+		return err
 	}
 	sn := srv.View()
 	log.Info("serving", "addr", "http://"+ln.Addr().String(), "model", f.model, "version", sn.Version(),
 		"classes", len(sn.Classes()), "d", sn.Dim(), "backbone", spec, "auth", cfg.Token != "", "read_only", f.readOnly)
 	return srv.Serve(ctx, ln, f.timeouts)
+}
+
+// extractor resolves the served model's extractor (server.ResolveExtractor:
+// the model file's pipeline fixes the backbone, a new model's int8 one is
+// calibrated on the first learn) from --backbone (bb, opened already) or
+// the backbone the model file names, and compiles it.
+func (f *serveFlags) extractor(ctx context.Context, cmd *cobra.Command, be servedModel, bb *backbone.Model) (*extract.Extractor, error) {
+	lib, err := ortLibrary(cmd.Flags())
+	if err != nil {
+		return nil, err
+	}
+	if err := backbone.Init(lib); err != nil {
+		return nil, err
+	}
+	prec, _ := backbone.ParsePrecision(f.precision)       // checked
+	method, _ := backbone.ParseCalibMethod(f.calibMethod) // checked
+	var openErr error                                     // returned as it is
+	o := deploy.ExtractorOptions{Spec: f.backbone, Calib: extract.CalibOptions{N: f.calib, Method: method, Threads: f.threads},
+		CalibGiven: cmd.Flags().Changed("calib") || cmd.Flags().Changed("calib-method"),
+		Open: func(s extract.BackboneSpec) (*backbone.Model, error) {
+			if bb != nil {
+				return bb, nil
+			}
+			if bb, openErr = openBackboneSpec(s); openErr != nil {
+				openErr = fmt.Errorf("open the model's backbone (give --backbone to use another copy of the same weights): %w", openErr)
+			}
+			return bb, openErr
+		}}
+	if cmd.Flags().Changed("precision") || be.Pipeline() == nil {
+		o.Precision = prec // a model's pipeline fixes its own
+	}
+	ex, err := server.ResolveExtractor(ctx, be, o)
+	var refused *server.PipelineError
+	switch {
+	case openErr != nil:
+		return nil, openErr
+	case errors.As(err, &refused):
+		return nil, refused.Err
+	case errors.Is(err, deploy.ErrPrecision):
+		return nil, fmt.Errorf("--precision %s: %s: %w", prec, f.model, err)
+	case errors.Is(err, server.ErrInt8Learned):
+		return nil, fmt.Errorf("--precision int8: the model %s learned from feature vectors without a backbone; int8 is for a new model", f.model)
+	case errors.Is(err, deploy.ErrCalibUnused):
+		return nil, fmt.Errorf("--calib and --calib-method calibrate the backbone of a new model served with --precision int8; the model %s is served with %s features", f.model, deploy.PipelinePrecision(be.Pipeline()))
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", f.model, err)
+	}
+	// idle threads sleep unless --ort-spin (measured quietly by flycl bench
+	// serve: spinning costs about 7 ms of CPU per image and does not lower
+	// the served predict's latency)
+	ex.BatchSize, ex.Threads, ex.Spin = server.ExtractBatch, f.threads, f.ortSpin
+	if err := ex.Open(); err != nil {
+		return nil, err
+	}
+	return ex, nil
 }
 
 // openServed opens the model file as its writer or, with --read-only, as
@@ -422,55 +406,4 @@ func openServed(ctx context.Context, cmd *cobra.Command, f *serveFlags, create f
 		return nil, err
 	}
 	return be, nil
-}
-
-// readToken reads the bearer token (the first line of the file, trimmed),
-// creating the file with a new random token when it does not exist.
-func readToken(path string, log *slog.Logger) (string, error) {
-	tok, created, err := server.LoadOrCreateToken(path)
-	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
-	}
-	if created {
-		log.Info("created a new bearer token (32 random bytes, hex; only you can read the file): clients send it as Authorization: Bearer $(cat FILE)", "file", path)
-	}
-	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
-		log.Warn("token file is readable by other users", "file", path, "mode", st.Mode().Perm().String())
-	}
-	return tok, nil
-}
-
-// beyondLoopback reports whether addr (HOST:PORT) would listen on more
-// than the loopback interface: an empty or unspecified host (every
-// interface), or a host that is not, or resolves to an address that is
-// not, a loopback address.
-func beyondLoopback(ctx context.Context, addr string) (bool, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false, fmt.Errorf("--addr %q: %w", addr, err)
-	}
-	if host == "" {
-		return true, nil
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		return !ip.IsLoopback(), nil
-	}
-	ips, err := net.DefaultResolver.LookupIP(ctx, "ip", host)
-	if err != nil {
-		return false, fmt.Errorf("--addr %q: %w", addr, err)
-	}
-	for _, ip := range ips {
-		if !ip.IsLoopback() {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// sessionOptions are the ONNX Runtime session options of the served
-// backbone: --threads, and idle threads sleeping unless --ort-spin (measured
-// quietly by flycl bench serve: spinning costs about 7 ms of CPU per image
-// and does not lower the served predict's latency).
-func (f *serveFlags) sessionOptions() backbone.SessionOptions {
-	return backbone.SessionOptions{Threads: f.threads, NoSpin: !f.ortSpin}
 }

@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/export"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/internal/testimages"
 	"github.com/flycl/flycl/modelfile"

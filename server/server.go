@@ -24,7 +24,7 @@ import (
 // Config configures a Server. Zero fields take the defaults of
 // DefaultConfig.
 type Config struct {
-	Backend   Backend   // the model (required)
+	Backend Backend // the model (required)
 	// Extractor is the backbone (*extract.Extractor; one that waits for
 	// its calibration is calibrated on the first learn); nil: only
 	// feature vectors are accepted.

@@ -334,9 +334,10 @@ func (f *serveFlags) extractor(ctx context.Context, cmd *cobra.Command, be serve
 	if err := backbone.Init(lib); err != nil {
 		return nil, err
 	}
-	prec, _ := backbone.ParsePrecision(f.precision)       // checked
-	method, _ := backbone.ParseCalibMethod(f.calibMethod) // checked
-	var openErr error                                     // returned as it is
+	// (--precision and --calib-method are checked already)
+	prec, _ := backbone.ParsePrecision(f.precision)
+	method, _ := backbone.ParseCalibMethod(f.calibMethod)
+	var openErr error // returned as it is
 	o := deploy.ExtractorOptions{Spec: f.backbone, Calib: extract.CalibOptions{N: f.calib, Method: method, Threads: f.threads},
 		CalibGiven: cmd.Flags().Changed("calib") || cmd.Flags().Changed("calib-method"),
 		Open: func(s extract.BackboneSpec) (*backbone.Model, error) {

@@ -102,7 +102,7 @@ func (v goodSubset) Image(i int) (*imageio.RGB, error) { return v.Dataset.Image(
 // that cannot: a *BadFilesError naming them all, or, with skip, the
 // features of the others, their indices in ds (nil: all) and the bad
 // files.
-func extractGood(ctx context.Context, e *Extractor, ds dataset.Dataset, skip bool, run func(dataset.Dataset, string) (*features.Set, bool, error), key string) (*features.Set, bool, []int, []BadFile, error) {
+func extractGood(ctx context.Context, e *extract.Extractor, ds dataset.Dataset, skip bool, run func(dataset.Dataset, string) (*features.Set, bool, error), key string) (*features.Set, bool, []int, []BadFile, error) {
 	s, cached, err := run(ds, key)
 	var ie *extract.ImageError
 	if !errors.As(err, &ie) {

@@ -21,7 +21,7 @@ import (
 
 // builtinSqueezeNet is an extractor of the SqueezeNet built into flycl
 // (backbone/zoo), skipping the test without ONNX Runtime.
-func builtinSqueezeNet(t *testing.T) *Extractor {
+func builtinSqueezeNet(t *testing.T) *extract.Extractor {
 	t.Helper()
 	m, err := extract.OpenBackboneFS("squeezenet", zoo.FS(), "zoo")
 	if err != nil {
@@ -30,7 +30,7 @@ func builtinSqueezeNet(t *testing.T) *Extractor {
 	if err := backbone.Init(testLibrary()); err != nil {
 		t.Skipf("ONNX Runtime not available: %v", err)
 	}
-	e, err := NewExtractor(m, "squeezenet", "", nil)
+	e, err := extract.NewExtractor(m, "squeezenet", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

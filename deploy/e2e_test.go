@@ -161,7 +161,7 @@ func TestEndToEndRealImages(t *testing.T) {
 	ctx := context.Background()
 	bm := squeezeNet(t, "squeezenet")
 	dir := cifarFolder(t, []string{"bird", "cat", "ship"}, 8, 4)
-	e, err := NewExtractor(bm, "squeezenet", "features", nil)
+	e, err := extract.NewExtractor(bm, "squeezenet", "features", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestEndToEndRealImages(t *testing.T) {
 		t.Fatalf("reloaded classes %v counts %v", back.ClassNames(), back.ClassCounts())
 	}
 	// Image files through the pipeline stored in the file.
-	e2, err := ForModel(back.Pipeline, bm, "squeezenet")
+	e2, err := extract.ForModel(back.Pipeline, bm, "squeezenet")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,10 +256,10 @@ func TestEndToEndRealImages(t *testing.T) {
 
 	// Another backbone's features are refused, and so is its extractor.
 	mnv2 := squeezeNet(t, "mobilenetv2")
-	if _, err := ForModel(back.Pipeline, mnv2, "mobilenetv2"); err == nil || !strings.Contains(err.Error(), "not the model's") {
+	if _, err := extract.ForModel(back.Pipeline, mnv2, "mobilenetv2"); err == nil || !strings.Contains(err.Error(), "not the model's") {
 		t.Fatalf("mobilenetv2 for a squeezenet model: %v", err)
 	}
-	other, _ := NewExtractor(mnv2, "mobilenetv2", "features", nil)
+	other, _ := extract.NewExtractor(mnv2, "mobilenetv2", "features", nil)
 	if _, err := back.Learn(ctx, make([]float32, back.InputDim()), []string{"x"}, other.Pipeline(), LearnOptions{}); err == nil {
 		t.Fatal("learning with another backbone's pipeline: no error")
 	}

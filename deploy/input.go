@@ -8,6 +8,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
@@ -221,7 +222,7 @@ type Samples struct {
 // that range extracted through e (only
 // they are read; cached under the data key, suffixed "#rowsLO-HI" for a
 // part of the data set). e may be nil when the input is not images.
-func (in *Input) Samples(ctx context.Context, e *Extractor, lo, hi int) (*Samples, error) {
+func (in *Input) Samples(ctx context.Context, e *extract.Extractor, lo, hi int) (*Samples, error) {
 	if lo < 0 || hi < lo || hi > in.Len() {
 		return nil, fmt.Errorf("deploy: samples [%d, %d) of %d", lo, hi, in.Len())
 	}

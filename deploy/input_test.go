@@ -12,6 +12,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
@@ -340,7 +341,7 @@ func TestOpenInputImages(t *testing.T) {
 	ctx := context.Background()
 	bm := squeezeNet(t, "squeezenet")
 	dir := cifarFolder(t, []string{"cat", "ship"}, 5, 1)
-	e, err := NewExtractor(bm, "squeezenet", "features", nil)
+	e, err := extract.NewExtractor(bm, "squeezenet", "features", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/extract"
 )
 
 // TestInt8Pipeline: an int8 extractor's pipeline records the precision and
@@ -28,7 +29,7 @@ func TestInt8Pipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewExtractor(q, "squeezenet", "features", nil)
+	e, err := extract.NewExtractor(q, "squeezenet", "features", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestInt8Pipeline(t *testing.T) {
 	if p.Precision != "int8" || p.Calibration == "" || p.WeightsHash != q.Hash {
 		t.Fatalf("pipeline %+v", p)
 	}
-	again, err := ForModel(p, m, "squeezenet")
+	again, err := extract.ForModel(p, m, "squeezenet")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestInt8Pipeline(t *testing.T) {
 		t.Fatalf("rebuilt %s %s, want %s", again.Backbone.Name, again.Backbone.Hash, q.Hash)
 	}
 	// an fp32 pipeline refuses the int8 backbone and vice versa
-	f, err := NewExtractor(m, "squeezenet", "features", nil)
+	f, err := extract.NewExtractor(m, "squeezenet", "features", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,46 +49,21 @@ func CheckPrecision(p *modelfile.Pipeline, want backbone.Precision) error {
 	return nil
 }
 
-// CalibOptions choose how an fp32 backbone is calibrated into an int8
-// one (see extract.Int8).
-type CalibOptions struct {
-	N       int // calibration images, spread evenly over the data (extract.CalibrationImages)
-	Method  backbone.CalibMethod
-	Threads int // preprocessing and ONNX Runtime threads (0: all CPUs)
-}
-
-// Int8 returns e with its backbone's int8 graph, calibrated on images
-// (the training images of the model being made) with e's preset; an
-// extractor already int8 is returned as it is. The result's Pipeline
-// records the calibration, so that the same graph is rebuilt later
-// without the images (AsPipeline).
-func (e *Extractor) Int8(ctx context.Context, images dataset.Dataset, o CalibOptions) (*Extractor, error) {
-	if e.Backbone.Precision == backbone.INT8 {
-		return e, nil
-	}
-	q, err := extract.Int8(ctx, e.Backbone, dataset.WithDecoder(images, e.Decoder), e.Preset, o.Method, o.N, o.Threads)
-	if err != nil {
-		return nil, err
-	}
-	c := *e
-	c.Backbone = q
-	return &c, nil
-}
-
-// ExtractorOptions are what a model command asks of the pipeline that
-// turns its images into features; ResolveExtractor applies the deployment
-// rules to them.
+// ExtractorOptions are what a model command (or a server) asks of the
+// pipeline that turns its images into features; ResolveExtractor applies
+// the deployment rules to them.
 type ExtractorOptions struct {
-	// Spec is the backbone asked for: "" takes the model's (Model.Backbone),
-	// else Default.
+	// Spec is the backbone asked for (--backbone): "" takes the model's
+	// (Model.Backbone), else Default.
 	Spec, Default string
 	// Open opens a backbone spec, parsed once (the caller resolves
 	// weights folders: extract.BackboneSpec.Open).
 	Open func(spec extract.BackboneSpec) (*backbone.Model, error)
 	// Model is the model file's pipeline (nil: it records none), and
-	// Trained whether the model has learned anything: a trained model's
-	// pipeline fixes the backbone's weights, output, transform and
-	// precision, and a trained model without one takes no images.
+	// Trained whether it fixes the backbone (the model has learned
+	// through it): a trained model's pipeline fixes the backbone's
+	// weights, output, transform and precision, and a trained model
+	// without one takes no images.
 	Model   *modelfile.Pipeline
 	Trained bool
 	// Output ("": features) and Preset (nil: the backbone's) for a model
@@ -97,24 +72,53 @@ type ExtractorOptions struct {
 	Preset *transform.Preset
 	// Precision asked for ("": the model's, fp32 for a new model). A
 	// trained model's must agree with its own (CheckPrecision); int8 for a
-	// new model calibrates the backbone on CalibImages with Calib.
+	// new model calibrates the backbone with Calib on CalibImages or,
+	// with CalibrateOnLearn, on the images of its first learn.
 	Precision backbone.Precision
-	Calib     CalibOptions
+	Calib     extract.CalibOptions
 	// CalibImages opens the images an int8 backbone for a new model is
 	// calibrated on (the data being learned); nil: none.
 	CalibImages func() (dataset.Dataset, error)
+	// CalibrateOnLearn: without CalibImages, an int8 backbone for a new
+	// model is calibrated on the images of its first learn
+	// (extract.Extractor.Int8Later: a server's).
+	CalibrateOnLearn bool
+	// CalibGiven says Calib was asked for explicitly: refused
+	// (ErrCalibUnused) when the backbone resolved is not int8, since
+	// nothing would be calibrated with it. (An int8 model's pipeline
+	// fixes its calibration; options that agree in kind are accepted.)
+	CalibGiven bool
 	// Decoder decodes images (the zero value: PIL's pixel limit).
 	Decoder imageio.Decoder
 }
 
-// ResolveExtractor chooses the extractor of a model command: the backbone
-// asked for, else the model's, else the default; for a trained model the
-// model's pipeline (ForModel: the same weights, output, transform and
-// precision, an int8 graph rebuilt from its calibration); for a new model
-// the options' output, preset and precision, an int8 backbone calibrated
-// on CalibImages. The caller sets the extractor's cache, batch, threads
-// and progress.
-func ResolveExtractor(ctx context.Context, o ExtractorOptions) (*Extractor, error) {
+// ErrCalibUnused is wrapped by ResolveExtractor when calibration options
+// are given for a backbone that is not int8.
+var ErrCalibUnused = errors.New("deploy: calibration options apply to an int8 backbone")
+
+// ResolveExtractor chooses the extractor of a model command or server,
+// the one place these rules are written: the backbone asked for, else the
+// model's, else the default; for a trained model the model's pipeline
+// (extract.ForModel: the same weights, output, transform and precision,
+// an int8 graph rebuilt from its calibration; a mismatch names the
+// field); for a new model the options' output, preset and precision, an
+// int8 backbone calibrated on CalibImages, or on the first learn's images
+// with CalibrateOnLearn. The caller sets the extractor's cache, batch,
+// threads and progress.
+func ResolveExtractor(ctx context.Context, o ExtractorOptions) (*extract.Extractor, error) {
+	e, err := resolveExtractor(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.CalibGiven && e.Calibrated() {
+		if prec := PipelinePrecision(e.Pipeline()); prec != backbone.INT8 {
+			return nil, fmt.Errorf("%w: the model's features are %s", ErrCalibUnused, prec)
+		}
+	}
+	return e, nil
+}
+
+func resolveExtractor(ctx context.Context, o ExtractorOptions) (*extract.Extractor, error) {
 	spec := o.Spec
 	if spec == "" && o.Model != nil {
 		spec = o.Model.Backbone
@@ -139,12 +143,12 @@ func ResolveExtractor(ctx context.Context, o ExtractorOptions) (*Extractor, erro
 	if err != nil {
 		return nil, err
 	}
-	var e *Extractor
+	var e *extract.Extractor
 	if o.Model != nil && o.Trained {
 		if err := CheckPrecision(o.Model, o.Precision); err != nil {
 			return nil, err
 		}
-		if e, err = ForModel(o.Model, bm, spec); err != nil {
+		if e, err = extract.ForModel(o.Model, bm, spec); err != nil {
 			return nil, fmt.Errorf("backbone %s: %w", spec, err)
 		}
 		if o.Preset != nil && *o.Preset != e.Preset {
@@ -153,7 +157,7 @@ func ResolveExtractor(ctx context.Context, o ExtractorOptions) (*Extractor, erro
 		e.Decoder = o.Decoder
 		return e, nil
 	}
-	if e, err = NewExtractor(bm, spec, o.Output, o.Preset); err != nil {
+	if e, err = extract.NewExtractor(bm, spec, o.Output, o.Preset); err != nil {
 		return nil, err
 	}
 	e.Decoder = o.Decoder
@@ -162,6 +166,9 @@ func ResolveExtractor(ctx context.Context, o ExtractorOptions) (*Extractor, erro
 		return e, nil
 	case backbone.INT8:
 		if o.CalibImages == nil {
+			if o.CalibrateOnLearn {
+				return e.Int8Later(o.Calib), nil
+			}
 			return nil, ErrNoCalibration
 		}
 		images, err := o.CalibImages()

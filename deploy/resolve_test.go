@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/flycl/flycl/backbone"
@@ -67,15 +68,21 @@ func sharedSqueezeNet(t *testing.T) *backbone.Model {
 // new model takes from the options, and which sentinel a refusal wraps.
 func TestResolveExtractor(t *testing.T) {
 	m := sharedSqueezeNet(t)
-	base, err := NewExtractor(m, "squeezenet:/w", "features", nil)
+	base, err := extract.NewExtractor(m, "squeezenet:/w", "features", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	model := base.Pipeline() // a model learned with features of the backbone's preset
 	logits := *model         // ... with its logits
 	logits.Output, logits.Dim = "logits", 1000
+	noOutput := *model // ... with an output the backbone lacks
+	noOutput.Output = "pool"
 	int8 := *model // ... with int8 features
 	int8.Precision = "int8"
+	otherWeights := *model // ... with another backbone's weights
+	otherWeights.WeightsHash = strings.Repeat("0", 64)
+	otherDim := *model // ... with features of another dimension
+	otherDim.Dim = 7
 	other, err := transform.LookupPreset("imagenet-nonorm")
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +95,8 @@ func TestResolveExtractor(t *testing.T) {
 		preset   string // the extractor's preset name
 		err      error  // sentinel of a refusal
 		refused  bool   // refused without a sentinel
+		field    string // what the refusal names
+		pending  bool   // waits for its calibration on the first learn
 	}{
 		{name: "new model: the default backbone", o: ExtractorOptions{Default: "squeezenet"},
 			wantSpec: "squeezenet", output: "features", preset: m.Preset.Name},
@@ -108,6 +117,18 @@ func TestResolveExtractor(t *testing.T) {
 		{name: "new int8 model without calibration images", o: ExtractorOptions{Default: "squeezenet", Precision: backbone.INT8}, err: ErrNoCalibration},
 		{name: "unknown precision", o: ExtractorOptions{Default: "squeezenet", Precision: "int4"}, refused: true},
 		{name: "unknown output", o: ExtractorOptions{Default: "squeezenet", Output: "nope"}, refused: true},
+		{name: "trained model, --backbone of other weights: refused naming the weights", o: ExtractorOptions{Spec: "squeezenet:/other", Model: &otherWeights, Trained: true},
+			refused: true, field: "(weights " + m.Hash[:12] + ") is not the model's"},
+		{name: "trained model, its own spec: features of another dimension refused naming it", o: ExtractorOptions{Model: &otherDim, Trained: true},
+			refused: true, field: "backbone gives 512-dimensional features, the model learned from 7"},
+		{name: "trained model, its output missing from the backbone: refused naming it", o: ExtractorOptions{Model: &noOutput, Trained: true},
+			refused: true, field: `"pool"`},
+		{name: "new int8 model without images: calibrated on its first learn", o: ExtractorOptions{Default: "squeezenet", Precision: backbone.INT8, CalibrateOnLearn: true},
+			wantSpec: "squeezenet", output: "features", preset: m.Preset.Name, pending: true},
+		{name: "new int8 model calibrated on its first learn: calibration options accepted", o: ExtractorOptions{Spec: "squeezenet:/x", Precision: backbone.INT8, CalibrateOnLearn: true, CalibGiven: true},
+			wantSpec: "squeezenet:/x", output: "features", preset: m.Preset.Name, pending: true},
+		{name: "new fp32 model: calibration options refused", o: ExtractorOptions{Default: "squeezenet", CalibGiven: true}, err: ErrCalibUnused},
+		{name: "trained fp32 model: calibration options refused", o: ExtractorOptions{Model: model, Trained: true, CalibGiven: true}, err: ErrCalibUnused},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var opened []string
@@ -124,6 +145,9 @@ func TestResolveExtractor(t *testing.T) {
 				if c.err != nil && !errors.Is(err, c.err) {
 					t.Fatalf("error %v, want %v", err, c.err)
 				}
+				if !strings.Contains(err.Error(), c.field) {
+					t.Fatalf("error %q does not name %q", err, c.field)
+				}
 				return
 			case err != nil:
 				t.Fatal(err)
@@ -133,6 +157,9 @@ func TestResolveExtractor(t *testing.T) {
 			}
 			if e.Output != c.output || e.Preset.Name != c.preset || e.Backbone.Precision != backbone.FP32 {
 				t.Errorf("output %s, preset %s, precision %s; want %s, %s, fp32", e.Output, e.Preset.Name, e.Backbone.Precision, c.output, c.preset)
+			}
+			if e.Calibrated() == c.pending || (c.pending && e.Name() != m.Name+" (int8)") {
+				t.Errorf("calibrated %v, name %q; want waiting for the first learn: %v", e.Calibrated(), e.Name(), c.pending)
 			}
 			if c.o.Trained {
 				if err := c.o.Model.Check(e.Pipeline()); err != nil {
@@ -163,7 +190,7 @@ func TestResolveExtractorInt8(t *testing.T) {
 	open := func(extract.BackboneSpec) (*backbone.Model, error) { return m, nil }
 	calls := 0
 	e, err := ResolveExtractor(context.Background(), ExtractorOptions{Default: "squeezenet", Open: open, Precision: backbone.INT8,
-		Calib:       CalibOptions{N: 2, Method: backbone.CalibMinMax, Threads: 1},
+		Calib:       extract.CalibOptions{N: 2, Method: backbone.CalibMinMax, Threads: 1},
 		CalibImages: func() (dataset.Dataset, error) { calls++; return files{paths: photos[:2]}, nil }})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
 )
@@ -66,7 +67,7 @@ func (m *Model) LearnStatsFile(ctx context.Context, sf *modelfile.StatsFile, lam
 
 // Shard returns the samples of shard i of n of the input: [i·N/n,
 // (i+1)·N/n) of its N samples (Samples; only those images are extracted).
-func (in *Input) Shard(ctx context.Context, e *Extractor, i, n int) (*Samples, error) {
+func (in *Input) Shard(ctx context.Context, e *extract.Extractor, i, n int) (*Samples, error) {
 	if n <= 0 || i < 0 || i >= n {
 		return nil, fmt.Errorf("deploy: shard %d of %d: want 0 <= i < n", i, n)
 	}

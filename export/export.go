@@ -11,6 +11,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/onnx"
 	"github.com/flycl/flycl/projection"
@@ -90,11 +91,11 @@ var ErrPrecision = deploy.ErrPrecision
 
 // Options say what to export.
 type Options struct {
-	// Extractor is the model's pipeline as deploy.ForModel rebuilds it
+	// Extractor is the model's pipeline as extract.ForModel rebuilds it
 	// (the backbone in the precision the model learned with, its output
 	// and transform): the graph takes preprocessed images. Nil: the graph
 	// takes feature vectors.
-	Extractor *deploy.Extractor
+	Extractor *extract.Extractor
 	// Projection is how W is applied (default Dense).
 	Projection Projection
 }

@@ -90,7 +90,7 @@ func Run(ctx context.Context, j *Job) (*features.Set, bool, error) {
 	for i := 0; i < n; i++ {
 		out.Labels[i], out.Paths[i] = j.Data.Label(i), j.Data.Path(i)
 	}
-	var sess *Session
+	var sess *session
 	start := time.Now()
 	done := 0
 	for c := 0; c*j.Chunk < n; c++ {
@@ -134,15 +134,15 @@ func Run(ctx context.Context, j *Job) (*features.Set, bool, error) {
 	return out, false, nil
 }
 
-// session compiles the job's backbone output (NewSession).
-func (j *Job) session() (*Session, error) {
-	return NewSession(j.Model, j.Output, j.Preset, SessionOptions{BatchSize: j.BatchSize, Workers: j.Workers, Depth: j.Depth,
+// session compiles the job's backbone output (newSession).
+func (j *Job) session() (*session, error) {
+	return newSession(j.Model, j.Output, j.Preset, sessionOptions{BatchSize: j.BatchSize, Workers: j.Workers, Depth: j.Depth,
 		ORT: backbone.SessionOptions{Threads: j.Threads, NoSpin: !j.Spin}})
 }
 
-// batches runs images lo..hi through the session (Session.Extract) into
+// batches runs images lo..hi through the session (session.extract) into
 // out, reporting progress.
-func (j *Job) batches(ctx context.Context, sess *Session, lo, hi int, out *features.Set, start time.Time, done *int) error {
+func (j *Job) batches(ctx context.Context, sess *session, lo, hi int, out *features.Set, start time.Time, done *int) error {
 	dim := out.D
 	return sess.Extract(ctx, j.Data, lo, hi, out.X[lo*dim:hi*dim], func(d int) {
 		*done = d

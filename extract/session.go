@@ -10,8 +10,8 @@ import (
 	"github.com/flycl/flycl/transform"
 )
 
-// SessionOptions tune a Session.
-type SessionOptions struct {
+// sessionOptions tune a session.
+type sessionOptions struct {
 	BatchSize int // images per inference call (default 32)
 	Workers   int // decoding and preprocessing goroutines per call (0: one per CPU)
 	Depth     int // batch buffers in flight between decoding and inference (default and minimum 2)
@@ -19,23 +19,23 @@ type SessionOptions struct {
 	ORT backbone.SessionOptions
 }
 
-// Session is one output of a backbone compiled on ONNX Runtime, with the
+// session is one output of a backbone compiled on ONNX Runtime, with the
 // preset that prepares its images: the extraction Run does for a data set
 // (into its cache) and a server does for the images of a request. Images
 // are decoded and preprocessed on a pool of workers into a bounded ring of
 // batch buffers, continuously across batch boundaries, while inference
 // runs the batches in order. Its methods are safe for concurrent use.
-type Session struct {
+type session struct {
 	model  *backbone.Model
 	sess   *backbone.Session
 	output int
 	preset transform.Preset
-	o      SessionOptions
+	o      sessionOptions
 }
 
-// NewSession compiles m for output (an index into m.Outputs) and the
+// newSession compiles m for output (an index into m.Outputs) and the
 // images preset prepares.
-func NewSession(m *backbone.Model, output int, preset transform.Preset, o SessionOptions) (*Session, error) {
+func newSession(m *backbone.Model, output int, preset transform.Preset, o sessionOptions) (*session, error) {
 	if output < 0 || output >= len(m.Outputs) {
 		return nil, fmt.Errorf("extract: %s has no output %d", m.Name, output)
 	}
@@ -46,23 +46,23 @@ func NewSession(m *backbone.Model, output int, preset transform.Preset, o Sessio
 	if err != nil {
 		return nil, err
 	}
-	return &Session{model: m, sess: s, output: output, preset: preset, o: o}, nil
+	return &session{model: m, sess: s, output: output, preset: preset, o: o}, nil
 }
 
 // Close releases the ONNX Runtime session.
-func (s *Session) Close() error { return s.sess.Close() }
+func (s *session) Close() error { return s.sess.Close() }
 
 // Dim returns the feature dimension.
-func (s *Session) Dim() int { return s.model.Dims[s.output] }
+func (s *session) Dim() int { return s.model.Dims[s.output] }
 
 // Model returns the backbone.
-func (s *Session) Model() *backbone.Model { return s.model }
+func (s *session) Model() *backbone.Model { return s.model }
 
 // Extract writes the features of images lo..hi of data to out, a
 // (hi-lo)×Dim() row-major slice, calling progress (when not nil) after
 // every batch with the index in data up to which images are done. On an
 // error (or ctx cancelled) out holds the batches done so far.
-func (s *Session) Extract(ctx context.Context, data dataset.Dataset, lo, hi int, out []float32, progress func(done int)) error {
+func (s *session) Extract(ctx context.Context, data dataset.Dataset, lo, hi int, out []float32, progress func(done int)) error {
 	d := s.Dim()
 	if lo < 0 || hi < lo || hi > data.Len() || len(out) != (hi-lo)*d {
 		return fmt.Errorf("extract: images [%d, %d) of %d into %d values (d=%d)", lo, hi, data.Len(), len(out), d)
@@ -102,7 +102,7 @@ func (s *Session) Extract(ctx context.Context, data dataset.Dataset, lo, hi int,
 }
 
 // Images returns the len(imgs)×Dim() features of decoded images.
-func (s *Session) Images(ctx context.Context, imgs []*imageio.RGB) ([]float32, error) {
+func (s *session) Images(ctx context.Context, imgs []*imageio.RGB) ([]float32, error) {
 	out := make([]float32, len(imgs)*s.Dim())
 	if err := s.Extract(ctx, decoded(imgs), 0, len(imgs), out, nil); err != nil {
 		return nil, err

@@ -41,8 +41,8 @@ func TestSessionImages(t *testing.T) {
 		scale = max(scale, math.Abs(float64(v)))
 	}
 	ctx := context.Background()
-	for _, o := range []SessionOptions{{BatchSize: n}, {BatchSize: 2, Workers: 3}, {BatchSize: 3, Workers: 1, Depth: 5}} {
-		s, err := NewSession(m, 0, m.Preset, o)
+	for _, o := range []sessionOptions{{BatchSize: n}, {BatchSize: 2, Workers: 3}, {BatchSize: 3, Workers: 1, Depth: 5}} {
+		s, err := newSession(m, 0, m.Preset, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestSessionImages(t *testing.T) {
 		}
 		s.Close()
 	}
-	if _, err := NewSession(m, len(m.Outputs), m.Preset, SessionOptions{}); err == nil {
+	if _, err := newSession(m, len(m.Outputs), m.Preset, sessionOptions{}); err == nil {
 		t.Error("an output the backbone does not have: no error")
 	}
 }

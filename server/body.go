@@ -23,7 +23,7 @@ type input struct {
 	opt    deploy.LearnOptions // learn's options as given (checked by the learn handler)
 	images int
 	// deferred: the images (raw) are extracted by the learn itself, once
-	// it has calibrated the backbone on them (see Calibrator)
+	// it has calibrated the backbone on them (see calibrator)
 	deferred bool
 	raw      [][]byte // the images as sent (also kept by the inbox)
 	extract  time.Duration

@@ -19,7 +19,6 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/backbone/zoo"
-	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/internal/testimages"
 	"github.com/flycl/flycl/modelfile"
@@ -242,7 +241,7 @@ func TestBrowser(t *testing.T) {
 // fixture is a backend, a backbone and the images of the browser test.
 type fixture struct {
 	backend     Backend
-	extractor   Extractor
+	extractor   extract.Interface
 	names       [2]string // the two classes; the query is of the first
 	a, b, query []string  // absolute image paths
 }
@@ -258,7 +257,7 @@ func browserFixture(t *testing.T) (fixture, func()) {
 	if lib == "" {
 		lib = "../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
 	}
-	backbone.Init(lib) // a failure shows as ErrNoRuntime from NewBackboneExtractor
+	backbone.Init(lib) // a failure shows as ErrNoRuntime from Open
 	open := func() (*backbone.Model, error) {
 		if _, err := os.Stat(bbDir); err != nil {
 			return extract.OpenBackboneFS("squeezenet", zoo.FS(), "built-in")
@@ -268,7 +267,7 @@ func browserFixture(t *testing.T) (fixture, func()) {
 	var reason string
 	if bb, err := open(); err != nil {
 		reason = err.Error()
-	} else if ex, err := NewBackboneExtractor(bb, 0); err != nil {
+	} else if ex, err := openExtractor(bb); err != nil {
 		reason = err.Error()
 	} else {
 		// as flycl serve opens it: with its journal (--checkpoint-every 16)
@@ -344,9 +343,20 @@ func browserFixture(t *testing.T) (fixture, func()) {
 	}, func() {}
 }
 
+// openExtractor compiles bb's features with its own preset, as flycl serve
+// does (16 images a batch).
+func openExtractor(bb *backbone.Model) (*extract.Extractor, error) {
+	ex, err := extract.NewExtractor(bb, "squeezenet", "", nil)
+	if err != nil {
+		return nil, err
+	}
+	ex.BatchSize, ex.Spin = 16, true
+	return ex, ex.Open()
+}
+
 // pipelineOf describes the backbone with its own output and preset.
 func pipelineOf(t *testing.T, spec string, bb *backbone.Model) *modelfile.Pipeline {
-	de, err := deploy.NewExtractor(bb, spec, "", nil)
+	de, err := extract.NewExtractor(bb, spec, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/flycl/flycl/modelfile"
 )
 
-// scaledGrid is a Calibrator stand-in: gridExtractor's features divided
+// scaledGrid stands in for an extractor that waits for its calibration: gridExtractor's features divided
 // by the largest of them over the calibration images (as an int8
 // calibration records activation ranges), not usable before calibration.
 type scaledGrid struct {

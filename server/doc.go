@@ -46,8 +46,11 @@
 // acknowledged learn survives a crash. FileBackend learns in place (the
 // learner goroutine owns the model; no copy of its m×m statistics) and
 // undoes a failed learn or save by reading the model back from its file.
-// An Extractor that is a Calibrator (an int8 backbone of a new model,
-// NewInt8Calibrator) is calibrated on the images of the first learn.
+// An extractor that waits for its calibration (an int8 backbone of a new
+// model, extract.Extractor.Int8Later) is calibrated on the images of the
+// first learn. ResolveExtractor applies the rules that choose a served
+// model's extractor; Access, the rules of its bearer token and of the
+// addresses it may listen on without one.
 //
 // The request and response bodies are the types of package
 // github.com/flycl/flycl/server/api, which also holds a Go client; the

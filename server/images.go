@@ -37,10 +37,10 @@ func (s *Server) checkImages(raw [][]byte) ([]int64, error) {
 	return pixels, nil
 }
 
-// calibrate calibrates the server's Calibrator on the images of a learn
+// calibrate calibrates the server's extractor on the images of a learn
 // (on the learner goroutine) and gives the model its pipeline; a corrupt
 // image is the request's error (400).
-func (s *Server) calibrate(ctx context.Context, c Calibrator, raw [][]byte) error {
+func (s *Server) calibrate(ctx context.Context, c calibrator, raw [][]byte) error {
 	setter, ok := s.cfg.Backend.(pipelineSetter)
 	if !ok {
 		return fmt.Errorf("server: the backend cannot take the calibrated pipeline: %w", ErrUnsupported)
@@ -67,12 +67,13 @@ func (s *Server) calibrate(ctx context.Context, c Calibrator, raw [][]byte) erro
 	if err := setter.SetPipeline(p); err != nil {
 		return err
 	}
-	s.log.Info("calibrated the int8 backbone", "images", len(raw), "backbone", c.Name())
+	s.log.Info("calibrated the int8 backbone", "images", len(raw), "backbone", s.cfg.Extractor.Name())
 	return nil
 }
 
-// extractBatch is how many decoded images go to the extractor at once.
-const extractBatch = 16
+// ExtractBatch is how many decoded images go to the extractor at once: the
+// batch size to compile a served extractor for (extract.Extractor.BatchSize).
+const ExtractBatch = 16
 
 // decoder returns the server's decoder: its pixel limit, and its
 // decoding budget held while each image decodes.
@@ -104,9 +105,9 @@ func (s *Server) imageFeatures(ctx context.Context, raw [][]byte) ([]float32, ti
 	t := time.Now()
 	x := make([]float32, 0, len(raw)*s.cfg.Extractor.Dim())
 	for lo := 0; lo < len(raw); {
-		// A batch of up to extractBatch images and about MaxPixels pixels.
+		// A batch of up to ExtractBatch images and about MaxPixels pixels.
 		hi, px := lo+1, pixels[lo]
-		for hi < len(raw) && hi-lo < extractBatch && px+pixels[hi] <= int64(s.cfg.MaxPixels) {
+		for hi < len(raw) && hi-lo < ExtractBatch && px+pixels[hi] <= int64(s.cfg.MaxPixels) {
 			px += pixels[hi]
 			hi++
 		}

@@ -130,7 +130,7 @@ func TestImageLimitsAndFormats(t *testing.T) {
 		t.Fatalf("learn of 30 images: %d %s", code, b)
 	}
 	for _, b := range ex.batches {
-		if b[0] > extractBatch || (b[0] > 1 && b[1] > 1000) {
+		if b[0] > ExtractBatch || (b[0] > 1 && b[1] > 1000) {
 			t.Fatalf("batch of %d images, %d pixels", b[0], b[1])
 		}
 	}

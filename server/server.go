@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/inbox"
 	"github.com/flycl/flycl/teach"
@@ -24,8 +25,11 @@ import (
 // Config configures a Server. Zero fields take the defaults of
 // DefaultConfig.
 type Config struct {
-	Backend   Backend   // the model (required)
-	Extractor Extractor // the backbone; nil: only feature vectors are accepted
+	Backend Backend // the model (required)
+	// Extractor is the backbone (*extract.Extractor; one that waits for
+	// its calibration is calibrated on the first learn); nil: only
+	// feature vectors are accepted.
+	Extractor extract.Interface
 
 	// Token, when not empty, is the bearer token required for every
 	// request that changes the model (learn, forget), and for every

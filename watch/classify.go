@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/reject"
 )
@@ -31,18 +32,14 @@ type Classifier interface {
 	Classify(ctx context.Context, img *imageio.RGB) (Prediction, error)
 }
 
-// Extractor turns images into feature vectors (len(imgs) × the model's
-// input dimension): a backbone with the model's transform
-// (server.BackboneExtractor is one).
-type Extractor interface {
-	Features(ctx context.Context, imgs []*imageio.RGB) ([]float32, error)
-}
-
 // ModelClassifier classifies frames as flycl predict classifies images:
 // features from the model's backbone and transform, the model's scores,
 // its top classes and its rejection.
 type ModelClassifier struct {
-	Extractor Extractor
+	// Extractor turns frames into feature vectors (len(imgs) × the
+	// model's input dimension): the model's backbone and transform
+	// (*extract.Extractor, made by deploy.ResolveExtractor).
+	Extractor extract.Interface
 	Predictor *flycl.Predictor
 	// Rejection answers "unknown" (zero: never); the model's own is
 	// Predictor.Rejection().

@@ -237,7 +237,7 @@ func MakePlan(opt Options) (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
-		e, err := deploy.NewExtractor(bb, opt.Backbone, "", nil)
+		e, err := extract.NewExtractor(bb, opt.Backbone, "", nil)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}

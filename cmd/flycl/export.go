@@ -9,13 +9,29 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/export"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/internal/atomicfile"
 )
 
+// exportFlags are the options of flycl export.
+type exportFlags struct {
+	model, out, precision, from, form, backbone string
+}
+
+func (f *exportFlags) addFlags(c *cobra.Command) {
+	fs := c.Flags()
+	fs.StringVar(&f.model, "model", "", "model file")
+	fs.StringVar(&f.out, "out", "", "ONNX file to write")
+	fs.StringVar(&f.from, "from", "", "graph input: images (through the model's backbone) or features (default: images when the model has a backbone)")
+	fs.StringVar(&f.precision, "precision", "", "the backbone precision expected: fp32 or int8 (default: the model's; another is refused)")
+	fs.StringVar(&f.form, "w", "dense", "how the graph stores W: dense (d×m, fastest) or sparse (m×p columns and values, smaller)")
+	fs.StringVar(&f.backbone, "backbone", "", "another location of the model's backbone weights (default: the one its file records)")
+	fs.String("ort-lib", "", "path to libonnxruntime.so, for a backbone from an .onnx file (default $"+envORTLib+"; see flycl help environment)")
+}
+
 func exportCmd() *cobra.Command {
-	var model, out, precision, from, form, spec string
+	var f exportFlags
 	c := &cobra.Command{
 		Use:   "export --model FILE --out M.onnx",
 		Short: "Write a learned model as one ONNX graph (image or features in, class scores out) for any ONNX Runtime",
@@ -34,81 +50,53 @@ expect, and a precision other than the model's is refused, since its features
 would not be the ones the classifier learned from.`,
 		Example: `  flycl export --model cam.flycl --out cam.onnx
   flycl export --model cam.flycl --out cam-features.onnx --from features`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if model == "" || out == "" {
-				return fmt.Errorf("give --model FILE and --out M.onnx")
-			}
-			proj, err := export.ParseProjection(form)
-			if err != nil {
-				return fmt.Errorf("--w: %w", err)
-			}
-			f, err := loadFile(model)
-			if err != nil {
-				return err
-			}
-			if from == "" {
-				from = "features"
-				if f.Pipeline != nil {
-					from = "images"
-				}
-			}
-			opt := export.Options{Projection: proj}
-			switch from {
-			case "features":
-				if cmd.Flags().Changed("precision") || spec != "" {
-					return fmt.Errorf("--precision and --backbone apply to a graph from images, not --from features")
-				}
-			case "images":
-				if f.Pipeline == nil {
-					return fmt.Errorf("%s learned from feature vectors without a backbone: export it with --from features", model)
-				}
-				if err := export.CheckPrecision(f.Pipeline, precision); err != nil {
-					return fmt.Errorf("--precision: %w", err)
-				}
-				if spec == "" {
-					spec = f.Pipeline.Backbone
-				}
-				if strings.HasPrefix(spec, "onnx") {
-					// a user's .onnx file: its inputs and outputs are read by ONNX Runtime
-					lib, err := ortLibrary(cmd.Flags())
-					if err != nil {
-						return err
-					}
-					if err := backbone.Init(lib); err != nil {
-						return err
-					}
-				}
-				bm, err := openBackbone(spec)
-				if err != nil {
-					return fmt.Errorf("%w (see \"flycl help environment\" for %s; --backbone gives another location of the same weights)", err, envModels)
-				}
-				if opt.Extractor, err = deploy.ForModel(f.Pipeline, bm, spec); err != nil {
-					return err
-				}
-			default:
-				return fmt.Errorf("--from %q: want images or features", from)
-			}
-			g, err := export.Build(f.Snapshot, opt)
-			if err != nil {
-				return err
-			}
-			if err := atomicfile.WriteFile(out, func(w io.Writer) error { _, err := w.Write(g.ONNX); return err }); err != nil {
-				return err
-			}
-			fmt.Fprintf(os.Stderr, "wrote %s (%.1f MB, opset %d, W %s): input %s; outputs %s; %d classes in metadata %s\n",
-				out, float64(len(g.ONNX))/1e6, g.Opset, proj, describe(g.Input), describeAll(g.Outputs), len(g.Classes), export.MetaClasses)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd, &f) },
 	}
-	fs := c.Flags()
-	fs.StringVar(&model, "model", "", "model file")
-	fs.StringVar(&out, "out", "", "ONNX file to write")
-	fs.StringVar(&from, "from", "", "graph input: images (through the model's backbone) or features (default: images when the model has a backbone)")
-	fs.StringVar(&precision, "precision", "", "the backbone precision expected: fp32 or int8 (default: the model's; another is refused)")
-	fs.StringVar(&form, "w", "dense", "how the graph stores W: dense (d×m, fastest) or sparse (m×p columns and values, smaller)")
-	fs.StringVar(&spec, "backbone", "", "another location of the model's backbone weights (default: the one its file records)")
-	fs.String("ort-lib", "", "path to libonnxruntime.so, for a backbone from an .onnx file (default $"+envORTLib+"; see flycl help environment)")
+	f.addFlags(c)
 	return c
+}
+
+// runExport builds the graph of the model file (export.BuildFile) and
+// writes it.
+func runExport(cmd *cobra.Command, f *exportFlags) error {
+	if f.model == "" || f.out == "" {
+		return fmt.Errorf("give --model FILE and --out M.onnx")
+	}
+	proj, err := export.ParseProjection(f.form)
+	if err != nil {
+		return fmt.Errorf("--w: %w", err)
+	}
+	mf, err := loadFile(f.model)
+	if err != nil {
+		return err
+	}
+	g, err := export.BuildFile(cmd.Context(), mf, export.FileOptions{Name: f.model, From: f.from, Precision: f.precision, Backbone: f.backbone, Projection: proj,
+		Open: func(s extract.BackboneSpec) (*backbone.Model, error) {
+			if s.Name == "onnx" {
+				// a user's .onnx file: its inputs and outputs are read by ONNX Runtime
+				lib, err := ortLibrary(cmd.Flags())
+				if err != nil {
+					return nil, err
+				}
+				if err := backbone.Init(lib); err != nil {
+					return nil, err
+				}
+			}
+			bm, err := openBackboneSpec(s)
+			if err != nil {
+				return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s; --backbone gives another location of the same weights)", err, envModels)
+			}
+			return bm, nil
+		}})
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(f.out, func(w io.Writer) error { _, err := w.Write(g.ONNX); return err }); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s (%.1f MB, opset %d, W %s): input %s; outputs %s; %d classes in metadata %s\n",
+		f.out, float64(len(g.ONNX))/1e6, g.Opset, proj, describe(g.Input), describeAll(g.Outputs), len(g.Classes), export.MetaClasses)
+	return nil
 }
 
 func describe(v export.Value) string {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/export"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
@@ -148,7 +147,7 @@ func TestExportImagesNode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := deploy.ForModel(f.Pipeline, bm, f.Pipeline.Backbone)
+			e, err := extract.ForModel(f.Pipeline, bm, f.Pipeline.Backbone)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -427,7 +426,7 @@ func BenchmarkExportNode(b *testing.B) {
 	}
 	p := f.Snapshot.Predictor()
 	bm, _ := extract.OpenBackbone(f.Pipeline.Backbone, "")
-	e, err := deploy.ForModel(f.Pipeline, bm, f.Pipeline.Backbone)
+	e, err := extract.ForModel(f.Pipeline, bm, f.Pipeline.Backbone)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -29,7 +29,7 @@ type extractFlags struct {
 	precision        string
 	calib            int
 	calibMethod      string
-	int8             map[string]*backbone.Model // by fp32 hash and preset: one calibration for both splits
+	resolved         *extract.Extractor // the command's, made at the first use: one calibration for both splits
 }
 
 func (e *extractFlags) register(c *cobra.Command) {
@@ -78,38 +78,50 @@ func (e *extractFlags) method() (backbone.CalibMethod, error) {
 	return m, nil
 }
 
-// withPrecision returns m in the precision of --precision; int8 graphs are
-// calibrated on the training split of spec (split calib), once per process.
-func (e *extractFlags) withPrecision(cmd *cobra.Command, spec dataset.Spec, calib string, m *backbone.Model, preset transform.Preset) (*backbone.Model, error) {
-	p, err := backbone.ParsePrecision(e.precision)
+// extractor resolves the flags into the one extractor of the command
+// (deploy.ResolveExtractor for a new model: --backbone, --output, --preset,
+// --precision; an int8 graph calibrated on split calib of spec), made at
+// the first call: one calibration for both splits.
+func (e *extractFlags) extractor(cmd *cobra.Command, spec dataset.Spec, calib string) (*extract.Extractor, error) {
+	if e.resolved != nil {
+		return e.resolved, nil
+	}
+	prec, err := backbone.ParsePrecision(e.precision)
 	if err != nil {
 		return nil, fmt.Errorf("--precision: %w", err)
 	}
-	if p == backbone.FP32 {
-		return m, nil
+	o := deploy.ExtractorOptions{Spec: e.backbone, Default: defaultBackbone, Output: e.output, Precision: prec, Decoder: e.decoder(),
+		Open: func(s extract.BackboneSpec) (*backbone.Model, error) {
+			m, err := openBackboneSpec(s)
+			if err != nil {
+				return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s)", err, envModels)
+			}
+			return m, nil
+		}}
+	if e.preset != "" {
+		p, err := transform.LookupPreset(e.preset)
+		if err != nil {
+			return nil, err
+		}
+		o.Preset = &p
 	}
-	key := m.Hash + "|" + preset.Name
-	if q, ok := e.int8[key]; ok {
-		return q, nil
+	if prec == backbone.INT8 {
+		if o.Calib.Method, err = e.method(); err != nil {
+			return nil, err
+		}
+		o.Calib.N, o.Calib.Threads = e.calib, e.threads
+		o.CalibImages = func() (dataset.Dataset, error) {
+			train, _, err := deploy.OpenSplit(spec, calib)
+			return train, err
+		}
 	}
-	train, _, err := deploy.OpenSplit(spec, calib)
+	ex, err := deploy.ResolveExtractor(cmd.Context(), o)
 	if err != nil {
 		return nil, err
 	}
-	train = dataset.WithDecoder(train, e.decoder())
-	method, err := e.method()
-	if err != nil {
-		return nil, err
-	}
-	q, err := extract.Int8(cmd.Context(), m, train, preset, method, e.calib, e.threads)
-	if err != nil {
-		return nil, err
-	}
-	if e.int8 == nil {
-		e.int8 = map[string]*backbone.Model{}
-	}
-	e.int8[key] = q
-	return q, nil
+	ex.CacheDir, ex.BatchSize, ex.Threads = cacheDir(cmd.Flags()), e.batch, e.threads
+	e.resolved = ex
+	return ex, nil
 }
 
 // features extracts (or loads from the cache) one split of the data set
@@ -137,45 +149,26 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	if sk := dataset.Skipped(ds); len(sk) > 0 && !quiet {
 		fmt.Fprintf(os.Stderr, "warning: %s %s: skipped %d WebP image(s), which flycl cannot decode as PIL does (first: %s)\n", spec, name, len(sk), sk[0])
 	}
-	m, err := openBackbone(e.backbone)
-	if err != nil {
-		return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s)", err, envModels)
-	}
-	preset := m.Preset
-	if e.preset != "" {
-		if preset, err = transform.LookupPreset(e.preset); err != nil {
-			return nil, err
-		}
-	}
-	if m, err = e.withPrecision(cmd, spec, calib, m, preset); err != nil {
-		return nil, err
-	}
-	out, err := m.OutputIndex(e.output)
+	ex, err := e.extractor(cmd, spec, calib)
 	if err != nil {
 		return nil, err
 	}
-	job := &extract.Job{Data: ds, DataKey: key, Model: m, Preset: preset, Output: out,
-		CacheDir: cacheDir(cmd.Flags()), BatchSize: e.batch, Threads: e.threads}
 	bar := newProgress(quiet, 1000)
-	job.Progress = func(done, total int, rate float64) {
-		bar.update(done, total, fmt.Sprintf("extract %s %s (%.1f images/s)", m.Name, name, rate))
+	ex.Progress = func(done, total int, rate float64) {
+		bar.update(done, total, fmt.Sprintf("extract %s %s (%.1f images/s)", ex.Backbone.Name, name, rate))
 	}
-	s, cached, err := extract.Run(cmd.Context(), job)
+	s, cached, err := ex.Dataset(cmd.Context(), ds, key)
 	if err != nil {
 		return nil, err
 	}
 	// the identity a model file records, so learn/predict/stats can check
 	// these features against a model's backbone
-	de, err := deploy.NewExtractor(m, e.backbone, e.output, &preset)
-	if err != nil {
-		return nil, err
-	}
-	s.Pipeline = de.Pipeline().Text()
+	s.Pipeline = ex.Pipeline().Text()
 	if !quiet {
 		if cached {
-			fmt.Fprintf(os.Stderr, "extract %s %s: %d features from the cache %s\n", m.Name, name, s.N, job.CachePath())
+			fmt.Fprintf(os.Stderr, "extract %s %s: %d features from the cache %s\n", ex.Backbone.Name, name, s.N, ex.CachePath(key))
 		} else {
-			fmt.Fprintf(os.Stderr, "extract %s %s: %d images in %.1fs (%.1f images/s)\n", m.Name, name, s.N, s.ExtractSeconds, float64(s.N)/s.ExtractSeconds)
+			fmt.Fprintf(os.Stderr, "extract %s %s: %d images in %.1fs (%.1f images/s)\n", ex.Backbone.Name, name, s.N, s.ExtractSeconds, float64(s.N)/s.ExtractSeconds)
 		}
 	}
 	return s, nil

@@ -21,19 +21,7 @@ type frigateFlags struct {
 	queue, retries, threads                                   int
 }
 
-func frigateCmd() *cobra.Command {
-	f := &frigateFlags{}
-	c := &cobra.Command{
-		Use:   "frigate",
-		Short: "Classify Frigate's tracked objects and set their sub-labels",
-		Long: `frigate subscribes to Frigate's <prefix>/events MQTT topic; for each new or updated
-tracked object of the given labels and cameras whose box is at least --min-box pixels on its
-shorter side, it fetches the object's snapshot crop from Frigate's HTTP API, classifies it with
-the model and sets the answer as the object's sub-label with its probability as the score.
-"unknown" answers are not posted. Counters are printed as JSON at the end (Ctrl-C, SIGTERM).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runFrigate(cmd, f) },
-	}
+func (f *frigateFlags) addFlags(c *cobra.Command) {
 	fl := c.Flags()
 	fl.StringVar(&f.mqtt, "mqtt", "", "MQTT broker Frigate publishes to: mqtt://HOST:PORT")
 	fl.StringVar(&f.prefix, "topic-prefix", "frigate", "Frigate's MQTT topic_prefix")
@@ -50,6 +38,22 @@ the model and sets the answer as the object's sub-label with its probability as 
 	fl.IntVar(&f.retries, "retries", 3, "retries of a failed HTTP request (backoff doubling from 200 ms)")
 	fl.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: its default)")
 	fl.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+"; see flycl help environment)")
+}
+
+func frigateCmd() *cobra.Command {
+	f := &frigateFlags{}
+	c := &cobra.Command{
+		Use:   "frigate",
+		Short: "Classify Frigate's tracked objects and set their sub-labels",
+		Long: `frigate subscribes to Frigate's <prefix>/events MQTT topic; for each new or updated
+tracked object of the given labels and cameras whose box is at least --min-box pixels on its
+shorter side, it fetches the object's snapshot crop from Frigate's HTTP API, classifies it with
+the model and sets the answer as the object's sub-label with its probability as the score.
+"unknown" answers are not posted. Counters are printed as JSON at the end (Ctrl-C, SIGTERM).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runFrigate(cmd, f) },
+	}
+	f.addFlags(c)
 	return c
 }
 

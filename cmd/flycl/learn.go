@@ -59,7 +59,7 @@ type samples struct {
 // else the model's pipeline mp, else defaultBackbone; deploy decides what
 // a trained model fixes and calibrates a new model's int8 backbone on
 // --data) and opens the extractor.
-func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool) (*deploy.Extractor, error) {
+func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool) (*extract.Extractor, error) {
 	if f.ext.maxPixels == 0 {
 		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
 	}
@@ -188,8 +188,8 @@ func (f *inputFlags) open(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 
 // samples reads shard i of n of in (deploy.Input.Shard; 0 of 1: all of
 // it), images through the extractor the flags resolve (extractor).
-func (f *inputFlags) samples(cmd *cobra.Command, in *deploy.Input, mp *modelfile.Pipeline, trained bool, i, n int) (*deploy.Samples, *deploy.Extractor, error) {
-	var e *deploy.Extractor
+func (f *inputFlags) samples(cmd *cobra.Command, in *deploy.Input, mp *modelfile.Pipeline, trained bool, i, n int) (*deploy.Samples, *extract.Extractor, error) {
+	var e *extract.Extractor
 	if in.Images() {
 		var err error
 		if e, err = f.extractor(cmd, mp, trained); err != nil {

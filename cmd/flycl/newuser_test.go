@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/export"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/internal/testimages"
 	"github.com/flycl/flycl/modelfile"
@@ -255,7 +255,7 @@ func TestNewUserImagePath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := deploy.ForModel(f.Pipeline, bm, f.Pipeline.Backbone)
+		e, err := extract.ForModel(f.Pipeline, bm, f.Pipeline.Backbone)
 		if err != nil {
 			t.Fatal(err)
 		}

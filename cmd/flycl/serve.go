@@ -60,6 +60,51 @@ type servedModel interface {
 var writerOnlyFlags = []string{"dim", "precision", "calib", "calib-method", "wait", "checkpoint-every", "checkpoint-bytes",
 	"lambda-policy", "inbox", "inbox-max-items", "inbox-max-bytes", "inbox-below", "inbox-margin", "queue"}
 
+func (f *serveFlags) addFlags(c *cobra.Command) {
+	fs := c.Flags()
+	fs.StringVar(&f.model, "model", "", "model file (created at the first learn when absent)")
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&f.backbone, "backbone", "", "backbone for images: "+strings.Join(extract.Backbones, ", ")+" (without it only feature vectors are accepted)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token required to learn and forget (created, with a random token, when it does not exist)")
+	fs.BoolVar(&f.insecureNoToken, "insecure-no-token", false, "listen beyond loopback without --token-file: anyone who can reach the address may then change the model")
+	fs.StringSliceVar(&f.hosts, "allowed-host", nil, "without a token, a host name (besides IP addresses and localhost) the server answers to, e.g. the name of a reverse proxy in front of it (repeatable)")
+	fs.BoolVar(&f.authAll, "auth-all", false, "require the token for every request under /v1 and /metrics, not only changes")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
+	fs.BoolVar(&f.ortSpin, "ort-spin", false, "let ONNX Runtime's idle threads spin (its own default): lower latency of a backbone run alone, but the spinning takes the CPU that concurrent requests and learns need (flycl bench serve --ort-spin measures both)")
+	fs.IntVar(&f.dim, "dim", 0, "feature dimension of a new model without --backbone")
+	fs.StringVar(&f.precision, "precision", "fp32", "backbone arithmetic of a new model: fp32, or int8 (calibrated on the images of the first learn, on --calib of them spread evenly, as flycl learn --precision int8 calibrates on its data); an existing model keeps its own")
+	fs.IntVar(&f.calib, "calib", 64, "int8: images of the first learn for the activation ranges")
+	fs.StringVar(&f.calibMethod, "calib-method", defaultCalibMethod, "int8: how the activation ranges are chosen: minmax, mse, percentile or percentile:P")
+	fs.Int64Var(&f.limits.MaxBodyBytes, "max-body", f.limits.MaxBodyBytes, "request body limit in bytes")
+	fs.Int64Var(&f.limits.MaxDecodeBytes, "max-decode", 0, "bytes of request bodies read and not yet answered, all requests together (503 with Retry-After beyond; 0: twice --max-body)")
+	fs.IntVar(&f.limits.MaxPixels, "max-pixels", f.limits.MaxPixels, "largest image accepted, in pixels (width×height)")
+	fs.Int64Var(&f.limits.MaxRequestPixels, "max-request-pixels", f.limits.MaxRequestPixels, "pixels of all the images of one request together")
+	fs.IntVar(&f.limits.MaxImages, "max-images", f.limits.MaxImages, "images per request")
+	fs.IntVar(&f.limits.QueueLength, "queue", f.limits.QueueLength, "learns that may wait behind the running one (503 beyond)")
+	fs.Int64Var(&f.limits.DecodePixels, "decode-pixels", f.limits.DecodePixels, "pixels of the images decoded and not yet through the backbone, all requests together: larger images take turns, an image that fits goes on at once (-1: no bound; docs/DEPLOY.md)")
+	fs.DurationVar(&f.limits.DecodeWait, "decode-wait", f.limits.DecodeWait, "how long a request waits for --decode-pixels to be free before it gets 503 with Retry-After")
+	fs.IntVar(&f.limits.Extractions, "extractions", f.limits.Extractions, "backbone extractions running at once")
+	fs.StringVar(&f.limits.Unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one, docs/UNKNOWN.md), off, or a number")
+	fs.DurationVar(&f.timeouts.Read, "read-timeout", f.timeouts.Read, "time to read a whole request")
+	fs.DurationVar(&f.timeouts.Write, "write-timeout", f.timeouts.Write, "time to handle a request and write its response")
+	fs.DurationVar(&f.timeouts.Idle, "idle-timeout", f.timeouts.Idle, "keep-alive idle time")
+	fs.DurationVar(&f.timeouts.Shutdown, "shutdown-timeout", f.timeouts.Shutdown, "how long shutdown waits for requests in flight")
+	f.create.register(fs)
+	f.wait.register(c)
+	fs.IntVar(&f.checkpoints.Entries, "checkpoint-every", 16, "make a change durable by appending it to the model's journal (FILE.journal: its features, synced) and rewrite the model file whole only every N changes, or --checkpoint-bytes of journal, and at shutdown (0: rewrite the file at every change); loading replays the journal")
+	fs.Int64Var(&f.checkpoints.Bytes, "checkpoint-bytes", 256<<20, "journal size that makes the next change write a checkpoint")
+	fs.TextVar(&f.lambdaPolicy, "lambda-policy", flycl.LambdaGCV, "learns without a λ: gcv chooses it on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
+	fs.StringVar(&f.inboxDir, "inbox", "", "keep the inputs the model answered unknown or was unsure of in this folder, for a person to label on the web page or through /v1/inbox (docs/DEPLOY.md, Labelling inbox)")
+	fs.IntVar(&f.inbox.MaxItems, "inbox-max-items", inbox.DefaultMaxItems, "inbox: items kept (the oldest are dropped first)")
+	fs.Int64Var(&f.inbox.MaxBytes, "inbox-max-bytes", inbox.DefaultMaxBytes, "inbox: bytes of its files (the oldest items are dropped first)")
+	fs.Float64Var(&f.inboxPolicy.Probability, "inbox-below", inbox.DefaultProbability, "inbox: also keep predictions whose calibrated probability is below this")
+	fs.Float64Var(&f.inboxPolicy.Margin, "inbox-margin", inbox.DefaultMargin, "inbox: for a model without calibrated probabilities, keep predictions whose two best scores differ by less than this")
+	fs.BoolVar(&f.readOnly, "read-only", false, "serve predictions only: take no lock, write nothing, refuse changes (405), and follow the model file's writer: a new version is served once it has loaded whole")
+	fs.DurationVar(&f.reloadEvery, "reload-every", time.Second, "--read-only: how often to look for a new version of the model file (its and its journal's identity: inode, size, modification time)")
+}
+
 func serveCmd() *cobra.Command {
 	f := serveFlags{limits: server.DefaultConfig(), timeouts: server.DefaultTimeouts()}
 	c := &cobra.Command{
@@ -111,48 +156,7 @@ writer learns.`,
 			return runServe(ctx, cmd, &f)
 		},
 	}
-	fs := c.Flags()
-	fs.StringVar(&f.model, "model", "", "model file (created at the first learn when absent)")
-	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
-	fs.StringVar(&f.backbone, "backbone", "", "backbone for images: "+strings.Join(extract.Backbones, ", ")+" (without it only feature vectors are accepted)")
-	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token required to learn and forget (created, with a random token, when it does not exist)")
-	fs.BoolVar(&f.insecureNoToken, "insecure-no-token", false, "listen beyond loopback without --token-file: anyone who can reach the address may then change the model")
-	fs.StringSliceVar(&f.hosts, "allowed-host", nil, "without a token, a host name (besides IP addresses and localhost) the server answers to, e.g. the name of a reverse proxy in front of it (repeatable)")
-	fs.BoolVar(&f.authAll, "auth-all", false, "require the token for every request under /v1 and /metrics, not only changes")
-	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
-	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
-	fs.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
-	fs.BoolVar(&f.ortSpin, "ort-spin", false, "let ONNX Runtime's idle threads spin (its own default): lower latency of a backbone run alone, but the spinning takes the CPU that concurrent requests and learns need (flycl bench serve --ort-spin measures both)")
-	fs.IntVar(&f.dim, "dim", 0, "feature dimension of a new model without --backbone")
-	fs.StringVar(&f.precision, "precision", "fp32", "backbone arithmetic of a new model: fp32, or int8 (calibrated on the images of the first learn, on --calib of them spread evenly, as flycl learn --precision int8 calibrates on its data); an existing model keeps its own")
-	fs.IntVar(&f.calib, "calib", 64, "int8: images of the first learn for the activation ranges")
-	fs.StringVar(&f.calibMethod, "calib-method", defaultCalibMethod, "int8: how the activation ranges are chosen: minmax, mse, percentile or percentile:P")
-	fs.Int64Var(&f.limits.MaxBodyBytes, "max-body", f.limits.MaxBodyBytes, "request body limit in bytes")
-	fs.Int64Var(&f.limits.MaxDecodeBytes, "max-decode", 0, "bytes of request bodies read and not yet answered, all requests together (503 with Retry-After beyond; 0: twice --max-body)")
-	fs.IntVar(&f.limits.MaxPixels, "max-pixels", f.limits.MaxPixels, "largest image accepted, in pixels (width×height)")
-	fs.Int64Var(&f.limits.MaxRequestPixels, "max-request-pixels", f.limits.MaxRequestPixels, "pixels of all the images of one request together")
-	fs.IntVar(&f.limits.MaxImages, "max-images", f.limits.MaxImages, "images per request")
-	fs.IntVar(&f.limits.QueueLength, "queue", f.limits.QueueLength, "learns that may wait behind the running one (503 beyond)")
-	fs.Int64Var(&f.limits.DecodePixels, "decode-pixels", f.limits.DecodePixels, "pixels of the images decoded and not yet through the backbone, all requests together: larger images take turns, an image that fits goes on at once (-1: no bound; docs/DEPLOY.md)")
-	fs.DurationVar(&f.limits.DecodeWait, "decode-wait", f.limits.DecodeWait, "how long a request waits for --decode-pixels to be free before it gets 503 with Retry-After")
-	fs.IntVar(&f.limits.Extractions, "extractions", f.limits.Extractions, "backbone extractions running at once")
-	fs.StringVar(&f.limits.Unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one, docs/UNKNOWN.md), off, or a number")
-	fs.DurationVar(&f.timeouts.Read, "read-timeout", f.timeouts.Read, "time to read a whole request")
-	fs.DurationVar(&f.timeouts.Write, "write-timeout", f.timeouts.Write, "time to handle a request and write its response")
-	fs.DurationVar(&f.timeouts.Idle, "idle-timeout", f.timeouts.Idle, "keep-alive idle time")
-	fs.DurationVar(&f.timeouts.Shutdown, "shutdown-timeout", f.timeouts.Shutdown, "how long shutdown waits for requests in flight")
-	f.create.register(fs)
-	f.wait.register(c)
-	fs.IntVar(&f.checkpoints.Entries, "checkpoint-every", 16, "make a change durable by appending it to the model's journal (FILE.journal: its features, synced) and rewrite the model file whole only every N changes, or --checkpoint-bytes of journal, and at shutdown (0: rewrite the file at every change); loading replays the journal")
-	fs.Int64Var(&f.checkpoints.Bytes, "checkpoint-bytes", 256<<20, "journal size that makes the next change write a checkpoint")
-	fs.TextVar(&f.lambdaPolicy, "lambda-policy", flycl.LambdaGCV, "learns without a λ: gcv chooses it on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
-	fs.StringVar(&f.inboxDir, "inbox", "", "keep the inputs the model answered unknown or was unsure of in this folder, for a person to label on the web page or through /v1/inbox (docs/DEPLOY.md, Labelling inbox)")
-	fs.IntVar(&f.inbox.MaxItems, "inbox-max-items", inbox.DefaultMaxItems, "inbox: items kept (the oldest are dropped first)")
-	fs.Int64Var(&f.inbox.MaxBytes, "inbox-max-bytes", inbox.DefaultMaxBytes, "inbox: bytes of its files (the oldest items are dropped first)")
-	fs.Float64Var(&f.inboxPolicy.Probability, "inbox-below", inbox.DefaultProbability, "inbox: also keep predictions whose calibrated probability is below this")
-	fs.Float64Var(&f.inboxPolicy.Margin, "inbox-margin", inbox.DefaultMargin, "inbox: for a model without calibrated probabilities, keep predictions whose two best scores differ by less than this")
-	fs.BoolVar(&f.readOnly, "read-only", false, "serve predictions only: take no lock, write nothing, refuse changes (405), and follow the model file's writer: a new version is served once it has loaded whole")
-	fs.DurationVar(&f.reloadEvery, "reload-every", time.Second, "--read-only: how often to look for a new version of the model file (its and its journal's identity: inode, size, modification time)")
+	f.addFlags(c)
 	c.MarkFlagRequired("model")
 	return c
 }
@@ -231,26 +235,15 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	cfg.Logger = log
 	cfg.TokenForAll = f.authAll
 	cfg.Hosts = f.hosts
-	if f.tokenFile != "" {
-		if f.insecureNoToken {
-			return fmt.Errorf("--insecure-no-token and --token-file %s: give one of them", f.tokenFile)
-		}
-		tok, err := readToken(f.tokenFile, log)
-		if err != nil {
-			return err
-		}
-		cfg.Token = tok
-	} else if f.authAll {
-		return fmt.Errorf("--auth-all needs --token-file")
-	} else if beyond, err := beyondLoopback(ctx, f.addr); err != nil {
+	access := server.Access{TokenFile: f.tokenFile, TokenForAll: f.authAll, Insecure: f.insecureNoToken, ReadOnly: f.readOnly}
+	tok, err := access.Token(ctx, f.addr, log)
+	if err != nil {
 		return err
-	} else if beyond && !f.insecureNoToken && !f.readOnly {
-		return fmt.Errorf("--addr %s listens beyond loopback without a token: give --token-file F (a missing F is created with a new token), or --insecure-no-token to let anyone who can reach it change the model", f.addr)
 	}
+	cfg.Token = tok
 	dim := f.dim
 	var bb *backbone.Model
 	if f.backbone != "" {
-		var err error
 		if bb, err = openBackbone(f.backbone); err != nil {
 			return err
 		}
@@ -280,63 +273,13 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		}
 	}
 	spec := f.backbone
-	if bb == nil && be.Pipeline() != nil {
-		// The model file names its backbone: use it.
-		spec = be.Pipeline().Backbone
-		if bb, err = openBackbone(spec); err != nil {
-			return fmt.Errorf("open the model's backbone (give --backbone to use another copy of the same weights): %w", err)
-		}
-	}
-	if bb != nil {
-		lib, err := ortLibrary(cmd.Flags())
+	if bb != nil || be.Pipeline() != nil {
+		ex, err := f.extractor(ctx, cmd, be, bb)
 		if err != nil {
 			return err
 		}
-		if err := backbone.Init(lib); err != nil {
-			return err
-		}
-		// As predict does: a model file's pipeline fixes the output, the
-		// transform and the precision (an int8 graph rebuilt from its
-		// calibration); a new model takes the backbone's own.
-		prec, _ := backbone.ParsePrecision(f.precision)
-		o := deploy.ExtractorOptions{Spec: spec, Model: be.Pipeline(), Trained: be.Pipeline() != nil,
-			Open: func(extract.BackboneSpec) (*backbone.Model, error) { return bb, nil }}
-		if cmd.Flags().Changed("precision") && be.Pipeline() != nil {
-			o.Precision = prec // checked against the model's
-		}
-		de, err := deploy.ResolveExtractor(ctx, o) // fp32 for a new model: an int8 one is calibrated below
-		if errors.Is(err, deploy.ErrPrecision) {
-			return fmt.Errorf("--precision %s: %s: %w", prec, f.model, err)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.model, err)
-		}
-		if be.Pipeline() == nil && prec == backbone.INT8 && !f.readOnly {
-			// a new model's int8 graph: calibrated on the first learn's images
-			if be.Current().Version() > 0 {
-				return fmt.Errorf("--precision int8: the model %s learned from feature vectors without a backbone; int8 is for a new model", f.model)
-			}
-			method, _ := backbone.ParseCalibMethod(f.calibMethod)
-			cal := server.NewInt8Calibrator(de, deploy.CalibOptions{N: f.calib, Method: method, Threads: f.threads}, f.sessionOptions())
-			defer cal.Close()
-			cfg.Extractor = cal
-		} else {
-			// (an int8 model's file fixes its calibration: the flags that
-			// made it are accepted on a restart, as --precision int8 is)
-			if prec := deploy.PipelinePrecision(de.Pipeline()); prec != backbone.INT8 && (cmd.Flags().Changed("calib") || cmd.Flags().Changed("calib-method")) {
-				return fmt.Errorf("--calib and --calib-method calibrate the backbone of a new model served with --precision int8; the model %s is served with %s features", f.model, prec)
-			}
-			if err := be.SetPipeline(de.Pipeline()); err != nil {
-				return err
-			}
-			bb = de.Backbone
-			ex, err := server.NewPipelineExtractorWith(de.Backbone, de.Output, de.Preset, f.sessionOptions())
-			if err != nil {
-				return err
-			}
-			defer ex.Close()
-			cfg.Extractor = ex
-		}
+		defer ex.Close()
+		cfg.Extractor, spec = ex, ex.Spec
 	} else if cmd.Flags().Changed("precision") || cmd.Flags().Changed("calib") || cmd.Flags().Changed("calib-method") {
 		return fmt.Errorf("--precision, --calib and --calib-method apply to images through a backbone: give --backbone")
 	}
@@ -368,25 +311,71 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 		srv.Close()
 		return err
 	}
-	if cfg.Token == "" && !f.readOnly {
-		// the address as bound, whatever the name resolved to
-		ip := ln.Addr().(*net.TCPAddr).IP
-		if !ip.IsLoopback() && !f.insecureNoToken {
-			ln.Close()
-			srv.Close()
-			return fmt.Errorf("--addr %s is bound to %s, beyond loopback, without a token: give --token-file F, or --insecure-no-token", f.addr, ip)
-		}
-		where := "any program or user on this machine"
-		if !ip.IsLoopback() {
-			where = "anyone on the network"
-		}
-		log.Warn("no --token-file: anyone who can reach this address may change the model (learn, forget): "+where+
-			"; give --token-file F (a missing F is created with a new token)", "addr", ln.Addr().String())
+	if err := access.Listening(ln, f.addr, cfg.Token, log); err != nil {
+		ln.Close()
+		srv.Close()
+		return err
 	}
 	sn := srv.View()
 	log.Info("serving", "addr", "http://"+ln.Addr().String(), "model", f.model, "version", sn.Version(),
 		"classes", len(sn.Classes()), "d", sn.Dim(), "backbone", spec, "auth", cfg.Token != "", "read_only", f.readOnly)
 	return srv.Serve(ctx, ln, f.timeouts)
+}
+
+// extractor resolves the served model's extractor (server.ResolveExtractor:
+// the model file's pipeline fixes the backbone, a new model's int8 one is
+// calibrated on the first learn) from --backbone (bb, opened already) or
+// the backbone the model file names, and compiles it.
+func (f *serveFlags) extractor(ctx context.Context, cmd *cobra.Command, be servedModel, bb *backbone.Model) (*extract.Extractor, error) {
+	lib, err := ortLibrary(cmd.Flags())
+	if err != nil {
+		return nil, err
+	}
+	if err := backbone.Init(lib); err != nil {
+		return nil, err
+	}
+	// (--precision and --calib-method are checked already)
+	prec, _ := backbone.ParsePrecision(f.precision)
+	method, _ := backbone.ParseCalibMethod(f.calibMethod)
+	var openErr error // returned as it is
+	o := deploy.ExtractorOptions{Spec: f.backbone, Calib: extract.CalibOptions{N: f.calib, Method: method, Threads: f.threads},
+		CalibGiven: cmd.Flags().Changed("calib") || cmd.Flags().Changed("calib-method"),
+		Open: func(s extract.BackboneSpec) (*backbone.Model, error) {
+			if bb != nil {
+				return bb, nil
+			}
+			if bb, openErr = openBackboneSpec(s); openErr != nil {
+				openErr = fmt.Errorf("open the model's backbone (give --backbone to use another copy of the same weights): %w", openErr)
+			}
+			return bb, openErr
+		}}
+	if cmd.Flags().Changed("precision") || be.Pipeline() == nil {
+		o.Precision = prec // a model's pipeline fixes its own
+	}
+	ex, err := server.ResolveExtractor(ctx, be, o)
+	var refused *server.PipelineError
+	switch {
+	case openErr != nil:
+		return nil, openErr
+	case errors.As(err, &refused):
+		return nil, refused.Err
+	case errors.Is(err, deploy.ErrPrecision):
+		return nil, fmt.Errorf("--precision %s: %s: %w", prec, f.model, err)
+	case errors.Is(err, server.ErrInt8Learned):
+		return nil, fmt.Errorf("--precision int8: the model %s learned from feature vectors without a backbone; int8 is for a new model", f.model)
+	case errors.Is(err, deploy.ErrCalibUnused):
+		return nil, fmt.Errorf("--calib and --calib-method calibrate the backbone of a new model served with --precision int8; the model %s is served with %s features", f.model, deploy.PipelinePrecision(be.Pipeline()))
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", f.model, err)
+	}
+	// idle threads sleep unless --ort-spin (measured quietly by flycl bench
+	// serve: spinning costs about 7 ms of CPU per image and does not lower
+	// the served predict's latency)
+	ex.BatchSize, ex.Threads, ex.Spin = server.ExtractBatch, f.threads, f.ortSpin
+	if err := ex.Open(); err != nil {
+		return nil, err
+	}
+	return ex, nil
 }
 
 // openServed opens the model file as its writer or, with --read-only, as
@@ -422,55 +411,4 @@ func openServed(ctx context.Context, cmd *cobra.Command, f *serveFlags, create f
 		return nil, err
 	}
 	return be, nil
-}
-
-// readToken reads the bearer token (the first line of the file, trimmed),
-// creating the file with a new random token when it does not exist.
-func readToken(path string, log *slog.Logger) (string, error) {
-	tok, created, err := server.LoadOrCreateToken(path)
-	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
-	}
-	if created {
-		log.Info("created a new bearer token (32 random bytes, hex; only you can read the file): clients send it as Authorization: Bearer $(cat FILE)", "file", path)
-	}
-	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
-		log.Warn("token file is readable by other users", "file", path, "mode", st.Mode().Perm().String())
-	}
-	return tok, nil
-}
-
-// beyondLoopback reports whether addr (HOST:PORT) would listen on more
-// than the loopback interface: an empty or unspecified host (every
-// interface), or a host that is not, or resolves to an address that is
-// not, a loopback address.
-func beyondLoopback(ctx context.Context, addr string) (bool, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false, fmt.Errorf("--addr %q: %w", addr, err)
-	}
-	if host == "" {
-		return true, nil
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		return !ip.IsLoopback(), nil
-	}
-	ips, err := net.DefaultResolver.LookupIP(ctx, "ip", host)
-	if err != nil {
-		return false, fmt.Errorf("--addr %q: %w", addr, err)
-	}
-	for _, ip := range ips {
-		if !ip.IsLoopback() {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// sessionOptions are the ONNX Runtime session options of the served
-// backbone: --threads, and idle threads sleeping unless --ort-spin (measured
-// quietly by flycl bench serve: spinning costs about 7 ms of CPU per image
-// and does not lower the served predict's latency).
-func (f *serveFlags) sessionOptions() backbone.SessionOptions {
-	return backbone.SessionOptions{Threads: f.threads, NoSpin: !f.ortSpin}
 }

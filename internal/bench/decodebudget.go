@@ -68,7 +68,7 @@ func DecodeBudget(ctx context.Context, o DecodeBudgetOptions) (DecodeBudgetResul
 	if !procmem.ResetPeak() {
 		return res, fmt.Errorf("bench: cannot reset the peak RSS (/proc/self/clear_refs): the rise could not be measured")
 	}
-	ex, err := server.NewPipelineExtractorWith(bb, "features", bb.Preset, backbone.SessionOptions{NoSpin: true})
+	ex, err := servedExtractor(bb, false)
 	if err != nil {
 		return res, err
 	}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/server"
@@ -54,7 +54,7 @@ func Serve(ctx context.Context, out io.Writer, o ServeOptions) error {
 	if len(files) < 40 {
 		return fmt.Errorf("bench: need at least 40 JPEG files, got %d", len(files))
 	}
-	ex, err := server.NewPipelineExtractorWith(bb, "features", bb.Preset, backbone.SessionOptions{NoSpin: noSpin})
+	ex, err := servedExtractor(bb, !noSpin)
 	if err != nil {
 		return err
 	}
@@ -362,9 +362,20 @@ func batchStats(c *http.Client, url string) (batchTotals, error) {
 	return t, nil
 }
 
+// servedExtractor compiles bb's features with its own preset as flycl
+// serve does (server.ExtractBatch images a batch; spin: --ort-spin).
+func servedExtractor(bb *backbone.Model, spin bool) (*extract.Extractor, error) {
+	ex, err := extract.NewExtractor(bb, "", "features", nil)
+	if err != nil {
+		return nil, err
+	}
+	ex.BatchSize, ex.Spin = server.ExtractBatch, spin
+	return ex, ex.Open()
+}
+
 // mustPipeline describes the backbone with its own output and preset.
 func mustPipeline(spec string, bb *backbone.Model) *modelfile.Pipeline {
-	de, err := deploy.NewExtractor(bb, spec, "", nil)
+	de, err := extract.NewExtractor(bb, spec, "", nil)
 	if err != nil {
 		panic(err) // "features" is every backbone's output
 	}

@@ -19,6 +19,9 @@ import (
 // [0, 1], with a little of the frame's noise.
 type meanExtractor struct{}
 
+func (meanExtractor) Dim() int     { return 3 }
+func (meanExtractor) Name() string { return "mean" }
+
 func (meanExtractor) Features(ctx context.Context, imgs []*imageio.RGB) ([]float32, error) {
 	out := make([]float32, 0, 3*len(imgs))
 	for _, im := range imgs {

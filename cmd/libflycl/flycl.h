@@ -70,6 +70,7 @@ extern "C" {
 #define FLYCL_E_EXISTS 13       /* flycl_model_save to a path that exists */
 #define FLYCL_E_BACKBONE 14     /* an image extractor that cannot be opened or run (ONNX Runtime missing, bad weights, an image that cannot be decoded) */
 #define FLYCL_E_NULL 15         /* a NULL pointer where one is required */
+#define FLYCL_E_FAILED 16       /* an operation that failed for another reason, the message says which (a solve that cannot factor, a file system error) */
 #define FLYCL_E_INTERNAL 99     /* a bug in flycl (a recovered panic): the message says where */
 
 /* A model: an id, 0 never valid. */

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/modelfile"
+)
+
+// TestHeaderMatches: flycl.h and the Go side agree: every status macro
+// has the Go constant's value, every function the header declares is
+// exported and no other, and every export reports through call (so
+// through guard), but for the three that cannot fail.
+func TestHeaderMatches(t *testing.T) {
+	h, err := os.ReadFile("flycl.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := regexp.MustCompile(`(?m)^#define (FLYCL_(?:OK|E_[A-Z_]+)) (\d+)`).FindAllStringSubmatch(string(h), -1)
+	if len(defs) != len(statusNames) {
+		t.Errorf("flycl.h defines %d status codes, the Go side %d", len(defs), len(statusNames))
+	}
+	for _, d := range defs {
+		v, _ := strconv.Atoi(d[2])
+		if s, ok := statusNames[d[1]]; !ok || s.code != v {
+			t.Errorf("flycl.h: %s = %d, Go: %+v (defined %v)", d[1], v, s, ok)
+		}
+	}
+	decl := regexp.MustCompile(`(?m)^(?:int|void|const char \*)\s*\*?(flycl_[a-z_]+)\(`).FindAllStringSubmatch(string(h), -1)
+	var declared []string
+	for _, d := range decl {
+		declared = append(declared, d[1])
+	}
+	src, err := os.ReadFile("exports.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exported []string
+	for _, e := range regexp.MustCompile(`(?m)^//export (\w+)`).FindAllStringSubmatch(string(src), -1) {
+		exported = append(exported, e[1])
+	}
+	slices.Sort(declared)
+	slices.Sort(exported)
+	if !slices.Equal(declared, exported) {
+		t.Errorf("flycl.h declares %v\nexports.go exports %v", declared, exported)
+	}
+	// every export's body reports through call or facts (both guarded)
+	noFail := []string{"flycl_abi_version", "flycl_status_name", "flycl_free", "flycl_last_error"}
+	for _, part := range strings.Split(string(src), "//export ")[1:] {
+		name, body, _ := strings.Cut(part, "\n")
+		if slices.Contains(noFail, name) {
+			continue
+		}
+		if !regexp.MustCompile(`^func \w+\([^{]*\{\n\treturn (call|facts)\(`).MatchString(body) {
+			t.Errorf("%s does not report through call (a panic could cross into C)", name)
+		}
+	}
+}
+
+// TestGuard: a panic becomes FLYCL_E_INTERNAL with its message.
+func TestGuard(t *testing.T) {
+	err := guard(func() error { var m map[string]int; m["x"] = 1; return nil })
+	if statusOf(err) != FLYCL_E_INTERNAL || !strings.Contains(err.Error(), "nil map") {
+		t.Errorf("guard: %v (status %d)", err, statusOf(err))
+	}
+	if err := guard(func() error { return nil }); err != nil {
+		t.Errorf("guard of a success: %v", err)
+	}
+}
+
+// TestRegistry: a freed handle stays invalid, and a call that holds the
+// model when it is freed finds it freed, never a nil model.
+func TestRegistry(t *testing.T) {
+	r := newRegistry()
+	id, err := r.newModel(`{"m":64,"p":4,"k":16}`, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.model(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.freeModel(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.model(id); statusOf(err) != FLYCL_E_HANDLE {
+		t.Errorf("a freed handle: %v", err)
+	}
+	if err := r.freeModel(id); statusOf(err) != FLYCL_E_HANDLE {
+		t.Errorf("freed twice: %v", err)
+	}
+	if err := m.unlearn(); statusOf(err) != FLYCL_E_HANDLE {
+		t.Errorf("a call on a freed model: %v", err)
+	}
+	id2, _ := r.newModel("", 8)
+	if id2 == id {
+		t.Error("a freed id was given again")
+	}
+	if _, err := r.newModel(`{"m":64,"unknown":1}`, 8); statusOf(err) != FLYCL_E_CONFIG {
+		t.Errorf("an unknown key: %v", err)
+	}
+}
+
+// FuzzLoadBytes: any bytes given to flycl_model_load_bytes give a model
+// or FLYCL_E_FORMAT, never a panic; a model that loads saves to bytes
+// that load again to the same model.
+func FuzzLoadBytes(f *testing.F) {
+	dm, err := deploy.New(mustConfig(f, `{"m":32,"p":4,"k":8,"seed":3,"lambda_scale":"relative"}`), 6, nil, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	x := make([]float32, 6*12)
+	names := make([]string, 12)
+	for i := range x {
+		x[i] = float32(i%7) - float32(i%5)*0.5
+	}
+	for i := range names {
+		names[i] = []string{"a", "b", "c"}[i%3]
+	}
+	var untrained bytes.Buffer
+	if err := modelfile.Encode(&untrained, fileView(dm)); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := dm.Learn(ctxBackground, x, names, nil, deploy.LearnOptions{}); err != nil {
+		f.Fatal(err)
+	}
+	var trained bytes.Buffer
+	if err := modelfile.Encode(&trained, fileView(dm)); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(untrained.Bytes())
+	f.Add(trained.Bytes())
+	f.Add([]byte("FLYCLMDL"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var m *deploy.Model
+		err := guard(func() (err error) { m, err = decodeModel(b); return err })
+		if err != nil {
+			var se *statusError
+			if !errors.As(err, &se) || se.code != FLYCL_E_FORMAT {
+				t.Fatalf("bytes refused with %v (status %d), want FLYCL_E_FORMAT", err, statusOf(err))
+			}
+			return
+		}
+		var again bytes.Buffer
+		if err := modelfile.Encode(&again, fileView(m)); err != nil {
+			t.Fatalf("a model that loaded does not save: %v", err)
+		}
+		m2, err := decodeModel(again.Bytes())
+		if err != nil {
+			t.Fatalf("a saved model does not load: %v", err)
+		}
+		if m2.Version() != m.Version() || !slices.Equal(m2.ClassNames(), m.ClassNames()) || m2.ID() != m.ID() {
+			t.Fatalf("the round trip changed the model")
+		}
+	})
+}

@@ -24,7 +24,8 @@
  * different models never wait for each other. Calls on one extractor are
  * serialized. Every function returns a status (FLYCL_OK or an error
  * code); the message of the last error on the calling thread is
- * flycl_last_error's (like errno: a success does not clear it). No Go
+ * flycl_last_error's (like errno: a success does not clear it; per
+ * thread on Linux, the process's last elsewhere). No Go
  * panic crosses this interface: one becomes FLYCL_E_INTERNAL.
  *
  * Conventions. Features are float32, row-major, n rows of d values (a C
@@ -251,9 +252,13 @@ int flycl_extractor_for_model(flycl_model h, const char *models_dir, const char 
  * paths[i]; out_len (floats) at least n*dim. */
 int flycl_extract_files(flycl_extractor e, const char *const *paths, int64_t n, float *out, size_t out_len);
 
-/* Records on the model that its features come from e (its pipeline), so
- * that a saved model serves images (`flycl serve`, `flycl predict
- * --images`). A model that records another pipeline is FLYCL_E_BAD_INPUT. */
+/* Records on the model that its features come from e (its pipeline:
+ * backbone, weights, output, preprocessing), so that a saved model serves
+ * images (`flycl serve`, `flycl predict --images`). Call it before the
+ * model's first learn: an untrained model adopts the pipeline; a trained
+ * one must already record the same (a model that learned from feature
+ * vectors without one, or records another, is FLYCL_E_BAD_INPUT, as is
+ * an extractor of another dimension). */
 int flycl_model_use_extractor(flycl_model h, flycl_extractor e);
 
 int flycl_extractor_free(flycl_extractor e);

@@ -479,6 +479,9 @@ func (m *model) useExtractor(x *extractor) error {
 		return errFreed
 	}
 	return m.change(func(dm *deploy.Model) error {
+		if p.Dim != dm.InputDim() {
+			return inputError(fmt.Errorf("libflycl: the extractor makes %d-dimensional features, the model's are %d", p.Dim, dm.InputDim()))
+		}
 		if err := dm.CheckPipeline(p); err != nil {
 			return inputError(err)
 		}

@@ -18,7 +18,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/backbone/zoo"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/internal/testimages"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/store"
 )
@@ -213,6 +217,8 @@ func TestCProgram(t *testing.T) {
 	writeData(t, dir, t1, t2, t3, xt)
 	writeCLIModel(t, filepath.Join(dir, "cli.flycl"), []task{t1, t2}, [][]string{names12[:2], names12[2:]})
 
+	images := writeImages(t, dir)
+
 	cmd := exec.Command(prog, dir)
 	// the environment of this test (OpenBLAS's variables): the same kernels
 	out, err := cmd.CombinedOutput()
@@ -307,6 +313,9 @@ func TestCProgram(t *testing.T) {
 				t.Errorf("online history record %d: λ C %g, Go %g", i, l, want[i].Lambda)
 			}
 		}
+	}
+	if images != nil {
+		checkImages(t, got, images)
 	}
 	if !strings.Contains(string(out), "done: 0 failures") {
 		t.Error("the C program did not finish cleanly")
@@ -415,5 +424,69 @@ func checkInfo(t *testing.T, got []string, m *deploy.Model) {
 	if in.D != testD || !slices.Equal(in.Classes, m.ClassNames()) || !slices.Equal(in.Counts, m.ClassCounts()) ||
 		in.Samples != m.Samples() || in.Lambda != m.Lambda() || in.Version != m.Version() || in.Config.M != 256 {
 		t.Errorf("info: %+v", in)
+	}
+}
+
+// writeImages draws pictures of two patterns for the C program's image
+// part, when ONNX Runtime is installed (make ort), and returns their
+// paths (nil: the part is skipped).
+func writeImages(t *testing.T, dir string) []string {
+	if _, err := findORT(""); err != nil {
+		t.Logf("the image part is skipped: %v", err)
+		return nil
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	var paths []string
+	list := fmt.Sprintf("%d\n", imagesPerPattern*2)
+	for i := 0; i < imagesPerPattern*2; i++ {
+		img, err := testimages.Draw([]string{"discs", "stripes"}[i%2], 96, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := testimages.Encode(img, ".jpg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("img%d.jpg", i))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+		list += fmt.Sprintf("%d %s\n", i%2, p)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "images.txt"), []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return paths
+}
+
+const imagesPerPattern = 4
+
+// checkImages compares the C features with those of the extractor flycl
+// learn opens (deploy.ResolveExtractor, the built-in MobileNetV2), and
+// checks the pipeline the saved model records.
+func checkImages(t *testing.T, got map[string][]string, paths []string) {
+	t.Helper()
+	lib, _ := findORT("")
+	if err := backbone.Init(lib); err != nil {
+		t.Fatal(err)
+	}
+	e, err := deploy.ResolveExtractor(context.Background(), deploy.ExtractorOptions{Default: "mobilenetv2",
+		Open: func(s extract.BackboneSpec) (*backbone.Model, error) { return s.Open(zoo.FS(), "(built-in weights)") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := e.Files(context.Background(), paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBits(t, "imgfeatures", got, set.X)
+	st, err := store.Open(context.Background(), filepath.Join(filepath.Dir(paths[0]), "images.flycl"), &store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if p := st.Model().Pipeline; p == nil || p.Backbone != "mobilenetv2" || p.Dim != set.D {
+		t.Errorf("the saved model's pipeline: %+v", p)
 	}
 }

@@ -142,6 +142,73 @@ static void *error_thread(void *arg) {
     return NULL;
 }
 
+/* ---- images: the shipped backbone (when the Go test found ONNX Runtime) ---- */
+static void test_images(void) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/images.txt", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        printf("images: skipped (no ONNX Runtime)\n");
+        return;
+    }
+    int n = 0;
+    if (fscanf(f, "%d", &n) != 1 || n <= 0 || n > 64) {
+        printf("FAIL images.txt\n");
+        exit(2);
+    }
+    char **paths = calloc(n, sizeof(char *));
+    int32_t *y = calloc(n, sizeof(int32_t));
+    for (int i = 0; i < n; i++) {
+        paths[i] = calloc(1024, 1);
+        if (fscanf(f, "%d %1023s", &y[i], paths[i]) != 2) {
+            printf("FAIL images.txt line %d\n", i);
+            exit(2);
+        }
+    }
+    fclose(f);
+    flycl_extractor e = 0;
+    int64_t dim = 0;
+    CHECK(flycl_extractor_open("no-such-backbone", NULL, NULL, &e, &dim) == FLYCL_E_BACKBONE, "an unknown backbone");
+    OK(flycl_extractor_open(NULL, NULL, NULL, &e, &dim)); /* mobilenetv2, built-in weights, ONNX Runtime found */
+    printf("imgdim %lld\n", (long long)dim);
+    float *feat = malloc(sizeof(float) * n * dim);
+    CHECK(flycl_extract_files(e, (const char *const *)paths, n, feat, (size_t)(n * dim - 1)) == FLYCL_E_BUFFER, "short features buffer");
+    OK(flycl_extract_files(e, (const char *const *)paths, n, feat, (size_t)(n * dim)));
+    print_floats("imgfeatures", feat, (size_t)(n * dim));
+    const char *missing[] = {"/no/such/image.jpg"};
+    CHECK(flycl_extract_files(e, missing, 1, feat, (size_t)(n * dim)) != FLYCL_OK, "a missing image");
+
+    /* photos to a model: record the pipeline, learn their features, save */
+    flycl_model h = 0;
+    OK(flycl_model_new("{\"m\":512,\"k\":128,\"seed\":1,\"lambda_scale\":\"relative\"}", dim, &h));
+    flycl_extractor e2 = 0;
+    CHECK(flycl_extractor_for_model(h, NULL, NULL, &e2, NULL) == FLYCL_E_BAD_INPUT, "an extractor for a model without a pipeline");
+    const char *pnames[] = {"discs", "stripes"};
+    OK(flycl_model_use_extractor(h, e));
+    OK(flycl_learn(h, feat, n, dim, y, pnames, 2, 0, 0, NULL));
+    snprintf(path, sizeof path, "%s/images.flycl", dir);
+    OK(flycl_model_save(h, path));
+    flycl_model h2 = 0;
+    OK(flycl_model_load(path, &h2));
+    OK(flycl_extractor_for_model(h2, NULL, NULL, &e2, &dim));
+    float *feat2 = malloc(sizeof(float) * n * dim);
+    OK(flycl_extract_files(e2, (const char *const *)paths, n, feat2, (size_t)(n * dim)));
+    CHECK(memcmp(feat, feat2, sizeof(float) * n * dim) == 0, "the model's extractor gives other features");
+    int32_t *cls = malloc(sizeof(int32_t) * n);
+    OK(flycl_answer(h2, feat2, n, dim, "off", cls, NULL, NULL, NULL));
+    int right = 0;
+    for (int i = 0; i < n; i++) right += cls[i] == y[i];
+    printf("images: %d of %d learned images answered their class\n", right, n);
+    CHECK(right == n, "%d of %d", right, n);
+    OK(flycl_extractor_free(e));
+    OK(flycl_extractor_free(e2));
+    CHECK(flycl_extract_files(e, (const char *const *)paths, n, feat, (size_t)(n * dim)) == FLYCL_E_HANDLE, "a freed extractor");
+    OK(flycl_model_free(h));
+    OK(flycl_model_free(h2));
+    for (int i = 0; i < n; i++) free(paths[i]);
+    free(paths), free(y), free(feat), free(feat2), free(cls);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test_flycl DIR\n");
@@ -421,6 +488,8 @@ int main(int argc, char **argv) {
     free(js);
     OK(flycl_model_free(hu));
     OK(flycl_model_free(h));
+
+    test_images();
 
     printf("done: %d failures\n", failures);
     return failures ? 1 : 0;

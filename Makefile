@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/flycl
 
-.PHONY: all deps ort build test testsummary beam-test beam-bench fuzz fuzz-smoke bench bench-serve bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
+.PHONY: all deps ort build libflycl test testsummary beam-test beam-bench fuzz fuzz-smoke bench bench-serve bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
 
 all: build
 
@@ -19,6 +19,15 @@ ort:
 build: deps
 	@[ -x $(BIN) ] || echo "build: compiling bin/flycl (the first build compiles the cgo packages: a minute or two)"
 	$(GO) build -o $(BIN) ./cmd/flycl
+
+# The C library (docs/C.md): bin/libflycl.so and bin/libflycl.a with the
+# one public header bin/flycl.h (cgo's generated headers are internal and
+# removed).
+libflycl: deps
+	$(GO) build -buildmode=c-shared -o bin/libflycl.so ./cmd/libflycl
+	$(GO) build -buildmode=c-archive -o bin/libflycl.a ./cmd/libflycl
+	rm -f bin/libflycl.h
+	cp cmd/libflycl/flycl.h bin/flycl.h
 
 # Packages whose results depend on OpenBLAS's kernels and threading.
 NUMERIC := . ./linalg ./projection ./ridge ./baselines ./methods ./metrics

@@ -320,6 +320,74 @@ func TestCProgram(t *testing.T) {
 	if !strings.Contains(string(out), "done: 0 failures") {
 		t.Error("the C program did not finish cleanly")
 	}
+	t.Run("DocExample", func(t *testing.T) { testDocExample(t, dir, images != nil) })
+}
+
+// testDocExample compiles the example of docs/C.md against the library
+// and, where ONNX Runtime is installed, runs it on drawn photos: it
+// writes a model file that loads with the cat and dog classes.
+func testDocExample(t *testing.T, dir string, run bool) {
+	doc, err := os.ReadFile("../../docs/C.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, ok := strings.Cut(string(doc), "```c\n")
+	code, _, ok2 := strings.Cut(code, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/C.md has no C example")
+	}
+	ex := t.TempDir()
+	src := filepath.Join(ex, "example.c")
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(ex, "example")
+	cc := exec.Command("gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I.", "-o", bin, src, "-L"+dir, "-lflycl", "-Wl,-rpath,"+dir)
+	if out, err := cc.CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	if !run {
+		t.Log("compiled; not run (no ONNX Runtime)")
+		return
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for i, name := range []string{"cat1.jpg", "cat2.jpg", "dog1.jpg", "dog2.jpg"} {
+		img, err := testimages.Draw([]string{"checks", "stripes"}[i/2], 96, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := testimages.Encode(img, ".jpg")
+		if err := os.WriteFile(filepath.Join(ex, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin)
+	cmd.Dir = ex
+	cmd.Env = append(os.Environ(), "FLYCL_ORT_LIB="+mustORT(t))
+	out, err := cmd.CombinedOutput()
+	t.Logf("example:\n%s", out)
+	if err != nil {
+		t.Fatalf("the example failed: %v", err)
+	}
+	m, err := deploy.Load(filepath.Join(ex, "pets.flycl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.ClassNames(), []string{"cat", "dog"}) || m.Pipeline == nil {
+		t.Errorf("the example's model: classes %q, pipeline %+v", m.ClassNames(), m.Pipeline)
+	}
+}
+
+func mustORT(t *testing.T) string {
+	lib, err := findORT("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }
 
 func truncate(s string, n int) string {

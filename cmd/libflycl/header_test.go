@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
@@ -161,4 +162,58 @@ func FuzzLoadBytes(f *testing.F) {
 			t.Fatalf("the round trip changed the model")
 		}
 	})
+}
+
+// TestLocking: a change waits for the reads in progress and a read for
+// the change in progress (flycl.h's thread safety), while reads run
+// together.
+func TestLocking(t *testing.T) {
+	r := newRegistry()
+	id, err := r.newModel(`{"m":64,"p":4,"k":16,"lambda_scale":"relative"}`, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := r.model(id)
+	x := make([]float32, 8*6)
+	for i := range x {
+		x[i] = float32(i%11) - 5
+	}
+	y := []int32{0, 1, 0, 1, 0, 1}
+	learn := func() error {
+		_, err := m.learn(slices.Clone(x), 6, 8, y, []string{"a", "b"}, 0, 0)
+		return err
+	}
+	if err := learn(); err != nil {
+		t.Fatal(err)
+	}
+	score := func() error {
+		return m.readPred(func(p *predictor) error { return p.scores(ctxBackground, x, make([]float32, 6*2)) })
+	}
+	// waits reports whether fn is still running after a while with the
+	// lock held as hold says, then releases the lock and returns fn's error
+	waits := func(hold, release func(), fn func() error) (bool, error) {
+		hold()
+		done := make(chan error, 1)
+		go func() { done <- fn() }()
+		select {
+		case err := <-done:
+			release()
+			return false, err
+		case <-time.After(200 * time.Millisecond):
+		}
+		release()
+		return true, <-done
+	}
+	if w, err := waits(m.mu.RLock, m.mu.RUnlock, learn); !w || err != nil {
+		t.Errorf("a learn during a read: waited %v, %v", w, err)
+	}
+	if w, err := waits(m.mu.RLock, m.mu.RUnlock, score); w || err != nil {
+		t.Errorf("a read during a read: waited %v, %v", w, err)
+	}
+	if w, err := waits(m.mu.Lock, m.mu.Unlock, score); !w || err != nil {
+		t.Errorf("a read during a change: waited %v, %v", w, err)
+	}
+	if w, err := waits(m.mu.Lock, m.mu.Unlock, m.unlearn); !w || err != nil {
+		t.Errorf("an unlearn during a change: waited %v, %v", w, err)
+	}
 }

@@ -128,6 +128,15 @@ static void *learn_once(void *arg) {
     return NULL;
 }
 
+/* l->status counts the learns that failed */
+static void *learn_loop(void *arg) {
+    struct learner *l = arg;
+    int n = l->status;
+    l->status = 0;
+    for (int i = 0; i < n; i++) l->status += flycl_learn(l->h, x3, n3, d, y3, names12, 2, 0, 0, NULL) != FLYCL_OK;
+    return NULL;
+}
+
 /* a thread's last error is its own */
 struct errthread {
     int fail;
@@ -429,23 +438,28 @@ int main(int argc, char **argv) {
     CHECK(memcmp(final, after, sizeof(float) * nt * ncq) == 0, "scores after the concurrent learn");
     free(final);
 
-    /* concurrent learns on one model are serialized: both count */
-    struct learner la = {hq, -1}, lb = {hq, -1};
-    pthread_t t1, t2;
-    pthread_create(&t1, NULL, learn_once, &la);
-    pthread_create(&t2, NULL, learn_once, &lb);
-    pthread_join(t1, NULL);
-    pthread_join(t2, NULL);
-    CHECK(la.status == FLYCL_OK && lb.status == FLYCL_OK, "concurrent learns: %d %d", la.status, lb.status);
+    /* concurrent learns on one model are serialized: all count, and each
+     * can be taken back */
+    enum { LEARNERS = 4, LEARNS = 10 };
+    struct learner ls[LEARNERS];
+    pthread_t tls[LEARNERS];
+    for (int i = 0; i < LEARNERS; i++) {
+        ls[i] = (struct learner){hq, LEARNS};
+        pthread_create(&tls[i], NULL, learn_loop, &ls[i]);
+    }
+    int learnfail = 0;
+    for (int i = 0; i < LEARNERS; i++) {
+        pthread_join(tls[i], NULL);
+        learnfail += ls[i].status;
+    }
+    CHECK(learnfail == 0, "%d concurrent learns failed", learnfail);
     int64_t samples = 0;
     OK(flycl_model_samples(hq, &samples));
-    CHECK(samples == n1 + 3 * n3, "samples after concurrent learns: %lld, want %lld", (long long)samples, (long long)(n1 + 3 * n3));
-    /* and each can be taken back: the model ends where it began */
-    OK(flycl_unlearn(hq));
-    OK(flycl_unlearn(hq));
-    OK(flycl_unlearn(hq));
+    CHECK(samples == n1 + (1 + LEARNERS * LEARNS) * n3, "samples after concurrent learns: %lld, want %lld", (long long)samples,
+          (long long)(n1 + (1 + LEARNERS * LEARNS) * n3));
+    for (int i = 0; i < LEARNERS * LEARNS; i++) OK(flycl_unlearn(hq));
     OK(flycl_model_samples(hq, &samples));
-    CHECK(samples == n1, "samples after three unlearns: %lld", (long long)samples);
+    CHECK(samples == n1 + n3, "samples after the unlearns: %lld, want %lld", (long long)samples, (long long)(n1 + n3));
     OK(flycl_model_free(hq));
     OK(flycl_model_free(hr));
     free(before);

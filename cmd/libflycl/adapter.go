@@ -16,6 +16,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/reject"
 )
 
 // parseConfig reads a flycl.Config from JSON (empty: the defaults, as
@@ -81,7 +82,7 @@ type modelFacts struct {
 	labels     []int
 	counts     []int
 	config     flycl.Config
-	rejection  *flycl.Rejection
+	rejection  *reject.Rule
 	history    []modelfile.Record
 }
 
@@ -91,7 +92,7 @@ func factsOf(m *deploy.Model) modelFacts {
 	if len(f.labels) > 0 {
 		f.lambda = m.Lambda()
 	}
-	if r := m.Rejection(); r != (flycl.Rejection{}) {
+	if r := m.Rejection(); r != (reject.Rule{}) {
 		f.rejection = &r
 	}
 	return f
@@ -169,7 +170,7 @@ func (p *predictor) answer(ctx context.Context, x []float32, n int, rej string, 
 	if rej == "" {
 		rej = "auto"
 	}
-	r, err := flycl.ParseRejection(rej, p.p.Rejection())
+	r, err := reject.ParseRule(rej, p.p.Rejection())
 	if err != nil {
 		return inputError(err)
 	}
@@ -269,7 +270,7 @@ type info struct {
 	Samples   int                 `json:"samples"`
 	Lambda    float64             `json:"lambda"`
 	Version   uint64              `json:"version"`
-	Rejection *flycl.Rejection    `json:"rejection"`
+	Rejection *reject.Rule        `json:"rejection"`
 	Pipeline  *modelfile.Pipeline `json:"pipeline"`
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/reject"
 )
 
 // checkAnswers compares the C answers ("class:unknown:prob:margin") with
@@ -22,7 +23,7 @@ import (
 func checkAnswers(t *testing.T, got []string, m *deploy.Model, xt []float32) {
 	t.Helper()
 	p := m.Predictor()
-	rej, err := flycl.ParseRejection("auto", p.Rejection())
+	rej, err := reject.ParseRule("auto", p.Rejection())
 	if err != nil {
 		t.Fatal(err)
 	}

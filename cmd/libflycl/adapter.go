@@ -101,13 +101,16 @@ func factsOf(m *deploy.Model) modelFacts {
 // predictor is an immutable classifier of a model's current state; its
 // methods are safe for concurrent use.
 type predictor struct {
-	p *flycl.Predictor
-	d int
+	p     *flycl.Predictor
+	d, nc int
 }
 
-func predictorOf(m *deploy.Model) *predictor { return &predictor{p: m.Predictor(), d: m.InputDim()} }
+func predictorOf(m *deploy.Model) *predictor {
+	p := m.Predictor()
+	return &predictor{p: p, d: m.InputDim(), nc: len(p.Classes())}
+}
 
-func (p *predictor) classes() int { return len(p.p.Classes()) }
+func (p *predictor) classes() int { return p.nc }
 
 func (p *predictor) checkTrained() error {
 	if p.classes() == 0 {

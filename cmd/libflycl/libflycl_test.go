@@ -185,12 +185,8 @@ func buildLibrary(t *testing.T, dir string) string {
 	if err != nil {
 		t.Skip("gcc is not installed: the C test program cannot be compiled (make deps installs it)")
 	}
-	gobin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
 	so := filepath.Join(dir, "libflycl.so")
-	build := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", so, ".")
+	build := exec.Command(goCommand(), "build", "-buildmode=c-shared", "-o", so, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=1")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -buildmode=c-shared: %v\n%s", err, out)

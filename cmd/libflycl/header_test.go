@@ -189,9 +189,10 @@ func TestLocking(t *testing.T) {
 	score := func() error {
 		return m.readPred(func(p *predictor) error { return p.scores(ctxBackground, x, make([]float32, 6*2)) })
 	}
-	// waits reports whether fn is still running after a while with the
-	// lock held as hold says, then releases the lock and returns fn's error
-	waits := func(hold, release func(), fn func() error) (bool, error) {
+	// waits reports whether fn is still running with the lock held as
+	// hold says, after patience (a call the lock does not hold up ends in
+	// far less), then releases the lock and returns fn's error
+	waits := func(hold, release func(), fn func() error, patience time.Duration) (bool, error) {
 		hold()
 		done := make(chan error, 1)
 		go func() { done <- fn() }()
@@ -199,21 +200,22 @@ func TestLocking(t *testing.T) {
 		case err := <-done:
 			release()
 			return false, err
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(patience):
 		}
 		release()
 		return true, <-done
 	}
-	if w, err := waits(m.mu.RLock, m.mu.RUnlock, learn); !w || err != nil {
+	const blocked, free = 200 * time.Millisecond, 20 * time.Second
+	if w, err := waits(m.mu.RLock, m.mu.RUnlock, learn, blocked); !w || err != nil {
 		t.Errorf("a learn during a read: waited %v, %v", w, err)
 	}
-	if w, err := waits(m.mu.RLock, m.mu.RUnlock, score); w || err != nil {
+	if w, err := waits(m.mu.RLock, m.mu.RUnlock, score, free); w || err != nil {
 		t.Errorf("a read during a read: waited %v, %v", w, err)
 	}
-	if w, err := waits(m.mu.Lock, m.mu.Unlock, score); !w || err != nil {
+	if w, err := waits(m.mu.Lock, m.mu.Unlock, score, blocked); !w || err != nil {
 		t.Errorf("a read during a change: waited %v, %v", w, err)
 	}
-	if w, err := waits(m.mu.Lock, m.mu.Unlock, m.unlearn); !w || err != nil {
+	if w, err := waits(m.mu.Lock, m.mu.Unlock, m.unlearn, blocked); !w || err != nil {
 		t.Errorf("an unlearn during a change: waited %v, %v", w, err)
 	}
 }

@@ -83,12 +83,11 @@ type modelFacts struct {
 	counts     []int
 	config     flycl.Config
 	rejection  *reject.Rule
-	history    []modelfile.Record
 }
 
 func factsOf(m *deploy.Model) modelFacts {
 	f := modelFacts{d: m.InputDim(), samples: m.Samples(), version: m.Version(), names: m.ClassNames(),
-		labels: m.Classes(), counts: m.ClassCounts(), config: m.Config(), history: modelfile.Records(m.History())}
+		labels: m.Classes(), counts: m.ClassCounts(), config: m.Config()}
 	if len(f.labels) > 0 {
 		f.lambda = m.Lambda()
 	}
@@ -258,8 +257,8 @@ func classIndex(m *deploy.Model, name string) (int, error) {
 }
 
 // historyJSON is flycl_model_history_json's JSON.
-func (f modelFacts) historyJSON() (string, error) {
-	b, err := json.Marshal(f.history)
+func historyJSON(m *deploy.Model) (string, error) {
+	b, err := json.Marshal(modelfile.Records(m.History()))
 	return string(b), err
 }
 

@@ -513,9 +513,17 @@ func flycl_model_samples(h C.uint64_t, n *C.int64_t) C.int {
 
 //export flycl_model_history_json
 func flycl_model_history_json(h C.uint64_t, buf *C.char, capacity C.size_t, length *C.size_t) C.int {
-	return facts(h, func(f modelFacts) error {
-		js, err := f.historyJSON()
+	return call(func() error {
+		m, err := modelOf(h)
 		if err != nil {
+			return err
+		}
+		var js string
+		if err := m.read(func(dm *deployModel, _ *predictor) error {
+			var err error
+			js, err = historyJSON(dm)
+			return err
+		}); err != nil {
 			return err
 		}
 		return putString(js, buf, capacity, length)

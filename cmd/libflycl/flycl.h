@@ -22,17 +22,17 @@
  * flycl_model_use_extractor, flycl_model_free) are serialized and wait
  * for the reads in progress (a read-write lock per model). Calls on
  * different models never wait for each other. Calls on one extractor are
- * serialized. Every function returns a status (FLYCL_OK or an error
- * code); the message of the last error on the calling thread is
+ * serialized. Every function but flycl_abi_version, flycl_status_name
+ * and flycl_free returns a status (FLYCL_OK or an error code); the message of the last error on the calling thread is
  * flycl_last_error's (like errno: a success does not clear it; per
  * thread on Linux, the process's last elsewhere). No Go
  * panic crosses this interface: one becomes FLYCL_E_INTERNAL.
  *
  * Conventions. Features are float32, row-major, n rows of d values (a C
  * array x[n*d]). Classes are numbered by their index in the model,
- * 0 .. flycl_model_num_classes()-1, in the order they were first learned:
- * the column order of scores; flycl_model_class_name gives an index's
- * name. Strings are UTF-8, NUL-terminated. A string output is copied into
+ * 0 .. flycl_model_num_classes()-1, in the order they were first learned
+ * (a forget removes one, and the later ones move down): the column order
+ * of scores; flycl_model_class_name gives an index's name. Strings are UTF-8, NUL-terminated. A string output is copied into
  * buf (capacity cap bytes, the terminating NUL included); *len (when len
  * is not NULL) receives the string's length without the NUL, also when
  * the buffer is too small, so a caller can ask with cap 0 and allocate

@@ -51,7 +51,7 @@ type model struct {
 // extractor is an image feature extractor's handle state.
 type extractor struct {
 	mu  sync.Mutex
-	e   *deploy.Extractor
+	e   *extract.Extractor
 	dim int
 }
 
@@ -119,8 +119,9 @@ func (r *registry) freeExtractor(id uint64) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	err := e.e.Close()
 	e.e = nil
-	return nil
+	return orCode(err, FLYCL_E_BACKBONE)
 }
 
 // wrap gives a deployable model its handle state.

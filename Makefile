@@ -207,3 +207,21 @@ bench-cholesky: deps
 .PHONY: soak
 soak:
 	FLYCL_SOAK_ROUNDS=40 $(GO) test -count=1 -v -run '^TestSoak$$' -timeout 20m ./cmd/flycl
+
+# The Python package (docs/PYTHON.md): libflycl.so, built with Go, into
+# python/flycl/ where the package loads it; then, offline,
+# `pip install --no-build-isolation ./python` in a venv made with
+# --system-site-packages, or PYTHONPATH=python. go test ./python (make test)
+# runs its tests with pytest.
+.PHONY: python bench-python
+python: deps
+	$(GO) build -buildmode=c-shared -o python/flycl/libflycl.so ./cmd/libflycl
+	rm -f python/flycl/libflycl.h
+
+# The Python layer's cost (docs/PYTHON.md): τ_post at m = 10000 (CIFAR-100
+# scale) and a single-vector predict, Python against Go in one run; then
+# flycl against the official code's algorithm in PyTorch on CIFAR-10
+# features of ../shared (docs/PERFORMANCE.md).
+bench-python: python build
+	PYTHONPATH=python python/bench/run-python $(PYBENCH_ARGS) python/bench/overhead.py
+	PYTHONPATH=python python/bench/run-python python/bench/torch_vs_flycl.py

@@ -222,6 +222,6 @@ python: deps
 # scale) and a single-vector predict, Python against Go in one run; then
 # flycl against the official code's algorithm in PyTorch on CIFAR-10
 # features of ../shared (docs/PERFORMANCE.md).
-bench-python: python build
-	PYTHONPATH=python python/bench/run-python $(PYBENCH_ARGS) python/bench/overhead.py
+bench-python: python build ort
+	PYTHONPATH=python python/bench/run-python python/bench/overhead.py
 	PYTHONPATH=python python/bench/run-python python/bench/torch_vs_flycl.py

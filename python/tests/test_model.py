@@ -139,3 +139,29 @@ def test_closed_model():
     m.close()
     with pytest.raises(flycl.FlyCLError):
         m.scores(x)
+
+
+def test_concurrent_reads_from_threads():
+    # reading calls run concurrently (ctypes releases the GIL during the
+    # call; libflycl's lock per model lets reads share it): every thread
+    # gets the scores one thread alone gets
+    import threading
+    m, x, _ = trained()
+    want = m.scores(x)
+    got, errors = [None] * 4, []
+
+    def read(i):
+        try:
+            for _ in range(20):
+                s = m.scores(x)
+            got[i] = s
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=read, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    assert all(np.array_equal(g, want) for g in got)

@@ -140,3 +140,46 @@ def test_a_cli_model_loads_in_python_and_unlearns(data, tmp_path):
     # the journal's last learn (task 3) can be taken back, as flycl undo does
     m.unlearn()
     assert m.classes == [NAMES[i] for i in (0, 2, 3)]
+
+
+def test_flycl_serve_serves_a_python_model(data, tmp_path):
+    """flycl serve on 127.0.0.1 answers POST /v1/predict for a model saved
+    from Python with the Python scores."""
+    import re
+    import subprocess
+    import time
+    import urllib.request
+
+    from conftest import flycl_bin
+    m, _ = python_run(data)
+    p = tmp_path / "served.flycl"
+    m.save(p)
+    log = tmp_path / "serve.log"
+    with open(log, "w") as lf:
+        srv = subprocess.Popen([flycl_bin(), "serve", "--model", str(p), "--addr", "127.0.0.1:0"],
+                               stdout=lf, stderr=subprocess.STDOUT)
+    try:
+        url = None
+        for _ in range(300):  # up to 30 s for the server to say where it listens
+            found = re.search(r"msg=serving addr=(http://127\.0\.0\.1:\d+)", log.read_text())
+            if found:
+                url = found.group(1)
+                break
+            if srv.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert url, f"flycl serve did not start: {log.read_text()}"
+        xt = data["xt"][:5]
+        body = json.dumps({"features": xt.tolist(), "top": m.num_classes}).encode()
+        req = urllib.request.Request(url + "/v1/predict", data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            got = json.loads(resp.read())
+    finally:
+        srv.terminate()
+        srv.wait(timeout=30)
+    s = m.scores(xt)
+    preds = got["predictions"]
+    assert len(preds) == len(xt)
+    for i, q in enumerate(preds):
+        row = {r["class"]: np.float32(r["score"]) for r in q["top"]}
+        assert np.array([row[n] for n in m.classes], dtype=np.float32).tobytes() == s[i].tobytes()

@@ -14,11 +14,11 @@ the ``flycl`` command.
 
 from ._lib import (BackboneError, BadInputError, ClassNameError, ConfigError, FailedError, FlyCLError,
                    ModelFileError, NoUndoError, NotTrainedError, UnknownClassError, library_path)
-from .model import Answers, Model, as_features
+from .model import Answers, Extractor, Model, as_features
 
 __version__ = "0.1.0"
 
-__all__ = ["Model", "Answers", "FlyCLClassifier", "as_features", "library_path", "FlyCLError",
+__all__ = ["Model", "Extractor", "Answers", "FlyCLClassifier", "as_features", "library_path", "FlyCLError",
            "BadInputError", "NotTrainedError", "UnknownClassError", "ClassNameError",
            "NoUndoError", "ConfigError", "ModelFileError", "BackboneError", "FailedError", "protocol"]
 

@@ -5,7 +5,7 @@ import json
 import os
 import time
 from collections import namedtuple
-from ctypes import byref, c_double, c_int, c_int64, c_size_t, c_void_p
+from ctypes import byref, c_double, c_int, c_int64, c_size_t, c_uint64, c_void_p
 
 import numpy as np
 
@@ -186,6 +186,12 @@ class Model:
                       x.shape[1], byref(exact))
         return bool(exact.value)
 
+    def use_extractor(self, extractor):
+        """Records on the model that its features come from extractor (an
+        Extractor), so that a saved model serves images (``flycl serve``,
+        ``flycl predict IMAGE``); before the first learn."""
+        _lib.call(_lib.lib().flycl_model_use_extractor, self._h, extractor._h)
+
     def unlearn(self):
         """Takes the last learn back out exactly (``flycl undo``); repeated,
         the learns before it, up to the last forget. NoUndoError when none
@@ -303,3 +309,56 @@ def timed_learn(model, x, y, **kw):
     t = time.perf_counter()
     lam = model.learn(x, y, **kw)
     return lam, time.perf_counter() - t
+
+
+class Extractor:
+    """An image feature extractor of libflycl: a backbone (``flycl learn
+    --backbone``'s spec: "mobilenetv2", "squeezenet", "mobilenetv2:DIR",
+    an .onnx file, ...) through ONNX Runtime, with its exact preprocessing.
+
+    ``models_dir``: the folder of backbone weights (None: the weights built
+    into the library); ``ort_library``: libonnxruntime.so (None: the one
+    flycl finds as ``flycl learn`` does, $FLYCL_ORT_LIB first)."""
+
+    def __init__(self, backbone="mobilenetv2", models_dir=None, ort_library=None, _model=None):
+        h = c_uint64(0)
+        dim = c_int64(0)
+        enc = (lambda s: None if s is None else os.fsencode(s))
+        if _model is not None:
+            _lib.call(_lib.lib().flycl_extractor_for_model, _model._h, enc(models_dir), enc(ort_library),
+                      byref(h), byref(dim))
+        else:
+            _lib.call(_lib.lib().flycl_extractor_open, enc(backbone), enc(models_dir), enc(ort_library),
+                      byref(h), byref(dim))
+        self._h = h.value
+        self.dim = dim.value
+
+    @classmethod
+    def for_model(cls, model, models_dir=None, ort_library=None):
+        """The extractor a trained model's features came from (its pipeline)."""
+        return cls(None, models_dir, ort_library, _model=model)
+
+    def features(self, paths):
+        """The n x dim float32 features of the image files at paths."""
+        paths = [os.fspath(p) for p in paths]
+        out = np.empty((len(paths), self.dim), dtype=np.float32)
+        arr = (ctypes.c_char_p * max(len(paths), 1))(*[os.fsencode(p) for p in paths])
+        _lib.call(_lib.lib().flycl_extract_files, self._h, arr, len(paths), _addr(out), out.size)
+        return out
+
+    def close(self):
+        h, self._h = getattr(self, "_h", 0), 0
+        if h and _lib._lib is not None:
+            _lib.lib().flycl_extractor_free(h)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -96,7 +96,7 @@ def test_refused_learn_leaves_the_model_unchanged():
     before = m.to_bytes()
     bad = x[:4].copy()
     bad[1, 3] = np.nan
-    with pytest.raises(flycl.FlyCLError):  # a NaN feature
+    with pytest.raises(flycl.BadInputError):  # a NaN feature
         m.learn(bad, y[:4])
     hb, pb = read_model_file(before)
     ha, pa = read_model_file(m.to_bytes())

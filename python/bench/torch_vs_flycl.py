@@ -42,6 +42,10 @@ def main():
     ap.add_argument("--tasks", type=int, default=5)
     ap.add_argument("--lambdas", default="1e2,1e3,1e4,1e5,1e6,1e7")
     a = ap.parse_args()
+    # ATen's own loops (sparse mm, top-k) on every core, as OpenBLAS's
+    # (which both use through Debian's libblas.so.3) are; Debian's torch
+    # starts with one OpenMP thread where the machine is shared
+    torch.set_num_threads(os.cpu_count())
     lambdas = [float(v) for v in a.lambdas.split(",")]
     train, test = shared_cifar10.features(a.train_per_class, a.test_per_class)
     x, y = train["features"], train["labels"]
@@ -54,7 +58,7 @@ def main():
     wz = np.load(w)
     print(f"CIFAR-10 MobileNetV2 features: {len(x)} train, {len(xt)} test, d={d}; m={a.m} p={a.p} k={a.k}, "
           f"grid {a.lambdas}; python {sys.version.split()[0]}, numpy {np.__version__}, torch {torch.__version__} "
-          f"({torch.get_num_threads()} threads); OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+          f"({torch.get_num_threads()} threads, BLAS {os.path.realpath('/usr/lib/x86_64-linux-gnu/libblas.so.3')}); OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     tasks = flycl.protocol.Experiment(x, y, xt, yt, tasks=a.tasks, order="flycl", seed=1993, m=a.m).tasks
     model = flycl.Model(d, m=a.m, p=a.p, k=a.k, seed=0, lambdas=lambdas)
     ref = TorchFlyCL(wz["indices"], wz["values"], d, a.k, lambdas)

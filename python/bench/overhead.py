@@ -7,7 +7,7 @@
    default grid): each task learned through ``flycl.Model.learn`` from
    Python, with the time inside the C call (flycl_learn) separated from the
    Python layer around it (argument checks, labels to names, ctypes); then
-   the same tasks learned by ``flycl.Model.LearnTask`` in Go (gobench, a
+   the same tasks learned by ``flycl.Model.Learn`` (one task) in Go (gobench, a
    separate process run by this script, on the same features).
 2. A single-vector predict: ``flycl.Model.scores`` of one row from Python
    (and the bare ctypes call), against ``Predictor.Scores`` of one row in Go
@@ -92,13 +92,13 @@ def learn(a, model, x, y, tmp, cfg):
         rows.append((wall, c, stages))
     go = gobench("learn", "-x", tmp / "x.f32", "-y", tmp / "y.i32", "-d", a.d, "-tasks", a.tasks,
                  "-config", json.dumps(cfg))
-    print("\ntask  Python wall (s)  in flycl_learn (s)  Python layer (ms)  layer/τ_post  stages (s)  Go LearnTask (s)  Python/Go")
+    print("\ntask  Python wall (s)  in flycl_learn (s)  Python layer (ms)  layer/τ_post  stages (s)  Go Learn (s)  Python/Go")
     for t, ((wall, c, st), g) in enumerate(zip(rows, go["seconds"])):
         print(f"{t + 1:4d}  {wall:15.3f}  {c:18.3f}  {1e3 * (wall - c):17.3f}  {100 * (wall - c) / c:11.4f}%"
               f"  {st:13.3f}  {g:16.3f}  {wall / g:9.3f}")
     lw = sum(r[0] - r[1] for r in rows)
     print(f"Python layer: {1e3 * lw / a.tasks:.3f} ms per task = {100 * lw / sum(r[1] for r in rows):.4f}% of τ_post "
-          f"(target <= 3%); side by side with Go's LearnTask: {sum(r[0] for r in rows) / sum(go['seconds']):.3f}x")
+          f"(target <= 3%); side by side with Go: {sum(r[0] for r in rows) / sum(go['seconds']):.3f}x")
 
 
 def main():

@@ -6,7 +6,7 @@
 //	gobench scores -model FILE -x X.f32 -d D -n N
 //
 // learn learns the rows of X (float32, row-major, n×d) with labels Y
-// (int32) as T equal consecutive tasks with flycl.Model.LearnTask and
+// (int32) as T equal consecutive tasks with flycl.Model.Learn (one task, λ by GCV) and
 // prints each task's wall time; scores loads a model file and times
 // Predictor.Scores on single rows of X, N calls, and prints the median and
 // the minimum per call. Output: one JSON object on stdout.
@@ -76,7 +76,7 @@ func run(args []string) error {
 		for t := range *tasks {
 			xs, ys := x[t*rows**d:(t+1)*rows**d], y[t*rows:(t+1)*rows]
 			t0 := time.Now()
-			rec, err := m.LearnTask(ctx, xs, ys)
+			rec, err := m.Learn(ctx, xs, ys, nil)
 			if err != nil {
 				return err
 			}

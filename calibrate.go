@@ -11,7 +11,7 @@ import (
 // SetCalibration turns the calibration of the rejection threshold and of
 // the probabilities' temperature on (c not nil; zero fields take their
 // defaults) or off (nil; the current rejection stays). With it on, every
-// learn of samples (LearnTask, LearnBatch, LearnTaskWithLambda) ends by
+// Learn of samples ends by
 // computing the exact leave-one-out class scores of (up to MaxSamples of)
 // its samples under the new classifier. Their open-set scores join a pool
 // of the most recent ones (newest first, at most MaxSamples: earlier
@@ -33,7 +33,7 @@ import (
 // targets, bounded below (FitTemperature; a learn of one class keeps the
 // previous one); the threshold is taken from the exact leave-one-out
 // scores (ExtrapolateThreshold takes it from the extrapolated ones). A learn
-// from statistics alone (LearnStats) has no samples: it turns rejection
+// from statistics alone (LearnOptions.Stats) has no samples: it turns rejection
 // off and empties the pool. Forgetting keeps the last calibration.
 func (m *Model) SetCalibration(c *reject.Calibration) error {
 	if c == nil {
@@ -62,10 +62,10 @@ func (m *Model) SetRejection(r reject.Rule) error {
 	return nil
 }
 
-// LeaveOneOut returns the exact leave-one-out class scores (rows of
+// leaveOneOut returns the exact leave-one-out class scores (rows of
 // Classes() columns) and the class index of each sample, of the samples
 // the last calibration used (nil before any).
-func (m *Model) LeaveOneOut() (scores []float32, classes []int) {
+func (m *Model) leaveOneOut() (scores []float32, classes []int) {
 	if len(m.loo) != len(m.looIdx)*len(m.labels) { // a class was forgotten since
 		return nil, nil
 	}
@@ -109,7 +109,7 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 	// the rows of samples whose class has at least two: a class's only
 	// sample left out leaves the class unlearned, and its leave-one-out
 	// score is that of an unknown class (its cosine has no class sum
-	// left). Those rows stay in LeaveOneOut but out of the calibration.
+	// left). Those rows stay in leaveOneOut but out of the calibration.
 	counts := m.ClassCounts()
 	var use []int
 	for i, c := range cls {
@@ -158,24 +158,24 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 	m.rej = reject.FromPool(c, m.pool, temp)
 }
 
-// CalibrationPool returns the pool of recent leave-one-out open-set
+// calibrationPool returns the pool of recent leave-one-out open-set
 // scores the threshold was taken from (newest first; see SetCalibration).
-func (m *Model) CalibrationPool() []float32 { return slices.Clone(m.pool) }
+func (m *Model) calibrationPool() []float32 { return slices.Clone(m.pool) }
 
-// RestoreCalibration puts back a calibration the model had before: the
+// restoreCalibration puts back a calibration the model had before: the
 // rejection r and the pool of leave-one-out scores it was taken from, as
-// Rejection and CalibrationPool returned them then. An undo calls it
+// Rejection and calibrationPool returned them then. An undo calls it
 // after Unlearn, with the calibration from before the learn it takes
 // back, so that the model rejects and calibrates its probabilities
 // exactly as that version did (Unlearn alone keeps the newer ones). It is
 // part of that change: it does not count as one (the version stays). The
-// leave-one-out scores of the last calibration (LeaveOneOut) are not
+// leave-one-out scores of the last calibration (leaveOneOut) are not
 // restored: they are forgotten, as by a model loaded from its file.
 //
 // A rejection that does not validate, or a pool that is longer than
 // reject.MaxCalibrationPool or holds a value that is not finite, is refused
 // with the model unchanged.
-func (m *Model) RestoreCalibration(r reject.Rule, pool []float32) error {
+func (m *Model) restoreCalibration(r reject.Rule, pool []float32) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}

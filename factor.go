@@ -17,7 +17,7 @@ const (
 	// rule, the default).
 	LambdaGCV LambdaPolicy = iota
 	// LambdaKeep chooses λ by GCV on the first learn only; later learns
-	// keep the model's λ (see KeptLambda).
+	// keep the model's λ (see LearnOptions).
 	LambdaKeep
 )
 
@@ -52,11 +52,11 @@ func (p *LambdaPolicy) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// SetUpdateLimit sets how many samples learned or forgotten since the
+// setUpdateLimit sets how many samples learned or forgotten since the
 // last factorisation of G + λI the model keeps that factor for (adding
 // each learn's rank-n term to its low-rank term instead of refactoring):
 // 0 always refactors, a negative value restores the default,
 // ridge.UpdateLimit(m). Benchmarks and tests use it to run both
 // paths; the result is the same up to float32 rounding (see
 // ridge.DriftTolerance).
-func (m *Model) SetUpdateLimit(n int) { m.acc.SetUpdateLimit(n) }
+func (m *Model) setUpdateLimit(n int) { m.acc.SetUpdateLimit(n) }

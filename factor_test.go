@@ -89,8 +89,8 @@ func TestUpdatePathMatchesRefactor(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			upd, _ := New(c.cfg, d)
 			ref, _ := New(c.cfg, d)
-			upd.SetUpdateLimit(1000)
-			ref.SetUpdateLimit(0)
+			upd.setUpdateLimit(1000)
+			ref.setUpdateLimit(0)
 			updated := 0
 			for i, s := range c.steps() {
 				var ru, rr TaskRecord

@@ -23,7 +23,7 @@ func sameModel(t *testing.T, what string, a, b *Snapshot) {
 			what, sa.Labels, sb.Labels, sa.Counts, sb.Counts, sa.Lambda, sb.Lambda, sa.Version, sb.Version, a.Samples(), b.Samples())
 	}
 	for i := 0; i < sa.Config.M; i++ {
-		if !sameFloats(a.LowerRow(i), b.LowerRow(i)) {
+		if !sameFloats(a.lowerRow(i), b.lowerRow(i)) {
 			t.Fatalf("%s changed row %d of G", what, i)
 		}
 	}
@@ -143,7 +143,7 @@ func TestSolveFailureRollsBack(t *testing.T) {
 		}
 		u := math.Ldexp(1, -24)
 		for i := 0; i < cfg.M; i++ {
-			ra, rb := before.LowerRow(i), after.LowerRow(i)
+			ra, rb := before.lowerRow(i), after.lowerRow(i)
 			for j := range ra {
 				if diff := math.Abs(float64(ra[j]) - float64(rb[j])); diff > 4*u*big {
 					t.Fatalf("%s: G[%d][%d] %g → %g", name, i, j, ra[j], rb[j])

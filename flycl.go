@@ -54,7 +54,7 @@ type Model struct {
 	// inScale multiplies every input (a power of two; 0: none chosen yet,
 	// meaning 1). Only LambdaRelative sets it, from the first task.
 	inScale float64
-	// rejection of unknown inputs and its calibration (see unknown.go)
+	// rejection of unknown inputs and its calibration (see calibrate.go)
 	rej    reject.Rule
 	calib  *reject.Calibration
 	loo    []float32 // leave-one-out scores of the last calibration

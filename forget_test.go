@@ -129,7 +129,7 @@ func checkForgotten(t *testing.T, full, never *Model, h [][]float32, N, forgets 
 	ga, gb := full.Snapshot(), never.Snapshot()
 	var dG2 float64
 	for i := 0; i < m; i++ {
-		ra, rb := ga.LowerRow(i), gb.LowerRow(i)
+		ra, rb := ga.lowerRow(i), gb.lowerRow(i)
 		for j := 0; j <= i; j++ {
 			var abs float64
 			for _, c := range h {
@@ -153,7 +153,7 @@ func checkForgotten(t *testing.T, full, never *Model, h [][]float32, N, forgets 
 	// Cholesky solve adds a relative error of about m·u·κ, κ ≤ (‖G‖_F+λ)/λ.
 	var gF2 float64
 	for i := 0; i < m; i++ {
-		for j, v := range gb.LowerRow(i) {
+		for j, v := range gb.lowerRow(i) {
 			w := 2.0
 			if i == j {
 				w = 1
@@ -193,7 +193,7 @@ func TestDropClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := m.Scores(ctx, x)
-	g := m.Snapshot().LowerRow(7)
+	g := m.Snapshot().lowerRow(7)
 	if _, err := m.DropClass(5); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestDropClass(t *testing.T) {
 			t.Fatalf("sample %d: scores of the kept classes changed", i)
 		}
 	}
-	if !sameFloats(m.Snapshot().LowerRow(7), g) || m.Samples() != 90 {
+	if !sameFloats(m.Snapshot().lowerRow(7), g) || m.Samples() != 90 {
 		t.Fatal("G or the sample count changed")
 	}
 	if !slices.Equal(m.ClassNames(), []string{"4", "6"}) || !slices.Equal(m.ClassCounts(), []int{30, 30}) {
@@ -267,7 +267,7 @@ func TestCloneIsIndependent(t *testing.T) {
 	if _, err := c.Learn(ctx, x2, y2, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !sameFloats(m.Snapshot().LowerRow(50), snap.LowerRow(50)) || !sameFloats(m.Snapshot().S(), snap.S()) || len(m.Classes()) != 2 {
+	if !sameFloats(m.Snapshot().lowerRow(50), snap.lowerRow(50)) || !sameFloats(m.Snapshot().S(), snap.S()) || len(m.Classes()) != 2 {
 		t.Fatal("learning on the clone changed the original")
 	}
 	// Learning on the original now gives what the clone got.
@@ -334,7 +334,7 @@ func TestForgetLastTaskRestoresLambda(t *testing.T) {
 // validation every model file goes through on load.
 func roundTrip(m *Model) (*Model, error) {
 	s := m.Snapshot()
-	s2, err := NewSnapshot(s.State(), s.Projection(), slices.Clone(s.g), slices.Clone(s.s), s.Samples())
+	s2, err := newSnapshot(s.State(), s.Projection(), slices.Clone(s.g), slices.Clone(s.s), s.Samples())
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func TestJackknifeExtrapolateBruteForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	nc, M, n := len(m.Classes()), cfg.M, len(y)
-	loo, cls := m.LeaveOneOut()
+	loo, cls := m.leaveOneOut()
 	if len(cls) != n || nc != 3 {
 		t.Fatalf("%d leave-one-out rows of %d classes, want %d of 3", len(cls), nc, n)
 	}
@@ -195,7 +195,7 @@ func TestJackknifeExtrapolateBruteForce(t *testing.T) {
 		t.Fatalf("model temperature %g, want %g fitted on the extrapolated rows (the exact leave-one-out rows give %g)", tGot, tWant, tLOO)
 	}
 	// the threshold stays on the exact leave-one-out scores
-	pool := m.CalibrationPool()
+	pool := m.calibrationPool()
 	for i, v := range pool {
 		if want := float32(reject.ScoreTop.Value(loo[i*nc:(i+1)*nc], 0)); v != want {
 			t.Fatalf("pool score %d is %g, want the exact leave-one-out top score %g", i, v, want)

@@ -227,7 +227,7 @@ func (m *Model) learnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 	// GCV grid, the same values up to rounding for a grid of decades).
 	rec, err := s.commit(m.solveGrid())
 	if err == nil {
-		m.uncalibrate() // no samples to calibrate on (unknown.go)
+		m.uncalibrate() // no samples to calibrate on (calibrate.go)
 	}
 	return rec, err
 }

@@ -203,7 +203,7 @@ func TestLearnStatsExactAcrossShards(t *testing.T) {
 				}
 				a, b := model.Snapshot(), refModel.Snapshot()
 				for i := 0; i < cfg.M; i++ {
-					ra, rb := a.LowerRow(i), b.LowerRow(i)
+					ra, rb := a.lowerRow(i), b.lowerRow(i)
 					for j := 0; j <= i; j++ {
 						if x, y := ra[j], rb[j]; x != y && math.Abs(float64(x-y)) > math.Abs(float64(y))*0x1p-23 {
 							t.Fatalf("%s: G[%d][%d] = %g, one shard %g", name, i, j, x, y)

@@ -141,7 +141,7 @@ func TestLegacyClassNamesLoad(t *testing.T) {
 	s := m.Snapshot()
 	st := s.State()
 	st.Names = []string{"a ", "cafe\u0301"}
-	s2, err := NewSnapshot(st, s.Projection(), slices.Clone(s.g), slices.Clone(s.s), s.Samples())
+	s2, err := newSnapshot(st, s.Projection(), slices.Clone(s.g), slices.Clone(s.s), s.Samples())
 	if err != nil {
 		t.Fatalf("legacy names refused on load: %v", err)
 	}

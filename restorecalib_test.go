@@ -25,7 +25,7 @@ func TestRestoreCalibration(t *testing.T) {
 	if _, err := m.Learn(ctx, x, y, nil); err != nil {
 		t.Fatal(err)
 	}
-	rej, pool := m.Rejection(), m.CalibrationPool()
+	rej, pool := m.Rejection(), m.calibrationPool()
 	x2, y2 := clusters(2, 40, d, []int{1, 3}, 0.9)
 	if _, err := m.Learn(ctx, x2, y2, nil); err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestRestoreCalibration(t *testing.T) {
 	if m.Rejection() == rej {
 		t.Fatal("the second learn did not change the rejection: the test would prove nothing")
 	}
-	v, newer, newPool := m.Version(), m.Rejection(), m.CalibrationPool()
+	v, newer, newPool := m.Version(), m.Rejection(), m.calibrationPool()
 	for _, c := range []struct {
 		name string
 		r    reject.Rule
@@ -45,17 +45,17 @@ func TestRestoreCalibration(t *testing.T) {
 		{"NaN in the pool", rej, append(slices.Clone(pool), float32(math.NaN()))},
 		{"pool too long", rej, make([]float32, reject.MaxCalibrationPool+1)},
 	} {
-		if err := m.RestoreCalibration(c.r, c.pool); err == nil {
+		if err := m.restoreCalibration(c.r, c.pool); err == nil {
 			t.Errorf("%s: accepted", c.name)
 		}
-		if m.Rejection() != newer || !slices.Equal(m.CalibrationPool(), newPool) || m.Version() != v {
+		if m.Rejection() != newer || !slices.Equal(m.calibrationPool(), newPool) || m.Version() != v {
 			t.Fatalf("%s: a refused restore changed the model", c.name)
 		}
 	}
-	if err := m.RestoreCalibration(rej, pool); err != nil {
+	if err := m.restoreCalibration(rej, pool); err != nil {
 		t.Fatal(err)
 	}
-	got := m.CalibrationPool()
+	got := m.calibrationPool()
 	if m.Rejection() != rej || len(got) != len(pool) || m.Version() != v {
 		t.Fatalf("restored %+v (pool %d, version %d), want %+v (pool %d, version %d)", m.Rejection(), len(got), m.Version(), rej, len(pool), v)
 	}
@@ -64,12 +64,12 @@ func TestRestoreCalibration(t *testing.T) {
 			t.Fatalf("pool score %d: %v, want %v", i, got[i], pool[i])
 		}
 	}
-	if loo, _ := m.LeaveOneOut(); loo != nil {
+	if loo, _ := m.leaveOneOut(); loo != nil {
 		t.Fatal("the leave-one-out scores of the newer calibration are still there")
 	}
 	// the restored pool is the model's own copy
 	pool[0]++
-	if m.CalibrationPool()[0] == pool[0] {
+	if m.calibrationPool()[0] == pool[0] {
 		t.Fatal("the model shares the caller's pool")
 	}
 }
@@ -92,7 +92,7 @@ func TestCalibrationSamples(t *testing.T) {
 	if _, err := m.Learn(ctx, x, y, &LearnOptions{Lambda: 1}); err != nil {
 		t.Fatal(err)
 	}
-	loo, cls := m.LeaveOneOut()
+	loo, cls := m.leaveOneOut()
 	sel := reject.CalibrationSamples(n, k)
 	if len(sel) != k || len(cls) != k {
 		t.Fatalf("%d samples named, %d leave-one-out rows; want %d", len(sel), len(cls), k)

@@ -19,7 +19,7 @@ import (
 //
 // Memory: a snapshot holds G's lower triangle, m(m+1)/2 float32 (200 MB
 // at m = 10000), besides S and C (classes × m each); a view
-// (Model.SnapshotView) shares the model's G and S instead.
+// (internal/codec.View) shares the model's G and S instead.
 type Snapshot struct {
 	st      State
 	w       *projection.Matrix
@@ -32,7 +32,7 @@ type Snapshot struct {
 	pred *Predictor
 }
 
-// Validate runs the checks NewSnapshot makes on decoded parts, so that an
+// Validate runs the checks newSnapshot makes on decoded parts, so that an
 // encoder can refuse to write what a decoder would refuse to read.
 // Snapshots taken from a model pass them unless learning went wrong.
 func (s *Snapshot) Validate() error {
@@ -51,11 +51,11 @@ func (s *Snapshot) Validate() error {
 	if len(s.g) != m*(m+1)/2 {
 		return fmt.Errorf("flycl: G has %d values, want m(m+1)/2 = %d", len(s.g), m*(m+1)/2)
 	}
-	return checkParts(&st, s.w, s.LowerRow, s.s, s.samples)
+	return checkParts(&st, s.w, s.lowerRow, s.s, s.samples)
 }
 
 // checkParts checks that a state, W and statistics fit together and mean
-// something (see NewSnapshot); row(i) is G[i][0..i], for i < m.
+// something (see newSnapshot); row(i) is G[i][0..i], for i < m.
 func checkParts(st *State, w *projection.Matrix, row func(i int) []float32, s []float32, samples int) error {
 	if err := st.validate(w); err != nil {
 		return err
@@ -97,22 +97,22 @@ func (m *Model) Snapshot() *Snapshot {
 	return &Snapshot{st: m.State(), w: m.w, g: m.acc.PackedLower(), s: slices.Clone(m.acc.S()), samples: m.acc.Samples()}
 }
 
-// SnapshotView returns a snapshot that shares the model's statistics G
+// snapshotView returns a snapshot that shares the model's statistics G
 // and S instead of copying them (G alone is m(m+1)/2 float32, 200 MB at
 // m = 10000): for saving the model from the goroutine that owns it. The
 // view is valid only until the model next changes; use Snapshot for one
 // that outlives that.
-func (m *Model) SnapshotView() *Snapshot {
+func (m *Model) snapshotView() *Snapshot {
 	return &Snapshot{st: m.State(), w: m.w, acc: m.acc, s: m.acc.S(), samples: m.acc.Samples()}
 }
 
-// NewSnapshot assembles a snapshot from decoded parts, checking that they
+// newSnapshot assembles a snapshot from decoded parts, checking that they
 // fit together and mean something (see State for the checks; G and S must
 // be finite, G's diagonal non-negative, the sample count non-negative and
 // at least the sum of the known class counts). g is G's packed lower
 // triangle (see ridge.Accumulator.PackedLower). The snapshot takes
 // ownership of g and s.
-func NewSnapshot(st State, w *projection.Matrix, g, s []float32, samples int) (*Snapshot, error) {
+func newSnapshot(st State, w *projection.Matrix, g, s []float32, samples int) (*Snapshot, error) {
 	st.Config = st.Config.withDefaults()
 	sn := &Snapshot{st: st, w: w, g: g, s: s, samples: samples}
 	if err := sn.Validate(); err != nil {
@@ -147,9 +147,9 @@ func (s *Snapshot) Projection() *projection.Matrix { return s.w }
 // Samples returns the number of samples in the statistics.
 func (s *Snapshot) Samples() int { return s.samples }
 
-// LowerRow returns G[i][0..i] (shared, or a copy for a view: do not
+// lowerRow returns G[i][0..i] (shared, or a copy for a view: do not
 // modify).
-func (s *Snapshot) LowerRow(i int) []float32 {
+func (s *Snapshot) lowerRow(i int) []float32 {
 	if s.acc != nil {
 		return s.acc.LowerRow(i)
 	}
@@ -157,9 +157,9 @@ func (s *Snapshot) LowerRow(i int) []float32 {
 	return s.g[o : o+i+1 : o+i+1]
 }
 
-// AppendLowerRow appends G[i][0..i] to dst and returns it (for encoders
+// appendLowerRow appends G[i][0..i] to dst and returns it (for encoders
 // that reuse one buffer).
-func (s *Snapshot) AppendLowerRow(dst []float32, i int) []float32 {
+func (s *Snapshot) appendLowerRow(dst []float32, i int) []float32 {
 	if s.acc != nil {
 		return s.acc.AppendLowerRow(dst, i)
 	}
@@ -192,7 +192,7 @@ func (s *Snapshot) Model() (*Model, error) {
 	if err := acc.SetS(s.s, len(s.st.Labels), s.samples); err != nil {
 		return nil, err
 	}
-	return Restore(s.State(), s.w, acc)
+	return restoreModel(s.State(), s.w, acc)
 }
 
 // Predictor returns the snapshot's classifier (built once, shared).
@@ -205,7 +205,7 @@ func (s *Snapshot) Predictor() *Predictor {
 // included), for example to learn off to the side while the original
 // keeps serving.
 func (m *Model) Clone() *Model {
-	c, err := Restore(m.State(), m.w, m.acc.Clone())
+	c, err := restoreModel(m.State(), m.w, m.acc.Clone())
 	if err != nil {
 		panic("flycl: Clone of a valid model failed: " + err.Error())
 	}

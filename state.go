@@ -12,7 +12,8 @@ import (
 )
 
 // State is what a Model holds besides W and the statistics G and S: enough,
-// with them, to rebuild the model exactly (see Restore and NewSnapshot).
+// with them, to rebuild the model exactly (the model file does, see
+// modelfile).
 type State struct {
 	Config   Config
 	InputDim int
@@ -34,7 +35,7 @@ type State struct {
 	// LambdaRelative); 0 means none (1).
 	InputScale float64
 	// Rejection says when a prediction is unknown and holds the
-	// probabilities' temperature (zero: off; see unknown.go).
+	// probabilities. temperature (zero: off; see calibrate.go).
 	Rejection reject.Rule
 	// CalibrationPool holds the recent leave-one-out open-set scores the
 	// rejection threshold is taken from, newest first (see
@@ -112,7 +113,7 @@ func (m *Model) addCounts(idx, k []int) {
 
 // validate checks that a state means something: shapes that fit, labels
 // that are non-negative and distinct, finite values, a positive λ grid
-// and history. Restore and NewSnapshot call it, so every decoder of
+// and history. restoreModel and newSnapshot call it, so every decoder of
 // outside bytes gets the same checks.
 func (st *State) validate(w *projection.Matrix) error {
 	cfg := st.Config
@@ -202,10 +203,10 @@ func firstNonFinite(s []float32) int {
 	return -1
 }
 
-// Restore rebuilds a model from its state, W and statistics, checking that
+// restoreModel rebuilds a model from its state, W and statistics, checking that
 // they fit together. The model takes ownership of acc. Learning then
 // continues exactly as it would have in the original model.
-func Restore(st State, w *projection.Matrix, acc *ridge.Accumulator) (*Model, error) {
+func restoreModel(st State, w *projection.Matrix, acc *ridge.Accumulator) (*Model, error) {
 	st.Config = st.Config.withDefaults()
 	if err := st.validate(w); err != nil {
 		return nil, err

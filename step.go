@@ -11,7 +11,7 @@ import (
 )
 
 // A step is one change of the model's statistics, run as a transaction:
-// a task or a batch (learn), a task's statistics (LearnStats), a forgotten
+// a task or a batch (learn), a task's statistics (LearnOptions.Stats), a forgotten
 // class (Forget) or unlearned samples (Unlearn). Each of those says only
 // what is its own; the step does the rest:
 //

@@ -125,7 +125,7 @@ func TestFailedSolveRollsBackEveryStep(t *testing.T) {
 			n := len(h) / cfg.M
 			var gmax, tmax float64
 			for j := 0; j < cfg.M; j++ {
-				gmax = max(gmax, float64(before.LowerRow(j)[j]))
+				gmax = max(gmax, float64(before.lowerRow(j)[j]))
 				var s float64
 				for i := 0; i < n; i++ {
 					s += float64(h[i*cfg.M+j]) * float64(h[i*cfg.M+j])
@@ -134,7 +134,7 @@ func TestFailedSolveRollsBackEveryStep(t *testing.T) {
 			}
 			tol := float64(2+2*n) * math.Ldexp(1, -24) * (gmax + tmax)
 			for i := 0; i < cfg.M; i++ {
-				rb, ra := before.LowerRow(i), after.LowerRow(i)
+				rb, ra := before.lowerRow(i), after.lowerRow(i)
 				for j := range rb {
 					if diff := math.Abs(float64(ra[j]) - float64(rb[j])); diff > tol {
 						t.Fatalf("G[%d][%d] %g → %g (more than %g)", i, j, rb[j], ra[j], tol)

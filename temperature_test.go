@@ -35,7 +35,7 @@ func TestCloseScoresNotConfident(t *testing.T) {
 	if !rej.Enabled() || rej.Samples != 15 {
 		t.Fatalf("after a first learn of 3 × 5 samples: %v, want rejection on over 15 samples", rej)
 	}
-	loo, cls := m.LeaveOneOut()
+	loo, cls := m.leaveOneOut()
 	nc := len(m.Classes())
 	for i, c := range cls {
 		row := loo[i*nc : (i+1)*nc]

@@ -45,7 +45,7 @@ func testLeaveOneOutScoresExact(t *testing.T, keep bool) {
 	if err := m.SetCalibration(&reject.Calibration{Score: reject.ScoreTop, MaxSamples: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	m.SetUpdateLimit(map[bool]int{false: 0, true: 1000}[keep])
+	m.setUpdateLimit(map[bool]int{false: 0, true: 1000}[keep])
 	x1, y1 := clusters(1, 30, d, []int{0, 1}, 0.9)
 	x2, y2 := clusters(2, 24, d, []int{2, 3, 4}, 0.9)
 	if _, err := m.Learn(ctx, x1, y1, &LearnOptions{Lambda: lambda}); err != nil {
@@ -58,7 +58,7 @@ func testLeaveOneOutScoresExact(t *testing.T, keep bool) {
 	if rec.FactorUpdated != keep {
 		t.Fatalf("second learn kept the factor: %v, want %v", rec.FactorUpdated, keep)
 	}
-	loo, cls := m.LeaveOneOut()
+	loo, cls := m.leaveOneOut()
 	nc := len(m.Classes())
 	if nc != 5 || len(cls) != 24 || len(loo) != 24*nc {
 		t.Fatalf("leave-one-out of %d samples × %d classes (%d values), want 24 × 5", len(cls), nc, len(loo))
@@ -137,7 +137,7 @@ func testLeaveOneOutScoresExact(t *testing.T, keep bool) {
 	}
 	// The stored rejection keeps the calibrated share of its pool: these
 	// 24 scores, then the 30 of the first task.
-	rej, pool := m.Rejection(), m.CalibrationPool()
+	rej, pool := m.Rejection(), m.calibrationPool()
 	kept := 0
 	for _, v := range pool {
 		if float64(v) >= rej.Threshold {
@@ -226,7 +226,7 @@ func TestCalibrationPool(t *testing.T) {
 		if _, err := m.Learn(ctx, x, y, nil); err != nil {
 			t.Fatal(err)
 		}
-		loo, cls := m.LeaveOneOut()
+		loo, cls := m.leaveOneOut()
 		nc := len(m.Classes())
 		rej := m.Rejection()
 		// the samples of classes with at least two learned samples (a
@@ -245,7 +245,7 @@ func TestCalibrationPool(t *testing.T) {
 		if len(want) > cal.MaxSamples {
 			want = want[:cal.MaxSamples]
 		}
-		if got := m.CalibrationPool(); !slices.Equal(got, want) {
+		if got := m.calibrationPool(); !slices.Equal(got, want) {
 			t.Fatalf("step %d: pool %v, want %v", step, got, want)
 		}
 		if enabled := len(want) >= 1; rej.Enabled() != enabled || rej.Samples != len(want) {
@@ -266,11 +266,11 @@ func TestCalibrationPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(r.CalibrationPool(), want) {
+	if !slices.Equal(r.calibrationPool(), want) {
 		t.Fatal("the restored model lost its pool")
 	}
 	c := m.Clone()
-	if !slices.Equal(c.CalibrationPool(), want) {
+	if !slices.Equal(c.calibrationPool(), want) {
 		t.Fatal("the clone lost its pool")
 	}
 	x, y := clusters(99, 9, d, []int{0, 1}, 0.6)
@@ -281,7 +281,7 @@ func TestCalibrationPool(t *testing.T) {
 	if _, err := c.Learn(ctx, nil, nil, &LearnOptions{Stats: ts}); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.CalibrationPool()) != 0 || c.Rejection().Enabled() {
+	if len(c.calibrationPool()) != 0 || c.Rejection().Enabled() {
 		t.Fatal("a learn from statistics kept the pool")
 	}
 	bad := st

@@ -80,11 +80,11 @@ func TestTopCosineCalibration(t *testing.T) {
 	if rej.Score != reject.ScoreTopCosine || rej.Samples != 39 {
 		t.Fatalf("rejection %+v, want top+cosine on 39 samples", rej)
 	}
-	pool := m.CalibrationPool()
+	pool := m.calibrationPool()
 	if len(pool) != 78 {
 		t.Fatalf("pool of %d values, want 39 (top, cosine) pairs", len(pool))
 	}
-	loo, cls := m.LeaveOneOut()
+	loo, cls := m.leaveOneOut()
 	nc := len(m.Classes())
 	codes, err := m.Expand(ctx, x)
 	if err != nil {
@@ -246,7 +246,7 @@ func TestCalibrationPoolKind(t *testing.T) {
 		if _, err := m.Learn(ctx, x, y, nil); err != nil {
 			t.Fatal(err)
 		}
-		rej, pool := m.Rejection(), m.CalibrationPool()
+		rej, pool := m.Rejection(), m.calibrationPool()
 		if rej.Samples != tc.samples || len(pool) != tc.score.PoolStride()*tc.samples || rej.Enabled() != tc.on || (tc.on && rej.Score != tc.score) {
 			t.Fatalf("step %d (%s): rejection %+v with a pool of %d values, want %d samples, on %v", step, tc.score, rej, len(pool), tc.samples, tc.on)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/modelfile"
 )
 
@@ -23,7 +24,7 @@ type Prior struct {
 // Prior returns the model's Prior: call it just before a learn, and give
 // it to LearnEntry.
 func (m *Model) Prior() Prior {
-	p := Prior{Calibration: modelfile.JournalCalibration{Rejection: m.Rejection(), Pool: m.CalibrationPool()}}
+	p := Prior{Calibration: modelfile.JournalCalibration{Rejection: m.Rejection(), Pool: codec.CalibrationPool(m.Model)}}
 	if len(m.Classes()) > 0 {
 		p.Lambda = m.Lambda()
 	}
@@ -52,7 +53,7 @@ func (m *Model) restoreCalibration(c *modelfile.JournalCalibration) error {
 	if c == nil {
 		return nil
 	}
-	if err := m.RestoreCalibration(c.Rejection, c.Pool); err != nil {
+	if err := codec.RestoreCalibration(m.Model, c.Rejection, c.Pool); err != nil {
 		return err
 	}
 	Calibrate(m.Model)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/reject"
@@ -125,7 +126,7 @@ func Exists(path string) (bool, error) {
 // Save writes the model to path atomically (modelfile.Save). It reads the
 // statistics in place (flycl.Model.SnapshotView), with no copy of G.
 func (m *Model) Save(path string) error {
-	f := &modelfile.File{Snapshot: m.SnapshotView(), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
+	f := &modelfile.File{Snapshot: codec.View(m.Model), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
 	if err := modelfile.Save(path, f); err != nil {
 		return err
 	}

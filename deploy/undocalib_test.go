@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/reject"
@@ -87,7 +88,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 		}
 	}
 	learn(xa, na, LearnOptions{})
-	rejA, poolA := m.Rejection(), m.CalibrationPool()
+	rejA, poolA := m.Rejection(), codec.CalibrationPool(m.Model)
 	afterA := m.Clone()
 	// the cosines of the codes to the class sums, which a rejection on
 	// top+cosine reads (flycl.Predictor.ScoresCosines)
@@ -116,7 +117,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 		if rg := got.Rejection(); rg != rejA {
 			t.Fatalf("%s: rejection %+v, want %+v (after A)", what, rg, rejA)
 		}
-		if pg := got.CalibrationPool(); !slices.Equal(pg, poolA) {
+		if pg := codec.CalibrationPool(got.Model); !slices.Equal(pg, poolA) {
 			t.Fatalf("%s: calibration pool of %d scores differs from that after A (%d)", what, len(pg), len(poolA))
 		}
 		if !slices.Equal(got.ClassNames(), afterA.ClassNames()) || got.Lambda() != afterA.Lambda() {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
@@ -68,7 +69,7 @@ func TestReadsVersion3(t *testing.T) {
 	s := f.Snapshot
 	var g []byte
 	for i := range s.State().Config.M {
-		g = append(g, bits32(s.LowerRow(i))...)
+		g = append(g, bits32(codec.LowerRow(s, i))...)
 	}
 	st := s.State()
 	for _, c := range [][2]string{

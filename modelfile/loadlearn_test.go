@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
 )
 
 // sameFile requires the model of a (read by Decode) and of b (read by
@@ -25,7 +26,7 @@ func sameFile(t *testing.T, a, b *File) {
 		t.Fatalf("states differ: %+v\n%+v", ta, tb)
 	}
 	for i := range ta.Config.M {
-		if !sameBits(sa.LowerRow(i), sb.LowerRow(i)) {
+		if !sameBits(codec.LowerRow(sa, i), codec.LowerRow(sb, i)) {
 			t.Fatalf("G row %d differs", i)
 		}
 	}

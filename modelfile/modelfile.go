@@ -16,6 +16,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/internal/atomicfile"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/ridge"
@@ -291,7 +292,7 @@ func Encode(w io.Writer, f *File) error {
 		row := make([]float32, 0, cfg.M)
 		var scratch []byte
 		for i := 0; i < cfg.M; i++ {
-			row = s.AppendLowerRow(row[:0], i)
+			row = codec.AppendLowerRow(row[:0], s, i)
 			scratch = appendFloats(scratch[:0], row)
 			bw.Write(scratch)
 		}
@@ -392,7 +393,7 @@ func ReadCheckpoint(path string) (Checkpoint, error) {
 // It reads the model's statistics in place (flycl.Model.SnapshotView):
 // the model must not change until it returns.
 func SaveModel(path string, m *flycl.Model) error {
-	return Save(path, &File{Snapshot: m.SnapshotView()})
+	return Save(path, &File{Snapshot: codec.View(m)})
 }
 
 // Load reads a model file. A truncated or corrupted file, one from an
@@ -620,18 +621,18 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 		if err := acc.SetS(s, len(hdr.Labels), hdr.Samples); err != nil {
 			return fail("%v", err)
 		}
-		model, err := flycl.Restore(st, w, acc)
+		model, err := codec.Restore(st, w, acc)
 		if err != nil {
 			return fail("%v", err)
 		}
 		// the checks NewSnapshot makes, on the statistics in place
-		file.Snapshot = model.SnapshotView()
+		file.Snapshot = codec.View(model)
 		if err := file.Snapshot.Validate(); err != nil {
 			return fail("%v", err)
 		}
 		return file, model, nil
 	}
-	snap, err := flycl.NewSnapshot(st, w, g, s, hdr.Samples)
+	snap, err := codec.NewSnapshot(st, w, g, s, hdr.Samples)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/internal/minimize"
 	"github.com/flycl/flycl/reject"
 
@@ -291,11 +292,11 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 	labels := model.Classes() // class index → group index
 	nc := len(labels)
 	rej := model.Rejection()
-	loo, looCls := model.LeaveOneOut()
+	loo, looCls := codec.LeaveOneOut(model)
 	if loo == nil {
 		return fmt.Errorf("openset: split %d: no leave-one-out scores", split)
 	}
-	pool := model.CalibrationPool() // (top, cosine) pairs of the model's own score
+	pool := codec.CalibrationPool(model) // (top, cosine) pairs of the model's own score
 	if rej.Score != reject.ScoreTopCosine || len(pool) != 2*len(looCls) {
 		return fmt.Errorf("openset: split %d: rejection %v with a pool of %d values for %d samples", split, rej, len(pool), len(looCls))
 	}
@@ -444,7 +445,7 @@ func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, p
 		return err
 	}
 	nc := len(model.Classes())
-	rej, pool := model.Rejection(), model.CalibrationPool()
+	rej, pool := model.Rejection(), codec.CalibrationPool(model)
 	if rej.Score != reject.ScoreTopCosine {
 		return fmt.Errorf("openset: extrapolated rejection %v", rej)
 	}

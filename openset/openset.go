@@ -12,6 +12,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -310,7 +311,7 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 	vals["cosine NCM (log1p)"] = cosineNCM(tlog, trainY, alog, d)
 	vals["kNN cosine (log1p)"] = cosineKNN(tlog, alog, d, c.KNN)
 
-	loo, looCls := model.LeaveOneOut()
+	loo, looCls := codec.LeaveOneOut(model)
 	// the fusion, standardized and calibrated by the leave-one-out scores
 	// of the samples the model calibrated on (reject.CalibrationSamples of
 	// the last learn): the top score's from the model, the cosine's from

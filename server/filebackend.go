@@ -12,6 +12,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/store"
 )
@@ -101,7 +102,7 @@ type FileOptions struct {
 	// not be saved, a failed checkpoint); nil: slog.Default().
 	Logger *slog.Logger
 	// Refactor makes every learn refactor G + λI instead of updating the
-	// factor by the learn's rank-n term (flycl.Model.SetUpdateLimit(0)):
+	// factor by the learn's rank-n term (codec.SetUpdateLimit(m, 0)):
 	// the path before updates, for benchmarks side by side.
 	Refactor bool
 }
@@ -127,7 +128,7 @@ func OpenFileWith(ctx context.Context, path string, opt FileOptions) (*FileBacke
 		Faults: b.faults,
 		Prepare: func(m *deploy.Model) {
 			if b.refactor {
-				m.SetUpdateLimit(0)
+				codec.SetUpdateLimit(m.Model, 0)
 			}
 		},
 	}

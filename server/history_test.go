@@ -13,6 +13,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/internal/codec"
 )
 
 // TestUndoAndHistory: over HTTP, with the journal, three learns then an
@@ -119,8 +120,8 @@ func sameModelContent(t *testing.T, what string, a, b *deploy.Model) {
 		t.Fatalf("%s: %v %v λ=%g n=%d, want %v %v λ=%g n=%d", what, a.ClassNames(), a.ClassCounts(), a.Lambda(), a.Samples(),
 			b.ClassNames(), b.ClassCounts(), b.Lambda(), b.Samples())
 	}
-	if a.Rejection() != b.Rejection() || !slices.Equal(a.CalibrationPool(), b.CalibrationPool()) || !(a.Rejection().Temperature > 0) {
-		t.Fatalf("%s: rejection %+v (pool of %d), want %+v (pool of %d)", what, a.Rejection(), len(a.CalibrationPool()), b.Rejection(), len(b.CalibrationPool()))
+	if a.Rejection() != b.Rejection() || !slices.Equal(codec.CalibrationPool(a.Model), codec.CalibrationPool(b.Model)) || !(a.Rejection().Temperature > 0) {
+		t.Fatalf("%s: rejection %+v (pool of %d), want %+v (pool of %d)", what, a.Rejection(), len(codec.CalibrationPool(a.Model)), b.Rejection(), len(codec.CalibrationPool(b.Model)))
 	}
 	r := rand.New(rand.NewPCG(9, 9))
 	x, _ := clusters(r, []int{0, 1, 2, 3}, 10)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/modelfile"
 )
 
@@ -130,7 +131,7 @@ func sameLoaded(t *testing.T, a, b string) {
 	}
 	sa, sb := ma.Snapshot(), mb.Snapshot()
 	for i := range ma.Config().M {
-		if !slices.Equal(sa.LowerRow(i), sb.LowerRow(i)) {
+		if !slices.Equal(codec.LowerRow(sa, i), codec.LowerRow(sb, i)) {
 			t.Fatalf("G row %d differs", i)
 		}
 	}
@@ -149,7 +150,7 @@ func sameLoaded(t *testing.T, a, b string) {
 	}
 	trace := 0.0
 	for i := range ma.Config().M {
-		row := sa.LowerRow(i)
+		row := codec.LowerRow(sa, i)
 		trace += float64(row[len(row)-1])
 	}
 	tol := float64(ma.Config().M) * 0x1p-24 * (trace + ma.Lambda()) / ma.Lambda()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/modelfile"
 )
 
@@ -51,7 +52,7 @@ func sameModel(t *testing.T, a, b string) {
 	bits("S", sa.S(), sb.S())
 	bits("C", sa.Coef(), sb.Coef())
 	for i := range ta.Config.M {
-		bits("G row", sa.LowerRow(i), sb.LowerRow(i))
+		bits("G row", codec.LowerRow(sa, i), codec.LowerRow(sb, i))
 	}
 }
 
@@ -144,7 +145,7 @@ func TestFailedSaveRestores(t *testing.T) {
 	// the truth refactors too, to compare bit for bit.
 	ref := filepath.Join(dir, "ref.flycl")
 	rb := newFileBackend(t, ref)
-	rb.model().SetUpdateLimit(0)
+	codec.SetUpdateLimit(rb.model().Model, 0)
 	for _, l := range []struct {
 		x [][]float32
 		y []int

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
 )
 
 // DiffModels compares two models bit for bit: λ, samples, classes, GCV
@@ -33,8 +34,8 @@ func DiffModels(ctx context.Context, a, b *flycl.Model, x []float32) ([]string, 
 	}
 	sa, sb := a.Snapshot(), b.Snapshot()
 	for i := range a.Config().M {
-		if j := firstDiff(sa.LowerRow(i), sb.LowerRow(i)); j >= 0 {
-			diffs = append(diffs, fmt.Sprintf("G[%d][%d]: %v and %v", i, j, sa.LowerRow(i)[j], sb.LowerRow(i)[j]))
+		if j := firstDiff(codec.LowerRow(sa, i), codec.LowerRow(sb, i)); j >= 0 {
+			diffs = append(diffs, fmt.Sprintf("G[%d][%d]: %v and %v", i, j, codec.LowerRow(sa, i)[j], codec.LowerRow(sb, i)[j]))
 			break
 		}
 	}

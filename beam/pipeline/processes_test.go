@@ -25,6 +25,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/ridge"
 )
@@ -415,8 +416,8 @@ func sameModel(t *testing.T, what string, want, got *flycl.Model, xTest []float3
 	}
 	ws, gs := want.Snapshot(), got.Snapshot()
 	for i := range want.Config().M {
-		if j := firstBitDiff(ws.LowerRow(i), gs.LowerRow(i)); j >= 0 {
-			t.Fatalf("%s: G[%d][%d] = %v, single process %v", what, i, j, gs.LowerRow(i)[j], ws.LowerRow(i)[j])
+		if j := firstBitDiff(codec.LowerRow(ws, i), codec.LowerRow(gs, i)); j >= 0 {
+			t.Fatalf("%s: G[%d][%d] = %v, single process %v", what, i, j, codec.LowerRow(gs, i)[j], codec.LowerRow(ws, i)[j])
 		}
 	}
 	if i := firstBitDiff(ws.S(), gs.S()); i >= 0 {

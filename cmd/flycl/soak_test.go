@@ -21,6 +21,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/server"
 	"github.com/flycl/flycl/server/api"
@@ -444,7 +445,7 @@ func sameSoakModel(t *testing.T, round int, f, g *deploy.Model) {
 	}
 	sf, sg := f.Snapshot(), g.Snapshot()
 	for i := range f.Config().M {
-		if !slices.Equal(sf.LowerRow(i), sg.LowerRow(i)) {
+		if !slices.Equal(codec.LowerRow(sf, i), codec.LowerRow(sg, i)) {
 			t.Fatalf("round %d: G row %d differs", round, i)
 		}
 	}
@@ -464,7 +465,7 @@ func sameSoakModel(t *testing.T, round int, f, g *deploy.Model) {
 	rows := make([][]float32, m)
 	trace := 0.0
 	for i := range m {
-		rows[i] = sf.LowerRow(i)
+		rows[i] = codec.LowerRow(sf, i)
 		trace += float64(rows[i][i])
 	}
 	gij := func(i, j int) float64 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/internal/codec"
 )
 
 // TestUndoHistoryForgetFromJournal: flycl learn --journal records every
@@ -58,8 +59,8 @@ func TestUndoHistoryForgetFromJournal(t *testing.T) {
 			t.Fatalf("%s: %v %v λ=%g, want %v %v λ=%g", what, ma.ClassNames(), ma.ClassCounts(), ma.Lambda(), mb.ClassNames(), mb.ClassCounts(), mb.Lambda())
 		}
 		// the calibration of the version before, bit for bit
-		if ma.Rejection() != mb.Rejection() || !slices.Equal(ma.CalibrationPool(), mb.CalibrationPool()) {
-			t.Fatalf("%s: rejection %+v (pool of %d), want %+v (pool of %d)", what, ma.Rejection(), len(ma.CalibrationPool()), mb.Rejection(), len(mb.CalibrationPool()))
+		if ma.Rejection() != mb.Rejection() || !slices.Equal(codec.CalibrationPool(ma.Model), codec.CalibrationPool(mb.Model)) {
+			t.Fatalf("%s: rejection %+v (pool of %d), want %+v (pool of %d)", what, ma.Rejection(), len(codec.CalibrationPool(ma.Model)), mb.Rejection(), len(codec.CalibrationPool(mb.Model)))
 		}
 		x := make([]float32, 40*16)
 		for i := range x {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/reject"
 )
@@ -240,7 +241,7 @@ func classOf(m *deploy.Model, name string) (canon string, count int, ok bool) {
 // fileView is the model as a model file, its statistics read in place
 // (valid while the model does not change: under the read lock).
 func fileView(m *deploy.Model) *modelfile.File {
-	return &modelfile.File{Snapshot: m.SnapshotView(), Pipeline: m.Pipeline, Created: m.Created, ID: m.ID()}
+	return &modelfile.File{Snapshot: codec.View(m.Model), Pipeline: m.Pipeline, Created: m.Created, ID: m.ID()}
 }
 
 // classIndex returns the index of the class called name.

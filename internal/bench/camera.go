@@ -17,6 +17,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/internal/procmem"
 	"github.com/flycl/flycl/modelfile"
 )
@@ -195,7 +196,7 @@ func Camera(ctx context.Context, out io.Writer, o CameraOptions) ([]CameraRow, e
 					// the model file's size: its encoding, counted (a
 					// file is written by the store only)
 					var size countWriter
-					if err := modelfile.Encode(&size, &modelfile.File{Snapshot: model.SnapshotView(), Pipeline: model.Pipeline}); err != nil {
+					if err := modelfile.Encode(&size, &modelfile.File{Snapshot: codec.View(model.Model), Pipeline: model.Pipeline}); err != nil {
 						return nil, err
 					}
 					row.FileBytes = int64(size)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/internal/procmem"
 	"github.com/flycl/flycl/ridge"
 )
@@ -58,7 +59,7 @@ func LearnUpdate(ctx context.Context, out io.Writer, o LearnUpdateOptions) error
 		if err != nil {
 			return result{}, err
 		}
-		model.SetUpdateLimit(limit)
+		codec.SetUpdateLimit(model, limit)
 		runtime.GC()
 		debug.FreeOSMemory()
 		procmem.ResetPeak()

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/modelfile"
 )
 
@@ -75,7 +76,7 @@ func main() {
 	}
 	var b []byte
 	for i := range cfg.M {
-		b = f32(b, s.LowerRow(i))
+		b = f32(b, codec.LowerRow(s, i))
 	}
 	var lines []string
 	lines = append(lines, "# written by genC with the format-3 code: SHA-256 of G (lower rows), S and C as float32 bits, little-endian",

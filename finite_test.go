@@ -217,7 +217,7 @@ func TestScoresNotFinite(t *testing.T) {
 		t.Fatal(err)
 	}
 	huge := slices.Repeat([]float32{3e38}, d)
-	w := m.Projection()
+	w := m.w
 	over := false
 	for i := 0; i < w.M && !over; i++ {
 		var s float64

@@ -25,7 +25,7 @@ type TaskRecord struct {
 	Grid       []float64 // the λ values GCV scored, in Config.Lambdas order, widened values (Config.WidenGrid) before and after (nil if λ was fixed)
 	GCVScope   GCVScope  // the samples GCV scored λ on (when GCV ran)
 	Stages     Stages
-	Removed    []int // labels forgotten in this step (Forget, DropClass); no samples learned
+	Removed    []int // labels forgotten in this step (Forget); no samples learned
 	Classes    []int // labels of the samples learned in the step, ascending (nil in old model files)
 	// FactorUpdated says that the step kept the Cholesky factor of
 	// G + λI, adding its rank-n term (or, for Forget, subtracting it)
@@ -61,20 +61,12 @@ type Model struct {
 	looIdx []int     // their class indices
 	pool   []float32 // recent leave-one-out open-set scores, newest first
 
-	// scratch reused across tasks (see ReleaseScratch)
+	// scratch reused across tasks
 	hbuf []float32
 	gcv  ridge.Workspace
 	// code buffers of prediction chunks (predictChunk × m), reused so
 	// that evaluation does not make the garbage collector grow the heap
 	codes sync.Pool
-}
-
-// ReleaseScratch frees the working memory kept between learning steps
-// (the codes of the largest task so far and the GCV matrix, n×m and n×n
-// floats). Learning works without it but pays for allocating again.
-func (m *Model) ReleaseScratch() {
-	m.hbuf = nil
-	m.gcv.Release()
 }
 
 // New returns an untrained model for d-dimensional features whose W is
@@ -116,9 +108,6 @@ func (m *Model) Config() Config { c := m.cfg; c.Lambdas = slices.Clone(c.Lambdas
 // InputDim returns d, the feature dimension.
 func (m *Model) InputDim() int { return m.d }
 
-// Projection returns W.
-func (m *Model) Projection() *projection.Matrix { return m.w }
-
 // Classes returns the labels learned so far, in class-index order.
 func (m *Model) Classes() []int { return slices.Clone(m.labels) }
 
@@ -135,7 +124,8 @@ func (m *Model) Samples() int { return m.acc.Samples() }
 func (m *Model) checkInput(x []float32) (int, error) { return rows(x, m.d) }
 
 // Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ)
-// (of x times InputScale, which is 1 unless the λ grid is relative).
+// (of x times the model's input scale, which is 1 unless the λ grid is
+// relative: see LambdaRelative).
 func (m *Model) Expand(ctx context.Context, x []float32) ([]float32, error) {
 	h, _, err := m.expand(ctx, x, nil)
 	return h, err

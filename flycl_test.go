@@ -81,7 +81,7 @@ func TestMatchesBruteForce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := model.Projection().Dense()
+	w := model.w.Dense()
 	m, k := cfg.M, cfg.K
 	codes := func(x []float32) *mat.Dense {
 		n := len(x) / d

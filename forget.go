@@ -28,10 +28,18 @@ const ForgetMismatch = 1e-3
 // ForgetMismatch); on any error the model is unchanged (an error after
 // the codes were subtracted, in the re-solve, adds them back: G then
 // equals its old value up to float32 rounding, everything else exactly).
+//
+// With x nil the data is not at hand: only the class's row of S and of
+// the classifier go (the other classes' scores are unchanged, bit for
+// bit), but G still holds its samples, so the model is not the same as
+// one that never saw the class.
 func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord, error) {
 	c, ok := m.index[label]
 	if !ok {
 		return TaskRecord{}, fmt.Errorf("flycl: forget: %w %q", ErrUnknownClass, m.ClassName(label))
+	}
+	if x == nil {
+		return m.dropClass(label)
 	}
 	n, err := m.checkInput(x)
 	if err != nil {
@@ -109,11 +117,8 @@ func distinctSorted(labels []int) []int {
 	return slices.Compact(u)
 }
 
-// DropClass removes a class without its data: its row of S and of the
-// classifier go (the other classes' scores are unchanged), but G still
-// holds its samples, so the model is not the same as one that never saw
-// it. Use Forget when the data is at hand.
-func (m *Model) DropClass(label int) (TaskRecord, error) {
+// dropClass removes a class without its data (Forget with x nil).
+func (m *Model) dropClass(label int) (TaskRecord, error) {
 	c, ok := m.index[label]
 	if !ok {
 		return TaskRecord{}, fmt.Errorf("flycl: drop: no class %q", m.ClassName(label))

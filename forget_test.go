@@ -38,7 +38,7 @@ func TestForgetEqualsNeverSeen(t *testing.T) {
 			}
 		}
 	}
-	before := full.State()
+	before := full.state()
 	// Wrong data is refused and leaves the model as it was.
 	if _, err := full.Forget(ctx, 2, tasks[1].x[:30*d]); err == nil || !strings.Contains(err.Error(), "learned 60 samples") {
 		t.Fatalf("half the data: %v", err)
@@ -50,7 +50,7 @@ func TestForgetEqualsNeverSeen(t *testing.T) {
 	if _, err := full.Forget(ctx, 7, other); err == nil {
 		t.Fatal("unknown class: no error")
 	}
-	if st := full.State(); !sameFloats(st.Coef, before.Coef) || st.Version != before.Version {
+	if st := full.state(); !sameFloats(st.Coef, before.Coef) || st.Version != before.Version {
 		t.Fatal("a refused forget changed the model")
 	}
 
@@ -66,7 +66,7 @@ func TestForgetEqualsNeverSeen(t *testing.T) {
 	if !slices.Equal(rec.Removed, []int{2}) || full.Version() != 4 {
 		t.Fatalf("record %+v version %d", rec, full.Version())
 	}
-	a, b := full.State(), never.State()
+	a, b := full.state(), never.state()
 	if !slices.Equal(a.Labels, b.Labels) || a.Lambda != b.Lambda || !slices.Equal(a.Counts, b.Counts) || full.Samples() != never.Samples() {
 		t.Fatalf("forgotten %v λ=%g counts %v n=%d; never seen %v λ=%g counts %v n=%d",
 			a.Labels, a.Lambda, a.Counts, full.Samples(), b.Labels, b.Lambda, b.Counts, never.Samples())
@@ -124,7 +124,7 @@ func checkForgotten(t *testing.T, full, never *Model, h [][]float32, N, forgets 
 	t.Helper()
 	u := math.Ldexp(1, -24)
 	gamma := float64(N+1) * u / (1 - float64(N+1)*u)
-	a, b := full.State(), never.State()
+	a, b := full.state(), never.state()
 	m := a.Config.M
 	ga, gb := full.Snapshot(), never.Snapshot()
 	var dG2 float64
@@ -194,7 +194,7 @@ func TestDropClass(t *testing.T) {
 	}
 	before, _ := m.Scores(ctx, x)
 	g := m.Snapshot().lowerRow(7)
-	if _, err := m.DropClass(5); err != nil {
+	if _, err := m.Forget(ctx, 5, nil); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := m.Scores(ctx, x)
@@ -209,8 +209,8 @@ func TestDropClass(t *testing.T) {
 	if !slices.Equal(m.ClassNames(), []string{"4", "6"}) || !slices.Equal(m.ClassCounts(), []int{30, 30}) {
 		t.Fatalf("names %v counts %v", m.ClassNames(), m.ClassCounts())
 	}
-	m.DropClass(4)
-	m.DropClass(6)
+	m.Forget(ctx, 4, nil)
+	m.Forget(ctx, 6, nil)
 	if _, err := m.Scores(ctx, x); err == nil {
 		t.Fatal("no classes left: scores without error")
 	}
@@ -272,7 +272,7 @@ func TestCloneIsIndependent(t *testing.T) {
 	}
 	// Learning on the original now gives what the clone got.
 	m.Learn(ctx, x2, y2, nil)
-	if !sameFloats(m.State().Coef, c.State().Coef) {
+	if !sameFloats(m.state().Coef, c.state().Coef) {
 		t.Fatal("clone and original diverge")
 	}
 }
@@ -396,7 +396,7 @@ func TestForgetTwiceReloads(t *testing.T) {
 			}
 			h = append(h, c)
 		}
-		if a, b := back.State(), never.State(); !slices.Equal(a.Labels, b.Labels) || a.Lambda != b.Lambda || !slices.Equal(a.Counts, b.Counts) || back.Samples() != never.Samples() {
+		if a, b := back.state(), never.state(); !slices.Equal(a.Labels, b.Labels) || a.Lambda != b.Lambda || !slices.Equal(a.Counts, b.Counts) || back.Samples() != never.Samples() {
 			t.Fatalf("seed %d: forgotten %v λ=%g counts %v; never seen %v λ=%g counts %v", seed, a.Labels, a.Lambda, a.Counts, b.Labels, b.Lambda, b.Counts)
 		}
 		checkForgotten(t, back, never, h, 37+29+23, 2)
@@ -442,7 +442,7 @@ func TestForgetAfterLearnStats(t *testing.T) {
 	if _, err := full.Forget(ctx, 2, x2); err != nil {
 		t.Fatal(err)
 	}
-	a, b := full.State(), never.State()
+	a, b := full.state(), never.state()
 	if !slices.Equal(a.Labels, b.Labels) || a.Lambda != b.Lambda || !slices.Equal(a.Counts, b.Counts) || full.Samples() != never.Samples() {
 		t.Fatalf("forgotten %v λ=%g counts %v; never seen %v λ=%g counts %v", a.Labels, a.Lambda, a.Counts, b.Labels, b.Lambda, b.Counts)
 	}

@@ -13,5 +13,6 @@ func init() {
 	modelhook.CalibrationPool = (*Model).calibrationPool
 	modelhook.RestoreCalibration = (*Model).restoreCalibration
 	modelhook.LeaveOneOut = (*Model).leaveOneOut
+	modelhook.InputScale = (*Model).inputScale
 	modelhook.SetUpdateLimit = (*Model).setUpdateLimit
 }

@@ -31,9 +31,9 @@ func validInputScale(s float64) bool {
 	return s > 0 && !math.IsInf(s, 0) && frac == 0.5
 }
 
-// InputScale returns the power of two the model multiplies its inputs by
+// inputScale returns the power of two the model multiplies its inputs by
 // (1 unless Config.LambdaScale is LambdaRelative and a task was learned).
-func (m *Model) InputScale() float64 {
+func (m *Model) inputScale() float64 {
 	if m.inScale == 0 {
 		return 1
 	}

@@ -71,7 +71,7 @@ func TestRelativeLambdaRecoversScaledFeatures(t *testing.T) {
 		if acc < ncm-0.03 {
 			t.Errorf("scale %g: accuracy %.3f, nearest class mean %.3f", scale, acc, ncm)
 		}
-		if s := m.InputScale(); s*scale < 0.01 || s*scale > 100 {
+		if s := m.inputScale(); s*scale < 0.01 || s*scale > 100 {
 			t.Errorf("scale %g: input scale %g does not bring the features near 1", scale, s)
 		}
 	}

@@ -173,7 +173,7 @@ func TestLearnStatsExactAcrossShards(t *testing.T) {
 					// The direct model multiplies its inputs by a power of two
 					// s (LambdaRelative), which multiplies G and the relative
 					// grid by s²; the statistics were computed unscaled.
-					s2 := direct.InputScale() * direct.InputScale() / (model.InputScale() * model.InputScale())
+					s2 := direct.inputScale() * direct.inputScale() / (model.inputScale() * model.inputScale())
 					for i := range lambdas {
 						// relative grids are scaled by traces summed in
 						// different orders: equal to rounding

@@ -84,7 +84,7 @@ func TestPredictorScoresMatchFloat64(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := m.Projection().Dense()
+			w := m.w.Dense()
 			nc := len(p.Classes())
 			const u = 0x1p-23
 			for i := 0; i < len(tx)/d; i++ {

@@ -94,7 +94,7 @@ func checkParts(st *State, w *projection.Matrix, row func(i int) []float32, s []
 
 // Snapshot returns an immutable copy of the model.
 func (m *Model) Snapshot() *Snapshot {
-	return &Snapshot{st: m.State(), w: m.w, g: m.acc.PackedLower(), s: slices.Clone(m.acc.S()), samples: m.acc.Samples()}
+	return &Snapshot{st: m.state(), w: m.w, g: m.acc.PackedLower(), s: slices.Clone(m.acc.S()), samples: m.acc.Samples()}
 }
 
 // snapshotView returns a snapshot that shares the model's statistics G
@@ -103,7 +103,7 @@ func (m *Model) Snapshot() *Snapshot {
 // view is valid only until the model next changes; use Snapshot for one
 // that outlives that.
 func (m *Model) snapshotView() *Snapshot {
-	return &Snapshot{st: m.State(), w: m.w, acc: m.acc, s: m.acc.S(), samples: m.acc.Samples()}
+	return &Snapshot{st: m.state(), w: m.w, acc: m.acc, s: m.acc.S(), samples: m.acc.Samples()}
 }
 
 // newSnapshot assembles a snapshot from decoded parts, checking that they
@@ -205,7 +205,7 @@ func (s *Snapshot) Predictor() *Predictor {
 // included), for example to learn off to the side while the original
 // keeps serving.
 func (m *Model) Clone() *Model {
-	c, err := restoreModel(m.State(), m.w, m.acc.Clone())
+	c, err := restoreModel(m.state(), m.w, m.acc.Clone())
 	if err != nil {
 		panic("flycl: Clone of a valid model failed: " + err.Error())
 	}
@@ -216,7 +216,7 @@ func (m *Model) Clone() *Model {
 // Predictor returns an immutable classifier with the model's current
 // classes and coefficients (a copy: later learning does not change it).
 func (m *Model) Predictor() *Predictor {
-	return newPredictor(m.State(), m.w, m.acc.Samples(), m.acc.S())
+	return newPredictor(m.state(), m.w, m.acc.Samples(), m.acc.S())
 }
 
 // Predictor is an immutable Fly-CL classifier: W, the class map and C.

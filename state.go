@@ -43,8 +43,8 @@ type State struct {
 	CalibrationPool []float32
 }
 
-// State returns a copy of the model's state.
-func (m *Model) State() State {
+// state returns a copy of the model's state.
+func (m *Model) state() State {
 	return State{
 		Config:   m.Config(),
 		InputDim: m.d,

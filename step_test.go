@@ -69,7 +69,7 @@ func TestFailedSolveRollsBackEveryStep(t *testing.T) {
 		{"LearnBatch", trained, func(m *Model) ([]float32, error) {
 			x, y := clusters(3, 3, d, []int{1, 7}, 0.5)
 			_, err := m.Learn(ctx, x, y, &LearnOptions{Lambda: tiny})
-			return codesAt(m, x, m.InputScale()), err
+			return codesAt(m, x, m.inputScale()), err
 		}},
 		{"first LearnStats", func(*testing.T) *Model { m, _ := New(cfg, d); return m },
 			func(m *Model) ([]float32, error) {
@@ -89,14 +89,14 @@ func TestFailedSolveRollsBackEveryStep(t *testing.T) {
 			return m
 		}, func(m *Model) ([]float32, error) {
 			_, err := m.Forget(ctx, 2, x1)
-			return codesAt(m, x1, m.InputScale()), err
+			return codesAt(m, x1, m.inputScale()), err
 		}},
 		{"Unlearn", trained, func(m *Model) ([]float32, error) {
 			// all of class 2 (removed: its row of S goes) and one sample of class 0
 			x := slices.Concat(x1, x0[:d])
 			y := append(slices.Clone(y1), y0[0])
 			_, err := m.Unlearn(ctx, x, y, tiny)
-			return codesAt(m, x, m.InputScale()), err
+			return codesAt(m, x, m.inputScale()), err
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

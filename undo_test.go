@@ -49,7 +49,7 @@ func TestUnlearnEqualsNeverSeen(t *testing.T) {
 
 	// refused: labels the model lacks, more samples than a class has,
 	// samples that are not what a removed class learned
-	before := full.State()
+	before := full.state()
 	last := tasks[3]
 	if _, err := full.Unlearn(ctx, last.x, slices.Repeat([]int{9}, len(last.y)), lambdas[2]); !errors.Is(err, ErrUnknownClass) {
 		t.Fatalf("unknown class: %v", err)
@@ -57,7 +57,7 @@ func TestUnlearnEqualsNeverSeen(t *testing.T) {
 	if _, err := full.Unlearn(ctx, tasks[1].x, slices.Repeat([]int{5}, len(tasks[1].y)), lambdas[2]); !errors.Is(err, ErrBadInput) {
 		t.Fatalf("other samples as class 5: %v", err)
 	}
-	if st := full.State(); !sameFloats(st.Coef, before.Coef) || st.Version != before.Version || !slices.Equal(st.Counts, before.Counts) {
+	if st := full.state(); !sameFloats(st.Coef, before.Coef) || st.Version != before.Version || !slices.Equal(st.Counts, before.Counts) {
 		t.Fatal("a refused unlearn changed the model")
 	}
 
@@ -73,7 +73,7 @@ func TestUnlearnEqualsNeverSeen(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		a, b := full.State(), never.State()
+		a, b := full.state(), never.state()
 		if !slices.Equal(a.Labels, b.Labels) || a.Lambda != b.Lambda || !slices.Equal(a.Counts, b.Counts) || full.Samples() != never.Samples() {
 			t.Fatalf("undo %d: %v λ=%g counts %v n=%d; never seen %v λ=%g counts %v n=%d", undo,
 				a.Labels, a.Lambda, a.Counts, full.Samples(), b.Labels, b.Lambda, b.Counts, never.Samples())

@@ -261,7 +261,7 @@ func TestCalibrationPool(t *testing.T) {
 			}
 		}
 	}
-	st := m.State()
+	st := m.state()
 	r, err := m.Snapshot().Model()
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +286,7 @@ func TestCalibrationPool(t *testing.T) {
 	}
 	bad := st
 	bad.CalibrationPool = []float32{float32(math.Inf(1))}
-	if err := bad.validate(m.Projection()); err == nil {
+	if err := bad.validate(m.w); err == nil {
 		t.Error("a pool with an infinite score validated")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/baselines"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/linalg"
 )
 
@@ -41,7 +42,7 @@ func Hebbian(ctx context.Context, cfg flycl.Config, d int, x []float32, y []int,
 	if _, err := fly.Learn(ctx, x, y, nil); err != nil {
 		return HebbianCurve{}, err
 	}
-	cstar := fly.State().Coef
+	cstar := codec.State(fly).Coef
 	var out HebbianCurve
 	out.Lambda = fly.Lambda()
 	if out.RidgeAccuracy, err = fly.Accuracy(ctx, xt, yt); err != nil {

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
 )
 
 // TestHebbianReachesFlyCL runs the Hebbian learner and Fly-CL side by side
@@ -38,7 +39,7 @@ func TestHebbianReachesFlyCL(t *testing.T) {
 		if heb.LastLambda() != fly.Lambda() {
 			t.Fatalf("task %d: λ %g, Fly-CL %g", ti, heb.LastLambda(), fly.Lambda())
 		}
-		cstar := fly.State().Coef
+		cstar := codec.State(fly).Coef
 		acc := heb.Statistics()
 		m := acc.Dim()
 		g := mat.NewSymDense(m, nil)

@@ -388,14 +388,14 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 // Forget removes the class called name. With its data (the n×d features
 // of the samples it learned) the removal is exact (flycl.Model.Forget);
 // with x nil only its column goes and G keeps its samples
-// (flycl.Model.DropClass). exact reports which.
+// (flycl.Model.Forget with x nil). exact reports which.
 func (m *Model) Forget(ctx context.Context, name string, x []float32, p *modelfile.Pipeline) (rec flycl.TaskRecord, exact bool, err error) {
 	label, ok := m.LabelOf(name)
 	if !ok {
 		return rec, false, fmt.Errorf("deploy: %w %q (the model has %v)", flycl.ErrUnknownClass, name, m.ClassNames())
 	}
 	if x == nil {
-		rec, err = m.DropClass(label)
+		rec, err = m.Model.Forget(ctx, label, nil)
 		return rec, false, err
 	}
 	if err := m.CheckPipeline(p); err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
 )
 
 // goodFile returns the bytes of a small valid model file with names,
@@ -345,7 +346,7 @@ func TestGCVScopeRoundTrip(t *testing.T) {
 	}
 	learn(t, m, 1, 2)
 	learn(t, back, 1, 2)
-	if !sameBits(m.State().Coef, back.State().Coef) {
+	if !sameBits(codec.State(m).Coef, codec.State(back).Coef) {
 		t.Fatal("learning after the round trip differs")
 	}
 }

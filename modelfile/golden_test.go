@@ -146,7 +146,7 @@ func TestReadsStatsVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := split(t, []byte(b.String()))
-	if h["w_sha256"] != m.Projection().Digest() || h["w_crc32c"] != nil {
+	if h["w_sha256"] != codec.Projection(m).Digest() || h["w_crc32c"] != nil {
 		t.Errorf("re-encoded header: w_sha256 %v, w_crc32c %v; want the digest alone", h["w_sha256"], h["w_crc32c"])
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
 )
 
 // A model with a relative λ grid keeps its grid scale and input scale in
@@ -47,8 +48,8 @@ func TestRelativeLambdaScaleRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Config().LambdaScale != flycl.LambdaRelative || back.InputScale() != m.InputScale() || m.InputScale() == 1 {
-		t.Fatalf("loaded: scale %v, input scale %g (saved %g)", back.Config().LambdaScale, back.InputScale(), m.InputScale())
+	if back.Config().LambdaScale != flycl.LambdaRelative || codec.InputScale(back) != codec.InputScale(m) || codec.InputScale(m) == 1 {
+		t.Fatalf("loaded: scale %v, input scale %g (saved %g)", back.Config().LambdaScale, codec.InputScale(back), codec.InputScale(m))
 	}
 	ra, err := m.Learn(ctx, x2, y2, nil)
 	if err != nil {

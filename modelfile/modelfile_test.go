@@ -76,12 +76,12 @@ func TestResumeIsBitExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sameBits(resumed.State().Coef, part.State().Coef) || !slices.Equal(resumed.Classes(), part.Classes()) {
+	if !sameBits(codec.State(resumed).Coef, codec.State(part).Coef) || !slices.Equal(resumed.Classes(), part.Classes()) {
 		t.Fatal("loaded model differs from the saved one")
 	}
 	learn(t, resumed, 1, 3)
 
-	a, b := full.State(), resumed.State()
+	a, b := codec.State(full), codec.State(resumed)
 	if !sameBits(a.Coef, b.Coef) {
 		t.Fatal("resumed classifier differs from the uninterrupted one")
 	}
@@ -138,10 +138,10 @@ func TestExplicitProjectionRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Projection().Seed != nil || !slices.Equal(back.Projection().Vals, w.Vals) {
+	if codec.Projection(back).Seed != nil || !slices.Equal(codec.Projection(back).Vals, w.Vals) {
 		t.Fatal("explicit W not preserved")
 	}
-	if !sameBits(back.State().Coef, m.State().Coef) {
+	if !sameBits(codec.State(back).Coef, codec.State(m).Coef) {
 		t.Fatal("classifier not preserved")
 	}
 }

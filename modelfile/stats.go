@@ -14,6 +14,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/internal/atomicfile"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
@@ -49,9 +50,9 @@ type StatsConfig struct {
 // StatsConfigOf returns the statistics configuration of a model.
 func StatsConfigOf(m *flycl.Model) StatsConfig {
 	cfg := m.Config()
-	w := m.Projection()
+	w := codec.Projection(m)
 	c := StatsConfig{InputDim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K, Seed: cfg.Seed,
-		W: "seed", WSHA256: w.Digest(), TopK: cfg.TopK.String(), InputScale: m.InputScale()}
+		W: "seed", WSHA256: w.Digest(), TopK: cfg.TopK.String(), InputScale: codec.InputScale(m)}
 	if w.Seed == nil {
 		c.W, c.Seed = "explicit", 0
 	}
@@ -68,7 +69,7 @@ func (c StatsConfig) legacy() bool { return c.WSHA256 == "" }
 func configOf(m *flycl.Model, like StatsConfig) StatsConfig {
 	c := StatsConfigOf(m)
 	if like.legacy() {
-		c.WSHA256, c.WCRC = "", legacyCRC(m.Projection())
+		c.WSHA256, c.WCRC = "", legacyCRC(codec.Projection(m))
 	}
 	return c
 }

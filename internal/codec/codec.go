@@ -98,3 +98,17 @@ func LeaveOneOut(m *flycl.Model) (scores []float32, classes []int) {
 func SetUpdateLimit(m *flycl.Model, n int) {
 	modelhook.SetUpdateLimit.(func(*flycl.Model, int))(m, n)
 }
+
+// State returns a copy of m's state (what m.Snapshot().State() returns,
+// without copying G).
+func State(m *flycl.Model) flycl.State { return View(m).State() }
+
+// Projection returns m's W (shared: do not modify).
+func Projection(m *flycl.Model) *projection.Matrix { return View(m).Projection() }
+
+// InputScale returns the power of two m multiplies its inputs by (1
+// unless Config.LambdaScale is flycl.LambdaRelative and a task was
+// learned): the scale of the codes Model.Expand returns.
+func InputScale(m *flycl.Model) float64 {
+	return modelhook.InputScale.(func(*flycl.Model) float64)(m)
+}

@@ -28,6 +28,8 @@ var (
 	RestoreCalibration any
 	// LeaveOneOut is func(*flycl.Model) (scores []float32, classes []int).
 	LeaveOneOut any
+	// InputScale is func(*flycl.Model) float64.
+	InputScale any
 	// SetUpdateLimit is func(*flycl.Model, int).
 	SetUpdateLimit any
 )

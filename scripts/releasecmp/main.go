@@ -46,6 +46,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flycl/flycl/internal/codec"
+
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/modelfile"
 )
@@ -186,7 +188,7 @@ func check(args []string) error {
 	if err != nil {
 		return err
 	}
-	st := m.State()
+	st := codec.State(m)
 	cfg := m.Config()
 	mm, k, p := cfg.M, cfg.K, cfg.P
 	nc := len(st.Labels)
@@ -195,9 +197,9 @@ func check(args []string) error {
 	for j := range cnorm {
 		cnorm[j] = norm(coef[j*mm : (j+1)*mm])
 	}
-	w := m.Projection().Dense() // m×d
+	w := codec.Projection(m).Dense() // m×d
 	d := m.InputDim()
-	scale := m.InputScale()
+	scale := codec.InputScale(m)
 	col := map[int]int{} // label -> class index
 	for j, l := range st.Labels {
 		col[l] = j

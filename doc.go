@@ -7,6 +7,33 @@
 // the classifier is re-solved by Cholesky. There is no forgetting
 // machinery: the statistics of earlier tasks are kept exactly.
 //
+// There are only a few types in flycl: Config, Model, Snapshot and
+// Predictor.
+//
+// A Config holds the hyper-parameters (m, p, k, W's seed, the λ grid and
+// how GCV scores it); its zero fields take their defaults. New makes an
+// untrained Model from one.
+//
+// A Model learns and forgets. Learn takes one task (n×d features and
+// their labels; classes may be new or known) and re-solves the
+// classifier; nil LearnOptions are the paper's per-task GCV, and the
+// options fix λ, keep the first learn's λ (LambdaPolicy), or take a task
+// by its statistics (TaskStats, merged across shards). Forget removes a
+// class exactly given its data, Unlearn takes samples back out. Every
+// change returns a TaskRecord and either happens entirely or leaves the
+// model as it was. A Model also predicts (Scores, Predict), names its
+// classes (SetClassName, LabelOf) and rejects unknown inputs by the rule
+// of package reject (SetCalibration, Rejection).
+//
+// A Snapshot is an immutable copy of a Model at one version: what a model
+// file stores (package modelfile), and a Model again by Snapshot.Model.
+// A Predictor is an immutable classifier taken from a Model or a
+// Snapshot: safe for concurrent use, it ranks classes (Top) and gives the
+// scores and cosines rejection needs, while the Model goes on learning.
+//
+// Errors that callers tell apart are ErrNotTrained, ErrUnknownClass,
+// ErrTooLarge and ErrBadInput (IsInput); a bad Config is a *FieldError.
+//
 // The package knows nothing about images, files or networks: inputs are
 // row-major float32 feature matrices and integer labels. Backbones, data
 // sets, persistence, the CLI and the server are layers around it.

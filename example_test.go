@@ -62,3 +62,80 @@ func ExampleModel_Learn_online() {
 	fmt.Println(model.Samples(), "samples,", len(model.History()), "updates, lambda", model.Lambda())
 	// Output: 100 samples, 10 updates, lambda 100
 }
+
+// A model learns a task, then a second one, names a class, and forgets a
+// class exactly from the samples it learned.
+func ExampleModel() {
+	ctx := context.Background()
+	const d = 16
+	model, err := flycl.New(flycl.Config{M: 1000, P: 8, K: 300, Lambdas: []float64{1, 10, 100}}, d)
+	if err != nil {
+		panic(err)
+	}
+	x1, y1 := blobs(5, 60, d, []int{1, 2})
+	x2, y2 := blobs(6, 60, d, []int{3})
+	rec, _ := model.Learn(ctx, x1, y1, nil) // λ by GCV on the task
+	fmt.Println("new classes:", rec.NewClasses, "λ:", rec.Lambda)
+	rec, _ = model.Learn(ctx, x2, y2, &flycl.LearnOptions{Lambda: 10}) // a fixed λ
+	fmt.Println("new classes:", rec.NewClasses, "λ:", rec.Lambda)
+	model.SetClassName(3, "three")
+
+	var x3 []float32 // class 3's samples, as learned
+	for i, l := range y2 {
+		if l == 3 {
+			x3 = append(x3, x2[i*d:(i+1)*d]...)
+		}
+	}
+	rec, _ = model.Forget(ctx, 3, x3)
+	fmt.Println("removed:", rec.Removed, "classes:", model.ClassNames(), "samples:", model.Samples())
+	// Output:
+	// new classes: [1 2] λ: 100
+	// new classes: [3] λ: 10
+	// removed: [3] classes: [1 2] samples: 60
+}
+
+// A snapshot is an immutable copy of a model: the model goes on learning,
+// and the snapshot becomes a model again at the version it was taken.
+func ExampleSnapshot() {
+	ctx := context.Background()
+	const d = 16
+	model, _ := flycl.New(flycl.Config{M: 1000, P: 8, K: 300}, d)
+	x, y := blobs(7, 60, d, []int{1, 2})
+	model.Learn(ctx, x, y, nil)
+	snap := model.Snapshot()
+
+	x2, y2 := blobs(8, 30, d, []int{3})
+	model.Learn(ctx, x2, y2, nil)
+	back, _ := snap.Model()
+	fmt.Println("model:", model.Classes(), "version", model.Version())
+	fmt.Println("snapshot:", back.Classes(), "version", back.Version())
+	// Output:
+	// model: [1 2 3] version 2
+	// snapshot: [1 2] version 1
+}
+
+// A predictor answers as the model was when it was taken, safely from
+// many goroutines, while the model learns on.
+func ExamplePredictor() {
+	ctx := context.Background()
+	const d = 16
+	model, _ := flycl.New(flycl.Config{M: 1000, P: 8, K: 300}, d)
+	x, y := blobs(9, 60, d, []int{1, 2})
+	model.Learn(ctx, x, y, nil)
+	model.SetClassName(1, "cat")
+	model.SetClassName(2, "dog")
+	pred := model.Predictor()
+
+	x2, y2 := blobs(10, 30, d, []int{3})
+	model.Learn(ctx, x2, y2, nil)
+	test, _ := blobs(11, 1, d, []int{2})
+	top, _ := pred.Top(ctx, test, 2)
+	for _, r := range top[0] {
+		fmt.Println(r.Name)
+	}
+	fmt.Println("predictor classes:", pred.Classes(), "model classes:", model.Classes())
+	// Output:
+	// dog
+	// cat
+	// predictor classes: [1 2] model classes: [1 2 3]
+}

@@ -74,43 +74,6 @@ func cloneHistory(h []TaskRecord) []TaskRecord {
 	return out
 }
 
-// Version returns the model version: it starts at 0 and increases by one
-// with every learning step and every forgotten class, so two snapshots of
-// one model with the same version hold the same classifier.
-func (m *Model) Version() uint64 { return m.version }
-
-// ClassCounts returns the number of samples learned per class, in
-// Classes() order (-1 where unknown: a model restored from an old file).
-func (m *Model) ClassCounts() []int {
-	out := make([]int, len(m.labels))
-	for i := range out {
-		if i < len(m.counts) {
-			out[i] = m.counts[i]
-		} else {
-			out[i] = -1
-		}
-	}
-	return out
-}
-
-// addCounts adds the samples of a learned step to the counts: k[i]
-// samples to class index idx[i], or one each when k is nil (a count that
-// is unknown, -1, stays unknown).
-func (m *Model) addCounts(idx, k []int) {
-	for len(m.counts) < len(m.labels) {
-		m.counts = append(m.counts, 0)
-	}
-	for i, c := range idx {
-		if m.counts[c] >= 0 {
-			if k == nil {
-				m.counts[c]++
-			} else {
-				m.counts[c] += k[i]
-			}
-		}
-	}
-}
-
 // validate checks that a state means something: shapes that fit, labels
 // that are non-negative and distinct, finite values, a positive λ grid
 // and history. restoreModel and newSnapshot call it, so every decoder of

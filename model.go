@@ -2,36 +2,14 @@ package flycl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
-	"github.com/flycl/flycl/internal/classindex"
-	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/ridge"
 )
-
-// TaskRecord describes one learning step (a task, or a batch online).
-type TaskRecord struct {
-	Samples    int       // samples in the step
-	NewClasses []int     // labels first seen in the step
-	Lambda     float64   // ridge parameter used for the solve
-	RaisedFrom float64   // λ chosen by GCV when the solve had to raise it (else 0)
-	GCV        []float64 // GCV score per grid value (nil if λ was fixed)
-	Grid       []float64 // the λ values GCV scored, in Config.Lambdas order, widened values (Config.WidenGrid) before and after (nil if λ was fixed)
-	GCVScope   GCVScope  // the samples GCV scored λ on (when GCV ran)
-	Stages     Stages
-	Removed    []int // labels forgotten in this step (Forget); no samples learned
-	Classes    []int // labels of the samples learned in the step, ascending (nil in old model files)
-	// FactorUpdated says that the step kept the Cholesky factor of
-	// G + λI, adding its rank-n term (or, for Forget, subtracting it)
-	// instead of factoring afresh (not kept in model files).
-	FactorUpdated bool
-}
 
 // Model is a Fly-CL classifier. Its methods are not safe for concurrent
 // use, except Scores/Predict/Expand, which may run concurrently with each
@@ -149,91 +127,6 @@ func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float
 	return h, st, nil
 }
 
-// classIndices maps labels to class indices, registering unseen labels
-// (in ascending order) and returning them.
-func (m *Model) classIndices(labels []int) (idx []int, fresh []int) {
-	return classindex.Register(&m.labels, m.index, labels)
-}
-
-// solve factors G + λI (unless the factor at hand is that of G + λI:
-// kept by the step, see ridge.Accumulator.AddUpdating) and solves for
-// C. In float32, G + λI of a
-// rank-deficient G (fewer samples than m) with a tiny λ can fail to be
-// numerically positive definite; then λ is raised to the next larger grid
-// value, and beyond the grid by factors of 10, until the factorisation
-// succeeds. It returns the λ used. On error (no λ factors, or the
-// classifier comes out not finite) the classifier and λ are unchanged and
-// the caller takes its step back out of the statistics.
-func (m *Model) solve(ctx context.Context, lambda float64, grid []float64, st *Stages) (float64, error) {
-	t := time.Now()
-	candidates := []float64{lambda}
-	for _, l := range slices.Sorted(slices.Values(grid)) {
-		if l > lambda {
-			candidates = append(candidates, l)
-		}
-	}
-	for last := candidates[len(candidates)-1]; len(candidates) < 40; {
-		last *= 10
-		candidates = append(candidates, last)
-	}
-	var err error
-	for _, l := range candidates {
-		if m.acc.FactorLambda() == l {
-			lambda = l
-			break
-		}
-		if err = m.acc.Factor(ctx, l); err == nil {
-			lambda = l
-			break
-		}
-		var npd *linalg.NotPositiveDefiniteError
-		if !errors.As(err, &npd) {
-			return 0, fmt.Errorf("flycl: %w", err)
-		}
-	}
-	if err != nil {
-		return 0, fmt.Errorf("flycl: %w", err)
-	}
-	t1 := time.Now()
-	// After a learn that kept the factor (ridge.Accumulator.AddUpdating),
-	// the classifier moves by the learn's low-rank change alone
-	// (UpdateSolution: no solve with the factor); otherwise, or when the
-	// accumulator asks for a full solve, C = (G + λI)⁻¹S afresh.
-	nc := m.acc.Classes()
-	coef := make([]float32, nc*m.cfg.M)
-	incremental := m.coef != nil && m.lambda == lambda && len(m.coef) <= len(coef)
-	if incremental {
-		copy(coef, m.coef) // the rows of classes this learn added stay 0
-		incremental = m.acc.UpdateSolution(coef)
-	}
-	if !incremental {
-		copy(coef, m.acc.S())
-		m.acc.SolveRows(coef, nc)
-	}
-	if i := firstNonFinite(coef); i >= 0 {
-		return 0, errTooLarge(fmt.Sprintf("classifier value %d (class %d) came out %v with λ=%g", i, i/m.cfg.M, coef[i], lambda))
-	}
-	m.coef, m.lambda = coef, lambda
-	st.Factor, st.Solve = st.Factor+t1.Sub(t), time.Since(t1)
-	return lambda, nil
-}
-
-// localIndices renumbers class indices to 0..nc-1 in order of value.
-func localIndices(idx []int) ([]int, int) {
-	u := slices.Clone(idx)
-	slices.Sort(u)
-	u = slices.Compact(u)
-	pos := make(map[int]int, len(u))
-	for i, v := range u {
-		pos[v] = i
-	}
-	out := make([]int, len(idx))
-	for i, v := range idx {
-		out[i] = pos[v]
-	}
-	return out, len(u)
-}
-
 // Scores returns the n×c matrix of class scores h'ᵀC for the n×d
 // features x, one column per learned class in Classes() order (an error
 // for features whose scores are not finite, as Predictor.Scores). Built
@@ -296,4 +189,21 @@ func argmax(s []float32) int {
 		}
 	}
 	return b
+}
+
+// Version returns the model version: it starts at 0 and increases by one
+// with every learning step and every forgotten class, so two snapshots of
+// one model with the same version hold the same classifier.
+func (m *Model) Version() uint64 { return m.version }
+
+// Clone returns an independent deep copy of the model (statistics
+// included), for example to learn off to the side while the original
+// keeps serving.
+func (m *Model) Clone() *Model {
+	c, err := restoreModel(m.state(), m.w, m.acc.Clone())
+	if err != nil {
+		panic("flycl: Clone of a valid model failed: " + err.Error())
+	}
+	c.calib = m.calib
+	return c
 }

@@ -51,12 +51,3 @@ func (p *LambdaPolicy) UnmarshalText(b []byte) error {
 	*p = v
 	return nil
 }
-
-// setUpdateLimit sets how many samples learned or forgotten since the
-// last factorisation of G + λI the model keeps that factor for (adding
-// each learn's rank-n term to its low-rank term instead of refactoring):
-// 0 always refactors, a negative value restores the default,
-// ridge.UpdateLimit(m). Benchmarks and tests use it to run both
-// paths; the result is the same up to float32 rounding (see
-// ridge.DriftTolerance).
-func (m *Model) setUpdateLimit(n int) { m.acc.SetUpdateLimit(n) }

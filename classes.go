@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/flycl/flycl/internal/classindex"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -252,4 +253,42 @@ func (m *Model) LabelsFor(names []string) (_ []int, err error) {
 		out[i] = l
 	}
 	return out, nil
+}
+
+// classIndices maps labels to class indices, registering unseen labels
+// (in ascending order) and returning them.
+func (m *Model) classIndices(labels []int) (idx []int, fresh []int) {
+	return classindex.Register(&m.labels, m.index, labels)
+}
+
+// ClassCounts returns the number of samples learned per class, in
+// Classes() order (-1 where unknown: a model restored from an old file).
+func (m *Model) ClassCounts() []int {
+	out := make([]int, len(m.labels))
+	for i := range out {
+		if i < len(m.counts) {
+			out[i] = m.counts[i]
+		} else {
+			out[i] = -1
+		}
+	}
+	return out
+}
+
+// addCounts adds the samples of a learned step to the counts: k[i]
+// samples to class index idx[i], or one each when k is nil (a count that
+// is unknown, -1, stays unknown).
+func (m *Model) addCounts(idx, k []int) {
+	for len(m.counts) < len(m.labels) {
+		m.counts = append(m.counts, 0)
+	}
+	for i, c := range idx {
+		if m.counts[c] >= 0 {
+			if k == nil {
+				m.counts[c]++
+			} else {
+				m.counts[c] += k[i]
+			}
+		}
+	}
 }

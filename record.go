@@ -82,3 +82,21 @@ func (r TaskRecord) LambdaIssue() LambdaIssue {
 	}
 	return LambdaCheck(r.Grid, r.GCV, chosen)
 }
+
+// TaskRecord describes one learning step (a task, or a batch online).
+type TaskRecord struct {
+	Samples    int       // samples in the step
+	NewClasses []int     // labels first seen in the step
+	Lambda     float64   // ridge parameter used for the solve
+	RaisedFrom float64   // λ chosen by GCV when the solve had to raise it (else 0)
+	GCV        []float64 // GCV score per grid value (nil if λ was fixed)
+	Grid       []float64 // the λ values GCV scored, in Config.Lambdas order, widened values (Config.WidenGrid) before and after (nil if λ was fixed)
+	GCVScope   GCVScope  // the samples GCV scored λ on (when GCV ran)
+	Stages     Stages
+	Removed    []int // labels forgotten in this step (Forget); no samples learned
+	Classes    []int // labels of the samples learned in the step, ascending (nil in old model files)
+	// FactorUpdated says that the step kept the Cholesky factor of
+	// G + λI, adding its rank-n term (or, for Forget, subtracting it)
+	// instead of factoring afresh (not kept in model files).
+	FactorUpdated bool
+}

@@ -6,7 +6,7 @@
 // environment" for the settings it reads from the environment.
 //
 // The package is thin: each command parses its flags, checks them (an
-// error quotes the value given), resolves paths in one place (env.go: the
+// error quotes the value given), resolves paths through package locate (the
 // flag, then a FLYCL_* environment variable, then a documented default)
 // and calls the library packages with explicit inputs. Every command is
 // one line of the commands list in main.go. See docs/ARCHITECTURE.md.

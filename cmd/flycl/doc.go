@@ -9,5 +9,6 @@
 // error quotes the value given), resolves paths through package locate (the
 // flag, then a FLYCL_* environment variable, then a documented default)
 // and calls the library packages with explicit inputs. Every command is
-// one line of the commands list in main.go. See docs/ARCHITECTURE.md.
+// one line of its group in main.go (Models, Deploy, Research, Benchmarks:
+// the groups "flycl help" lists). See docs/ARCHITECTURE.md.
 package main

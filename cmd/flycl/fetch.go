@@ -15,11 +15,9 @@ import (
 	"github.com/flycl/flycl/fetch"
 )
 
-// Where flycl fetch and flycl reproduce put assets unless told otherwise
-// (relative to the working folder; docs/REPRODUCE.md uses them).
 const (
-	defaultWeightsDir = "weights"
-	defaultDataDir    = "data"
+	defaultWeightsDir = fetch.DefaultWeightsDir
+	defaultDataDir    = fetch.DefaultDataDir
 )
 
 // fetchFlags are the download settings fetch and reproduce share.
@@ -55,17 +53,6 @@ func (f *fetchFlags) client(stderr io.Writer) (*fetch.Client, error) {
 			fmt.Fprintf(stderr, "%s: %s\n", asset, msg)
 		},
 	}, nil
-}
-
-// assetDir is where an asset goes: dir if given, else weights/ or data/.
-func assetDir(a fetch.Asset, dir string) string {
-	if dir != "" {
-		return dir
-	}
-	if a.Kind == fetch.Weights {
-		return defaultWeightsDir
-	}
-	return defaultDataDir
 }
 
 func fetchCmd() *cobra.Command {
@@ -128,11 +115,11 @@ Weights go to ` + defaultWeightsDir + `/ and data sets to ` + defaultDataDir + `
 				return err
 			}
 			for _, a := range assets {
-				res, err := cl.Fetch(cmd.Context(), a, assetDir(a, dir))
+				res, err := cl.Fetch(cmd.Context(), a, a.Dir(dir))
 				if err != nil {
 					return err
 				}
-				printResult(out, res, assetDir(a, dir))
+				printResult(out, res, a.Dir(dir))
 			}
 			return nil
 		},
@@ -156,7 +143,7 @@ func forgetAssets(w io.Writer, names []string, dir string) error {
 		assets = append(assets, a)
 	}
 	for _, a := range assets {
-		d := assetDir(a, dir)
+		d := a.Dir(dir)
 		gone, err := fetch.Forget(a, d)
 		if err != nil {
 			return err
@@ -179,28 +166,17 @@ func printCatalogue(w io.Writer) error {
 		if a.TrustOnFirstUse() {
 			d = "none published: trust on first use"
 		}
-		flag := a.Flag(assetDir(a, ""))
+		flag := a.Flag(a.Dir(""))
 		if flag == "" {
 			flag = "- (no train/test split)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.File, sizeText(a), d, flag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.File, a.SizeText(), d, flag)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, "\nflycl fetch NAME... downloads and verifies; docs/REPRODUCE.md says where each comes from.")
 	return err
-}
-
-// sizeText is the published size, "~" an approximate one, or "?".
-func sizeText(a fetch.Asset) string {
-	switch {
-	case a.Size > 0:
-		return fetch.HumanBytes(a.Size)
-	case a.ApproxSize > 0:
-		return "~" + fetch.HumanBytes(a.ApproxSize)
-	}
-	return "?"
 }
 
 // printResult says what was fetched and how it was verified.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/reject"
 )
 
 // The body of flycl predict: the model's predictor, the rejection the
@@ -25,7 +26,7 @@ func ExamplePredict() {
 	}
 
 	p := m.Snapshot().Predictor()
-	rej, err := flycl.ParseRejection("off", p.Rejection()) // --unknown off
+	rej, err := reject.ParseRule("off", p.Rejection()) // --unknown off
 	if err != nil {
 		panic(err)
 	}

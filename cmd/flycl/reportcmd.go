@@ -3,11 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/experiment"
 	"github.com/flycl/flycl/report"
 )
 
@@ -27,23 +25,10 @@ method, each cell Ā ± std over seeds with A_T in parentheses.`,
   flycl report --compare results/*/result.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rs := make([]*experiment.Result, len(args))
-			for i, p := range args {
-				r, err := report.ReadResult(p)
-				if err != nil {
-					return err
-				}
-				rs[i] = r
-			}
 			if compare {
-				names := make([]string, len(args))
-				sums := make([][]report.Summary, len(args))
-				for i, p := range args {
-					names[i], sums[i] = filepath.Base(filepath.Dir(p)), report.Summarize(rs[i])
-				}
-				return report.Compare(cmd.OutOrStdout(), names, sums)
+				return report.CompareFiles(cmd.OutOrStdout(), args...)
 			}
-			m, err := report.Merge(rs)
+			m, err := report.MergeFiles(args...)
 			if err != nil {
 				return err
 			}

@@ -209,3 +209,14 @@ func (r Resolver) GreyDir(kind string) (string, error) {
 	}
 	return "", fmt.Errorf("data set %s needs a path (%s:PATH)", kind, kind)
 }
+
+// InitORT loads the ONNX Runtime library ORTLibrary resolves
+// (backbone.Init), for the commands that run a backbone, and returns its
+// path.
+func (r Resolver) InitORT() (string, error) {
+	lib, err := r.ORTLibrary()
+	if err != nil {
+		return "", err
+	}
+	return lib, backbone.Init(lib)
+}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flycl/flycl/backbone"
 )
 
 // unsetenv unsets key for the test (restored by Setenv's cleanup).
@@ -219,5 +221,26 @@ func TestSettingsComplete(t *testing.T) {
 		if seen[e] != 1 {
 			t.Errorf("%s listed %d times", e, seen[e])
 		}
+	}
+}
+
+// TestInitORT: a library that is not there is refused naming it; the one
+// make ort installs (found from this folder's parents) loads, and ONNX
+// Runtime then reports its version.
+func TestInitORT(t *testing.T) {
+	unsetenv(t, EnvORTLib)
+	missing := filepath.Join(t.TempDir(), "libonnxruntime.so")
+	if _, err := (Resolver{Flags: map[string]string{FlagORTLib: missing}}).InitORT(); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("missing library: %v", err)
+	}
+	lib, err := Resolver{}.InitORT()
+	if errors.Is(err, ErrORTNotFound) || backbone.Supported() != nil {
+		t.Skip("ONNX Runtime not installed (make ort)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(lib, "libonnxruntime.so.1") || backbone.Version() == "" {
+		t.Errorf("loaded %s, version %q", lib, backbone.Version())
 	}
 }

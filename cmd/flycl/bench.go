@@ -104,11 +104,7 @@ tensors, no Go work per call), and, when --torch names a Python with torch
 and torchvision, PyTorch on the same architectures (a script built into the
 binary). Prints the ratios.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			lib, err := ortLibrary(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			if err := backbone.Init(lib); err != nil {
+			if err := initORT(cmd.Flags()); err != nil {
 				return err
 			}
 			dur := time.Duration(seconds * float64(time.Second))

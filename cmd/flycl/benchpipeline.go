@@ -37,11 +37,7 @@ need all the cores, end to end cannot beat it.`,
 			if err != nil {
 				return err
 			}
-			lib, err := ortLibrary(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			if err := backbone.Init(lib); err != nil {
+			if err := initORT(cmd.Flags()); err != nil {
 				return err
 			}
 			ds, err := spec.Open(split)

@@ -50,6 +50,12 @@ func resolver(fs *pflag.FlagSet) locate.Resolver {
 // ortLibrary resolves the ONNX Runtime library.
 func ortLibrary(fs *pflag.FlagSet) (string, error) { return resolver(fs).ORTLibrary() }
 
+// initORT loads the ONNX Runtime library resolved from fs's flags.
+func initORT(fs *pflag.FlagSet) error {
+	_, err := resolver(fs).InitORT()
+	return err
+}
+
 // modelsDir resolves the folder of the per-layer .npy backbones ("" if none).
 func modelsDir() string { return locate.Resolver{}.ModelsDir() }
 

@@ -3,17 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/internal/bench"
 	"github.com/flycl/flycl/internal/enginebench"
-	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/ridge"
 	"github.com/spf13/cobra"
 )
@@ -143,36 +140,5 @@ binary). Prints the ratios.`,
 	c.Flags().StringVar(&which, "backbones", "squeezenet,mobilenetv2,resnet50,vit", "backbones to measure")
 	c.Flags().StringVar(&torch, "torch", "", "Python interpreter with torch and torchvision for the side-by-side (e.g. /usr/bin/python3)")
 	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
-	return c
-}
-
-func infoCmd() *cobra.Command {
-	var model string
-	c := &cobra.Command{
-		Use:   "info [FILE | --model FILE]",
-		Short: "Print the build's linear-algebra backend and threads, or a model file's configuration and history",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				if model != "" && model != args[0] {
-					return fmt.Errorf("info: two model files given (%s and --model %s): give one", args[0], model)
-				}
-				model = args[0]
-			}
-			if model != "" {
-				return printModelInfo(os.Stdout, model)
-			}
-			fmt.Printf("linalg backend: %s, %d threads; GOMAXPROCS %d; %s/%s\n",
-				linalg.Backend(), linalg.Threads(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
-			fmt.Printf("JPEG decoder: %s\n", imageio.JPEGDecoder)
-			for _, v := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OPENBLAS_L2_SIZE"} {
-				if s, ok := os.LookupEnv(v); ok {
-					fmt.Printf("%s=%s\n", v, s)
-				}
-			}
-			return nil
-		},
-	}
-	c.Flags().StringVar(&model, "model", "", "model file to describe (config, version, classes, lambda history, size)")
 	return c
 }

@@ -46,10 +46,24 @@ func answerText(p prediction) string {
 	return s
 }
 
+// predictOptions are flycl predict's flags.
+type predictOptions struct {
+	in                     inputFlags
+	model, format, unknown string
+	topN                   int
+}
+
+// AddFlags adds predict's flags to c.
+func (o *predictOptions) AddFlags(c *cobra.Command) {
+	o.in.register(c, "test")
+	c.Flags().StringVar(&o.model, "model", "", "model file")
+	c.Flags().IntVar(&o.topN, "top", 5, "classes to print per input")
+	c.Flags().StringVar(&o.unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number")
+	c.Flags().StringVar(&o.format, "format", "table", "output format: table, json or csv")
+}
+
 func predictCmd() *cobra.Command {
-	var in inputFlags
-	var model, format, unknown string
-	var topN int
+	var o predictOptions
 	c := &cobra.Command{
 		Use:   "predict --model FILE (IMAGE... | --data KIND:PATH | --features F.npz)",
 		Short: "Classify images or feature vectors with a model file: top-N classes with scores",
@@ -65,71 +79,70 @@ never rejects, a number is a threshold on the calibrated score. The
 probability is the top class's, calibrated by the model's fitted temperature.`,
 		Example: `  flycl predict --model cam.flycl photo1.jpg photo2.jpg
   flycl predict --model cam.flycl --data folder:photos --split test --format csv`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if model == "" {
-				return fmt.Errorf("give --model FILE")
-			}
-			if topN <= 0 {
-				return fmt.Errorf("--top must be positive, got %d", topN)
-			}
-			switch format {
-			case "table", "json", "csv":
-			default:
-				return fmt.Errorf("--format %q: want table, json or csv", format)
-			}
-			f, err := deploy.LoadFile(model)
-			if err != nil {
-				return err
-			}
-			warnFile(f)
-			p := f.Snapshot.Predictor()
-			if len(p.Classes()) == 0 {
-				return fmt.Errorf("%s has no classes yet: teach it with flycl learn", model)
-			}
-			rej, err := reject.ParseRule(unknown, p.Rejection())
-			if err != nil {
-				return fmt.Errorf("--unknown: %w", err)
-			}
-			// every image that can be read is answered; the others are
-			// listed after the answers, and the exit status is not 0
-			in.skipBad = true
-			s, err := in.load(cmd, f.Pipeline, true, args, false)
-			if err != nil {
-				return err
-			}
-			if s.d != p.InputDim() {
-				return flycl.Input(fmt.Errorf("%s: the inputs have %d-dimensional features, the model d=%d", s.desc, s.d, p.InputDim()))
-			}
-			answers, err := deploy.Predict(cmd.Context(), p, rej, s.x, topN)
-			if err != nil {
-				return err
-			}
-			preds := make([]prediction, len(answers))
-			for i, a := range answers {
-				preds[i] = prediction{Input: strconv.Itoa(i), Prediction: a}
-				if s.paths != nil {
-					preds[i].Input = s.paths[i]
-				}
-				if s.names != nil {
-					preds[i].Truth = s.names[i]
-				}
-			}
-			acc := deploy.Accuracy(answers, s.names, p.ClassNames())
-			if err := writePredictions(os.Stdout, format, preds, acc); err != nil {
-				return err
-			}
-			if len(s.bad) > 0 {
-				return &deploy.BadFilesError{Files: s.bad, Total: len(preds) + len(s.bad)}
-			}
-			return nil
-		},
+		RunE: o.run,
 	}
-	in.register(c, "test")
-	c.Flags().StringVar(&model, "model", "", "model file")
-	c.Flags().IntVar(&topN, "top", 5, "classes to print per input")
-	c.Flags().StringVar(&unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number")
-	c.Flags().StringVar(&format, "format", "table", "output format: table, json or csv")
+	o.AddFlags(c)
 	return c
+}
+
+// run reads the model file and the inputs, answers them (deploy.Predict) and prints the answers and the accuracy.
+func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
+	if o.model == "" {
+		return fmt.Errorf("give --model FILE")
+	}
+	if o.topN <= 0 {
+		return fmt.Errorf("--top must be positive, got %d", o.topN)
+	}
+	switch o.format {
+	case "table", "json", "csv":
+	default:
+		return fmt.Errorf("--format %q: want table, json or csv", o.format)
+	}
+	f, err := deploy.LoadFile(o.model)
+	if err != nil {
+		return err
+	}
+	warnFile(f)
+	p := f.Snapshot.Predictor()
+	if len(p.Classes()) == 0 {
+		return fmt.Errorf("%s has no classes yet: teach it with flycl learn", o.model)
+	}
+	rej, err := reject.ParseRule(o.unknown, p.Rejection())
+	if err != nil {
+		return fmt.Errorf("--unknown: %w", err)
+	}
+	// every image that can be read is answered; the others are
+	// listed after the answers, and the exit status is not 0
+	o.in.skipBad = true
+	s, err := o.in.load(cmd, f.Pipeline, true, args, false)
+	if err != nil {
+		return err
+	}
+	if s.d != p.InputDim() {
+		return flycl.Input(fmt.Errorf("%s: the inputs have %d-dimensional features, the model d=%d", s.desc, s.d, p.InputDim()))
+	}
+	answers, err := deploy.Predict(cmd.Context(), p, rej, s.x, o.topN)
+	if err != nil {
+		return err
+	}
+	preds := make([]prediction, len(answers))
+	for i, a := range answers {
+		preds[i] = prediction{Input: strconv.Itoa(i), Prediction: a}
+		if s.paths != nil {
+			preds[i].Input = s.paths[i]
+		}
+		if s.names != nil {
+			preds[i].Truth = s.names[i]
+		}
+	}
+	acc := deploy.Accuracy(answers, s.names, p.ClassNames())
+	if err := writePredictions(os.Stdout, o.format, preds, acc); err != nil {
+		return err
+	}
+	if len(s.bad) > 0 {
+		return &deploy.BadFilesError{Files: s.bad, Total: len(preds) + len(s.bad)}
+	}
+	return nil
 }
 
 func writePredictions(w io.Writer, format string, preds []prediction, acc *deploy.Score) error {

@@ -13,12 +13,24 @@ import (
 	"github.com/flycl/flycl/fetch"
 )
 
+// reproduceOptions are flycl reproduce's flags.
+type reproduceOptions struct {
+	ff                  fetchFlags
+	weightsDir, dataDir string
+	dryRun, list        bool
+}
+
+// AddFlags adds reproduce's flags to c.
+func (o *reproduceOptions) AddFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.weightsDir, "weights-dir", defaultWeightsDir, "folder of the backbone weights")
+	c.Flags().StringVar(&o.dataDir, "data-dir", defaultDataDir, "folder of the data sets")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print what would be downloaded and run, and the expected time; do nothing")
+	c.Flags().BoolVar(&o.list, "list", false, "list the settings")
+	o.ff.register(c)
+}
+
 func reproduceCmd() *cobra.Command {
-	var (
-		ff                  fetchFlags
-		weightsDir, dataDir string
-		dryRun, list        bool
-	)
+	var o reproduceOptions
 	c := &cobra.Command{
 		Use:   "reproduce SETTING [--dry-run]",
 		Short: "Fetch what one of the paper's settings needs and run its command (docs/REPRODUCE.md)",
@@ -28,49 +40,48 @@ runs the setting's flycl run command. --dry-run prints what would be downloaded
 (names, sizes), the command, and the time it took on the machine the docs
 measured, without doing anything.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			out := cmd.OutOrStdout()
-			if list || len(args) == 0 {
-				return printSettings(out, weightsDir, dataDir)
-			}
-			s, err := fetch.LookupSetting(args[0])
-			if err != nil {
-				return err
-			}
-			plan, err := fetch.PlanSetting(s, weightsDir, dataDir)
-			if err != nil {
-				return err
-			}
-			if dryRun {
-				return printPlan(out, plan)
-			}
-			cl, err := ff.client(cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			for _, a := range plan.Assets {
-				res, err := cl.Fetch(cmd.Context(), a.Asset, a.Dir)
-				if err != nil {
-					return err
-				}
-				printResult(out, res, a.Dir)
-			}
-			line := plan.Command
-			fmt.Fprintf(out, "running: flycl %s\n", strings.Join(line, " "))
-			run := runCmd() // the very command "flycl run" is, on its own
-			run.SilenceUsage, run.SilenceErrors = true, true
-			run.SetArgs(line[1:])
-			run.SetOut(cmd.OutOrStdout())
-			run.SetErr(cmd.ErrOrStderr())
-			return run.ExecuteContext(cmd.Context())
-		},
+		RunE: o.run,
 	}
-	c.Flags().StringVar(&weightsDir, "weights-dir", defaultWeightsDir, "folder of the backbone weights")
-	c.Flags().StringVar(&dataDir, "data-dir", defaultDataDir, "folder of the data sets")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be downloaded and run, and the expected time; do nothing")
-	c.Flags().BoolVar(&list, "list", false, "list the settings")
-	ff.register(c)
+	o.AddFlags(c)
 	return c
+}
+
+// run plans the setting (fetch.PlanSetting) and prints the plan, or fetches its assets and runs its flycl run command.
+func (o *reproduceOptions) run(cmd *cobra.Command, args []string) error {
+	out := cmd.OutOrStdout()
+	if o.list || len(args) == 0 {
+		return printSettings(out, o.weightsDir, o.dataDir)
+	}
+	s, err := fetch.LookupSetting(args[0])
+	if err != nil {
+		return err
+	}
+	plan, err := fetch.PlanSetting(s, o.weightsDir, o.dataDir)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		return printPlan(out, plan)
+	}
+	cl, err := o.ff.client(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	for _, a := range plan.Assets {
+		res, err := cl.Fetch(cmd.Context(), a.Asset, a.Dir)
+		if err != nil {
+			return err
+		}
+		printResult(out, res, a.Dir)
+	}
+	line := plan.Command
+	fmt.Fprintf(out, "running: flycl %s\n", strings.Join(line, " "))
+	run := runCmd() // the very command "flycl run" is, on its own
+	run.SilenceUsage, run.SilenceErrors = true, true
+	run.SetArgs(line[1:])
+	run.SetOut(cmd.OutOrStdout())
+	run.SetErr(cmd.ErrOrStderr())
+	return run.ExecuteContext(cmd.Context())
 }
 
 // printSettings lists every setting with its command.

@@ -3,6 +3,7 @@ package locate
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -219,4 +220,18 @@ func (r Resolver) InitORT() (string, error) {
 		return "", err
 	}
 	return lib, backbone.Init(lib)
+}
+
+// BuiltinNotice is the attribution (NOTICE) and the licence (LICENSE) of
+// the weights built into flycl (package zoo), which travel with every copy
+// of a binary that carries them, one after the other.
+func BuiltinNotice() string {
+	read := func(name string) string {
+		b, err := fs.ReadFile(zoo.FS(), name) // embedded at build time
+		if err != nil {
+			return err.Error()
+		}
+		return string(b)
+	}
+	return read("NOTICE") + "\n" + read("LICENSE")
 }

@@ -244,3 +244,19 @@ func TestInitORT(t *testing.T) {
 		t.Errorf("loaded %s, version %q", lib, backbone.Version())
 	}
 }
+
+// TestBuiltinNotice: the notice and licence built into the binary are the
+// files of backbone/zoo as they are in the source tree, whole.
+func TestBuiltinNotice(t *testing.T) {
+	notice, err := os.ReadFile("../backbone/zoo/NOTICE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	licence, err := os.ReadFile("../backbone/zoo/LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := BuiltinNotice(), string(notice)+"\n"+string(licence); got != want {
+		t.Errorf("BuiltinNotice is %d bytes, the files %d", len(got), len(want))
+	}
+}

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/backbone/zoo"
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/locate"
 	"github.com/spf13/cobra"
@@ -103,20 +101,13 @@ take these paths explicitly and read no environment.
 // backbone weights, their attribution (NOTICE) and licence (LICENSE), which
 // must travel with every copy of the binary.
 func weightsHelp() *cobra.Command {
-	read := func(name string) string {
-		b, err := fs.ReadFile(zoo.FS(), name) // embedded at build time
-		if err != nil {
-			return err.Error()
-		}
-		return string(b)
-	}
 	return &cobra.Command{Use: "weights", Short: "The backbone weights built into flycl: where they come from and their licence",
 		Long: `flycl carries ImageNet-pretrained weights of MobileNetV2 1.0 (--backbone
 mobilenetv2, the default for images) and SqueezeNet 1.1 (--backbone squeezenet)
 inside the binary; --backbone NAME:DIR or ` + envModels + ` use other copies
 ("flycl help environment"). Their notice and licence follow.
 
-` + read("NOTICE") + "\n" + read("LICENSE")}
+` + locate.BuiltinNotice()}
 }
 
 // checkOut makes sure the output folder dir exists (creating it) and that a

@@ -44,20 +44,30 @@ func Predict(ctx context.Context, p *flycl.Predictor, rej reject.Rule, x []float
 	ranked := p.Rank(scores, top)
 	preds := make([]Prediction, len(ranked))
 	for i, r := range ranked {
-		row := scores[i*nc : (i+1)*nc]
-		pr := &preds[i]
-		pr.Top, pr.Answer, pr.Unknown = r, r[0].Name, rej.Reject(row, cos[i])
-		if pr.Unknown {
-			pr.Answer = UnknownAnswer
-		}
-		if v, ok := rej.Probability(row); ok {
-			pr.Probability = &v
-		}
-		if v, ok := rej.Margin(row, cos[i]); ok {
-			pr.Margin = &v
-		}
+		preds[i] = Decide(r[0].Name, rej, scores[i*nc:(i+1)*nc], cos[i])
+		preds[i].Top = r
 	}
 	return preds, nil
+}
+
+// Decide is the answer for one input whose best class is top, from its
+// row of class scores and its cosine (flycl.Predictor.ScoresCosines):
+// top, or UnknownAnswer when rej rejects the input; the calibrated
+// probability of the top class and the margin over the threshold when rej
+// has them. The answer's Top is left to the caller. flycl predict and the
+// server answer through it.
+func Decide(top string, rej reject.Rule, row []float32, cos float64) Prediction {
+	p := Prediction{Answer: top, Unknown: rej.Reject(row, cos)}
+	if p.Unknown {
+		p.Answer = UnknownAnswer
+	}
+	if v, ok := rej.Probability(row); ok {
+		p.Probability = &v
+	}
+	if v, ok := rej.Margin(row, cos); ok {
+		p.Margin = &v
+	}
+	return p
 }
 
 // Score is an accuracy over the labelled samples of the classes a model

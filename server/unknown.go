@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -37,9 +38,6 @@ func cosineAt(cos []float64, i int) float64 {
 	return math.NaN()
 }
 
-// unknownAnswer is a prediction's answer when it is rejected.
-const unknownAnswer = "unknown"
-
 // checkUnknown checks Config.Unknown.
 func checkUnknown(v string) error {
 	if _, err := reject.ParseRule(v, reject.Rule{}); err != nil {
@@ -62,22 +60,16 @@ func (s *Server) rejection(sn ModelView) reject.Rule {
 	return rej
 }
 
-// answer sets p's answer, unknown flag and probability from its row of
-// class scores and its cosine (reject.Rule.Reject), and counts the
+// answer sets p's answer, unknown flag, probability and margin from its
+// row of class scores and its cosine (deploy.Decide), and counts the
 // answer.
 func (s *Server) answer(p *Prediction, rej reject.Rule, row []float32, cos float64) {
-	p.Answer = p.Class
-	if rej.Reject(row, cos) {
-		p.Answer, p.Unknown = unknownAnswer, true
+	d := deploy.Decide(p.Class, rej, row, cos)
+	p.Answer, p.Unknown, p.Probability, p.Margin = d.Answer, d.Unknown, d.Probability, d.Margin
+	if p.Unknown {
 		s.met.answers.WithLabelValues("unknown").Inc()
 	} else {
 		s.met.answers.WithLabelValues("known").Inc()
-	}
-	if pr, ok := rej.Probability(row); ok {
-		p.Probability = &pr
-	}
-	if mg, ok := rej.Margin(row, cos); ok {
-		p.Margin = &mg
 	}
 }
 

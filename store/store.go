@@ -612,16 +612,7 @@ func (s *Store) JournalSamples(class string) []float32 {
 	if m == nil {
 		return nil
 	}
-	label, ok := m.LabelOf(class)
-	if !ok {
-		return nil
-	}
-	n := -1
-	for i, l := range m.Classes() {
-		if l == label {
-			n = m.ClassCounts()[i]
-		}
-	}
+	n := classCount(m, class)
 	hist, err := s.History()
 	if err != nil || n <= 0 {
 		return nil

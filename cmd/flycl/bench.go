@@ -3,17 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/internal/bench"
 	"github.com/flycl/flycl/internal/enginebench"
-	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/ridge"
 	"github.com/spf13/cobra"
 )
@@ -88,10 +85,26 @@ tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 	return c
 }
 
+// backbonesOptions are flycl bench backbones's flags.
+type backbonesOptions struct {
+	batch, threads           int
+	seconds                  float64
+	torch, precisions, which string
+}
+
+// AddFlags adds bench backbones's flags to c.
+func (o *backbonesOptions) AddFlags(c *cobra.Command) {
+	c.Flags().IntVar(&o.batch, "batch", 8, "images per batch")
+	c.Flags().IntVar(&o.threads, "threads", 0, "threads (0: all CPUs)")
+	c.Flags().Float64Var(&o.seconds, "seconds", 5, "seconds per measurement")
+	c.Flags().StringVar(&o.precisions, "precision", "fp32,int8", "precisions to measure, side by side per backbone (int8 calibrated on synthetic images: speed only)")
+	c.Flags().StringVar(&o.which, "backbones", "squeezenet,mobilenetv2,resnet50,vit", "backbones to measure")
+	c.Flags().StringVar(&o.torch, "torch", "", "Python interpreter with torch and torchvision for the side-by-side (e.g. /usr/bin/python3)")
+	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+}
+
 func backbonesCmd() *cobra.Command {
-	var batch, threads int
-	var seconds float64
-	var torch, precisions, which string
+	var o backbonesOptions
 	c := &cobra.Command{
 		Use:   "backbones",
 		Short: "Images/s of SqueezeNet, MobileNetV2, ResNet-50 and ViT-B/16 on ONNX Runtime, next to ORT alone and PyTorch",
@@ -103,80 +116,42 @@ Session.Run, through ONNX Runtime alone on the same graph (pre-allocated
 tensors, no Go work per call), and, when --torch names a Python with torch
 and torchvision, PyTorch on the same architectures (a script built into the
 binary). Prints the ratios.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			lib, err := ortLibrary(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			if err := backbone.Init(lib); err != nil {
-				return err
-			}
-			dur := time.Duration(seconds * float64(time.Second))
-			var precs []backbone.Precision
-			for _, p := range strings.Split(precisions, ",") {
-				pr, err := backbone.ParsePrecision(strings.TrimSpace(p))
-				if err != nil {
-					return fmt.Errorf("--precision: %w", err)
-				}
-				precs = append(precs, pr)
-			}
-			var models []bench.Backbone
-			for _, name := range strings.Split(which, ",") {
-				var m *backbone.Model
-				var err error
-				switch strings.TrimSpace(name) {
-				case "squeezenet", "mobilenetv2":
-					m, err = openBackbone(name)
-				case "resnet50":
-					m, err = backbone.ResNet50(backbone.RandomResNet50(1))
-				case "vit":
-					m, err = backbone.ViT(backbone.RandomViTB16(1), 12)
-				default:
-					err = fmt.Errorf("--backbones: unknown %q (squeezenet, mobilenetv2, resnet50, vit)", name)
-				}
-				models = append(models, bench.Backbone{Model: m, Err: err})
-			}
-			return bench.Backbones(cmd.Context(), os.Stdout, os.Stderr, bench.BackbonesOptions{Backbones: models, Precisions: precs,
-				Batch: batch, Threads: threads, Duration: dur, Torch: torch})
-		},
+		RunE: o.run,
 	}
-	c.Flags().IntVar(&batch, "batch", 8, "images per batch")
-	c.Flags().IntVar(&threads, "threads", 0, "threads (0: all CPUs)")
-	c.Flags().Float64Var(&seconds, "seconds", 5, "seconds per measurement")
-	c.Flags().StringVar(&precisions, "precision", "fp32,int8", "precisions to measure, side by side per backbone (int8 calibrated on synthetic images: speed only)")
-	c.Flags().StringVar(&which, "backbones", "squeezenet,mobilenetv2,resnet50,vit", "backbones to measure")
-	c.Flags().StringVar(&torch, "torch", "", "Python interpreter with torch and torchvision for the side-by-side (e.g. /usr/bin/python3)")
-	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+	o.AddFlags(c)
 	return c
 }
 
-func infoCmd() *cobra.Command {
-	var model string
-	c := &cobra.Command{
-		Use:   "info [FILE | --model FILE]",
-		Short: "Print the build's linear-algebra backend and threads, or a model file's configuration and history",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				if model != "" && model != args[0] {
-					return fmt.Errorf("info: two model files given (%s and --model %s): give one", args[0], model)
-				}
-				model = args[0]
-			}
-			if model != "" {
-				return printModelInfo(os.Stdout, model)
-			}
-			fmt.Printf("linalg backend: %s, %d threads; GOMAXPROCS %d; %s/%s\n",
-				linalg.Backend(), linalg.Threads(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
-			fmt.Printf("JPEG decoder: %s\n", imageio.JPEGDecoder)
-			for _, v := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OPENBLAS_L2_SIZE"} {
-				if s, ok := os.LookupEnv(v); ok {
-					fmt.Printf("%s=%s\n", v, s)
-				}
-			}
-			return nil
-		},
+// run loads ONNX Runtime, opens the backbones (real weights for SqueezeNet and MobileNetV2, random ones for ResNet-50 and ViT-B/16: speed only) and measures them (bench.Backbones).
+func (o *backbonesOptions) run(cmd *cobra.Command, args []string) error {
+	if err := initORT(cmd.Flags()); err != nil {
+		return err
 	}
-	c.Flags().StringVar(&model, "model", "", "model file to describe (config, version, classes, lambda history, size)")
-	return c
+	dur := time.Duration(o.seconds * float64(time.Second))
+	var precs []backbone.Precision
+	for _, p := range strings.Split(o.precisions, ",") {
+		pr, err := backbone.ParsePrecision(strings.TrimSpace(p))
+		if err != nil {
+			return fmt.Errorf("--precision: %w", err)
+		}
+		precs = append(precs, pr)
+	}
+	var models []bench.Backbone
+	for _, name := range strings.Split(o.which, ",") {
+		var m *backbone.Model
+		var err error
+		switch strings.TrimSpace(name) {
+		case "squeezenet", "mobilenetv2":
+			m, err = openBackbone(name)
+		case "resnet50":
+			m, err = backbone.ResNet50(backbone.RandomResNet50(1))
+		case "vit":
+			m, err = backbone.ViT(backbone.RandomViTB16(1), 12)
+		default:
+			err = fmt.Errorf("--backbones: unknown %q (squeezenet, mobilenetv2, resnet50, vit)", name)
+		}
+		models = append(models, bench.Backbone{Model: m, Err: err})
+	}
+	return bench.Backbones(cmd.Context(), os.Stdout, os.Stderr, bench.BackbonesOptions{Backbones: models, Precisions: precs,
+		Batch: o.batch, Threads: o.threads, Duration: dur, Torch: o.torch})
 }

@@ -53,12 +53,12 @@ tests on the rest. scripts/camera-bench builds the benchmark's two sets from
 				if !ok || name == "" || dir == "" {
 					return fmt.Errorf("--features %q: want NAME=DIR", s)
 				}
-				tr, err := features.Load(filepath.Join(dir, "train.npz"))
+				tr, err := features.Load(filepath.Join(dir, features.TrainFile))
 				if err != nil {
 					return err
 				}
 				set := bench.CameraSet{Name: name, Train: tr, Shots: shot[name]}
-				te, err := features.Load(filepath.Join(dir, "test.npz"))
+				te, err := features.Load(filepath.Join(dir, features.TestFile))
 				switch {
 				case err == nil:
 					set.Test = te

@@ -18,11 +18,28 @@ import (
 // benchDecodeBudgetCmd measures the server's memory and a small predict's
 // latency under a burst of large images, with and without the decoding
 // budget, side by side, one process per budget.
+// decodeBudgetOptions are flycl bench decode-budget's flags.
+type decodeBudgetOptions struct {
+	spec        string
+	side, large int
+	budgets     []int64
+	one         bool
+}
+
+// AddFlags adds bench decode-budget's flags to c.
+func (o *decodeBudgetOptions) AddFlags(c *cobra.Command) {
+	fs := c.Flags()
+	fs.StringVar(&o.spec, "backbone", "squeezenet", "backbone")
+	fs.IntVar(&o.side, "side", 6300, "width and height of the large all-zero PNG")
+	fs.IntVar(&o.large, "large", 8, "large predicts sent at once")
+	fs.Int64SliceVar(&o.budgets, "budgets", []int64{-1, imageio.DefaultBudgetPixels}, "decoding budgets to compare, in pixels (-1: none)")
+	fs.BoolVar(&o.one, "one", false, "measure the one --budgets value in this process and print the result as JSON")
+	fs.MarkHidden("one")
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+}
+
 func benchDecodeBudgetCmd() *cobra.Command {
-	var spec string
-	var side, large int
-	var budgets []int64
-	var one bool
+	var o decodeBudgetOptions
 	c := &cobra.Command{
 		Use:   "decode-budget [--backbone squeezenet]",
 		Short: "Peak RSS rise and a small predict's latency while many large images arrive at once, per decoding budget",
@@ -36,58 +53,54 @@ memory above what it held before the burst, the small predict's latency,
 how many large predicts were answered and refused (503), and the burst's
 wall time.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			lib, err := ortLibrary(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			if one {
-				if len(budgets) != 1 {
-					return fmt.Errorf("--one: give one --budgets value, not %d", len(budgets))
-				}
-				if err := backbone.Init(lib); err != nil {
-					return err
-				}
-				bb, err := openBackbone(spec)
-				if err != nil {
-					return err
-				}
-				r, err := bench.DecodeBudget(cmd.Context(), bench.DecodeBudgetOptions{Backbone: bb, Spec: spec, Side: side, Large: large, Budget: budgets[0]})
-				if err != nil {
-					return err
-				}
-				return json.NewEncoder(os.Stdout).Encode(r)
-			}
-			self, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			var rs []bench.DecodeBudgetResult
-			for _, b := range budgets {
-				var out bytes.Buffer
-				child := exec.CommandContext(cmd.Context(), self, "bench", "decode-budget", "--one", "--ort-lib", lib, "--backbone", spec,
-					"--side", strconv.Itoa(side), "--large", strconv.Itoa(large), "--budgets", strconv.FormatInt(b, 10))
-				child.Stdout, child.Stderr = &out, os.Stderr
-				if err := child.Run(); err != nil {
-					return fmt.Errorf("budget %d: %w", b, err)
-				}
-				var r bench.DecodeBudgetResult
-				if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-					return fmt.Errorf("budget %d: %w", b, err)
-				}
-				rs = append(rs, r)
-			}
-			bench.PrintDecodeBudget(os.Stdout, spec, side, large, rs)
-			return nil
-		},
+		RunE: o.run,
 	}
-	fs := c.Flags()
-	fs.StringVar(&spec, "backbone", "squeezenet", "backbone")
-	fs.IntVar(&side, "side", 6300, "width and height of the large all-zero PNG")
-	fs.IntVar(&large, "large", 8, "large predicts sent at once")
-	fs.Int64SliceVar(&budgets, "budgets", []int64{-1, imageio.DefaultBudgetPixels}, "decoding budgets to compare, in pixels (-1: none)")
-	fs.BoolVar(&one, "one", false, "measure the one --budgets value in this process and print the result as JSON")
-	fs.MarkHidden("one")
-	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+	o.AddFlags(c)
 	return c
+}
+
+// run measures one budget in this process (--one, bench.DecodeBudget), or each budget in a child process, and prints the table.
+func (o *decodeBudgetOptions) run(cmd *cobra.Command, _ []string) error {
+	lib, err := ortLibrary(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	if o.one {
+		if len(o.budgets) != 1 {
+			return fmt.Errorf("--one: give one --budgets value, not %d", len(o.budgets))
+		}
+		if err := backbone.Init(lib); err != nil {
+			return err
+		}
+		bb, err := openBackbone(o.spec)
+		if err != nil {
+			return err
+		}
+		r, err := bench.DecodeBudget(cmd.Context(), bench.DecodeBudgetOptions{Backbone: bb, Spec: o.spec, Side: o.side, Large: o.large, Budget: o.budgets[0]})
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(os.Stdout).Encode(r)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var rs []bench.DecodeBudgetResult
+	for _, b := range o.budgets {
+		var out bytes.Buffer
+		child := exec.CommandContext(cmd.Context(), self, "bench", "decode-budget", "--one", "--ort-lib", lib, "--backbone", o.spec,
+			"--side", strconv.Itoa(o.side), "--large", strconv.Itoa(o.large), "--budgets", strconv.FormatInt(b, 10))
+		child.Stdout, child.Stderr = &out, os.Stderr
+		if err := child.Run(); err != nil {
+			return fmt.Errorf("budget %d: %w", b, err)
+		}
+		var r bench.DecodeBudgetResult
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			return fmt.Errorf("budget %d: %w", b, err)
+		}
+		rs = append(rs, r)
+	}
+	bench.PrintDecodeBudget(os.Stdout, o.spec, o.side, o.large, rs)
+	return nil
 }

@@ -14,8 +14,7 @@ import (
 // refactors G + λI, on the same learns in one run (solve only: no file is
 // written).
 func benchLearnUpdateCmd() *cobra.Command {
-	var m, d, n, classes, learns, limit int
-	var policy flycl.LambdaPolicy
+	var o bench.LearnUpdateOptions // the flags set it; RunE passes it on
 	c := &cobra.Command{
 		Use:   "learn-update [--m 10000] [--d 512] [--n 20] [--learns 10] [--lambda-policy gcv|keep]",
 		Short: "Time of a small learn: keeping the Cholesky factor (low-rank term) vs refactoring (solve only)",
@@ -31,17 +30,16 @@ at the first learn's λ): no model file is written, so the times are the
 learn's alone, without a save.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return bench.LearnUpdate(cmd.Context(), os.Stdout, bench.LearnUpdateOptions{M: m, D: d, N: n, Classes: classes,
-				Learns: learns, Limit: limit, Policy: policy})
+			return bench.LearnUpdate(cmd.Context(), os.Stdout, o)
 		},
 	}
 	fs := c.Flags()
-	fs.IntVar(&m, "m", 10000, "expansion dimension")
-	fs.IntVar(&d, "d", 512, "feature dimension")
-	fs.IntVar(&n, "n", 20, "samples per learn")
-	fs.IntVar(&classes, "classes", 2, "new classes per learn")
-	fs.IntVar(&learns, "learns", 10, "learns, one after another")
-	fs.IntVar(&limit, "update-limit", -1, "most samples since the factorisation that keep the factor on the update path (-1: the default ridge.UpdateLimit(m); larger values measure the crossover)")
-	fs.TextVar(&policy, "lambda-policy", flycl.LambdaGCV, "gcv: λ by GCV on each learn; keep: the first learn's λ for all")
+	fs.IntVar(&o.M, "m", 10000, "expansion dimension")
+	fs.IntVar(&o.D, "d", 512, "feature dimension")
+	fs.IntVar(&o.N, "n", 20, "samples per learn")
+	fs.IntVar(&o.Classes, "classes", 2, "new classes per learn")
+	fs.IntVar(&o.Learns, "learns", 10, "learns, one after another")
+	fs.IntVar(&o.Limit, "update-limit", -1, "most samples since the factorisation that keep the factor on the update path (-1: the default ridge.UpdateLimit(m); larger values measure the crossover)")
+	fs.TextVar(&o.Policy, "lambda-policy", flycl.LambdaGCV, "gcv: λ by GCV on each learn; keep: the first learn's λ for all")
 	return c
 }

@@ -14,9 +14,7 @@ import (
 // save, publish) on a model of the given m, next to the memory the model
 // itself holds.
 func benchServeLearnCmd() *cobra.Command {
-	var m, d, n, classes, learns, checkpoint int
-	var dir string
-	var policy flycl.LambdaPolicy
+	var o bench.ServeLearnOptions // the flags set it; RunE passes it on
 	c := &cobra.Command{
 		Use:   "serve-learn [--m 10000] [--d 512] [--n 20] [--learns 10] [--lambda-policy keep|gcv]",
 		Short: "Peak memory and time of one learn of flycl serve's model file backend (learn + save + publish)",
@@ -32,18 +30,17 @@ G (the copy per learn it replaced made it about 3.3). A last row reopens the fil
 restart, or the undo of a failed learn) with no model in memory before.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return bench.ServeLearn(cmd.Context(), os.Stdout, os.Stderr, bench.ServeLearnOptions{M: m, D: d, N: n, Classes: classes,
-				Learns: learns, Dir: dir, Policy: policy, Checkpoint: checkpoint})
+			return bench.ServeLearn(cmd.Context(), os.Stdout, os.Stderr, o)
 		},
 	}
 	fs := c.Flags()
-	fs.IntVar(&m, "m", 10000, "expansion dimension")
-	fs.IntVar(&d, "d", 512, "feature dimension")
-	fs.IntVar(&n, "n", 20, "samples per learn")
-	fs.IntVar(&classes, "classes", 2, "new classes per learn")
-	fs.IntVar(&learns, "learns", 10, "learns, one after another")
-	fs.StringVar(&dir, "dir", "", "folder for the model file (default: a temporary one, removed afterwards)")
-	fs.TextVar(&policy, "lambda-policy", flycl.LambdaKeep, "λ of the learns after the first: keep (the factor's λ stays, so a small learn updates it) or gcv (GCV on every learn, as the paper; a learn whose λ changes refactors)")
-	fs.IntVar(&checkpoint, "checkpoint-every", 16, "the journal path's checkpoint interval (flycl serve's default)")
+	fs.IntVar(&o.M, "m", 10000, "expansion dimension")
+	fs.IntVar(&o.D, "d", 512, "feature dimension")
+	fs.IntVar(&o.N, "n", 20, "samples per learn")
+	fs.IntVar(&o.Classes, "classes", 2, "new classes per learn")
+	fs.IntVar(&o.Learns, "learns", 10, "learns, one after another")
+	fs.StringVar(&o.Dir, "dir", "", "folder for the model file (default: a temporary one, removed afterwards)")
+	fs.TextVar(&o.Policy, "lambda-policy", flycl.LambdaKeep, "λ of the learns after the first: keep (the factor's λ stays, so a small learn updates it) or gcv (GCV on every learn, as the paper; a learn whose λ changes refactors)")
+	fs.IntVar(&o.Checkpoint, "checkpoint-every", 16, "the journal path's checkpoint interval (flycl serve's default)")
 	return c
 }

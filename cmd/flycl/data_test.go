@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flycl/flycl/locate"
 )
 
 // TestMissingDataSaysHowToGetIt: a data set that is not there stops the
@@ -11,7 +13,7 @@ import (
 // that kind of data set comes from.
 func TestMissingDataSaysHowToGetIt(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "absent")
-	t.Setenv(envFashion, missing)
+	t.Setenv(locate.EnvFashion, missing)
 	for _, c := range []struct {
 		args []string
 		want string

@@ -6,8 +6,13 @@
 // environment" for the settings it reads from the environment.
 //
 // The package is thin: each command parses its flags, checks them (an
-// error quotes the value given), resolves paths in one place (env.go: the
+// error quotes the value given), resolves paths through package locate (the
 // flag, then a FLYCL_* environment variable, then a documented default)
-// and calls the library packages with explicit inputs. Every command is
-// one line of the commands list in main.go. See docs/ARCHITECTURE.md.
+// and calls the library packages with explicit inputs. A command is an
+// options struct (its flags), AddFlags, and a run method that opens the
+// model file's store or the input, calls one library function and prints
+// (forget.go: store.Forget decides whether a forget is exact; predict.go:
+// deploy.Predict answers). The rules live in the libraries and are tested
+// there. Every command is one line of its group in main.go (Models, Deploy, Research, Benchmarks:
+// the groups "flycl help" lists). See docs/ARCHITECTURE.md.
 package main

@@ -15,11 +15,9 @@ import (
 	"github.com/flycl/flycl/fetch"
 )
 
-// Where flycl fetch and flycl reproduce put assets unless told otherwise
-// (relative to the working folder; docs/REPRODUCE.md uses them).
 const (
-	defaultWeightsDir = "weights"
-	defaultDataDir    = "data"
+	defaultWeightsDir = fetch.DefaultWeightsDir
+	defaultDataDir    = fetch.DefaultDataDir
 )
 
 // fetchFlags are the download settings fetch and reproduce share.
@@ -57,25 +55,26 @@ func (f *fetchFlags) client(stderr io.Writer) (*fetch.Client, error) {
 	}, nil
 }
 
-// assetDir is where an asset goes: dir if given, else weights/ or data/.
-func assetDir(a fetch.Asset, dir string) string {
-	if dir != "" {
-		return dir
-	}
-	if a.Kind == fetch.Weights {
-		return defaultWeightsDir
-	}
-	return defaultDataDir
+// fetchOptions are flycl fetch's flags.
+type fetchOptions struct {
+	ff     fetchFlags
+	dir    string
+	url    string
+	list   bool
+	forget bool
+}
+
+// AddFlags adds fetch's flags to c.
+func (o *fetchOptions) AddFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.dir, "dir", "", "folder for every asset (default: "+defaultWeightsDir+"/ for weights, "+defaultDataDir+"/ for data sets)")
+	c.Flags().StringVar(&o.url, "url", "", "download the one NAME from this URL instead (a mirror); it is verified the same way")
+	c.Flags().BoolVar(&o.list, "list", false, "list the catalogue")
+	c.Flags().BoolVar(&o.forget, "forget", false, "remove the digest (or split file list) recorded at the first download of each NAME from the folder's "+fetch.LockName+", so that the next fetch trusts a new download again; the file stays")
+	o.ff.register(c)
 }
 
 func fetchCmd() *cobra.Command {
-	var (
-		ff     fetchFlags
-		dir    string
-		url    string
-		list   bool
-		forget bool
-	)
+	var o fetchOptions
 	c := &cobra.Command{
 		Use:   "fetch NAME... [--dir D] [--url URL]",
 		Short: "Download the paper's backbones and data sets from their official locations and verify them",
@@ -98,51 +97,50 @@ count and the SHA-256 of its sorted file list.
 
 Weights go to ` + defaultWeightsDir + `/ and data sets to ` + defaultDataDir + `/ unless --dir is given.
 "flycl fetch" alone lists the catalogue; docs/REPRODUCE.md explains it.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			out := cmd.OutOrStdout()
-			if forget {
-				if len(args) == 0 || url != "" || list {
-					return fmt.Errorf("--forget NAME...: give the names to forget, without --url or --list")
-				}
-				return forgetAssets(out, args, dir)
-			}
-			if list || len(args) == 0 {
-				return printCatalogue(out)
-			}
-			if url != "" && len(args) != 1 {
-				return fmt.Errorf("--url %s: give exactly one NAME (got %d)", url, len(args))
-			}
-			var assets []fetch.Asset
-			for _, n := range args {
-				a, err := fetch.Lookup(n)
-				if err != nil {
-					return err
-				}
-				if url != "" {
-					a.URLs = []string{url}
-				}
-				assets = append(assets, a)
-			}
-			cl, err := ff.client(cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			for _, a := range assets {
-				res, err := cl.Fetch(cmd.Context(), a, assetDir(a, dir))
-				if err != nil {
-					return err
-				}
-				printResult(out, res, assetDir(a, dir))
-			}
-			return nil
-		},
+		RunE: o.run,
 	}
-	c.Flags().StringVar(&dir, "dir", "", "folder for every asset (default: "+defaultWeightsDir+"/ for weights, "+defaultDataDir+"/ for data sets)")
-	c.Flags().StringVar(&url, "url", "", "download the one NAME from this URL instead (a mirror); it is verified the same way")
-	c.Flags().BoolVar(&list, "list", false, "list the catalogue")
-	c.Flags().BoolVar(&forget, "forget", false, "remove the digest (or split file list) recorded at the first download of each NAME from the folder's "+fetch.LockName+", so that the next fetch trusts a new download again; the file stays")
-	ff.register(c)
+	o.AddFlags(c)
 	return c
+}
+
+// run downloads and verifies the named assets (fetch.Client.Fetch), lists the catalogue, or forgets recorded digests.
+func (o *fetchOptions) run(cmd *cobra.Command, args []string) error {
+	out := cmd.OutOrStdout()
+	if o.forget {
+		if len(args) == 0 || o.url != "" || o.list {
+			return fmt.Errorf("--forget NAME...: give the names to forget, without --url or --list")
+		}
+		return forgetAssets(out, args, o.dir)
+	}
+	if o.list || len(args) == 0 {
+		return printCatalogue(out)
+	}
+	if o.url != "" && len(args) != 1 {
+		return fmt.Errorf("--url %s: give exactly one NAME (got %d)", o.url, len(args))
+	}
+	var assets []fetch.Asset
+	for _, n := range args {
+		a, err := fetch.Lookup(n)
+		if err != nil {
+			return err
+		}
+		if o.url != "" {
+			a.URLs = []string{o.url}
+		}
+		assets = append(assets, a)
+	}
+	cl, err := o.ff.client(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	for _, a := range assets {
+		res, err := cl.Fetch(cmd.Context(), a, a.Dir(o.dir))
+		if err != nil {
+			return err
+		}
+		printResult(out, res, a.Dir(o.dir))
+	}
+	return nil
 }
 
 // forgetAssets un-pins the named assets in their folders' lock files.
@@ -156,7 +154,7 @@ func forgetAssets(w io.Writer, names []string, dir string) error {
 		assets = append(assets, a)
 	}
 	for _, a := range assets {
-		d := assetDir(a, dir)
+		d := a.Dir(dir)
 		gone, err := fetch.Forget(a, d)
 		if err != nil {
 			return err
@@ -179,28 +177,17 @@ func printCatalogue(w io.Writer) error {
 		if a.TrustOnFirstUse() {
 			d = "none published: trust on first use"
 		}
-		flag := a.Flag(assetDir(a, ""))
+		flag := a.Flag(a.Dir(""))
 		if flag == "" {
 			flag = "- (no train/test split)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.File, sizeText(a), d, flag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.File, a.SizeText(), d, flag)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, "\nflycl fetch NAME... downloads and verifies; docs/REPRODUCE.md says where each comes from.")
 	return err
-}
-
-// sizeText is the published size, "~" an approximate one, or "?".
-func sizeText(a fetch.Asset) string {
-	switch {
-	case a.Size > 0:
-		return fetch.HumanBytes(a.Size)
-	case a.ApproxSize > 0:
-		return "~" + fetch.HumanBytes(a.ApproxSize)
-	}
-	return "?"
 }
 
 // printResult says what was fetched and how it was verified.

@@ -156,7 +156,7 @@ func TestFetchCommandFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range fetch.Catalogue() {
-		if !strings.Contains(out, a.Name) || !strings.Contains(out, a.File) || !strings.Contains(out, a.Flag(assetDir(a, ""))) {
+		if !strings.Contains(out, a.Name) || !strings.Contains(out, a.File) || !strings.Contains(out, a.Flag(a.Dir(""))) {
 			t.Errorf("catalogue listing lacks %s", a.Name)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/analysis"
 	"github.com/flycl/flycl/report"
 )
@@ -74,15 +73,14 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if len(all) < f.classes {
 		return fmt.Errorf("--classes %d: %s has only %d classes", f.classes, desc, len(all))
 	}
-	classes := all[:f.classes]
 	if f.trainPerClass < 0 {
 		return fmt.Errorf("--train-per-class %d: must be at least 1 (or 0 for all)", f.trainPerClass)
 	}
-	train = train.FirstPerClass(f.trainPerClass)
-	x, y, _ := train.Subset(classes)
-	if f.center {
-		analysis.CenterRows(x, train.D)
+	task, err := analysis.FirstClasses(train, f.classes, f.trainPerClass)
+	if err != nil {
+		return err
 	}
+	classes := task.Classes
 	cfg, err := f.model.config()
 	if err != nil {
 		return err
@@ -90,15 +88,7 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if err := checkDim(cfg, train.D); err != nil {
 		return err
 	}
-	model, err := flycl.New(cfg, train.D)
-	if err != nil {
-		return err
-	}
-	rec, err := model.Learn(cmd.Context(), x, y, nil)
-	if err != nil {
-		return err
-	}
-	st, err := analysis.PrototypeCorrelations(cmd.Context(), model, x, y, classes)
+	st, lambda, err := analysis.Heatmap(cmd.Context(), cfg, task, f.center)
 	if err != nil {
 		return err
 	}
@@ -121,6 +111,6 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 		centered = ", centred"
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s, %d classes × ≤%d samples%s, λ=%g: mean |r| features %.3f, projection+top-k %.3f, ridge %.3f (%s/heatmap.png)\n",
-		desc, len(classes), f.trainPerClass, centered, rec.Lambda, st.MeanAbsOD[0], st.MeanAbsOD[1], st.MeanAbsOD[2], f.out)
+		desc, len(classes), f.trainPerClass, centered, lambda, st.MeanAbsOD[0], st.MeanAbsOD[1], st.MeanAbsOD[2], f.out)
 	return nil
 }

@@ -66,10 +66,12 @@ func (f *hebbianFlags) run(cmd *cobra.Command) error {
 	if len(all) < f.classes {
 		return fmt.Errorf("--classes %d: %s has only %d classes", f.classes, desc, len(all))
 	}
-	classes := all[:f.classes]
-	train = train.FirstPerClass(f.trainPerClass)
-	x, y, _ := train.Subset(classes)
-	xt, yt, _ := test.Subset(classes)
+	task, err := analysis.FirstClasses(train, f.classes, f.trainPerClass)
+	if err != nil {
+		return err
+	}
+	classes := task.Classes
+	xt, yt := task.Subset(test)
 	if len(yt) == 0 {
 		return fmt.Errorf("%s: no test samples of classes %v", desc, classes)
 	}
@@ -80,7 +82,7 @@ func (f *hebbianFlags) run(cmd *cobra.Command) error {
 	if err := checkOut(f.out); err != nil {
 		return err
 	}
-	curve, err := analysis.Hebbian(cmd.Context(), cfg, train.D, x, y, xt, yt, f.passes, f.every)
+	curve, err := analysis.Hebbian(cmd.Context(), cfg, task.D, task.X, task.Y, xt, yt, f.passes, f.every)
 	if err != nil {
 		return err
 	}

@@ -107,7 +107,13 @@ func openModel(cmd *cobra.Command, path string, w waitFlag, args []string, mf *m
 // journal could not take (store.ErrNotRecorded) is a warning, not a
 // failure.
 func update(cmd *cobra.Command, st *store.Store, fn func(*deploy.Model) (store.Change, error)) error {
-	err := st.Update(cmd.Context(), fn)
+	return warnNotRecorded(st.Update(cmd.Context(), fn))
+}
+
+// warnNotRecorded prints the error of a change that is saved but not
+// recorded in the journal (store.ErrNotRecorded) as a warning, and
+// returns nil for it; any other error is returned.
+func warnNotRecorded(err error) error {
 	if errors.Is(err, store.ErrNotRecorded) && !errors.Is(err, modelfile.ErrLockLost) {
 		fmt.Fprintf(os.Stderr, "warning: %v\n", err)
 		return nil

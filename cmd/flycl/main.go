@@ -13,38 +13,28 @@ import (
 	"github.com/flycl/flycl/modelfile"
 )
 
-// commands is every subcommand of flycl ("flycl help" lists them
-// alphabetically). A new command is one line here.
-var commands = []func() *cobra.Command{
-	runCmd,
-	sweepCmd,
-	extractCmd,
-	reportCmd,
-	heatmapCmd,
-	hebbianCmd,
-	analyzeCmd,
-	exportWCmd,
-	exportCmd,
-	benchCmd,
-	infoCmd,
-	learnCmd,
-	statsCmd,
-	mergeCmd,
-	predictCmd,
-	forgetCmd,
-	undoCmd,
-	historyCmd,
-	repairCmd,
-	classesCmd,
-	serveCmd,
-	watchCmd,
-	frigateCmd,
-	fetchCmd,
-	reproduceCmd,
-	versionCmd,
-	environmentHelp,
-	weightsHelp,
+// groups are flycl's subcommands by who reads them ("flycl help" lists
+// each group alphabetically, in this order): first what a camera user
+// needs (a model file; serving it), then the research lab. A new command
+// is one line here.
+var groups = []struct {
+	id, title string
+	commands  []func() *cobra.Command
+}{
+	{"model", "Models (a model file: teach, ask, change, inspect):", []func() *cobra.Command{
+		learnCmd, predictCmd, forgetCmd, undoCmd, historyCmd, repairCmd, classesCmd, infoCmd, statsCmd, mergeCmd,
+	}},
+	{"deploy", "Deploy (serve a model, watch cameras, export it):", []func() *cobra.Command{
+		serveCmd, watchCmd, frigateCmd, exportCmd,
+	}},
+	{"research", "Research (the paper's protocol, data and figures):", []func() *cobra.Command{
+		runCmd, sweepCmd, extractCmd, reportCmd, heatmapCmd, hebbianCmd, analyzeCmd, exportWCmd, fetchCmd, reproduceCmd,
+	}},
+	{"bench", "Benchmarks:", []func() *cobra.Command{benchCmd}},
 }
+
+// ungrouped are the commands and help topics outside the groups.
+var ungrouped = []func() *cobra.Command{versionCmd, environmentHelp, weightsHelp}
 
 // newRoot builds the command tree.
 func newRoot() *cobra.Command {
@@ -54,7 +44,15 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	for _, c := range commands {
+	for _, g := range groups {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, newCmd := range g.commands {
+			c := newCmd()
+			c.GroupID = g.id
+			root.AddCommand(c)
+		}
+	}
+	for _, c := range ungrouped {
 		root.AddCommand(c())
 	}
 	// flycl --version: the same lines as flycl version

@@ -17,22 +17,12 @@ import (
 	"github.com/flycl/flycl/reject"
 )
 
-// prediction is one sample's result.
+// prediction is one sample's result: the input and its true class
+// around the library's answer.
 type prediction struct {
-	Input string         `json:"input"`
-	Truth string         `json:"truth,omitempty"`
-	Top   []flycl.Ranked `json:"top"`
-	// Answer is the top class's name, or "unknown" when the model's
-	// rejection (--unknown) says the input is none of its classes.
-	Answer  string `json:"answer"`
-	Unknown bool   `json:"unknown"`
-	// Probability is the calibrated probability of the top class (absent
-	// for a model without a fitted temperature): for an "unknown" answer,
-	// that of the best guess Top[0].
-	Probability *float64 `json:"probability,omitempty"`
-	// Margin is the open-set score less the threshold: negative (how far
-	// below) for an "unknown" answer (absent when rejection is off).
-	Margin *float64 `json:"unknown_margin,omitempty"`
+	Input string `json:"input"`
+	Truth string `json:"truth,omitempty"`
+	deploy.Prediction
 }
 
 // answerText is a prediction's answer as the table prints it: the class
@@ -56,10 +46,24 @@ func answerText(p prediction) string {
 	return s
 }
 
+// predictOptions are flycl predict's flags.
+type predictOptions struct {
+	in                     inputFlags
+	model, format, unknown string
+	topN                   int
+}
+
+// AddFlags adds predict's flags to c.
+func (o *predictOptions) AddFlags(c *cobra.Command) {
+	o.in.register(c, "test")
+	c.Flags().StringVar(&o.model, "model", "", "model file")
+	c.Flags().IntVar(&o.topN, "top", 5, "classes to print per input")
+	c.Flags().StringVar(&o.unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number")
+	c.Flags().StringVar(&o.format, "format", "table", "output format: table, json or csv")
+}
+
 func predictCmd() *cobra.Command {
-	var in inputFlags
-	var model, format, unknown string
-	var topN int
+	var o predictOptions
 	c := &cobra.Command{
 		Use:   "predict --model FILE (IMAGE... | --data KIND:PATH | --features F.npz)",
 		Short: "Classify images or feature vectors with a model file: top-N classes with scores",
@@ -75,142 +79,80 @@ never rejects, a number is a threshold on the calibrated score. The
 probability is the top class's, calibrated by the model's fitted temperature.`,
 		Example: `  flycl predict --model cam.flycl photo1.jpg photo2.jpg
   flycl predict --model cam.flycl --data folder:photos --split test --format csv`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if model == "" {
-				return fmt.Errorf("give --model FILE")
-			}
-			if topN <= 0 {
-				return fmt.Errorf("--top must be positive, got %d", topN)
-			}
-			switch format {
-			case "table", "json", "csv":
-			default:
-				return fmt.Errorf("--format %q: want table, json or csv", format)
-			}
-			f, err := deploy.LoadFile(model)
-			if err != nil {
-				return err
-			}
-			warnFile(f)
-			p := f.Snapshot.Predictor()
-			if len(p.Classes()) == 0 {
-				return fmt.Errorf("%s has no classes yet: teach it with flycl learn", model)
-			}
-			rej, err := reject.ParseRule(unknown, p.Rejection())
-			if err != nil {
-				return fmt.Errorf("--unknown: %w", err)
-			}
-			// every image that can be read is answered; the others are
-			// listed after the answers, and the exit status is not 0
-			in.skipBad = true
-			s, err := in.load(cmd, f.Pipeline, true, args, false)
-			if err != nil {
-				return err
-			}
-			if s.d != p.InputDim() {
-				return flycl.Input(fmt.Errorf("%s: the inputs have %d-dimensional features, the model d=%d", s.desc, s.d, p.InputDim()))
-			}
-			scores, cos, err := p.ScoresCosines(cmd.Context(), s.x)
-			if err != nil {
-				return err
-			}
-			top := p.Rank(scores, topN)
-			nc := len(p.Classes())
-			preds := make([]prediction, len(top))
-			for i := range top {
-				preds[i].Top = top[i]
-				row := scores[i*nc : (i+1)*nc]
-				preds[i].Answer, preds[i].Unknown = top[i][0].Name, rej.Reject(row, cos[i])
-				if preds[i].Unknown {
-					preds[i].Answer = unknownAnswer
-				}
-				if pr, ok := rej.Probability(row); ok {
-					preds[i].Probability = &pr
-				}
-				if mg, ok := rej.Margin(row, cos[i]); ok {
-					preds[i].Margin = &mg
-				}
-				preds[i].Input = strconv.Itoa(i)
-				if s.paths != nil {
-					preds[i].Input = s.paths[i]
-				}
-				if s.names != nil {
-					preds[i].Truth = s.names[i]
-				}
-			}
-			acc := accuracy(preds, p.ClassNames())
-			if err := writePredictions(os.Stdout, format, preds, acc); err != nil {
-				return err
-			}
-			if len(s.bad) > 0 {
-				return &deploy.BadFilesError{Files: s.bad, Total: len(preds) + len(s.bad)}
-			}
-			return nil
-		},
+		RunE: o.run,
 	}
-	in.register(c, "test")
-	c.Flags().StringVar(&model, "model", "", "model file")
-	c.Flags().IntVar(&topN, "top", 5, "classes to print per input")
-	c.Flags().StringVar(&unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number")
-	c.Flags().StringVar(&format, "format", "table", "output format: table, json or csv")
+	o.AddFlags(c)
 	return c
 }
 
-// score is an accuracy over the labelled samples of known classes.
-type score struct {
-	Correct   int     `json:"correct"`
-	Evaluated int     `json:"evaluated"`
-	Unknown   int     `json:"unknown_class"` // labelled samples of classes the model does not have
-	Accuracy  float64 `json:"accuracy"`
-	// Rejected counts the evaluated samples answered "unknown";
-	// UnknownRejected the samples of classes the model does not have
-	// that were.
-	Rejected        int `json:"rejected"`
-	UnknownRejected int `json:"unknown_class_rejected"`
-}
-
-// unknownAnswer is the answer for an input the model rejects.
-const unknownAnswer = "unknown"
-
-func accuracy(preds []prediction, classes []string) *score {
-	known := map[string]bool{}
-	for _, c := range classes {
-		known[c] = true
+// run reads the model file and the inputs, answers them (deploy.Predict) and prints the answers and the accuracy.
+func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
+	if o.model == "" {
+		return fmt.Errorf("give --model FILE")
 	}
-	var s score
-	for _, p := range preds {
-		switch {
-		case p.Truth == "":
-			return nil
-		case !known[p.Truth]:
-			s.Unknown++
-			if p.Unknown {
-				s.UnknownRejected++
-			}
-		default:
-			s.Evaluated++
-			if p.Unknown {
-				s.Rejected++
-			}
-			if p.Top[0].Name == p.Truth {
-				s.Correct++
-			}
+	if o.topN <= 0 {
+		return fmt.Errorf("--top must be positive, got %d", o.topN)
+	}
+	switch o.format {
+	case "table", "json", "csv":
+	default:
+		return fmt.Errorf("--format %q: want table, json or csv", o.format)
+	}
+	f, err := deploy.LoadFile(o.model)
+	if err != nil {
+		return err
+	}
+	warnFile(f)
+	p := f.Snapshot.Predictor()
+	if len(p.Classes()) == 0 {
+		return fmt.Errorf("%s has no classes yet: teach it with flycl learn", o.model)
+	}
+	rej, err := reject.ParseRule(o.unknown, p.Rejection())
+	if err != nil {
+		return fmt.Errorf("--unknown: %w", err)
+	}
+	// every image that can be read is answered; the others are
+	// listed after the answers, and the exit status is not 0
+	o.in.skipBad = true
+	s, err := o.in.load(cmd, f.Pipeline, true, args, false)
+	if err != nil {
+		return err
+	}
+	if s.d != p.InputDim() {
+		return flycl.Input(fmt.Errorf("%s: the inputs have %d-dimensional features, the model d=%d", s.desc, s.d, p.InputDim()))
+	}
+	answers, err := deploy.Predict(cmd.Context(), p, rej, s.x, o.topN)
+	if err != nil {
+		return err
+	}
+	preds := make([]prediction, len(answers))
+	for i, a := range answers {
+		preds[i] = prediction{Input: strconv.Itoa(i), Prediction: a}
+		if s.paths != nil {
+			preds[i].Input = s.paths[i]
+		}
+		if s.names != nil {
+			preds[i].Truth = s.names[i]
 		}
 	}
-	if s.Evaluated > 0 {
-		s.Accuracy = float64(s.Correct) / float64(s.Evaluated)
+	acc := deploy.Accuracy(answers, s.names, p.ClassNames())
+	if err := writePredictions(os.Stdout, o.format, preds, acc); err != nil {
+		return err
 	}
-	return &s
+	if len(s.bad) > 0 {
+		return &deploy.BadFilesError{Files: s.bad, Total: len(preds) + len(s.bad)}
+	}
+	return nil
 }
 
-func writePredictions(w io.Writer, format string, preds []prediction, acc *score) error {
+func writePredictions(w io.Writer, format string, preds []prediction, acc *deploy.Score) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Predictions []prediction `json:"predictions"`
-			Accuracy    *score       `json:"accuracy,omitempty"`
+			Predictions []prediction  `json:"predictions"`
+			Accuracy    *deploy.Score `json:"accuracy,omitempty"`
 		}{preds, acc})
 	case "csv":
 		cw := csv.NewWriter(w)

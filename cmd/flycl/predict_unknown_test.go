@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/reject"
@@ -61,7 +62,7 @@ func testPredictUnknown(t *testing.T, flags []string, kind reject.Score) {
 	nc := len(pred.Classes())
 	type result struct {
 		Predictions []prediction
-		Accuracy    *score
+		Accuracy    *deploy.Score
 	}
 	predict := func(unknown string) (result, error) {
 		out, err := runCLI(t, "predict", "--model", model, "--features", test, "--format", "json", "--top", "2", "--unknown", unknown)

@@ -9,9 +9,20 @@ import (
 	"github.com/flycl/flycl/store"
 )
 
+// repairOptions are flycl repair's flags.
+type repairOptions struct {
+	model string
+	wait  waitFlag
+}
+
+// AddFlags adds repair's flags to c.
+func (o *repairOptions) AddFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.model, "model", "", "model file")
+	o.wait.register(c)
+}
+
 func repairCmd() *cobra.Command {
-	var model string
-	var wait waitFlag
+	var o repairOptions
 	c := &cobra.Command{
 		Use:   "repair --model FILE",
 		Short: "Make a model's journal readable again: keep its valid records, after a backup, and list what is dropped",
@@ -30,50 +41,52 @@ short, never acknowledged) needs no repair: it is ignored, and cut off by the
 next change. Repair takes the model file's lock, like any writer.`,
 		Example: `  flycl repair --model cam.flycl`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if model == "" {
-				return fmt.Errorf("give --model FILE")
-			}
-			o, err := storeOptions(wait, args)
-			if err != nil {
-				return err
-			}
-			rep, m, err := store.Repair(cmd.Context(), model, o)
-			if rep == nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			switch rep.Action {
-			case "none":
-				fmt.Fprintf(out, "%s: nothing to repair (%s)\n", model, rep.Reason)
-			default:
-				fmt.Fprintf(out, "%s: %s\n", rep.Journal, rep.Reason)
-				fmt.Fprintf(out, "kept a copy of the journal as it was: %s\n", rep.Backup)
-				if rep.Action == "cut" {
-					fmt.Fprintf(out, "kept the first %d bytes (%d changes since the checkpoint); dropped %d bytes\n", rep.KeptBytes, rep.Kept, rep.DroppedBytes)
-				} else {
-					fmt.Fprintf(out, "moved the journal aside (%d bytes): the model file is used as it is\n", rep.DroppedBytes)
-				}
-				for _, d := range rep.Dropped {
-					op := d.Op
-					if op == "" {
-						op = "a record that does not decode"
-					}
-					fmt.Fprintf(out, "dropped: version %d, %s of %d samples (%s), %d bytes at byte %d\n", d.Version, op, d.Rows, strings.Join(d.Names, ", "), d.Bytes, d.Offset)
-				}
-				if len(rep.Dropped) == 0 {
-					fmt.Fprintf(out, "dropped no whole record\n")
-				}
-			}
-			if err != nil {
-				return err
-			}
-			warnLoad(m)
-			fmt.Fprintf(out, "model %s loads: version %d, %d classes\n", model, m.Version(), len(m.Classes()))
-			return nil
-		},
+		RunE:    o.run,
 	}
-	c.Flags().StringVar(&model, "model", "", "model file")
-	wait.register(c)
+	o.AddFlags(c)
 	return c
+}
+
+// run repairs the model file's journal (store.Repair) and prints what it kept and dropped.
+func (o *repairOptions) run(cmd *cobra.Command, args []string) error {
+	if o.model == "" {
+		return fmt.Errorf("give --model FILE")
+	}
+	so, err := storeOptions(o.wait, args)
+	if err != nil {
+		return err
+	}
+	rep, m, err := store.Repair(cmd.Context(), o.model, so)
+	if rep == nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	switch rep.Action {
+	case "none":
+		fmt.Fprintf(out, "%s: nothing to repair (%s)\n", o.model, rep.Reason)
+	default:
+		fmt.Fprintf(out, "%s: %s\n", rep.Journal, rep.Reason)
+		fmt.Fprintf(out, "kept a copy of the journal as it was: %s\n", rep.Backup)
+		if rep.Action == "cut" {
+			fmt.Fprintf(out, "kept the first %d bytes (%d changes since the checkpoint); dropped %d bytes\n", rep.KeptBytes, rep.Kept, rep.DroppedBytes)
+		} else {
+			fmt.Fprintf(out, "moved the journal aside (%d bytes): the model file is used as it is\n", rep.DroppedBytes)
+		}
+		for _, d := range rep.Dropped {
+			op := d.Op
+			if op == "" {
+				op = "a record that does not decode"
+			}
+			fmt.Fprintf(out, "dropped: version %d, %s of %d samples (%s), %d bytes at byte %d\n", d.Version, op, d.Rows, strings.Join(d.Names, ", "), d.Bytes, d.Offset)
+		}
+		if len(rep.Dropped) == 0 {
+			fmt.Fprintf(out, "dropped no whole record\n")
+		}
+	}
+	if err != nil {
+		return err
+	}
+	warnLoad(m)
+	fmt.Fprintf(out, "model %s loads: version %d, %d classes\n", o.model, m.Version(), len(m.Classes()))
+	return nil
 }

@@ -3,17 +3,26 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/experiment"
 	"github.com/flycl/flycl/report"
 )
 
+// reportOptions are flycl report's flags.
+type reportOptions struct {
+	out     string
+	compare bool
+}
+
+// AddFlags adds report's flags to c.
+func (o *reportOptions) AddFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.out, "out", "out/report", "output directory")
+	c.Flags().BoolVar(&o.compare, "compare", false, "print one table across experiments (one merged result.json each) instead of merging")
+}
+
 func reportCmd() *cobra.Command {
-	var out string
-	var compare bool
+	var o reportOptions
 	c := &cobra.Command{
 		Use:   "report RESULT.json...",
 		Short: "Merge result.json files of separate runs (e.g. one per seed) and write the combined table and plots",
@@ -26,37 +35,26 @@ method, each cell Ā ± std over seeds with A_T in parentheses.`,
 		Example: `  flycl report --out results/mnist results/mnist/seed*/result.json
   flycl report --compare results/*/result.json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rs := make([]*experiment.Result, len(args))
-			for i, p := range args {
-				r, err := report.ReadResult(p)
-				if err != nil {
-					return err
-				}
-				rs[i] = r
-			}
-			if compare {
-				names := make([]string, len(args))
-				sums := make([][]report.Summary, len(args))
-				for i, p := range args {
-					names[i], sums[i] = filepath.Base(filepath.Dir(p)), report.Summarize(rs[i])
-				}
-				return report.Compare(cmd.OutOrStdout(), names, sums)
-			}
-			m, err := report.Merge(rs)
-			if err != nil {
-				return err
-			}
-			sums, err := report.WriteAll(out, m)
-			if err != nil {
-				return err
-			}
-			report.Table(cmd.OutOrStdout(), m, sums)
-			fmt.Fprintf(os.Stderr, "merged %d files into %s\n", len(args), out)
-			return nil
-		},
+		RunE: o.run,
 	}
-	c.Flags().StringVar(&out, "out", "out/report", "output directory")
-	c.Flags().BoolVar(&compare, "compare", false, "print one table across experiments (one merged result.json each) instead of merging")
+	o.AddFlags(c)
 	return c
+}
+
+// run merges the result files (report.MergeFiles) and writes the combined table and plots, or compares them (report.CompareFiles).
+func (o *reportOptions) run(cmd *cobra.Command, args []string) error {
+	if o.compare {
+		return report.CompareFiles(cmd.OutOrStdout(), args...)
+	}
+	m, err := report.MergeFiles(args...)
+	if err != nil {
+		return err
+	}
+	sums, err := report.WriteAll(o.out, m)
+	if err != nil {
+		return err
+	}
+	report.Table(cmd.OutOrStdout(), m, sums)
+	fmt.Fprintf(os.Stderr, "merged %d files into %s\n", len(args), o.out)
+	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -14,12 +13,24 @@ import (
 	"github.com/flycl/flycl/fetch"
 )
 
+// reproduceOptions are flycl reproduce's flags.
+type reproduceOptions struct {
+	ff                  fetchFlags
+	weightsDir, dataDir string
+	dryRun, list        bool
+}
+
+// AddFlags adds reproduce's flags to c.
+func (o *reproduceOptions) AddFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.weightsDir, "weights-dir", defaultWeightsDir, "folder of the backbone weights")
+	c.Flags().StringVar(&o.dataDir, "data-dir", defaultDataDir, "folder of the data sets")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print what would be downloaded and run, and the expected time; do nothing")
+	c.Flags().BoolVar(&o.list, "list", false, "list the settings")
+	o.ff.register(c)
+}
+
 func reproduceCmd() *cobra.Command {
-	var (
-		ff                  fetchFlags
-		weightsDir, dataDir string
-		dryRun, list        bool
-	)
+	var o reproduceOptions
 	c := &cobra.Command{
 		Use:   "reproduce SETTING [--dry-run]",
 		Short: "Fetch what one of the paper's settings needs and run its command (docs/REPRODUCE.md)",
@@ -29,53 +40,48 @@ runs the setting's flycl run command. --dry-run prints what would be downloaded
 (names, sizes), the command, and the time it took on the machine the docs
 measured, without doing anything.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			out := cmd.OutOrStdout()
-			if list || len(args) == 0 {
-				return printSettings(out, weightsDir, dataDir)
-			}
-			s, err := fetch.LookupSetting(args[0])
-			if err != nil {
-				return err
-			}
-			b, d, err := s.Assets()
-			if err != nil {
-				return err
-			}
-			line, err := s.Command(weightsDir, dataDir)
-			if err != nil {
-				return err
-			}
-			if dryRun {
-				return printPlan(out, s, []fetch.Asset{b, d}, []string{weightsDir, dataDir}, line)
-			}
-			cl, err := ff.client(cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			for i, a := range []fetch.Asset{b, d} {
-				dir := []string{weightsDir, dataDir}[i]
-				res, err := cl.Fetch(cmd.Context(), a, dir)
-				if err != nil {
-					return err
-				}
-				printResult(out, res, dir)
-			}
-			fmt.Fprintf(out, "running: flycl %s\n", strings.Join(line, " "))
-			run := runCmd() // the very command "flycl run" is, on its own
-			run.SilenceUsage, run.SilenceErrors = true, true
-			run.SetArgs(line[1:])
-			run.SetOut(cmd.OutOrStdout())
-			run.SetErr(cmd.ErrOrStderr())
-			return run.ExecuteContext(cmd.Context())
-		},
+		RunE: o.run,
 	}
-	c.Flags().StringVar(&weightsDir, "weights-dir", defaultWeightsDir, "folder of the backbone weights")
-	c.Flags().StringVar(&dataDir, "data-dir", defaultDataDir, "folder of the data sets")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be downloaded and run, and the expected time; do nothing")
-	c.Flags().BoolVar(&list, "list", false, "list the settings")
-	ff.register(c)
+	o.AddFlags(c)
 	return c
+}
+
+// run plans the setting (fetch.PlanSetting) and prints the plan, or fetches its assets and runs its flycl run command.
+func (o *reproduceOptions) run(cmd *cobra.Command, args []string) error {
+	out := cmd.OutOrStdout()
+	if o.list || len(args) == 0 {
+		return printSettings(out, o.weightsDir, o.dataDir)
+	}
+	s, err := fetch.LookupSetting(args[0])
+	if err != nil {
+		return err
+	}
+	plan, err := fetch.PlanSetting(s, o.weightsDir, o.dataDir)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		return printPlan(out, plan)
+	}
+	cl, err := o.ff.client(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	for _, a := range plan.Assets {
+		res, err := cl.Fetch(cmd.Context(), a.Asset, a.Dir)
+		if err != nil {
+			return err
+		}
+		printResult(out, res, a.Dir)
+	}
+	line := plan.Command
+	fmt.Fprintf(out, "running: flycl %s\n", strings.Join(line, " "))
+	run := runCmd() // the very command "flycl run" is, on its own
+	run.SilenceUsage, run.SilenceErrors = true, true
+	run.SetArgs(line[1:])
+	run.SetOut(cmd.OutOrStdout())
+	run.SetErr(cmd.ErrOrStderr())
+	return run.ExecuteContext(cmd.Context())
 }
 
 // printSettings lists every setting with its command.
@@ -97,34 +103,27 @@ func printSettings(w io.Writer, weightsDir, dataDir string) error {
 }
 
 // printPlan is the dry run: downloads, command, expected time.
-func printPlan(w io.Writer, s fetch.Setting, assets []fetch.Asset, dirs []string, line []string) error {
+func printPlan(w io.Writer, p *fetch.Plan) error {
+	s := p.Setting
 	fmt.Fprintf(w, "%s: %s\n\nwould fetch:\n", s.Name, s.Title)
-	images := 0
-	for i, a := range assets {
+	for _, a := range p.Assets {
 		state := "to download"
-		p := a.Path(dirs[i])
-		if _, err := os.Stat(p); err == nil {
+		if a.Present {
 			state = "there (verified before the run)"
-		} else if n := partSize(filepath.Join(dirs[i], a.File+".part")); n > 0 {
-			state = fmt.Sprintf("to download, resuming after %s", fetch.HumanBytes(n))
+		} else if a.Partial > 0 {
+			state = fmt.Sprintf("to download, resuming after %s", fetch.HumanBytes(a.Partial))
 		}
 		dg := a.Digest.Algo + " published"
 		if a.TrustOnFirstUse() {
 			dg = "no published digest: trust on first use"
 		}
-		fmt.Fprintf(w, "  %-12s %-58s %10s  %s; %s\n", a.Name, filepath.Join(dirs[i], a.File), sizeText(a), dg, state)
+		fmt.Fprintf(w, "  %-12s %-58s %10s  %s; %s\n", a.Name, filepath.Join(a.Dir, a.File), a.SizeText(), dg, state)
 		if a.Split != "" {
-			fmt.Fprintf(w, "  %-12s converted into %s/ (train/<class>/, test/<class>/)\n", "", a.Path(dirs[i]))
-			if l, err := fetch.ReadLock(dirs[i]); err == nil {
-				if sp, ok := l.Splits[a.Split]; ok {
-					images = sp.Files
-				}
-			}
+			fmt.Fprintf(w, "  %-12s converted into %s/ (train/<class>/, test/<class>/)\n", "", a.Path(a.Dir))
 		}
 	}
-	fmt.Fprintf(w, "\nwould run:\n  flycl %s\n\n", strings.Join(line, " "))
-	m := fetch.DocsMeasured
-	e := m.Estimate(s, images)
+	fmt.Fprintf(w, "\nwould run:\n  flycl %s\n\n", strings.Join(p.Command, " "))
+	m, e := fetch.DocsMeasured, p.Estimate
 	fmt.Fprintf(w, "expected time, from the docs' measurements (%s; %s):\n", m.Machine, m.Commands)
 	if e.Extract > 0 {
 		fmt.Fprintf(w, "  feature extraction: %d images at %.1f images/s: %s (once; then cached)\n", e.Images, m.ImagesPerSecond[s.Backbone], fmtDuration(e.Extract))
@@ -153,12 +152,4 @@ func fmtDuration(d time.Duration) string {
 		return fmt.Sprintf("about %d min", m)
 	}
 	return fmt.Sprintf("about %d h %02d min", h, m)
-}
-
-// partSize is the size of a .part file (0 if none).
-func partSize(p string) int64 {
-	if st, err := os.Stat(p); err == nil {
-		return st.Size()
-	}
-	return 0
 }

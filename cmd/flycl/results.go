@@ -31,61 +31,27 @@ func (f *runFlags) resultConfig(cfg flycl.Config, opts methods.Options, d int) (
 	if c.Data == "" {
 		c.Data = "features"
 	}
-	add := func(role, path string) error {
-		in, err := experiment.Identify(role, path)
-		if err != nil {
-			return err
-		}
-		c.Inputs = append(c.Inputs, in)
-		return nil
-	}
-	if f.data.train != "" {
-		if err := add("train", f.data.train); err != nil {
-			return nil, err
-		}
-	}
-	if f.data.test != "" {
-		if err := add("test", f.data.test); err != nil {
-			return nil, err
-		}
-	}
+	src := experiment.Sources{Train: f.data.train, Test: f.data.test, W: f.wFile}
 	if f.data.data != "" {
-		// The data set's folder or archive, recorded with the path the
-		// user gave ("" when it is the data set's default location).
-		given := f.data.given().Path
 		s, err := f.data.spec()
 		if err != nil {
 			return nil, err
 		}
-		if path := s.Path; path != "" {
-			if err := add("data", path); err != nil {
-				return nil, err
-			}
-			c.Inputs[len(c.Inputs)-1].Path = given
-		}
+		src.Data, src.DataGiven = s.Path, f.data.given().Path
 	}
 	if f.ext.backbone != "" {
-		// The backbone's weights: the file or folder of the spec, or the
-		// backbone's folder in the models folder.
 		spec, err := extract.ParseBackbone(f.ext.backbone)
 		if err != nil {
 			return nil, fmt.Errorf("--backbone: %w", err)
 		}
-		given, path := spec.Path, spec.WeightsPath(modelsDir())
-		if path != "" {
-			if err := add("weights", path); err != nil {
-				return nil, err
-			}
-			c.Inputs[len(c.Inputs)-1].Path = given
-		}
+		src.Weights, src.WeightsGiven = spec.WeightsPath(modelsDir()), spec.Path
+	}
+	var err error
+	if c.Inputs, err = src.Identify(); err != nil {
+		return nil, err
 	}
 	w := opts.W
-	if f.wFile != "" {
-		if err := add("w", f.wFile); err != nil {
-			return nil, err
-		}
-	} else if cfg.P <= d {
-		var err error
+	if f.wFile == "" && cfg.P <= d {
 		if w, err = projection.Generate(cfg.M, d, cfg.P, cfg.Seed); err != nil {
 			return nil, err
 		}
@@ -116,20 +82,6 @@ func methodsHelp() string {
 		groups[i] = g + " (" + strings.Join(methods.Groups[g], ",") + ")"
 	}
 	return "comma-separated methods: " + strings.Join(methods.Names(), ", ") + "; or groups: " + strings.Join(groups, "; ")
-}
-
-// dataName names the data of a run for captions: the data set as given,
-// or the training feature file.
-func dataName(c *experiment.Config) string {
-	if c.Data != "features" {
-		return c.Data
-	}
-	for _, in := range c.Inputs {
-		if in.Role == "train" {
-			return in.Path
-		}
-	}
-	return c.Data
 }
 
 // shorten cuts s to n characters with an ellipsis.

@@ -377,7 +377,7 @@ top-1 over all seen test samples is reported alongside.`,
 						return nil
 					}
 					heat, err = analysis.FirstClassPrototypes(cmd.Context(), fc.Model, p.TrainSet(train), run.ClassOrder)
-					heatCaption = fmt.Sprintf("%s, seed %d, the first %d classes in arrival order; data: %s", run.Method, run.Seed, len(heat.Classes), shorten(dataName(rcfg), 50))
+					heatCaption = fmt.Sprintf("%s, seed %d, the first %d classes in arrival order; data: %s", run.Method, run.Seed, len(heat.Classes), shorten(rcfg.DataName(), 50))
 					return err
 				}
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -11,11 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/projection"
-	"github.com/flycl/flycl/store"
 )
 
 // parseShard parses "i/N" (0 <= i < N).
@@ -148,32 +145,15 @@ merged file records the shards it holds, so the intermediate merges need
 			if (model == "") == (out == "") {
 				return fmt.Errorf("give --model FILE (learn the task) or --out FILE (write the merged statistics)")
 			}
-			var parts []*modelfile.StatsFile
-			for _, p := range args {
-				f, err := modelfile.LoadStats(p)
-				if err != nil {
-					var pe *fs.PathError
-					if !errors.As(err, &pe) {
-						err = flycl.Input(err) // read, but not a statistics file
-					}
-					return err
-				}
-				parts = append(parts, f)
-			}
-			merged, err := modelfile.MergeStats(parts...)
+			merged, incomplete, err := modelfile.MergeFiles(args...)
 			if err != nil {
-				// the library counts parts from 1: name their files
-				names := make([]string, len(args))
-				for i, a := range args {
-					names[i] = fmt.Sprintf("part %d = %s", i+1, a)
-				}
-				return fmt.Errorf("%w (%s)", err, strings.Join(names, ", "))
+				return err
 			}
-			if err := modelfile.CheckComplete(merged.Shards); err != nil {
+			if incomplete != nil {
 				if !partial {
-					return fmt.Errorf("merge: %w (give --partial to merge them anyway)", err)
+					return fmt.Errorf("merge: %w (give --partial to merge them anyway)", incomplete)
 				}
-				fmt.Fprintf(os.Stderr, "warning: %v (merged anyway: --partial)\n", err)
+				fmt.Fprintf(os.Stderr, "warning: %v (merged anyway: --partial)\n", incomplete)
 			}
 			if out != "" {
 				if err := modelfile.SaveStats(out, merged); err != nil {
@@ -228,17 +208,8 @@ merged file records the shards it holds, so the intermediate merges need
 				}
 			}
 			t0 := time.Now()
-			// the merge, saved and recorded in the journal's history (an
-			// undo does not reach past it) as one durable change
-			var rec flycl.TaskRecord
-			err = update(cmd, st, func(m *deploy.Model) (store.Change, error) {
-				var err error
-				if rec, err = m.LearnStatsFile(cmd.Context(), merged, lambda); err != nil {
-					return store.Change{}, fmt.Errorf("merge (%s unchanged): %w", model, err)
-				}
-				return store.Change{Entry: deploy.MergeEntry(m.Version(), merged.Names, m.InputDim())}, nil
-			})
-			if err != nil {
+			rec, err := st.Merge(cmd.Context(), merged, lambda)
+			if err = warnNotRecorded(err); err != nil {
 				return err
 			}
 			m = st.Model()

@@ -11,10 +11,22 @@ import (
 	"github.com/flycl/flycl/deploy"
 )
 
+// undoOptions are flycl undo's flags.
+type undoOptions struct {
+	model string
+	to    uint64
+	wait  waitFlag
+}
+
+// AddFlags adds undo's flags to c.
+func (o *undoOptions) AddFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.model, "model", "", "model file")
+	c.Flags().Uint64Var(&o.to, "to", 0, "undo every learn after this version, so that the model ends as it was then (0: as created; default: the last learn only)")
+	o.wait.register(c)
+}
+
 func undoCmd() *cobra.Command {
-	var model string
-	var to uint64
-	var wait waitFlag
+	var o undoOptions
 	c := &cobra.Command{
 		Use:   "undo --model FILE [--to VERSION]",
 		Short: "Take the last learn (or every learn after VERSION) back out of a model exactly",
@@ -34,85 +46,99 @@ earlier undo took back, nor reach past the history the journal keeps:
 		Example: `  flycl undo --model cam.flycl
   flycl history --model cam.flycl && flycl undo --model cam.flycl --to 3`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if model == "" {
-				return fmt.Errorf("give --model FILE")
-			}
-			st, err := openStore(cmd, model, wait, args, false)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if st.Model() == nil {
-				return fmt.Errorf("%s does not exist", model)
-			}
-			var target *uint64
-			if cmd.Flags().Changed("to") {
-				target = &to
-			}
-			done, err := st.Undo(cmd.Context(), target)
-			for _, e := range done {
-				fmt.Printf("undid the learn of version %d (%d samples of %s) with lambda %g: model %s at version %d\n",
-					e.Undoes, e.Rows(), strings.Join(deploy.Distinct(e.Names), ", "), e.LambdaBefore, model, e.Version)
-			}
-			if err != nil {
-				if len(done) == 0 {
-					return fmt.Errorf("undo (%s unchanged): %w", model, err)
-				}
-				return fmt.Errorf("undo: %w", err)
-			}
-			m := st.Model()
-			switch {
-			case target == nil:
-				fmt.Printf("model %s: version %d, %d classes\n", model, m.Version(), len(m.Classes()))
-			case len(done) == 0:
-				fmt.Printf("nothing to undo: %s (version %d) is as it was at version %d\n", model, m.Version(), to)
-			default:
-				fmt.Printf("%s is as it was at version %d: version %d, %d classes\n", model, to, m.Version(), len(m.Classes()))
-			}
-			return nil
-		},
+		RunE: o.run,
 	}
-	c.Flags().StringVar(&model, "model", "", "model file")
-	c.Flags().Uint64Var(&to, "to", 0, "undo every learn after this version, so that the model ends as it was then (0: as created; default: the last learn only)")
-	wait.register(c)
+	o.AddFlags(c)
 	return c
 }
 
+// run opens the model file's store, takes learns back out (store.Undo) and prints each.
+func (o *undoOptions) run(cmd *cobra.Command, args []string) error {
+	if o.model == "" {
+		return fmt.Errorf("give --model FILE")
+	}
+	st, err := openStore(cmd, o.model, o.wait, args, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if st.Model() == nil {
+		return fmt.Errorf("%s does not exist", o.model)
+	}
+	var target *uint64
+	if cmd.Flags().Changed("to") {
+		target = &o.to
+	}
+	done, err := st.Undo(cmd.Context(), target)
+	for _, e := range done {
+		fmt.Printf("undid the learn of version %d (%d samples of %s) with lambda %g: model %s at version %d\n",
+			e.Undoes, e.Rows(), strings.Join(deploy.Distinct(e.Names), ", "), e.LambdaBefore, o.model, e.Version)
+	}
+	if err != nil {
+		if len(done) == 0 {
+			return fmt.Errorf("undo (%s unchanged): %w", o.model, err)
+		}
+		return fmt.Errorf("undo: %w", err)
+	}
+	m := st.Model()
+	switch {
+	case target == nil:
+		fmt.Printf("model %s: version %d, %d classes\n", o.model, m.Version(), len(m.Classes()))
+	case len(done) == 0:
+		fmt.Printf("nothing to undo: %s (version %d) is as it was at version %d\n", o.model, m.Version(), o.to)
+	default:
+		fmt.Printf("%s is as it was at version %d: version %d, %d classes\n", o.model, o.to, m.Version(), len(m.Classes()))
+	}
+	return nil
+}
+
+// historyOptions are flycl history's flags.
+type historyOptions struct {
+	model string
+}
+
+// AddFlags adds history's flags to c.
+func (o *historyOptions) AddFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.model, "model", "", "model file")
+}
+
 func historyCmd() *cobra.Command {
-	var model string
+	var o historyOptions
 	c := &cobra.Command{
 		Use:   "history --model FILE",
 		Short: "List a model's changes that its journal records (what flycl undo can take back)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if model == "" {
-				return fmt.Errorf("give --model FILE")
-			}
-			h, err := deploy.History(model)
-			if err != nil {
-				return err
-			}
-			if len(h) == 0 {
-				fmt.Printf("%s has no journal of its changes (flycl learn starts one at the next learn unless --no-journal, flycl serve keeps one; flycl info shows the learning steps)\n", model)
-				return nil
-			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "version\ttime\tchange\tsamples\tclasses\tlambda before\tundoable")
-			for _, i := range h {
-				op := i.Op
-				if i.Undoes != 0 {
-					op = fmt.Sprintf("undo of %d", i.Undoes)
-				}
-				u := ""
-				if i.Undoable {
-					u = "yes"
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%g\t%s\n", i.Version, i.Time.Format("2006-01-02 15:04:05"), op, i.Samples, strings.Join(i.Classes, ","), i.LambdaBefore, u)
-			}
-			return tw.Flush()
-		},
+		RunE:  o.run,
 	}
-	c.Flags().StringVar(&model, "model", "", "model file")
+	o.AddFlags(c)
 	return c
+}
+
+// run reads the journal's history (deploy.History) and prints it.
+func (o *historyOptions) run(cmd *cobra.Command, _ []string) error {
+	if o.model == "" {
+		return fmt.Errorf("give --model FILE")
+	}
+	h, err := deploy.History(o.model)
+	if err != nil {
+		return err
+	}
+	if len(h) == 0 {
+		fmt.Printf("%s has no journal of its changes (flycl learn starts one at the next learn unless --no-journal, flycl serve keeps one; flycl info shows the learning steps)\n", o.model)
+		return nil
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "version\ttime\tchange\tsamples\tclasses\tlambda before\tundoable")
+	for _, i := range h {
+		op := i.Op
+		if i.Undoes != 0 {
+			op = fmt.Sprintf("undo of %d", i.Undoes)
+		}
+		u := ""
+		if i.Undoable {
+			u = "yes"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%g\t%s\n", i.Version, i.Time.Format("2006-01-02 15:04:05"), op, i.Samples, strings.Join(i.Classes, ","), i.LambdaBefore, u)
+	}
+	return tw.Flush()
 }

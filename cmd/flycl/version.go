@@ -5,13 +5,11 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/cpu"
 
 	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/internal/buildinfo"
 	"github.com/flycl/flycl/linalg"
 )
 
@@ -28,77 +26,15 @@ type versionInfo struct {
 }
 
 // buildVersion returns the version and commit: the ldflags variables
-// when set, else the build information's.
-func buildVersion() (v, rev string) {
-	v, rev = version, commit
-	bi, ok := debug.ReadBuildInfo()
-	if ok && v == "" {
-		v = bi.Main.Version
-	}
-	if ok && rev == "" {
-		var when string
-		dirty := false
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.time":
-				when = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if rev != "" && when != "" {
-			rev += " (" + when + ")"
-		}
-		if rev != "" && dirty {
-			rev += ", with uncommitted changes"
-		}
-	}
-	if v == "" {
-		v = "unknown"
-	}
-	if rev == "" {
-		rev = "unknown (built without VCS information)"
-	}
-	return v, rev
-}
-
-// cpuFeatures lists the SIMD features of this CPU that flycl's numeric
-// code can use (OpenBLAS picks its kernels by them, ONNX Runtime too).
-func cpuFeatures() string {
-	var f []string
-	add := func(ok bool, name string) {
-		if ok {
-			f = append(f, name)
-		}
-	}
-	switch runtime.GOARCH {
-	case "amd64", "386":
-		add(cpu.X86.HasAVX, "AVX")
-		add(cpu.X86.HasAVX2, "AVX2")
-		add(cpu.X86.HasFMA, "FMA")
-		add(cpu.X86.HasAVX512F, "AVX512F")
-		add(cpu.X86.HasAVX512VNNI, "AVX512-VNNI")
-		add(cpu.X86.HasAVXVNNI, "AVX-VNNI")
-	case "arm64":
-		add(cpu.ARM64.HasASIMD, "ASIMD")
-		add(cpu.ARM64.HasFPHP, "FP16")
-		add(cpu.ARM64.HasASIMDDP, "DOTPROD")
-		add(cpu.ARM64.HasSVE, "SVE")
-	}
-	if len(f) == 0 {
-		return "none of AVX2, FMA, AVX512, VNNI (or not an x86/ARM CPU)"
-	}
-	return strings.Join(f, " ")
-}
+// when set, else the build information's (buildinfo.Version).
+func buildVersion() (v, rev string) { return buildinfo.Version(version, commit) }
 
 // collectVersion gathers the versions; ort says how ONNX Runtime was
 // found (its version, or why not).
 func collectVersion(ort string) versionInfo {
 	v, rev := buildVersion()
 	return versionInfo{Version: v, Commit: rev, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		Linalg: linalg.BackendVersion(), ORT: ort, CPU: cpuFeatures()}
+		Linalg: linalg.BackendVersion(), ORT: ort, CPU: buildinfo.CPUFeatures()}
 }
 
 func (vi versionInfo) write(w io.Writer) {

@@ -4,8 +4,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/linalg"
 )
 
 // printModelInfo describes a model file: format, version, configuration,
@@ -65,4 +71,48 @@ func printModelInfo(w io.Writer, path string) error {
 		fmt.Fprintf(tw, "  %d\t%s\t%d\t%s\t%g\t%s\t%.3f\n", i+1, kind, r.Samples, cls, r.Lambda, by, r.Stages.Total().Seconds())
 	}
 	return tw.Flush()
+}
+
+// infoOptions are flycl info's flags.
+type infoOptions struct {
+	model string
+}
+
+// AddFlags adds info's flags to c.
+func (o *infoOptions) AddFlags(c *cobra.Command) {
+	c.Flags().StringVar(&o.model, "model", "", "model file to describe (config, version, classes, lambda history, size)")
+}
+
+func infoCmd() *cobra.Command {
+	var o infoOptions
+	c := &cobra.Command{
+		Use:   "info [FILE | --model FILE]",
+		Short: "Print the build's linear-algebra backend and threads, or a model file's configuration and history",
+		Args:  cobra.MaximumNArgs(1),
+		RunE:  o.run,
+	}
+	o.AddFlags(c)
+	return c
+}
+
+// run describes a model file, or else the build.
+func (o *infoOptions) run(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		if o.model != "" && o.model != args[0] {
+			return fmt.Errorf("info: two model files given (%s and --model %s): give one", args[0], o.model)
+		}
+		o.model = args[0]
+	}
+	if o.model != "" {
+		return printModelInfo(os.Stdout, o.model)
+	}
+	fmt.Printf("linalg backend: %s, %d threads; GOMAXPROCS %d; %s/%s\n",
+		linalg.Backend(), linalg.Threads(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+	fmt.Printf("JPEG decoder: %s\n", imageio.JPEGDecoder)
+	for _, v := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OPENBLAS_L2_SIZE"} {
+		if s, ok := os.LookupEnv(v); ok {
+			fmt.Printf("%s=%s\n", v, s)
+		}
+	}
+	return nil
 }

@@ -1,7 +1,5 @@
-//go:build !arm64
-
-package main
+package locate
 
 // ortArch is the npm package onnxruntime-node's name of this build's
 // architecture (its folder bin/napi-v6/linux/ARCH).
-const ortArch = "x64"
+const ortArch = "arm64"

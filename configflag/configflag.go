@@ -26,7 +26,7 @@ func New() *Flags {
 
 // Values returns the flags' values, to register on a pflag flag set
 // (cobra's) as fs.VarPF(v, v.Flag, "", v.Help), with NoOptDefVal "true"
-// when v.IsBoolFlag(). (This package does not import pflag: the Beam
+// when v.IsBool(). (This package does not import pflag: the Beam
 // launcher, which uses the standard library's flags, does not build it.)
 func (f *Flags) Values() []*flagbind.Value { return f.set.Values() }
 

@@ -186,7 +186,7 @@ type modelFlags struct {
 func (f *modelFlags) register(fs *pflag.FlagSet) {
 	for _, v := range f.bound().Values() {
 		fl := fs.VarPF(v, v.Flag, "", v.Help)
-		if v.IsBoolFlag() {
+		if v.IsBool() {
 			fl.NoOptDefVal = "true" // --widen-grid alone turns it on
 		}
 	}

@@ -35,7 +35,7 @@ type watchFlags struct {
 	haDiscovery                                                                          bool
 
 	config, metrics string // several cameras from a file (watch_cameras.go)
-	teach watchTeachFlags
+	teach           watchTeachFlags
 }
 
 func watchCmd() *cobra.Command {

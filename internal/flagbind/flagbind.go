@@ -18,10 +18,9 @@ type Set struct {
 	byName map[string]*Value // by Go field name
 }
 
-// Value is one bound field. It implements flag.Value (with IsBoolFlag)
-// and pflag.Value (with Type), so that a pflag flag set takes it as
-// fs.VarPF(v, v.Flag, "", v.Help), with NoOptDefVal "true" when
-// IsBoolFlag. (This package does not import pflag, so that programs
+// Value is one bound field. It implements flag.Value and pflag.Value
+// (with Type), so that a pflag flag set takes it as
+// fs.VarPF(v, v.Flag, "", v.Help), with NoOptDefVal "true" when IsBool. (This package does not import pflag, so that programs
 // without it, such as the Beam launcher, need not build it.)
 type Value struct {
 	// Flag is the flag's name (without dashes), Field the Go field's
@@ -121,6 +120,10 @@ func (s *Set) Changed(flag string) bool {
 // AddToGo registers every bound field on a standard library flag set.
 func (s *Set) AddToGo(fs *flag.FlagSet) {
 	for _, v := range s.values {
+		if v.IsBool() {
+			fs.Var(boolValue{v}, v.Flag, v.Help)
+			continue
+		}
 		fs.Var(v, v.Flag, v.Help)
 	}
 }
@@ -262,11 +265,17 @@ func (v *Value) Type() string {
 	return "string"
 }
 
-// IsBoolFlag reports whether the flag needs no value (flag.Value's
-// optional method).
-func (v *Value) IsBoolFlag() bool {
+// IsBool reports whether the flag needs no value (--flag is
+// --flag=true). (Value has no IsBoolFlag method: pflag takes any value
+// that has one for a bool flag when it prints defaults.)
+func (v *Value) IsBool() bool {
 	return v.v.IsValid() && v.v.Kind() == reflect.Bool && !reflect.PointerTo(v.v.Type()).Implements(textUnmarshaler)
 }
+
+// boolValue is a bool flag of the standard library's flag package.
+type boolValue struct{ *Value }
+
+func (b boolValue) IsBoolFlag() bool { return true }
 
 // FieldText returns field (a Go field name) of the struct s (or of the
 // struct s points to) as its flag would write it: "1e6,1e7" for a list,

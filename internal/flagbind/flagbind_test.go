@@ -68,7 +68,7 @@ func TestBindBothFlagPackages(t *testing.T) {
 			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 			for _, v := range b.Values() {
 				f := fs.VarPF(v, v.Flag, "", v.Help)
-				if v.IsBoolFlag() {
+				if v.IsBool() {
 					f.NoOptDefVal = "true"
 				}
 			}
@@ -118,19 +118,22 @@ func TestBindBothFlagPackages(t *testing.T) {
 }
 
 // TestPflagUsage: pflag describes a bound field as it describes its own
-// flag of the same Go type (the type's name, the default, quoting).
+// flag of the same Go type (the type's name, the default, quoting, no
+// default when it is the zero value).
 func TestPflagUsage(t *testing.T) {
 	s := defaults()
+	s.Seed = 0 // a zero default is not printed
 	b := MustBind(&s)
 	bound := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	for _, v := range b.Values() {
 		f := bound.VarPF(v, v.Flag, "", v.Help)
-		if v.IsBoolFlag() {
+		if v.IsBool() {
 			f.NoOptDefVal = "true"
 		}
 	}
 	own := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	d := defaults()
+	d.Seed = 0
 	own.IntVar(&d.N, "n", d.N, "count")
 	own.Uint64Var(&d.Seed, "seed", d.Seed, "seed")
 	own.Float64Var(&d.Rate, "rate", d.Rate, "rate")

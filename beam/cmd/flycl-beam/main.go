@@ -60,12 +60,7 @@ func main() {
 		compare   = flag.String("compare", "", "compare comma-separated model files bit for bit with the first (λ, GCV, G, S, coefficients, predictions for the rows of --features), instead of learning")
 		single    = flag.Bool("single-process", false, "measure instead: extract the same images with the single-process extractor (extract.Run, --threads threads) and report images/s")
 	)
-	// Fly-CL's hyper-parameters: every field of flycl.Config, with its
-	// flag, help and default (configflag); --seed is the older name of
-	// --w-seed.
-	model := configflag.New()
-	model.AddToGo(flag.CommandLine)
-	flag.Var(flag.Lookup("w-seed").Value, "seed", "the same as --w-seed (its older name)")
+	model := modelFlags(flag.CommandLine)
 	flag.Parse()
 	beam.Init() // a worker started by the runner never returns from here
 	if *jobPort != 0 || *poolPort != 0 {
@@ -160,6 +155,16 @@ func main() {
 	}
 	fmt.Fprintf(os.Stdout, "beam (%s): learned %d samples in %d shards, workers=%d threads=%d: %.1f s, %.1f samples/s, peak RSS %s\n",
 		runner, plan.N, len(plan.Shards), *workers, *threads, sec, float64(plan.N)/sec, peakRSS())
+}
+
+// modelFlags registers Fly-CL's hyper-parameters on fs: every field of
+// flycl.Config, with its flag, help and default (configflag), as flycl
+// learn has them; --seed is the older name of --w-seed.
+func modelFlags(fs *flag.FlagSet) *configflag.Flags {
+	model := configflag.New()
+	model.AddToGo(fs)
+	fs.Var(fs.Lookup("w-seed").Value, "seed", "the same as --w-seed (its older name)")
+	return model
 }
 
 // ortLibrary resolves the ONNX Runtime library: the flag, else

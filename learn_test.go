@@ -214,3 +214,49 @@ func TestLearnStatsExactAcrossShards(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnOptionsRefused: a λ that is negative or not finite, and a
+// learn given both features and statistics, are refused with the model
+// unchanged (nothing learned, version 0); nil options and the zero
+// options learn alike (GCV on the task: the same λ and classifier bits).
+func TestLearnOptionsRefused(t *testing.T) {
+	ctx := context.Background()
+	const d = 16
+	x, y := clusters(4, 40, d, []int{0, 1}, 0.5)
+	m, _ := New(small, d)
+	st, err := m.TaskStats(ctx, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		x   []float32
+		y   []int
+		opt *LearnOptions
+	}{
+		"negative λ":            {x, y, &LearnOptions{Lambda: -1}},
+		"NaN λ":                 {x, y, &LearnOptions{Lambda: math.NaN()}},
+		"infinite λ":            {x, y, &LearnOptions{Lambda: math.Inf(1)}},
+		"features and stats":    {x, y, &LearnOptions{Stats: st}},
+		"labels and stats":      {nil, y, &LearnOptions{Stats: st}},
+		"infinite λ with stats": {nil, nil, &LearnOptions{Stats: st, Lambda: math.Inf(1)}},
+	} {
+		if _, err := m.Learn(ctx, tc.x, tc.y, tc.opt); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+		if m.Version() != 0 || m.Samples() != 0 || len(m.Classes()) != 0 {
+			t.Fatalf("%s: the model changed (version %d, %d samples)", name, m.Version(), m.Samples())
+		}
+	}
+	a, b := m.Clone(), m.Clone()
+	ra, err := a.Learn(ctx, x, y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := b.Learn(ctx, x, y, &LearnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ra.Lambda != rb.Lambda || ra.GCV == nil || !slices.Equal(a.Snapshot().Coef(), b.Snapshot().Coef()) {
+		t.Errorf("nil options: λ %g, zero options: λ %g (GCV run: %v); classifiers equal: %v", ra.Lambda, rb.Lambda, ra.GCV != nil, slices.Equal(a.Snapshot().Coef(), b.Snapshot().Coef()))
+	}
+}

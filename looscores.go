@@ -12,7 +12,7 @@ import (
 // labels, and their leave-one-out cosines to the class sums
 // (reject.LeaveOneOutCosines): the scores each sample would get from the
 // classifier solved without it, by the formula of the rejection's
-// calibration (a rank-one change of G + λI, Model.LeaveOneOut).
+// calibration (a rank-one change of G + λI, as for the calibration).
 //
 // The samples must be among those the model's statistics hold (a
 // journal's learns, less what was forgotten or undone): for any other

@@ -124,7 +124,7 @@ func Exists(path string) (bool, error) {
 }
 
 // Save writes the model to path atomically (modelfile.Save). It reads the
-// statistics in place (flycl.Model.SnapshotView), with no copy of G.
+// statistics in place (codec.View), with no copy of G.
 func (m *Model) Save(path string) error {
 	f := &modelfile.File{Snapshot: codec.View(m.Model), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
 	if err := modelfile.Save(path, f); err != nil {

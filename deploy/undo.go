@@ -41,7 +41,7 @@ func Undoable(hist []*modelfile.JournalEntry) []*modelfile.JournalEntry {
 // Undo takes the last learn of the model's journal history back out
 // exactly (flycl.Model.Unlearn, with the λ the model had before it), puts
 // back the calibration it had before it (threshold, temperature and
-// leave-one-out pool: flycl.Model.RestoreCalibration), as a new version,
+// leave-one-out pool: codec.RestoreCalibration), as a new version,
 // and returns the journal entry of that change. The model
 // must be the one the history ends at.
 func (m *Model) Undo(ctx context.Context, hist []*modelfile.JournalEntry) (*modelfile.JournalEntry, error) {

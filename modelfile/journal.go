@@ -88,7 +88,7 @@ type JournalEntry struct {
 	LambdaPolicy string  `json:"lambda_policy,omitempty"`
 	// Calibration is, for a learn, the model's calibration of "unknown"
 	// and of the probabilities before it: what an undo of the learn puts
-	// back (flycl.Model.RestoreCalibration); for an unlearn, the one it
+	// back (codec.RestoreCalibration); for an unlearn, the one it
 	// put back. nil in entries written before it was recorded (an undo
 	// of such a learn keeps the calibration the model has).
 	Calibration *JournalCalibration `json:"calibration,omitempty"`

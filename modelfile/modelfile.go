@@ -390,7 +390,7 @@ func ReadCheckpoint(path string) (Checkpoint, error) {
 }
 
 // SaveModel saves a model with no pipeline (features learned directly).
-// It reads the model's statistics in place (flycl.Model.SnapshotView):
+// It reads the model's statistics in place (codec.View):
 // the model must not change until it returns.
 func SaveModel(path string, m *flycl.Model) error {
 	return Save(path, &File{Snapshot: codec.View(m)})
@@ -405,7 +405,7 @@ func Load(path string) (*File, error) { return loadFile(path, decode) }
 // straight into the model's statistics (no second copy of G, which a Load
 // followed by Snapshot.Model would hold at once: half again as much
 // memory). The File's Snapshot is a view of the model
-// (flycl.Model.SnapshotView), valid until the model changes.
+// (codec.View), valid until the model changes.
 func LoadForLearning(path string) (*File, *flycl.Model, error) {
 	type both struct {
 		f *File

@@ -43,7 +43,7 @@ type StatsConfig struct {
 	WCRC     uint32 `json:"w_crc32c,omitempty"` // fingerprint of W in version-1 files (instead of WSHA256)
 	TopK     string `json:"topk"`               // "signed" or "magnitude"
 	// InputScale is the power of two inputs are multiplied by before W
-	// (flycl.Model.InputScale: 1 unless the λ grid is relative).
+	// (codec.InputScale: 1 unless the λ grid is relative).
 	InputScale float64 `json:"input_scale"`
 }
 
@@ -506,7 +506,7 @@ func (f *StatsFile) checkModel(m *flycl.Model, p *Pipeline) error {
 // LearnStats teaches model m (whose pipeline is p) the task whose
 // statistics are f: classes are matched by name (new names get new
 // labels, see flycl.Model.LabelsFor), λ is chosen by GCV on the
-// statistics (flycl.Model.LearnStats; or fixed when lambda > 0), and the
+// statistics (flycl.Model.Learn with LearnOptions.Stats; or fixed when lambda > 0), and the
 // classifier is re-solved. The model is unchanged when f does not fit it.
 func LearnStats(ctx context.Context, m *flycl.Model, p *Pipeline, f *StatsFile, lambda float64) (flycl.TaskRecord, error) {
 	if err := f.check(); err != nil {

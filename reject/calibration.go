@@ -115,8 +115,8 @@ func meanStd(vals []float64) (mean, std float64) {
 }
 
 // CalibrationSamples returns the samples of a learn of n whose exact
-// leave-one-out scores the calibration computes (the rows of
-// LeaveOneOut, in order), at most max of them spread evenly over the
+// leave-one-out scores a learner's calibration computes (in order), at
+// most max of them spread evenly over the
 // learn: for a caller that calibrates scores of its own on the same
 // samples.
 func CalibrationSamples(n, max int) []int { return evenly(n, max) }

@@ -83,7 +83,7 @@ func needShared(t *testing.T) {
 
 // singleProcess extracts the features of ds's samples idx with the
 // single-process extractor (extract.Run) and learns them as one task with
-// flycl.Model.LearnTask: the reference the pipeline must reproduce.
+// flycl.Model.Learn: the reference the pipeline must reproduce.
 func singleProcess(t *testing.T, cfg flycl.Config, ds dataset.Dataset, idx []int, backboneSpec string) (*flycl.Model, []float32, []int) {
 	t.Helper()
 	x, labels := extractSubset(t, ds, idx, backboneSpec)

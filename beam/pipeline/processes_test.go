@@ -213,7 +213,7 @@ func clusters(n, d, classes int, seed uint64) ([]float32, []int) {
 //
 // The model and statistics must equal, bit for bit: the in-process prism
 // run of the same pipeline, and the single-process statistics learn of the
-// same two shards (Model.TaskStats of each, added, Model.LearnStats: what
+// same two shards (Model.TaskStats of each, added, Model.Learn with LearnOptions.Stats: what
 // flycl stats twice and flycl merge compute). Bit equality is exact here,
 // not luck: each branch is one shard accumulated in one batch, so each
 // worker's sums are those of TaskStats of its shard (the same codes, by

@@ -25,8 +25,8 @@ learn's λ equals the factor's and the samples since the factorisation stay
 within ridge.UpdateLimit. It prints every learn's time
 on both paths with its stages, the median of learns 2.. (the first learn of a
 model always factors), their ratio and each path's peak resident memory. The
-learns are flycl.Model.LearnTask (or, with --lambda-policy keep, LearnTaskWithLambda
-at the first learn's λ): no model file is written, so the times are the
+learns are flycl.Model.Learn (with --lambda-policy keep, LearnOptions.Policy
+keeps the first learn's λ): no model file is written, so the times are the
 learn's alone, without a save.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -30,7 +30,7 @@ type LearnUpdateOptions struct {
 // LearnUpdate times small learns of synthetic feature vectors on the path
 // that updates the Cholesky factor by each learn's rank-n term against
 // the path that refactors G + λI, on the same learns in one run (solve
-// only: flycl.Model.LearnTask, no file), and prints every learn with its
+// only: flycl.Model.Learn, no file), and prints every learn with its
 // stages, the p50 of learns 2.., their ratio and each path's peak RSS.
 func LearnUpdate(ctx context.Context, out io.Writer, o LearnUpdateOptions) error {
 	if err := (ServeLearnOptions{M: o.M, D: o.D, N: o.N, Classes: o.Classes, Learns: o.Learns}).check(); err != nil {

@@ -52,8 +52,8 @@ func (m *Model) state() State {
 		History:  cloneHistory(m.hist),
 		Lambda:   m.lambda,
 		Coef:     slices.Clone(m.coef),
-		Counts:   m.ClassCounts(),
-		Names:    m.ClassNames(),
+		Counts:   m.Classes().Counts(),
+		Names:    m.Classes().Names(),
 		Version:  m.version,
 
 		InputScale: m.inScale,

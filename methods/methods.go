@@ -24,7 +24,7 @@ func (f *FlyCL) LearnTask(ctx context.Context, x []float32, labels []int) error 
 
 // Predict implements experiment.Learner.
 func (f *FlyCL) Predict(ctx context.Context, x []float32) ([]int, error) {
-	return f.Model.Predict(ctx, x)
+	return f.Model.Predictor().Predict(ctx, x)
 }
 
 // LastLambda implements experiment.Lambdaer.

@@ -11,6 +11,8 @@
 package codec
 
 import (
+	"context"
+
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/internal/modelhook"
 	"github.com/flycl/flycl/projection"
@@ -106,9 +108,17 @@ func State(m *flycl.Model) flycl.State { return View(m).State() }
 // Projection returns m's W (shared: do not modify).
 func Projection(m *flycl.Model) *projection.Matrix { return View(m).Projection() }
 
+// Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ),
+// the codes m learns from and scores (of x times m's input scale, which
+// is 1 unless the λ grid is relative: see flycl.LambdaRelative): for the
+// research baselines and analyses that work on Fly-CL's codes.
+func Expand(ctx context.Context, m *flycl.Model, x []float32) ([]float32, error) {
+	return modelhook.Expand.(func(*flycl.Model, context.Context, []float32) ([]float32, error))(m, ctx, x)
+}
+
 // InputScale returns the power of two m multiplies its inputs by (1
 // unless Config.LambdaScale is flycl.LambdaRelative and a task was
-// learned): the scale of the codes Model.Expand returns.
+// learned): the scale of the codes Expand returns.
 func InputScale(m *flycl.Model) float64 {
 	return modelhook.InputScale.(func(*flycl.Model) float64)(m)
 }

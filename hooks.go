@@ -19,6 +19,7 @@ func init() {
 	modelhook.LeaveOneOut = (*Model).leaveOneOut
 	modelhook.InputScale = (*Model).inputScale
 	modelhook.Expand = (*Model).expandCodes
+	modelhook.BatchPredictor = (*Model).batchPredictor
 	modelhook.SetUpdateLimit = (*Model).setUpdateLimit
 }
 
@@ -37,4 +38,14 @@ func (m *Model) setUpdateLimit(n int) { m.acc.SetUpdateLimit(n) }
 func (m *Model) expandCodes(ctx context.Context, x []float32) ([]float32, error) {
 	h, _, err := m.expand(ctx, x, nil)
 	return h, err
+}
+
+// batchPredictor returns the model's predictor scoring by BLAS products
+// (sgemm) instead of row by row: several times faster on a whole test
+// set, and a sample's scores may depend, in the last bits, on the other
+// samples of the call.
+func (m *Model) batchPredictor() *Predictor {
+	p := m.Predictor()
+	p.batch = true
+	return p
 }

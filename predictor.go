@@ -35,6 +35,7 @@ type Predictor struct {
 	samples int
 	inScale float64
 	rej     reject.Rule
+	batch   bool // score by sgemm, not row by row (batchPredictor)
 	codes   sync.Pool
 	// the rows of S at unit length, and which are not zero, for the
 	// cosines of ScoresCosines
@@ -100,7 +101,10 @@ func (p *Predictor) Rejection() reject.Rule { return p.rej }
 // (projection.Matrix.ApplyRows, linalg.SdotRows), never by a BLAS gemm
 // whose rounding depends on the other rows of the call. So a server that
 // scores concurrent requests together answers each exactly as it would
-// alone, and as `flycl predict` does.
+// alone, and as `flycl predict` does. (The module's research harnesses
+// score whole test sets with a predictor from internal/codec's
+// BatchPredictor, which uses sgemm instead: faster, and its scores may
+// differ from these in the last bits.)
 // Features too large for the float32 expansion (about 3e38) give an error
 // naming the first score that is not finite, never a NaN.
 func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) {
@@ -120,7 +124,7 @@ func (p *Predictor) ScoresCosines(ctx context.Context, x []float32) ([]float32, 
 
 func (p *Predictor) scorer() scorer {
 	return scorer{enc: encoder{w: p.w, cfg: p.cfg, inScale: p.inScale}, d: p.d, coef: p.coef, nc: len(p.labels),
-		codes: &p.codes, name: func(c int) string { return fmt.Sprintf("%q", p.names[c]) },
+		rowExact: !p.batch, codes: &p.codes, name: func(c int) string { return fmt.Sprintf("%q", p.names[c]) },
 		unit: p.unit, hasSum: p.hasSum}
 }
 

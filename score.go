@@ -70,19 +70,21 @@ func rows(x []float32, d int) (int, error) {
 // most this many samples at a time.
 const predictChunk = 1024
 
-// scorer is the scoring kernel of Predictor.Scores: codes of at most
+// scorer is the one scoring kernel of Predictor.Scores: codes of at most
 // predictChunk samples at a time (their buffers reused through codes),
-// times Cᵀ, checked to be finite. A sample's scores depend on that sample
-// alone, to the bit: W is applied and the scores summed row by row
-// (projection.Matrix.ApplyRows, linalg.SdotRows) instead of by BLAS
-// gemm, whose rounding depends on the other rows of the call.
+// times Cᵀ, checked to be finite.
 type scorer struct {
-	enc   encoder
-	d     int
-	coef  []float32 // nc × m
-	nc    int
-	codes *sync.Pool
-	name  func(c int) string // class index → quoted name, for errors
+	enc  encoder
+	d    int
+	coef []float32 // nc × m
+	nc   int
+	// rowExact makes a sample's scores depend on that sample alone, to
+	// the bit: W applied and the scores summed row by row
+	// (projection.Matrix.ApplyRows, linalg.SdotRows) instead of by BLAS
+	// gemm, whose rounding depends on the other rows of the call.
+	rowExact bool
+	codes    *sync.Pool
+	name     func(c int) string // class index → quoted name, for errors
 	// unit holds the rows of S scaled to unit length (nc × m; a zero
 	// row for a class of zero sum, marked false in hasSum), for the
 	// cosines of scoresCosines (nil: none)
@@ -126,14 +128,22 @@ func (s scorer) scoresCosines(ctx context.Context, x []float32, cosines bool) ([
 			h = make([]float32, (hi-lo)*m)
 		}
 		h = h[:(hi-lo)*m]
-		if _, err := s.enc.encode(ctx, s.enc.cfg.Projection, true, x[lo*s.d:hi*s.d], hi-lo, h); err != nil {
+		if _, err := s.enc.encode(ctx, s.enc.cfg.Projection, s.rowExact, x[lo*s.d:hi*s.d], hi-lo, h); err != nil {
 			return nil, nil, err
 		}
 		o := out[lo*nc : hi*nc]
-		linalg.SdotRows(hi-lo, nc, m, h, m, s.coef, m, o, nc)
+		if s.rowExact {
+			linalg.SdotRows(hi-lo, nc, m, h, m, s.coef, m, o, nc)
+		} else {
+			scoreRows(h, hi-lo, m, s.coef, nc, o)
+		}
 		if cosines {
 			dt := dots[:(hi-lo)*nc]
-			linalg.SdotRows(hi-lo, nc, m, h, m, s.unit, m, dt, nc)
+			if s.rowExact {
+				linalg.SdotRows(hi-lo, nc, m, h, m, s.unit, m, dt, nc)
+			} else {
+				scoreRows(h, hi-lo, m, s.unit, nc, dt)
+			}
 			for i := range hi - lo {
 				hn := 0.0
 				for _, v := range h[i*m : (i+1)*m] {

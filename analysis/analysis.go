@@ -144,7 +144,7 @@ func PrototypeCorrelations(ctx context.Context, m *flycl.Model, x []float32, lab
 	if err != nil {
 		return nil, err
 	}
-	s, err := m.Predictor().Scores(ctx, x)
+	s, err := codec.BatchPredictor(m).Scores(ctx, x)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func Hebbian(ctx context.Context, cfg flycl.Config, d int, x []float32, y []int,
 	cstar := codec.State(fly).Coef
 	var out HebbianCurve
 	out.Lambda = fly.Lambda()
-	if out.RidgeAccuracy, err = fly.Predictor().Accuracy(ctx, xt, yt); err != nil {
+	if out.RidgeAccuracy, err = codec.BatchPredictor(fly).Accuracy(ctx, xt, yt); err != nil {
 		return HebbianCurve{}, err
 	}
 	heb, err := baselines.NewHebbian(cfg, d, passes)

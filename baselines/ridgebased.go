@@ -55,7 +55,7 @@ func (j *Joint) Predict(ctx context.Context, x []float32) ([]int, error) {
 	if j.model == nil {
 		return nil, fmt.Errorf("joint: no class learned yet")
 	}
-	return j.model.Predictor().Predict(ctx, x)
+	return codec.BatchPredictor(j.model).Predict(ctx, x)
 }
 
 // LastLambda returns the λ of the last fit.

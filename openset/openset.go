@@ -261,7 +261,7 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 	d := s.Test.D
 	nk := len(ky)
 	all := append(slices.Clone(kx), ux...)
-	sc, err := model.Predictor().Scores(ctx, all)
+	sc, err := codec.BatchPredictor(model).Scores(ctx, all)
 	if err != nil {
 		return err
 	}
@@ -298,7 +298,7 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 	vals["relative mahalanobis"] = mh.Relative(all, d)
 	vals["cosine NCM"] = cosineNCM(trainX, trainY, all, d)
 	vals["kNN cosine"] = cosineKNN(trainX, all, d, c.KNN)
-	trainSc, err := model.Predictor().Scores(ctx, trainX)
+	trainSc, err := codec.BatchPredictor(model).Scores(ctx, trainX)
 	if err != nil {
 		return err
 	}

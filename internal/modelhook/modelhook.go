@@ -32,6 +32,8 @@ var (
 	InputScale any
 	// Expand is func(*flycl.Model, context.Context, []float32) ([]float32, error).
 	Expand any
+	// BatchPredictor is func(*flycl.Model) *flycl.Predictor.
+	BatchPredictor any
 	// SetUpdateLimit is func(*flycl.Model, int).
 	SetUpdateLimit any
 )

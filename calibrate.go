@@ -110,7 +110,7 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 	// sample left out leaves the class unlearned, and its leave-one-out
 	// score is that of an unknown class (its cosine has no class sum
 	// left). Those rows stay in leaveOneOut but out of the calibration.
-	counts := m.ClassCounts()
+	counts := m.Classes().Counts()
 	var use []int
 	for i, c := range cls {
 		if c >= len(counts) || counts[c] < 0 || counts[c] >= 2 {

@@ -85,8 +85,8 @@ func TestTopCosineCalibration(t *testing.T) {
 		t.Fatalf("pool of %d values, want 39 (top, cosine) pairs", len(pool))
 	}
 	loo, cls := m.leaveOneOut()
-	nc := len(m.Classes())
-	codes, err := m.Expand(ctx, x)
+	nc := m.Classes().Len()
+	codes, err := m.expandCodes(ctx, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +179,8 @@ func TestScoresCosines(t *testing.T) {
 	if !slices.Equal(sc, plain) || len(cos) != len(in)/d {
 		t.Fatal("ScoresCosines' scores differ from Scores'")
 	}
-	codes, _ := m.Expand(ctx, in)
-	M, nc, rej := cfg.M, len(m.Classes()), m.Rejection()
+	codes, _ := m.expandCodes(ctx, in)
+	M, nc, rej := cfg.M, m.Classes().Len(), m.Rejection()
 	if !rej.Enabled() || rej.Score != reject.ScoreTopCosine {
 		t.Fatalf("rejection %+v", rej)
 	}

@@ -39,12 +39,12 @@ func TestJackknifeExtrapolateBruteForce(t *testing.T) {
 	if _, err := m.Learn(ctx, x, y, &LearnOptions{Lambda: lambda}); err != nil {
 		t.Fatal(err)
 	}
-	nc, M, n := len(m.Classes()), cfg.M, len(y)
+	nc, M, n := m.Classes().Len(), cfg.M, len(y)
 	loo, cls := m.leaveOneOut()
 	if len(cls) != n || nc != 3 {
 		t.Fatalf("%d leave-one-out rows of %d classes, want %d of 3", len(cls), nc, n)
 	}
-	codes, err := m.Expand(ctx, x)
+	codes, err := m.expandCodes(ctx, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestJackknifeExtrapolateBruteForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	cos := reject.LeaveOneOutCosines(m.acc.S(), nc, M, codes, sel, y)
-	got, gotCos, err := reject.Jackknife(ctx, lo, full, lev, cos, nc, M, codes, sel, y, m.acc.S(), m.ClassCounts(), func(pj []int) []float64 {
+	got, gotCos, err := reject.Jackknife(ctx, lo, full, lev, cos, nc, M, codes, sel, y, m.acc.S(), m.Classes().Counts(), func(pj []int) []float64 {
 		return m.hatColumns(codes, sel, pj)
 	})
 	if err != nil {

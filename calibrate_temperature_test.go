@@ -36,7 +36,7 @@ func TestCloseScoresNotConfident(t *testing.T) {
 		t.Fatalf("after a first learn of 3 × 5 samples: %v, want rejection on over 15 samples", rej)
 	}
 	loo, cls := m.leaveOneOut()
-	nc := len(m.Classes())
+	nc := m.Classes().Len()
 	for i, c := range cls {
 		row := loo[i*nc : (i+1)*nc]
 		if slices.Index(row, slices.Max(row)) != c {
@@ -61,7 +61,7 @@ func TestCloseScoresNotConfident(t *testing.T) {
 		for j := range in {
 			in[j] = float32(w*float64(ca[j])+(1-w)*float64(cb[j])) + float32(0.1*r.NormFloat64())
 		}
-		sc, err := m.Scores(ctx, in)
+		sc, err := m.Predictor().Scores(ctx, in)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,12 +59,12 @@ func testLeaveOneOutScoresExact(t *testing.T, keep bool) {
 		t.Fatalf("second learn kept the factor: %v, want %v", rec.FactorUpdated, keep)
 	}
 	loo, cls := m.leaveOneOut()
-	nc := len(m.Classes())
+	nc := m.Classes().Len()
 	if nc != 5 || len(cls) != 24 || len(loo) != 24*nc {
 		t.Fatalf("leave-one-out of %d samples × %d classes (%d values), want 24 × 5", len(cls), nc, len(loo))
 	}
-	h1, _ := m.Expand(ctx, x1)
-	h2, _ := m.Expand(ctx, x2)
+	h1, _ := m.expandCodes(ctx, x1)
+	h2, _ := m.expandCodes(ctx, x2)
 	M := cfg.M
 	codes := append(slices.Clone(h1), h2...)
 	labels := append(slices.Clone(y1), y2...) // labels 0..4 are class indices 0..4 here
@@ -227,11 +227,11 @@ func TestCalibrationPool(t *testing.T) {
 			t.Fatal(err)
 		}
 		loo, cls := m.leaveOneOut()
-		nc := len(m.Classes())
+		nc := m.Classes().Len()
 		rej := m.Rejection()
 		// the samples of classes with at least two learned samples (a
 		// class's only sample left out is that of an unknown class)
-		counts := m.ClassCounts()
+		counts := m.Classes().Counts()
 		var fresh []float32
 		for i, c := range cls {
 			if counts[c] >= 2 {

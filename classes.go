@@ -24,41 +24,18 @@ import (
 // MaxNameLen bounds the length of a class name in bytes.
 const MaxNameLen = 256
 
-// ClassName returns the name of label (its decimal number when it has none).
-func (m *Model) ClassName(label int) string {
+// Classes returns the model's classes: labels learned so far in
+// class-index order, their names and sample counts (a copy).
+func (m *Model) Classes() ClassList {
+	return ClassList{labels: slices.Clone(m.labels), counts: slices.Clone(m.counts), names: maps.Clone(m.names)}
+}
+
+// className returns the name of label (its decimal number when it has none).
+func (m *Model) className(label int) string {
 	if n, ok := m.names[label]; ok {
 		return n
 	}
 	return strconv.Itoa(label)
-}
-
-// ClassNames returns the class names in Classes() order.
-func (m *Model) ClassNames() []string {
-	out := make([]string, len(m.labels))
-	for i, l := range m.labels {
-		out[i] = m.ClassName(l)
-	}
-	return out
-}
-
-// LabelOf returns the label of a learned class by name: the class named
-// exactly name, else the one whose name is the same in Unicode NFC.
-func (m *Model) LabelOf(name string) (int, bool) {
-	for _, l := range m.labels {
-		if m.ClassName(l) == name {
-			return l, true
-		}
-	}
-	if !utf8.ValidString(name) {
-		return 0, false
-	}
-	v := norm.NFC.String(name)
-	for _, l := range m.labels {
-		if norm.NFC.String(m.ClassName(l)) == v {
-			return l, true
-		}
-	}
-	return 0, false
 }
 
 // NameError reports a class name that breaks one of the rules of
@@ -192,7 +169,7 @@ func (m *Model) SetClassName(label int, name string) error {
 }
 
 // LabelsFor maps class names to labels: a known name gives its label
-// (compared as LabelOf does: exactly, else in Unicode NFC), a decimal
+// (compared as ClassList.LabelOf does: exactly, else in Unicode NFC), a decimal
 // number gives that label, and any other new name gets the next free
 // label (one more than the largest label known or named) and is attached
 // to it in NFC, so that learning with the returned labels adds the class
@@ -223,7 +200,7 @@ func (m *Model) LabelsFor(names []string) (_ []int, err error) {
 		next = max(next, l+1)
 	}
 	for _, l := range m.labels {
-		add(m.ClassName(l), l)
+		add(m.className(l), l)
 		next = max(next, l+1)
 	}
 	out := make([]int, len(names))
@@ -259,20 +236,6 @@ func (m *Model) LabelsFor(names []string) (_ []int, err error) {
 // (in ascending order) and returning them.
 func (m *Model) classIndices(labels []int) (idx []int, fresh []int) {
 	return classindex.Register(&m.labels, m.index, labels)
-}
-
-// ClassCounts returns the number of samples learned per class, in
-// Classes() order (-1 where unknown: a model restored from an old file).
-func (m *Model) ClassCounts() []int {
-	out := make([]int, len(m.labels))
-	for i := range out {
-		if i < len(m.counts) {
-			out[i] = m.counts[i]
-		} else {
-			out[i] = -1
-		}
-	}
-	return out
 }
 
 // addCounts adds the samples of a learned step to the counts: k[i]

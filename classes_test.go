@@ -111,18 +111,18 @@ func TestClassNamesStoredInNFC(t *testing.T) {
 	if _, err := m.Learn(ctx, x, labels, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := m.ClassNames(); !slices.Equal(got, []string{"caf\u00e9", "tea"}) {
+	if got := m.Classes().Names(); !slices.Equal(got, []string{"caf\u00e9", "tea"}) {
 		t.Fatalf("stored names %q, want NFC", got)
 	}
 	for _, q := range []string{"cafe\u0301", "caf\u00e9"} {
-		if l, ok := m.LabelOf(q); !ok || l != labels[0] {
+		if l, ok := m.Classes().LabelOf(q); !ok || l != labels[0] {
 			t.Errorf("LabelOf(%q) = %d, %v", q, l, ok)
 		}
 	}
 	if _, err := m.LabelsFor([]string{"new", "tea\u200b"}); err == nil {
 		t.Fatal("tea + zero-width space accepted")
 	}
-	if _, ok := m.LabelOf("new"); ok || len(m.names) != 2 {
+	if _, ok := m.Classes().LabelOf("new"); ok || len(m.names) != 2 {
 		t.Fatalf("a refused LabelsFor left names attached: %v", m.names)
 	}
 }
@@ -150,7 +150,7 @@ func TestLegacyClassNamesLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	for q, want := range map[string]int{"a ": 0, "cafe\u0301": 1, "caf\u00e9": 1} {
-		if l, ok := old.LabelOf(q); !ok || l != want {
+		if l, ok := old.Classes().LabelOf(q); !ok || l != want {
 			t.Errorf("LabelOf(%q) = %d, %v, want %d", q, l, ok, want)
 		}
 	}

@@ -7,8 +7,8 @@
 // the classifier is re-solved by Cholesky. There is no forgetting
 // machinery: the statistics of earlier tasks are kept exactly.
 //
-// There are only a few types in flycl: Config, Model, Snapshot and
-// Predictor.
+// There are only a few types in flycl: Config, Model, Snapshot,
+// Predictor and ClassList.
 //
 // A Config holds the hyper-parameters (m, p, k, W's seed, the λ grid and
 // how GCV scores it); its zero fields take their defaults. New makes an
@@ -21,15 +21,20 @@
 // by its statistics (TaskStats, merged across shards). Forget removes a
 // class exactly given its data, Unlearn takes samples back out. Every
 // change returns a TaskRecord and either happens entirely or leaves the
-// model as it was. A Model also predicts (Scores, Predict), names its
-// classes (SetClassName, LabelOf) and rejects unknown inputs by the rule
-// of package reject (SetCalibration, Rejection).
+// model as it was. A Model also names its classes (SetClassName,
+// LabelsFor) and rejects unknown inputs by the rule of package reject
+// (SetCalibration, Rejection); it predicts through its Predictor.
 //
 // A Snapshot is an immutable copy of a Model at one version: what a model
 // file stores (package modelfile), and a Model again by Snapshot.Model.
 // A Predictor is an immutable classifier taken from a Model or a
-// Snapshot: safe for concurrent use, it ranks classes (Top) and gives the
-// scores and cosines rejection needs, while the Model goes on learning.
+// Snapshot: safe for concurrent use, it predicts (Predict, Accuracy),
+// ranks classes (Top) and gives the scores and cosines rejection needs,
+// while the Model goes on learning.
+//
+// A ClassList is the classes of a Model or a Predictor at one version,
+// as Classes returns them: labels in class-index order (the columns of
+// the scores), names, sample counts, and the label of a name (LabelOf).
 //
 // Errors that callers tell apart are ErrNotTrained, ErrUnknownClass,
 // ErrTooLarge and ErrBadInput (IsInput); a bad Config is a *FieldError.

@@ -40,8 +40,8 @@ func Example() {
 	model.Learn(ctx, x2, y2, nil)
 
 	test1, labels1 := blobs(3, 100, d, []int{10, 20})
-	acc, _ := model.Accuracy(ctx, test1, labels1)
-	fmt.Println("classes:", model.Classes())
+	acc, _ := model.Predictor().Accuracy(ctx, test1, labels1)
+	fmt.Println("classes:", model.Classes().Labels())
 	fmt.Printf("accuracy on the first task after the second: %.2f\n", acc)
 	// Output:
 	// classes: [10 20 30 40]
@@ -87,7 +87,7 @@ func ExampleModel() {
 		}
 	}
 	rec, _ = model.Forget(ctx, 3, x3)
-	fmt.Println("removed:", rec.Removed, "classes:", model.ClassNames(), "samples:", model.Samples())
+	fmt.Println("removed:", rec.Removed, "classes:", model.Classes().Names(), "samples:", model.Samples())
 	// Output:
 	// new classes: [1 2] λ: 100
 	// new classes: [3] λ: 10
@@ -107,8 +107,8 @@ func ExampleSnapshot() {
 	x2, y2 := blobs(8, 30, d, []int{3})
 	model.Learn(ctx, x2, y2, nil)
 	back, _ := snap.Model()
-	fmt.Println("model:", model.Classes(), "version", model.Version())
-	fmt.Println("snapshot:", back.Classes(), "version", back.Version())
+	fmt.Println("model:", model.Classes().Labels(), "version", model.Version())
+	fmt.Println("snapshot:", back.Classes().Labels(), "version", back.Version())
 	// Output:
 	// model: [1 2 3] version 2
 	// snapshot: [1 2] version 1
@@ -133,9 +133,27 @@ func ExamplePredictor() {
 	for _, r := range top[0] {
 		fmt.Println(r.Name)
 	}
-	fmt.Println("predictor classes:", pred.Classes(), "model classes:", model.Classes())
+	fmt.Println("predictor classes:", pred.Classes().Labels(), "model classes:", model.Classes().Labels())
 	// Output:
 	// dog
 	// cat
 	// predictor classes: [1 2] model classes: [1 2 3]
+}
+
+// A model's classes: labels in class-index order, their names and sample
+// counts, and the label of a name.
+func ExampleClassList() {
+	ctx := context.Background()
+	const d = 16
+	model, _ := flycl.New(flycl.Config{M: 1000, P: 8, K: 300}, d)
+	labels, _ := model.LabelsFor([]string{"cat", "dog", "cat"}) // new names get new labels
+	x, y := blobs(12, 30, d, labels)
+	model.Learn(ctx, x, y, nil)
+
+	classes := model.Classes()
+	fmt.Println(classes.Labels(), classes.Names(), classes.Counts())
+	fmt.Println(classes.LabelOf("dog"))
+	// Output:
+	// [0 1] [cat dog] [20 10]
+	// 1 true
 }

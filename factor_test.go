@@ -128,12 +128,12 @@ func TestUpdatePathMatchesRefactor(t *testing.T) {
 			if updated == 0 {
 				t.Fatal("no step took the update path")
 			}
-			tx, _ := clusters(99, 200, d, upd.Classes(), 1.2)
-			pu, err := upd.Predict(ctx, tx)
+			tx, _ := clusters(99, 200, d, upd.Classes().Labels(), 1.2)
+			pu, err := upd.Predictor().Predict(ctx, tx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pr, _ := ref.Predict(ctx, tx)
+			pr, _ := ref.Predictor().Predict(ctx, tx)
 			for i := range pu {
 				if pu[i] != pr[i] {
 					t.Errorf("test sample %d: predicted %d on the update path, %d refactoring", i, pu[i], pr[i])

@@ -36,7 +36,7 @@ const ForgetMismatch = 1e-3
 func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord, error) {
 	c, ok := m.index[label]
 	if !ok {
-		return TaskRecord{}, fmt.Errorf("flycl: forget: %w %q", ErrUnknownClass, m.ClassName(label))
+		return TaskRecord{}, fmt.Errorf("flycl: forget: %w %q", ErrUnknownClass, m.className(label))
 	}
 	if x == nil {
 		return m.dropClass(label)
@@ -46,17 +46,17 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 		return TaskRecord{}, err
 	}
 	if n == 0 {
-		return TaskRecord{}, fmt.Errorf("%w: forget %q: no samples given", ErrBadInput, m.ClassName(label))
+		return TaskRecord{}, fmt.Errorf("%w: forget %q: no samples given", ErrBadInput, m.className(label))
 	}
 	if c < len(m.counts) && m.counts[c] >= 0 && m.counts[c] != n {
-		return TaskRecord{}, fmt.Errorf("%w: forget %q: the model learned %d samples of it, the data holds %d", ErrBadInput, m.ClassName(label), m.counts[c], n)
+		return TaskRecord{}, fmt.Errorf("%w: forget %q: the model learned %d samples of it, the data holds %d", ErrBadInput, m.className(label), m.counts[c], n)
 	}
 	h, st, err := m.expand(ctx, x, nil)
 	if err != nil {
 		return TaskRecord{}, err
 	}
 	if rel := m.classMismatch(c, h, n, nil); rel > ForgetMismatch {
-		return TaskRecord{}, fmt.Errorf("%w: forget %q: the data is not what the class learned (its statistics differ by %.2g, relative): give exactly the samples it was taught with", ErrBadInput, m.ClassName(label), rel)
+		return TaskRecord{}, fmt.Errorf("%w: forget %q: the data is not what the class learned (its statistics differ by %.2g, relative): give exactly the samples it was taught with", ErrBadInput, m.className(label), rel)
 	}
 	idx := make([]int, n)
 	for i := range idx {
@@ -121,7 +121,7 @@ func distinctSorted(labels []int) []int {
 func (m *Model) dropClass(label int) (TaskRecord, error) {
 	c, ok := m.index[label]
 	if !ok {
-		return TaskRecord{}, fmt.Errorf("flycl: drop: no class %q", m.ClassName(label))
+		return TaskRecord{}, fmt.Errorf("flycl: drop: no class %q", m.className(label))
 	}
 	if err := m.removeClass(c); err != nil {
 		return TaskRecord{}, err

@@ -79,7 +79,7 @@ func TestForgetEqualsNeverSeen(t *testing.T) {
 	// two differ by at most 3·γ_{N+1}·Σ_all |h_ia·h_ib|.
 	var h [][]float32
 	for _, tk := range tasks {
-		c, err := full.Expand(ctx, tk.x)
+		c, err := full.expandCodes(ctx, tk.x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,11 +91,11 @@ func TestForgetEqualsNeverSeen(t *testing.T) {
 	}
 	checkForgotten(t, full, never, h, N, 1)
 	tx, _ := clusters(90, 200, d, []int{0, 1, 3, 4}, 1.2)
-	pa, err := full.Predict(ctx, tx)
+	pa, err := full.Predictor().Predict(ctx, tx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, _ := never.Predict(ctx, tx)
+	pb, _ := never.Predictor().Predict(ctx, tx)
 	if !slices.Equal(pa, pb) {
 		t.Fatal("predictions of the forgotten model differ from the never-seen one")
 	}
@@ -103,7 +103,7 @@ func TestForgetEqualsNeverSeen(t *testing.T) {
 	if _, err := full.Learn(ctx, tasks[1].x, tasks[1].y, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := full.Classes(); !slices.Equal(got, []int{0, 1, 3, 4, 2}) {
+	if got := full.Classes().Labels(); !slices.Equal(got, []int{0, 1, 3, 4, 2}) {
 		t.Fatalf("classes after re-learning: %v", got)
 	}
 }
@@ -192,12 +192,12 @@ func TestDropClass(t *testing.T) {
 	if err := m.SetClassName(5, "five"); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := m.Scores(ctx, x)
+	before, _ := m.Predictor().Scores(ctx, x)
 	g := m.Snapshot().lowerRow(7)
 	if _, err := m.Forget(ctx, 5, nil); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := m.Scores(ctx, x)
+	after, _ := m.Predictor().Scores(ctx, x)
 	for i := 0; i < 90; i++ {
 		if math.Float32bits(after[i*2]) != math.Float32bits(before[i*3]) || math.Float32bits(after[i*2+1]) != math.Float32bits(before[i*3+2]) {
 			t.Fatalf("sample %d: scores of the kept classes changed", i)
@@ -206,12 +206,12 @@ func TestDropClass(t *testing.T) {
 	if !sameFloats(m.Snapshot().lowerRow(7), g) || m.Samples() != 90 {
 		t.Fatal("G or the sample count changed")
 	}
-	if !slices.Equal(m.ClassNames(), []string{"4", "6"}) || !slices.Equal(m.ClassCounts(), []int{30, 30}) {
-		t.Fatalf("names %v counts %v", m.ClassNames(), m.ClassCounts())
+	if !slices.Equal(m.Classes().Names(), []string{"4", "6"}) || !slices.Equal(m.Classes().Counts(), []int{30, 30}) {
+		t.Fatalf("names %v counts %v", m.Classes().Names(), m.Classes().Counts())
 	}
 	m.Forget(ctx, 4, nil)
 	m.Forget(ctx, 6, nil)
-	if _, err := m.Scores(ctx, x); err == nil {
+	if _, err := m.Predictor().Scores(ctx, x); err == nil {
 		t.Fatal("no classes left: scores without error")
 	}
 	if _, err := m.Snapshot().Model(); err != nil {
@@ -221,7 +221,7 @@ func TestDropClass(t *testing.T) {
 
 // TestPredictorIsImmutable: a Predictor keeps answering as the model was
 // when it was taken, concurrently with learning on the model (run with
-// -race), and equals Model.Scores bit for bit.
+// -race).
 func TestPredictorIsImmutable(t *testing.T) {
 	ctx := context.Background()
 	const d = 10
@@ -245,8 +245,8 @@ func TestPredictorIsImmutable(t *testing.T) {
 		}
 	}
 	<-done
-	if p.Version() != 1 || len(p.Classes()) != 2 || m.Version() != 4 {
-		t.Fatalf("versions %d/%d classes %v", p.Version(), m.Version(), p.Classes())
+	if p.Version() != 1 || p.Classes().Len() != 2 || m.Version() != 4 {
+		t.Fatalf("versions %d/%d classes %v", p.Version(), m.Version(), p.Classes().Labels())
 	}
 	top, err := m.Predictor().Top(ctx, x[:d], 3)
 	if err != nil || len(top[0]) != 3 || top[0][0].Score < top[0][1].Score {
@@ -267,7 +267,7 @@ func TestCloneIsIndependent(t *testing.T) {
 	if _, err := c.Learn(ctx, x2, y2, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !sameFloats(m.Snapshot().lowerRow(50), snap.lowerRow(50)) || !sameFloats(m.Snapshot().S(), snap.S()) || len(m.Classes()) != 2 {
+	if !sameFloats(m.Snapshot().lowerRow(50), snap.lowerRow(50)) || !sameFloats(m.Snapshot().S(), snap.S()) || m.Classes().Len() != 2 {
 		t.Fatal("learning on the clone changed the original")
 	}
 	// Learning on the original now gives what the clone got.
@@ -323,8 +323,8 @@ func TestForgetLastTaskRestoresLambda(t *testing.T) {
 		t.Fatalf("λ after forgetting the last task %g, never-seen model %g", full.Lambda(), never.Lambda())
 	}
 	tx, _ := clusters(7, 100, d, []int{0, 1}, 0.6)
-	pa, _ := full.Predict(ctx, tx)
-	pb, _ := never.Predict(ctx, tx)
+	pa, _ := full.Predictor().Predict(ctx, tx)
+	pb, _ := never.Predictor().Predict(ctx, tx)
 	if !slices.Equal(pa, pb) {
 		t.Fatal("predictions differ from the never-seen model")
 	}
@@ -390,7 +390,7 @@ func TestForgetTwiceReloads(t *testing.T) {
 		}
 		var h [][]float32
 		for _, x := range [][]float32{xa, xb, xc} {
-			c, err := back.Expand(ctx, x)
+			c, err := back.expandCodes(ctx, x)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -448,7 +448,7 @@ func TestForgetAfterLearnStats(t *testing.T) {
 	}
 	var h [][]float32
 	for _, x := range [][]float32{x0, x1, x2} {
-		c, err := full.Expand(ctx, x)
+		c, err := full.expandCodes(ctx, x)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,7 +64,7 @@ func TestRelativeLambdaRecoversScaledFeatures(t *testing.T) {
 				t.Errorf("scale %g task %d: λ issue %q (GCV %v)", scale, task+1, is, rec.GCV)
 			}
 		}
-		acc, err := m.Accuracy(context.Background(), xte, yte)
+		acc, err := m.Predictor().Accuracy(context.Background(), xte, yte)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestRelativeLambdaIsScaleInvariant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := m.Scores(context.Background(), x)
+		s, err := m.Predictor().Scores(context.Background(), x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,8 +108,7 @@ func TestRelativeLambdaIsScaleInvariant(t *testing.T) {
 	}
 	// The snapshot's predictor scales its inputs too: the predictor of
 	// the model learned on xs scores xs as that of the model learned on
-	// x scores x. (A predictor sums row by row, Model.Scores by sgemm, so
-	// predictors are compared with predictors.)
+	// x scores x.
 	pred := func(x []float32) []float32 {
 		m, _ := New(Config{M: 500, P: 5, K: 50, LambdaScale: LambdaRelative}, d)
 		m.Learn(context.Background(), x, y, nil)

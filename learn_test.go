@@ -79,7 +79,7 @@ func TestGCVScopeAllMatchesSVD(t *testing.T) {
 			t.Fatal(err)
 		}
 		allX, allY = append(allX, x...), append(allY, y...)
-		h, err := model.Expand(ctx, allX)
+		h, err := model.expandCodes(ctx, allX)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestLearnStatsExactAcrossShards(t *testing.T) {
 					}
 					lambdas = append(lambdas, rec.Lambda)
 				}
-				pred, err := model.Predict(ctx, tx)
+				pred, err := model.Predictor().Predict(ctx, tx)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -198,7 +198,7 @@ func TestLearnStatsExactAcrossShards(t *testing.T) {
 				if !slices.Equal(pred, refPred) {
 					t.Errorf("%s: predictions differ from one shard's", name)
 				}
-				if c, rc := model.ClassCounts(), refModel.ClassCounts(); !slices.Equal(c, rc) {
+				if c, rc := model.Classes().Counts(), refModel.Classes().Counts(); !slices.Equal(c, rc) {
 					t.Errorf("%s: class counts %v, one shard %v", name, c, rc)
 				}
 				a, b := model.Snapshot(), refModel.Snapshot()
@@ -243,7 +243,7 @@ func TestLearnOptionsRefused(t *testing.T) {
 		if _, err := m.Learn(ctx, tc.x, tc.y, tc.opt); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
-		if m.Version() != 0 || m.Samples() != 0 || len(m.Classes()) != 0 {
+		if m.Version() != 0 || m.Samples() != 0 || m.Classes().Len() != 0 {
 			t.Fatalf("%s: the model changed (version %d, %d samples)", name, m.Version(), m.Samples())
 		}
 	}

@@ -44,7 +44,7 @@ func (m *Model) LeaveOneOutScores(ctx context.Context, x []float32, labels []int
 		}
 	}
 	mm := m.cfg.M
-	h, err := m.Expand(ctx, x)
+	h, err := m.expandCodes(ctx, x)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,9 +2,7 @@ package flycl
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/reject"
@@ -42,9 +40,6 @@ type Model struct {
 	// scratch reused across tasks
 	hbuf []float32
 	gcv  ridge.Workspace
-	// code buffers of prediction chunks (predictChunk × m), reused so
-	// that evaluation does not make the garbage collector grow the heap
-	codes sync.Pool
 }
 
 // New returns an untrained model for d-dimensional features whose W is
@@ -86,9 +81,6 @@ func (m *Model) Config() Config { c := m.cfg; c.Lambdas = slices.Clone(c.Lambdas
 // InputDim returns d, the feature dimension.
 func (m *Model) InputDim() int { return m.d }
 
-// Classes returns the labels learned so far, in class-index order.
-func (m *Model) Classes() []int { return slices.Clone(m.labels) }
-
 // History returns the record of every learning step.
 func (m *Model) History() []TaskRecord { return slices.Clone(m.hist) }
 
@@ -100,14 +92,6 @@ func (m *Model) Lambda() float64 { return m.lambda }
 func (m *Model) Samples() int { return m.acc.Samples() }
 
 func (m *Model) checkInput(x []float32) (int, error) { return rows(x, m.d) }
-
-// Expand maps the n×d features x to their n×m sparse codes top-k(x Wᵀ)
-// (of x times the model's input scale, which is 1 unless the λ grid is
-// relative: see LambdaRelative).
-func (m *Model) Expand(ctx context.Context, x []float32) ([]float32, error) {
-	h, _, err := m.expand(ctx, x, nil)
-	return h, err
-}
 
 // expand computes the codes into buf when it is large enough.
 func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float32, Stages, error) {
@@ -125,60 +109,6 @@ func (m *Model) expand(ctx context.Context, x []float32, buf []float32) ([]float
 		return nil, st, err
 	}
 	return h, st, nil
-}
-
-// Scores returns the n×c matrix of class scores h'ᵀC for the n×d
-// features x, one column per learned class in Classes() order (an error
-// for features whose scores are not finite, as Predictor.Scores). Built
-// for whole test sets, it applies W and C by BLAS products (sgemm), whose
-// rounding of a sample's scores may depend, in the last bits, on the
-// other samples of the call; Predictor.Scores does not.
-func (m *Model) Scores(ctx context.Context, x []float32) ([]float32, error) {
-	return scorer{enc: m.encoder(), d: m.d, coef: m.coef, nc: len(m.labels), codes: &m.codes,
-		name: func(c int) string { return fmt.Sprintf("%q", m.ClassName(m.labels[c])) }}.scores(ctx, x)
-}
-
-// Predict returns the predicted label of each of the n×d features x.
-func (m *Model) Predict(ctx context.Context, x []float32) ([]int, error) {
-	s, err := m.Scores(ctx, x)
-	if err != nil {
-		return nil, err
-	}
-	nc := len(m.labels)
-	n := len(s) / nc
-	out := make([]int, n)
-	for i := 0; i < n; i++ {
-		out[i] = m.labels[argmax(s[i*nc:(i+1)*nc])]
-	}
-	return out, nil
-}
-
-// Accuracy returns the fraction of x predicted as labels. A label the model
-// has never learned is an error (class-incremental evaluation only tests
-// seen classes).
-func (m *Model) Accuracy(ctx context.Context, x []float32, labels []int) (float64, error) {
-	for i, l := range labels {
-		if _, ok := m.index[l]; !ok {
-			return 0, fmt.Errorf("flycl: test sample %d has label %d, which the model has not learned", i, l)
-		}
-	}
-	pred, err := m.Predict(ctx, x)
-	if err != nil {
-		return 0, err
-	}
-	if len(pred) != len(labels) {
-		return 0, fmt.Errorf("flycl: %d labels for %d samples", len(labels), len(pred))
-	}
-	if len(pred) == 0 {
-		return 0, fmt.Errorf("flycl: no test samples")
-	}
-	hit := 0
-	for i := range pred {
-		if pred[i] == labels[i] {
-			hit++
-		}
-	}
-	return float64(hit) / float64(len(pred)), nil
 }
 
 func argmax(s []float32) int {

@@ -50,7 +50,7 @@ func TestLearnsWithoutForgetting(t *testing.T) {
 		tx, ty := clusters(uint64(100+ti), 100, d, cls, 0.8)
 		testX, testY = append(testX, tx), append(testY, ty)
 		for i := 0; i <= ti; i++ {
-			acc, err := model.Accuracy(ctx, testX[i], testY[i])
+			acc, err := model.Predictor().Accuracy(ctx, testX[i], testY[i])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestLearnsWithoutForgetting(t *testing.T) {
 			}
 		}
 	}
-	if got := model.Classes(); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+	if got := model.Classes().Labels(); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
 		t.Errorf("classes %v", got)
 	}
 	if len(model.History()) != 5 || model.Samples() != 1000 {
@@ -151,7 +151,7 @@ func TestMatchesBruteForce(t *testing.T) {
 			t.Errorf("task %d: lambda %g want %g", ti, rec.Lambda, cfg.Lambdas[best])
 		}
 		// cumulative statistics over the model's class order
-		labels = model.Classes()
+		labels = model.Classes().Labels()
 		var g mat.Dense
 		g.Mul(h.T(), h)
 		yAll := mat.NewDense(len(y), len(labels), nil)
@@ -180,7 +180,7 @@ func TestMatchesBruteForce(t *testing.T) {
 		tx, _ := clusters(uint64(ti+70), 30, d, cls, 1.0)
 		var want mat.Dense
 		want.Mul(codes(tx), &c)
-		got, err := model.Scores(ctx, tx)
+		got, err := model.Predictor().Scores(ctx, tx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,8 +219,8 @@ func TestOnlineEqualsBatch(t *testing.T) {
 		}
 	}
 	tx, _ := clusters(99, 40, d, []int{1, 2, 3, 4, 5}, 1.0)
-	a, _ := batch.Scores(ctx, tx)
-	b, _ := online.Scores(ctx, tx)
+	a, _ := batch.Predictor().Scores(ctx, tx)
+	b, _ := online.Predictor().Scores(ctx, tx)
 	var scale float64
 	for _, v := range a {
 		scale = math.Max(scale, math.Abs(float64(v)))
@@ -230,8 +230,8 @@ func TestOnlineEqualsBatch(t *testing.T) {
 			t.Fatalf("score %d: batch %g online %g", i, a[i], b[i])
 		}
 	}
-	if !slices.Equal(batch.Classes(), online.Classes()) {
-		t.Errorf("classes %v vs %v", batch.Classes(), online.Classes())
+	if !slices.Equal(batch.Classes().Labels(), online.Classes().Labels()) {
+		t.Errorf("classes %v vs %v", batch.Classes().Labels(), online.Classes().Labels())
 	}
 	// GCV per mini-batch also works and picks a grid value.
 	rec, err := online.Learn(ctx, tx[:10*d], []int{1, 2, 3, 4, 5, 1, 2, 3, 4, 5}, nil)
@@ -243,7 +243,7 @@ func TestOnlineEqualsBatch(t *testing.T) {
 func TestPredictRestrictedToSeenClasses(t *testing.T) {
 	ctx := context.Background()
 	model, _ := New(small, 8)
-	if _, err := model.Predict(ctx, make([]float32, 8)); err == nil {
+	if _, err := model.Predictor().Predict(ctx, make([]float32, 8)); err == nil {
 		t.Error("predict before learning: no error")
 	}
 	x, y := clusters(1, 60, 8, []int{100, 200}, 0.5)
@@ -251,7 +251,7 @@ func TestPredictRestrictedToSeenClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, _ := clusters(2, 30, 8, []int{300, 400}, 0.5)
-	pred, err := model.Predict(ctx, other)
+	pred, err := model.Predictor().Predict(ctx, other)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,19 +290,19 @@ func TestBadInputs(t *testing.T) {
 			_, err := model.Learn(c, good, labels, nil)
 			return err
 		},
-		"no classes": func() error { _, err := model.Scores(ctx, good); return err },
+		"no classes": func() error { _, err := model.Predictor().Scores(ctx, good); return err },
 	} {
 		if f() == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if len(model.Classes()) != 0 || model.Samples() != 0 || len(model.History()) != 0 {
-		t.Fatalf("failed calls changed the model: classes %v samples %d", model.Classes(), model.Samples())
+	if model.Classes().Len() != 0 || model.Samples() != 0 || len(model.History()) != 0 {
+		t.Fatalf("failed calls changed the model: classes %v samples %d", model.Classes().Labels(), model.Samples())
 	}
 	if _, err := model.Learn(ctx, good, labels, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := model.Accuracy(ctx, good[:d], []int{3}); err == nil {
+	if _, err := model.Predictor().Accuracy(ctx, good[:d], []int{3}); err == nil {
 		t.Error("unknown test label: no error")
 	}
 	for _, cfg := range []Config{{M: 10, K: 11}, {P: 7}, {Lambdas: []float64{0}}, {M: -1}} {
@@ -333,7 +333,7 @@ func TestLambdaRaisedWhenNotPositiveDefinite(t *testing.T) {
 	if rec.RaisedFrom != 1e-9 || !(rec.Lambda > 1e-9) || model.Lambda() != rec.Lambda {
 		t.Fatalf("lambda %g raised from %g", rec.Lambda, rec.RaisedFrom)
 	}
-	if acc, err := model.Accuracy(ctx, x, y); err != nil || acc < 0.95 {
+	if acc, err := model.Predictor().Accuracy(ctx, x, y); err != nil || acc < 0.95 {
 		t.Errorf("accuracy %.3f %v", acc, err)
 	}
 }
@@ -380,8 +380,8 @@ func TestSharedTaskGram(t *testing.T) {
 			}
 		}
 	}
-	s1, _ := shared.Scores(ctx, x)
-	s2, _ := plain.Scores(ctx, x)
+	s1, _ := shared.Predictor().Scores(ctx, x)
+	s2, _ := plain.Predictor().Scores(ctx, x)
 	kappa := (float64(cfg.M)*maxG + rec.Lambda) / rec.Lambda // ‖G‖ ≤ m·max G_ii
 	var num, den float64
 	for i := range s1 {

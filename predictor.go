@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/flycl/flycl/projection"
@@ -34,6 +35,7 @@ type Predictor struct {
 	samples int
 	inScale float64
 	rej     reject.Rule
+	batch   bool // score by sgemm, not row by row (batchPredictor)
 	codes   sync.Pool
 	// the rows of S at unit length, and which are not zero, for the
 	// cosines of ScoresCosines
@@ -69,14 +71,17 @@ func (p *Predictor) Config() Config { c := p.cfg; c.Lambdas = slices.Clone(c.Lam
 // InputDim returns d, the feature dimension.
 func (p *Predictor) InputDim() int { return p.d }
 
-// Classes returns the labels in class-index order.
-func (p *Predictor) Classes() []int { return slices.Clone(p.labels) }
-
-// ClassNames returns the class names in Classes() order.
-func (p *Predictor) ClassNames() []string { return slices.Clone(p.names) }
-
-// ClassCounts returns the samples learned per class (-1: unknown).
-func (p *Predictor) ClassCounts() []int { return slices.Clone(p.counts) }
+// Classes returns the predictor's classes: labels in class-index order
+// (the columns of Scores), names and sample counts.
+func (p *Predictor) Classes() ClassList {
+	c := ClassList{labels: slices.Clone(p.labels), counts: slices.Clone(p.counts), names: map[int]string{}}
+	for i, l := range p.labels {
+		if n := p.names[i]; n != strconv.Itoa(l) {
+			c.names[l] = n
+		}
+	}
+	return c
+}
 
 // Version returns the model version.
 func (p *Predictor) Version() uint64 { return p.version }
@@ -96,8 +101,10 @@ func (p *Predictor) Rejection() reject.Rule { return p.rej }
 // (projection.Matrix.ApplyRows, linalg.SdotRows), never by a BLAS gemm
 // whose rounding depends on the other rows of the call. So a server that
 // scores concurrent requests together answers each exactly as it would
-// alone, and as `flycl predict` does. (Model.Scores, built for whole test
-// sets, uses sgemm; its scores may differ from these in the last bits.)
+// alone, and as `flycl predict` does. (The module's research harnesses
+// score whole test sets with a predictor from internal/codec's
+// BatchPredictor, which uses sgemm instead: faster, and its scores may
+// differ from these in the last bits.)
 // Features too large for the float32 expansion (about 3e38) give an error
 // naming the first score that is not finite, never a NaN.
 func (p *Predictor) Scores(ctx context.Context, x []float32) ([]float32, error) {
@@ -117,7 +124,7 @@ func (p *Predictor) ScoresCosines(ctx context.Context, x []float32) ([]float32, 
 
 func (p *Predictor) scorer() scorer {
 	return scorer{enc: encoder{w: p.w, cfg: p.cfg, inScale: p.inScale}, d: p.d, coef: p.coef, nc: len(p.labels),
-		rowExact: true, codes: &p.codes, name: func(c int) string { return fmt.Sprintf("%q", p.names[c]) },
+		rowExact: !p.batch, codes: &p.codes, name: func(c int) string { return fmt.Sprintf("%q", p.names[c]) },
 		unit: p.unit, hasSum: p.hasSum}
 }
 
@@ -133,6 +140,38 @@ func (p *Predictor) Predict(ctx context.Context, x []float32) ([]int, error) {
 		out[i] = p.labels[argmax(s[i*nc:(i+1)*nc])]
 	}
 	return out, nil
+}
+
+// Accuracy returns the fraction of x predicted as labels. A label the model
+// has never learned is an error (class-incremental evaluation only tests
+// seen classes).
+func (p *Predictor) Accuracy(ctx context.Context, x []float32, labels []int) (float64, error) {
+	known := make(map[int]bool, len(p.labels))
+	for _, l := range p.labels {
+		known[l] = true
+	}
+	for i, l := range labels {
+		if !known[l] {
+			return 0, fmt.Errorf("flycl: test sample %d has label %d, which the model had not learned", i, l)
+		}
+	}
+	pred, err := p.Predict(ctx, x)
+	if err != nil {
+		return 0, err
+	}
+	if len(pred) != len(labels) {
+		return 0, fmt.Errorf("flycl: %d labels for %d samples", len(labels), len(pred))
+	}
+	if len(pred) == 0 {
+		return 0, fmt.Errorf("flycl: no test samples")
+	}
+	hit := 0
+	for i := range pred {
+		if pred[i] == labels[i] {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(pred)), nil
 }
 
 // Ranked is one class of a ranking: its label, name and score.

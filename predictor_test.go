@@ -33,7 +33,7 @@ func TestPredictorScoresRowByRow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nc := len(p.Classes())
+			nc := p.Classes().Len()
 			rev := make([]float32, 0, len(tx))
 			for i := n - 1; i >= 0; i-- {
 				rev = append(rev, tx[i*d:(i+1)*d]...)
@@ -85,7 +85,7 @@ func TestPredictorScoresMatchFloat64(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := m.w.Dense()
-			nc := len(p.Classes())
+			nc := p.Classes().Len()
 			const u = 0x1p-23
 			for i := 0; i < len(tx)/d; i++ {
 				h, herr := make([]float64, cfg.M), make([]float64, cfg.M)

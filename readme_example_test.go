@@ -25,7 +25,7 @@ func Example_library() {
 	model, _ := flycl.New(flycl.DefaultConfig(), train.D)
 	rec, _ := model.Learn(ctx, train.X, train.Labels, nil) // one task; call again for the next
 	fmt.Println("λ chosen by GCV:", rec.Lambda)
-	pred, _ := model.Predict(ctx, test.X)
+	pred, _ := model.Predictor().Predict(ctx, test.X)
 	fmt.Println("first test sample is class", pred[0])
 	modelfile.SaveModel("model.flycl", model) // resume later, bit for bit
 	// README:end

@@ -97,7 +97,7 @@ func TestCalibrationSamples(t *testing.T) {
 	if len(sel) != k || len(cls) != k {
 		t.Fatalf("%d samples named, %d leave-one-out rows; want %d", len(sel), len(cls), k)
 	}
-	labels := m.Classes()
+	labels := m.Classes().Labels()
 	for i, s := range sel {
 		if labels[cls[i]] != y[s] {
 			t.Fatalf("row %d: class %d, sample %d is of class %d", i, labels[cls[i]], s, y[s])
@@ -108,7 +108,7 @@ func TestCalibrationSamples(t *testing.T) {
 		if _, err := without.Learn(ctx, rx, ry, &LearnOptions{Lambda: 1}); err != nil {
 			t.Fatal(err)
 		}
-		want, err := without.Scores(ctx, x[s*d:(s+1)*d])
+		want, err := without.Predictor().Scores(ctx, x[s*d:(s+1)*d])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -70,9 +70,9 @@ func rows(x []float32, d int) (int, error) {
 // most this many samples at a time.
 const predictChunk = 1024
 
-// scorer is the one scoring kernel of Model.Scores and Predictor.Scores:
-// codes of at most predictChunk samples at a time (their buffers reused
-// through codes), times Cᵀ, checked to be finite.
+// scorer is the one scoring kernel of Predictor.Scores: codes of at most
+// predictChunk samples at a time (their buffers reused through codes),
+// times Cᵀ, checked to be finite.
 type scorer struct {
 	enc  encoder
 	d    int

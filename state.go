@@ -45,6 +45,7 @@ type State struct {
 
 // state returns a copy of the model's state.
 func (m *Model) state() State {
+	classes := m.Classes()
 	return State{
 		Config:   m.Config(),
 		InputDim: m.d,
@@ -52,8 +53,8 @@ func (m *Model) state() State {
 		History:  cloneHistory(m.hist),
 		Lambda:   m.lambda,
 		Coef:     slices.Clone(m.coef),
-		Counts:   m.ClassCounts(),
-		Names:    m.ClassNames(),
+		Counts:   classes.Counts(),
+		Names:    classes.Names(),
 		Version:  m.version,
 
 		InputScale: m.inScale,

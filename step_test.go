@@ -159,7 +159,7 @@ func codesAt(m *Model, x []float32, scale float64) []float32 {
 	saved := m.inScale
 	m.inScale = 0
 	defer func() { m.inScale = saved }()
-	h, err := m.Expand(context.Background(), xs)
+	h, err := m.expandCodes(context.Background(), xs)
 	if err != nil {
 		panic(err)
 	}

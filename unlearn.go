@@ -51,7 +51,7 @@ func (m *Model) Unlearn(ctx context.Context, x []float32, labels []int, lambda f
 	for c, k := range per {
 		if c < len(m.counts) && m.counts[c] >= 0 {
 			if m.counts[c] < k {
-				return TaskRecord{}, fmt.Errorf("%w: unlearn: class %q learned %d samples, %d given", ErrBadInput, m.ClassName(m.labels[c]), m.counts[c], k)
+				return TaskRecord{}, fmt.Errorf("%w: unlearn: class %q learned %d samples, %d given", ErrBadInput, m.className(m.labels[c]), m.counts[c], k)
 			}
 			if m.counts[c] == k {
 				emptied = append(emptied, c)
@@ -65,7 +65,7 @@ func (m *Model) Unlearn(ctx context.Context, x []float32, labels []int, lambda f
 	// A class that goes must be exactly what the samples made of it.
 	for _, c := range emptied {
 		if rel := m.classMismatch(c, h, n, idx); rel > ForgetMismatch {
-			return TaskRecord{}, fmt.Errorf("%w: unlearn: the samples of class %q are not what it learned (its statistics differ by %.2g, relative)", ErrBadInput, m.ClassName(m.labels[c]), rel)
+			return TaskRecord{}, fmt.Errorf("%w: unlearn: the samples of class %q are not what it learned (its statistics differ by %.2g, relative)", ErrBadInput, m.className(m.labels[c]), rel)
 		}
 	}
 	s := m.begin()

@@ -39,7 +39,7 @@ func TestUnlearnEqualsNeverSeen(t *testing.T) {
 	var h [][]float32
 	N := 0
 	for _, tk := range tasks {
-		c, err := full.Expand(ctx, tk.x)
+		c, err := full.expandCodes(ctx, tk.x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,11 +83,11 @@ func TestUnlearnEqualsNeverSeen(t *testing.T) {
 		}
 		checkForgotten(t, full, never, h, N, undo)
 		tx, _ := clusters(95, 200, d, []int{0, 1, 2, 3, 4}, 1.2)
-		pa, err := full.Predict(ctx, tx)
+		pa, err := full.Predictor().Predict(ctx, tx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pb, _ := never.Predict(ctx, tx)
+		pb, _ := never.Predictor().Predict(ctx, tx)
 		if !slices.Equal(pa, pb) {
 			t.Fatalf("undo %d: predictions differ from the model that never saw the task", undo)
 		}

@@ -64,7 +64,7 @@ func widenProblem(t *testing.T) (m *Model, x []float32, y []int, gcv func(float6
 		t.Fatal(err)
 	}
 	x, y = clusters(71, n, d, []int{0, 1, 2}, 2.5)
-	h, err := m.Expand(context.Background(), x)
+	h, err := m.expandCodes(context.Background(), x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestWidenGridLearn(t *testing.T) {
 			t.Fatal(err)
 		}
 		// the model's codes (its input scale applied) give its GCV curve
-		h, err := m.Expand(context.Background(), x)
+		h, err := m.expandCodes(context.Background(), x)
 		if err != nil {
 			t.Fatal(err)
 		}

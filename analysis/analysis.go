@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/flycl/flycl/internal/codec"
+
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
@@ -134,7 +136,7 @@ func PrototypeCorrelations(ctx context.Context, m *flycl.Model, x []float32, lab
 	if err != nil {
 		return nil, err
 	}
-	h, err := m.Expand(ctx, x)
+	h, err := codec.Expand(ctx, m, x)
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +144,11 @@ func PrototypeCorrelations(ctx context.Context, m *flycl.Model, x []float32, lab
 	if err != nil {
 		return nil, err
 	}
-	s, err := m.Scores(ctx, x)
+	s, err := codec.BatchPredictor(m).Scores(ctx, x)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := prototypes(s, len(m.Classes()), labels, classes)
+	pr, err := prototypes(s, m.Classes().Len(), labels, classes)
 	if err != nil {
 		return nil, err
 	}

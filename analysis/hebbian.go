@@ -45,7 +45,7 @@ func Hebbian(ctx context.Context, cfg flycl.Config, d int, x []float32, y []int,
 	cstar := codec.State(fly).Coef
 	var out HebbianCurve
 	out.Lambda = fly.Lambda()
-	if out.RidgeAccuracy, err = fly.Accuracy(ctx, xt, yt); err != nil {
+	if out.RidgeAccuracy, err = codec.BatchPredictor(fly).Accuracy(ctx, xt, yt); err != nil {
 		return HebbianCurve{}, err
 	}
 	heb, err := baselines.NewHebbian(cfg, d, passes)
@@ -53,7 +53,7 @@ func Hebbian(ctx context.Context, cfg flycl.Config, d int, x []float32, y []int,
 		return HebbianCurve{}, err
 	}
 	// The test codes are the same for every pass: expand them once.
-	codes, err := fly.Expand(ctx, xt)
+	codes, err := codec.Expand(ctx, fly, xt)
 	if err != nil {
 		return HebbianCurve{}, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/flycl/flycl/internal/codec"
+
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/ridge"
 )
@@ -64,7 +66,7 @@ func (h *Hebbian) LearnTask(ctx context.Context, x []float32, labels []int) erro
 	if err != nil {
 		return fmt.Errorf("hebbian: %w", err)
 	}
-	codes, err := h.model.Expand(ctx, x)
+	codes, err := codec.Expand(ctx, h.model, x)
 	if err != nil {
 		return fmt.Errorf("hebbian: %w", err)
 	}
@@ -121,7 +123,7 @@ func (h *Hebbian) PredictWith(ctx context.Context, x []float32, c []float32) ([]
 	}
 	var expandErr error
 	out := predictLinear(func(lo, hi int, _ []float32) []float32 {
-		codes, err := h.model.Expand(ctx, x[lo*d:hi*d])
+		codes, err := codec.Expand(ctx, h.model, x[lo*d:hi*d])
 		if err != nil && expandErr == nil {
 			expandErr = err
 		}

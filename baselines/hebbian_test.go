@@ -77,7 +77,7 @@ func TestHebbianReachesFlyCL(t *testing.T) {
 			t.Errorf("task %d: ‖C − C*‖/‖C*‖ = %.3g > %.3g (ρ=%.4f)", ti, rel, bound, rho)
 		}
 		xt, yt := blobs(uint64(ti)+50, 200, d, []int{4, 1, 7, 0, 2}[:len(heb.Labels())], 0.8)
-		pf, _ := fly.Predict(ctx, xt)
+		pf, _ := fly.Predictor().Predict(ctx, xt)
 		ph, err := heb.Predict(ctx, xt)
 		if err != nil {
 			t.Fatal(err)

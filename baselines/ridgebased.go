@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/flycl/flycl/internal/codec"
+
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/ridge"
 )
@@ -53,7 +55,7 @@ func (j *Joint) Predict(ctx context.Context, x []float32) ([]int, error) {
 	if j.model == nil {
 		return nil, fmt.Errorf("joint: no class learned yet")
 	}
-	return j.model.Predict(ctx, x)
+	return codec.BatchPredictor(j.model).Predict(ctx, x)
 }
 
 // LastLambda returns the λ of the last fit.
@@ -154,7 +156,7 @@ func NewCodeNCMFrom(m *flycl.Model) *CodeNCM {
 
 // LearnTask adds the task's codes to the class means.
 func (c *CodeNCM) LearnTask(ctx context.Context, x []float32, labels []int) error {
-	h, err := c.model.Expand(ctx, x)
+	h, err := codec.Expand(ctx, c.model, x)
 	if err != nil {
 		return fmt.Errorf("code ncm: %w", err)
 	}
@@ -172,7 +174,7 @@ func (c *CodeNCM) Predict(ctx context.Context, x []float32) ([]int, error) {
 	out := make([]int, 0, n)
 	for lo := 0; lo < n; lo += 1024 {
 		hi := min(n, lo+1024)
-		h, err := c.model.Expand(ctx, x[lo*d:hi*d])
+		h, err := codec.Expand(ctx, c.model, x[lo*d:hi*d])
 		if err != nil {
 			return nil, fmt.Errorf("code ncm: %w", err)
 		}

@@ -214,8 +214,8 @@ func TestEndToEndRealImages(t *testing.T) {
 	if !sameBits(got, want) {
 		t.Fatal("reloaded model scores differ")
 	}
-	if !slices.Equal(back.ClassNames(), []string{"bird", "cat", "ship"}) || !slices.Equal(back.ClassCounts(), []int{8, 8, 8}) {
-		t.Fatalf("reloaded classes %v counts %v", back.ClassNames(), back.ClassCounts())
+	if !slices.Equal(back.Classes().Names(), []string{"bird", "cat", "ship"}) || !slices.Equal(back.Classes().Counts(), []int{8, 8, 8}) {
+		t.Fatalf("reloaded classes %v counts %v", back.Classes().Names(), back.Classes().Counts())
 	}
 	// Image files through the pipeline stored in the file.
 	e2, err := extract.ForModel(back.Pipeline, bm, "squeezenet")
@@ -249,9 +249,9 @@ func TestEndToEndRealImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	pb, _ := never.Predictor().Predict(ctx, test.X)
-	if !slices.Equal(pa, pb) || !slices.Equal(back.ClassNames(), never.ClassNames()) || back.Lambda() != never.Lambda() {
+	if !slices.Equal(pa, pb) || !slices.Equal(back.Classes().Names(), never.Classes().Names()) || back.Lambda() != never.Lambda() {
 		t.Fatalf("forgotten model %v λ=%g predicts %v; never-seen %v λ=%g predicts %v",
-			back.ClassNames(), back.Lambda(), pa, never.ClassNames(), never.Lambda(), pb)
+			back.Classes().Names(), back.Lambda(), pa, never.Classes().Names(), never.Lambda(), pb)
 	}
 
 	// Another backbone's features are refused, and so is its extractor.

@@ -37,7 +37,7 @@ func ExamplePredict() {
 	for i, pr := range preds {
 		fmt.Printf("input %d: %s (truth %s)\n", i, pr.Answer, truth[i])
 	}
-	acc := deploy.Accuracy(preds, truth, p.ClassNames())
+	acc := deploy.Accuracy(preds, truth, p.Classes().Names())
 	fmt.Printf("accuracy %.0f%% (%d/%d)\n", 100*acc.Accuracy, acc.Correct, acc.Evaluated)
 	// Output:
 	// input 0: cat (truth cat)

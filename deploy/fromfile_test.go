@@ -45,9 +45,9 @@ func TestFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.ID() != id || !got.Created.Equal(created) || got.Pipeline == nil || got.Pipeline.Backbone != "b" ||
-		!slices.Equal(got.ClassNames(), m.ClassNames()) || got.Version() != m.Version() || got.Rejection() != m.Rejection() {
+		!slices.Equal(got.Classes().Names(), m.Classes().Names()) || got.Version() != m.Version() || got.Rejection() != m.Rejection() {
 		t.Errorf("FromFile: id %v created %v pipeline %+v classes %q version %d rejection %+v",
-			got.ID(), got.Created, got.Pipeline, got.ClassNames(), got.Version(), got.Rejection())
+			got.ID(), got.Created, got.Pipeline, got.Classes().Names(), got.Version(), got.Rejection())
 	}
 	want, _ := m.Predictor().Scores(ctx, x)
 	have, _ := got.Predictor().Scores(ctx, x)

@@ -287,7 +287,7 @@ func TestShardStatsMerge(t *testing.T) {
 	}
 	p1, _ := fromStats.Predictor().Predict(ctx, all.X)
 	p2, _ := learned.Predictor().Predict(ctx, all.X)
-	if !slices.Equal(p1, p2) || !slices.Equal(fromStats.ClassNames(), learned.ClassNames()) {
+	if !slices.Equal(p1, p2) || !slices.Equal(fromStats.Classes().Names(), learned.Classes().Names()) {
 		t.Errorf("model from statistics predicts %v, the learned one %v", p1, p2)
 	}
 }

@@ -25,7 +25,7 @@ type Prior struct {
 // it to LearnEntry.
 func (m *Model) Prior() Prior {
 	p := Prior{Calibration: modelfile.JournalCalibration{Rejection: m.Rejection(), Pool: codec.CalibrationPool(m.Model)}}
-	if len(m.Classes()) > 0 {
+	if m.Classes().Len() > 0 {
 		p.Lambda = m.Lambda()
 	}
 	return p

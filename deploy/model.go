@@ -151,7 +151,7 @@ func (m *Model) CheckPipeline(p *modelfile.Pipeline) error {
 		return nil
 	case p == nil:
 		return nil // features given directly: their dimension is checked
-	case m.Pipeline == nil && len(m.Classes()) > 0:
+	case m.Pipeline == nil && m.Classes().Len() > 0:
 		return fmt.Errorf("the model learned from feature vectors without a backbone; it cannot tell whether %s makes the same features", p.Backbone)
 	case m.Pipeline == nil:
 		return nil
@@ -312,7 +312,7 @@ func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, o
 			continue
 		}
 		seen[n] = true
-		if _, ok := m.LabelOf(n); !ok {
+		if _, ok := m.Classes().LabelOf(n); !ok {
 			if err := flycl.CheckClassName(n); err != nil {
 				return err
 			}
@@ -348,8 +348,8 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 			continue
 		}
 		seen[n] = true
-		if l, ok := m.LabelOf(n); ok {
-			if name := m.ClassName(l); !listed[name] {
+		if l, ok := m.Classes().LabelOf(n); ok {
+			if name := m.Classes().Name(l); !listed[name] {
 				listed[name] = true
 				res.Known = append(res.Known, name)
 			}
@@ -390,9 +390,9 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 // with x nil only its column goes and G keeps its samples
 // (flycl.Model.Forget with x nil). exact reports which.
 func (m *Model) Forget(ctx context.Context, name string, x []float32, p *modelfile.Pipeline) (rec flycl.TaskRecord, exact bool, err error) {
-	label, ok := m.LabelOf(name)
+	label, ok := m.Classes().LabelOf(name)
 	if !ok {
-		return rec, false, fmt.Errorf("deploy: %w %q (the model has %v)", flycl.ErrUnknownClass, name, m.ClassNames())
+		return rec, false, fmt.Errorf("deploy: %w %q (the model has %v)", flycl.ErrUnknownClass, name, m.Classes().Names())
 	}
 	if x == nil {
 		rec, err = m.Model.Forget(ctx, label, nil)

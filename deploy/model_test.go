@@ -24,7 +24,7 @@ func TestLearnRefusesBadLambda(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "lambda") {
 			t.Fatalf("λ=%g: %v", l, err)
 		}
-		if m.Version() != 0 || len(m.Classes()) != 0 {
+		if m.Version() != 0 || m.Classes().Len() != 0 {
 			t.Fatalf("λ=%g: a refused learn changed the model", l)
 		}
 	}

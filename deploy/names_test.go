@@ -58,8 +58,8 @@ func TestLearnNormalisesNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(res.Added, []string{"caf\u00e9", "tea"}) || !slices.Equal(m.ClassNames(), []string{"caf\u00e9", "tea"}) {
-		t.Fatalf("added %q, stored %q: want the NFC form once", res.Added, m.ClassNames())
+	if !slices.Equal(res.Added, []string{"caf\u00e9", "tea"}) || !slices.Equal(m.Classes().Names(), []string{"caf\u00e9", "tea"}) {
+		t.Fatalf("added %q, stored %q: want the NFC form once", res.Added, m.Classes().Names())
 	}
 	res, err = m.Learn(context.Background(), x, []string{"cafe\u0301", "tea", "milk", "milk"}, nil, LearnOptions{})
 	if err != nil || !slices.Equal(res.Known, []string{"caf\u00e9", "tea"}) || !slices.Equal(res.Added, []string{"milk"}) {
@@ -72,7 +72,7 @@ func TestLearnNormalisesNames(t *testing.T) {
 		if !errors.As(err, &ne) || ne.Name != bad {
 			t.Errorf("%q: error %v, want a *flycl.NameError", bad, err)
 		}
-		if m.Version() != v || len(m.Classes()) != 3 {
+		if m.Version() != v || m.Classes().Len() != 3 {
 			t.Fatalf("%q: a refused learn changed the model", bad)
 		}
 	}

@@ -33,7 +33,7 @@ type Prediction struct {
 // most top), and "unknown" where rej rejects it (reject.ParseRule
 // gives rej from the model's calibrated p.Rejection()).
 func Predict(ctx context.Context, p *flycl.Predictor, rej reject.Rule, x []float32, top int) ([]Prediction, error) {
-	nc := len(p.Classes())
+	nc := p.Classes().Len()
 	if nc == 0 {
 		return nil, fmt.Errorf("deploy: %w: the model has no classes", flycl.ErrNotTrained)
 	}

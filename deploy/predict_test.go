@@ -54,7 +54,7 @@ func TestPredict(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nc := len(p.Classes())
+			nc := p.Classes().Len()
 			for i, pr := range preds {
 				row := scores[i*nc : (i+1)*nc]
 				if !reflect.DeepEqual(pr.Top, want[i]) {

@@ -85,7 +85,7 @@ func (m *Model) Undo(ctx context.Context, hist []*modelfile.JournalEntry) (*mode
 func (m *Model) labelsOf(names []string) ([]int, error) {
 	out := make([]int, len(names))
 	for i, n := range names {
-		l, ok := m.LabelOf(n)
+		l, ok := m.Classes().LabelOf(n)
 		if !ok {
 			return nil, fmt.Errorf("deploy: %w %q", flycl.ErrUnknownClass, n)
 		}

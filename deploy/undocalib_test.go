@@ -96,7 +96,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scoresA, err := afterA.Scores(ctx, test)
+	scoresA, err := afterA.Predictor().Scores(ctx, test)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +120,10 @@ func TestUndoRestoresCalibration(t *testing.T) {
 		if pg := codec.CalibrationPool(got.Model); !slices.Equal(pg, poolA) {
 			t.Fatalf("%s: calibration pool of %d scores differs from that after A (%d)", what, len(pg), len(poolA))
 		}
-		if !slices.Equal(got.ClassNames(), afterA.ClassNames()) || got.Lambda() != afterA.Lambda() {
-			t.Fatalf("%s: classes %v λ=%g, want %v λ=%g", what, got.ClassNames(), got.Lambda(), afterA.ClassNames(), afterA.Lambda())
+		if !slices.Equal(got.Classes().Names(), afterA.Classes().Names()) || got.Lambda() != afterA.Lambda() {
+			t.Fatalf("%s: classes %v λ=%g, want %v λ=%g", what, got.Classes().Names(), got.Lambda(), afterA.Classes().Names(), afterA.Lambda())
 		}
-		sc, err := got.Scores(ctx, test)
+		sc, err := got.Predictor().Scores(ctx, test)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 		if !slices.Equal(cosG, cosA) {
 			t.Fatalf("%s: the cosines of the test inputs differ from those after A", what)
 		}
-		nc := len(afterA.Classes())
+		nc := afterA.Classes().Len()
 		unknown := 0
 		for i := 0; i < len(test)/d; i++ {
 			ra, rg := scoresA[i*nc:(i+1)*nc], sc[i*nc:(i+1)*nc]

@@ -142,7 +142,7 @@ func Build(s *flycl.Snapshot, o Options) (*Model, error) {
 	coef := s.Coef()
 	st := s.State()
 	pred := s.Predictor()
-	names := pred.ClassNames()
+	names := pred.Classes().Names()
 	if coef == nil || len(names) == 0 {
 		return nil, ErrNoClasses
 	}
@@ -213,7 +213,7 @@ func Build(s *flycl.Snapshot, o Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	lj, _ := json.Marshal(pred.Classes())
+	lj, _ := json.Marshal(pred.Classes().Labels())
 	cfg := st.Config
 	mj, _ := json.Marshal(map[string]any{"m": cfg.M, "p": cfg.P, "k": cfg.K, "d": d, "topk": cfg.TopK.String(),
 		"lambda": st.Lambda, "version": st.Version, "samples": s.Samples(), "input_scale": inputScale(st),

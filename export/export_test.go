@@ -215,7 +215,7 @@ func compare(t *testing.T, s *flycl.Snapshot, x, dx []float32, res *ortnode.Resu
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc := len(p.Classes())
+	nc := p.Classes().Len()
 	n := len(want) / nc
 	sc, cl := res.Outputs[export.ScoresOutput], res.Outputs[export.ClassOutput]
 	if sc == nil || cl == nil || !slices.Equal(sc.Dims, []int{n, nc}) || !slices.Equal(cl.Dims, []int{n}) {

@@ -10,6 +10,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/baselines"
 	"github.com/flycl/flycl/experiment"
+	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/projection"
 )
 
@@ -24,7 +25,7 @@ func (f *FlyCL) LearnTask(ctx context.Context, x []float32, labels []int) error 
 
 // Predict implements experiment.Learner.
 func (f *FlyCL) Predict(ctx context.Context, x []float32) ([]int, error) {
-	return f.Model.Predict(ctx, x)
+	return codec.BatchPredictor(f.Model).Predict(ctx, x)
 }
 
 // LastLambda implements experiment.Lambdaer.

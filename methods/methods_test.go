@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flycl/flycl/internal/codec"
+
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/baselines"
 	"github.com/flycl/flycl/experiment"
@@ -179,8 +181,8 @@ func TestOnlineShufflesTask(t *testing.T) {
 		}
 	}
 	again := online(0, 1993)
-	s1, _ := o.Model.Scores(ctx, x)
-	s2, _ := again.Model.Scores(ctx, x)
+	s1, _ := o.Model.Predictor().Scores(ctx, x)
+	s2, _ := again.Model.Predictor().Scores(ctx, x)
 	if !slices.Equal(s1, s2) {
 		t.Error("same seed, different models")
 	}
@@ -194,11 +196,11 @@ func TestOnlineShufflesTask(t *testing.T) {
 	if _, err := b.Learn(ctx, x, labels, &flycl.LearnOptions{Lambda: lambda}); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := fixed.Model.Scores(ctx, x)
-	want, _ := b.Scores(ctx, x)
+	got, _ := fixed.Model.Predictor().Scores(ctx, x)
+	want, _ := b.Predictor().Scores(ctx, x)
 	// Reordering changes G and S by float32 rounding, at most n·2⁻²⁴ of
 	// their size; (G+λI)⁻¹ amplifies that by κ ≤ (tr G + λ)/λ, tr G = Σ‖h‖².
-	h, err := b.Expand(ctx, x)
+	h, err := codec.Expand(ctx, b, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,8 +217,8 @@ func TestOnlineShufflesTask(t *testing.T) {
 			t.Fatalf("score %d: online %g, batch %g (|diff| %g > %g)", i, got[i], want[i], diff, tol)
 		}
 	}
-	p1, _ := fixed.Model.Predict(ctx, x)
-	p2, _ := b.Predict(ctx, x)
+	p1, _ := fixed.Model.Predictor().Predict(ctx, x)
+	p2, _ := b.Predictor().Predict(ctx, x)
 	if !slices.Equal(p1, p2) {
 		t.Error("fixed λ: online and batch predict differently")
 	}

@@ -69,7 +69,7 @@ func ExampleMergeStats() {
 	if _, err := modelfile.LearnStats(ctx, model, nil, merged, 0); err != nil {
 		panic(err)
 	}
-	fmt.Println(model.ClassNames(), model.Samples())
+	fmt.Println(model.Classes().Names(), model.Samples())
 	_, err = modelfile.MergeStats(parts[0], parts[0])
 	fmt.Println(err != nil)
 	// Output:

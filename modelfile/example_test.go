@@ -27,6 +27,6 @@ func Example() {
 		panic(err)
 	}
 	resumed.Learn(ctx, []float32{0, 0, 1}, []int{9}, nil)
-	fmt.Println(resumed.Classes())
+	fmt.Println(resumed.Classes().Labels())
 	// Output: [7 8 9]
 }

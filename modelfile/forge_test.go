@@ -168,11 +168,11 @@ func TestReadsVersion1(t *testing.T) {
 		t.Fatalf("format %d", f.Format)
 	}
 	p := f.Snapshot.Predictor()
-	if !slices.Equal(p.Classes(), []int{1, 5, 2, 9}) || !slices.Equal(p.ClassNames(), []string{"1", "5", "2", "9"}) {
-		t.Fatalf("classes %v names %v", p.Classes(), p.ClassNames())
+	if !slices.Equal(p.Classes().Labels(), []int{1, 5, 2, 9}) || !slices.Equal(p.Classes().Names(), []string{"1", "5", "2", "9"}) {
+		t.Fatalf("classes %v names %v", p.Classes().Labels(), p.Classes().Names())
 	}
-	if !slices.Equal(p.ClassCounts(), []int{-1, -1, -1, -1}) || p.Version() != 2 || p.Samples() != 48 {
-		t.Fatalf("counts %v version %d samples %d", p.ClassCounts(), p.Version(), p.Samples())
+	if !slices.Equal(p.Classes().Counts(), []int{-1, -1, -1, -1}) || p.Version() != 2 || p.Samples() != 48 {
+		t.Fatalf("counts %v version %d samples %d", p.Classes().Counts(), p.Version(), p.Samples())
 	}
 	want := readHex(t, "testdata/v1_scores.txt")
 	x, _ := task(99, []int{1, 2, 5, 9}, 8)
@@ -193,10 +193,10 @@ func TestReadsVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := model.Expand(context.Background(), x)
+	h, _ := codec.Expand(context.Background(), model, x)
 	w := f.Snapshot.Projection().Dense()
 	coef := f.Snapshot.Coef()
-	mm, nc := model.Config().M, len(p.Classes())
+	mm, nc := model.Config().M, p.Classes().Len()
 	gamma := func(n int) float64 { u := math.Ldexp(1, -24); return float64(n) * u / (1 - float64(n)*u) }
 	for i := range got {
 		s, c := i/nc, i%nc
@@ -226,8 +226,8 @@ func TestReadsVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Format != Version || back.Snapshot.Version() != 3 || !slices.Equal(back.Snapshot.Predictor().ClassCounts(), []int{-1, -1, -1, -1, 10}) {
-		t.Fatalf("rewritten: format %d version %d counts %v", back.Format, back.Snapshot.Version(), back.Snapshot.Predictor().ClassCounts())
+	if back.Format != Version || back.Snapshot.Version() != 3 || !slices.Equal(back.Snapshot.Predictor().Classes().Counts(), []int{-1, -1, -1, -1, 10}) {
+		t.Fatalf("rewritten: format %d version %d counts %v", back.Format, back.Snapshot.Version(), back.Snapshot.Predictor().Classes().Counts())
 	}
 }
 
@@ -258,8 +258,8 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := f.Snapshot.Predictor()
-	if !slices.Equal(p.ClassNames(), []string{"cat", "dog"}) || !slices.Equal(p.ClassCounts(), []int{6, 6}) || p.Version() != 1 {
-		t.Fatalf("names %v counts %v version %d", p.ClassNames(), p.ClassCounts(), p.Version())
+	if !slices.Equal(p.Classes().Names(), []string{"cat", "dog"}) || !slices.Equal(p.Classes().Counts(), []int{6, 6}) || p.Version() != 1 {
+		t.Fatalf("names %v counts %v version %d", p.Classes().Names(), p.Classes().Counts(), p.Version())
 	}
 	if f.Pipeline == nil || f.Pipeline.Backbone != "squeezenet" || f.Pipeline.Transform.Crop != 224 || f.Created.IsZero() {
 		t.Fatalf("pipeline %+v created %v", f.Pipeline, f.Created)

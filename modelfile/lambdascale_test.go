@@ -59,8 +59,8 @@ func TestRelativeLambdaScaleRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sa, _ := m.Scores(ctx, x2)
-	sb, _ := back.Scores(ctx, x2)
+	sa, _ := m.Predictor().Scores(ctx, x2)
+	sb, _ := back.Predictor().Scores(ctx, x2)
 	if ra.Lambda != rb.Lambda || !slices.Equal(sa, sb) {
 		t.Errorf("after loading: λ %g vs %g, scores equal %v", ra.Lambda, rb.Lambda, slices.Equal(sa, sb))
 	}

@@ -76,7 +76,7 @@ func TestResumeIsBitExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sameBits(codec.State(resumed).Coef, codec.State(part).Coef) || !slices.Equal(resumed.Classes(), part.Classes()) {
+	if !sameBits(codec.State(resumed).Coef, codec.State(part).Coef) || !slices.Equal(resumed.Classes().Labels(), part.Classes().Labels()) {
 		t.Fatal("loaded model differs from the saved one")
 	}
 	learn(t, resumed, 1, 3)
@@ -100,8 +100,8 @@ func TestResumeIsBitExact(t *testing.T) {
 		}
 	}
 	x, _ := task(99, []int{1, 2, 5, 7, 9, 30}, 30)
-	sa, _ := full.Scores(context.Background(), x)
-	sb, _ := resumed.Scores(context.Background(), x)
+	sa, _ := full.Predictor().Scores(context.Background(), x)
+	sb, _ := resumed.Predictor().Scores(context.Background(), x)
 	if !sameBits(sa, sb) {
 		t.Fatal("scores differ")
 	}

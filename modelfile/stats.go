@@ -493,7 +493,7 @@ func (f *StatsFile) checkModel(m *flycl.Model, p *Pipeline) error {
 		return fmt.Errorf("statistics configuration %+v, the model's %+v (different W, top-k, input scale or dimensions)", f.Config, mc)
 	}
 	switch {
-	case p == nil && f.Pipeline != nil && len(m.Classes()) > 0:
+	case p == nil && f.Pipeline != nil && m.Classes().Len() > 0:
 		return fmt.Errorf("statistics come from backbone %s, the model learned from features given directly", f.Pipeline.Backbone)
 	case p != nil && f.Pipeline == nil:
 		return fmt.Errorf("statistics come from features given directly, the model uses backbone %s", p.Backbone)

@@ -133,11 +133,11 @@ func TestStatsFilesMergeExactly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pred, err := m.Predict(ctx, tx)
+			pred, err := m.Predictor().Predict(ctx, tx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if names := m.ClassNames(); !slices.Equal(names, []string{"c0", "c1", "c2", "c3"}) {
+			if names := m.Classes().Names(); !slices.Equal(names, []string{"c0", "c1", "c2", "c3"}) {
 				t.Fatalf("class names %v", names)
 			}
 			if refPred == nil {
@@ -197,7 +197,7 @@ func TestMergeStatsRefuses(t *testing.T) {
 	if _, err := LearnStats(context.Background(), m2, nil, merged, 0); err == nil || !strings.Contains(err.Error(), "W") {
 		t.Errorf("model with another W: error %v", err)
 	}
-	if len(m2.Classes()) != 0 {
+	if m2.Classes().Len() != 0 {
 		t.Errorf("refused statistics changed the model")
 	}
 }

@@ -289,7 +289,7 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 	if _, err := model.Learn(ctx, px, py, nil); err != nil {
 		return err
 	}
-	labels := model.Classes() // class index → group index
+	labels := model.Classes().Labels() // class index → group index
 	nc := len(labels)
 	rej := model.Rejection()
 	loo, looCls := codec.LeaveOneOut(model)
@@ -444,7 +444,7 @@ func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, p
 	if _, err := model.Learn(ctx, px, py, nil); err != nil {
 		return err
 	}
-	nc := len(model.Classes())
+	nc := model.Classes().Len()
 	rej, pool := model.Rejection(), codec.CalibrationPool(model)
 	if rej.Score != reject.ScoreTopCosine {
 		return fmt.Errorf("openset: extrapolated rejection %v", rej)

@@ -261,11 +261,11 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 	d := s.Test.D
 	nk := len(ky)
 	all := append(slices.Clone(kx), ux...)
-	sc, err := model.Scores(ctx, all)
+	sc, err := codec.BatchPredictor(model).Scores(ctx, all)
 	if err != nil {
 		return err
 	}
-	labels := model.Classes()
+	labels := model.Classes().Labels()
 	nc := len(labels)
 	n := len(all) / d
 	rej := model.Rejection()
@@ -298,7 +298,7 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 	vals["relative mahalanobis"] = mh.Relative(all, d)
 	vals["cosine NCM"] = cosineNCM(trainX, trainY, all, d)
 	vals["kNN cosine"] = cosineKNN(trainX, all, d, c.KNN)
-	trainSc, err := model.Scores(ctx, trainX)
+	trainSc, err := codec.BatchPredictor(model).Scores(ctx, trainX)
 	if err != nil {
 		return err
 	}
@@ -334,11 +334,11 @@ func evaluate(ctx context.Context, s Set, c Config, model *flycl.Model, gauss *G
 	vals["top + cosine NCM (log1p)"] = fuse(vals["top"], vals["cosine NCM (log1p)"], zTop, zNCM)
 	// the same on the codes: the class sums are S
 	m := c.Model.M
-	htr, err := model.Expand(ctx, trainX)
+	htr, err := codec.Expand(ctx, model, trainX)
 	if err != nil {
 		return err
 	}
-	hall, err := model.Expand(ctx, all)
+	hall, err := codec.Expand(ctx, model, all)
 	if err != nil {
 		return err
 	}

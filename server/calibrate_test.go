@@ -159,7 +159,7 @@ func TestCalibrateOnFirstLearn(t *testing.T) {
 	if code, _, b := do(t, "POST", hs+"/v1/predict", "application/json", jsonBody(t, Request{Images: b64(more), Top: 2}), "", &pr); code != 200 {
 		t.Fatalf("predict: %d %s", code, b)
 	}
-	// The core's predictor (row by row; Model.Scores sums by sgemm).
+	// The core's predictor.
 	want, err := ref.Predictor().Scores(context.Background(), feats(more))
 	if err != nil {
 		t.Fatal(err)

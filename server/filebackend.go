@@ -300,7 +300,7 @@ func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Mo
 // flycl forget is. It returns the samples subtracted (0: only the
 // column was dropped).
 func (b *FileBackend) ForgetExact(ctx context.Context, class string, x []float32) (ModelView, int, error) {
-	if !slices.Contains(b.cur.Load().pred.ClassNames(), class) {
+	if !slices.Contains(b.cur.Load().pred.Classes().Names(), class) {
 		return nil, 0, fmt.Errorf("%w %q", ErrUnknownClass, class)
 	}
 	if len(x) == 0 {
@@ -353,7 +353,7 @@ func (s *fileView) Info() Info {
 	return i
 }
 func (s *fileView) Classes() []Class {
-	names, counts := s.pred.ClassNames(), s.pred.ClassCounts()
+	names, counts := s.pred.Classes().Names(), s.pred.Classes().Counts()
 	out := make([]Class, len(names))
 	for i, n := range names {
 		out[i] = Class{Name: n, Samples: counts[i]}
@@ -388,7 +388,7 @@ func (s *fileView) ScoresCosines(ctx context.Context, x []float32) ([]float32, [
 }
 
 func (s *fileView) scores(ctx context.Context, x []float32, cosines bool) ([]float32, []float64, error) {
-	if len(s.pred.Classes()) == 0 {
+	if s.pred.Classes().Len() == 0 {
 		return nil, nil, ErrNotTrained
 	}
 	if len(x)%s.pred.InputDim() != 0 {

@@ -125,9 +125,9 @@ func sameLoaded(t *testing.T, a, b string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(ma.ClassNames(), mb.ClassNames()) || ma.Version() != mb.Version() || ma.Lambda() != mb.Lambda() || ma.Samples() != mb.Samples() {
-		t.Fatalf("loaded: %v v%d λ=%g n=%d, want %v v%d λ=%g n=%d", ma.ClassNames(), ma.Version(), ma.Lambda(), ma.Samples(),
-			mb.ClassNames(), mb.Version(), mb.Lambda(), mb.Samples())
+	if !slices.Equal(ma.Classes().Names(), mb.Classes().Names()) || ma.Version() != mb.Version() || ma.Lambda() != mb.Lambda() || ma.Samples() != mb.Samples() {
+		t.Fatalf("loaded: %v v%d λ=%g n=%d, want %v v%d λ=%g n=%d", ma.Classes().Names(), ma.Version(), ma.Lambda(), ma.Samples(),
+			mb.Classes().Names(), mb.Version(), mb.Lambda(), mb.Samples())
 	}
 	sa, sb := ma.Snapshot(), mb.Snapshot()
 	for i := range ma.Config().M {
@@ -158,7 +158,7 @@ func sameLoaded(t *testing.T, a, b string) {
 	for _, v := range pb {
 		scale = math.Max(scale, math.Abs(float64(v)))
 	}
-	c := len(ma.ClassNames())
+	c := len(ma.Classes().Names())
 	for i := 0; i < len(pa)/c; i++ {
 		ra, rb := pa[i*c:(i+1)*c], pb[i*c:(i+1)*c]
 		if slices.Index(ra, slices.Max(ra)) != slices.Index(rb, slices.Max(rb)) {

@@ -304,13 +304,13 @@ func TestLearnOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The core's predictor (row by row; Model.Scores sums by sgemm).
+			// The core's predictor.
 			want, err := ref.Predictor().Scores(context.Background(), slices.Concat(probe...))
 			if err != nil {
 				t.Fatal(err)
 			}
 			// columns: the server's classes by name, the core's by label
-			gn, wl := f.Snapshot.Predictor().ClassNames(), ref.Classes()
+			gn, wl := f.Snapshot.Predictor().Classes().Names(), ref.Classes().Labels()
 			nc := len(wl)
 			for j, n := range gn {
 				k := slices.IndexFunc(wl, func(l int) bool { return className(l) == n })

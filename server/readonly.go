@@ -324,7 +324,7 @@ func viewOf(dm *deploy.Model, path string) *fileView {
 	cfg := m.Config()
 	s := &fileView{pred: m.Predictor(),
 		info: Info{Version: m.Version(), Dim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K,
-			Lambda: m.Lambda(), Samples: m.Samples(), Classes: len(m.Classes()), Path: path}}
+			Lambda: m.Lambda(), Samples: m.Samples(), Classes: m.Classes().Len(), Path: path}}
 	if b, err := json.Marshal(cfg); err == nil { // a loaded model's configuration is valid
 		s.info.Config = b
 	}

@@ -573,7 +573,7 @@ func TestForget(t *testing.T) {
 		}
 	}
 	b := savedModel(t, path)
-	names := b.ClassNames()
+	names := b.Classes().Names()
 	if b.Version() != 3 || strings.Join(names, ",") != "alpha,delta" {
 		t.Fatalf("saved: version %d classes %v", b.Version(), names)
 	}

@@ -96,7 +96,7 @@ func TestServerLockRemoved(t *testing.T) {
 	if m.Version() != b.Current().Version() {
 		t.Fatalf("saved version %d, the second server acknowledged %d", m.Version(), b.Current().Version())
 	}
-	if _, ok := m.LabelOf(className(2) + "c"); ok {
+	if _, ok := m.Classes().LabelOf(className(2) + "c"); ok {
 		t.Fatal("the first server's refused learn is in the file")
 	}
 }
@@ -192,7 +192,7 @@ func TestServerDiskFull(t *testing.T) {
 	if m.Version() != b.Current().Version() {
 		t.Fatalf("a load reads version %d, the server acknowledged %d", m.Version(), b.Current().Version())
 	}
-	if _, ok := m.LabelOf(className(4) + "e"); ok {
+	if _, ok := m.Classes().LabelOf(className(4) + "e"); ok {
 		t.Fatal("the refused learn is in the file")
 	}
 }
@@ -217,7 +217,7 @@ func TestForgetExactOverHTTP(t *testing.T) {
 		t.Fatalf("forget from the journal: %d %s", code, b)
 	}
 	m := savedModel(t, path)
-	if m.Samples() != 20 || slices.Contains(m.ClassNames(), className(1)) {
-		t.Fatalf("after an exact forget: %d samples, classes %v", m.Samples(), m.ClassNames())
+	if m.Samples() != 20 || slices.Contains(m.Classes().Names(), className(1)) {
+		t.Fatalf("after an exact forget: %d samples, classes %v", m.Samples(), m.Classes().Names())
 	}
 }

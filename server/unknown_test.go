@@ -82,7 +82,7 @@ func TestPredictUnknown(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	nc := len(saved.Classes())
+	nc := saved.Classes().Len()
 	nUnknown, keptKnown := 0, 0
 	for i, p := range pr.Predictions {
 		want := rej.Reject(sc[i*nc:(i+1)*nc], cos[i])

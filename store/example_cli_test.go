@@ -45,7 +45,7 @@ func Example_cli() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), st.Model().Version(), st.Model().ClassNames())
+	fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), st.Model().Version(), st.Model().Classes().Names())
 	st.Close()
 
 	// flycl forget --model cam.flycl --class dog (no data: the journal
@@ -62,7 +62,7 @@ func Example_cli() {
 		return
 	}
 	fmt.Printf("forgot dog exactly=%v: %d samples from %s\n", res.Exact, res.Record.Samples, res.Source)
-	fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), st.Model().Version(), st.Model().ClassNames())
+	fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), st.Model().Version(), st.Model().Classes().Names())
 
 	// a class the model does not have: refused, nothing changed
 	_, err = st.Forget(ctx, "owl", nil)

@@ -53,8 +53,8 @@ func (s *Store) Forget(ctx context.Context, class string, data func(*deploy.Mode
 	if m == nil {
 		return nil, fmt.Errorf("%s does not exist", s.path)
 	}
-	if _, ok := m.LabelOf(class); !ok {
-		return nil, fmt.Errorf("%w: %s has no class %q (classes: %v)", flycl.ErrUnknownClass, s.path, class, m.ClassNames())
+	if _, ok := m.Classes().LabelOf(class); !ok {
+		return nil, fmt.Errorf("%w: %s has no class %q (classes: %v)", flycl.ErrUnknownClass, s.path, class, m.Classes().Names())
 	}
 	res := &Forgotten{Held: classCount(m, class)}
 	var x []float32
@@ -91,13 +91,13 @@ func (s *Store) Forget(ctx context.Context, class string, data func(*deploy.Mode
 
 // classCount is how many samples m's class learned (-1: no such class).
 func classCount(m *deploy.Model, class string) int {
-	label, ok := m.LabelOf(class)
+	label, ok := m.Classes().LabelOf(class)
 	if !ok {
 		return -1
 	}
-	for i, l := range m.Classes() {
+	for i, l := range m.Classes().Labels() {
 		if l == label {
-			return m.ClassCounts()[i]
+			return m.Classes().Counts()[i]
 		}
 	}
 	return -1

@@ -73,14 +73,14 @@ func TestForget(t *testing.T) {
 			if m.Version() != before+1 {
 				t.Errorf("version %d after %d", m.Version(), before)
 			}
-			if _, ok := m.LabelOf("a"); ok {
+			if _, ok := m.Classes().LabelOf("a"); ok {
 				t.Error("class a still there")
 			}
 			// reopened, the file holds the forget
 			st.Close()
 			st2 := create(t, path, false)
 			defer st2.Close()
-			if _, ok := st2.Model().LabelOf("a"); ok {
+			if _, ok := st2.Model().Classes().LabelOf("a"); ok {
 				t.Error("class a back after reopening")
 			}
 			// the truth: a model that learned only a2's samples
@@ -94,11 +94,11 @@ func TestForget(t *testing.T) {
 				}
 			}
 			probe := concat(a0, b0, a1, b1)
-			got, err := st2.Model().Scores(ctx, probe)
+			got, err := st2.Model().Predictor().Scores(ctx, probe)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := fresh.Scores(ctx, probe)
+			want, err := fresh.Predictor().Scores(ctx, probe)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -62,11 +62,11 @@ func TestMerge(t *testing.T) {
 	if _, err := truth.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.Model().Scores(ctx, x)
+	got, err := st.Model().Predictor().Scores(ctx, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := truth.Scores(ctx, x)
+	want, err := truth.Predictor().Scores(ctx, x)
 	if err != nil {
 		t.Fatal(err)
 	}

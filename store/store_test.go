@@ -71,8 +71,8 @@ func TestUpdateRollback(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != string(saved) {
 		t.Fatal("a failed change wrote the file")
 	}
-	if _, ok := st.Model().LabelOf("b"); ok || st.Model().Version() != 1 {
-		t.Fatalf("after a failed change the model is at version %d with %v", st.Model().Version(), st.Model().ClassNames())
+	if _, ok := st.Model().Classes().LabelOf("b"); ok || st.Model().Version() != 1 {
+		t.Fatalf("after a failed change the model is at version %d with %v", st.Model().Version(), st.Model().Classes().Names())
 	}
 	func() {
 		defer func() {
@@ -85,8 +85,8 @@ func TestUpdateRollback(t *testing.T) {
 			panic("a bug in the change")
 		})
 	}()
-	if _, ok := st.Model().LabelOf("c"); ok || st.Model().Version() != 1 {
-		t.Fatalf("after a panicking change the model is at version %d with %v", st.Model().Version(), st.Model().ClassNames())
+	if _, ok := st.Model().Classes().LabelOf("c"); ok || st.Model().Version() != 1 {
+		t.Fatalf("after a panicking change the model is at version %d with %v", st.Model().Version(), st.Model().Classes().Names())
 	}
 	if err := st.Update(ctx, learn(ctx, "d", 3)); err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestUpdateRollback(t *testing.T) {
 		t.Fatalf("lock file after Close: %v", err)
 	}
 	m, err := deploy.Load(path)
-	if err != nil || m.Version() != 2 || !slices.Equal(m.ClassNames(), []string{"a", "a2", "d", "d2"}) {
+	if err != nil || m.Version() != 2 || !slices.Equal(m.Classes().Names(), []string{"a", "a2", "d", "d2"}) {
 		t.Fatalf("file: %v", err)
 	}
 }
@@ -132,8 +132,8 @@ func TestUpdateLockRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m.LabelOf("b"); !ok {
-		t.Fatalf("the second writer's acknowledged learn was overwritten: %v", m.ClassNames())
+	if _, ok := m.Classes().LabelOf("b"); !ok {
+		t.Fatalf("the second writer's acknowledged learn was overwritten: %v", m.Classes().Names())
 	}
 }
 
@@ -159,7 +159,7 @@ func TestUndoAndMerge(t *testing.T) {
 	if done, err = st.Undo(ctx, &one); err != nil || len(done) != 1 || done[0].Undoes != 2 {
 		t.Fatalf("undo to 1: %d, %v", len(done), err)
 	}
-	if got := st.Model().ClassNames(); !slices.Equal(got, []string{"a", "a2"}) {
+	if got := st.Model().Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
 		t.Fatalf("classes after undo to 1: %v", got)
 	}
 	err = st.Update(ctx, func(m *deploy.Model) (Change, error) {
@@ -224,8 +224,8 @@ func TestUndoEach(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Version() != undo.Version || slices.Contains(m.ClassNames(), learn.Names[0]) {
-			t.Errorf("called back before the undo of %d was in the file: it holds version %d with %v", learn.Version, m.Version(), m.ClassNames())
+		if m.Version() != undo.Version || slices.Contains(m.Classes().Names(), learn.Names[0]) {
+			t.Errorf("called back before the undo of %d was in the file: it holds version %d with %v", learn.Version, m.Version(), m.Classes().Names())
 		}
 	})
 	if err != nil || len(done) != 2 {
@@ -234,7 +234,7 @@ func TestUndoEach(t *testing.T) {
 	if !slices.Equal(learns, []uint64{3, 2}) {
 		t.Fatalf("called back for the learns %v, want [3 2]", learns)
 	}
-	if got := st.Model().ClassNames(); !slices.Equal(got, []string{"a", "a2"}) {
+	if got := st.Model().Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
 		t.Fatalf("after the undo to 1 the classes are %v", got)
 	}
 }

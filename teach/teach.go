@@ -144,7 +144,7 @@ func journalSamples(hist []*modelfile.JournalEntry, classes map[string]bool) []s
 // (store.Store.History). It factors G + λI when m has no factor at its λ:
 // like a learn, it must not run concurrently with m's other methods.
 func Compute(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEntry, opt Options) (*Report, error) {
-	names := m.ClassNames()
+	names := m.Classes().Names()
 	if len(names) == 0 {
 		return nil, fmt.Errorf("teach: the model has no classes yet")
 	}
@@ -176,7 +176,7 @@ func Compute(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEntr
 		}
 	}
 	rep := &Report{Version: m.Version(), Rejection: m.Rejection().Enabled(), Confusions: []Confusion{}, Hardest: []Sample{}}
-	counts := m.ClassCounts()
+	counts := m.Classes().Counts()
 	rep.Classes = make([]Class, len(names))
 	for i, n := range names {
 		rep.Classes[i] = Class{Name: n, Samples: counts[i]}
@@ -186,7 +186,7 @@ func Compute(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEntr
 		x, labels := make([]float32, 0, len(use)*d), make([]int, len(use))
 		for i, s := range use {
 			x = append(x, s.x...)
-			labels[i], _ = m.LabelOf(s.class)
+			labels[i], _ = m.Classes().LabelOf(s.class)
 		}
 		loo, cos, err := m.LeaveOneOutScores(ctx, x, labels)
 		if err != nil {

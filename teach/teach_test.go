@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flycl/flycl/internal/codec"
+
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/flycl/flycl"
@@ -86,7 +88,7 @@ func build(t *testing.T) (*deploy.Model, []*modelfile.JournalEntry) {
 func TestReportLeaveOneOut(t *testing.T) {
 	ctx := context.Background()
 	m, hist := build(t)
-	names := m.ClassNames()
+	names := m.Classes().Names()
 	if !slices.Equal(names, []string{"a", "b", "c"}) {
 		t.Fatalf("classes %v", names)
 	}
@@ -100,7 +102,7 @@ func TestReportLeaveOneOut(t *testing.T) {
 	for _, s := range all {
 		x = append(x, s.x...)
 	}
-	h, err := m.Expand(ctx, x)
+	h, err := codec.Expand(ctx, m.Model, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,13 +139,13 @@ func TestReportLeaveOneOut(t *testing.T) {
 		if _, err := mi.Learn(ctx, xo, no, nil, deploy.LearnOptions{Lambda: lambda}); err != nil {
 			t.Fatal(err)
 		}
-		sc, err := mi.Scores(ctx, s.x)
+		sc, err := mi.Predictor().Scores(ctx, s.x)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// in the report's column order
 		row := make([]float32, len(names))
-		for j, nm := range mi.ClassNames() {
+		for j, nm := range mi.Classes().Names() {
 			row[slices.Index(names, nm)] = sc[j]
 		}
 		// the cosine to the other samples' class sums (flycl.ClassCosine's definition)
@@ -360,12 +362,12 @@ func TestReportAsManyAsTheLastLearn(t *testing.T) {
 	if rep.Samples != 3 {
 		t.Fatalf("%d samples scored, want 3", rep.Samples)
 	}
-	h, err := m.Expand(ctx, all)
+	h, err := codec.Expand(ctx, m.Model, all)
 	if err != nil {
 		t.Fatal(err)
 	}
 	kappa, maxA := conditioning(t, h, len(allNames), testCfg.M, m.Lambda())
-	names := m.ClassNames()
+	names := m.Classes().Names()
 	fromLast := 0
 	for _, s := range rep.Hardest {
 		i := s.Row + starts[slices.IndexFunc(hist, func(e *modelfile.JournalEntry) bool { return e.Version == s.Learn })]
@@ -386,12 +388,12 @@ func TestReportAsManyAsTheLastLearn(t *testing.T) {
 		if _, err := mi.Learn(ctx, xo, no, nil, deploy.LearnOptions{Lambda: m.Lambda()}); err != nil {
 			t.Fatal(err)
 		}
-		sc, err := mi.Scores(ctx, all[i*testD:(i+1)*testD])
+		sc, err := mi.Predictor().Scores(ctx, all[i*testD:(i+1)*testD])
 		if err != nil {
 			t.Fatal(err)
 		}
 		row := make([]float32, len(names))
-		for j, nm := range mi.ClassNames() {
+		for j, nm := range mi.Classes().Names() {
 			row[slices.Index(names, nm)] = sc[j]
 		}
 		own := slices.Index(names, s.Class)

@@ -34,7 +34,7 @@ type ModelOptions struct {
 // (deploy.ResolveExtractor), and the rejection o.Unknown asks for. It
 // also returns the extractor, for its preset; the caller closes it.
 func NewModelClassifier(ctx context.Context, p *flycl.Predictor, mp *modelfile.Pipeline, o ModelOptions) (*ModelClassifier, *extract.Extractor, error) {
-	if len(p.Classes()) == 0 {
+	if p.Classes().Len() == 0 {
 		return nil, nil, fmt.Errorf("%s has no classes yet: teach it with flycl learn", o.Name)
 	}
 	if mp == nil {

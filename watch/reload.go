@@ -167,7 +167,7 @@ func (w *FileWatcher) Run(ctx context.Context) error {
 		}
 		w.Into.Swap(c)
 		w.reloads.Add(1)
-		log.Info("model reloaded", "path", w.Path, "version", c.Predictor.Version(), "previous", old.Predictor.Version(), "classes", len(c.Predictor.Classes()))
+		log.Info("model reloaded", "path", w.Path, "version", c.Predictor.Version(), "previous", old.Predictor.Version(), "classes", c.Predictor.Classes().Len())
 	}
 }
 
@@ -179,7 +179,7 @@ func (w *FileWatcher) load() (*ModelClassifier, error) {
 		return nil, err
 	}
 	p := f.Snapshot.Predictor()
-	if len(p.Classes()) == 0 {
+	if p.Classes().Len() == 0 {
 		return nil, fmt.Errorf("%s has no classes", w.Path)
 	}
 	if w.Pipeline != nil && f.Pipeline != nil {

@@ -19,9 +19,9 @@ func DiffModels(ctx context.Context, a, b *flycl.Model, x []float32) ([]string, 
 	if math.Float64bits(a.Lambda()) != math.Float64bits(b.Lambda()) {
 		diffs = append(diffs, fmt.Sprintf("λ %g and %g", a.Lambda(), b.Lambda()))
 	}
-	if a.Samples() != b.Samples() || !slices.Equal(a.Classes(), b.Classes()) || a.Config().M != b.Config().M {
+	if a.Samples() != b.Samples() || !slices.Equal(a.Classes().Labels(), b.Classes().Labels()) || a.Config().M != b.Config().M {
 		return append(diffs, fmt.Sprintf("%d samples of classes %v (m=%d) and %d of %v (m=%d)",
-			a.Samples(), a.Classes(), a.Config().M, b.Samples(), b.Classes(), b.Config().M)), nil
+			a.Samples(), a.Classes().Labels(), a.Config().M, b.Samples(), b.Classes().Labels(), b.Config().M)), nil
 	}
 	ha, hb := a.History(), b.History()
 	if len(ha) != len(hb) {
@@ -45,11 +45,11 @@ func DiffModels(ctx context.Context, a, b *flycl.Model, x []float32) ([]string, 
 	if i := firstDiff(sa.Coef(), sb.Coef()); i >= 0 {
 		diffs = append(diffs, fmt.Sprintf("coefficient %d", i))
 	}
-	pa, err := a.Predict(ctx, x)
+	pa, err := a.Predictor().Predict(ctx, x)
 	if err != nil {
 		return nil, err
 	}
-	pb, err := b.Predict(ctx, x)
+	pb, err := b.Predictor().Predict(ctx, x)
 	if err != nil {
 		return nil, err
 	}

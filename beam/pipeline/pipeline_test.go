@@ -148,7 +148,7 @@ func compareModels(t *testing.T, want, got *flycl.Model, xTest []float32) {
 	if got.Samples() != want.Samples() {
 		t.Fatalf("pipeline learned %d samples, single process %d", got.Samples(), want.Samples())
 	}
-	wc, gc := want.Classes(), got.Classes()
+	wc, gc := want.Classes().Labels(), got.Classes().Labels()
 	if len(wc) != len(gc) {
 		t.Fatalf("classes %v, want %v", gc, wc)
 	}
@@ -169,11 +169,11 @@ func compareModels(t *testing.T, want, got *flycl.Model, xTest []float32) {
 			t.Errorf("GCV(λ=%g): pipeline %.8g, single process %.8g", want.Config().Lambdas[i], gs[i], ws[i])
 		}
 	}
-	pw, err := want.Predict(context.Background(), xTest)
+	pw, err := want.Predictor().Predict(context.Background(), xTest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg, err := got.Predict(context.Background(), xTest)
+	pg, err := got.Predictor().Predict(context.Background(), xTest)
 	if err != nil {
 		t.Fatal(err)
 	}

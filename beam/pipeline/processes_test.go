@@ -407,8 +407,8 @@ func firstBitDiff[F float32 | float64](a, b []F) int {
 // scores, coefficients and predictions.
 func sameModel(t *testing.T, what string, want, got *flycl.Model, xTest []float32) {
 	t.Helper()
-	if got.Lambda() != want.Lambda() || got.Samples() != want.Samples() || !slices.Equal(got.Classes(), want.Classes()) {
-		t.Fatalf("%s: λ=%g samples %d classes %v, single process λ=%g %d %v", what, got.Lambda(), got.Samples(), got.Classes(), want.Lambda(), want.Samples(), want.Classes())
+	if got.Lambda() != want.Lambda() || got.Samples() != want.Samples() || !slices.Equal(got.Classes().Labels(), want.Classes().Labels()) {
+		t.Fatalf("%s: λ=%g samples %d classes %v, single process λ=%g %d %v", what, got.Lambda(), got.Samples(), got.Classes().Labels(), want.Lambda(), want.Samples(), want.Classes().Labels())
 	}
 	wh, gh := want.History(), got.History()
 	if len(wh) != 1 || len(gh) != 1 || firstBitDiff(wh[0].GCV, gh[0].GCV) >= 0 {
@@ -426,11 +426,11 @@ func sameModel(t *testing.T, what string, want, got *flycl.Model, xTest []float3
 	if i := firstBitDiff(ws.Coef(), gs.Coef()); i >= 0 {
 		t.Errorf("%s: coefficient %d differs", what, i)
 	}
-	pw, err := want.Predict(context.Background(), xTest)
+	pw, err := want.Predictor().Predict(context.Background(), xTest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg, err := got.Predict(context.Background(), xTest)
+	pg, err := got.Predictor().Predict(context.Background(), xTest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,11 +68,11 @@ func TestFinalizerWritesThroughStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := m.Scores(ctx, x)
+	want, err := m.Predictor().Scores(ctx, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	have, err := got.Scores(ctx, x)
+	have, err := got.Predictor().Scores(ctx, x)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,13 +41,14 @@ func (o *classesOptions) run(cmd *cobra.Command, args []string) error {
 	p := f.Snapshot.Predictor()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "name\tlabel\tsamples")
-	counts := p.ClassCounts()
-	for i, l := range p.Classes() {
+	classes := p.Classes()
+	counts, names := classes.Counts(), classes.Names()
+	for i, l := range classes.Labels() {
 		n := "?"
 		if counts[i] >= 0 {
 			n = fmt.Sprint(counts[i])
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", p.ClassNames()[i], l, n)
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", names[i], l, n)
 	}
 	return tw.Flush()
 }

@@ -138,8 +138,8 @@ func TestExportImagesNode(t *testing.T) {
 			}
 			meta, _ := onnx.Metadata(graph)
 			var names []string
-			if err := json.Unmarshal([]byte(meta[export.MetaClasses]), &names); err != nil || !slices.Equal(names, f.Snapshot.Predictor().ClassNames()) {
-				t.Fatalf("metadata classes %q (%v), want %q", meta[export.MetaClasses], err, f.Snapshot.Predictor().ClassNames())
+			if err := json.Unmarshal([]byte(meta[export.MetaClasses]), &names); err != nil || !slices.Equal(names, f.Snapshot.Predictor().Classes().Names()) {
+				t.Fatalf("metadata classes %q (%v), want %q", meta[export.MetaClasses], err, f.Snapshot.Predictor().Classes().Names())
 			}
 
 			// flycl's features of the test photos, and its preprocessing
@@ -323,7 +323,7 @@ func TestExportFeaturesNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := f.Snapshot.Predictor().ClassNames()
+	names := f.Snapshot.Predictor().Classes().Names()
 	want := make([]float32, fs.N*len(names))
 	for i, p := range pred.Predictions {
 		for _, top := range p.Top {

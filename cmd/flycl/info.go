@@ -48,7 +48,7 @@ func printModelInfo(w io.Writer, path string) error {
 		fmt.Fprintf(w, "backbone      none (learns from feature vectors)\n")
 	}
 	fmt.Fprintf(w, "samples       %d\n", s.Samples())
-	fmt.Fprintf(w, "classes       %d: %s\n", len(st.Labels), strings.Join(s.Predictor().ClassNames(), ", "))
+	fmt.Fprintf(w, "classes       %d: %s\n", len(st.Labels), strings.Join(s.Predictor().Classes().Names(), ", "))
 	fmt.Fprintf(w, "lambda        %g\n", st.Lambda)
 	fmt.Fprintf(w, "unknown       %s\n", strings.TrimPrefix(st.Rejection.String(), "unknown "))
 	fmt.Fprintf(w, "history       %d steps\n", len(st.History))

@@ -334,7 +334,7 @@ class_names (or --class-names).`,
 			var mp *modelfile.Pipeline
 			trained := false
 			if m != nil {
-				mp, trained = m.Pipeline, len(m.Classes()) > 0
+				mp, trained = m.Pipeline, m.Classes().Len() > 0
 			}
 			if len(args) > 0 {
 				return fmt.Errorf("learn takes no image arguments (images need labels: --data folder:DIR reads DIR/<class>/<image>)")
@@ -394,7 +394,7 @@ class_names (or --class-names).`,
 			if err != nil {
 				return fmt.Errorf("learn: saved %s but cannot stat it: %w", model, err)
 			}
-			fmt.Printf("model %s: version %d, %d classes, %d samples, %s\n", model, m.Version(), len(m.Classes()), m.Samples(), size(fi.Size()))
+			fmt.Printf("model %s: version %d, %d classes, %d samples, %s\n", model, m.Version(), m.Classes().Len(), m.Samples(), size(fi.Size()))
 			return nil
 		},
 	}

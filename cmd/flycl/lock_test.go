@@ -90,7 +90,7 @@ func TestConcurrentLearns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		have := m.ClassNames()
+		have := m.Classes().Names()
 		for _, c := range acked {
 			if !slices.Contains(have, c) {
 				t.Errorf("wait=%v: the acknowledged learn of %s is not in the file (classes %v)", wait, c, have)
@@ -169,7 +169,7 @@ func TestWritersAndServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(m.ClassNames(), ","); got != "served0,served1,served2,cli0" || m.Version() != 4 {
+	if got := strings.Join(m.Classes().Names(), ","); got != "served0,served1,served2,cli0" || m.Version() != 4 {
 		t.Fatalf("model after serve and learn: version %d, classes %s", m.Version(), got)
 	}
 }
@@ -231,7 +231,7 @@ func TestFileReplacedUnderServer(t *testing.T) {
 	if out, err := exec.Command(bin, "repair", "--model", model).CombinedOutput(); err != nil || !strings.Contains(string(out), "moved the journal aside") {
 		t.Fatalf("repair: %v\n%s", err, out)
 	}
-	if m, err := deploy.Load(model); err != nil || strings.Join(m.ClassNames(), ",") != "other0,other1,other2" {
+	if m, err := deploy.Load(model); err != nil || strings.Join(m.Classes().Names(), ",") != "other0,other1,other2" {
 		t.Fatalf("the replaced file was changed: %v", err)
 	}
 }

@@ -246,8 +246,8 @@ func TestNewUserImagePath(t *testing.T) {
 		}
 		meta, _ := onnx.Metadata(graph)
 		var names []string
-		if err := json.Unmarshal([]byte(meta[export.MetaClasses]), &names); err != nil || !slices.Equal(names, f.Snapshot.Predictor().ClassNames()) {
-			t.Fatalf("metadata classes %q (%v), want %q", meta[export.MetaClasses], err, f.Snapshot.Predictor().ClassNames())
+		if err := json.Unmarshal([]byte(meta[export.MetaClasses]), &names); err != nil || !slices.Equal(names, f.Snapshot.Predictor().Classes().Names()) {
+			t.Fatalf("metadata classes %q (%v), want %q", meta[export.MetaClasses], err, f.Snapshot.Predictor().Classes().Names())
 		}
 		// flycl's preprocessing of the pictures, as the exported graph's
 		// users are told to do it

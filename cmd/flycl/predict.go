@@ -104,7 +104,7 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	warnFile(f)
 	p := f.Snapshot.Predictor()
-	if len(p.Classes()) == 0 {
+	if p.Classes().Len() == 0 {
 		return fmt.Errorf("%s has no classes yet: teach it with flycl learn", o.model)
 	}
 	rej, err := reject.ParseRule(o.unknown, p.Rejection())
@@ -135,7 +135,7 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 			preds[i].Truth = s.names[i]
 		}
 	}
-	acc := deploy.Accuracy(answers, s.names, p.ClassNames())
+	acc := deploy.Accuracy(answers, s.names, p.Classes().Names())
 	if err := writePredictions(os.Stdout, o.format, preds, acc); err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func testPredictUnknown(t *testing.T, flags []string, kind reject.Score) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc := len(pred.Classes())
+	nc := pred.Classes().Len()
 	type result struct {
 		Predictions []prediction
 		Accuracy    *deploy.Score

@@ -230,7 +230,7 @@ func TestServeSurvivesKill9(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: model file does not load after kill -9: %v", round, err)
 		}
-		names := f.Snapshot.Predictor().ClassNames()
+		names := f.Snapshot.Predictor().Classes().Names()
 		for _, n := range acked {
 			if !slices.Contains(names, n) {
 				t.Fatalf("round %d: acknowledged class %s is not in the file (%d classes, %d acknowledged)", round, n, len(names), len(acked))
@@ -342,7 +342,7 @@ func TestServeSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if names := f.Snapshot.Predictor().ClassNames(); !slices.Contains(names, "first") || !slices.Contains(names, "second") {
+	if names := f.Snapshot.Predictor().Classes().Names(); !slices.Contains(names, "first") || !slices.Contains(names, "second") {
 		t.Fatalf("classes %v after SIGTERM, want first and second", names)
 	}
 }

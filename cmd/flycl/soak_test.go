@@ -298,7 +298,7 @@ func TestSoak(t *testing.T) {
 		} else {
 			lastVersion = v
 		}
-		have := f.ClassNames()
+		have := f.Classes().Names()
 		// Which changes took effect: the acknowledged ones must have, the
 		// refused ones must not; an unknown one is read off the file
 		// (a learn took effect if its class is there or was forgotten by
@@ -439,9 +439,9 @@ func learnedElsewhere(ops []soakOp, i int, class string) bool {
 // solve does, and the same top-1 prediction on probe vectors.
 func sameSoakModel(t *testing.T, round int, f, g *deploy.Model) {
 	t.Helper()
-	if !slices.Equal(f.ClassNames(), g.ClassNames()) || f.Version() != g.Version() || f.Lambda() != g.Lambda() || f.Samples() != g.Samples() {
+	if !slices.Equal(f.Classes().Names(), g.Classes().Names()) || f.Version() != g.Version() || f.Lambda() != g.Lambda() || f.Samples() != g.Samples() {
 		t.Fatalf("round %d: file %v v%d λ=%g n=%d, rebuild %v v%d λ=%g n=%d", round,
-			f.ClassNames(), f.Version(), f.Lambda(), f.Samples(), g.ClassNames(), g.Version(), g.Lambda(), g.Samples())
+			f.Classes().Names(), f.Version(), f.Lambda(), f.Samples(), g.Classes().Names(), g.Version(), g.Lambda(), g.Samples())
 	}
 	sf, sg := f.Snapshot(), g.Snapshot()
 	for i := range f.Config().M {
@@ -452,7 +452,7 @@ func sameSoakModel(t *testing.T, round int, f, g *deploy.Model) {
 	if !slices.Equal(sf.S(), sg.S()) {
 		t.Fatalf("round %d: S differs", round)
 	}
-	if len(f.ClassNames()) == 0 {
+	if len(f.Classes().Names()) == 0 {
 		return
 	}
 	// C: G, S and λ are the rebuild's to the bit, so the file's classifier
@@ -476,7 +476,7 @@ func sameSoakModel(t *testing.T, round int, f, g *deploy.Model) {
 	}
 	coef, rhs := sf.Coef(), sf.S()
 	u := 0x1p-24
-	for c := 0; c < len(f.ClassNames()); c++ {
+	for c := 0; c < len(f.Classes().Names()); c++ {
 		cc, sc := coef[c*m:(c+1)*m], rhs[c*m:(c+1)*m]
 		var r2, c2 float64
 		for i := range m {
@@ -509,7 +509,7 @@ func sameSoakModel(t *testing.T, round int, f, g *deploy.Model) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc := len(f.ClassNames())
+	nc := len(f.Classes().Names())
 	scale := 0.0
 	for _, v := range b {
 		scale = math.Max(scale, math.Abs(float64(v)))

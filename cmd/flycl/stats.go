@@ -65,7 +65,7 @@ With --data and a backbone only the shard's images are extracted.`,
 			var mp *modelfile.Pipeline
 			trained := false
 			if m != nil {
-				mp, trained = m.Pipeline, len(m.Classes()) > 0
+				mp, trained = m.Pipeline, m.Classes().Len() > 0
 			}
 			input, err := in.open(cmd, mp, trained, nil, true, true)
 			if err != nil {
@@ -230,7 +230,7 @@ merged file records the shards it holds, so the intermediate merges need
 				fmt.Printf(" (raised from %g for a positive-definite factor)", rec.RaisedFrom)
 			}
 			fmt.Println()
-			fmt.Printf("model %s: version %d, %d classes, %d samples\n", model, m.Version(), len(m.Classes()), m.Samples())
+			fmt.Printf("model %s: version %d, %d classes, %d samples\n", model, m.Version(), m.Classes().Len(), m.Samples())
 			return nil
 		},
 	}

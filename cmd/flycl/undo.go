@@ -83,11 +83,11 @@ func (o *undoOptions) run(cmd *cobra.Command, args []string) error {
 	m := st.Model()
 	switch {
 	case target == nil:
-		fmt.Printf("model %s: version %d, %d classes\n", o.model, m.Version(), len(m.Classes()))
+		fmt.Printf("model %s: version %d, %d classes\n", o.model, m.Version(), m.Classes().Len())
 	case len(done) == 0:
 		fmt.Printf("nothing to undo: %s (version %d) is as it was at version %d\n", o.model, m.Version(), o.to)
 	default:
-		fmt.Printf("%s is as it was at version %d: version %d, %d classes\n", o.model, o.to, m.Version(), len(m.Classes()))
+		fmt.Printf("%s is as it was at version %d: version %d, %d classes\n", o.model, o.to, m.Version(), m.Classes().Len())
 	}
 	return nil
 }

@@ -55,8 +55,8 @@ func TestUndoHistoryForgetFromJournal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(ma.ClassNames(), mb.ClassNames()) || !slices.Equal(ma.ClassCounts(), mb.ClassCounts()) || ma.Lambda() != mb.Lambda() {
-			t.Fatalf("%s: %v %v λ=%g, want %v %v λ=%g", what, ma.ClassNames(), ma.ClassCounts(), ma.Lambda(), mb.ClassNames(), mb.ClassCounts(), mb.Lambda())
+		if !slices.Equal(ma.Classes().Names(), mb.Classes().Names()) || !slices.Equal(ma.Classes().Counts(), mb.Classes().Counts()) || ma.Lambda() != mb.Lambda() {
+			t.Fatalf("%s: %v %v λ=%g, want %v %v λ=%g", what, ma.Classes().Names(), ma.Classes().Counts(), ma.Lambda(), mb.Classes().Names(), mb.Classes().Counts(), mb.Lambda())
 		}
 		// the calibration of the version before, bit for bit
 		if ma.Rejection() != mb.Rejection() || !slices.Equal(codec.CalibrationPool(ma.Model), codec.CalibrationPool(mb.Model)) {
@@ -66,11 +66,11 @@ func TestUndoHistoryForgetFromJournal(t *testing.T) {
 		for i := range x {
 			x[i] = float32((i*7919)%23) - 11
 		}
-		pa, err := ma.Predict(context.Background(), x)
+		pa, err := ma.Predictor().Predict(context.Background(), x)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pb, _ := mb.Predict(context.Background(), x)
+		pb, _ := mb.Predictor().Predict(context.Background(), x)
 		if !slices.Equal(pa, pb) {
 			t.Fatalf("%s: predictions differ", what)
 		}

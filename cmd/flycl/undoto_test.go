@@ -54,7 +54,7 @@ func TestUndoToCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Classes()) != 0 || m.Version() != 6 {
-		t.Fatalf("after undo --to 0: %d classes at version %d", len(m.Classes()), m.Version())
+	if m.Classes().Len() != 0 || m.Version() != 6 {
+		t.Fatalf("after undo --to 0: %d classes at version %d", m.Classes().Len(), m.Version())
 	}
 }

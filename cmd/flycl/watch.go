@@ -226,7 +226,7 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		pub.Start(5 * time.Second)
 		cfg.Updates = pub
 	}
-	log.Info("watching", "source", f.source, "model", f.model, "classes", len(p.Classes()), "backbone", mc.Extractor.Backbone.Name, "fps", f.fps, "scale_short_side", short, "zones", len(zones))
+	log.Info("watching", "source", f.source, "model", f.model, "classes", p.Classes().Len(), "backbone", mc.Extractor.Backbone.Name, "fps", f.fps, "scale_short_side", short, "zones", len(zones))
 	_, runErr := watch.Run(ctx, cfg)
 	if poster != nil {
 		fctx, fcancel := context.WithTimeout(context.Background(), f.flush)

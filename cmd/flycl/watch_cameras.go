@@ -59,7 +59,7 @@ func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
 		if short <= 0 {
 			short = mc.Extractor.Preset.Crop
 		}
-		log.Info("model", "model", k.Model, "classes", len(mc.Predictor.Classes()), "backbone", mc.Extractor.Name())
+		log.Info("model", "model", k.Model, "classes", mc.Predictor.Classes().Len(), "backbone", mc.Extractor.Name())
 		return &cameras.Model{Classifier: mc.ModelClassifier, ShortSide: short, Name: filepath.Base(k.Model),
 			Version: mc.Predictor.Version(), Close: mc.Close}, nil
 	}

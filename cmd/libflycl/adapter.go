@@ -87,8 +87,8 @@ type modelFacts struct {
 }
 
 func factsOf(m *deploy.Model) modelFacts {
-	f := modelFacts{d: m.InputDim(), samples: m.Samples(), version: m.Version(), names: m.ClassNames(),
-		labels: m.Classes(), counts: m.ClassCounts(), config: m.Config()}
+	f := modelFacts{d: m.InputDim(), samples: m.Samples(), version: m.Version(), names: m.Classes().Names(),
+		labels: m.Classes().Labels(), counts: m.Classes().Counts(), config: m.Config()}
 	if len(f.labels) > 0 {
 		f.lambda = m.Lambda()
 	}
@@ -107,7 +107,7 @@ type predictor struct {
 
 func predictorOf(m *deploy.Model) *predictor {
 	p := m.Predictor()
-	return &predictor{p: p, d: m.InputDim(), nc: len(p.Classes())}
+	return &predictor{p: p, d: m.InputDim(), nc: p.Classes().Len()}
 }
 
 func (p *predictor) classes() int { return p.nc }
@@ -143,7 +143,7 @@ func (p *predictor) top(ctx context.Context, x []float32, n, k int, cls []int32,
 	}
 	nc := p.classes()
 	index := make(map[int]int, nc)
-	for i, l := range p.p.Classes() {
+	for i, l := range p.p.Classes().Labels() {
 		index[l] = i
 	}
 	ranked := p.p.Rank(s, k)
@@ -225,17 +225,17 @@ func checkNames(names []string) error {
 // classOf returns the name the model stores for the class called name
 // and its count of samples (-1: unknown), or ok false.
 func classOf(m *deploy.Model, name string) (canon string, count int, ok bool) {
-	l, ok := m.LabelOf(name)
+	l, ok := m.Classes().LabelOf(name)
 	if !ok {
 		return "", 0, false
 	}
 	count = -1
-	for i, c := range m.Classes() {
+	for i, c := range m.Classes().Labels() {
 		if c == l {
-			count = m.ClassCounts()[i]
+			count = m.Classes().Counts()[i]
 		}
 	}
-	return m.ClassName(l), count, true
+	return m.Classes().Name(l), count, true
 }
 
 // fileView is the model as a model file, its statistics read in place
@@ -246,15 +246,15 @@ func fileView(m *deploy.Model) *modelfile.File {
 
 // classIndex returns the index of the class called name.
 func classIndex(m *deploy.Model, name string) (int, error) {
-	l, ok := m.LabelOf(name)
+	l, ok := m.Classes().LabelOf(name)
 	if ok {
-		for i, c := range m.Classes() {
+		for i, c := range m.Classes().Labels() {
 			if c == l {
 				return i, nil
 			}
 		}
 	}
-	return -1, fmt.Errorf("libflycl: %w %q (the model has %q)", flycl.ErrUnknownClass, name, m.ClassNames())
+	return -1, fmt.Errorf("libflycl: %w %q (the model has %q)", flycl.ErrUnknownClass, name, m.Classes().Names())
 }
 
 // historyJSON is flycl_model_history_json's JSON.

@@ -38,9 +38,9 @@ func checkAnswers(t *testing.T, got []string, m *deploy.Model, xt []float32) {
 	if len(got) != len(top) {
 		t.Fatalf("answers: C %d, Go %d", len(got), len(top))
 	}
-	nc := len(p.Classes())
+	nc := p.Classes().Len()
 	index := map[int]int{}
-	for i, l := range p.Classes() {
+	for i, l := range p.Classes().Labels() {
 		index[l] = i
 	}
 	for i := range top {

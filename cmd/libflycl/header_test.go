@@ -158,7 +158,7 @@ func FuzzLoadBytes(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a saved model does not load: %v", err)
 		}
-		if m2.Version() != m.Version() || !slices.Equal(m2.ClassNames(), m.ClassNames()) || m2.ID() != m.ID() {
+		if m2.Version() != m.Version() || !slices.Equal(m2.Classes().Names(), m.Classes().Names()) || m2.ID() != m.ID() {
 			t.Fatalf("the round trip changed the model")
 		}
 	})

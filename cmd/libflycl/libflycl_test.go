@@ -243,7 +243,7 @@ func TestCProgram(t *testing.T) {
 	checkFloat(t, "lambda2", got, l2)
 	s12 := g.scores(xt)
 	checkBits(t, "scores12", got, s12)
-	if want := g.m.ClassNames(); !slices.Equal(got["names"], want) {
+	if want := g.m.Classes().Names(); !slices.Equal(got["names"], want) {
 		t.Errorf("names: C %q, Go %q", got["names"], want)
 	}
 	checkTop(t, got["top"], g.m, s12, 5)
@@ -369,8 +369,8 @@ func testDocExample(t *testing.T, dir string, run bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.ClassNames(), []string{"cat", "dog"}) || m.Pipeline == nil {
-		t.Errorf("the example's model: classes %q, pipeline %+v", m.ClassNames(), m.Pipeline)
+	if !slices.Equal(m.Classes().Names(), []string{"cat", "dog"}) || m.Pipeline == nil {
+		t.Errorf("the example's model: classes %q, pipeline %+v", m.Classes().Names(), m.Pipeline)
 	}
 }
 
@@ -431,7 +431,7 @@ func checkBits(t *testing.T, key string, got map[string][]string, want []float32
 // classes.
 func checkTop(t *testing.T, got []string, m *deploy.Model, s []float32, k int) {
 	t.Helper()
-	nc := len(m.ClassNames())
+	nc := len(m.Classes().Names())
 	if len(got) != nTest*k {
 		t.Fatalf("top: C printed %d entries, want %d", len(got), nTest*k)
 	}
@@ -485,7 +485,7 @@ func checkInfo(t *testing.T, got []string, m *deploy.Model) {
 	if err := json.Unmarshal([]byte(strings.Join(got, " ")), &in); err != nil {
 		t.Fatalf("info: %v", err)
 	}
-	if in.D != testD || !slices.Equal(in.Classes, m.ClassNames()) || !slices.Equal(in.Counts, m.ClassCounts()) ||
+	if in.D != testD || !slices.Equal(in.Classes, m.Classes().Names()) || !slices.Equal(in.Counts, m.Classes().Counts()) ||
 		in.Samples != m.Samples() || in.Lambda != m.Lambda() || in.Version != m.Version() || in.Config.M != 256 {
 		t.Errorf("info: %+v", in)
 	}

@@ -261,7 +261,7 @@ func pairedDeltas(rows []CameraRow) {
 // relativeLambda returns λ over the mean diagonal of HᵀH, H the codes of
 // x (the unit of the relative grid), or NaN when they cannot be computed.
 func relativeLambda(ctx context.Context, m *deploy.Model, x []float32, lambda float64) float64 {
-	h, err := m.Expand(ctx, x)
+	h, err := codec.Expand(ctx, m.Model, x)
 	if err != nil {
 		return math.NaN()
 	}
@@ -280,7 +280,8 @@ func cameraScore(ctx context.Context, m *deploy.Model, x []float32, names []stri
 	if err != nil {
 		return 0, 0, err
 	}
-	nc := len(p.Classes())
+	nc := p.Classes().Len()
+	classNames := p.Classes().Names()
 	rej := p.Rejection()
 	hit, keep := 0, 0
 	for i, want := range names {
@@ -291,7 +292,7 @@ func cameraScore(ctx context.Context, m *deploy.Model, x []float32, names []stri
 				best = c
 			}
 		}
-		if m.ClassName(p.Classes()[best]) == want {
+		if classNames[best] == want {
 			hit++
 		}
 		var c float64

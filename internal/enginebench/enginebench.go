@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flycl/flycl/internal/codec"
+
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/internal/procmem"
 	"github.com/flycl/flycl/linalg"
@@ -92,7 +94,7 @@ func Run(ctx context.Context, sc Scale, cfg flycl.Config, floorRuns int, log io.
 	}
 	res.PeakRSS = procmem.Peak()
 	m := res.Config.M
-	h, err := model.Expand(ctx, last)
+	h, err := codec.Expand(ctx, model, last)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,10 @@ var (
 	LeaveOneOut any
 	// InputScale is func(*flycl.Model) float64.
 	InputScale any
+	// Expand is func(*flycl.Model, context.Context, []float32) ([]float32, error).
+	Expand any
+	// BatchPredictor is func(*flycl.Model) *flycl.Predictor.
+	BatchPredictor any
 	// SetUpdateLimit is func(*flycl.Model, int).
 	SetUpdateLimit any
 )

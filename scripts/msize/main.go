@@ -123,7 +123,7 @@ func predict(modelPath, testPath string, n int) error {
 		return fmt.Errorf("predict: %s has %d-d features, the model takes %d", testPath, test.D, p.InputDim())
 	}
 	// The model numbers classes in the order it learned them; match by name.
-	names := p.ClassNames()
+	names := p.Classes().Names()
 	if len(test.ClassNames) == 0 {
 		return fmt.Errorf("predict: %s has no class_names to match the model's classes with", testPath)
 	}

@@ -209,7 +209,7 @@ func check(args []string) error {
 	if err != nil {
 		return err
 	}
-	expand := func(x []float32) ([]float32, error) { return m.Expand(ctx, x) }
+	expand := func(x []float32) ([]float32, error) { return codec.Expand(ctx, m, x) }
 	var traceG float64
 	for i := 0; i < train.N; i++ {
 		h, err := expand(train.Row(i))

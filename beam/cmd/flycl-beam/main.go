@@ -227,7 +227,7 @@ func compareModels(paths []string, featPath string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	fmt.Printf("%s: λ=%g, %d samples, %d classes\n", paths[0], ref.Lambda(), ref.Samples(), len(ref.Classes()))
+	fmt.Printf("%s: λ=%g, %d samples, %d classes\n", paths[0], ref.Lambda(), ref.Samples(), ref.Classes().Len())
 	same := true
 	for _, p := range paths[1:] {
 		m, err := modelfile.LoadModel(p)

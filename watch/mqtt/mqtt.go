@@ -60,8 +60,13 @@ type Options struct {
 	// gets topics all the same but no sensor. Empty: one answer, the
 	// camera's.
 	Zones []string
-	// Model names the model (device model in Home Assistant), ModelVersion
-	// its version (in the attributes), SWVersion flycl's version.
+	// ZoneModels names the own model of the zones that have one (by
+	// zone): the attributes' model for that zone.
+	ZoneModels map[string]string
+	// Model names the model (device model in Home Assistant, and the
+	// attributes' model), ModelVersion its version (in the attributes,
+	// when the prediction does not tell its own), SWVersion flycl's
+	// version.
 	Model        string
 	ModelVersion uint64
 	SWVersion    string
@@ -384,7 +389,9 @@ func (p *Publisher) run() {
 		u, seq, gen := *z.latest, z.seq, p.gen
 		p.mu.Unlock()
 		tp := p.ZoneTopics(u.Zone)
-		attrs, _ := json.Marshal(Attributes(u, p.o.ModelVersion))
+		a := Attributes(u, p.o.ModelVersion)
+		a.Model = cmp.Or(p.o.ZoneModels[u.Zone], p.o.Model)
+		attrs, _ := json.Marshal(a)
 		err := p.publish(tp.Attributes, attrs)
 		if err == nil {
 			err = p.publish(tp.State, []byte(u.Class))

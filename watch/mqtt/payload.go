@@ -15,17 +15,20 @@ type Attrs struct {
 	Previous string `json:"previous"` // the answer before ("" for the first)
 	// Probability is the top class's calibrated probability (absent for a
 	// model without a fitted temperature).
-	Probability  *float64       `json:"probability,omitempty"`
-	Score        float32        `json:"score"` // the top class's score
-	Unknown      bool           `json:"unknown"`
-	Top          []flycl.Ranked `json:"top"`
-	ModelVersion uint64         `json:"model_version"`
-	Time         time.Time      `json:"time"`  // when the confirming frame arrived
-	Frame        int            `json:"frame"` // the frame that confirmed the answer
-	Since        int            `json:"since"` // the first frame of its run
-	EventID      int64          `json:"event_id"`
-	Zone         string         `json:"zone,omitempty"` // the zone (absent without zones)
-	Source       string         `json:"source"`
+	Probability *float64       `json:"probability,omitempty"`
+	Score       float32        `json:"score"` // the top class's score
+	Unknown     bool           `json:"unknown"`
+	Top         []flycl.Ranked `json:"top"`
+	// Model names the model that answered (the zone's own for a zone
+	// that has one; absent when not told).
+	Model        string    `json:"model,omitempty"`
+	ModelVersion uint64    `json:"model_version"`
+	Time         time.Time `json:"time"`  // when the confirming frame arrived
+	Frame        int       `json:"frame"` // the frame that confirmed the answer
+	Since        int       `json:"since"` // the first frame of its run
+	EventID      int64     `json:"event_id"`
+	Zone         string    `json:"zone,omitempty"` // the zone (absent without zones)
+	Source       string    `json:"source"`
 }
 
 // Attributes returns the attributes of u for a model at version (the

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -29,7 +30,7 @@ type watchFlags struct {
 	collectEvery                                                          time.Duration
 	collectMax                                                            int
 	everyFrame                                                            bool
-	zones                                                                 []string
+	zones, zoneModels                                                     []string
 
 	mqtt, mqttUser, mqttPasswordFile, mqttClientID, mqttPrefix, mqttCA, camera, haPrefix string
 	haDiscovery                                                                          bool
@@ -71,6 +72,7 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 	fs.StringVar(&f.source, "source", "", "video file, rtsp:// or http(s):// URL (MJPEG included), or /dev/videoN")
 	fs.Float64Var(&f.fps, "fps", 1, "frames per second to classify (0: every frame)")
 	fs.StringArrayVar(&f.zones, "zone", nil, "NAME=X,Y,W,H: classify this rectangle of the frame on its own (repeatable); pixels of the source, or fractions of the frame when a number has a decimal point (left=0,0,0.5,1.0)")
+	fs.StringArrayVar(&f.zoneModels, "zone-model", nil, "NAME=FILE: classify zone NAME with the model FILE instead of --model (repeatable; zones naming one file share one loaded copy, reloaded on its own)")
 	fs.IntVar(&f.debounce, "debounce", 3, "frames a new answer must hold before it is an event")
 	fs.StringVar(&f.webhook, "webhook", "", "URL to POST events to (JSON)")
 	fs.IntVar(&f.queue, "webhook-queue", 256, "events waiting for the webhook at most (the oldest is dropped beyond)")
@@ -146,6 +148,10 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	if err != nil {
 		return fmt.Errorf("--zone: %w", err)
 	}
+	zoneFiles, err := parseZoneModels(f.zoneModels, zones)
+	if err != nil {
+		return err
+	}
 	mqttOpts, err := f.mqttOptions()
 	if err != nil {
 		return err
@@ -153,6 +159,12 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	if mqttOpts != nil {
 		for _, z := range zones {
 			mqttOpts.Zones = append(mqttOpts.Zones, z.Name)
+			if file, ok := zoneFiles[z.Name]; ok {
+				if mqttOpts.ZoneModels == nil {
+					mqttOpts.ZoneModels = map[string]string{}
+				}
+				mqttOpts.ZoneModels[z.Name] = filepath.Base(file)
+			}
 		}
 	}
 	ffmpeg, err := exec.LookPath(f.ffmpeg)
@@ -207,6 +219,30 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		return err
 	}
 	defer stopTeach()
+	// the zones' own models, each file opened once
+	opened := map[string]*imageClassifier{}
+	for _, z := range zones {
+		file, ok := zoneFiles[z.Name]
+		if !ok || opened[file] != nil {
+			continue
+		}
+		zc, err := openImageClassifier(cmd, file, "", f.unknown, f.threads, "frames")
+		if err != nil {
+			return fmt.Errorf("--zone-model %s=%s: %w", z.Name, file, err)
+		}
+		defer zc.Close()
+		zc.Top = f.top
+		opened[file] = zc
+		log.Info("zone model", "zone", z.Name, "model", file, "classes", len(zc.Predictor.Classes()), "version", zc.Predictor.Version())
+	}
+	byFile, stopZones := f.teach.reloadEach(ctx, opened, f.unknown, log)
+	defer stopZones()
+	for zone, file := range zoneFiles {
+		if cfg.ZoneClassify == nil {
+			cfg.ZoneClassify = map[string]watch.Classifier{}
+		}
+		cfg.ZoneClassify[zone] = byFile[file]
+	}
 	var poster *watch.Poster
 	pctx, pcancel := context.WithCancel(context.Background())
 	defer pcancel()
@@ -292,4 +328,23 @@ func (f *watchFlags) mqttOptions() (*mqtt.Options, error) {
 		return nil, fmt.Errorf("--mqtt: %w", err)
 	}
 	return o, nil
+}
+
+// parseZoneModels reads --zone-model's NAME=FILE: the model file of each
+// zone named, one of --zone's, at most once.
+func parseZoneModels(specs []string, zones []watch.Zone) (map[string]string, error) {
+	out := map[string]string{}
+	for _, s := range specs {
+		name, file, ok := strings.Cut(s, "=")
+		switch {
+		case !ok || name == "" || file == "":
+			return nil, fmt.Errorf("--zone-model %q: want NAME=FILE (a zone of --zone and its model file)", s)
+		case !slices.ContainsFunc(zones, func(z watch.Zone) bool { return z.Name == name }):
+			return nil, fmt.Errorf("--zone-model %q: no --zone is named %q", s, name)
+		case out[name] != "":
+			return nil, fmt.Errorf("--zone-model %q: zone %q has a model already (%s)", s, name, out[name])
+		}
+		out[name] = file
+	}
+	return out, nil
 }

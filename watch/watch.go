@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,9 @@ type EventSink interface {
 type Update struct {
 	Event
 	Prediction Prediction
+	// Image is a copy of the frame (the zone's crop) that confirmed the
+	// event, as it was classified: what an image entity shows.
+	Image *imageio.RGB
 }
 
 // UpdateSink receives each debounced event with its prediction (an MQTT
@@ -543,7 +547,7 @@ func (r *runner) classify(ctx context.Context, s slot, img *imageio.RGB, zone st
 		r.cfg.Events.Send(ev)
 	}
 	if r.cfg.Updates != nil {
-		r.cfg.Updates.Update(Update{Event: ev, Prediction: p})
+		r.cfg.Updates.Update(Update{Event: ev, Prediction: p, Image: &imageio.RGB{W: img.W, H: img.H, Pix: slices.Clone(img.Pix[:3*img.W*img.H])}})
 	}
 	return lat, nil
 }

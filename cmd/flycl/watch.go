@@ -33,7 +33,7 @@ type watchFlags struct {
 	zones, zoneModels                                                     []string
 
 	mqtt, mqttUser, mqttPasswordFile, mqttClientID, mqttPrefix, mqttCA, camera, haPrefix string
-	haDiscovery                                                                          bool
+	haDiscovery, haImage                                                                 bool
 
 	config, metrics string // several cameras from a file (watch_cameras.go)
 	teach           watchTeachFlags
@@ -104,6 +104,7 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 	fs.StringVar(&f.camera, "camera", "camera", "name of this stream in the MQTT topics and in Home Assistant")
 	fs.BoolVar(&f.haDiscovery, "ha-discovery", true, "with --mqtt, announce a sensor to Home Assistant (MQTT discovery)")
 	fs.StringVar(&f.haPrefix, "ha-prefix", "homeassistant", "Home Assistant's discovery prefix")
+	fs.BoolVar(&f.haImage, "ha-image", false, "with --mqtt, also publish the frame (zone crop) that confirmed each answer as a JPEG on PREFIX/CAMERA[/ZONE]/image, a Home Assistant image entity")
 	fs.StringVar(&f.config, "config", "", "YAML file of several cameras, each with its source, fps, zones, model, webhook and MQTT (instead of --model, --source, …)")
 	fs.StringVar(&f.metrics, "metrics", "", "with --config, serve Prometheus metrics per camera on http://ADDR/metrics (e.g. 127.0.0.1:9101)")
 	f.teach.register(fs)
@@ -292,6 +293,9 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 // mqttOptions resolves the MQTT flags (nil without --mqtt).
 func (f *watchFlags) mqttOptions() (*mqtt.Options, error) {
 	if f.mqtt == "" {
+		if f.haImage {
+			return nil, fmt.Errorf("--ha-image needs --mqtt")
+		}
 		for _, fl := range []struct{ name, v string }{{"mqtt-user", f.mqttUser}, {"mqtt-password-file", f.mqttPasswordFile},
 			{"mqtt-client-id", f.mqttClientID}, {"mqtt-ca", f.mqttCA}} {
 			if fl.v != "" {
@@ -301,7 +305,7 @@ func (f *watchFlags) mqttOptions() (*mqtt.Options, error) {
 		return nil, nil
 	}
 	o := &mqtt.Options{Broker: f.mqtt, Username: f.mqttUser, ClientID: f.mqttClientID, Prefix: f.mqttPrefix, Camera: f.camera,
-		Discovery: f.haDiscovery, DiscoveryPrefix: f.haPrefix}
+		Discovery: f.haDiscovery, DiscoveryPrefix: f.haPrefix, Image: f.haImage}
 	if f.mqttPasswordFile != "" {
 		b, err := os.ReadFile(f.mqttPasswordFile)
 		if err != nil {

@@ -19,7 +19,7 @@ import (
 // for itself.
 var cameraFlags = []string{"model", "source", "fps", "zone", "zone-model", "debounce", "webhook", "webhook-queue", "top", "unknown", "backbone",
 	"save-doubtful", "save-below", "save-max", "save-every", "collect", "collect-every", "collect-max", "every-frame", "retries", "stall",
-	"mqtt", "mqtt-user", "mqtt-password-file", "mqtt-client-id", "mqtt-prefix", "mqtt-ca", "camera", "ha-discovery", "ha-prefix"}
+	"mqtt", "mqtt-user", "mqtt-password-file", "mqtt-client-id", "mqtt-prefix", "mqtt-ca", "camera", "ha-discovery", "ha-prefix", "ha-image"}
 
 // runWatchCameras runs the cameras of --config's file (package
 // watch/cameras) with the flags that apply to all of them.

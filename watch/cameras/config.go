@@ -53,6 +53,9 @@ type MQTT struct {
 	// under DiscoveryPrefix (default "homeassistant").
 	Discovery       bool
 	DiscoveryPrefix string
+	// Image publishes the frame (zone crop) that confirmed each answer
+	// and announces it as a Home Assistant image entity (default false).
+	Image bool
 }
 
 // Camera is one stream of a configuration file with its model and its
@@ -375,6 +378,7 @@ func parseMQTT(n *yaml.Node, m *MQTT) error {
 		"prefix":           str(&m.Prefix, w, "prefix"),
 		"discovery":        boolean(&m.Discovery, w, "discovery"),
 		"discovery_prefix": str(&m.DiscoveryPrefix, w, "discovery_prefix"),
+		"image":            boolean(&m.Image, w, "image"),
 	})
 	if err != nil {
 		return err

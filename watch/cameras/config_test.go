@@ -19,6 +19,7 @@ mqtt:
   user: flycl
   prefix: home
   discovery: false
+  image: true
 defaults:
   model: home.flycl
   fps: 2
@@ -57,14 +58,14 @@ func TestParse(t *testing.T) {
 	}
 	base := Camera{Model: "home.flycl", FPS: 2, Debounce: 4, Unknown: "auto", Top: 3, WebhookQueue: 256, MQTT: true, Stall: 30 * time.Second}
 	drive := base
-	drive.Name, drive.Source, drive.Webhook, drive.Line = "drive", "rtsp://user:pass@192.168.1.20:554/stream1", "http://alerts.local/hook", 12
+	drive.Name, drive.Source, drive.Webhook, drive.Line = "drive", "rtsp://user:pass@192.168.1.20:554/stream1", "http://alerts.local/hook", 13
 	drive.Zones = []watch.Zone{{Name: "gate", W: 0.5, H: 1, Fraction: true}, {Name: "porch", X: 1280, Y: 360, W: 640, H: 720},
 		{Name: "car", X: 0.5, Y: 0.3, W: 0.5, H: 0.7, Fraction: true}, {Name: "door", W: 320, H: 240}}
 	drive.ZoneModels = map[string]ZoneModel{"car": {Model: "car.flycl"}, "door": {Model: "door.flycl", Unknown: "0.3", Backbone: "/opt/mobilenetv2.onnx"}}
 	garden := base
 	garden.Name, garden.Source, garden.Model, garden.Unknown, garden.FPS, garden.RTSPTransport = "garden", "http://192.168.1.21/video.mjpg", "birds.flycl", "0.4", 0, "udp"
-	garden.MQTT, garden.EveryFrame, garden.Stall, garden.Retries, garden.Top, garden.WebhookQueue, garden.Line = false, true, time.Minute, 5, 5, 16, 24
-	want := &File{MQTT: &MQTT{Broker: "mqtt://192.168.1.10:1883", User: "flycl", Prefix: "home"}, Cameras: []Camera{drive, garden}}
+	garden.MQTT, garden.EveryFrame, garden.Stall, garden.Retries, garden.Top, garden.WebhookQueue, garden.Line = false, true, time.Minute, 5, 5, 16, 25
+	want := &File{MQTT: &MQTT{Broker: "mqtt://192.168.1.10:1883", User: "flycl", Prefix: "home", Image: true}, Cameras: []Camera{drive, garden}}
 	if !reflect.DeepEqual(f, want) {
 		t.Fatalf("parsed\n%+v\nwant\n%+v", f, want)
 	}
@@ -117,6 +118,7 @@ func TestParseErrors(t *testing.T) {
 		{"mqtt without broker", "mqtt:\n  user: u\n" + cam, "line 2: mqtt: no broker"},
 		{"mqtt camera without broker", cam + "    mqtt: true\n", "mqtt: true needs a broker"},
 		{"unknown mqtt key", "mqtt:\n  host: h\n" + cam, `line 2: mqtt: unknown key "host"`},
+		{"bad mqtt image", "mqtt:\n  broker: mqtt://h\n  image: jpeg\n" + cam, `line 3: mqtt: image: want true or false`},
 		{"alias", "defaults: &d\n  fps: 1\n" + cam + "    fps: *d\n", "line 7: YAML aliases"},
 		{"name in defaults", "defaults:\n  name: x\n" + cam, `line 2: defaults: unknown key "name"`},
 		{"null source", "cameras:\n  - name: a\n    source:\n    model: m\n", `source: want a string`},

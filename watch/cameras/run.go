@@ -189,7 +189,7 @@ func New(ctx context.Context, f *File, o Options) (s *Set, err error) {
 // mqttOptions resolves the file's broker (the password read from its
 // file, the CA's certificates).
 func mqttOptions(m *MQTT) (*mqtt.Options, error) {
-	o := &mqtt.Options{Broker: m.Broker, Username: m.User, Prefix: m.Prefix, Discovery: m.Discovery, DiscoveryPrefix: m.DiscoveryPrefix}
+	o := &mqtt.Options{Broker: m.Broker, Username: m.User, Prefix: m.Prefix, Discovery: m.Discovery, DiscoveryPrefix: m.DiscoveryPrefix, Image: m.Image}
 	if m.PasswordFile != "" {
 		b, err := os.ReadFile(m.PasswordFile)
 		if err != nil {

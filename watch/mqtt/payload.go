@@ -107,3 +107,31 @@ func (p *Publisher) discovery() []byte {
 	b, _ := json.Marshal(p.DiscoveryMessage())
 	return b
 }
+
+// ImageDiscovery is Home Assistant's MQTT discovery message for an image
+// entity (https://www.home-assistant.io/integrations/image.mqtt/): the
+// JPEG bytes published on ImageTopic.
+type ImageDiscovery struct {
+	Name                string `json:"name"`
+	UniqueID            string `json:"unique_id"`
+	ImageTopic          string `json:"image_topic"`
+	ContentType         string `json:"content_type"`
+	AvailabilityTopic   string `json:"availability_topic"`
+	PayloadAvailable    string `json:"payload_available"`
+	PayloadNotAvailable string `json:"payload_not_available"`
+	Icon                string `json:"icon"`
+	Device              Device `json:"device"`
+}
+
+// ImageDiscoveryMessage returns the discovery message of the image
+// entity of a zone ("": the camera's, without zones): the camera's
+// device, the zone's image topic.
+func (p *Publisher) ImageDiscoveryMessage(zone string) ImageDiscovery {
+	d := p.DiscoveryMessage()
+	name, id := "Crop", p.node+"_crop"
+	if zone != "" {
+		name, id = zone+" crop", p.node+"_"+nodeID(zone)+"_crop"
+	}
+	return ImageDiscovery{Name: name, UniqueID: id, ImageTopic: p.ZoneTopics(zone).Image, ContentType: "image/jpeg",
+		AvailabilityTopic: d.AvailabilityTopic, PayloadAvailable: Online, PayloadNotAvailable: Offline, Icon: "mdi:image", Device: d.Device}
+}

@@ -49,7 +49,10 @@ func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
 	}
 	log := slog.New(h)
 	sw, _ := buildVersion()
-	open := func(_ context.Context, k cameras.ModelKey) (*cameras.Model, error) {
+	if f.teach.reload < 0 {
+		return fmt.Errorf("--reload %s: must be 0 (never) or positive", f.teach.reload)
+	}
+	open := func(ctx context.Context, k cameras.ModelKey) (*cameras.Model, error) {
 		mc, err := openImageClassifier(cmd, k.Model, k.Backbone, k.Unknown, f.threads, "frames")
 		if err != nil {
 			return nil, err
@@ -60,8 +63,14 @@ func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
 			short = mc.Extractor.Preset.Crop
 		}
 		log.Info("model", "model", k.Model, "classes", len(mc.Predictor.Classes()), "backbone", mc.Extractor.Name())
-		return &cameras.Model{Classifier: mc.ModelClassifier, ShortSide: short, Name: filepath.Base(k.Model),
-			Version: mc.Predictor.Version(), Close: mc.Close}, nil
+		m := &cameras.Model{Classifier: mc.ModelClassifier, ShortSide: short, Name: filepath.Base(k.Model),
+			Version: mc.Predictor.Version(), Close: mc.Close}
+		if f.teach.reload > 0 { // each model file reloads on its own
+			byFile, stopReload := f.teach.reloadEach(ctx, map[string]*imageClassifier{k.Model: mc}, k.Unknown, log)
+			m.Classifier = byFile[k.Model]
+			m.Close = func() error { stopReload(); return mc.Close() }
+		}
+		return m, nil
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()

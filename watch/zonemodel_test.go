@@ -12,6 +12,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/deploy"
 	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/inbox"
 	"github.com/flycl/flycl/internal/testimages"
 )
 
@@ -278,5 +279,51 @@ func TestRunZoneClassifyUnknownZone(t *testing.T) {
 		Classify: &colourClassifier{}, Zones: zones, ZoneClassify: map[string]Classifier{"door": &colourClassifier{}}, Log: quiet()})
 	if !errors.Is(err, ErrZone) || !strings.Contains(err.Error(), `"door"`) {
 		t.Fatalf("err %v, want ErrZone naming door", err)
+	}
+}
+
+// TestRunZoneModelsInbox: the labelling inbox keeps the crops of the
+// zones classified by the stream's model only (a label there learns into
+// that model): with every answer doubtful, the zone with its own model
+// has no item, the other zone has its items.
+func TestRunZoneModelsInbox(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	newModel := func(classes [][2]string) *ModelClassifier {
+		m, err := deploy.New(flycl.Config{M: 64, P: 2, K: 16, Seed: 1, Lambdas: []float64{0.01, 0.1, 1}}, 3, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		learnDrawn(t, m, classes, 6, r)
+		return &ModelClassifier{Extractor: meanExtractor{}, Predictor: m.Snapshot().Predictor(), Top: 2}
+	}
+	gate := newModel([][2]string{{"open", "discs"}, {"closed", "stripes"}})
+	drive := newModel([][2]string{{"car", "checks"}, {"empty", "rings"}})
+	var b []byte
+	for range 6 {
+		b = append(b, ppm(sideBySide(drawn(t, "discs", 32, r), drawn(t, "checks", 32, r)))...)
+	}
+	zones, err := ParseZones([]string{"gate=0,0,32,32", "drive=32,0,32,32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib, err := inbox.Open(filepath.Join(t.TempDir(), "inbox"), inbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ib.Close()
+	k := &Keeper{Inbox: ib, Policy: inbox.Policy{Probability: 1, Margin: 1e9}, Camera: "yard", Every: 1, Log: quiet()}
+	if _, err := Run(context.Background(), Config{Source: &memSource{segments: [][]byte{b}}, Classify: gate, Zones: zones,
+		ZoneClassify: map[string]Classifier{"drive": drive}, Inbox: k, Debounce: 1, Log: quiet()}); err != nil {
+		t.Fatal(err)
+	}
+	k.Close()
+	items := ib.List()
+	if len(items) != 6 {
+		t.Fatalf("%d items kept, want the gate zone's 6", len(items))
+	}
+	for _, it := range items {
+		if it.Zone != "gate" || (it.Guess != "open" && it.Guess != "closed") {
+			t.Fatalf("kept %+v: want only the gate zone's crops, guessed by the gate model", it)
+		}
 	}
 }

@@ -19,7 +19,8 @@
 // serve shows and learns from. A Reloading classifier, fed by a
 // FileWatcher that polls the model file, picks up a new model version
 // without a restart: one atomic swap, a frame (all its zones) classified
-// by one model.
+// by one model. A zone may have a classifier of its own
+// (Config.ZoneClassify: a model of its own, reloaded on its own).
 //
 // Run's memory is bounded whatever the source does: three frame buffers
 // are reused, a frame's size is bounded before anything is allocated for

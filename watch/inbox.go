@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
@@ -151,22 +152,46 @@ func (c *Config) checkInbox() error {
 	return nil
 }
 
-// pin takes the classifier of the next frame: Config.Classify, or what
-// it pins (a Reloading's model of the moment).
+// pinned is one of Run's distinct classifiers and what it pinned for
+// the frame being classified.
+type pinned struct {
+	src, cur Classifier
+}
+
+// pinSlot returns c's index in r.pins, adding it when it is new: zones
+// given one classifier value share its pin.
+func (r *runner) pinSlot(c Classifier) int {
+	if c != nil && reflect.TypeOf(c).Comparable() {
+		for i, p := range r.pins {
+			if reflect.TypeOf(p.src) == reflect.TypeOf(c) && p.src == c {
+				return i
+			}
+		}
+	}
+	r.pins = append(r.pins, pinned{src: c, cur: c})
+	return len(r.pins) - 1
+}
+
+// pin takes the classifiers of the next frame: each distinct one, or
+// what it pins (a Reloading's model of the moment), once for all the
+// zones that share it.
 func (r *runner) pin() {
-	r.cl = r.cfg.Classify
-	if p, ok := r.cl.(Pinner); ok {
-		r.cl = p.Pin()
+	for i := range r.pins {
+		p := &r.pins[i]
+		p.cur = p.src
+		if pn, ok := p.src.(Pinner); ok {
+			p.cur = pn.Pin()
+		}
 	}
 }
 
-// predict classifies img with the pinned classifier, with its features
-// when an inbox keeps them.
-func (r *runner) predict(ctx context.Context, img *imageio.RGB) (Prediction, []float32, error) {
-	if fc, ok := r.cl.(FeatureClassifier); ok && r.cfg.Inbox != nil {
+// predict classifies img with cl, with its features when an inbox keeps
+// them.
+func (r *runner) predict(ctx context.Context, cl Classifier, inbox bool, img *imageio.RGB) (Prediction, []float32, error) {
+	if fc, ok := cl.(FeatureClassifier); ok && inbox && r.cfg.Inbox != nil {
 		return fc.ClassifyFeatures(ctx, img)
 	}
-	p, err := r.cl.Classify(ctx, img)
+	p, err := cl.Classify(ctx, img)
 	return p, nil, err
 }
 

@@ -19,7 +19,9 @@ import (
 // it (a FileWatcher replaces it when the model file changes). The
 // replacement is one atomic pointer swap: a frame, all its zones
 // included, is classified by the model before it or the one after it,
-// never a mix (Run pins the current classifier at each frame's start).
+// never a mix (Run pins the current classifier at each frame's start,
+// once for all the zones that share it; a zone with a Reloading of its
+// own reloads on its own).
 type Reloading struct {
 	cur atomic.Pointer[ModelClassifier]
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,9 @@ type EventSink interface {
 type Update struct {
 	Event
 	Prediction Prediction
+	// Image is a copy of the frame (the zone's crop) that confirmed the
+	// event, as it was classified: what an image entity shows.
+	Image *imageio.RGB
 }
 
 // UpdateSink receives each debounced event with its prediction (an MQTT
@@ -63,13 +67,22 @@ type Config struct {
 	// With Doubtful, a zone's doubtful crops go to a folder named after
 	// the zone inside Doubtful.Dir.
 	Zones []Zone
+	// ZoneClassify gives a zone (by name) its own classifier: that zone's
+	// crops are classified by it instead of by Classify (a zone with its
+	// own model). Zones it does not name use Classify. A name that is not
+	// one of Zones is an error wrapping ErrZone. Zones given one
+	// classifier value share it, and a Pinner is pinned once per frame
+	// for all the zones that share it.
+	ZoneClassify map[string]Classifier
 	// Debounce is the number of consecutive frames a new answer must
 	// hold before it is an event (≤ 0: 1).
 	Debounce int
 	// Doubtful, when set, saves frames of doubtful predictions.
 	Doubtful *Saver
 	// Inbox, when set, keeps the frames (zone crops) the model is unsure
-	// of in a labelling inbox; Classify must be a FeatureClassifier.
+	// of in a labelling inbox; Classify must be a FeatureClassifier. The
+	// crops of a zone with its own classifier (ZoneClassify) are not
+	// kept: a label there learns into Classify's model.
 	Inbox *Keeper
 	// Collect, when set, saves a frame (or each zone's crop, in a folder
 	// named after the zone inside Collect.Dir) every Collect.Every,
@@ -152,9 +165,16 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if err := cfg.checkInbox(); err != nil {
 		return Stats{}, err
 	}
+	if err := cfg.checkZoneClassify(); err != nil {
+		return Stats{}, err
+	}
 	r := &runner{cfg: cfg, deb: NewDebouncer(cfg.Debounce), log: cfg.Log, now: cfg.Now}
+	r.main = r.pinSlot(cfg.Classify)
 	for _, z := range cfg.Zones {
-		zs := &zoneState{zone: z, deb: NewDebouncer(cfg.Debounce)}
+		zs := &zoneState{zone: z, deb: NewDebouncer(cfg.Debounce), pin: r.main}
+		if c, ok := cfg.ZoneClassify[z.Name]; ok {
+			zs.pin, zs.own = r.pinSlot(c), true
+		}
 		if cfg.Doubtful != nil {
 			sv := *cfg.Doubtful
 			sv.Dir = filepath.Join(sv.Dir, z.Name)
@@ -250,17 +270,20 @@ type fatalError struct{ err error }
 
 func (e *fatalError) Error() string { return e.err.Error() }
 
-// zoneState is a zone's crop buffer, debouncer and saver.
+// zoneState is a zone's crop buffer, debouncer, saver and classifier.
 type zoneState struct {
 	zone  Zone
 	crop  *imageio.RGB
 	deb   *Debouncer
 	saver *Saver
+	pin   int  // the zone's classifier: an index into runner.pins
+	own   bool // the zone has its own classifier (Config.ZoneClassify)
 }
 
 type runner struct {
 	cfg      Config
-	cl       Classifier // the classifier of the frame being classified (pin)
+	pins     []pinned // the distinct classifiers and their pin for the frame being classified
+	main     int      // Config.Classify's index in pins
 	deb      *Debouncer
 	zones    []*zoneState
 	log      *slog.Logger
@@ -415,7 +438,7 @@ func (r *runner) frame(ctx context.Context, s slot) error {
 	r.pin()
 	if len(r.zones) == 0 {
 		r.collect(s, "", s.img)
-		lat, err := r.classify(ctx, s, s.img, "", r.deb, r.cfg.Doubtful)
+		lat, err := r.classify(ctx, s, s.img, "", r.pins[r.main].cur, true, r.deb, r.cfg.Doubtful)
 		if err != nil {
 			return err
 		}
@@ -430,7 +453,7 @@ func (r *runner) frame(ctx context.Context, s slot) error {
 		}
 		z.crop = Crop(z.crop, s.img, rect)
 		r.collect(s, z.zone.Name, z.crop)
-		if lat, err = r.classify(ctx, s, z.crop, z.zone.Name, z.deb, z.saver); err != nil {
+		if lat, err = r.classify(ctx, s, z.crop, z.zone.Name, r.pins[z.pin].cur, !z.own, z.deb, z.saver); err != nil {
 			return err
 		}
 	}
@@ -470,10 +493,12 @@ func (r *runner) count(lat time.Duration) {
 	r.logMax = max(r.logMax, lat)
 }
 
-// classify classifies img (s's frame or a zone's crop of it) and writes
-// its line and event; it returns the latency of the prediction.
-func (r *runner) classify(ctx context.Context, s slot, img *imageio.RGB, zone string, deb *Debouncer, saver *Saver) (time.Duration, error) {
-	p, x, err := r.predict(ctx, img)
+// classify classifies img (s's frame or a zone's crop of it) with cl and
+// writes its line and event; it returns the latency of the prediction.
+// inbox says whether the inbox may keep it (a zone with its own model is
+// not kept: the inbox learns into the stream's model).
+func (r *runner) classify(ctx context.Context, s slot, img *imageio.RGB, zone string, cl Classifier, inbox bool, deb *Debouncer, saver *Saver) (time.Duration, error) {
+	p, x, err := r.predict(ctx, cl, inbox, img)
 	if err != nil {
 		if zone != "" {
 			return 0, fmt.Errorf("watch: frame %d, zone %q: %w", s.frame, zone, err)
@@ -496,14 +521,17 @@ func (r *runner) classify(ctx context.Context, s slot, img *imageio.RGB, zone st
 		return 0, fmt.Errorf("watch: write: %w", err)
 	}
 	c, changed := deb.Observe(s.frame, p.Answer)
-	r.keep(s.frame, zone, img, p, x, changed)
+	if inbox {
+		r.keep(s.frame, zone, img, p, x, changed)
+	}
 	if !changed {
 		return lat, nil
 	}
 	r.events++
 	r.stats.Events++
 	r.cfg.Counters.event()
-	ev := Event{ID: r.events, Camera: r.cfg.Camera, Time: s.at, Source: r.cfg.Source.String(), Zone: zone, Class: c.To, Previous: c.From, Frame: c.Frame, Since: c.Since}
+	ev := Event{ID: r.events, Camera: r.cfg.Camera, Time: s.at, Source: r.cfg.Source.String(), Zone: zone, Class: c.To, Previous: c.From, Frame: c.Frame, Since: c.Since,
+		ModelVersion: p.ModelVersion}
 	if len(p.Top) > 0 {
 		ev.Score = p.Top[0].Score
 	}
@@ -519,7 +547,7 @@ func (r *runner) classify(ctx context.Context, s slot, img *imageio.RGB, zone st
 		r.cfg.Events.Send(ev)
 	}
 	if r.cfg.Updates != nil {
-		r.cfg.Updates.Update(Update{Event: ev, Prediction: p})
+		r.cfg.Updates.Update(Update{Event: ev, Prediction: p, Image: &imageio.RGB{W: img.W, H: img.H, Pix: slices.Clone(img.Pix[:3*img.W*img.H])}})
 	}
 	return lat, nil
 }

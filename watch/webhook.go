@@ -31,6 +31,10 @@ type Event struct {
 	Frame    int     `json:"frame"`    // the frame that confirmed the change
 	Since    int     `json:"since"`    // the frame where the new answer's run began
 	Score    float32 `json:"score"`    // the top class's score on the confirming frame
+	// ModelVersion is the version of the model that answered on the
+	// confirming frame (the zone's own model for a zone that has one;
+	// absent from a classifier that does not tell).
+	ModelVersion uint64 `json:"model_version,omitempty"`
 }
 
 // PosterStats counts a Poster's events.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -159,4 +160,18 @@ func Crop(dst, src *imageio.RGB, r image.Rectangle) *imageio.RGB {
 		copy(dst.Pix[3*w*y:3*w*(y+1)], src.Pix[s:s+3*w])
 	}
 	return dst
+}
+
+// checkZoneClassify checks that Config.ZoneClassify names zones of
+// Config.Zones, each with a classifier.
+func (c *Config) checkZoneClassify() error {
+	for name, cl := range c.ZoneClassify {
+		if !slices.ContainsFunc(c.Zones, func(z Zone) bool { return z.Name == name }) {
+			return fmt.Errorf("%w %q: it has its own classifier but is not one of the zones", ErrZone, name)
+		}
+		if cl == nil {
+			return fmt.Errorf("%w %q: its own classifier is nil", ErrZone, name)
+		}
+	}
+	return nil
 }

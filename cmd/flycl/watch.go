@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -29,10 +30,10 @@ type watchFlags struct {
 	collectEvery                                                          time.Duration
 	collectMax                                                            int
 	everyFrame                                                            bool
-	zones                                                                 []string
+	zones, zoneModels                                                     []string
 
 	mqtt, mqttUser, mqttPasswordFile, mqttClientID, mqttPrefix, mqttCA, camera, haPrefix string
-	haDiscovery                                                                          bool
+	haDiscovery, haImage                                                                 bool
 
 	config, metrics string // several cameras from a file (watch_cameras.go)
 	teach           watchTeachFlags
@@ -62,6 +63,7 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
   flycl watch --model cam.flycl --source /dev/video0 --save-doubtful inbox/
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --collect unsorted/ --collect-every 1m
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --zone gate=0,0,0.5,1.0 --zone porch=1280,360,640,720
+  flycl watch --model yard.flycl --source rtsp://camera.local/stream --zone gate=0,0,0.5,1.0 --zone car=0.5,0.3,0.5,0.7 --zone-model gate=gate.flycl
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --camera drive --mqtt mqtt://homeassistant.local --mqtt-user flycl --mqtt-password-file mqtt.pw
   flycl watch --config cameras.yaml --metrics 127.0.0.1:9101`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runWatch(cmd, &f) },
@@ -71,6 +73,7 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 	fs.StringVar(&f.source, "source", "", "video file, rtsp:// or http(s):// URL (MJPEG included), or /dev/videoN")
 	fs.Float64Var(&f.fps, "fps", 1, "frames per second to classify (0: every frame)")
 	fs.StringArrayVar(&f.zones, "zone", nil, "NAME=X,Y,W,H: classify this rectangle of the frame on its own (repeatable); pixels of the source, or fractions of the frame when a number has a decimal point (left=0,0,0.5,1.0)")
+	fs.StringArrayVar(&f.zoneModels, "zone-model", nil, "NAME=FILE: classify zone NAME with the model FILE instead of --model (repeatable; zones naming one file share one loaded copy, reloaded on its own)")
 	fs.IntVar(&f.debounce, "debounce", 3, "frames a new answer must hold before it is an event")
 	fs.StringVar(&f.webhook, "webhook", "", "URL to POST events to (JSON)")
 	fs.IntVar(&f.queue, "webhook-queue", 256, "events waiting for the webhook at most (the oldest is dropped beyond)")
@@ -102,6 +105,7 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 	fs.StringVar(&f.camera, "camera", "camera", "name of this stream in the MQTT topics and in Home Assistant")
 	fs.BoolVar(&f.haDiscovery, "ha-discovery", true, "with --mqtt, announce a sensor to Home Assistant (MQTT discovery)")
 	fs.StringVar(&f.haPrefix, "ha-prefix", "homeassistant", "Home Assistant's discovery prefix")
+	fs.BoolVar(&f.haImage, "ha-image", false, "with --mqtt, also publish the frame (zone crop) that confirmed each answer as a JPEG on PREFIX/CAMERA[/ZONE]/image, a Home Assistant image entity")
 	fs.StringVar(&f.config, "config", "", "YAML file of several cameras, each with its source, fps, zones, model, webhook and MQTT (instead of --model, --source, …)")
 	fs.StringVar(&f.metrics, "metrics", "", "with --config, serve Prometheus metrics per camera on http://ADDR/metrics (e.g. 127.0.0.1:9101)")
 	f.teach.register(fs)
@@ -146,6 +150,10 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	if err != nil {
 		return fmt.Errorf("--zone: %w", err)
 	}
+	zoneFiles, err := parseZoneModels(f.zoneModels, zones)
+	if err != nil {
+		return err
+	}
 	mqttOpts, err := f.mqttOptions()
 	if err != nil {
 		return err
@@ -153,6 +161,12 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	if mqttOpts != nil {
 		for _, z := range zones {
 			mqttOpts.Zones = append(mqttOpts.Zones, z.Name)
+			if file, ok := zoneFiles[z.Name]; ok {
+				if mqttOpts.ZoneModels == nil {
+					mqttOpts.ZoneModels = map[string]string{}
+				}
+				mqttOpts.ZoneModels[z.Name] = filepath.Base(file)
+			}
 		}
 	}
 	ffmpeg, err := exec.LookPath(f.ffmpeg)
@@ -207,6 +221,30 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		return err
 	}
 	defer stopTeach()
+	// the zones' own models, each file opened once
+	opened := map[string]*imageClassifier{}
+	for _, z := range zones {
+		file, ok := zoneFiles[z.Name]
+		if !ok || opened[file] != nil {
+			continue
+		}
+		zc, err := openImageClassifier(cmd, file, "", f.unknown, f.threads, "frames")
+		if err != nil {
+			return fmt.Errorf("--zone-model %s=%s: %w", z.Name, file, err)
+		}
+		defer zc.Close()
+		zc.Top = f.top
+		opened[file] = zc
+		log.Info("zone model", "zone", z.Name, "model", file, "classes", zc.Predictor.Classes().Len(), "version", zc.Predictor.Version())
+	}
+	byFile, stopZones := f.teach.reloadEach(ctx, opened, f.unknown, log)
+	defer stopZones()
+	for zone, file := range zoneFiles {
+		if cfg.ZoneClassify == nil {
+			cfg.ZoneClassify = map[string]watch.Classifier{}
+		}
+		cfg.ZoneClassify[zone] = byFile[file]
+	}
 	var poster *watch.Poster
 	pctx, pcancel := context.WithCancel(context.Background())
 	defer pcancel()
@@ -256,6 +294,9 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 // mqttOptions resolves the MQTT flags (nil without --mqtt).
 func (f *watchFlags) mqttOptions() (*mqtt.Options, error) {
 	if f.mqtt == "" {
+		if f.haImage {
+			return nil, fmt.Errorf("--ha-image needs --mqtt")
+		}
 		for _, fl := range []struct{ name, v string }{{"mqtt-user", f.mqttUser}, {"mqtt-password-file", f.mqttPasswordFile},
 			{"mqtt-client-id", f.mqttClientID}, {"mqtt-ca", f.mqttCA}} {
 			if fl.v != "" {
@@ -265,7 +306,7 @@ func (f *watchFlags) mqttOptions() (*mqtt.Options, error) {
 		return nil, nil
 	}
 	o := &mqtt.Options{Broker: f.mqtt, Username: f.mqttUser, ClientID: f.mqttClientID, Prefix: f.mqttPrefix, Camera: f.camera,
-		Discovery: f.haDiscovery, DiscoveryPrefix: f.haPrefix}
+		Discovery: f.haDiscovery, DiscoveryPrefix: f.haPrefix, Image: f.haImage}
 	if f.mqttPasswordFile != "" {
 		b, err := os.ReadFile(f.mqttPasswordFile)
 		if err != nil {
@@ -292,4 +333,23 @@ func (f *watchFlags) mqttOptions() (*mqtt.Options, error) {
 		return nil, fmt.Errorf("--mqtt: %w", err)
 	}
 	return o, nil
+}
+
+// parseZoneModels reads --zone-model's NAME=FILE: the model file of each
+// zone named, one of --zone's, at most once.
+func parseZoneModels(specs []string, zones []watch.Zone) (map[string]string, error) {
+	out := map[string]string{}
+	for _, s := range specs {
+		name, file, ok := strings.Cut(s, "=")
+		switch {
+		case !ok || name == "" || file == "":
+			return nil, fmt.Errorf("--zone-model %q: want NAME=FILE (a zone of --zone and its model file)", s)
+		case !slices.ContainsFunc(zones, func(z watch.Zone) bool { return z.Name == name }):
+			return nil, fmt.Errorf("--zone-model %q: no --zone is named %q", s, name)
+		case out[name] != "":
+			return nil, fmt.Errorf("--zone-model %q: zone %q has a model already (%s)", s, name, out[name])
+		}
+		out[name] = file
+	}
+	return out, nil
 }

@@ -17,9 +17,9 @@ import (
 
 // cameraFlags are watch's flags that a camera of --config's file sets
 // for itself.
-var cameraFlags = []string{"model", "source", "fps", "zone", "debounce", "webhook", "webhook-queue", "top", "unknown", "backbone",
+var cameraFlags = []string{"model", "source", "fps", "zone", "zone-model", "debounce", "webhook", "webhook-queue", "top", "unknown", "backbone",
 	"save-doubtful", "save-below", "save-max", "save-every", "collect", "collect-every", "collect-max", "every-frame", "retries", "stall",
-	"mqtt", "mqtt-user", "mqtt-password-file", "mqtt-client-id", "mqtt-prefix", "mqtt-ca", "camera", "ha-discovery", "ha-prefix"}
+	"mqtt", "mqtt-user", "mqtt-password-file", "mqtt-client-id", "mqtt-prefix", "mqtt-ca", "camera", "ha-discovery", "ha-prefix", "ha-image"}
 
 // runWatchCameras runs the cameras of --config's file (package
 // watch/cameras) with the flags that apply to all of them.
@@ -49,7 +49,10 @@ func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
 	}
 	log := slog.New(h)
 	sw, _ := buildVersion()
-	open := func(_ context.Context, k cameras.ModelKey) (*cameras.Model, error) {
+	if f.teach.reload < 0 {
+		return fmt.Errorf("--reload %s: must be 0 (never) or positive", f.teach.reload)
+	}
+	open := func(ctx context.Context, k cameras.ModelKey) (*cameras.Model, error) {
 		mc, err := openImageClassifier(cmd, k.Model, k.Backbone, k.Unknown, f.threads, "frames")
 		if err != nil {
 			return nil, err
@@ -60,8 +63,14 @@ func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
 			short = mc.Extractor.Preset.Crop
 		}
 		log.Info("model", "model", k.Model, "classes", mc.Predictor.Classes().Len(), "backbone", mc.Extractor.Name())
-		return &cameras.Model{Classifier: mc.ModelClassifier, ShortSide: short, Name: filepath.Base(k.Model),
-			Version: mc.Predictor.Version(), Close: mc.Close}, nil
+		m := &cameras.Model{Classifier: mc.ModelClassifier, ShortSide: short, Name: filepath.Base(k.Model),
+			Version: mc.Predictor.Version(), Close: mc.Close}
+		if f.teach.reload > 0 { // each model file reloads on its own
+			byFile, stopReload := f.teach.reloadEach(ctx, map[string]*imageClassifier{k.Model: mc}, k.Unknown, log)
+			m.Classifier = byFile[k.Model]
+			m.Close = func() error { stopReload(); return mc.Close() }
+		}
+		return m, nil
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()

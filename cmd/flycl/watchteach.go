@@ -104,3 +104,35 @@ func (f *watchTeachFlags) setup(ctx context.Context, cfg *watch.Config, mc *imag
 	}
 	return stop, nil
 }
+
+// reloadEach returns a classifier per model file of opened: with --reload
+// a watch.Reloading fed by its own watch.FileWatcher (each file reloads
+// on its own), else the model as opened. stop ends the watchers once
+// watch.Run has returned.
+func (f *watchTeachFlags) reloadEach(ctx context.Context, opened map[string]*imageClassifier, unknown string, log *slog.Logger) (map[string]watch.Classifier, func()) {
+	out := map[string]watch.Classifier{}
+	var stops []func()
+	for file, mc := range opened {
+		if f.reload <= 0 {
+			out[file] = mc.ModelClassifier
+			continue
+		}
+		rl := watch.NewReloading(mc.ModelClassifier)
+		out[file] = rl
+		fw := &watch.FileWatcher{Path: file, Interval: f.reload, Into: rl, Unknown: unknown, Pipeline: mc.Extractor.Pipeline(), Log: log}
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { fw.Run(wctx); close(done) }()
+		stops = append(stops, func() {
+			cancel()
+			<-done
+			n, failed := fw.Reloads()
+			log.Info("model reloads", "model", file, "reloads", n, "failed", failed)
+		})
+	}
+	return out, func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+}

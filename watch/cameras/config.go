@@ -2,9 +2,11 @@ package cameras
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/url"
 	"os"
@@ -51,6 +53,9 @@ type MQTT struct {
 	// under DiscoveryPrefix (default "homeassistant").
 	Discovery       bool
 	DiscoveryPrefix string
+	// Image publishes the frame (zone crop) that confirmed each answer
+	// and announces it as a Home Assistant image entity (default false).
+	Image bool
 }
 
 // Camera is one stream of a configuration file with its model and its
@@ -75,6 +80,9 @@ type Camera struct {
 	Top                      int
 	Debounce                 int // frames a new answer must hold (default 3)
 	Zones                    []watch.Zone
+	// ZoneModels gives zones (by name) a model of their own instead of
+	// Model (a zone written as a mapping with model:).
+	ZoneModels map[string]ZoneModel
 	// Webhook is a URL events are POSTed to ("": none), through a queue
 	// of WebhookQueue events (default 256).
 	Webhook      string
@@ -89,7 +97,14 @@ type Camera struct {
 	Line int
 }
 
-// ModelKey says which cameras share a loaded model.
+// ZoneModel is a zone's own model: its file, its rejection and another
+// location of its backbone ("": the camera's unknown, the model's own
+// backbone).
+type ZoneModel struct {
+	Model, Unknown, Backbone string
+}
+
+// ModelKey says which cameras (and zones) share a loaded model.
 type ModelKey struct {
 	Model, Backbone, Unknown string
 	Top                      int
@@ -98,6 +113,18 @@ type ModelKey struct {
 // Key returns the camera's ModelKey.
 func (c Camera) Key() ModelKey {
 	return ModelKey{Model: c.Model, Backbone: c.Backbone, Unknown: c.Unknown, Top: c.Top}
+}
+
+// ZoneKey returns the ModelKey of a zone with its own model (false for
+// a zone classified by the camera's model): the zone's file, backbone
+// and rejection (the camera's when the zone gives none), the camera's
+// top.
+func (c Camera) ZoneKey(zone string) (ModelKey, bool) {
+	zm, ok := c.ZoneModels[zone]
+	if !ok {
+		return ModelKey{}, false
+	}
+	return ModelKey{Model: zm.Model, Backbone: zm.Backbone, Unknown: cmp.Or(zm.Unknown, c.Unknown), Top: c.Top}, true
 }
 
 // Load reads and checks a configuration file (Parse). Relative paths in
@@ -131,6 +158,10 @@ func Load(path string) (*File, error) {
 	for i := range f.Cameras {
 		c := &f.Cameras[i]
 		rel(&c.Model)
+		for name, zm := range c.ZoneModels {
+			rel(&zm.Model)
+			c.ZoneModels[name] = zm
+		}
 		if !strings.Contains(c.Source, "://") {
 			rel(&c.Source)
 		}
@@ -153,6 +184,7 @@ func Load(path string) (*File, error) {
 //	    source: rtsp://user:pass@192.168.1.20:554/stream1
 //	    zones:
 //	      - gate=0,0,0.5,1.0
+//	      - {name: car, rect: "0.5,0.3,0.5,0.7", model: car.flycl}
 //	    webhook: http://alerts.local/hook
 func Parse(b []byte) (*File, error) {
 	if len(b) > MaxFileSize {
@@ -198,6 +230,7 @@ func Parse(b []byte) (*File, error) {
 	for i, n := range cams.Content {
 		c := base
 		c.Zones = slices.Clone(base.Zones)
+		c.ZoneModels = maps.Clone(base.ZoneModels)
 		c.Line = n.Line
 		if err := parseCamera(n, &c, fmt.Sprintf("camera %d", i+1), false); err != nil {
 			return nil, err
@@ -345,6 +378,7 @@ func parseMQTT(n *yaml.Node, m *MQTT) error {
 		"prefix":           str(&m.Prefix, w, "prefix"),
 		"discovery":        boolean(&m.Discovery, w, "discovery"),
 		"discovery_prefix": str(&m.DiscoveryPrefix, w, "discovery_prefix"),
+		"image":            boolean(&m.Image, w, "image"),
 	})
 	if err != nil {
 		return err
@@ -409,11 +443,11 @@ func parseCamera(n *yaml.Node, c *Camera, what string, defaults bool) error {
 		}
 	}
 	if zoneNode != nil {
-		zs, err := parseZones(zoneNode, what)
+		zs, zm, err := parseZones(zoneNode, what)
 		if err != nil {
 			return err
 		}
-		c.Zones = zs
+		c.Zones, c.ZoneModels = zs, zm
 	}
 	switch c.RTSPTransport {
 	case "", "tcp", "udp":
@@ -429,33 +463,83 @@ func parseCamera(n *yaml.Node, c *Camera, what string, defaults bool) error {
 	return nil
 }
 
-func parseZones(n *yaml.Node, what string) ([]watch.Zone, error) {
+// parseZones reads a camera's zones: each NAME=X,Y,W,H, or a mapping
+// with name, rect (X,Y,W,H) and optionally its own model, unknown and
+// backbone.
+func parseZones(n *yaml.Node, what string) ([]watch.Zone, map[string]ZoneModel, error) {
 	if n.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("%w: line %d: %s: zones: want a list of NAME=X,Y,W,H", ErrConfig, n.Line, what)
+		return nil, nil, fmt.Errorf("%w: line %d: %s: zones: want a list of NAME=X,Y,W,H (or of {name: NAME, rect: \"X,Y,W,H\", model: FILE})", ErrConfig, n.Line, what)
 	}
 	if len(n.Content) > MaxZones {
-		return nil, fmt.Errorf("%w: line %d: %s: zones: %d zones, at most %d", ErrConfig, n.Line, what, len(n.Content), MaxZones)
+		return nil, nil, fmt.Errorf("%w: line %d: %s: zones: %d zones, at most %d", ErrConfig, n.Line, what, len(n.Content), MaxZones)
 	}
 	zs := make([]watch.Zone, 0, len(n.Content))
+	var models map[string]ZoneModel
 	seen := map[string]bool{}
-	for _, zn := range n.Content {
-		v, err := scalar(zn, what, "zones")
-		if err != nil {
-			return nil, err
-		}
-		z, err := watch.ParseZone(v)
-		if err != nil {
-			hint := ""
-			if n.Style&yaml.FlowStyle != 0 && zn.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
-				hint = " (in [ ] a comma separates items: write each zone on its own line, - NAME=X,Y,W,H, or quote it)"
+	for i, zn := range n.Content {
+		var z watch.Zone
+		var err error
+		if zn.Kind == yaml.MappingNode {
+			var zm ZoneModel
+			if z, zm, err = parseZoneMapping(zn, fmt.Sprintf("%s: zone %d", what, i+1)); err != nil {
+				return nil, nil, err
 			}
-			return nil, fmt.Errorf("%w: line %d: %s: zones: %w%s", ErrConfig, zn.Line, what, err, hint)
+			if zm.Model != "" {
+				if models == nil {
+					models = map[string]ZoneModel{}
+				}
+				models[z.Name] = zm
+			}
+		} else {
+			v, err := scalar(zn, what, "zones")
+			if err != nil {
+				return nil, nil, err
+			}
+			if z, err = watch.ParseZone(v); err != nil {
+				hint := ""
+				if n.Style&yaml.FlowStyle != 0 && zn.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
+					hint = " (in [ ] a comma separates items: write each zone on its own line, - NAME=X,Y,W,H, or quote it)"
+				}
+				return nil, nil, fmt.Errorf("%w: line %d: %s: zones: %w%s", ErrConfig, zn.Line, what, err, hint)
+			}
 		}
 		if seen[z.Name] {
-			return nil, fmt.Errorf("%w: line %d: %s: zones: two zones are named %q", ErrConfig, zn.Line, what, z.Name)
+			return nil, nil, fmt.Errorf("%w: line %d: %s: zones: two zones are named %q", ErrConfig, zn.Line, what, z.Name)
 		}
 		seen[z.Name] = true
 		zs = append(zs, z)
 	}
-	return zs, nil
+	return zs, models, nil
+}
+
+// parseZoneMapping reads a zone written as a mapping: name and rect
+// required, model, unknown and backbone optional (unknown and backbone
+// only with a model).
+func parseZoneMapping(n *yaml.Node, what string) (watch.Zone, ZoneModel, error) {
+	var name, rect string
+	var zm ZoneModel
+	rectLine := n.Line
+	err := fields(n, what, map[string]func(*yaml.Node) error{
+		"name":     str(&name, what, "name"),
+		"rect":     func(v *yaml.Node) error { rectLine = v.Line; return str(&rect, what, "rect")(v) },
+		"model":    str(&zm.Model, what, "model"),
+		"unknown":  str(&zm.Unknown, what, "unknown"),
+		"backbone": str(&zm.Backbone, what, "backbone"),
+	})
+	if err != nil {
+		return watch.Zone{}, ZoneModel{}, err
+	}
+	switch {
+	case !watch.ValidZoneName(name):
+		return watch.Zone{}, ZoneModel{}, fmt.Errorf("%w: line %d: %s: name %q: want 1 to 64 of A-Z a-z 0-9 _ -", ErrConfig, n.Line, what, name)
+	case rect == "":
+		return watch.Zone{}, ZoneModel{}, fmt.Errorf("%w: line %d: %s: no rect (X,Y,W,H in pixels, or in fractions of the frame with a decimal point)", ErrConfig, n.Line, what)
+	case zm.Model == "" && (zm.Unknown != "" || zm.Backbone != ""):
+		return watch.Zone{}, ZoneModel{}, fmt.Errorf("%w: line %d: %s: unknown and backbone go with the zone's own model: give model: FILE too", ErrConfig, n.Line, what)
+	}
+	z, err := watch.ParseZone(name + "=" + rect)
+	if err != nil {
+		return watch.Zone{}, ZoneModel{}, fmt.Errorf("%w: line %d: %s: rect: %w", ErrConfig, rectLine, what, err)
+	}
+	return z, zm, nil
 }

@@ -19,6 +19,7 @@ mqtt:
   user: flycl
   prefix: home
   discovery: false
+  image: true
 defaults:
   model: home.flycl
   fps: 2
@@ -29,6 +30,12 @@ cameras:
     zones:
       - gate=0,0,0.5,1.0
       - porch=1280,360,640,720
+      - {name: car, rect: "0.5,0.3,0.5,0.7", model: car.flycl}
+      - name: door
+        rect: 0,0,320,240
+        model: door.flycl
+        unknown: "0.3"
+        backbone: /opt/mobilenetv2.onnx
     webhook: http://alerts.local/hook
   - name: garden
     source: http://192.168.1.21/video.mjpg
@@ -51,17 +58,30 @@ func TestParse(t *testing.T) {
 	}
 	base := Camera{Model: "home.flycl", FPS: 2, Debounce: 4, Unknown: "auto", Top: 3, WebhookQueue: 256, MQTT: true, Stall: 30 * time.Second}
 	drive := base
-	drive.Name, drive.Source, drive.Webhook, drive.Line = "drive", "rtsp://user:pass@192.168.1.20:554/stream1", "http://alerts.local/hook", 12
-	drive.Zones = []watch.Zone{{Name: "gate", W: 0.5, H: 1, Fraction: true}, {Name: "porch", X: 1280, Y: 360, W: 640, H: 720}}
+	drive.Name, drive.Source, drive.Webhook, drive.Line = "drive", "rtsp://user:pass@192.168.1.20:554/stream1", "http://alerts.local/hook", 13
+	drive.Zones = []watch.Zone{{Name: "gate", W: 0.5, H: 1, Fraction: true}, {Name: "porch", X: 1280, Y: 360, W: 640, H: 720},
+		{Name: "car", X: 0.5, Y: 0.3, W: 0.5, H: 0.7, Fraction: true}, {Name: "door", W: 320, H: 240}}
+	drive.ZoneModels = map[string]ZoneModel{"car": {Model: "car.flycl"}, "door": {Model: "door.flycl", Unknown: "0.3", Backbone: "/opt/mobilenetv2.onnx"}}
 	garden := base
 	garden.Name, garden.Source, garden.Model, garden.Unknown, garden.FPS, garden.RTSPTransport = "garden", "http://192.168.1.21/video.mjpg", "birds.flycl", "0.4", 0, "udp"
-	garden.MQTT, garden.EveryFrame, garden.Stall, garden.Retries, garden.Top, garden.WebhookQueue, garden.Line = false, true, time.Minute, 5, 5, 16, 18
-	want := &File{MQTT: &MQTT{Broker: "mqtt://192.168.1.10:1883", User: "flycl", Prefix: "home"}, Cameras: []Camera{drive, garden}}
+	garden.MQTT, garden.EveryFrame, garden.Stall, garden.Retries, garden.Top, garden.WebhookQueue, garden.Line = false, true, time.Minute, 5, 5, 16, 25
+	want := &File{MQTT: &MQTT{Broker: "mqtt://192.168.1.10:1883", User: "flycl", Prefix: "home", Image: true}, Cameras: []Camera{drive, garden}}
 	if !reflect.DeepEqual(f, want) {
 		t.Fatalf("parsed\n%+v\nwant\n%+v", f, want)
 	}
 	if drive.Key() == garden.Key() {
 		t.Fatal("two models, one key")
+	}
+	// a zone's own model: its file, its backbone, its unknown (else the
+	// camera's), the camera's top; a zone without one has no key
+	for zone, want := range map[string]ModelKey{"car": {Model: "car.flycl", Unknown: "auto", Top: 3},
+		"door": {Model: "door.flycl", Unknown: "0.3", Backbone: "/opt/mobilenetv2.onnx", Top: 3}} {
+		if k, ok := drive.ZoneKey(zone); !ok || k != want {
+			t.Fatalf("zone %s: key %+v, %v; want %+v", zone, k, ok, want)
+		}
+	}
+	if _, ok := drive.ZoneKey("gate"); ok {
+		t.Fatal("the gate zone has no model of its own, yet a key")
 	}
 }
 
@@ -98,9 +118,18 @@ func TestParseErrors(t *testing.T) {
 		{"mqtt without broker", "mqtt:\n  user: u\n" + cam, "line 2: mqtt: no broker"},
 		{"mqtt camera without broker", cam + "    mqtt: true\n", "mqtt: true needs a broker"},
 		{"unknown mqtt key", "mqtt:\n  host: h\n" + cam, `line 2: mqtt: unknown key "host"`},
+		{"bad mqtt image", "mqtt:\n  broker: mqtt://h\n  image: jpeg\n" + cam, `line 3: mqtt: image: want true or false`},
 		{"alias", "defaults: &d\n  fps: 1\n" + cam + "    fps: *d\n", "line 7: YAML aliases"},
 		{"name in defaults", "defaults:\n  name: x\n" + cam, `line 2: defaults: unknown key "name"`},
 		{"null source", "cameras:\n  - name: a\n    source:\n    model: m\n", `source: want a string`},
+		{"zone mapping without rect", cam + "    zones:\n      - name: gate\n        model: g.flycl\n", `line 6: camera "a": zone 1: no rect`},
+		{"zone mapping bad name", cam + "    zones:\n      - {name: a/b, rect: \"0,0,1,1\"}\n", `line 6: camera "a": zone 1: name "a/b"`},
+		{"zone mapping no name", cam + "    zones:\n      - {rect: \"0,0,1,1\"}\n", `line 6: camera "a": zone 1: name ""`},
+		{"zone mapping bad rect", cam + "    zones:\n      - gate=0,0,1,1\n      - name: door\n        rect: 0,0,2.5,1\n", `line 8: camera "a": zone 2: rect: watch: bad zone "door"`},
+		{"zone mapping unknown key", cam + "    zones:\n      - name: gate\n        rect: 0,0,1,1\n        modle: g.flycl\n", `line 8: camera "a": zone 1: unknown key "modle"`},
+		{"zone mapping model list", cam + "    zones:\n      - {name: gate, rect: \"0,0,1,1\", model: [g]}\n", `line 6: camera "a": zone 1: model: want a single value`},
+		{"zone unknown without model", cam + "    zones:\n      - {name: gate, rect: \"0,0,1,1\", unknown: off}\n", `line 6: camera "a": zone 1: unknown and backbone go with the zone's own model`},
+		{"zone mapping twice", cam + "    zones:\n      - {name: gate, rect: \"0,0,1,1\"}\n      - {name: gate, rect: \"1,1,1,1\", model: g}\n", `line 7: camera "a": zones: two zones are named "gate"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.file))
@@ -124,6 +153,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("defaults: &d\n  fps: 1\ncameras:\n  - <<: *d\n"))
 	f.Add([]byte("cameras: [[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]\n"))
 	f.Add([]byte("mqtt: {broker: mqtt://h}\ncameras:\n  - {name: a, source: x, model: m, mqtt: true, stall: 1h}\n"))
+	f.Add([]byte("cameras:\n  - name: a\n    source: x\n    model: m\n    zones:\n      - {name: g, rect: \"0,0,0.5,1.0\", model: g.flycl, unknown: \"0.4\"}\n      - d=1,1,2,2\n"))
+	f.Add([]byte("defaults:\n  zones:\n    - name: g\n      rect: 0,0,1,1\n      model: g\ncameras:\n  - {name: a, source: x, model: m}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		file, err := Parse(b)
 		if err != nil {
@@ -145,6 +176,11 @@ func FuzzParse(f *testing.F) {
 			if _, err := watch.ParseZones(zoneStrings(c.Zones)); err != nil || len(c.Zones) > MaxZones {
 				t.Fatalf("zones %v: %v", c.Zones, err)
 			}
+			for name, zm := range c.ZoneModels { // a zone's own model is one of its zones' and names a file
+				if !slices.ContainsFunc(c.Zones, func(z watch.Zone) bool { return z.Name == name }) || zm.Model == "" {
+					t.Fatalf("zone models %v of zones %v", c.ZoneModels, c.Zones)
+				}
+			}
 		}
 	})
 }
@@ -165,7 +201,7 @@ func TestLoadRelative(t *testing.T) {
 	conf := "mqtt:\n  broker: mqtt://h\n  password_file: pw\n  ca: /etc/ca.pem\ncameras:\n" +
 		"  - {name: a, source: clip.mp4, model: m.flycl}\n" +
 		"  - {name: b, source: rtsp://h/s, model: /models/m.flycl}\n" +
-		"  - {name: c, source: /dev/video0, model: sub/m.flycl}\n"
+		"  - {name: c, source: /dev/video0, model: sub/m.flycl, zones: [{name: z, rect: \"0,0,1,1\", model: z.flycl}]}\n"
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +213,9 @@ func TestLoadRelative(t *testing.T) {
 	for _, c := range f.Cameras {
 		got = append(got, c.Source, c.Model)
 	}
+	got = append(got, f.Cameras[2].ZoneModels["z"].Model)
 	want := []string{filepath.Join(dir, "pw"), "/etc/ca.pem", filepath.Join(dir, "clip.mp4"), filepath.Join(dir, "m.flycl"),
-		"rtsp://h/s", "/models/m.flycl", "/dev/video0", filepath.Join(dir, "sub/m.flycl")}
+		"rtsp://h/s", "/models/m.flycl", "/dev/video0", filepath.Join(dir, "sub/m.flycl"), filepath.Join(dir, "z.flycl")}
 	if !slices.Equal(got, want) {
 		t.Fatalf("paths %q, want %q", got, want)
 	}

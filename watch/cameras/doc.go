@@ -7,7 +7,7 @@
 //
 // The cameras are watch.Run each in its goroutine, with watch.FFmpeg
 // sources, watch.Poster webhooks and mqtt.Publisher publishers; cameras
-// that name the same model share one loaded copy of it (its classifier is
-// called from several goroutines at once), opened by the caller's
-// Options.Open.
+// (and zones with a model of their own, Camera.ZoneModels) that name the
+// same model share one loaded copy of it (its classifier is called from
+// several goroutines at once), opened by the caller's Options.Open.
 package cameras

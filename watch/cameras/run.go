@@ -39,7 +39,8 @@ type Model struct {
 
 // Options are what a Set needs beyond the file.
 type Options struct {
-	// Open loads a model; it is called once per distinct ModelKey.
+	// Open loads a model; it is called once per distinct ModelKey (of a
+	// camera or of a zone with its own model).
 	Open func(ctx context.Context, key ModelKey) (*Model, error)
 	// FFmpeg is the ffmpeg program ("": "ffmpeg"); MaxPixels bounds a
 	// frame (0: watch.DefaultMaxPixels).
@@ -78,6 +79,7 @@ type Result struct {
 type camera struct {
 	cfg      Camera
 	model    *Model
+	zones    map[string]*Model // the zones' own models, by zone
 	counters watch.Counters
 	poster   *watch.Poster
 	pub      *mqtt.Publisher
@@ -122,16 +124,37 @@ func New(ctx context.Context, f *File, o Options) (s *Set, err error) {
 		}
 	}
 	models := map[ModelKey]*Model{}
-	for _, c := range f.Cameras {
-		m, ok := models[c.Key()]
+	load := func(k ModelKey) (*Model, error) {
+		m, ok := models[k]
 		if !ok {
-			if m, err = o.Open(ctx, c.Key()); err != nil {
-				return nil, fmt.Errorf("camera %q (line %d): model %s: %w", c.Name, c.Line, c.Model, err)
+			if m, err = o.Open(ctx, k); err != nil {
+				return nil, err
 			}
-			models[c.Key()] = m
+			models[k] = m
 			s.models = append(s.models, m)
 		}
+		return m, nil
+	}
+	for _, c := range f.Cameras {
+		m, err := load(c.Key())
+		if err != nil {
+			return nil, fmt.Errorf("camera %q (line %d): model %s: %w", c.Name, c.Line, c.Model, err)
+		}
 		cam := &camera{cfg: c, model: m, log: log.With("camera", c.Name)}
+		for _, z := range c.Zones {
+			k, ok := c.ZoneKey(z.Name)
+			if !ok {
+				continue
+			}
+			zm, err := load(k)
+			if err != nil {
+				return nil, fmt.Errorf("camera %q (line %d): zone %q: model %s: %w", c.Name, c.Line, z.Name, k.Model, err)
+			}
+			if cam.zones == nil {
+				cam.zones = map[string]*Model{}
+			}
+			cam.zones[z.Name] = zm
+		}
 		if c.Webhook != "" {
 			cam.poster = watch.NewPoster(c.Webhook, watch.PosterOptions{Queue: c.WebhookQueue, Log: cam.log})
 		}
@@ -141,6 +164,12 @@ func New(ctx context.Context, f *File, o Options) (s *Set, err error) {
 			po.MaxBackoff = o.MQTTBackoff
 			for _, z := range c.Zones {
 				po.Zones = append(po.Zones, z.Name)
+				if zm, ok := cam.zones[z.Name]; ok {
+					if po.ZoneModels == nil {
+						po.ZoneModels = map[string]string{}
+					}
+					po.ZoneModels[z.Name] = zm.Name
+				}
 			}
 			if cam.pub, err = mqtt.New(po); err != nil {
 				return nil, fmt.Errorf("camera %q (line %d): %w", c.Name, c.Line, err)
@@ -160,7 +189,7 @@ func New(ctx context.Context, f *File, o Options) (s *Set, err error) {
 // mqttOptions resolves the file's broker (the password read from its
 // file, the CA's certificates).
 func mqttOptions(m *MQTT) (*mqtt.Options, error) {
-	o := &mqtt.Options{Broker: m.Broker, Username: m.User, Prefix: m.Prefix, Discovery: m.Discovery, DiscoveryPrefix: m.DiscoveryPrefix}
+	o := &mqtt.Options{Broker: m.Broker, Username: m.User, Prefix: m.Prefix, Discovery: m.Discovery, DiscoveryPrefix: m.DiscoveryPrefix, Image: m.Image}
 	if m.PasswordFile != "" {
 		b, err := os.ReadFile(m.PasswordFile)
 		if err != nil {
@@ -249,6 +278,12 @@ func (s *Set) runCamera(ctx context.Context, c *camera) Result {
 	wc := watch.Config{Source: src, Classify: c.model.Classifier, Out: s.out, Zones: cfg.Zones, Debounce: cfg.Debounce,
 		Log: c.log, Retries: cfg.Retries, EveryFrame: cfg.EveryFrame, Stall: cfg.Stall, Camera: cfg.Name, Counters: &c.counters,
 		Backoff: s.o.Backoff, MaxBackoff: s.o.MaxBackoff}
+	for name, m := range c.zones {
+		if wc.ZoneClassify == nil {
+			wc.ZoneClassify = map[string]watch.Classifier{}
+		}
+		wc.ZoneClassify[name] = m.Classifier
+	}
 	pctx, pcancel := context.WithCancel(context.Background())
 	defer pcancel()
 	posted := make(chan struct{})

@@ -9,7 +9,10 @@
 //	PREFIX/CAMERA/availability  "online" while connected, "offline" (the last will)
 //
 // and, with discovery, HA_PREFIX/sensor/NODE_ID/answer/config: a sensor
-// whose state is the answer and whose attributes are the JSON above.
+// whose state is the answer and whose attributes are the JSON above. With
+// Options.Image the frame (zone crop) that confirmed each answer goes to
+// PREFIX/CAMERA/image as a JPEG, announced as an image entity
+// (HA_PREFIX/image/NODE_ID/crop/config).
 //
 // The client is github.com/eclipse/paho.mqtt.golang (MQTT 3.1.1): every
 // broker and Home Assistant speak 3.1.1, and its automatic reconnection

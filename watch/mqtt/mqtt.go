@@ -1,11 +1,13 @@
 package mqtt
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/jpeg"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/inbox"
 	"github.com/flycl/flycl/watch"
 )
 
@@ -60,11 +63,24 @@ type Options struct {
 	// gets topics all the same but no sensor. Empty: one answer, the
 	// camera's.
 	Zones []string
-	// Model names the model (device model in Home Assistant), ModelVersion
-	// its version (in the attributes), SWVersion flycl's version.
+	// ZoneModels names the own model of the zones that have one (by
+	// zone): the attributes' model for that zone.
+	ZoneModels map[string]string
+	// Model names the model (device model in Home Assistant, and the
+	// attributes' model), ModelVersion its version (in the attributes,
+	// when the prediction does not tell its own), SWVersion flycl's
+	// version.
 	Model        string
 	ModelVersion uint64
 	SWVersion    string
+	// Image publishes, beside each answer, the frame (the zone's crop)
+	// that confirmed it as a JPEG on PREFIX/CAMERA[/ZONE]/image, retained,
+	// and announces it to Home Assistant as an image entity (with
+	// Discovery): one picture per change of the answer, and again after
+	// a reconnection. ImageMaxSide bounds its longest side (default 640
+	// pixels: a larger picture is scaled down).
+	Image        bool
+	ImageMaxSide int
 	// KeepAlive is the MQTT keep-alive (default 30 s): a publisher that
 	// vanishes without closing its connection is declared offline (its
 	// last will) after 1.5 of it.
@@ -82,6 +98,10 @@ type Topics struct {
 	State, Attributes, Availability string
 	// Discovery is the Home Assistant discovery topic ("" without discovery).
 	Discovery string
+	// Image is the topic of the confirming frame's JPEG, ImageDiscovery
+	// its image entity's discovery topic ("" without Options.Image, or
+	// without discovery).
+	Image, ImageDiscovery string
 }
 
 // Stats count a Publisher's work.
@@ -142,6 +162,10 @@ func New(o Options) (*Publisher, error) {
 	o.KeepAlive = cmp.Or(o.KeepAlive, 30*time.Second)
 	o.MaxBackoff = cmp.Or(o.MaxBackoff, 30*time.Second)
 	o.Timeout = cmp.Or(o.Timeout, 10*time.Second)
+	o.ImageMaxSide = cmp.Or(o.ImageMaxSide, 640)
+	if o.ImageMaxSide < 1 {
+		return nil, fmt.Errorf("%w: image max side %d: want a positive number of pixels", ErrConfig, o.ImageMaxSide)
+	}
 	for name, v := range map[string]string{"prefix": o.Prefix, "camera": o.Camera, "discovery prefix": o.DiscoveryPrefix} {
 		if err := topicLevels(v); err != nil {
 			return nil, fmt.Errorf("%w: %s %q: %v", ErrConfig, name, v, err)
@@ -186,6 +210,12 @@ func New(o Options) (*Publisher, error) {
 	p.topics = Topics{State: base + "state", Attributes: base + "attributes", Availability: base + "availability"}
 	if o.Discovery {
 		p.topics.Discovery = o.DiscoveryPrefix + "/sensor/" + p.node + "/answer/config"
+	}
+	if o.Image {
+		p.topics.Image = base + "image"
+		if o.Discovery {
+			p.topics.ImageDiscovery = o.DiscoveryPrefix + "/image/" + p.node + "/crop/config"
+		}
 	}
 	co := paho.NewClientOptions().AddBroker(broker).
 		SetClientID(cmp.Or(o.ClientID, "flycl-"+p.node)).
@@ -258,6 +288,12 @@ func (p *Publisher) ZoneTopics(zone string) Topics {
 	t := Topics{State: base + "state", Attributes: base + "attributes", Availability: p.topics.Availability}
 	if p.o.Discovery {
 		t.Discovery = p.o.DiscoveryPrefix + "/sensor/" + p.node + "/" + nodeID(zone) + "_answer/config"
+	}
+	if p.o.Image {
+		t.Image = base + "image"
+		if p.o.Discovery {
+			t.ImageDiscovery = p.o.DiscoveryPrefix + "/image/" + p.node + "/" + nodeID(zone) + "_crop/config"
+		}
 	}
 	return t
 }
@@ -335,6 +371,18 @@ func (p *Publisher) onConnect(c paho.Client) {
 				p.log.Warn("mqtt: discovery", "zone", z, "err", err)
 			}
 		}
+		zones := p.o.Zones
+		if len(zones) == 0 {
+			zones = []string{""}
+		}
+		for _, z := range zones {
+			if tp := p.ZoneTopics(z); tp.ImageDiscovery != "" {
+				b, _ := json.Marshal(p.ImageDiscoveryMessage(z))
+				if err := p.publish(tp.ImageDiscovery, b); err != nil {
+					p.log.Warn("mqtt: image discovery", "zone", z, "err", err)
+				}
+			}
+		}
 	}
 	if err := p.publish(p.topics.Availability, []byte(Online)); err != nil {
 		p.log.Warn("mqtt: availability", "err", err)
@@ -384,8 +432,18 @@ func (p *Publisher) run() {
 		u, seq, gen := *z.latest, z.seq, p.gen
 		p.mu.Unlock()
 		tp := p.ZoneTopics(u.Zone)
-		attrs, _ := json.Marshal(Attributes(u, p.o.ModelVersion))
+		a := Attributes(u, p.o.ModelVersion)
+		a.Model = cmp.Or(p.o.ZoneModels[u.Zone], p.o.Model)
+		attrs, _ := json.Marshal(a)
 		err := p.publish(tp.Attributes, attrs)
+		if err == nil && tp.Image != "" && u.Image != nil {
+			// the picture before the state: an automation the state
+			// triggers finds the picture that goes with it
+			var b bytes.Buffer
+			if err = jpeg.Encode(&b, inbox.Thumbnail(u.Image, p.o.ImageMaxSide), &jpeg.Options{Quality: 85}); err == nil {
+				err = p.publish(tp.Image, b.Bytes())
+			}
+		}
 		if err == nil {
 			err = p.publish(tp.State, []byte(u.Class))
 		}

@@ -263,20 +263,27 @@ func TestPublishAndBrokerRestart(t *testing.T) {
 	preds := map[int]watch.Prediction{}
 	dec := json.NewDecoder(&out.b)
 	for {
-		var l struct {
-			Type string `json:"type"`
-			watch.Event
-			watch.Prediction
-		}
-		if err := dec.Decode(&l); err == io.EOF {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == io.EOF {
 			break
 		} else if err != nil {
 			t.Fatal(err)
 		}
+		var l struct {
+			Type  string `json:"type"`
+			Frame int    `json:"frame"`
+		}
+		var ev watch.Event
+		var pred watch.Prediction
+		for _, v := range []any{&l, &ev, &pred} {
+			if err := json.Unmarshal(raw, v); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if l.Type == "event" {
-			events = append(events, l.Event)
+			events = append(events, ev)
 		} else if l.Type == "frame" {
-			preds[l.Frame] = l.Prediction
+			preds[l.Frame] = pred
 		}
 	}
 	wantClasses := []string{"car", "empty", "unknown", "car"}

@@ -15,17 +15,20 @@ type Attrs struct {
 	Previous string `json:"previous"` // the answer before ("" for the first)
 	// Probability is the top class's calibrated probability (absent for a
 	// model without a fitted temperature).
-	Probability  *float64       `json:"probability,omitempty"`
-	Score        float32        `json:"score"` // the top class's score
-	Unknown      bool           `json:"unknown"`
-	Top          []flycl.Ranked `json:"top"`
-	ModelVersion uint64         `json:"model_version"`
-	Time         time.Time      `json:"time"`  // when the confirming frame arrived
-	Frame        int            `json:"frame"` // the frame that confirmed the answer
-	Since        int            `json:"since"` // the first frame of its run
-	EventID      int64          `json:"event_id"`
-	Zone         string         `json:"zone,omitempty"` // the zone (absent without zones)
-	Source       string         `json:"source"`
+	Probability *float64       `json:"probability,omitempty"`
+	Score       float32        `json:"score"` // the top class's score
+	Unknown     bool           `json:"unknown"`
+	Top         []flycl.Ranked `json:"top"`
+	// Model names the model that answered (the zone's own for a zone
+	// that has one; absent when not told).
+	Model        string    `json:"model,omitempty"`
+	ModelVersion uint64    `json:"model_version"`
+	Time         time.Time `json:"time"`  // when the confirming frame arrived
+	Frame        int       `json:"frame"` // the frame that confirmed the answer
+	Since        int       `json:"since"` // the first frame of its run
+	EventID      int64     `json:"event_id"`
+	Zone         string    `json:"zone,omitempty"` // the zone (absent without zones)
+	Source       string    `json:"source"`
 }
 
 // Attributes returns the attributes of u for a model at version (the
@@ -103,4 +106,32 @@ func (p *Publisher) ZoneDiscoveryMessage(zone string) Discovery {
 func (p *Publisher) discovery() []byte {
 	b, _ := json.Marshal(p.DiscoveryMessage())
 	return b
+}
+
+// ImageDiscovery is Home Assistant's MQTT discovery message for an image
+// entity (https://www.home-assistant.io/integrations/image.mqtt/): the
+// JPEG bytes published on ImageTopic.
+type ImageDiscovery struct {
+	Name                string `json:"name"`
+	UniqueID            string `json:"unique_id"`
+	ImageTopic          string `json:"image_topic"`
+	ContentType         string `json:"content_type"`
+	AvailabilityTopic   string `json:"availability_topic"`
+	PayloadAvailable    string `json:"payload_available"`
+	PayloadNotAvailable string `json:"payload_not_available"`
+	Icon                string `json:"icon"`
+	Device              Device `json:"device"`
+}
+
+// ImageDiscoveryMessage returns the discovery message of the image
+// entity of a zone ("": the camera's, without zones): the camera's
+// device, the zone's image topic.
+func (p *Publisher) ImageDiscoveryMessage(zone string) ImageDiscovery {
+	d := p.DiscoveryMessage()
+	name, id := "Crop", p.node+"_crop"
+	if zone != "" {
+		name, id = zone+" crop", p.node+"_"+nodeID(zone)+"_crop"
+	}
+	return ImageDiscovery{Name: name, UniqueID: id, ImageTopic: p.ZoneTopics(zone).Image, ContentType: "image/jpeg",
+		AvailabilityTopic: d.AvailabilityTopic, PayloadAvailable: Online, PayloadNotAvailable: Offline, Icon: "mdi:image", Device: d.Device}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -64,8 +65,8 @@ func TestEveryCommandHasEveryConfigFlag(t *testing.T) {
 // TestLearnChecksEveryConfigFlag: on an existing model, each model flag
 // set to a value other than the model's is refused, naming the flag; the
 // model's own values (as the flags write them) are accepted. Every field
-// of flycl.Config is tried (its non-default value is the one the flag
-// check would see), so a new field is checked without a change here.
+// of flycl.Config is tried with a value other than the model's
+// (otherValue), so a new field is checked without a change here.
 func TestLearnChecksEveryConfigFlag(t *testing.T) {
 	dir := t.TempDir()
 	train, model := filepath.Join(dir, "train.npz"), filepath.Join(dir, "m.flycl")
@@ -78,20 +79,17 @@ func TestLearnChecksEveryConfigFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	cf := configflag.New()
-	// other values: a different number, the other enumeration value
-	other := map[string]string{"m": "61", "p": "4", "k": "21", "w-seed": "5", "topk": "magnitude", "lambdas": "1,100",
-		"gcv": "dual", "gcv-scope": "all", "projection": "dense", "lambda-scale": "relative", "widen-grid": "true"}
 	typ := reflect.TypeFor[flycl.Config]()
 	for i := range typ.NumField() {
 		name := cf.Flag(typ.Field(i).Name)
-		val, ok := other[name]
+		val, ok := otherValue(m.Config(), i)
 		if !ok {
-			t.Errorf("--%s: no other value to try (add one here)", name)
+			t.Errorf("--%s: no other value of %s to try", name, typ.Field(i).Type)
 			continue
 		}
 		_, err := runCLI(t, "learn", "--model", model, "--features", train, "--quiet", "--"+name+"="+val)
 		if err == nil || !strings.Contains(err.Error(), "--"+name+" ") || !strings.Contains(err.Error(), "fixed when it is created") {
-			t.Errorf("--%s %s on a model that has another: %v", name, val, err)
+			t.Errorf("--%s %s on a model that has %s: %v", name, val, flagbind.FieldText(m.Config(), typ.Field(i).Name), err)
 		}
 	}
 	// all of them at once with the model's values: accepted
@@ -103,4 +101,41 @@ func TestLearnChecksEveryConfigFlag(t *testing.T) {
 	if _, err := runCLI(t, args...); err != nil {
 		t.Errorf("the model's own values %v: %v", args[6:], err)
 	}
+}
+
+// otherValue returns a value of field i other than cfg's, as its flag
+// takes it: the next number, the other truth value, a longer list, or for
+// an enumeration the first other value that has a name.
+func otherValue(cfg flycl.Config, i int) (string, bool) {
+	c := reflect.New(reflect.TypeFor[flycl.Config]()).Elem()
+	c.Set(reflect.ValueOf(cfg))
+	have := reflect.ValueOf(cfg).Field(i)
+	v := c.Field(i)
+	if _, ok := v.Interface().(encoding.TextMarshaler); ok {
+		want, _ := have.Interface().(encoding.TextMarshaler).MarshalText()
+		for i := range 16 {
+			v.SetInt(int64(i))
+			if b, err := v.Interface().(encoding.TextMarshaler).MarshalText(); err == nil && string(b) != string(want) {
+				return string(b), true
+			}
+		}
+		return "", false
+	}
+	switch have.Kind() {
+	case reflect.Int:
+		v.SetInt(have.Int() + 1)
+	case reflect.Uint64:
+		v.SetUint(have.Uint() + 1)
+	case reflect.Float64:
+		v.SetFloat(2*have.Float() + 1)
+	case reflect.Bool:
+		v.SetBool(!have.Bool())
+	case reflect.String:
+		v.SetString(have.String() + "x")
+	case reflect.Slice:
+		v.Set(reflect.Append(have, reflect.ValueOf(1e9)))
+	default:
+		return "", false
+	}
+	return flagbind.FieldText(c.Interface(), c.Type().Field(i).Name), true
 }

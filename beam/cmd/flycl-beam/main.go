@@ -18,7 +18,6 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +33,7 @@ import (
 	"github.com/flycl/flycl/extract"
 	"github.com/flycl/flycl/features"
 	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/locate"
 	"github.com/flycl/flycl/modelfile"
 )
 
@@ -43,7 +43,7 @@ func main() {
 		split     = flag.String("split", "train", "split of --data")
 		bb        = flag.String("backbone", "squeezenet", "backbone spec for --data (as flycl extract --backbone); weights at gs://... are copied by each worker through Beam's file systems")
 		modelsDir = flag.String("models-dir", "", "where --backbone squeezenet|mobilenetv2 without a path finds its weights")
-		ortLib    = flag.String("ort-lib", "", "ONNX Runtime library on the workers (default $FLYCL_ORT_LIB, else .cache/onnxruntime/... above the current folder)")
+		ortLib    = flag.String("ort-lib", "", "ONNX Runtime library on the workers (default $FLYCL_ORT_LIB, else as flycl finds it: a release archive's lib/, else .cache/onnxruntime/... for this machine's architecture in the current folder or a parent)")
 		feats     = flag.String("features", "", "feature file (.npz) instead of --data: a local path, or gs://... through Beam's file systems")
 		perClass  = flag.Int("per-class", 0, "use only the first N samples of each class (0: all)")
 		shard     = flag.Int("shard-size", 64, "samples per input element")
@@ -86,7 +86,11 @@ func main() {
 	if err != nil {
 		log.Fatalf("flycl-beam: %v", err)
 	}
-	opt := pipeline.Options{Data: *data, Split: *split, Backbone: *bb, ModelsDir: *modelsDir, ORTLib: ortLibrary(*ortLib), Features: *feats,
+	lib, err := ortLibrary(*ortLib, *feats == "" && (*data != "" || *single))
+	if err != nil {
+		log.Fatalf("flycl-beam: %v", err)
+	}
+	opt := pipeline.Options{Data: *data, Split: *split, Backbone: *bb, ModelsDir: *modelsDir, ORTLib: lib, Features: *feats,
 		Config:    cfg,
 		ShardSize: *shard, Shards: *shards, BatchSize: *batch, Threads: *threads, Workers: *workers, BlockRows: *blockRows,
 		Out: *out, StatsOut: *statsOut, FailShard: -1}
@@ -167,29 +171,21 @@ func modelFlags(fs *flag.FlagSet) *configflag.Flags {
 	return model
 }
 
-// ortLibrary resolves the ONNX Runtime library: the flag, else
-// $FLYCL_ORT_LIB, else where make ort installs it in this folder or a
-// parent ("" when none is found: extraction then reports it).
-func ortLibrary(flagValue string) string {
+// ortLibrary resolves the ONNX Runtime library as flycl does
+// (locate.Resolver.ORTLibrary): the flag, else $FLYCL_ORT_LIB, else a
+// release archive's lib/, else where make ort installs it (for this
+// build's architecture) in this folder or a parent. When none is found it
+// is an error if need (images to extract), else "".
+func ortLibrary(flagValue string, need bool) (string, error) {
+	var r locate.Resolver
 	if flagValue != "" {
-		return flagValue
+		r.Flags = map[string]string{locate.FlagORTLib: flagValue}
 	}
-	if p := os.Getenv("FLYCL_ORT_LIB"); p != "" {
-		return p
+	lib, err := r.ORTLibrary()
+	if err != nil && !need {
+		return "", nil
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, ".cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
-	}
+	return lib, err
 }
 
 // serve runs the job service or a worker pool until SIGINT or SIGTERM. A

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/configflag"
+	"github.com/flycl/flycl/locate"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
@@ -48,5 +53,41 @@ func TestModelFlags(t *testing.T) {
 	}
 	if _, err := model.Config(); err == nil || err.Error() != "--k 20000: must be at most m (--m 10000)" {
 		t.Errorf("--k above m: %v", err)
+	}
+}
+
+// TestORTLibrary: the launcher finds ONNX Runtime as flycl does (locate):
+// the flag; else where make ort installs it for this build's architecture
+// in the working folder or a parent; none found is an error only when
+// images are to be extracted.
+func TestORTLibrary(t *testing.T) {
+	if err := backbone.Supported(); err != nil {
+		t.Skip(err)
+	}
+	t.Setenv(locate.EnvORTLib, "")
+	os.Unsetenv(locate.EnvORTLib)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if lib, err := ortLibrary("/some/libonnxruntime.so", true); err != nil || lib != "/some/libonnxruntime.so" {
+		t.Errorf("--ort-lib given: %q, %v", lib, err)
+	}
+	if lib, err := ortLibrary("", false); err != nil || lib != "" {
+		t.Errorf("none, not needed: %q, %v", lib, err)
+	}
+	if _, err := ortLibrary("", true); !errors.Is(err, locate.ErrORTNotFound) {
+		t.Errorf("none, needed: %v", err)
+	}
+	want := filepath.Join(dir, locate.ORTInstallDir, locate.ORTSubpath)
+	if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(want, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "a", "b")
+	os.MkdirAll(sub, 0o755)
+	t.Chdir(sub)
+	if lib, err := ortLibrary("", true); err != nil || lib != want {
+		t.Errorf("installed in a parent: %q, %v, want %s", lib, err, want)
 	}
 }

@@ -30,7 +30,7 @@ libflycl: deps
 	cp cmd/libflycl/flycl.h bin/flycl.h
 
 # Packages whose results depend on OpenBLAS's kernels and threading.
-NUMERIC := . ./linalg ./projection ./ridge ./baselines ./methods ./metrics
+NUMERIC := . ./linalg ./projection ./ridge ./lab/baselines ./lab/methods ./lab/metrics
 
 # The test command of the README and of CI: vet, every test with OpenBLAS as
 # the machine configures it; the numeric packages again with the kernels
@@ -56,9 +56,9 @@ test: deps ort testsummary
 	env -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE=Haswell $(GOTEST) -label "OPENBLAS_CORETYPE=Haswell" -- $(GO) test -json -count=1 $(NUMERIC)
 	OPENBLAS_NUM_THREADS=1 $(GOTEST) -label "OPENBLAS_NUM_THREADS=1" -- $(GO) test -json -count=1 $(NUMERIC)
 	CGO_ENABLED=0 $(GO) vet ./...
-	CGO_ENABLED=0 $(GOTEST) -label "CGO_ENABLED=0" -- $(GO) test -json -count=1 ./linalg ./projection ./ridge ./metrics ./protocol ./imageio ./backbone .
+	CGO_ENABLED=0 $(GOTEST) -label "CGO_ENABLED=0" -- $(GO) test -json -count=1 ./linalg ./projection ./ridge ./lab/metrics ./lab/protocol ./vision/imageio ./vision/backbone .
 	$(GO) vet -tags noopenblas,noturbojpeg ./...
-	$(GOTEST) -label "race detector" -- $(GO) test -json -race -count=1 -skip TestBrowser ./server
+	$(GOTEST) -label "race detector" -- $(GO) test -json -race -count=1 -skip TestBrowser ./app/server
 	$(MAKE) fuzz-smoke
 	$(MAKE) beam-test
 	@$(TESTSUM) report $(SKIPLOG)
@@ -150,7 +150,7 @@ bench-components: build
 # projection, top-k, GCV methods).
 bench-parts: deps
 	$(GO) test -run XXX -bench . -benchtime 3x ./projection ./ridge
-	$(GO) test -run XXX -bench . -benchtime 200x ./transform
+	$(GO) test -run XXX -bench . -benchtime 200x ./vision/transform
 
 # Backbone images/s, fp32 and int8 side by side: flycl vs ONNX Runtime alone
 # vs PyTorch (needs Debian's python3-torch and python3-torchvision for the

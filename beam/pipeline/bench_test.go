@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/projection"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // syntheticFeatures writes a feature file of n samples of 4 classes (64

@@ -19,10 +19,10 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/store"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // A feature file, model file or statistics file whose path has a scheme

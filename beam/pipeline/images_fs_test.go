@@ -11,8 +11,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 
-	"github.com/flycl/flycl/dataset"
 	"github.com/flycl/flycl/internal/testimages"
+	"github.com/flycl/flycl/vision/dataset"
 )
 
 // TestImagesThroughBeamFileSystems learns from a folder of images

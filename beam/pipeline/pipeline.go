@@ -17,13 +17,13 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/dataset"
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/dataset"
+	"github.com/flycl/flycl/vision/extract"
 )
 
 // Options configures one run of the pipeline. It travels to the workers

@@ -13,12 +13,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/dataset"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/imageio"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/ridge"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/dataset"
+	"github.com/flycl/flycl/vision/extract"
+	"github.com/flycl/flycl/vision/imageio"
 
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 )

@@ -24,9 +24,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
-	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/ridge"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // TestFinalizerWritesThroughStore checks the finalizer's local model

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/app/deploy"
 )
 
 // TestLearnPredictBadFiles: learn refuses a folder with undecodable

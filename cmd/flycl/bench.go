@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/internal/bench"
-	"github.com/flycl/flycl/internal/enginebench"
+	"github.com/flycl/flycl/lab/bench"
+	"github.com/flycl/flycl/lab/enginebench"
 	"github.com/flycl/flycl/ridge"
+	"github.com/flycl/flycl/vision/backbone"
 	"github.com/spf13/cobra"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/internal/bench"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/lab/bench"
 )
 
 // benchCameraCmd is "flycl bench camera": the sizes of a new model learned

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/internal/enginebench"
+	"github.com/flycl/flycl/lab/enginebench"
 )
 
 // componentsCmd is "flycl bench components": the paper's table of time

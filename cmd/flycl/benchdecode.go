@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/imageio"
-	"github.com/flycl/flycl/internal/bench"
+	"github.com/flycl/flycl/lab/bench"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/imageio"
 )
 
 // benchDecodeBudgetCmd measures the server's memory and a small predict's

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/internal/bench"
+	"github.com/flycl/flycl/lab/bench"
 )
 
 // benchLearnUpdateCmd measures a small learn on the path that updates the

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/internal/bench"
+	"github.com/flycl/flycl/lab/bench"
+	"github.com/flycl/flycl/vision/backbone"
 )
 
 // pipelineCmd is "flycl bench pipeline": extraction's decode and inference

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/internal/bench"
+	"github.com/flycl/flycl/lab/bench"
 )
 
 // benchServeCmd measures flycl serve on loopback: single-image predict

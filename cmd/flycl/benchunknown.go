@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/openset"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/lab/openset"
 	"github.com/flycl/flycl/reject"
 )
 

@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/watch"
+	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/extract"
 )
 
 // imageClassifier is a model file opened to classify images (the frames of

@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/flycl/flycl/dataset"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/locate"
+	"github.com/flycl/flycl/app/locate"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/vision/dataset"
 )
 
 // dataFlags select the training and test features.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/locate"
+	"github.com/flycl/flycl/app/locate"
 )
 
 // TestMissingDataSaysHowToGetIt: a data set that is not there stops the

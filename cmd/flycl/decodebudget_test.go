@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/vision/imageio"
 )
 
 // TestDecodeBudgetFlag: --decode-pixels makes one decoding budget of

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // TestLearnDiskFull: a learn whose save cannot be written (a file size

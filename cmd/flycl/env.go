@@ -5,9 +5,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/locate"
+	"github.com/flycl/flycl/app/locate"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/extract"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/locate"
+	"github.com/flycl/flycl/app/locate"
 	"github.com/spf13/pflag"
 )
 

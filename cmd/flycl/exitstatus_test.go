@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/npz"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/format/npz"
 )
 
 // writeNPZ writes a feature file as given, without the checks

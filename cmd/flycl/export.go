@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/export"
-	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/app/export"
 	"github.com/flycl/flycl/internal/atomicfile"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/extract"
 )
 
 // exportFlags are the options of flycl export.

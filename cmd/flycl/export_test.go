@@ -14,15 +14,15 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/export"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/app/export"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/format/onnx"
 	"github.com/flycl/flycl/internal/ortnode"
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/onnx"
 	"github.com/flycl/flycl/reject"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/extract"
+	"github.com/flycl/flycl/vision/imageio"
 )
 
 // nodeORT finds Node's ONNX Runtime ($NODE_PATH, or the onnxruntime-node

@@ -8,13 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/dataset"
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/imageio"
-	"github.com/flycl/flycl/transform"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/dataset"
+	"github.com/flycl/flycl/vision/extract"
+	"github.com/flycl/flycl/vision/imageio"
+	"github.com/flycl/flycl/vision/transform"
 )
 
 // extractFlags select a data set and a backbone.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/backbone/zoo"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/vision/backbone/zoo"
 )
 
 // idPipeline is a pipeline identity for d-dimensional features of the

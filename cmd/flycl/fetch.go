@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/flycl/flycl/fetch"
+	"github.com/flycl/flycl/app/fetch"
 )
 
 const (

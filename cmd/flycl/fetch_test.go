@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flycl/flycl/fetch"
+	"github.com/flycl/flycl/app/fetch"
 )
 
 // fetchCLI runs flycl with stdout and stderr captured.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/store"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 )
 
 // forgetOptions are flycl forget's flags.

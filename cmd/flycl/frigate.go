@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/frigate"
+	"github.com/flycl/flycl/app/frigate"
 )
 
 type frigateFlags struct {

@@ -12,7 +12,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
-	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/format/features"
 )
 
 // Non-negative features that share a large offset have highly correlated

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/analysis"
-	"github.com/flycl/flycl/report"
+	"github.com/flycl/flycl/lab/analysis"
+	"github.com/flycl/flycl/lab/report"
 )
 
 // hebbianFlags configure "flycl hebbian".

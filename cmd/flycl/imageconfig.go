@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/app/deploy"
 )
 
 // newConfig is the configuration of a new model for d-dimensional

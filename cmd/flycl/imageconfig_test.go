@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/app/deploy"
 )
 
 // writePhotos writes n random 32×32 PNGs into DIR/<class>/ for each class.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/imageio"
 	"github.com/flycl/flycl/linalg"
+	"github.com/flycl/flycl/vision/imageio"
 )
 
 // printModelInfo describes a model file: format, version, configuration,

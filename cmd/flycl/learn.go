@@ -11,16 +11,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/dataset"
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/imageio"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/reject"
-	"github.com/flycl/flycl/store"
-	"github.com/flycl/flycl/transform"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/dataset"
+	"github.com/flycl/flycl/vision/extract"
+	"github.com/flycl/flycl/vision/imageio"
+	"github.com/flycl/flycl/vision/transform"
 )
 
 // inputFlags select labelled (or unlabelled) samples for a model command:

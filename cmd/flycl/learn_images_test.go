@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/backbone/zoo"
-	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/vision/backbone/zoo"
 )
 
 const sharedDir = "../../../shared"

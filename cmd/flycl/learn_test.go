@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/format/features"
 )
 
 // blobs writes a labelled feature file: perClass samples of each named

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/store"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // waitFlag is --wait [DURATION]: how long a writer waits for a model

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/server/api"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/server/api"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // smallModel are the flags of a small model for d=16 feature files.

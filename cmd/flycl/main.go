@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // groups are flycl's subcommands by who reads them ("flycl help" lists

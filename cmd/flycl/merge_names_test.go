@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // TestMergeIncompleteSets: flycl merge learns only a whole split of one

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/configflag"
+	"github.com/flycl/flycl/app/configflag"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/flagbind"
-	"github.com/flycl/flycl/modelfile"
 )
 
 // TestEveryCommandHasEveryConfigFlag: every command that takes Fly-CL's

@@ -19,14 +19,14 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/flycl/flycl/export"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/imageio"
+	"github.com/flycl/flycl/app/export"
+	"github.com/flycl/flycl/app/server/api"
+	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/format/onnx"
 	"github.com/flycl/flycl/internal/testimages"
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/onnx"
-	"github.com/flycl/flycl/server/api"
-	"github.com/flycl/flycl/watch"
+	"github.com/flycl/flycl/vision/extract"
+	"github.com/flycl/flycl/vision/imageio"
 )
 
 // shapeClasses are the drawn classes of the new-user test.

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/reject"
 )
 

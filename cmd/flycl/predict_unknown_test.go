@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/reject"
 )
 

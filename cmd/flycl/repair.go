@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/store"
+	"github.com/flycl/flycl/app/store"
 )
 
 // repairOptions are flycl repair's flags.

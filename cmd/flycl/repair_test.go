@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // TestRepair: every stuck state of a model's journal has a command that

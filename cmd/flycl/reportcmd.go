@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/report"
+	"github.com/flycl/flycl/lab/report"
 )
 
 // reportOptions are flycl report's flags.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/fetch"
+	"github.com/flycl/flycl/app/fetch"
 )
 
 // reproduceOptions are flycl reproduce's flags.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/fetch"
-	"github.com/flycl/flycl/transform"
+	"github.com/flycl/flycl/app/fetch"
+	"github.com/flycl/flycl/vision/transform"
 )
 
 // TestReproduceDocsMatchSettings: docs/REPRODUCE.md shows every setting's

@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/experiment"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/methods"
+	"github.com/flycl/flycl/lab/experiment"
+	"github.com/flycl/flycl/lab/methods"
 	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/vision/extract"
 )
 
 // resultConfig records the configuration of a run and the identity of its

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/format/features"
 )
 
 // capture runs f with os.Stdout and os.Stderr redirected to files and

@@ -15,15 +15,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/analysis"
-	"github.com/flycl/flycl/configflag"
-	"github.com/flycl/flycl/dataset"
-	"github.com/flycl/flycl/experiment"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/methods"
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/protocol"
-	"github.com/flycl/flycl/report"
+	"github.com/flycl/flycl/app/configflag"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/lab/analysis"
+	"github.com/flycl/flycl/lab/experiment"
+	"github.com/flycl/flycl/lab/methods"
+	"github.com/flycl/flycl/lab/protocol"
+	"github.com/flycl/flycl/lab/report"
+	"github.com/flycl/flycl/vision/dataset"
 )
 
 // runFlags are the flags shared by run and sweep.

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/format/features"
 )
 
 func TestConfigFileAndFlagPrecedence(t *testing.T) {

@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/inbox"
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/server"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/inbox"
+	"github.com/flycl/flycl/app/server"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/extract"
 	"github.com/spf13/cobra"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flycl/flycl/server"
+	"github.com/flycl/flycl/app/server"
 )
 
 // TestServeInboxFlags: the inbox's flags are checked before serve

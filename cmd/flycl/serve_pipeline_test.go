@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/server/api"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/server/api"
 )
 
 // TestServeModelPipeline: serve rebuilds the backbone output and transform

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flycl/flycl/server"
+	"github.com/flycl/flycl/app/server"
 )
 
 // TestServeReadOnly: flycl serve --read-only starts on a model file of

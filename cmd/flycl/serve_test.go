@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/server"
-	"github.com/flycl/flycl/server/api"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/server"
+	"github.com/flycl/flycl/app/server/api"
 )
 
 // built is the flycl binary the tests that run it share: built once per

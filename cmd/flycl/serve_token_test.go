@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/server"
+	"github.com/flycl/flycl/app/server"
 )
 
 // servingAnyRE finds the address a server logs, whatever its interface.

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/backbone/zoo"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/vision/backbone/zoo"
+	"github.com/flycl/flycl/vision/extract"
 )
 
 // colourImages writes n noisy 48×48 PNG photos of each colour class into
@@ -116,17 +116,17 @@ func TestShippedBackboneByDefault(t *testing.T) {
 }
 
 // TestHelpWeights: "flycl help weights" carries the attribution and the
-// licence text of the built-in weights (the files in backbone/zoo), as
+// licence text of the built-in weights (the files in vision/backbone/zoo), as
 // Apache-2.0 asks of every copy of the binary.
 func TestHelpWeights(t *testing.T) {
 	help := weightsHelp().Long
 	for _, name := range []string{"NOTICE", "LICENSE"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "backbone", "zoo", name))
+		b, err := os.ReadFile(filepath.Join("..", "..", "vision", "backbone", "zoo", name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(help, string(b)) {
-			t.Errorf("flycl help weights does not hold backbone/zoo/%s", name)
+			t.Errorf("flycl help weights does not hold vision/backbone/zoo/%s", name)
 		}
 	}
 }

@@ -20,11 +20,11 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/server"
+	"github.com/flycl/flycl/app/server/api"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/server"
-	"github.com/flycl/flycl/server/api"
 )
 
 // soakOp is one change a client asked the server for, in the order the

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 func runFlycl(t *testing.T, args ...string) error {

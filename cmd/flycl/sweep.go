@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/experiment"
-	"github.com/flycl/flycl/sweep"
+	"github.com/flycl/flycl/lab/experiment"
+	"github.com/flycl/flycl/lab/sweep"
 )
 
 func sweepCmd() *cobra.Command {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/app/deploy"
 )
 
 // undoOptions are flycl undo's flags.

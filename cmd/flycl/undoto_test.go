@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/app/deploy"
 )
 
 // TestUndoToCLI: flycl undo --to N prints every learn it takes back and

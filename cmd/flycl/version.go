@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/backbone"
 	"github.com/flycl/flycl/internal/buildinfo"
 	"github.com/flycl/flycl/linalg"
+	"github.com/flycl/flycl/vision/backbone"
 )
 
 // version and commit are flycl's version and commit when the build sets

@@ -17,8 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/watch"
-	"github.com/flycl/flycl/watch/mqtt"
+	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/app/watch/mqtt"
 )
 
 type watchFlags struct {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/watch/cameras"
+	"github.com/flycl/flycl/app/watch/cameras"
 )
 
 // cameraFlags are watch's flags that a camera of --config's file sets
@@ -22,7 +22,7 @@ var cameraFlags = []string{"model", "source", "fps", "zone", "zone-model", "debo
 	"mqtt", "mqtt-user", "mqtt-password-file", "mqtt-client-id", "mqtt-prefix", "mqtt-ca", "camera", "ha-discovery", "ha-prefix", "ha-image"}
 
 // runWatchCameras runs the cameras of --config's file (package
-// watch/cameras) with the flags that apply to all of them.
+// app/watch/cameras) with the flags that apply to all of them.
 func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
 	for _, name := range cameraFlags {
 		if cmd.Flags().Changed(name) {

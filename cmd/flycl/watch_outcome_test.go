@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/watch"
+	"github.com/flycl/flycl/app/watch"
 )
 
 // TestWatchSingleJPEGDeadWebhook: flycl watch of a source that is one

@@ -23,7 +23,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/flycl/flycl/watch"
+	"github.com/flycl/flycl/app/watch"
 )
 
 // watchPhotos makes the classes of the watch tests from shared ImageNet

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/flycl/flycl/inbox"
-	"github.com/flycl/flycl/watch"
+	"github.com/flycl/flycl/app/inbox"
+	"github.com/flycl/flycl/app/watch"
 )
 
 // watchTeachFlags are flycl watch's labelling inbox and model reload.

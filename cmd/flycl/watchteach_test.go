@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/inbox"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/inbox"
 )
 
 // TestWatchInbox: flycl watch --inbox keeps the frames of a clip (through

@@ -14,9 +14,9 @@ import (
 	"math"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/deploy"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
-	"github.com/flycl/flycl/modelfile"
 	"github.com/flycl/flycl/reject"
 )
 

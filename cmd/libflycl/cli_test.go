@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // TestCLIModel: a model file the flycl command writes (flycl learn, one

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // TestHeaderMatches: flycl.h and the Go side agree: every status macro

@@ -13,12 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/backbone/zoo"
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/store"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/backbone/zoo"
+	"github.com/flycl/flycl/vision/extract"
 )
 
 // registry maps the handles given to C to models and extractors. Ids

@@ -18,13 +18,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/backbone/zoo"
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/extract"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/testimages"
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/store"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/backbone/zoo"
+	"github.com/flycl/flycl/vision/extract"
 )
 
 // The test data: four Gaussian classes in d dimensions; task 1 is cat

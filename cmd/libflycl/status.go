@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"runtime/debug"
 
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 // Status codes, as flycl.h defines them (TestHeaderMatches checks that

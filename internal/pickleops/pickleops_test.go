@@ -10,7 +10,7 @@ import (
 func TestLen(t *testing.T) {
 	// CIFAR-10 batches.meta, written by Python's pickle (protocol 2): the
 	// whole file is one pickle
-	b, err := os.ReadFile("../../dataset/testdata/cifar-10-batches-py/batches.meta")
+	b, err := os.ReadFile("../../vision/dataset/testdata/cifar-10-batches-py/batches.meta")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestLen(t *testing.T) {
 }
 
 func FuzzLen(f *testing.F) {
-	if b, err := os.ReadFile("../../dataset/testdata/cifar-10-batches-py/batches.meta"); err == nil {
+	if b, err := os.ReadFile("../../vision/dataset/testdata/cifar-10-batches-py/batches.meta"); err == nil {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

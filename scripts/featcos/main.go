@@ -11,7 +11,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/flycl/flycl/features"
+	"github.com/flycl/flycl/format/features"
 )
 
 func main() {

@@ -24,7 +24,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/vision/dataset"
 )
 
 var names = []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}

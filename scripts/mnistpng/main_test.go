@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/dataset"
+	"github.com/flycl/flycl/vision/dataset"
 )
 
 // TestWritesClassFolders: N PNGs per digit whose pixels are the IDX

@@ -33,9 +33,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/modelfile"
-	"github.com/flycl/flycl/protocol"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/lab/protocol"
 )
 
 func main() {

@@ -14,9 +14,9 @@ import (
 	"os"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/server"
-	"github.com/flycl/flycl/server/api"
+	"github.com/flycl/flycl/app/server"
+	"github.com/flycl/flycl/app/server/api"
+	"github.com/flycl/flycl/format/features"
 )
 
 func main() {

@@ -48,8 +48,8 @@ import (
 
 	"github.com/flycl/flycl/internal/codec"
 
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 const u = 1.0 / (1 << 24)

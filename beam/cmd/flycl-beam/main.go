@@ -25,16 +25,16 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
-	"github.com/flycl/flycl/backbone"
+	"github.com/flycl/flycl/app/configflag"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/beam/pipeline"
-	"github.com/flycl/flycl/configflag"
-	"github.com/flycl/flycl/dataset"
-	"github.com/flycl/flycl/deploy"
-	"github.com/flycl/flycl/extract"
-	"github.com/flycl/flycl/features"
-	"github.com/flycl/flycl/imageio"
-	"github.com/flycl/flycl/locate"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/dataset"
+	"github.com/flycl/flycl/vision/extract"
+	"github.com/flycl/flycl/vision/imageio"
 )
 
 func main() {

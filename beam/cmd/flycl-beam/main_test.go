@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/backbone"
-	"github.com/flycl/flycl/configflag"
-	"github.com/flycl/flycl/locate"
+	"github.com/flycl/flycl/app/configflag"
+	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
+	"github.com/flycl/flycl/vision/backbone"
 )
 
 // TestModelFlags: the launcher has a flag for every field of flycl.Config

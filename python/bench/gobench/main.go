@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/modelfile"
+	"github.com/flycl/flycl/format/modelfile"
 )
 
 func main() {

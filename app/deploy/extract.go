@@ -1,0 +1,68 @@
+package deploy
+
+import (
+	"path/filepath"
+
+	"github.com/flycl/flycl/vision/dataset"
+	"github.com/flycl/flycl/vision/imageio"
+)
+
+// files is a data set of image files without labels.
+type files struct {
+	paths []string
+	dec   imageio.Decoder
+}
+
+func (f files) Len() int                          { return len(f.paths) }
+func (f files) Label(int) int                     { return 0 }
+func (f files) Classes() []string                 { return nil }
+func (f files) Path(i int) string                 { return f.paths[i] }
+func (f files) Image(i int) (*imageio.RGB, error) { return f.dec.DecodeFile(f.paths[i]) }
+
+// SplitLess reports whether spec is a folder data set given as a
+// directory with neither a train nor a test sub-directory: the
+// DIR/<class>/<image> layout that OpenData reads for any split.
+func SplitLess(spec dataset.Spec) bool {
+	if spec.Kind != "folder" {
+		return false
+	}
+	top, _ := statDir(spec.Path)
+	train, _ := statDir(filepath.Join(spec.Path, "train"))
+	test, _ := statDir(filepath.Join(spec.Path, "test"))
+	return top && !train && !test
+}
+
+// OpenData opens a data set split for learning or testing and returns
+// its cache key (dataset.Spec.Key). A folder data set given as a
+// directory without a SPLIT sub-directory is read as DIR/<class>/<image>
+// (how a user lays out "these 30 photos are a forklift").
+func OpenData(spec dataset.Spec, split string) (dataset.Dataset, string, error) {
+	if spec.Kind == "folder" && split != "" {
+		sub, _ := statDir(filepath.Join(spec.Path, split))
+		if top, _ := statDir(spec.Path); top && !sub {
+			split = ""
+		}
+	}
+	return OpenSplit(spec, split)
+}
+
+// OpenSplit opens exactly the split of spec (no fallback) and returns its
+// cache key; split "" reads a folder data set's directory as
+// DIR/<class>/<image>.
+func OpenSplit(spec dataset.Spec, split string) (dataset.Dataset, string, error) {
+	var ds dataset.Dataset
+	var err error
+	if split == "" {
+		ds, err = dataset.OpenFolder(spec.Path)
+	} else {
+		ds, err = spec.Open(split)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	key, err := spec.Key(split)
+	if err != nil {
+		return nil, "", err
+	}
+	return ds, key, nil
+}

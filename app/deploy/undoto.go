@@ -1,0 +1,105 @@
+package deploy
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/format/modelfile"
+)
+
+// Undone describes a learn an undo took back: its version, its kind
+// (always "learn": only learns are undone), the classes and the number
+// of samples it had taught.
+type Undone struct {
+	Version uint64   `json:"version"`
+	Op      string   `json:"op"`
+	Classes []string `json:"classes"`
+	Samples int      `json:"samples"`
+}
+
+// UndoneOf describes the learn of journal entry e.
+func UndoneOf(e *modelfile.JournalEntry) Undone {
+	return Undone{Version: e.Version, Op: e.Op, Classes: Distinct(e.Names), Samples: e.Rows()}
+}
+
+// UndoPlan decides what an undo takes back, from the journal history hist
+// (modelfile.ReadHistory, oldest first) of a model at version cur, and
+// returns those learns newest first: the order Model.Undo takes them back
+// in, one change each.
+//
+// With to nil, it is the last learn the journal can undo (Undoable).
+//
+// With to = N, it is every learn after version N that is not undone yet,
+// so that the model ends as it was at version N: the same classes and
+// statistics (up to float32 rounding), as a new version, since versions
+// only grow. N is a version the journal records (the version of one of
+// its changes), or 0: the model as created, before its first learn, when
+// the journal holds that first learn (undoing every learn then leaves a
+// model with no class). An undo to N is refused (an error wrapping
+// ErrNoUndo, which is input: flycl.IsInput) when N is after the model's
+// version, is not a version the journal records, or lies before a forget
+// (an undo does not reach past a forget), or before an undo that took
+// back a learn of N or earlier (an undo does not redo). When the model
+// is already as it was at version N (N is its version, or every learn
+// after N was undone since) the plan is empty and the error nil: an undo
+// to N is safe to repeat, and two clients that both ask for it end at the
+// same model.
+func UndoPlan(hist []*modelfile.JournalEntry, cur uint64, to *uint64) ([]*modelfile.JournalEntry, error) {
+	refuse := func(format string, a ...any) error {
+		return flycl.Input(fmt.Errorf("%w: %s", ErrNoUndo, fmt.Sprintf(format, a...)))
+	}
+	if len(hist) == 0 {
+		return nil, refuse("the model has no journal of its learns, so none can be taken back (it was learned with --no-journal, or by an older flycl); flycl learn starts one at the next learn (unless --no-journal), and flycl serve keeps one: the learns from then on can be undone")
+	}
+	if last := hist[len(hist)-1].Version; last != cur {
+		return nil, refuse("the journal ends at version %d, the model is at %d (changed without the journal)", last, cur)
+	}
+	st := Undoable(hist)
+	if to == nil {
+		if len(st) == 0 {
+			for i := len(hist) - 1; i >= 0; i-- {
+				if e := hist[i]; e.Op != "learn" && e.Op != "unlearn" {
+					return nil, refuse("no learn left to undo after version %d, a %s (an undo does not reach past it)", e.Version, e.Op)
+				}
+			}
+			return nil, refuse("no learn left to undo in the journal (it keeps the learns up to %d MiB)", modelfile.HistoryBytes>>20)
+		}
+		return []*modelfile.JournalEntry{st[len(st)-1]}, nil
+	}
+	n := *to
+	switch {
+	case n > cur:
+		return nil, refuse("version %d is after the model's version %d", n, cur)
+	case n == cur:
+		return nil, nil
+	}
+	first := hist[0]
+	recorded := slices.ContainsFunc(hist, func(e *modelfile.JournalEntry) bool { return e.Version == n })
+	if n == 0 {
+		// the model as created: the journal must begin with its first learn
+		recorded = first.Op == "learn" && first.LambdaBefore == 0 && first.Version > 0
+	}
+	if !recorded {
+		return nil, refuse("version %d is not one the journal records (it holds versions %d to %d: see flycl history)", n, first.Version, cur)
+	}
+	for _, e := range hist {
+		if e.Version <= n {
+			continue
+		}
+		switch e.Op {
+		case "learn":
+		case "unlearn":
+			if e.Undoes <= n {
+				return nil, refuse("the learn of version %d was undone at version %d, after version %d: an undo does not bring it back (undo to version %d or later)", e.Undoes, e.Version, n, e.Version)
+			}
+		default:
+			return nil, refuse("version %d is a %s, after version %d: an undo does not reach past it (undo to version %d or later)", e.Version, e.Op, n, e.Version)
+		}
+	}
+	var plan []*modelfile.JournalEntry
+	for i := len(st) - 1; i >= 0 && st[i].Version > n; i-- {
+		plan = append(plan, st[i])
+	}
+	return plan, nil
+}

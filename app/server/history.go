@@ -1,0 +1,138 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/flycl/flycl/app/deploy"
+)
+
+// Undoer is a Backend that can take learns back out exactly and list its
+// changes (FileBackend, with its journal).
+type Undoer interface {
+	// Undo takes the last learn back out (to nil), or every learn after
+	// version *to (deploy.UndoPlan says which), and returns the new
+	// snapshot and the learns it took back, newest first.
+	Undo(ctx context.Context, to *uint64) (ModelView, []deploy.Undone, error)
+	// History lists the model's changes, oldest first.
+	History() ([]deploy.HistoryItem, error)
+}
+
+// UndoRequest is the JSON body of POST /v1/model/undo (empty or {}: undo
+// the last learn).
+type UndoRequest struct {
+	// To, when given, undoes every learn after version To, so that the
+	// model ends as it was at version To (0: as created, before its first
+	// learn), as a new version; see deploy.UndoPlan. When the model is
+	// already as it was at To, nothing is undone.
+	To *uint64 `json:"to,omitempty"`
+}
+
+// UndoResponse answers POST /v1/model/undo.
+type UndoResponse struct {
+	// Version is the model's version after the undo; Classes its classes.
+	Version uint64 `json:"version"`
+	Classes int    `json:"classes"`
+	// To is the version asked for (absent: the last learn).
+	To *uint64 `json:"to,omitempty"`
+	// Undone lists the learns taken back, newest first (empty: the model
+	// already was as asked).
+	Undone  []deploy.Undone `json:"undone"`
+	Seconds float64         `json:"seconds"`
+}
+
+// HistoryResponse answers GET /v1/model/history.
+type HistoryResponse struct {
+	Version uint64               `json:"version"`
+	Changes []deploy.HistoryItem `json:"changes"`
+}
+
+func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
+	t := time.Now()
+	u, ok := s.cfg.Backend.(Undoer)
+	if !ok {
+		s.fail(w, fmt.Errorf("undo: %w", ErrUnsupported))
+		return
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxUndoBody+1))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	req, err := parseUndoRequest(b)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if !s.reserve() {
+		s.fail(w, errBusy)
+		return
+	}
+	var sn ModelView
+	var undone []deploy.Undone
+	err = s.submit(func(ctx context.Context) (ModelView, error) {
+		var err error
+		sn, undone, err = u.Undo(ctx, req.To)
+		return sn, err
+	})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if undone == nil {
+		undone = []deploy.Undone{}
+	}
+	versions := make([]uint64, len(undone))
+	for i, u := range undone {
+		versions[i] = u.Version
+	}
+	s.log.Info("undid", "to", req.To, "learns", versions, "version", sn.Version(), "classes", len(sn.Classes()))
+	writeJSON(w, http.StatusOK, UndoResponse{Version: sn.Version(), Classes: len(sn.Classes()), To: req.To, Undone: undone, Seconds: time.Since(t).Seconds()})
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.cfg.Backend.(Undoer)
+	if !ok {
+		s.fail(w, fmt.Errorf("history: %w", ErrUnsupported))
+		return
+	}
+	h, err := u.History()
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if h == nil {
+		h = []deploy.HistoryItem{}
+	}
+	writeJSON(w, http.StatusOK, HistoryResponse{Version: s.View().Version(), Changes: h})
+}
+
+// maxUndoBody bounds an undo request's body.
+const maxUndoBody = 4096
+
+// parseUndoRequest reads the body of POST /v1/model/undo: empty, {}, or
+// {"to": VERSION}; anything else (other fields, trailing data, more than
+// maxUndoBody bytes) is an error that says what is wanted.
+func parseUndoRequest(b []byte) (UndoRequest, error) {
+	var req UndoRequest
+	if len(b) > maxUndoBody {
+		return req, fmt.Errorf("undo: body of more than %d bytes (want {} or {\"to\": VERSION})", maxUndoBody)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return req, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return UndoRequest{}, fmt.Errorf("undo: body: %v (want {} or {\"to\": VERSION})", err)
+	}
+	if rest := b[dec.InputOffset():]; len(bytes.TrimSpace(rest)) > 0 {
+		return UndoRequest{}, fmt.Errorf("undo: body: data after the JSON object (want {} or {\"to\": VERSION})")
+	}
+	return req, nil
+}

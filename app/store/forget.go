@@ -1,0 +1,104 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
+)
+
+// ForgetData is training data offered to Forget: the features of labelled
+// samples, of which only the forgotten class's are used.
+type ForgetData struct {
+	X      []float32 // N×D, row-major
+	D      int
+	Names  []string // each sample's class
+	Source string   // names the data in Forgotten and in errors
+}
+
+// FromJournal is Forgotten.Source when the journal gave the samples.
+const FromJournal = "the model's journal"
+
+// Forgotten is what Forget did.
+type Forgotten struct {
+	// Exact: the class's statistics were subtracted from G and S and the
+	// classifier re-solved (Record says how); otherwise only its column
+	// was dropped.
+	Exact  bool
+	Record flycl.TaskRecord
+	// Source is where the samples of an exact forget came from:
+	// ForgetData.Source or FromJournal.
+	Source string
+	// Held, when not Exact, is how many of the class's samples G still
+	// holds (-1: unknown).
+	Held int
+}
+
+// Forget removes class from the model as one durable change. It is exact
+// (the model then equals one that never learned the class, up to float32
+// rounding in G) with the class's samples: those of the data when a data
+// func is given (called, with the model, only once the class is known, so
+// that a refused forget reads no data; its samples are checked against
+// what the class learned), else the journal's when its
+// history holds every sample the class learned (JournalSamples). Without
+// either only the class's column is dropped. A class the model does not
+// have is an error wrapping flycl.ErrUnknownClass, data without a sample
+// of the class or of another dimension an error, and the model unchanged.
+// As with Update, a change saved but not recorded in the journal returns
+// its Forgotten with an error wrapping ErrNotRecorded.
+func (s *Store) Forget(ctx context.Context, class string, data func(*deploy.Model) (*ForgetData, error)) (*Forgotten, error) {
+	m := s.model
+	if m == nil {
+		return nil, fmt.Errorf("%s does not exist", s.path)
+	}
+	if _, ok := m.Classes().LabelOf(class); !ok {
+		return nil, fmt.Errorf("%w: %s has no class %q (classes: %v)", flycl.ErrUnknownClass, s.path, class, m.Classes().Names())
+	}
+	res := &Forgotten{Held: classCount(m, class)}
+	var x []float32
+	if data != nil {
+		d, err := data(m)
+		if err != nil {
+			return nil, err
+		}
+		if d.D != m.InputDim() {
+			return nil, fmt.Errorf("the data has %d-dimensional features, the model d=%d", d.D, m.InputDim())
+		}
+		if x = deploy.Select(d.X, d.D, d.Names, class); x == nil {
+			return nil, fmt.Errorf("%s has no samples of class %q", d.Source, class)
+		}
+		res.Source = d.Source
+	} else if x = s.JournalSamples(class); x != nil {
+		res.Source = FromJournal
+	}
+	err := s.Update(ctx, func(m *deploy.Model) (Change, error) {
+		var err error
+		if res.Record, res.Exact, err = m.Forget(ctx, class, x, nil); err != nil {
+			return Change{}, fmt.Errorf("forget (%s unchanged): %w", s.path, err)
+		}
+		return Change{Entry: deploy.ForgetEntry(m.Version(), class, x, m.InputDim())}, nil
+	})
+	if err != nil && !errors.Is(err, ErrNotRecorded) {
+		return nil, err
+	}
+	if !res.Exact {
+		res.Source = ""
+	}
+	return res, err
+}
+
+// classCount is how many samples m's class learned (-1: no such class).
+func classCount(m *deploy.Model, class string) int {
+	label, ok := m.Classes().LabelOf(class)
+	if !ok {
+		return -1
+	}
+	for i, l := range m.Classes().Labels() {
+		if l == label {
+			return m.Classes().Counts()[i]
+		}
+	}
+	return -1
+}

@@ -1,0 +1,146 @@
+package layers
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/flycl/flycl"
+
+// groups from the bottom up; a package's group is the first whose prefix
+// matches its folder (the root package's folder is ".").
+var groups = []struct {
+	name     string
+	prefixes []string
+}{
+	{"internal", []string{"internal/"}},
+	{"core", []string{".", "linalg", "projection", "ridge", "reject", "internal/codec", "internal/modelhook"}},
+	{"format", []string{"format/"}},
+	{"vision", []string{"vision/"}},
+	{"app", []string{"app/"}},
+	{"lab", []string{"lab/"}},
+	{"top", []string{"cmd/", "scripts/", "beam/", "python/", "examples/"}},
+}
+
+// level is the group of a folder (relative to the repository root), or -1:
+// the group of its longest matching prefix (internal/codec is the core's,
+// the rest of internal/ is the floor).
+func level(dir string) int {
+	best, n := -1, -1
+	for i, g := range groups {
+		for _, p := range g.prefixes {
+			q := strings.TrimSuffix(p, "/")
+			match := dir == q || (q != "." && strings.HasPrefix(dir, q+"/"))
+			if match && len(q) > n {
+				best, n = i, len(q)
+			}
+		}
+	}
+	return best
+}
+
+// forbiddenInCore are the standard packages the core may not use.
+func forbiddenInCore(path string) bool {
+	return path == "net/http" || path == "image" || strings.HasPrefix(path, "image/")
+}
+
+// TestImportDirection walks every non-test Go file of the repository (the
+// Beam module's too) and checks each import of this module against the
+// groups: a package may import its own group and those below, never above.
+func TestImportDirection(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			n := d.Name()
+			if rel != "." && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules" || n == "bin" || n == "out" || n == "docs" || n == "results") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		from := level(dir)
+		if from < 0 {
+			if !seen[dir] {
+				t.Errorf("%s: a package in no group: add its folder to a group here and in doc.go", dir)
+				seen[dir] = true
+			}
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if groups[from].name == "core" && forbiddenInCore(p) {
+				t.Errorf("%s imports %s: the core knows nothing of pixels or HTTP", rel, p)
+			}
+			if p != module && !strings.HasPrefix(p, module+"/") {
+				continue
+			}
+			to := strings.TrimPrefix(strings.TrimPrefix(p, module), "/")
+			if to == "" {
+				to = "."
+			}
+			if strings.HasPrefix(to, "beam/") || to == "beam" {
+				continue // the Beam module's own packages
+			}
+			l := level(to)
+			if l > from {
+				t.Errorf("%s (%s) imports %s (%s): an import upwards", rel, groups[from].name, to, groups[l].name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGroupsCoverTree: every top-level folder with Go code is in a group, so
+// that a new folder cannot escape the rule by its name.
+func TestGroupsCoverTree(t *testing.T) {
+	var dirs []string
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() && rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") {
+			dirs = append(dirs, filepath.ToSlash(filepath.Dir(rel)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(dirs)
+	if len(dirs) < 20 {
+		t.Fatalf("found Go code in only %d folders: the walk does not see the tree", len(dirs))
+	}
+	for _, d := range dirs {
+		if level(d) < 0 {
+			t.Errorf("%s is in no group", d)
+		}
+	}
+}

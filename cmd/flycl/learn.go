@@ -14,7 +14,6 @@ import (
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
-	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/dataset"
@@ -243,58 +242,44 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 	return out, nil
 }
 
-// checkConfig refuses Fly-CL flags that contradict an existing model:
-// every model flag the user set explicitly (cobra's Changed) is compared
-// with the model's configuration, in one place, so that none is silently
-// ignored (a model's configuration is fixed when it is created).
-func checkConfig(cmd *cobra.Command, mf *modelFlags, m *flycl.Model) error {
-	return checkConfigOf(cmd, mf, m.Config())
-}
-
 // checkConfigOf refuses Fly-CL flags that contradict a model's
-// configuration have (see checkConfig): configflag.Flags.Agree compares
-// every model flag the user set.
+// configuration have (configflag.Flags.AgreeModel).
 func checkConfigOf(cmd *cobra.Command, mf *modelFlags, have flycl.Config) error {
-	if err := mf.bound().Agree(have, "the model has"); err != nil {
-		return fmt.Errorf("%w: a model's configuration is fixed when it is created", err)
-	}
-	return nil
+	return mf.bound().AgreeModel(have)
 }
 
-// flagAgrees refuses an explicitly set flag whose value differs from the
-// one that will be used (have, described by what).
-func flagAgrees(cmd *cobra.Command, flag string, want, have any, what string) error {
-	if cmd.Flags().Changed(flag) && fmt.Sprint(want) != fmt.Sprint(have) {
-		return fmt.Errorf("--%s %v, but %s %v", flag, want, what, have)
-	}
-	return nil
+// learnOptions are flycl learn's flags.
+type learnOptions struct {
+	in                 inputFlags
+	mf                 modelFlags
+	model, wFile       string
+	opt                deploy.LearnOptions
+	wait               waitFlag
+	keep               float64
+	openScore          string
+	journal, noJournal bool
 }
 
-// checkW refuses explicit --m, --p and --w-seed that a given W (--w)
-// would override: W fixes m and p, and has no seed.
-func checkW(cmd *cobra.Command, mf *modelFlags, w *projection.Matrix, wFile string) error {
-	mf.bound()
-	if err := flagAgrees(cmd, "m", mf.cfg.M, w.M, "W from "+wFile+" has m ="); err != nil {
-		return err
-	}
-	if err := flagAgrees(cmd, "p", mf.cfg.P, w.P, "W from "+wFile+" has p ="); err != nil {
-		return err
-	}
-	if cmd.Flags().Changed("w-seed") {
-		return fmt.Errorf("--w-seed and --w: W is given (%s), there is no seed to generate it from", wFile)
-	}
-	return nil
+// AddFlags adds learn's flags to c.
+func (o *learnOptions) AddFlags(c *cobra.Command) {
+	o.in.register(c, "train")
+	c.Flags().BoolVar(&o.in.skipBad, "skip-bad", false, "learn the images that can be read and list those that cannot (default: refuse, naming every one)")
+	o.mf.register(c.Flags())
+	c.Flags().StringVar(&o.model, "model", "", "model file (created when absent)")
+	o.wait.register(c)
+	c.Flags().BoolVar(&o.journal, "journal", true, "keep a journal beside the model (FILE.journal) holding the features of its learns, for flycl undo, flycl history and forget without the data (the default; its history is bounded as serve's is)")
+	c.Flags().BoolVar(&o.noJournal, "no-journal", false, "start no journal for a model that has none (flycl undo then cannot take its learns back; a model with a journal keeps adding to it)")
+	c.Flags().StringVar(&o.wFile, "w", "", "create the model with this projection W (.npz from flycl export-w or another implementation)")
+	c.Flags().BoolVar(&o.opt.Online, "online", false, "learn in mini-batches (re-solving after each)")
+	c.Flags().IntVar(&o.opt.Batch, "online-batch", 1000, "mini-batch size with --online")
+	c.Flags().Float64Var(&o.opt.Lambda, "lambda", 0, "fixed λ (0: GCV on the task, or on each mini-batch with --online)")
+	c.Flags().Float64Var(&o.keep, "unknown-keep", reject.DefaultKeep, "share of the learned samples' leave-one-out scores the \"unknown\" threshold keeps (the model keeps it for later learns; docs/UNKNOWN.md)")
+	c.Flags().StringVar(&o.openScore, "unknown-score", "", "the open-set score the \"unknown\" threshold applies to from this learn on: top, margin, energy or top+cosine (default: the model's, or top+cosine for a new model; docs/UNKNOWN.md)")
+	c.Flags().TextVar(&o.opt.LambdaPolicy, "lambda-policy", flycl.LambdaGCV, "without --lambda: gcv chooses λ on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
 }
 
 func learnCmd() *cobra.Command {
-	var in inputFlags
-	var mf modelFlags
-	var model, wFile string
-	var opt deploy.LearnOptions
-	var wait waitFlag
-	var keep float64
-	var openScore string
-	var journal, noJournal bool
+	var o learnOptions
 	c := &cobra.Command{
 		Use:   "learn --model FILE (--data KIND:PATH [--backbone B] | --features F.npz)",
 		Short: "Teach a model file new classes (or more samples of known ones); creates it when absent",
@@ -309,110 +294,92 @@ class_names (or --class-names).`,
 		Example: `  flycl learn --model cam.flycl --data folder:photos --backbone squeezenet
   flycl learn --model cam.flycl --data folder:more-photos            # the model's backbone
   flycl learn --model f.flycl --features train.npz --m 2000 --k 600 --lambdas 1,10,100`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if model == "" {
-				return fmt.Errorf("give --model FILE")
-			}
-			if cmd.Flags().Changed("online-batch") || cmd.Flags().Changed("lambda") {
-				if !opt.Online && cmd.Flags().Changed("online-batch") {
-					return fmt.Errorf("--online-batch needs --online")
-				}
-			}
-			// One writer at a time: the lock is held from the read of the
-			// model to its save (store.Open).
-			st, err := openModel(cmd, model, wait, args, &mf, journal && !noJournal)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			m := st.Model()
-			if m != nil {
-				if wFile != "" {
-					return fmt.Errorf("--w applies when a model is created; %s exists", model)
-				}
-			}
-			var mp *modelfile.Pipeline
-			trained := false
-			if m != nil {
-				mp, trained = m.Pipeline, m.Classes().Len() > 0
-			}
-			if len(args) > 0 {
-				return fmt.Errorf("learn takes no image arguments (images need labels: --data folder:DIR reads DIR/<class>/<image>)")
-			}
-			s, err := in.load(cmd, mp, trained, nil, true)
-			if err != nil {
-				return err
-			}
-			if m == nil {
-				if m, err = newModelFromFlags(cmd, &mf, wFile, s.d, s.pipeline); err != nil {
-					return err
-				}
-				if err := st.Create(m); err != nil {
-					return err
-				}
-			}
-			before := m.Prior() // what an undo of this learn puts back
-			if cmd.Flags().Changed("unknown-keep") || cmd.Flags().Changed("unknown-score") {
-				if !(keep > 0 && keep <= 1) {
-					return fmt.Errorf("--unknown-keep %g: want a share in (0, 1]", keep)
-				}
-				c := reject.Calibration{Score: m.Rejection().Score, Keep: keep}
-				if !cmd.Flags().Changed("unknown-keep") && m.Rejection().Keep > 0 {
-					c.Keep = m.Rejection().Keep
-				}
-				if cmd.Flags().Changed("unknown-score") {
-					if c.Score, err = reject.ParseScore(openScore); err != nil {
-						return fmt.Errorf("--unknown-score: %w", err)
-					}
-				}
-				if err := m.SetCalibration(&c); err != nil {
-					return fmt.Errorf("--unknown-keep: %w", err)
-				}
-			}
-			// the learn, saved and recorded in the journal's history (for
-			// flycl undo) as one durable change
-			var res *deploy.LearnResult
-			var learnTime time.Duration
-			t1 := time.Now()
-			err = update(cmd, st, func(m *deploy.Model) (store.Change, error) {
-				t0 := time.Now()
-				var err error
-				if res, err = m.Learn(cmd.Context(), s.x, s.names, s.pipeline, opt); err != nil {
-					if flycl.IsInput(err) {
-						return store.Change{}, fmt.Errorf("learn %s (%s unchanged): %w", s.desc, model, err)
-					}
-					return store.Change{}, fmt.Errorf("learn (%s unchanged): %w", model, err)
-				}
-				learnTime, t1 = time.Since(t0), time.Now()
-				return store.Change{Entry: deploy.LearnEntry(m.Version(), before, s.x, s.names, s.d, opt)}, nil
-			})
-			if err != nil {
-				return err
-			}
-			printLearn(os.Stdout, res, s.desc, learnTime, time.Since(t1))
-			fi, err := os.Stat(model)
-			if err != nil {
-				return fmt.Errorf("learn: saved %s but cannot stat it: %w", model, err)
-			}
-			fmt.Printf("model %s: version %d, %d classes, %d samples, %s\n", model, m.Version(), m.Classes().Len(), m.Samples(), size(fi.Size()))
-			return nil
-		},
+		RunE: o.run,
 	}
-	in.register(c, "train")
-	c.Flags().BoolVar(&in.skipBad, "skip-bad", false, "learn the images that can be read and list those that cannot (default: refuse, naming every one)")
-	mf.register(c.Flags())
-	c.Flags().StringVar(&model, "model", "", "model file (created when absent)")
-	wait.register(c)
-	c.Flags().BoolVar(&journal, "journal", true, "keep a journal beside the model (FILE.journal) holding the features of its learns, for flycl undo, flycl history and forget without the data (the default; its history is bounded as serve's is)")
-	c.Flags().BoolVar(&noJournal, "no-journal", false, "start no journal for a model that has none (flycl undo then cannot take its learns back; a model with a journal keeps adding to it)")
-	c.Flags().StringVar(&wFile, "w", "", "create the model with this projection W (.npz from flycl export-w or another implementation)")
-	c.Flags().BoolVar(&opt.Online, "online", false, "learn in mini-batches (re-solving after each)")
-	c.Flags().IntVar(&opt.Batch, "online-batch", 1000, "mini-batch size with --online")
-	c.Flags().Float64Var(&opt.Lambda, "lambda", 0, "fixed λ (0: GCV on the task, or on each mini-batch with --online)")
-	c.Flags().Float64Var(&keep, "unknown-keep", reject.DefaultKeep, "share of the learned samples' leave-one-out scores the \"unknown\" threshold keeps (the model keeps it for later learns; docs/UNKNOWN.md)")
-	c.Flags().StringVar(&openScore, "unknown-score", "", "the open-set score the \"unknown\" threshold applies to from this learn on: top, margin, energy or top+cosine (default: the model's, or top+cosine for a new model; docs/UNKNOWN.md)")
-	c.Flags().TextVar(&opt.LambdaPolicy, "lambda-policy", flycl.LambdaGCV, "without --lambda: gcv chooses λ on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
+	o.AddFlags(c)
 	return c
+}
+
+// run opens the model file (store.Open, created when absent:
+// configflag.Flags.NewModel), loads the input and teaches it
+// (store.Store.Learn), and prints what the learn did.
+func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
+	if o.model == "" {
+		return fmt.Errorf("give --model FILE")
+	}
+	if !o.opt.Online && cmd.Flags().Changed("online-batch") {
+		return fmt.Errorf("--online-batch needs --online")
+	}
+	// One writer at a time: the lock is held from the read of the model
+	// to its save (store.Open).
+	st, err := openModel(cmd, o.model, o.wait, args, &o.mf, o.journal && !o.noJournal)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	m := st.Model()
+	if m != nil && o.wFile != "" {
+		return fmt.Errorf("--w applies when a model is created; %s exists", o.model)
+	}
+	var mp *modelfile.Pipeline
+	if m != nil {
+		mp = m.Pipeline
+	}
+	if len(args) > 0 {
+		return fmt.Errorf("learn takes no image arguments (images need labels: --data folder:DIR reads DIR/<class>/<image>)")
+	}
+	s, err := o.in.load(cmd, mp, m != nil && m.Classes().Len() > 0, nil, true)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		if m, err = o.mf.bound().NewModel(s.d, o.wFile, s.pipeline); err != nil {
+			return err
+		}
+		if err := st.Create(m); err != nil {
+			return err
+		}
+	}
+	l, err := st.Learn(cmd.Context(), store.LearnData{X: s.x, D: s.d, Names: s.names, Pipeline: s.pipeline, Source: s.desc}, o.opt, o.calibration(cmd))
+	if err = warnNotRecorded(err); err != nil {
+		return err
+	}
+	printLearn(os.Stdout, l.LearnResult, s.desc, l.Learn, l.Save)
+	fi, err := os.Stat(o.model)
+	if err != nil {
+		return fmt.Errorf("learn: saved %s but cannot stat it: %w", o.model, err)
+	}
+	fmt.Printf("model %s: version %d, %d classes, %d samples, %s\n", o.model, m.Version(), m.Classes().Len(), m.Samples(), size(fi.Size()))
+	return nil
+}
+
+// calibration returns the change of the model's "unknown" calibration
+// that --unknown-keep and --unknown-score ask for (nil: none given): the
+// flags given, the model's for the other.
+func (o *learnOptions) calibration(cmd *cobra.Command) func(*deploy.Model) error {
+	keepSet, scoreSet := cmd.Flags().Changed("unknown-keep"), cmd.Flags().Changed("unknown-score")
+	if !keepSet && !scoreSet {
+		return nil
+	}
+	return func(m *deploy.Model) error {
+		if !(o.keep > 0 && o.keep <= 1) {
+			return fmt.Errorf("--unknown-keep %g: want a share in (0, 1]", o.keep)
+		}
+		c := reject.Calibration{Score: m.Rejection().Score, Keep: o.keep}
+		if !keepSet && m.Rejection().Keep > 0 {
+			c.Keep = m.Rejection().Keep
+		}
+		if scoreSet {
+			var err error
+			if c.Score, err = reject.ParseScore(o.openScore); err != nil {
+				return fmt.Errorf("--unknown-score: %w", err)
+			}
+		}
+		if err := m.SetCalibration(&c); err != nil {
+			return fmt.Errorf("--unknown-keep: %w", err)
+		}
+		return nil
+	}
 }
 
 func printLearn(w io.Writer, r *deploy.LearnResult, desc string, learn, save time.Duration) {
@@ -453,24 +420,4 @@ func size(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// newModelFromFlags creates the model of learn and stats when the file does
-// not exist yet: the Fly-CL flags' configuration, and the W of --w (checked
-// against the flags) when given.
-func newModelFromFlags(cmd *cobra.Command, mf *modelFlags, wFile string, d int, p *modelfile.Pipeline) (*deploy.Model, error) {
-	cfg, err := mf.newConfig(d, p != nil && wFile == "") // images: deploy.DefaultImageConfig (a given W fixes m, p)
-	if err != nil {
-		return nil, err
-	}
-	var w *projection.Matrix
-	if wFile != "" {
-		if w, err = modelfile.ImportProjection(wFile); err != nil {
-			return nil, err
-		}
-		if err := checkW(cmd, mf, w, wFile); err != nil {
-			return nil, err
-		}
-	}
-	return deploy.New(cfg, d, w, p)
 }

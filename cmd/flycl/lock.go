@@ -95,7 +95,7 @@ func openModel(cmd *cobra.Command, path string, w waitFlag, args []string, mf *m
 		return nil, err
 	}
 	if m := st.Model(); m != nil {
-		if err := checkConfig(cmd, mf, m.Model); err != nil {
+		if err := mf.bound().AgreeModel(m.Config()); err != nil {
 			st.Close()
 			return nil, err
 		}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
-	"github.com/flycl/flycl/projection"
 )
 
 // parseShard parses "i/N" (0 <= i < N).
@@ -58,7 +57,7 @@ With --data and a backbone only the shard's images are extracted.`,
 				if m, err = deploy.Load(model); err != nil {
 					return err
 				}
-				if err := checkConfig(cmd, &mf, m.Model); err != nil {
+				if err := mf.bound().AgreeModel(m.Config()); err != nil {
 					return err
 				}
 			}
@@ -76,7 +75,7 @@ With --data and a backbone only the shard's images are extracted.`,
 				return err
 			}
 			if m == nil {
-				if m, err = newModelFromFlags(cmd, &mf, wFile, s.D, s.Pipeline); err != nil {
+				if m, err = mf.bound().NewModel(s.D, wFile, s.Pipeline); err != nil {
 					return err
 				}
 			}
@@ -173,34 +172,11 @@ merged file records the shards it holds, so the intermediate merges need
 					return fmt.Errorf("--gcv-scope is fixed when a model is created")
 				}
 			} else {
-				cfg, err := mf.config()
-				if err != nil {
-					return err
-				}
-				sc := merged.Config
-				// The statistics fix W and top-k (deploy.StatsConfig):
-				// explicit flags must agree.
-				for _, c := range []struct {
-					flag       string
-					want, have any
-				}{{"m", cfg.M, sc.M}, {"p", cfg.P, sc.P}, {"k", cfg.K, sc.K}, {"w-seed", cfg.Seed, sc.Seed}, {"topk", cfg.TopK, sc.TopK}} {
-					if err := flagAgrees(cmd, c.flag, c.want, c.have, "the statistics have"); err != nil {
-						return err
-					}
-				}
-				var w *projection.Matrix
-				if wFile != "" {
-					if w, err = modelfile.ImportProjection(wFile); err != nil {
-						return err
-					}
-				}
-				m, err = deploy.NewFromStats(cfg, merged, w)
-				switch {
-				case errors.Is(err, deploy.ErrNeedW):
+				m, err = mf.bound().NewFromStats(merged, wFile)
+				if errors.Is(err, deploy.ErrNeedW) {
 					return fmt.Errorf("%w: give it with --w to create %s", err, model)
-				case err != nil && w != nil:
-					return fmt.Errorf("--w %s: %w", wFile, err)
-				case err != nil:
+				}
+				if err != nil {
 					return err
 				}
 				if err := st.Create(m); err != nil {

@@ -1,0 +1,146 @@
+package configflag
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/projection"
+)
+
+// ErrFixed is wrapped by AgreeModel's errors: a model's configuration is
+// fixed when it is created.
+var ErrFixed = errors.New("a model's configuration is fixed when it is created")
+
+// AgreeModel returns an error when a flag the user set differs from have,
+// the configuration of an existing model (Agree, "the model has"); the
+// error wraps the *flagbind.MismatchError and ErrFixed.
+func (f *Flags) AgreeModel(have flycl.Config) error {
+	if err := f.Agree(have, "the model has"); err != nil {
+		return fmt.Errorf("%w: %w", err, ErrFixed)
+	}
+	return nil
+}
+
+// AgreeW returns an error when --m or --p was set to a value other than a
+// given W's (read from file), or --w-seed was set at all: W fixes m and p,
+// and has no seed.
+func (f *Flags) AgreeW(w *projection.Matrix, file string) error {
+	have := f.Given()
+	have.M = w.M
+	if err := f.Agree(have, "W from "+file+" has m ="); err != nil {
+		return err
+	}
+	have.P = w.P
+	if err := f.Agree(have, "W from "+file+" has p ="); err != nil {
+		return err
+	}
+	if f.Changed(f.Flag("Seed")) {
+		return fmt.Errorf("--%s and --w: W is given (%s), there is no seed to generate it from", f.Flag("Seed"), file)
+	}
+	return nil
+}
+
+// AgreeStats returns an error when a flag the user set for what
+// statistics fix (deploy.StatsConfig: m, p, k, W's seed, the top-k mode)
+// differs from the statistics' configuration sc. The other flags (the λ
+// grid, GCV) are the new model's own and are not compared.
+func (f *Flags) AgreeStats(sc modelfile.StatsConfig) error {
+	have, err := deploy.StatsConfig(f.Given(), sc)
+	if err != nil {
+		return err
+	}
+	return f.Agree(have, "the statistics have")
+}
+
+// NewConfig returns the configuration of a new model for d-dimensional
+// features: the flags' (Config), except that a model learning from images
+// (through a backbone) takes deploy.DefaultImageConfig for every size and
+// λ flag not given (--k follows a given --m as 0.3·m), so that flycl
+// learn, serve and the page create models sized for a few photos while
+// flycl run keeps the paper's m = 10000.
+func (f *Flags) NewConfig(d int, images bool) (flycl.Config, error) {
+	if !images {
+		return f.Config()
+	}
+	img := deploy.DefaultImageConfig(d)
+	changed := func(field string) bool { return f.Changed(f.Flag(field)) }
+	g := f.Given() // the sizes not given are the image defaults', checked by Resolve
+	if !changed("M") {
+		g.M = img.M
+	}
+	switch {
+	case changed("K"):
+	case changed("M"):
+		g.K = max(1, int(math.Round(0.3*float64(g.M))))
+	default:
+		g.K = img.K
+	}
+	if !changed("P") {
+		g.P = img.P
+	}
+	cfg, err := f.Resolve(g)
+	if err != nil {
+		return cfg, err
+	}
+	if !changed("Lambdas") && !changed("LambdaScale") {
+		cfg.Lambdas, cfg.LambdaScale = img.Lambdas, img.LambdaScale
+		if !changed("WidenGrid") {
+			cfg.WidenGrid = img.WidenGrid
+		}
+	}
+	return cfg, nil
+}
+
+// NewModel returns the untrained model that flycl learn and stats create
+// when the model file does not exist yet, for d-dimensional features with
+// pipeline p (nil: feature vectors without a backbone): the configuration
+// of NewConfig (the image defaults when p is given and no W), and the W
+// of wFile when it is not "" (modelfile.ImportProjection), which must
+// agree with the flags (AgreeW).
+func (f *Flags) NewModel(d int, wFile string, p *modelfile.Pipeline) (*deploy.Model, error) {
+	cfg, err := f.NewConfig(d, p != nil && wFile == "") // a given W fixes m, p
+	if err != nil {
+		return nil, err
+	}
+	var w *projection.Matrix
+	if wFile != "" {
+		if w, err = modelfile.ImportProjection(wFile); err != nil {
+			return nil, err
+		}
+		if err := f.AgreeW(w, wFile); err != nil {
+			return nil, err
+		}
+	}
+	return deploy.New(cfg, d, w, p)
+}
+
+// NewFromStats returns the untrained model that flycl merge creates from
+// merged statistics sf when the model file does not exist yet
+// (deploy.NewFromStats): the flags' configuration (Config), whose flags
+// for what the statistics fix must agree with them (AgreeStats), and the
+// W of wFile when it is not "" (statistics computed with an explicit W
+// need it: deploy.ErrNeedW).
+func (f *Flags) NewFromStats(sf *modelfile.StatsFile, wFile string) (*deploy.Model, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	if err := f.AgreeStats(sf.Config); err != nil {
+		return nil, err
+	}
+	var w *projection.Matrix
+	if wFile != "" {
+		if w, err = modelfile.ImportProjection(wFile); err != nil {
+			return nil, err
+		}
+	}
+	m, err := deploy.NewFromStats(cfg, sf, w)
+	if err != nil && w != nil {
+		return nil, fmt.Errorf("--w %s: %w", wFile, err)
+	}
+	return m, err
+}

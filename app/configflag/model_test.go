@@ -1,0 +1,163 @@
+package configflag
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/flagbind"
+	"github.com/flycl/flycl/projection"
+)
+
+// TestNewConfig: a new model's sizes from the flags, against the numbers
+// worked out by hand from the rule (images: m = 3000, k = 0.3·m, p = 300
+// of d = 768 scaled to d, the relative grid with widening; features: the
+// paper's defaults, m = 10000, p = 300, k = 3000).
+func TestNewConfig(t *testing.T) {
+	rel := flycl.DefaultRelativeLambdas
+	for _, tc := range []struct {
+		args        []string
+		d           int
+		images      bool
+		m, p, k     int
+		lambdas     []float64
+		scale       flycl.LambdaScale
+		widen       bool
+		wantErrFlag string // the flag an error names ("" none)
+	}{
+		{nil, 512, false, 10000, 300, 3000, flycl.DefaultLambdas, flycl.LambdaAbsolute, false, ""},
+		{nil, 512, true, 3000, 200, 900, rel, flycl.LambdaRelative, true, ""},  // p = round(300·512/768)
+		{nil, 1000, true, 3000, 391, 900, rel, flycl.LambdaRelative, true, ""}, // round(390.6)
+		{nil, 2, true, 3000, 1, 900, rel, flycl.LambdaRelative, true, ""},      // at least 1
+		{[]string{"--m", "1000"}, 768, true, 1000, 300, 300, rel, flycl.LambdaRelative, true, ""},
+		{[]string{"--m", "1000", "--k", "50"}, 768, true, 1000, 300, 50, rel, flycl.LambdaRelative, true, ""},
+		{[]string{"--p", "7"}, 768, true, 3000, 7, 900, rel, flycl.LambdaRelative, true, ""},
+		{[]string{"--lambdas", "1,2"}, 768, true, 3000, 300, 900, []float64{1, 2}, flycl.LambdaAbsolute, false, ""},
+		{[]string{"--m", "100"}, 512, false, 100, 300, 3000, nil, 0, false, "--k"}, // k > m
+		{[]string{"--k", "5000"}, 512, true, 3000, 200, 5000, nil, 0, false, "--k"},
+	} {
+		cfg, err := parse(t, tc.args...).NewConfig(tc.d, tc.images)
+		if tc.wantErrFlag != "" {
+			var fe *Error
+			if !errors.As(err, &fe) || fe.Error()[:len(tc.wantErrFlag)] != tc.wantErrFlag {
+				t.Errorf("%v d=%d images=%v: %v, want an error naming %s", tc.args, tc.d, tc.images, err, tc.wantErrFlag)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if cfg.M != tc.m || cfg.P != tc.p || cfg.K != tc.k || !slices.Equal(cfg.Lambdas, tc.lambdas) || cfg.LambdaScale != tc.scale || cfg.WidenGrid != tc.widen {
+			t.Errorf("%v d=%d images=%v: m=%d p=%d k=%d λ=%v %v widen=%v, want m=%d p=%d k=%d λ=%v %v widen=%v", tc.args, tc.d, tc.images,
+				cfg.M, cfg.P, cfg.K, cfg.Lambdas, cfg.LambdaScale, cfg.WidenGrid, tc.m, tc.p, tc.k, tc.lambdas, tc.scale, tc.widen)
+		}
+	}
+}
+
+// TestAgreeW: W fixes m and p and has no seed; the errors quote the flag
+// and W's value.
+func TestAgreeW(t *testing.T) {
+	w := &projection.Matrix{M: 200, P: 10, D: 64}
+	for _, tc := range []struct {
+		args []string
+		want string // "" agrees
+	}{
+		{nil, ""},
+		{[]string{"--m", "200", "--p", "10", "--k", "60"}, ""},
+		{[]string{"--m", "300"}, "--m 300, but W from w.npz has m = 200"},
+		{[]string{"--p", "11"}, "--p 11, but W from w.npz has p = 10"},
+		{[]string{"--m", "200", "--p", "3"}, "--p 3, but W from w.npz has p = 10"},
+		{[]string{"--w-seed", "0"}, "--w-seed and --w: W is given (w.npz), there is no seed to generate it from"},
+	} {
+		err := parse(t, tc.args...).AgreeW(w, "w.npz")
+		if got := errText(err); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestAgreeStats: only what statistics fix is compared (m, p, k, seed,
+// top-k); the λ grid and GCV flags are the new model's.
+func TestAgreeStats(t *testing.T) {
+	sc := modelfile.StatsConfig{InputDim: 16, M: 200, P: 5, K: 60, Seed: 7, W: "seed", TopK: "magnitude"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"--m", "200", "--p", "5", "--k", "60", "--w-seed", "7", "--topk", "magnitude"}, ""},
+		{[]string{"--lambdas", "1,2", "--gcv-scope", "all", "--widen-grid"}, ""},
+		{[]string{"--m", "201"}, "--m 201, but the statistics have 200"},
+		{[]string{"--k", "61"}, "--k 61, but the statistics have 60"},
+		{[]string{"--w-seed", "8"}, "--w-seed 8, but the statistics have 7"},
+		{[]string{"--topk", "signed"}, "--topk signed, but the statistics have magnitude"},
+	} {
+		err := parse(t, tc.args...).AgreeStats(sc)
+		if got := errText(err); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.args, got, tc.want)
+		}
+		var me *flagbind.MismatchError
+		if err != nil && !errors.As(err, &me) {
+			t.Errorf("%v: %v is not a *flagbind.MismatchError", tc.args, err)
+		}
+	}
+}
+
+// TestAgreeModel: a mismatch names the flag and says why.
+func TestAgreeModel(t *testing.T) {
+	have := flycl.Config{M: 200, P: 3, K: 60, Lambdas: []float64{1, 10}}
+	err := parse(t, "--m", "300").AgreeModel(have)
+	want := "--m 300, but the model has 200: a model's configuration is fixed when it is created"
+	if errText(err) != want || !errors.Is(err, ErrFixed) {
+		t.Errorf("%v, want %q wrapping ErrFixed", err, want)
+	}
+	if err := parse(t, "--m", "200").AgreeModel(have); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestNewModel: with --w the model's W is the file's, bit for bit, and its
+// sizes are W's; contradicting flags are refused before a model is made.
+func TestNewModel(t *testing.T) {
+	w, err := projection.Generate(40, 16, 4, 99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "w.npz")
+	if err := modelfile.ExportProjection(file, w); err != nil {
+		t.Fatal(err)
+	}
+	m, err := parse(t, "--k", "12").NewModel(16, file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.Config(); c.M != 40 || c.P != 4 || c.K != 12 {
+		t.Errorf("model m=%d p=%d k=%d, want W's m=40 p=4 and --k 12", c.M, c.P, c.K)
+	}
+	if got, want := modelfile.StatsConfigOf(m.Model).WSHA256, w.Digest(); got != want {
+		t.Errorf("W digest %s, want the file's %s", got, want)
+	}
+	if _, err := parse(t, "--m", "50", "--k", "12").NewModel(16, file, nil); errText(err) != "--m 50, but W from "+file+" has m = 40" {
+		t.Errorf("--m 50 with a 40-row W: %v", err)
+	}
+	// without W: the seeded W of the flags
+	m, err = parse(t, "--m", "30", "--p", "3", "--k", "9", "--w-seed", "5").NewModel(16, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := projection.Generate(30, 16, 3, 5)
+	if modelfile.StatsConfigOf(m.Model).WSHA256 != g.Digest() {
+		t.Errorf("W is not projection.Generate(30, 16, 3, 5)")
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

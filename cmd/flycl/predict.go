@@ -12,23 +12,17 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/reject"
 )
 
-// prediction is one sample's result: the input and its true class
-// around the library's answer.
-type prediction struct {
-	Input string `json:"input"`
-	Truth string `json:"truth,omitempty"`
-	deploy.Prediction
-}
+// prediction is one row of flycl predict's output (deploy.Answer).
+type prediction = deploy.Answer
 
 // answerText is a prediction's answer as the table prints it: the class
 // and its probability, or for "unknown" how far below the threshold it
 // is and the best guess with its probability.
-func answerText(p prediction) string {
+func answerText(p deploy.Answer) string {
 	prob := ""
 	if p.Probability != nil {
 		prob = fmt.Sprintf(" (p=%.2f)", *p.Probability)
@@ -118,41 +112,27 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if s.d != p.InputDim() {
-		return flycl.Input(fmt.Errorf("%s: the inputs have %d-dimensional features, the model d=%d", s.desc, s.d, p.InputDim()))
-	}
-	answers, err := deploy.Predict(cmd.Context(), p, rej, s.x, o.topN)
+	res, err := deploy.PredictInputs(cmd.Context(), p, rej, deploy.Inputs{X: s.x, D: s.d, Names: s.paths, Truth: s.names, Source: s.desc}, o.topN)
 	if err != nil {
 		return err
 	}
-	preds := make([]prediction, len(answers))
-	for i, a := range answers {
-		preds[i] = prediction{Input: strconv.Itoa(i), Prediction: a}
-		if s.paths != nil {
-			preds[i].Input = s.paths[i]
-		}
-		if s.names != nil {
-			preds[i].Truth = s.names[i]
-		}
-	}
-	acc := deploy.Accuracy(answers, s.names, p.Classes().Names())
-	if err := writePredictions(os.Stdout, o.format, preds, acc); err != nil {
+	if err := writePredictions(os.Stdout, o.format, res.Answers, res.Accuracy); err != nil {
 		return err
 	}
 	if len(s.bad) > 0 {
-		return &deploy.BadFilesError{Files: s.bad, Total: len(preds) + len(s.bad)}
+		return &deploy.BadFilesError{Files: s.bad, Total: len(res.Answers) + len(s.bad)}
 	}
 	return nil
 }
 
-func writePredictions(w io.Writer, format string, preds []prediction, acc *deploy.Score) error {
+func writePredictions(w io.Writer, format string, preds []deploy.Answer, acc *deploy.Score) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Predictions []prediction  `json:"predictions"`
-			Accuracy    *deploy.Score `json:"accuracy,omitempty"`
+			Predictions []deploy.Answer `json:"predictions"`
+			Accuracy    *deploy.Score   `json:"accuracy,omitempty"`
 		}{preds, acc})
 	case "csv":
 		cw := csv.NewWriter(w)

@@ -4,6 +4,9 @@
 // flycl.Config, named and described by the field's tags, defaulting to
 // flycl.DefaultConfig, checked by flycl.Config.Check with errors that name
 // the flag and quote the value given. Flags.Agree is the one check that
-// the flags the user set agree with a configuration already fixed (a model
-// file's).
+// the flags the user set agree with a configuration already fixed: a model
+// file's (AgreeModel), a given W's (AgreeW), statistics' (AgreeStats).
+// NewConfig and NewModel make the model that flycl learn, stats and serve
+// create when the file does not exist (sized for images when it learns
+// through a backbone), NewFromStats the one flycl merge creates.
 package configflag

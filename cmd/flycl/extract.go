@@ -125,7 +125,8 @@ func (e *extractFlags) extractor(cmd *cobra.Command, spec dataset.Spec, calib st
 }
 
 // features extracts (or loads from the cache) one split of the data set
-// ("": a split-less folder whole, see deploy.OpenSplit).
+// ("": a split-less folder whole): deploy.ExtractFeatures, through the
+// extractor the flags resolve.
 func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split string, quiet bool) (*features.Set, error) {
 	if e.maxPixels == 0 {
 		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
@@ -137,41 +138,33 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	if err := backbone.Init(lib); err != nil {
 		return nil, err
 	}
-	ds, key, err := deploy.OpenSplit(spec, split)
+	sp := deploy.SplitOf(split)
+	var ex *extract.Extractor
+	s, err := deploy.ExtractFeatures(cmd.Context(), spec, sp, e.decoder(), func(skipped []string) (*extract.Extractor, error) {
+		if len(skipped) > 0 && !quiet {
+			fmt.Fprintf(os.Stderr, "warning: %s %s: skipped %d WebP image(s), which flycl cannot decode as PIL does (first: %s)\n", spec, sp.Name, len(skipped), skipped[0])
+		}
+		var err error
+		if ex, err = e.extractor(cmd, spec, sp.Calib); err != nil {
+			return nil, err
+		}
+		bar := newProgress(quiet, 1000)
+		ex.Progress = func(done, total int, rate float64) {
+			bar.update(done, total, fmt.Sprintf("extract %s %s (%.1f images/s)", ex.Backbone.Name, sp.Name, rate))
+		}
+		return ex, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	calib, name := "train", split
-	if split == "" {
-		calib, name = "", "(all)"
-	}
-	ds = dataset.WithDecoder(ds, e.decoder())
-	if sk := dataset.Skipped(ds); len(sk) > 0 && !quiet {
-		fmt.Fprintf(os.Stderr, "warning: %s %s: skipped %d WebP image(s), which flycl cannot decode as PIL does (first: %s)\n", spec, name, len(sk), sk[0])
-	}
-	ex, err := e.extractor(cmd, spec, calib)
-	if err != nil {
-		return nil, err
-	}
-	bar := newProgress(quiet, 1000)
-	ex.Progress = func(done, total int, rate float64) {
-		bar.update(done, total, fmt.Sprintf("extract %s %s (%.1f images/s)", ex.Backbone.Name, name, rate))
-	}
-	s, cached, err := ex.Dataset(cmd.Context(), ds, key)
-	if err != nil {
-		return nil, err
-	}
-	// the identity a model file records, so learn/predict/stats can check
-	// these features against a model's backbone
-	s.Pipeline = ex.Pipeline().Text()
 	if !quiet {
-		if cached {
-			fmt.Fprintf(os.Stderr, "extract %s %s: %d features from the cache %s\n", ex.Backbone.Name, name, s.N, ex.CachePath(key))
+		if s.Cached {
+			fmt.Fprintf(os.Stderr, "extract %s %s: %d features from the cache %s\n", ex.Backbone.Name, sp.Name, s.N, s.CachePath)
 		} else {
-			fmt.Fprintf(os.Stderr, "extract %s %s: %d images in %.1fs (%.1f images/s)\n", ex.Backbone.Name, name, s.N, s.ExtractSeconds, float64(s.N)/s.ExtractSeconds)
+			fmt.Fprintf(os.Stderr, "extract %s %s: %d images in %.1fs (%.1f images/s)\n", ex.Backbone.Name, sp.Name, s.N, s.ExtractSeconds, float64(s.N)/s.ExtractSeconds)
 		}
 	}
-	return s, nil
+	return s.Set, nil
 }
 
 func extractCmd() *cobra.Command {
@@ -208,27 +201,18 @@ Data sets (--data): ` + strings.Join(dataset.Kinds, ", ") + ` as kind:path.`,
 			if err := checkOut(out); err != nil {
 				return err
 			}
-			if deploy.SplitLess(spec) {
-				// DIR/<class>/<image>: one set of images, to learn from.
-				s, err := e.features(cmd, spec, "", e.quiet)
+			splits := deploy.ExtractSplits(spec)
+			for _, sp := range splits {
+				s, err := e.features(cmd, spec, sp.Split, e.quiet)
 				if err != nil {
 					return err
 				}
-				if err := features.Save(filepath.Join(out, "train.npz"), s); err != nil {
+				if err := features.Save(filepath.Join(out, sp.File), s); err != nil {
 					return err
 				}
-				if !e.quiet {
+				if len(splits) == 1 && !e.quiet {
 					fmt.Fprintf(os.Stderr, "wrote %s/train.npz: %s has no train/ or test/ sub-folder, so its %d images (DIR/<class>/<image>) are one set and there is no test.npz\n", out, spec.Path, s.N)
-				}
-				return nil
-			}
-			for _, split := range []string{"train", "test"} {
-				s, err := e.features(cmd, spec, split, e.quiet)
-				if err != nil {
-					return err
-				}
-				if err := features.Save(filepath.Join(out, split+".npz"), s); err != nil {
-					return err
+					return nil
 				}
 			}
 			if !e.quiet {

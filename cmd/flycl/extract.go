@@ -167,10 +167,23 @@ func (e *extractFlags) features(cmd *cobra.Command, spec dataset.Spec, split str
 	return s.Set, nil
 }
 
+// extractOptions are flycl extract's flags.
+type extractOptions struct {
+	e    extractFlags
+	data dataFlags
+	out  string
+}
+
+// AddFlags adds extract's flags to c.
+func (o *extractOptions) AddFlags(c *cobra.Command) {
+	o.e.register(c)
+	c.Flags().StringVar(&o.data.data, "data", "", "data set as kind:path")
+	c.Flags().StringVar(&o.out, "out", "out/features", "output directory")
+	c.Flags().BoolVar(&o.e.quiet, "quiet", false, "print nothing but errors")
+}
+
 func extractCmd() *cobra.Command {
-	var e extractFlags
-	var data dataFlags
-	var out string
+	var o extractOptions
 	c := &cobra.Command{
 		Use:   "extract",
 		Short: "Extract backbone features of a data set into train.npz and test.npz",
@@ -187,43 +200,44 @@ so a second run is instant; an interrupted run resumes from its last chunk.
 Data sets (--data): ` + strings.Join(dataset.Kinds, ", ") + ` as kind:path.`,
 		Example: `  flycl extract --data folder:../shared/data/cifar10-jpeg.tar.gz --backbone mobilenetv2 --out out/c10-mnv2
   flycl extract --data cifar100:cifar-100-python.tar.gz --backbone vit:vit_base_patch16_224.safetensors --preset flycl-cifar`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if data.data == "" {
-				return fmt.Errorf("give --data")
-			}
-			if e.backbone == "" {
-				e.backbone = defaultBackbone
-			}
-			spec, err := data.spec()
-			if err != nil {
-				return err
-			}
-			if err := checkOut(out); err != nil {
-				return err
-			}
-			splits := deploy.ExtractSplits(spec)
-			for _, sp := range splits {
-				s, err := e.features(cmd, spec, sp.Split, e.quiet)
-				if err != nil {
-					return err
-				}
-				if err := features.Save(filepath.Join(out, sp.File), s); err != nil {
-					return err
-				}
-				if len(splits) == 1 && !e.quiet {
-					fmt.Fprintf(os.Stderr, "wrote %s/train.npz: %s has no train/ or test/ sub-folder, so its %d images (DIR/<class>/<image>) are one set and there is no test.npz\n", out, spec.Path, s.N)
-					return nil
-				}
-			}
-			if !e.quiet {
-				fmt.Fprintf(os.Stderr, "wrote %s/{train,test}.npz\n", out)
-			}
-			return nil
-		},
+		RunE: o.run,
 	}
-	e.register(c)
-	c.Flags().StringVar(&data.data, "data", "", "data set as kind:path")
-	c.Flags().StringVar(&out, "out", "out/features", "output directory")
-	c.Flags().BoolVar(&e.quiet, "quiet", false, "print nothing but errors")
+	o.AddFlags(c)
 	return c
+}
+
+// run extracts every split the data set has (deploy.ExtractSplits) into
+// its feature file.
+func (o *extractOptions) run(cmd *cobra.Command, args []string) error {
+	if o.data.data == "" {
+		return fmt.Errorf("give --data")
+	}
+	if o.e.backbone == "" {
+		o.e.backbone = defaultBackbone
+	}
+	spec, err := o.data.spec()
+	if err != nil {
+		return err
+	}
+	if err := checkOut(o.out); err != nil {
+		return err
+	}
+	splits := deploy.ExtractSplits(spec)
+	for _, sp := range splits {
+		s, err := o.e.features(cmd, spec, sp.Split, o.e.quiet)
+		if err != nil {
+			return err
+		}
+		if err := features.Save(filepath.Join(o.out, sp.File), s); err != nil {
+			return err
+		}
+		if len(splits) == 1 && !o.e.quiet {
+			fmt.Fprintf(os.Stderr, "wrote %s/train.npz: %s has no train/ or test/ sub-folder, so its %d images (DIR/<class>/<image>) are one set and there is no test.npz\n", o.out, spec.Path, s.N)
+			return nil
+		}
+	}
+	if !o.e.quiet {
+		fmt.Fprintf(os.Stderr, "wrote %s/{train,test}.npz\n", o.out)
+	}
+	return nil
 }

@@ -25,10 +25,25 @@ func parseShard(s string) (int, int, error) {
 	return i, n, nil
 }
 
+// statsOptions are flycl stats' flags.
+type statsOptions struct {
+	in                       inputFlags
+	mf                       modelFlags
+	model, wFile, shard, out string
+}
+
+// AddFlags adds stats' flags to c.
+func (o *statsOptions) AddFlags(c *cobra.Command) {
+	o.in.register(c, "train")
+	o.mf.register(c.Flags())
+	c.Flags().StringVar(&o.model, "model", "", "take the configuration, W and backbone from this model file")
+	c.Flags().StringVar(&o.wFile, "w", "", "projection W (.npz) instead of generating it from --w-seed")
+	c.Flags().StringVar(&o.shard, "shard", "0/1", "which shard: i/N")
+	c.Flags().StringVar(&o.out, "out", "", "statistics file to write")
+}
+
 func statsCmd() *cobra.Command {
-	var in inputFlags
-	var mf modelFlags
-	var model, wFile, shard, out string
+	var o statsOptions
 	c := &cobra.Command{
 		Use:   "stats (--data SPEC | --features F.npz) --shard i/N --out part-i.stats [--model M.flycl | --m --p --k --w-seed --topk]",
 		Short: "Compute the statistics of one shard of a task (for flycl merge, on any number of machines)",
@@ -44,76 +59,91 @@ With --data and a backbone only the shard's images are extracted.`,
 		Example: `  flycl stats --features train.npz --shard 0/2 --out part-0.stats --m 2000 --k 600
   flycl stats --data mnist --shard 3/7 --out part-3.stats
   flycl stats --data folder:photos --backbone squeezenet --shard 1/4 --out p1.stats --model cam.flycl`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return fmt.Errorf("give --out FILE")
-			}
-			i, n, err := parseShard(shard)
-			if err != nil {
-				return err
-			}
-			var m *deploy.Model
-			if model != "" {
-				if m, err = deploy.Load(model); err != nil {
-					return err
-				}
-				if err := mf.bound().AgreeModel(m.Config()); err != nil {
-					return err
-				}
-			}
-			var mp *modelfile.Pipeline
-			trained := false
-			if m != nil {
-				mp, trained = m.Pipeline, m.Classes().Len() > 0
-			}
-			input, err := in.open(cmd, mp, trained, nil, true, true)
-			if err != nil {
-				return err
-			}
-			s, _, err := in.samples(cmd, input, mp, trained, i, n)
-			if err != nil {
-				return err
-			}
-			if m == nil {
-				if m, err = mf.bound().NewModel(s.D, wFile, s.Pipeline); err != nil {
-					return err
-				}
-			}
-			t0 := time.Now()
-			f, err := m.ShardStats(cmd.Context(), input, s, i, n)
-			if err != nil {
-				if model != "" {
-					err = fmt.Errorf("%s: %w", model, err)
-				}
-				return err
-			}
-			if err := modelfile.SaveStats(out, f); err != nil {
-				return err
-			}
-			fi, err := os.Stat(out)
-			if err != nil {
-				return fmt.Errorf("stats: saved %s but cannot stat it: %w", out, err)
-			}
-			fmt.Printf("statistics of shard %d/%d: %d samples, %d classes (%s), m=%d, %.2fs; %s, %s\n",
-				i, n, f.Stats.N, len(f.Names), strings.Join(f.Names, ", "), f.Stats.M, time.Since(t0).Seconds(), out, size(fi.Size()))
-			return nil
-		},
+		RunE: o.run,
 	}
-	in.register(c, "train")
-	mf.register(c.Flags())
-	c.Flags().StringVar(&model, "model", "", "take the configuration, W and backbone from this model file")
-	c.Flags().StringVar(&wFile, "w", "", "projection W (.npz) instead of generating it from --w-seed")
-	c.Flags().StringVar(&shard, "shard", "0/1", "which shard: i/N")
-	c.Flags().StringVar(&out, "out", "", "statistics file to write")
+	o.AddFlags(c)
 	return c
 }
 
+// run computes the statistics of one shard of the input (deploy.Model.ShardStats)
+// for the model file's or the flags' expansion, and saves them.
+func (o *statsOptions) run(cmd *cobra.Command, args []string) error {
+	if o.out == "" {
+		return fmt.Errorf("give --out FILE")
+	}
+	i, n, err := parseShard(o.shard)
+	if err != nil {
+		return err
+	}
+	var m *deploy.Model
+	if o.model != "" {
+		if m, err = deploy.Load(o.model); err != nil {
+			return err
+		}
+		if err := o.mf.bound().AgreeModel(m.Config()); err != nil {
+			return err
+		}
+	}
+	var mp *modelfile.Pipeline
+	trained := false
+	if m != nil {
+		mp, trained = m.Pipeline, m.Classes().Len() > 0
+	}
+	input, err := o.in.open(cmd, mp, trained, nil, true, true)
+	if err != nil {
+		return err
+	}
+	s, _, err := o.in.samples(cmd, input, mp, trained, i, n)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		if m, err = o.mf.bound().NewModel(s.D, o.wFile, s.Pipeline); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
+	f, err := m.ShardStats(cmd.Context(), input, s, i, n)
+	if err != nil {
+		if o.model != "" {
+			err = fmt.Errorf("%s: %w", o.model, err)
+		}
+		return err
+	}
+	if err := modelfile.SaveStats(o.out, f); err != nil {
+		return err
+	}
+	fi, err := os.Stat(o.out)
+	if err != nil {
+		return fmt.Errorf("stats: saved %s but cannot stat it: %w", o.out, err)
+	}
+	fmt.Printf("statistics of shard %d/%d: %d samples, %d classes (%s), m=%d, %.2fs; %s, %s\n",
+		i, n, f.Stats.N, len(f.Names), strings.Join(f.Names, ", "), f.Stats.M, time.Since(t0).Seconds(), o.out, size(fi.Size()))
+	return nil
+}
+
+// mergeOptions are flycl merge's flags.
+type mergeOptions struct {
+	mf                modelFlags
+	model, wFile, out string
+	lambda            float64
+	wait              waitFlag
+	partial           bool
+}
+
+// AddFlags adds merge's flags to c.
+func (o *mergeOptions) AddFlags(c *cobra.Command) {
+	o.mf.register(c.Flags())
+	c.Flags().StringVar(&o.model, "model", "", "model file to teach the task (created when absent)")
+	c.Flags().StringVar(&o.wFile, "w", "", "projection W (.npz) when creating a model from statistics with an explicit W")
+	c.Flags().StringVar(&o.out, "out", "", "write the merged statistics to this file instead")
+	c.Flags().Float64Var(&o.lambda, "lambda", 0, "fixed λ (0: GCV on the merged statistics)")
+	c.Flags().BoolVar(&o.partial, "partial", false, "merge a set that is not one whole split of one source (shards missing, or of different sources or shard counts)")
+	o.wait.register(c)
+}
+
 func mergeCmd() *cobra.Command {
-	var mf modelFlags
-	var model, wFile, out string
-	var lambda float64
-	var wait waitFlag
-	var partial bool
+	var o mergeOptions
 	c := &cobra.Command{
 		Use:   "merge PART.stats... (--model M.flycl | --out MERGED.stats) [--partial]",
 		Short: "Add up shard statistics and teach the task to a model (λ by GCV on the merged statistics)",
@@ -140,82 +170,81 @@ merged file records the shards it holds, so the intermediate merges need
   flycl merge part-0.stats part-1.stats --out half.stats --partial   # 2 of 4 shards
   flycl merge half.stats part-2.stats part-3.stats --model m.flycl`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if (model == "") == (out == "") {
-				return fmt.Errorf("give --model FILE (learn the task) or --out FILE (write the merged statistics)")
-			}
-			merged, incomplete, err := modelfile.MergeFiles(args...)
-			if err != nil {
-				return err
-			}
-			if incomplete != nil {
-				if !partial {
-					return fmt.Errorf("merge: %w (give --partial to merge them anyway)", incomplete)
-				}
-				fmt.Fprintf(os.Stderr, "warning: %v (merged anyway: --partial)\n", incomplete)
-			}
-			if out != "" {
-				if err := modelfile.SaveStats(out, merged); err != nil {
-					return err
-				}
-				fmt.Printf("merged %d files: %d samples, %d classes -> %s\n", len(args), merged.Stats.N, len(merged.Names), out)
-				return nil
-			}
-			st, err := openModel(cmd, model, wait, args, &mf, true)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			m := st.Model()
-			if m != nil {
-				if cmd.Flags().Changed("gcv-scope") {
-					return fmt.Errorf("--gcv-scope is fixed when a model is created")
-				}
-			} else {
-				m, err = mf.bound().NewFromStats(merged, wFile)
-				if errors.Is(err, deploy.ErrNeedW) {
-					return fmt.Errorf("%w: give it with --w to create %s", err, model)
-				}
-				if err != nil {
-					return err
-				}
-				if err := st.Create(m); err != nil {
-					return err
-				}
-			}
-			t0 := time.Now()
-			rec, err := st.Merge(cmd.Context(), merged, lambda)
-			if err = warnNotRecorded(err); err != nil {
-				return err
-			}
-			m = st.Model()
-			fmt.Printf("learned %d samples of %d classes from %d statistics files in %.2fs\n", merged.Stats.N, len(merged.Names), len(args), time.Since(t0).Seconds())
-			if rec.GCV != nil {
-				// The λ values scored: with --lambda-scale relative these are
-				// the grid's multipliers times the statistics' scale, not
-				// Config().Lambdas.
-				grid := rec.Grid
-				var b strings.Builder
-				for gi, v := range rec.GCV {
-					fmt.Fprintf(&b, " %g:%.6g", grid[gi], v)
-				}
-				fmt.Printf("GCV (%s):%s\n", rec.GCVScope, b.String())
-			}
-			fmt.Printf("lambda %g", rec.Lambda)
-			if rec.RaisedFrom != 0 {
-				fmt.Printf(" (raised from %g for a positive-definite factor)", rec.RaisedFrom)
-			}
-			fmt.Println()
-			fmt.Printf("model %s: version %d, %d classes, %d samples\n", model, m.Version(), m.Classes().Len(), m.Samples())
-			return nil
-		},
+		RunE: o.run,
 	}
-	mf.register(c.Flags())
-	c.Flags().StringVar(&model, "model", "", "model file to teach the task (created when absent)")
-	c.Flags().StringVar(&wFile, "w", "", "projection W (.npz) when creating a model from statistics with an explicit W")
-	c.Flags().StringVar(&out, "out", "", "write the merged statistics to this file instead")
-	c.Flags().Float64Var(&lambda, "lambda", 0, "fixed λ (0: GCV on the merged statistics)")
-	c.Flags().BoolVar(&partial, "partial", false, "merge a set that is not one whole split of one source (shards missing, or of different sources or shard counts)")
-	wait.register(c)
+	o.AddFlags(c)
 	return c
+}
+
+// run merges the statistics files (modelfile.MergeFiles) and writes them,
+// or teaches them to the model file (store.Store.Merge; created when
+// absent: configflag.Flags.NewFromStats), and prints what it learned.
+func (o *mergeOptions) run(cmd *cobra.Command, args []string) error {
+	if (o.model == "") == (o.out == "") {
+		return fmt.Errorf("give --model FILE (learn the task) or --out FILE (write the merged statistics)")
+	}
+	merged, incomplete, err := modelfile.MergeFiles(args...)
+	if err != nil {
+		return err
+	}
+	if incomplete != nil {
+		if !o.partial {
+			return fmt.Errorf("merge: %w (give --partial to merge them anyway)", incomplete)
+		}
+		fmt.Fprintf(os.Stderr, "warning: %v (merged anyway: --partial)\n", incomplete)
+	}
+	if o.out != "" {
+		if err := modelfile.SaveStats(o.out, merged); err != nil {
+			return err
+		}
+		fmt.Printf("merged %d files: %d samples, %d classes -> %s\n", len(args), merged.Stats.N, len(merged.Names), o.out)
+		return nil
+	}
+	st, err := openModel(cmd, o.model, o.wait, args, &o.mf, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	m := st.Model()
+	if m != nil {
+		if cmd.Flags().Changed("gcv-scope") {
+			return fmt.Errorf("--gcv-scope is fixed when a model is created")
+		}
+	} else {
+		m, err = o.mf.bound().NewFromStats(merged, o.wFile)
+		if errors.Is(err, deploy.ErrNeedW) {
+			return fmt.Errorf("%w: give it with --w to create %s", err, o.model)
+		}
+		if err != nil {
+			return err
+		}
+		if err := st.Create(m); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
+	rec, err := st.Merge(cmd.Context(), merged, o.lambda)
+	if err = warnNotRecorded(err); err != nil {
+		return err
+	}
+	m = st.Model()
+	fmt.Printf("learned %d samples of %d classes from %d statistics files in %.2fs\n", merged.Stats.N, len(merged.Names), len(args), time.Since(t0).Seconds())
+	if rec.GCV != nil {
+		// The λ values scored: with --lambda-scale relative these are
+		// the grid's multipliers times the statistics' scale, not
+		// Config().Lambdas.
+		grid := rec.Grid
+		var b strings.Builder
+		for gi, v := range rec.GCV {
+			fmt.Fprintf(&b, " %g:%.6g", grid[gi], v)
+		}
+		fmt.Printf("GCV (%s):%s\n", rec.GCVScope, b.String())
+	}
+	fmt.Printf("lambda %g", rec.Lambda)
+	if rec.RaisedFrom != 0 {
+		fmt.Printf(" (raised from %g for a positive-definite factor)", rec.RaisedFrom)
+	}
+	fmt.Println()
+	fmt.Printf("model %s: version %d, %d classes, %d samples\n", o.model, m.Version(), m.Classes().Len(), m.Samples())
+	return nil
 }

@@ -318,3 +318,11 @@ func FeaturePipeline(path string, s *features.Set, mp *modelfile.Pipeline, train
 	}
 	return fp, "", nil
 }
+
+// PixelsInput reports whether a data set is read as its raw pixels
+// (InputOptions.Pixels), as flycl stats does: a grey data set (MNIST,
+// Fashion-MNIST) when no backbone is asked for (backbone "") and the
+// model, whose pipeline is mp, has none.
+func PixelsInput(spec dataset.Spec, backbone string, mp *modelfile.Pipeline) bool {
+	return spec.Grey() && backbone == "" && mp == nil
+}

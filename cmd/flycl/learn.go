@@ -173,7 +173,7 @@ func (f *inputFlags) open(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 			return nil, err
 		}
 		o.Data = spec
-		o.Pixels = pixels && spec.Grey() && f.ext.backbone == "" && mp == nil
+		o.Pixels = pixels && deploy.PixelsInput(spec, f.ext.backbone, mp)
 	}
 	in, err := deploy.OpenInput(o)
 	if err != nil {

@@ -45,16 +45,6 @@ type serveFlags struct {
 	reloadEvery                                 time.Duration
 }
 
-// servedModel is what serve needs of its backend: a server.FileBackend
-// (the file's writer) or, with --read-only, a server.ReadOnlyBackend.
-type servedModel interface {
-	server.Backend
-	Pipeline() *modelfile.Pipeline
-	SetPipeline(*modelfile.Pipeline) error
-	Config() flycl.Config
-	Close() error
-}
-
 // writerOnlyFlags are the flags of serve that change or create the model
 // file, refused with --read-only.
 var writerOnlyFlags = []string{"dim", "precision", "calib", "calib-method", "wait", "checkpoint-every", "checkpoint-bytes",
@@ -326,7 +316,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 // the model file's pipeline fixes the backbone, a new model's int8 one is
 // calibrated on the first learn) from --backbone (bb, opened already) or
 // the backbone the model file names, and compiles it.
-func (f *serveFlags) extractor(ctx context.Context, cmd *cobra.Command, be servedModel, bb *backbone.Model) (*extract.Extractor, error) {
+func (f *serveFlags) extractor(ctx context.Context, cmd *cobra.Command, be server.Served, bb *backbone.Model) (*extract.Extractor, error) {
 	lib, err := ortLibrary(cmd.Flags())
 	if err != nil {
 		return nil, err
@@ -380,7 +370,7 @@ func (f *serveFlags) extractor(ctx context.Context, cmd *cobra.Command, be serve
 
 // openServed opens the model file as its writer or, with --read-only, as
 // a reader that follows it.
-func openServed(ctx context.Context, cmd *cobra.Command, f *serveFlags, create func() (*flycl.Model, error), log *slog.Logger) (servedModel, error) {
+func openServed(ctx context.Context, cmd *cobra.Command, f *serveFlags, create func() (*flycl.Model, error), log *slog.Logger) (server.Served, error) {
 	if f.readOnly {
 		for _, name := range writerOnlyFlags {
 			if cmd.Flags().Changed(name) {
@@ -390,25 +380,21 @@ func openServed(ctx context.Context, cmd *cobra.Command, f *serveFlags, create f
 		if f.reloadEvery <= 0 {
 			return nil, flycl.Input(fmt.Errorf("--reload-every %v: must be positive", f.reloadEvery))
 		}
-		be, err := server.OpenReadOnly(f.model, server.ReadOnlyOptions{Poll: f.reloadEvery, Logger: log})
-		if err != nil {
-			return nil, fmt.Errorf("--read-only: %w", err)
-		}
-		return be, nil
 	}
-	if cmd.Flags().Changed("reload-every") {
+	if !f.readOnly && cmd.Flags().Changed("reload-every") {
 		return nil, flycl.Input(fmt.Errorf("--reload-every applies to a --read-only server"))
 	}
 	// The server is the model file's one writer while it runs: it holds
 	// the file's lock (a learn, forget, merge or second serve on it fails,
 	// or waits with --wait, until the server stops).
-	be, err := server.OpenFileWith(ctx, f.model, server.FileOptions{Create: create,
-		Lock: modelfile.LockOptions{Wait: f.wait.d, Command: fmt.Sprintf("flycl serve on %s", f.addr)}, LambdaPolicy: f.lambdaPolicy, Checkpoints: f.checkpoints})
-	if errors.Is(err, fs.ErrNotExist) {
+	be, err := server.Open(ctx, f.model, server.OpenOptions{ReadOnly: f.readOnly, Poll: f.reloadEvery, Logger: log,
+		File: server.FileOptions{Create: create, Lock: modelfile.LockOptions{Wait: f.wait.d, Command: fmt.Sprintf("flycl serve on %s", f.addr)},
+			LambdaPolicy: f.lambdaPolicy, Checkpoints: f.checkpoints}})
+	switch {
+	case err != nil && f.readOnly:
+		return nil, fmt.Errorf("--read-only: %w", err)
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%w (give --backbone or --dim to create a new model)", err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return be, nil
+	return be, err
 }

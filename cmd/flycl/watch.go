@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -150,9 +146,9 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	if err != nil {
 		return fmt.Errorf("--zone: %w", err)
 	}
-	zoneFiles, err := parseZoneModels(f.zoneModels, zones)
+	zoneFiles, err := watch.ParseZoneModels(f.zoneModels, zones)
 	if err != nil {
-		return err
+		return fmt.Errorf("--zone-model %w", err)
 	}
 	mqttOpts, err := f.mqttOptions()
 	if err != nil {
@@ -312,10 +308,8 @@ func (f *watchFlags) mqttOptions() (*mqtt.Options, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--mqtt-password-file: %w", err)
 		}
-		pw, _, _ := strings.Cut(string(b), "\n")
-		o.Password = strings.TrimRight(pw, "\r")
-		if o.Password == "" {
-			return nil, fmt.Errorf("--mqtt-password-file %s: its first line is empty", f.mqttPasswordFile)
+		if o.Password, err = mqtt.ParsePassword(b); err != nil {
+			return nil, fmt.Errorf("--mqtt-password-file %s: %w", f.mqttPasswordFile, err)
 		}
 	}
 	if f.mqttCA != "" {
@@ -323,33 +317,12 @@ func (f *watchFlags) mqttOptions() (*mqtt.Options, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--mqtt-ca: %w", err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--mqtt-ca %s: no PEM certificate in it", f.mqttCA)
+		if o.TLS, err = mqtt.ParseCA(pem); err != nil {
+			return nil, fmt.Errorf("--mqtt-ca %s: %w", f.mqttCA, err)
 		}
-		o.TLS = &tls.Config{RootCAs: pool}
 	}
 	if _, err := mqtt.New(*o); err != nil { // checked before the model loads
 		return nil, fmt.Errorf("--mqtt: %w", err)
 	}
 	return o, nil
-}
-
-// parseZoneModels reads --zone-model's NAME=FILE: the model file of each
-// zone named, one of --zone's, at most once.
-func parseZoneModels(specs []string, zones []watch.Zone) (map[string]string, error) {
-	out := map[string]string{}
-	for _, s := range specs {
-		name, file, ok := strings.Cut(s, "=")
-		switch {
-		case !ok || name == "" || file == "":
-			return nil, fmt.Errorf("--zone-model %q: want NAME=FILE (a zone of --zone and its model file)", s)
-		case !slices.ContainsFunc(zones, func(z watch.Zone) bool { return z.Name == name }):
-			return nil, fmt.Errorf("--zone-model %q: no --zone is named %q", s, name)
-		case out[name] != "":
-			return nil, fmt.Errorf("--zone-model %q: zone %q has a model already (%s)", s, name, out[name])
-		}
-		out[name] = file
-	}
-	return out, nil
 }

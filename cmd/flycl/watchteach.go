@@ -73,13 +73,9 @@ func (f *watchTeachFlags) setup(ctx context.Context, cfg *watch.Config, mc *imag
 		rl := watch.NewReloading(mc.ModelClassifier)
 		cfg.Classify = rl
 		fw := &watch.FileWatcher{Path: model, Interval: f.reload, Into: rl, Unknown: unknown, Pipeline: mc.Extractor.Pipeline(), Log: log}
-		wctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { fw.Run(wctx); close(done) }()
+		stopWatcher := fw.Start(ctx)
 		stops = append(stops, func() {
-			cancel()
-			<-done
-			n, failed := fw.Reloads()
+			n, failed := stopWatcher()
 			log.Info("model reloads", "reloads", n, "failed", failed)
 		})
 	}
@@ -120,13 +116,9 @@ func (f *watchTeachFlags) reloadEach(ctx context.Context, opened map[string]*ima
 		rl := watch.NewReloading(mc.ModelClassifier)
 		out[file] = rl
 		fw := &watch.FileWatcher{Path: file, Interval: f.reload, Into: rl, Unknown: unknown, Pipeline: mc.Extractor.Pipeline(), Log: log}
-		wctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { fw.Run(wctx); close(done) }()
+		stopWatcher := fw.Start(ctx)
 		stops = append(stops, func() {
-			cancel()
-			<-done
-			n, failed := fw.Reloads()
+			n, failed := stopWatcher()
 			log.Info("model reloads", "model", file, "reloads", n, "failed", failed)
 		})
 	}

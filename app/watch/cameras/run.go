@@ -3,8 +3,6 @@ package cameras
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -195,9 +193,8 @@ func mqttOptions(m *MQTT) (*mqtt.Options, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mqtt: password_file: %w", err)
 		}
-		pw, _, _ := strings.Cut(string(b), "\n")
-		if o.Password = strings.TrimRight(pw, "\r"); o.Password == "" {
-			return nil, fmt.Errorf("mqtt: password_file %s: its first line is empty", m.PasswordFile)
+		if o.Password, err = mqtt.ParsePassword(b); err != nil {
+			return nil, fmt.Errorf("mqtt: password_file %s: %w", m.PasswordFile, err)
 		}
 	}
 	if m.CA != "" {
@@ -205,11 +202,9 @@ func mqttOptions(m *MQTT) (*mqtt.Options, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mqtt: ca: %w", err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("mqtt: ca %s: no PEM certificate in it", m.CA)
+		if o.TLS, err = mqtt.ParseCA(pem); err != nil {
+			return nil, fmt.Errorf("mqtt: ca %s: %w", m.CA, err)
 		}
-		o.TLS = &tls.Config{RootCAs: pool}
 	}
 	return o, nil
 }

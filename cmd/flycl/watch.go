@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -185,10 +184,7 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	short := mc.Extractor.Preset.Resize
-	if short <= 0 {
-		short = mc.Extractor.Preset.Crop
-	}
+	short := watch.ShortSideFor(mc.Extractor.Preset)
 	if len(zones) > 0 {
 		short = 0 // zones are cropped from the source's own pixels
 	}
@@ -241,15 +237,6 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		}
 		cfg.ZoneClassify[zone] = byFile[file]
 	}
-	var poster *watch.Poster
-	pctx, pcancel := context.WithCancel(context.Background())
-	defer pcancel()
-	done := make(chan struct{})
-	if f.webhook != "" {
-		poster = watch.NewPoster(f.webhook, watch.PosterOptions{Queue: f.queue, Log: log})
-		cfg.Events = poster
-		go func() { poster.Run(pctx); close(done) }()
-	}
 	var pub *mqtt.Publisher
 	if mqttOpts != nil {
 		mqttOpts.Log, mqttOpts.Model, mqttOpts.ModelVersion = log, filepath.Base(f.model), p.Version()
@@ -257,31 +244,25 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		if pub, err = mqtt.New(*mqttOpts); err != nil {
 			return fmt.Errorf("--mqtt: %w", err)
 		}
+	}
+	finishPoster := func(time.Duration) error { return nil }
+	if f.webhook != "" {
+		poster := watch.NewPoster(f.webhook, watch.PosterOptions{Queue: f.queue, Log: log})
+		cfg.Events = poster
+		finishPoster = poster.Start()
+	}
+	if pub != nil {
 		pub.Start(5 * time.Second)
 		cfg.Updates = pub
 	}
 	log.Info("watching", "source", f.source, "model", f.model, "classes", p.Classes().Len(), "backbone", mc.Extractor.Backbone.Name, "fps", f.fps, "scale_short_side", short, "zones", len(zones))
 	_, runErr := watch.Run(ctx, cfg)
-	if poster != nil {
-		fctx, fcancel := context.WithTimeout(context.Background(), f.flush)
-		if err := poster.Flush(fctx); err != nil {
-			log.Warn("webhook queue not empty at the end", "err", err)
-		}
-		fcancel()
-		pcancel()
-		<-done
-		st := poster.Stats()
-		log.Info("webhook", "sent", st.Sent, "failed", st.Failed, "dropped", st.Dropped, "retries", st.Retries, "unsent", st.Queued, "last_error", st.LastError)
-		if err := st.Err(); err != nil && runErr == nil {
-			return fmt.Errorf("--webhook %s: %w", f.webhook, err)
-		}
+	if err := finishPoster(f.flush); err != nil && runErr == nil {
+		runErr = fmt.Errorf("--webhook %s: %w", f.webhook, err)
 	}
 	if pub != nil {
-		pub.Close(f.flush)
-		st := pub.Stats()
-		log.Info("mqtt", "updates", st.Updates, "published", st.Published, "connections", st.Connects, "last_error", st.LastError)
-		if err := st.Err(); err != nil && runErr == nil {
-			return fmt.Errorf("--mqtt %s: %w", f.mqtt, err)
+		if err := pub.Finish(f.flush); err != nil && runErr == nil {
+			runErr = fmt.Errorf("--mqtt %s: %w", f.mqtt, err)
 		}
 	}
 	return runErr

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl/app/watch"
 	"github.com/flycl/flycl/app/watch/cameras"
 )
 
@@ -58,12 +59,8 @@ func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
 			return nil, err
 		}
 		mc.Top = k.Top
-		short := mc.Extractor.Preset.Resize
-		if short <= 0 {
-			short = mc.Extractor.Preset.Crop
-		}
 		log.Info("model", "model", k.Model, "classes", mc.Predictor.Classes().Len(), "backbone", mc.Extractor.Name())
-		m := &cameras.Model{Classifier: mc.ModelClassifier, ShortSide: short, Name: filepath.Base(k.Model),
+		m := &cameras.Model{Classifier: mc.ModelClassifier, ShortSide: watch.ShortSideFor(mc.Extractor.Preset), Name: filepath.Base(k.Model),
 			Version: mc.Predictor.Version(), Close: mc.Close}
 		if f.teach.reload > 0 { // each model file reloads on its own
 			byFile, stopReload := f.teach.reloadEach(ctx, map[string]*imageClassifier{k.Model: mc}, k.Unknown, log)

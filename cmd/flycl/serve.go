@@ -195,14 +195,8 @@ func (f *serveFlags) check() error {
 	if _, err := backbone.ParsePrecision(f.precision); err != nil {
 		return fmt.Errorf("--precision: %w", err)
 	}
-	if f.inbox.MaxItems < 1 || f.inbox.MaxBytes < 1 {
-		return fmt.Errorf("--inbox-max-items %d, --inbox-max-bytes %d: must be at least 1", f.inbox.MaxItems, f.inbox.MaxBytes)
-	}
-	if !(f.inboxPolicy.Probability > 0 && f.inboxPolicy.Probability <= 1) {
-		return fmt.Errorf("--inbox-below %g: must be in (0, 1]", f.inboxPolicy.Probability)
-	}
-	if !(f.inboxPolicy.Margin > 0) || f.inboxPolicy.Margin > 1e30 {
-		return fmt.Errorf("--inbox-margin %g: must be positive", f.inboxPolicy.Margin)
+	if err := checkInboxFlags(f.inbox, f.inboxPolicy); err != nil {
+		return err
 	}
 	if _, err := backbone.ParseCalibMethod(f.calibMethod); err != nil {
 		return fmt.Errorf("--calib-method: %w", err)
@@ -214,13 +208,10 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
-	if f.logFormat == "json" {
-		h = slog.NewJSONHandler(os.Stderr, nil)
-	} else if f.logFormat != "text" {
-		return fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	log, err := newLogger(f.logFormat)
+	if err != nil {
+		return err
 	}
-	log := slog.New(h)
 	cfg := f.limits
 	cfg.Logger = log
 	cfg.TokenForAll = f.authAll
@@ -275,22 +266,14 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	}
 	cfg.Backend = be
 	if f.inboxDir != "" {
-		opt := f.inbox
-		opt.Logger = log
-		ib, err := inbox.Open(f.inboxDir, opt)
+		ib, err := openInbox(f.inboxDir, f.inbox, log)
 		if err != nil {
-			return fmt.Errorf("--inbox: %w", err)
+			return err
 		}
 		defer ib.Close()
-		n, b := ib.Len()
-		log.Info("labelling inbox", "dir", f.inboxDir, "items", n, "bytes", b, "max_items", opt.MaxItems, "max_bytes", opt.MaxBytes)
 		cfg.Inbox, cfg.InboxPolicy = ib, f.inboxPolicy
-	} else {
-		for _, name := range []string{"inbox-max-items", "inbox-max-bytes", "inbox-below", "inbox-margin"} {
-			if cmd.Flags().Changed(name) {
-				return fmt.Errorf("--%s applies to the labelling inbox: give --inbox DIR", name)
-			}
-		}
+	} else if err := inboxOnly(cmd.Flags().Changed, "inbox-max-items", "inbox-max-bytes", "inbox-below", "inbox-margin"); err != nil {
+		return err
 	}
 	srv, err := server.New(cfg)
 	if err != nil {

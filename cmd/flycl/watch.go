@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -168,11 +167,10 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	if err != nil {
 		return fmt.Errorf("--ffmpeg %s: %w (install ffmpeg, e.g. apt-get install ffmpeg)", f.ffmpeg, err)
 	}
-	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
-	if f.logFormat == "json" {
-		h = slog.NewJSONHandler(os.Stderr, nil)
+	log, err := newLogger(f.logFormat)
+	if err != nil {
+		return err
 	}
-	log := slog.New(h)
 
 	mc, err := openImageClassifier(cmd, f.model, f.backbone, f.unknown, f.threads, "frames")
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -44,11 +43,10 @@ func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
 	if err != nil {
 		return fmt.Errorf("--ffmpeg %s: %w (install ffmpeg, e.g. apt-get install ffmpeg)", f.ffmpeg, err)
 	}
-	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
-	if f.logFormat == "json" {
-		h = slog.NewJSONHandler(os.Stderr, nil)
+	log, err := newLogger(f.logFormat)
+	if err != nil {
+		return err
 	}
-	log := slog.New(h)
 	sw, _ := buildVersion()
 	if f.teach.reload < 0 {
 		return fmt.Errorf("--reload %s: must be 0 (never) or positive", f.teach.reload)

@@ -40,7 +40,8 @@ type Config struct {
 	Frigate string
 	// Classify classifies a snapshot (a watch.ModelClassifier).
 	Classify watch.Classifier
-	// Labels and Cameras keep only these (empty: all).
+	// Labels and Cameras keep only these (empty: all; spaces around a
+	// name are trimmed, as in "person, car", and empty names dropped).
 	Labels, Cameras []string
 	// MinBox is the least shorter side of an object's box, in pixels.
 	MinBox float64
@@ -104,6 +105,9 @@ const maxTracked = 10000
 
 // New returns a Labeller.
 func New(cfg Config) (*Labeller, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(cfg.Frigate)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("frigate: --frigate %q: want http://HOST:PORT", cfg.Frigate)
@@ -111,6 +115,7 @@ func New(cfg Config) (*Labeller, error) {
 	if cfg.Classify == nil {
 		return nil, errors.New("frigate: no classifier")
 	}
+	cfg.Labels, cfg.Cameras = trimAll(cfg.Labels), trimAll(cfg.Cameras)
 	if cfg.Queue <= 0 {
 		cfg.Queue = 64
 	}
@@ -129,6 +134,31 @@ func New(cfg Config) (*Labeller, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	return &Labeller{cfg: cfg, base: u, wake: make(chan struct{}, 1),
 		stats: Stats{Skipped: map[string]int64{}}, seen: map[string]float64{}, posted: map[string]string{}}, nil
+}
+
+// Check checks the bounds a command takes from its user (MinBox,
+// MinProbability), so that they can be checked before the model loads;
+// New checks them too. Its errors name flycl frigate's flags.
+func (cfg Config) Check() error {
+	switch {
+	case !(cfg.MinBox >= 0):
+		return fmt.Errorf("--min-box must be ≥ 0, got %g", cfg.MinBox)
+	case !(cfg.MinProbability >= 0 && cfg.MinProbability <= 1):
+		return fmt.Errorf("--min-probability must be in [0, 1], got %g", cfg.MinProbability)
+	}
+	return nil
+}
+
+// trimAll returns the non-empty of s with their spaces trimmed (names
+// given as "person, car").
+func trimAll(s []string) []string {
+	var out []string
+	for _, v := range s {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Stats returns a copy of the counters.

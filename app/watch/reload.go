@@ -173,6 +173,20 @@ func (w *FileWatcher) Run(ctx context.Context) error {
 	}
 }
 
+// Start runs w in a goroutine of its own until stop is called; stop
+// waits for it to end and returns its Reloads. It is how a command
+// follows a model file while watch.Run classifies with w.Into.
+func (w *FileWatcher) Start(ctx context.Context) (stop func() (reloads, failures int)) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	return func() (int, int) {
+		cancel()
+		<-done
+		return w.Reloads()
+	}
+}
+
 // load reads the model file as it is now into a classifier with the
 // running one's extractor and settings.
 func (w *FileWatcher) load() (*ModelClassifier, error) {

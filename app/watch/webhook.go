@@ -192,6 +192,29 @@ func (p *Poster) Run(ctx context.Context) {
 	}
 }
 
+// Start delivers the queued events in a goroutine of its own (Run) until
+// finish is called, for the life of a watch.Run. finish waits up to flush
+// for the queue to empty (a warning when it did not), stops the
+// delivery, logs the counters and returns PosterStats.Err: the error of a
+// webhook that took no event.
+func (p *Poster) Start() (finish func(flush time.Duration) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	return func(flush time.Duration) error {
+		fctx, fcancel := context.WithTimeout(context.Background(), flush)
+		if err := p.Flush(fctx); err != nil {
+			p.log.Warn("webhook queue not empty at the end", "err", err)
+		}
+		fcancel()
+		cancel()
+		<-done
+		st := p.Stats()
+		p.log.Info("webhook", "sent", st.Sent, "failed", st.Failed, "dropped", st.Dropped, "retries", st.Retries, "unsent", st.Queued, "last_error", st.LastError)
+		return st.Err()
+	}
+}
+
 // Flush waits until every queued event has been delivered or given up,
 // or until ctx is done (its error then).
 func (p *Poster) Flush(ctx context.Context) error {

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -58,6 +57,12 @@ the model and sets the answer as the object's sub-label with its probability as 
 }
 
 func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
+	retries := f.retries
+	if retries == 0 {
+		retries = -1 // --retries 0: none (frigate.Config's 0 is its default)
+	}
+	cfg := frigate.Config{Frigate: f.frigate, Labels: f.labels, Cameras: f.cameras, MinBox: f.minBox, MinProbability: f.minProb,
+		Queue: f.queue, Retries: retries, Log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	switch {
 	case f.mqtt == "":
 		return fmt.Errorf("give --mqtt mqtt://HOST:PORT")
@@ -65,34 +70,20 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 		return fmt.Errorf("give --frigate http://HOST:5000")
 	case f.model == "":
 		return fmt.Errorf("give --model FILE")
-	case f.minBox < 0:
-		return fmt.Errorf("--min-box must be ≥ 0, got %g", f.minBox)
-	case f.minProb < 0 || f.minProb > 1:
-		return fmt.Errorf("--min-probability must be in [0, 1], got %g", f.minProb)
-	case f.queue <= 0:
+	}
+	if err := cfg.Check(); err != nil { // before the model loads
+		return err
+	}
+	if f.queue <= 0 {
 		return fmt.Errorf("--queue must be positive, got %d", f.queue)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	mc, err := openImageClassifier(cmd, f.model, f.backbone, f.unknown, f.threads, "snapshots")
 	if err != nil {
 		return err
 	}
 	defer mc.Close()
-	retries := f.retries
-	if retries == 0 {
-		retries = -1
-	}
-	l, err := frigate.New(frigate.Config{
-		Frigate:        f.frigate,
-		Classify:       mc.ModelClassifier,
-		Labels:         trimAll(f.labels),
-		Cameras:        trimAll(f.cameras),
-		MinBox:         f.minBox,
-		MinProbability: f.minProb,
-		Queue:          f.queue,
-		Retries:        retries,
-		Log:            log,
-	})
+	cfg.Classify = mc.ModelClassifier
+	l, err := frigate.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -105,14 +96,4 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 		return err
 	}
 	return nil
-}
-
-func trimAll(s []string) []string {
-	var out []string
-	for _, v := range s {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
 }

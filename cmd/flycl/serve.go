@@ -45,16 +45,6 @@ type serveFlags struct {
 	reloadEvery                                 time.Duration
 }
 
-// servedModel is what serve needs of its backend: a server.FileBackend
-// (the file's writer) or, with --read-only, a server.ReadOnlyBackend.
-type servedModel interface {
-	server.Backend
-	Pipeline() *modelfile.Pipeline
-	SetPipeline(*modelfile.Pipeline) error
-	Config() flycl.Config
-	Close() error
-}
-
 // writerOnlyFlags are the flags of serve that change or create the model
 // file, refused with --read-only.
 var writerOnlyFlags = []string{"dim", "precision", "calib", "calib-method", "wait", "checkpoint-every", "checkpoint-bytes",
@@ -205,14 +195,8 @@ func (f *serveFlags) check() error {
 	if _, err := backbone.ParsePrecision(f.precision); err != nil {
 		return fmt.Errorf("--precision: %w", err)
 	}
-	if f.inbox.MaxItems < 1 || f.inbox.MaxBytes < 1 {
-		return fmt.Errorf("--inbox-max-items %d, --inbox-max-bytes %d: must be at least 1", f.inbox.MaxItems, f.inbox.MaxBytes)
-	}
-	if !(f.inboxPolicy.Probability > 0 && f.inboxPolicy.Probability <= 1) {
-		return fmt.Errorf("--inbox-below %g: must be in (0, 1]", f.inboxPolicy.Probability)
-	}
-	if !(f.inboxPolicy.Margin > 0) || f.inboxPolicy.Margin > 1e30 {
-		return fmt.Errorf("--inbox-margin %g: must be positive", f.inboxPolicy.Margin)
+	if err := checkInboxFlags(f.inbox, f.inboxPolicy); err != nil {
+		return err
 	}
 	if _, err := backbone.ParseCalibMethod(f.calibMethod); err != nil {
 		return fmt.Errorf("--calib-method: %w", err)
@@ -224,13 +208,10 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
-	if f.logFormat == "json" {
-		h = slog.NewJSONHandler(os.Stderr, nil)
-	} else if f.logFormat != "text" {
-		return fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	log, err := newLogger(f.logFormat)
+	if err != nil {
+		return err
 	}
-	log := slog.New(h)
 	cfg := f.limits
 	cfg.Logger = log
 	cfg.TokenForAll = f.authAll
@@ -285,22 +266,14 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	}
 	cfg.Backend = be
 	if f.inboxDir != "" {
-		opt := f.inbox
-		opt.Logger = log
-		ib, err := inbox.Open(f.inboxDir, opt)
+		ib, err := openInbox(f.inboxDir, f.inbox, log)
 		if err != nil {
-			return fmt.Errorf("--inbox: %w", err)
+			return err
 		}
 		defer ib.Close()
-		n, b := ib.Len()
-		log.Info("labelling inbox", "dir", f.inboxDir, "items", n, "bytes", b, "max_items", opt.MaxItems, "max_bytes", opt.MaxBytes)
 		cfg.Inbox, cfg.InboxPolicy = ib, f.inboxPolicy
-	} else {
-		for _, name := range []string{"inbox-max-items", "inbox-max-bytes", "inbox-below", "inbox-margin"} {
-			if cmd.Flags().Changed(name) {
-				return fmt.Errorf("--%s applies to the labelling inbox: give --inbox DIR", name)
-			}
-		}
+	} else if err := inboxOnly(cmd.Flags().Changed, "inbox-max-items", "inbox-max-bytes", "inbox-below", "inbox-margin"); err != nil {
+		return err
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -326,7 +299,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 // the model file's pipeline fixes the backbone, a new model's int8 one is
 // calibrated on the first learn) from --backbone (bb, opened already) or
 // the backbone the model file names, and compiles it.
-func (f *serveFlags) extractor(ctx context.Context, cmd *cobra.Command, be servedModel, bb *backbone.Model) (*extract.Extractor, error) {
+func (f *serveFlags) extractor(ctx context.Context, cmd *cobra.Command, be server.Served, bb *backbone.Model) (*extract.Extractor, error) {
 	lib, err := ortLibrary(cmd.Flags())
 	if err != nil {
 		return nil, err
@@ -380,7 +353,7 @@ func (f *serveFlags) extractor(ctx context.Context, cmd *cobra.Command, be serve
 
 // openServed opens the model file as its writer or, with --read-only, as
 // a reader that follows it.
-func openServed(ctx context.Context, cmd *cobra.Command, f *serveFlags, create func() (*flycl.Model, error), log *slog.Logger) (servedModel, error) {
+func openServed(ctx context.Context, cmd *cobra.Command, f *serveFlags, create func() (*flycl.Model, error), log *slog.Logger) (server.Served, error) {
 	if f.readOnly {
 		for _, name := range writerOnlyFlags {
 			if cmd.Flags().Changed(name) {
@@ -390,25 +363,21 @@ func openServed(ctx context.Context, cmd *cobra.Command, f *serveFlags, create f
 		if f.reloadEvery <= 0 {
 			return nil, flycl.Input(fmt.Errorf("--reload-every %v: must be positive", f.reloadEvery))
 		}
-		be, err := server.OpenReadOnly(f.model, server.ReadOnlyOptions{Poll: f.reloadEvery, Logger: log})
-		if err != nil {
-			return nil, fmt.Errorf("--read-only: %w", err)
-		}
-		return be, nil
 	}
-	if cmd.Flags().Changed("reload-every") {
+	if !f.readOnly && cmd.Flags().Changed("reload-every") {
 		return nil, flycl.Input(fmt.Errorf("--reload-every applies to a --read-only server"))
 	}
 	// The server is the model file's one writer while it runs: it holds
 	// the file's lock (a learn, forget, merge or second serve on it fails,
 	// or waits with --wait, until the server stops).
-	be, err := server.OpenFileWith(ctx, f.model, server.FileOptions{Create: create,
-		Lock: modelfile.LockOptions{Wait: f.wait.d, Command: fmt.Sprintf("flycl serve on %s", f.addr)}, LambdaPolicy: f.lambdaPolicy, Checkpoints: f.checkpoints})
-	if errors.Is(err, fs.ErrNotExist) {
+	be, err := server.Open(ctx, f.model, server.OpenOptions{ReadOnly: f.readOnly, Poll: f.reloadEvery, Logger: log,
+		File: server.FileOptions{Create: create, Lock: modelfile.LockOptions{Wait: f.wait.d, Command: fmt.Sprintf("flycl serve on %s", f.addr)},
+			LambdaPolicy: f.lambdaPolicy, Checkpoints: f.checkpoints}})
+	switch {
+	case err != nil && f.readOnly:
+		return nil, fmt.Errorf("--read-only: %w", err)
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%w (give --backbone or --dim to create a new model)", err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return be, nil
+	return be, err
 }

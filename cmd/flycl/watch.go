@@ -1,17 +1,11 @@
 package main
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -150,9 +144,9 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	if err != nil {
 		return fmt.Errorf("--zone: %w", err)
 	}
-	zoneFiles, err := parseZoneModels(f.zoneModels, zones)
+	zoneFiles, err := watch.ParseZoneModels(f.zoneModels, zones)
 	if err != nil {
-		return err
+		return fmt.Errorf("--zone-model %w", err)
 	}
 	mqttOpts, err := f.mqttOptions()
 	if err != nil {
@@ -173,11 +167,10 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	if err != nil {
 		return fmt.Errorf("--ffmpeg %s: %w (install ffmpeg, e.g. apt-get install ffmpeg)", f.ffmpeg, err)
 	}
-	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
-	if f.logFormat == "json" {
-		h = slog.NewJSONHandler(os.Stderr, nil)
+	log, err := newLogger(f.logFormat)
+	if err != nil {
+		return err
 	}
-	log := slog.New(h)
 
 	mc, err := openImageClassifier(cmd, f.model, f.backbone, f.unknown, f.threads, "frames")
 	if err != nil {
@@ -189,10 +182,7 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	short := mc.Extractor.Preset.Resize
-	if short <= 0 {
-		short = mc.Extractor.Preset.Crop
-	}
+	short := watch.ShortSideFor(mc.Extractor.Preset)
 	if len(zones) > 0 {
 		short = 0 // zones are cropped from the source's own pixels
 	}
@@ -245,15 +235,6 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		}
 		cfg.ZoneClassify[zone] = byFile[file]
 	}
-	var poster *watch.Poster
-	pctx, pcancel := context.WithCancel(context.Background())
-	defer pcancel()
-	done := make(chan struct{})
-	if f.webhook != "" {
-		poster = watch.NewPoster(f.webhook, watch.PosterOptions{Queue: f.queue, Log: log})
-		cfg.Events = poster
-		go func() { poster.Run(pctx); close(done) }()
-	}
 	var pub *mqtt.Publisher
 	if mqttOpts != nil {
 		mqttOpts.Log, mqttOpts.Model, mqttOpts.ModelVersion = log, filepath.Base(f.model), p.Version()
@@ -261,31 +242,25 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		if pub, err = mqtt.New(*mqttOpts); err != nil {
 			return fmt.Errorf("--mqtt: %w", err)
 		}
+	}
+	finishPoster := func(time.Duration) error { return nil }
+	if f.webhook != "" {
+		poster := watch.NewPoster(f.webhook, watch.PosterOptions{Queue: f.queue, Log: log})
+		cfg.Events = poster
+		finishPoster = poster.Start()
+	}
+	if pub != nil {
 		pub.Start(5 * time.Second)
 		cfg.Updates = pub
 	}
 	log.Info("watching", "source", f.source, "model", f.model, "classes", p.Classes().Len(), "backbone", mc.Extractor.Backbone.Name, "fps", f.fps, "scale_short_side", short, "zones", len(zones))
 	_, runErr := watch.Run(ctx, cfg)
-	if poster != nil {
-		fctx, fcancel := context.WithTimeout(context.Background(), f.flush)
-		if err := poster.Flush(fctx); err != nil {
-			log.Warn("webhook queue not empty at the end", "err", err)
-		}
-		fcancel()
-		pcancel()
-		<-done
-		st := poster.Stats()
-		log.Info("webhook", "sent", st.Sent, "failed", st.Failed, "dropped", st.Dropped, "retries", st.Retries, "unsent", st.Queued, "last_error", st.LastError)
-		if err := st.Err(); err != nil && runErr == nil {
-			return fmt.Errorf("--webhook %s: %w", f.webhook, err)
-		}
+	if err := finishPoster(f.flush); err != nil && runErr == nil {
+		runErr = fmt.Errorf("--webhook %s: %w", f.webhook, err)
 	}
 	if pub != nil {
-		pub.Close(f.flush)
-		st := pub.Stats()
-		log.Info("mqtt", "updates", st.Updates, "published", st.Published, "connections", st.Connects, "last_error", st.LastError)
-		if err := st.Err(); err != nil && runErr == nil {
-			return fmt.Errorf("--mqtt %s: %w", f.mqtt, err)
+		if err := pub.Finish(f.flush); err != nil && runErr == nil {
+			runErr = fmt.Errorf("--mqtt %s: %w", f.mqtt, err)
 		}
 	}
 	return runErr
@@ -312,10 +287,8 @@ func (f *watchFlags) mqttOptions() (*mqtt.Options, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--mqtt-password-file: %w", err)
 		}
-		pw, _, _ := strings.Cut(string(b), "\n")
-		o.Password = strings.TrimRight(pw, "\r")
-		if o.Password == "" {
-			return nil, fmt.Errorf("--mqtt-password-file %s: its first line is empty", f.mqttPasswordFile)
+		if o.Password, err = mqtt.ParsePassword(b); err != nil {
+			return nil, fmt.Errorf("--mqtt-password-file %s: %w", f.mqttPasswordFile, err)
 		}
 	}
 	if f.mqttCA != "" {
@@ -323,33 +296,12 @@ func (f *watchFlags) mqttOptions() (*mqtt.Options, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--mqtt-ca: %w", err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--mqtt-ca %s: no PEM certificate in it", f.mqttCA)
+		if o.TLS, err = mqtt.ParseCA(pem); err != nil {
+			return nil, fmt.Errorf("--mqtt-ca %s: %w", f.mqttCA, err)
 		}
-		o.TLS = &tls.Config{RootCAs: pool}
 	}
 	if _, err := mqtt.New(*o); err != nil { // checked before the model loads
 		return nil, fmt.Errorf("--mqtt: %w", err)
 	}
 	return o, nil
-}
-
-// parseZoneModels reads --zone-model's NAME=FILE: the model file of each
-// zone named, one of --zone's, at most once.
-func parseZoneModels(specs []string, zones []watch.Zone) (map[string]string, error) {
-	out := map[string]string{}
-	for _, s := range specs {
-		name, file, ok := strings.Cut(s, "=")
-		switch {
-		case !ok || name == "" || file == "":
-			return nil, fmt.Errorf("--zone-model %q: want NAME=FILE (a zone of --zone and its model file)", s)
-		case !slices.ContainsFunc(zones, func(z watch.Zone) bool { return z.Name == name }):
-			return nil, fmt.Errorf("--zone-model %q: no --zone is named %q", s, name)
-		case out[name] != "":
-			return nil, fmt.Errorf("--zone-model %q: zone %q has a model already (%s)", s, name, out[name])
-		}
-		out[name] = file
-	}
-	return out, nil
 }

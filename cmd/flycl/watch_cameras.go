@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl/app/watch"
 	"github.com/flycl/flycl/app/watch/cameras"
 )
 
@@ -43,11 +43,10 @@ func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
 	if err != nil {
 		return fmt.Errorf("--ffmpeg %s: %w (install ffmpeg, e.g. apt-get install ffmpeg)", f.ffmpeg, err)
 	}
-	var h slog.Handler = slog.NewTextHandler(os.Stderr, nil)
-	if f.logFormat == "json" {
-		h = slog.NewJSONHandler(os.Stderr, nil)
+	log, err := newLogger(f.logFormat)
+	if err != nil {
+		return err
 	}
-	log := slog.New(h)
 	sw, _ := buildVersion()
 	if f.teach.reload < 0 {
 		return fmt.Errorf("--reload %s: must be 0 (never) or positive", f.teach.reload)
@@ -58,12 +57,8 @@ func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
 			return nil, err
 		}
 		mc.Top = k.Top
-		short := mc.Extractor.Preset.Resize
-		if short <= 0 {
-			short = mc.Extractor.Preset.Crop
-		}
 		log.Info("model", "model", k.Model, "classes", mc.Predictor.Classes().Len(), "backbone", mc.Extractor.Name())
-		m := &cameras.Model{Classifier: mc.ModelClassifier, ShortSide: short, Name: filepath.Base(k.Model),
+		m := &cameras.Model{Classifier: mc.ModelClassifier, ShortSide: watch.ShortSideFor(mc.Extractor.Preset), Name: filepath.Base(k.Model),
 			Version: mc.Predictor.Version(), Close: mc.Close}
 		if f.teach.reload > 0 { // each model file reloads on its own
 			byFile, stopReload := f.teach.reloadEach(ctx, map[string]*imageClassifier{k.Model: mc}, k.Unknown, log)

@@ -38,19 +38,14 @@ func (f *watchTeachFlags) register(fs *pflag.FlagSet) {
 // check checks the flags (before the model loads).
 func (f *watchTeachFlags) check() error {
 	if f.inboxDir == "" {
-		for _, name := range []string{"inbox-max-items", "inbox-max-bytes", "inbox-below", "inbox-margin", "inbox-every", "inbox-changes"} {
-			if f.set(name) {
-				return fmt.Errorf("--%s applies to the labelling inbox: give --inbox DIR", name)
-			}
+		if err := inboxOnly(f.set, "inbox-max-items", "inbox-max-bytes", "inbox-below", "inbox-margin", "inbox-every", "inbox-changes"); err != nil {
+			return err
 		}
 	}
+	if err := checkInboxFlags(f.inbox, f.policy); err != nil {
+		return err
+	}
 	switch {
-	case f.inbox.MaxItems < 1 || f.inbox.MaxBytes < 1:
-		return fmt.Errorf("--inbox-max-items %d, --inbox-max-bytes %d: must be at least 1", f.inbox.MaxItems, f.inbox.MaxBytes)
-	case !(f.policy.Probability > 0 && f.policy.Probability <= 1):
-		return fmt.Errorf("--inbox-below %g: must be in (0, 1]", f.policy.Probability)
-	case !(f.policy.Margin > 0) || f.policy.Margin > 1e30:
-		return fmt.Errorf("--inbox-margin %g: must be positive", f.policy.Margin)
 	case f.inboxEvery < 1:
 		return fmt.Errorf("--inbox-every %d: must be at least 1", f.inboxEvery)
 	case f.reload < 0:
@@ -73,28 +68,20 @@ func (f *watchTeachFlags) setup(ctx context.Context, cfg *watch.Config, mc *imag
 		rl := watch.NewReloading(mc.ModelClassifier)
 		cfg.Classify = rl
 		fw := &watch.FileWatcher{Path: model, Interval: f.reload, Into: rl, Unknown: unknown, Pipeline: mc.Extractor.Pipeline(), Log: log}
-		wctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { fw.Run(wctx); close(done) }()
+		stopWatcher := fw.Start(ctx)
 		stops = append(stops, func() {
-			cancel()
-			<-done
-			n, failed := fw.Reloads()
+			n, failed := stopWatcher()
 			log.Info("model reloads", "reloads", n, "failed", failed)
 		})
 	}
 	if f.inboxDir != "" {
-		opt := f.inbox
-		opt.Logger = log
-		ib, err := inbox.Open(f.inboxDir, opt)
+		ib, err := openInbox(f.inboxDir, f.inbox, log)
 		if err != nil {
 			stop()
-			return nil, fmt.Errorf("--inbox: %w", err)
+			return nil, err
 		}
 		k := &watch.Keeper{Inbox: ib, Policy: f.policy, Camera: camera, Changes: f.inboxChanges, Every: f.inboxEvery, Log: log}
 		cfg.Inbox = k
-		n, b := ib.Len()
-		log.Info("labelling inbox", "dir", f.inboxDir, "items", n, "bytes", b, "max_items", opt.MaxItems, "max_bytes", opt.MaxBytes)
 		stops = append(stops, func() {
 			k.Close()
 			st := k.Stats()
@@ -120,13 +107,9 @@ func (f *watchTeachFlags) reloadEach(ctx context.Context, opened map[string]*ima
 		rl := watch.NewReloading(mc.ModelClassifier)
 		out[file] = rl
 		fw := &watch.FileWatcher{Path: file, Interval: f.reload, Into: rl, Unknown: unknown, Pipeline: mc.Extractor.Pipeline(), Log: log}
-		wctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { fw.Run(wctx); close(done) }()
+		stopWatcher := fw.Start(ctx)
 		stops = append(stops, func() {
-			cancel()
-			<-done
-			n, failed := fw.Reloads()
+			n, failed := stopWatcher()
 			log.Info("model reloads", "model", file, "reloads", n, "failed", failed)
 		})
 	}

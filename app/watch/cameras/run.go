@@ -3,8 +3,6 @@ package cameras
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -195,9 +193,8 @@ func mqttOptions(m *MQTT) (*mqtt.Options, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mqtt: password_file: %w", err)
 		}
-		pw, _, _ := strings.Cut(string(b), "\n")
-		if o.Password = strings.TrimRight(pw, "\r"); o.Password == "" {
-			return nil, fmt.Errorf("mqtt: password_file %s: its first line is empty", m.PasswordFile)
+		if o.Password, err = mqtt.ParsePassword(b); err != nil {
+			return nil, fmt.Errorf("mqtt: password_file %s: %w", m.PasswordFile, err)
 		}
 	}
 	if m.CA != "" {
@@ -205,11 +202,9 @@ func mqttOptions(m *MQTT) (*mqtt.Options, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mqtt: ca: %w", err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("mqtt: ca %s: no PEM certificate in it", m.CA)
+		if o.TLS, err = mqtt.ParseCA(pem); err != nil {
+			return nil, fmt.Errorf("mqtt: ca %s: %w", m.CA, err)
 		}
-		o.TLS = &tls.Config{RootCAs: pool}
 	}
 	return o, nil
 }
@@ -284,12 +279,10 @@ func (s *Set) runCamera(ctx context.Context, c *camera) Result {
 		}
 		wc.ZoneClassify[name] = m.Classifier
 	}
-	pctx, pcancel := context.WithCancel(context.Background())
-	defer pcancel()
-	posted := make(chan struct{})
+	finishPoster := func(time.Duration) error { return nil }
 	if c.poster != nil {
 		wc.Events = c.poster
-		go func() { c.poster.Run(pctx); close(posted) }()
+		finishPoster = c.poster.Start()
 	}
 	if c.pub != nil {
 		c.pub.Start(5 * time.Second)
@@ -302,25 +295,11 @@ func (s *Set) runCamera(ctx context.Context, c *camera) Result {
 		c.log.Error("camera stopped", "err", err)
 	}
 	flush := cmp.Or(s.o.Flush, 10*time.Second)
-	if c.poster != nil {
-		fctx, cancel := context.WithTimeout(context.Background(), flush)
-		if ferr := c.poster.Flush(fctx); ferr != nil {
-			c.log.Warn("webhook queue not empty at the end", "err", ferr)
-		}
-		cancel()
-		pcancel()
-		<-posted
-		ps := c.poster.Stats()
-		c.log.Info("webhook", "sent", ps.Sent, "failed", ps.Failed, "dropped", ps.Dropped, "retries", ps.Retries, "unsent", ps.Queued, "last_error", ps.LastError)
-		if perr := ps.Err(); perr != nil && err == nil {
-			err = fmt.Errorf("webhook %s: %w", cfg.Webhook, perr)
-		}
+	if perr := finishPoster(flush); perr != nil && err == nil {
+		err = fmt.Errorf("webhook %s: %w", cfg.Webhook, perr)
 	}
 	if c.pub != nil {
-		c.pub.Close(flush)
-		ms := c.pub.Stats()
-		c.log.Info("mqtt", "updates", ms.Updates, "published", ms.Published, "connections", ms.Connects, "last_error", ms.LastError)
-		if merr := ms.Err(); merr != nil && err == nil {
+		if merr := c.pub.Finish(flush); merr != nil && err == nil {
 			err = fmt.Errorf("mqtt: %w", merr)
 		}
 	}

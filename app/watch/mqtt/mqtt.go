@@ -487,6 +487,16 @@ func (p *Publisher) Flush(wait time.Duration) bool {
 	}
 }
 
+// Finish closes the publisher as Close does (waiting up to wait), logs
+// its counters and returns Stats.Err: the error of a broker that took no
+// state.
+func (p *Publisher) Finish(wait time.Duration) error {
+	p.Close(wait)
+	st := p.Stats()
+	p.log.Info("mqtt", "updates", st.Updates, "published", st.Published, "connections", st.Connects, "last_error", st.LastError)
+	return st.Err()
+}
+
 // Close waits at most wait for the latest state to be published, then
 // publishes "offline" on the availability topic and disconnects.
 func (p *Publisher) Close(wait time.Duration) {

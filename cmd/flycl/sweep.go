@@ -52,7 +52,7 @@ func sweepCmd() *cobra.Command {
 					return err
 				}
 			}
-			p, err := f.protocol(len(train.Classes()))
+			p, err := f.settings(cmd.Flags()).Protocol(len(train.Classes()))
 			if err != nil {
 				return err
 			}

@@ -271,7 +271,7 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			rcfg, err := f.resultConfig(opts.FlyCL, opts, train.D)
+			rcfg, err := f.resultConfig(opts, train.D)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/lab/experiment"
 	"github.com/flycl/flycl/projection"
 )
 
@@ -45,4 +46,51 @@ func CheckDim(cfg flycl.Config, d int) error {
 			cfg.P, d, d, max(1, int(math.Round(0.39*float64(d)))), d)
 	}
 	return nil
+}
+
+// Inputs describe where a run's features came from, for its result file:
+// the data as the user gave it ("" for feature files), the backbone spec,
+// preset and output ("" when the features were given) and the files read.
+type Inputs struct {
+	Data, Backbone, Preset, Output string
+	Sources                        experiment.Sources
+}
+
+// ResultConfig is the configuration a run records in result.json: the
+// methods' settings, the grid (flycl.DefaultLambdas when none), where the
+// features came from (Output only with a backbone; Data "features" for
+// feature files), the identity of every file read (Sources.Identify) and
+// the SHA-256 of Fly-CL's W for d-dimensional features: the imported one,
+// or the one its seed gives (none when p exceeds d).
+func (o Options) ResultConfig(d int, in Inputs) (*experiment.Config, error) {
+	cfg := o.FlyCL
+	c := &experiment.Config{
+		Config:        cfg,
+		HebbianPasses: o.HebbianPasses,
+		OnlineBatch:   o.OnlineBatch, OnlineLambda: o.OnlineLambda,
+		Data: in.Data, Backbone: in.Backbone, Preset: in.Preset,
+	}
+	if len(c.Lambdas) == 0 {
+		c.Lambdas = flycl.DefaultLambdas
+	}
+	if c.Backbone != "" {
+		c.Output = in.Output
+	}
+	if c.Data == "" {
+		c.Data = "features"
+	}
+	var err error
+	if c.Inputs, err = in.Sources.Identify(); err != nil {
+		return nil, err
+	}
+	w := o.W
+	if w == nil && cfg.P <= d {
+		if w, err = projection.Generate(cfg.M, d, cfg.P, cfg.Seed); err != nil {
+			return nil, err
+		}
+	}
+	if w != nil {
+		c.WSHA256 = w.Digest()
+	}
+	return c, nil
 }

@@ -1,11 +1,17 @@
 package methods
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/codec"
+	"github.com/flycl/flycl/lab/experiment"
 	"github.com/flycl/flycl/projection"
 )
 
@@ -78,5 +84,65 @@ func TestCheckDim(t *testing.T) {
 				t.Fatalf("d=%d: suggested p=%d cannot be drawn: %v", d, suggested, err)
 			}
 		}
+	}
+}
+
+// TestResultConfig: the recorded W digest is that of the W the run's
+// Fly-CL model really uses (read back from a model built by the method,
+// through the internal codec), or of the imported W; none when p exceeds
+// d; the defaults of the record are filled; every source file is
+// identified by its SHA-256 (computed here with crypto/sha256).
+func TestResultConfig(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.npz")
+	if err := os.WriteFile(train, []byte("some bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := flycl.DefaultConfig()
+	cfg.M, cfg.P, cfg.K, cfg.Seed = 64, 5, 8, 7
+	const d = 12
+	o := Options{FlyCL: cfg, OnlineBatch: 10, HebbianPasses: 3}
+	rc, err := o.ResultConfig(d, Inputs{Sources: experiment.Sources{Train: train}, Output: "ignored without a backbone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := Parse("flycl", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ms[0].New(d, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := codec.Projection(l.(*FlyCL).Model).Digest(); rc.WSHA256 != want {
+		t.Errorf("W digest %s, the model's W %s", rc.WSHA256, want)
+	}
+	if rc.Data != "features" || rc.Output != "" || len(rc.Lambdas) == 0 || rc.OnlineBatch != 10 || rc.HebbianPasses != 3 {
+		t.Errorf("record %+v", rc)
+	}
+	sum := sha256.Sum256([]byte("some bytes"))
+	if len(rc.Inputs) != 1 || rc.Inputs[0].SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("inputs %+v, want one with SHA-256 %x", rc.Inputs, sum)
+	}
+
+	w, err := projection.Generate(30, d, 4, 99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.UseW(w, "w.npz"); err != nil {
+		t.Fatal(err)
+	}
+	rc, err = o.ResultConfig(d, Inputs{Data: "mnist", Backbone: "vit", Output: "cls"})
+	if err != nil || rc.WSHA256 != w.Digest() || rc.Data != "mnist" || rc.Output != "cls" {
+		t.Errorf("imported W: %+v, %v", rc, err)
+	}
+
+	o = Options{FlyCL: cfg}
+	o.FlyCL.P = d + 1
+	if rc, err = o.ResultConfig(d, Inputs{}); err != nil || rc.WSHA256 != "" {
+		t.Errorf("p > d: digest %q, %v", rc.WSHA256, err)
+	}
+	if _, err := (Options{FlyCL: cfg}).ResultConfig(d, Inputs{Sources: experiment.Sources{Test: filepath.Join(dir, "none")}}); err == nil {
+		t.Error("missing source: no error")
 	}
 }

@@ -97,13 +97,9 @@ func (o *backbonesOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	dur := time.Duration(o.seconds * float64(time.Second))
-	var precs []backbone.Precision
-	for _, p := range strings.Split(o.precisions, ",") {
-		pr, err := backbone.ParsePrecision(strings.TrimSpace(p))
-		if err != nil {
-			return fmt.Errorf("--precision: %w", err)
-		}
-		precs = append(precs, pr)
+	precs, err := bench.ParsePrecisions(o.precisions)
+	if err != nil {
+		return err
 	}
 	var models []bench.Backbone
 	for _, name := range strings.Split(o.which, ",") {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/lab/openset"
+	"github.com/flycl/flycl/vision/backbone"
 )
 
 // LoadCameraSets reads the camera benchmark's feature sets: each spec is
@@ -67,4 +68,18 @@ func ServeImages(dir string) ([]string, error) {
 		return nil, fmt.Errorf("--images %s: need at least 40 JPEG files, found %d", dir, len(files))
 	}
 	return files, nil
+}
+
+// ParsePrecisions reads a comma-separated list of precisions (fp32,
+// int8) as the backbones and pipeline benchmarks take it, in order.
+func ParsePrecisions(list string) ([]backbone.Precision, error) {
+	var precs []backbone.Precision
+	for _, p := range strings.Split(list, ",") {
+		pr, err := backbone.ParsePrecision(strings.TrimSpace(p))
+		if err != nil {
+			return nil, fmt.Errorf("--precision: %w", err)
+		}
+		precs = append(precs, pr)
+	}
+	return precs, nil
 }

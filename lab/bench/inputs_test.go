@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/vision/backbone"
 )
 
 func saveSet(t *testing.T, path string, n int) {
@@ -97,5 +98,23 @@ func TestServeImages(t *testing.T) {
 	got, err := ServeImages(dir)
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("ServeImages = %v, %v; want %v", got, err, want)
+	}
+}
+
+func TestParsePrecisions(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []backbone.Precision
+		err  string
+	}{
+		{"fp32,int8", []backbone.Precision{backbone.FP32, backbone.INT8}, ""},
+		{" int8 , fp32,int8", []backbone.Precision{backbone.INT8, backbone.FP32, backbone.INT8}, ""},
+		{"", []backbone.Precision{backbone.FP32}, ""}, // "" is fp32, as --precision of extract
+		{"fp32,fp16", nil, `--precision: unknown precision "fp16"`},
+	} {
+		got, err := ParsePrecisions(c.in)
+		if (err != nil) != (c.err != "") || err != nil && !strings.Contains(err.Error(), c.err) || !slices.Equal(got, c.want) {
+			t.Errorf("ParsePrecisions(%q) = %v, %v; want %v, %q", c.in, got, err, c.want, c.err)
+		}
 	}
 }

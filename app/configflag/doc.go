@@ -5,5 +5,6 @@
 // flycl.DefaultConfig, checked by flycl.Config.Check with errors that name
 // the flag and quote the value given. Flags.Agree is the one check that
 // the flags the user set agree with a configuration already fixed (a model
-// file's).
+// file's). ReadSettings parses a settings file (a JSON object of flag
+// names and values, flycl run --config) into flag text.
 package configflag

@@ -13,7 +13,6 @@ import (
 	"github.com/flycl/flycl/app/configflag"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/format/modelfile"
-	"github.com/flycl/flycl/lab/analysis"
 	"github.com/flycl/flycl/lab/experiment"
 	"github.com/flycl/flycl/lab/methods"
 	"github.com/flycl/flycl/lab/report"
@@ -197,10 +196,6 @@ func (f *modelFlags) check(cfg flycl.Config) (flycl.Config, error) {
 	return f.bound().Resolve(cfg)
 }
 
-// checkDim checks the configuration against the feature dimension d
-// (methods.CheckDim).
-func checkDim(cfg flycl.Config, d int) error { return methods.CheckDim(cfg, d) }
-
 // settings are the protocol flags as experiment.ProtocolSettings.
 func (f *runFlags) settings(fs *pflag.FlagSet) experiment.ProtocolSettings {
 	return experiment.ProtocolSettings{
@@ -264,7 +259,7 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			if err := checkDim(opts.FlyCL, train.D); err != nil {
+			if err := methods.CheckDim(opts.FlyCL, train.D); err != nil {
 				return err
 			}
 			p, err := f.settings(cmd.Flags()).Protocol(len(train.Classes()))
@@ -278,19 +273,10 @@ top-1 over all seen test samples is reported alongside.`,
 			if !f.quiet {
 				fmt.Fprintf(os.Stderr, "data: %s: %d train / %d test samples, d=%d, %d classes\n", desc, train.N, test.N, train.D, len(train.Classes()))
 			}
-			var heat *analysis.Stages
-			var heatCaption string
 			hooks := experiment.Hooks{Progress: runProgress(f.quiet), Warn: warner(f.quiet)}
+			protos := methods.Prototypes{Train: train, Protocol: p}
 			if heatmap {
-				hooks.Finished = func(run *experiment.Run, l experiment.Learner) error {
-					fc, ok := l.(*methods.FlyCL)
-					if !ok || heat != nil {
-						return nil
-					}
-					heat, err = analysis.FirstClassPrototypes(cmd.Context(), fc.Model, p.TrainSet(train), run.ClassOrder)
-					heatCaption = fmt.Sprintf("%s, seed %d, the first %d classes in arrival order; data: %s", run.Method, run.Seed, len(heat.Classes), shorten(rcfg.DataName(), 50))
-					return err
-				}
+				hooks.Finished = protos.Finished(cmd.Context())
 			}
 			res, err := experiment.Execute(cmd.Context(), train, test, ms, p, hooks)
 			if err != nil {
@@ -302,8 +288,9 @@ top-1 over all seen test samples is reported alongside.`,
 				return err
 			}
 			extra := ""
-			if heat != nil {
-				if err := report.WriteHeatmap(f.out, heat, heatCaption); err != nil {
+			if heat := protos.Stages; heat != nil {
+				caption := fmt.Sprintf("%s, seed %d, the first %d classes in arrival order; data: %s", protos.Method, protos.Seed, len(heat.Classes), shorten(rcfg.DataName(), 50))
+				if err := report.WriteHeatmap(f.out, heat, caption); err != nil {
 					return err
 				}
 				extra = ",heatmap.png,heatmap.json"

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/lab/analysis"
+	"github.com/flycl/flycl/lab/methods"
 	"github.com/flycl/flycl/lab/report"
 )
 
@@ -64,7 +65,7 @@ func (f *analyzeProjectionFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := checkDim(cfg, train.D); err != nil {
+	if err := methods.CheckDim(cfg, train.D); err != nil {
 		return err
 	}
 	if err := cfg.Validate(train.D); err != nil {

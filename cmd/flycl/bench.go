@@ -3,37 +3,20 @@ package main
 import (
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/lab/bench"
 	"github.com/flycl/flycl/lab/enginebench"
-	"github.com/flycl/flycl/ridge"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/spf13/cobra"
 )
 
-// lookupScale returns the named synthetic scale of enginebench.
-func lookupScale(name string) (enginebench.Scale, error) {
-	sc, ok := enginebench.Scales[name]
-	if !ok {
-		var names []string
-		for k := range enginebench.Scales {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		return sc, fmt.Errorf("--scale %q: unknown (want %s)", name, strings.Join(names, " or "))
-	}
-	return sc, nil
-}
-
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Measure the engine and its parts on this machine"}
-	var scale, gcv string
-	var tasks, floorRuns int
-	cfg := flycl.DefaultConfig()
+	var floorRuns int
+	o := enginebench.Options{Config: flycl.DefaultConfig()}
 	eng := &cobra.Command{
 		Use:   "engine",
 		Short: "Time every stage of learning synthetic tasks next to the BLAS floor (ssyrk + spotrf)",
@@ -46,23 +29,8 @@ Scales: cifar100 (10 tasks × 5000 samples × d=768, 10 classes per task),
 cub (10 tasks × 600 samples × d=768, 20 classes per task) and cifar10 (5
 tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := lookupScale(scale)
+			sc, cfg, err := o.Resolve()
 			if err != nil {
-				return err
-			}
-			if tasks < 0 {
-				return fmt.Errorf("--tasks %d: must be at least 1 (or 0 for the scale's)", tasks)
-			}
-			if tasks > 0 {
-				sc.Tasks = tasks
-			}
-			if cfg.M < 1 || cfg.P < 1 || cfg.K < 1 || cfg.K > cfg.M {
-				return fmt.Errorf("--m %d --p %d --k %d: each must be at least 1, and k at most m", cfg.M, cfg.P, cfg.K)
-			}
-			if cfg.GCV, err = ridge.ParseGCVMethod(gcv); err != nil {
-				return fmt.Errorf("--gcv %q: %w", gcv, err)
-			}
-			if err := cfg.Validate(sc.Dim); err != nil {
 				return err
 			}
 			res, err := enginebench.Run(cmd.Context(), sc, cfg, floorRuns, os.Stderr)
@@ -73,10 +41,11 @@ tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 			return nil
 		},
 	}
-	eng.Flags().StringVar(&scale, "scale", "cub", "cifar100, cub or cifar10")
+	cfg := &o.Config
+	eng.Flags().StringVar(&o.Scale, "scale", "cub", "cifar100, cub or cifar10")
 	eng.Flags().Float64SliceVar(&cfg.Lambdas, "lambdas", cfg.Lambdas, "GCV grid")
-	eng.Flags().StringVar(&gcv, "gcv", cfg.GCV.String(), "GCV method: auto, dual, primal, eigen, band")
-	eng.Flags().IntVar(&tasks, "tasks", 0, "number of tasks (default: the scale's)")
+	eng.Flags().StringVar(&o.GCV, "gcv", cfg.GCV.String(), "GCV method: auto, dual, primal, eigen, band")
+	eng.Flags().IntVar(&o.Tasks, "tasks", 0, "number of tasks (default: the scale's)")
 	eng.Flags().IntVar(&floorRuns, "floor-runs", 3, "times the floor is measured (median)")
 	eng.Flags().IntVar(&cfg.M, "m", cfg.M, "expansion dimension")
 	eng.Flags().IntVar(&cfg.P, "p", cfg.P, "non-zeros per row of W")
@@ -128,13 +97,9 @@ func (o *backbonesOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	dur := time.Duration(o.seconds * float64(time.Second))
-	var precs []backbone.Precision
-	for _, p := range strings.Split(o.precisions, ",") {
-		pr, err := backbone.ParsePrecision(strings.TrimSpace(p))
-		if err != nil {
-			return fmt.Errorf("--precision: %w", err)
-		}
-		precs = append(precs, pr)
+	precs, err := bench.ParsePrecisions(o.precisions)
+	if err != nil {
+		return err
 	}
 	var models []bench.Backbone
 	for _, name := range strings.Split(o.which, ",") {

@@ -1,17 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/lab/bench"
 )
 
@@ -39,35 +33,9 @@ tests on the rest. scripts/camera-bench builds the benchmark's two sets from
 			if len(sets) == 0 {
 				return fmt.Errorf("--features: give at least one NAME=DIR")
 			}
-			shot := map[string]int{}
-			for _, s := range shots {
-				name, v, ok := strings.Cut(s, "=")
-				n, err := strconv.Atoi(v)
-				if !ok || err != nil || n < 0 {
-					return fmt.Errorf("--shots %q: want NAME=N, N ≥ 0", s)
-				}
-				shot[name] = n
-			}
-			for _, s := range sets {
-				name, dir, ok := strings.Cut(s, "=")
-				if !ok || name == "" || dir == "" {
-					return fmt.Errorf("--features %q: want NAME=DIR", s)
-				}
-				tr, err := features.Load(filepath.Join(dir, features.TrainFile))
-				if err != nil {
-					return err
-				}
-				set := bench.CameraSet{Name: name, Train: tr, Shots: shot[name]}
-				te, err := features.Load(filepath.Join(dir, features.TestFile))
-				switch {
-				case err == nil:
-					set.Test = te
-				case !errors.Is(err, fs.ErrNotExist):
-					return err
-				case set.Shots == 0:
-					return fmt.Errorf("%s has no test.npz: give --shots %s=N to split train.npz", dir, name)
-				}
-				o.Sets = append(o.Sets, set)
+			var err error
+			if o.Sets, err = bench.LoadCameraSets(sets, shots); err != nil {
+				return err
 			}
 			o.M, o.Grids = ms, grids
 			rows, err := bench.Camera(cmd.Context(), os.Stderr, o)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -29,17 +28,8 @@ The vanilla cross-validation is timed once (it factors an m×m matrix per
 fold and grid value); everything else is the median of --runs.`,
 		Example: `  flycl bench components --scale cub`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := lookupScale(scale)
-			if err != nil {
+			if err := cs.Setup(scale); err != nil {
 				return err
-			}
-			cs.Scale = sc
-			cfg := flycl.Config{M: cs.M, P: cs.P, K: cs.K, Lambdas: cs.Lambdas}
-			if err := cfg.Validate(sc.Dim); err != nil {
-				return err
-			}
-			if cs.Folds < 2 || cs.Runs < 1 || cs.TestPerCls < 1 {
-				return fmt.Errorf("--folds %d, --runs %d, --test-per-class %d: need folds >= 2, runs >= 1, test-per-class >= 1", cs.Folds, cs.Runs, cs.TestPerCls)
 			}
 			comps, err := enginebench.Components(cmd.Context(), cs, os.Stderr)
 			if err != nil {

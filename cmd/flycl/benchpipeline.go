@@ -77,13 +77,9 @@ func (o *pipelineOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
-	var precs []backbone.Precision
-	for _, p := range strings.Split(o.precisions, ",") {
-		pr, err := backbone.ParsePrecision(strings.TrimSpace(p))
-		if err != nil {
-			return fmt.Errorf("--precision: %w", err)
-		}
-		precs = append(precs, pr)
+	precs, err := bench.ParsePrecisions(o.precisions)
+	if err != nil {
+		return err
 	}
 	var models []*backbone.Model
 	for _, name := range strings.Split(o.which, ",") {

@@ -3,10 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -67,15 +65,9 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 			if len(clients) == 0 || slices.Min(clients) < 1 {
 				return fmt.Errorf("--clients %v: want one or more counts >= 1", clients)
 			}
-			files, err := filepath.Glob(filepath.Join(images, "*.JPEG"))
+			files, err := bench.ServeImages(images)
 			if err != nil {
 				return err
-			}
-			jpgs, _ := filepath.Glob(filepath.Join(images, "*.jpg"))
-			files = append(files, jpgs...)
-			sort.Strings(files)
-			if len(files) < 40 {
-				return fmt.Errorf("--images %s: need at least 40 JPEG files, found %d", images, len(files))
 			}
 			bb, err := openBackbone(spec)
 			if err != nil {

@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/lab/openset"
 	"github.com/flycl/flycl/reject"
 )
@@ -44,17 +42,9 @@ Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`
 			if len(sets) == 0 {
 				return fmt.Errorf("--features: give at least one NAME=DIR")
 			}
-			var in []openset.Set
-			for _, s := range sets {
-				name, dir, ok := strings.Cut(s, "=")
-				if !ok || name == "" || dir == "" {
-					return fmt.Errorf("--features %q: want NAME=DIR", s)
-				}
-				tr, te, err := features.LoadDir(dir)
-				if err != nil {
-					return err
-				}
-				in = append(in, openset.Set{Name: name, Train: tr.FirstPerClass(trainPer), Test: te.FirstPerClass(testPer)})
+			in, err := openset.LoadSets(sets, trainPer, testPer)
+			if err != nil {
+				return err
 			}
 			for _, s := range seeds {
 				cfg.Seeds = append(cfg.Seeds, uint64(s))
@@ -129,19 +119,8 @@ grouping (lines wnid<TAB>group).`,
 			if len(sets) == 0 {
 				return fmt.Errorf("--features: give at least one NAME=DIR")
 			}
-			var groups map[string]string
-			var err error
-			if groupsFile != "" {
-				f, err := os.Open(groupsFile)
-				if err != nil {
-					return fmt.Errorf("--groups: %w", err)
-				}
-				groups, err = openset.ParseGroups(f)
-				f.Close()
-				if err != nil {
-					return fmt.Errorf("--groups %s: %w", groupsFile, err)
-				}
-			} else if groups, err = openset.ParseGroups(strings.NewReader(openset.ImageNet500Groups)); err != nil {
+			groups, err := openset.LoadGroups(groupsFile)
+			if err != nil {
 				return err
 			}
 			if cfg.Model.LambdaScale, err = flycl.ParseLambdaScale(scale); err != nil {
@@ -160,17 +139,9 @@ grouping (lines wnid<TAB>group).`,
 				}
 			}
 			cfg.Seed = uint64(seed)
-			var in []openset.FewShotSet
-			for _, s := range sets {
-				name, dir, ok := strings.Cut(s, "=")
-				if !ok || name == "" || dir == "" {
-					return fmt.Errorf("--features %q: want NAME=DIR", s)
-				}
-				photos, other, err := features.LoadDir(dir)
-				if err != nil {
-					return err
-				}
-				in = append(in, openset.FewShotSet{Name: name, Photos: photos, Groups: groups, Other: other})
+			in, err := openset.LoadFewShotSets(sets, groups)
+			if err != nil {
+				return err
 			}
 			res, err := openset.FewShot(cmd.Context(), in, cfg, func(s string) { fmt.Fprintln(os.Stderr, s) })
 			if err != nil {

@@ -115,19 +115,9 @@ func (o *fetchOptions) run(cmd *cobra.Command, args []string) error {
 	if o.list || len(args) == 0 {
 		return printCatalogue(out)
 	}
-	if o.url != "" && len(args) != 1 {
-		return fmt.Errorf("--url %s: give exactly one NAME (got %d)", o.url, len(args))
-	}
-	var assets []fetch.Asset
-	for _, n := range args {
-		a, err := fetch.Lookup(n)
-		if err != nil {
-			return err
-		}
-		if o.url != "" {
-			a.URLs = []string{o.url}
-		}
-		assets = append(assets, a)
+	assets, err := fetch.Resolve(args, o.url)
+	if err != nil {
+		return err
 	}
 	cl, err := o.ff.client(cmd.ErrOrStderr())
 	if err != nil {
@@ -145,13 +135,9 @@ func (o *fetchOptions) run(cmd *cobra.Command, args []string) error {
 
 // forgetAssets un-pins the named assets in their folders' lock files.
 func forgetAssets(w io.Writer, names []string, dir string) error {
-	var assets []fetch.Asset
-	for _, n := range names {
-		a, err := fetch.Lookup(n)
-		if err != nil {
-			return err
-		}
-		assets = append(assets, a)
+	assets, err := fetch.Resolve(names, "")
+	if err != nil {
+		return err
 	}
 	for _, a := range assets {
 		d := a.Dir(dir)
@@ -217,15 +203,8 @@ func printResult(w io.Writer, r *fetch.Result, dir string) {
 		fmt.Fprintf(w, "    split: %d files (train %d, test %d), %d classes, file-list SHA-256 %s\n", s.Files, s.Train, s.Test, s.Classes, s.ListSHA256)
 	}
 	if f := a.Flag(dir); f != "" {
-		fmt.Fprintf(w, "    use: --%s %s\n", flagName(a), f)
+		fmt.Fprintf(w, "    use: --%s %s\n", a.FlagName(), f)
 	}
-}
-
-func flagName(a fetch.Asset) string {
-	if a.Kind == fetch.Weights {
-		return "backbone"
-	}
-	return "data"
 }
 
 // byteBar draws download progress on a terminal (one line redrawn), or a

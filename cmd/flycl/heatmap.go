@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/lab/analysis"
+	"github.com/flycl/flycl/lab/methods"
 	"github.com/flycl/flycl/lab/report"
 )
 
@@ -66,17 +67,7 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if f.data.train != "" {
 		desc = f.data.train
 	}
-	if f.classes < 2 {
-		return fmt.Errorf("--classes %d: need at least 2", f.classes)
-	}
-	all := train.Classes()
-	if len(all) < f.classes {
-		return fmt.Errorf("--classes %d: %s has only %d classes", f.classes, desc, len(all))
-	}
-	if f.trainPerClass < 0 {
-		return fmt.Errorf("--train-per-class %d: must be at least 1 (or 0 for all)", f.trainPerClass)
-	}
-	task, err := analysis.FirstClasses(train, f.classes, f.trainPerClass)
+	task, err := analysis.SelectTask(train, desc, f.classes, f.trainPerClass)
 	if err != nil {
 		return err
 	}
@@ -85,7 +76,7 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := checkDim(cfg, train.D); err != nil {
+	if err := methods.CheckDim(cfg, train.D); err != nil {
 		return err
 	}
 	st, lambda, err := analysis.Heatmap(cmd.Context(), cfg, task, f.center)

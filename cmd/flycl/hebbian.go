@@ -48,25 +48,15 @@ Writes hebbian.json, hebbian-distance.png and hebbian-accuracy.png to --out.`,
 }
 
 func (f *hebbianFlags) run(cmd *cobra.Command) error {
-	switch {
-	case f.classes < 2:
-		return fmt.Errorf("--classes %d: need at least 2", f.classes)
-	case f.passes < 1:
-		return fmt.Errorf("--passes %d: need at least 1", f.passes)
-	case f.every < 1:
-		return fmt.Errorf("--every %d: need at least 1", f.every)
-	case f.trainPerClass < 0:
-		return fmt.Errorf("--train-per-class %d: must be >= 0 (0: all)", f.trainPerClass)
+	hs := analysis.HebbianSettings{Classes: f.classes, TrainPerClass: f.trainPerClass, Passes: f.passes, Every: f.every}
+	if err := hs.Check(); err != nil {
+		return err
 	}
 	train, test, desc, err := f.data.load()
 	if err != nil {
 		return err
 	}
-	all := train.Classes()
-	if len(all) < f.classes {
-		return fmt.Errorf("--classes %d: %s has only %d classes", f.classes, desc, len(all))
-	}
-	task, err := analysis.FirstClasses(train, f.classes, f.trainPerClass)
+	task, err := analysis.SelectTask(train, desc, f.classes, f.trainPerClass)
 	if err != nil {
 		return err
 	}

@@ -6,60 +6,32 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/lab/experiment"
 	"github.com/flycl/flycl/lab/methods"
-	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/vision/extract"
 )
 
 // resultConfig records the configuration of a run and the identity of its
-// input files (path as given, size, SHA-256) for result.json.
-func (f *runFlags) resultConfig(cfg flycl.Config, opts methods.Options, d int) (*experiment.Config, error) {
-	c := &experiment.Config{
-		Config:        cfg,
-		HebbianPasses: opts.HebbianPasses,
-		OnlineBatch:   opts.OnlineBatch, OnlineLambda: opts.OnlineLambda,
-		Data: f.data.data, Backbone: f.ext.backbone, Preset: f.ext.preset,
-	}
-	if len(c.Lambdas) == 0 {
-		c.Lambdas = flycl.DefaultLambdas
-	}
-	if c.Backbone != "" {
-		c.Output = f.ext.output
-	}
-	if c.Data == "" {
-		c.Data = "features"
-	}
-	src := experiment.Sources{Train: f.data.train, Test: f.data.test, W: f.wFile}
+// input files (path as given, size, SHA-256) for result.json
+// (methods.Options.ResultConfig).
+func (f *runFlags) resultConfig(opts methods.Options, d int) (*experiment.Config, error) {
+	in := methods.Inputs{Data: f.data.data, Backbone: f.ext.backbone, Preset: f.ext.preset, Output: f.ext.output,
+		Sources: experiment.Sources{Train: f.data.train, Test: f.data.test, W: f.wFile}}
 	if f.data.data != "" {
 		s, err := f.data.spec()
 		if err != nil {
 			return nil, err
 		}
-		src.Data, src.DataGiven = s.Path, f.data.given().Path
+		in.Sources.Data, in.Sources.DataGiven = s.Path, f.data.given().Path
 	}
 	if f.ext.backbone != "" {
 		spec, err := extract.ParseBackbone(f.ext.backbone)
 		if err != nil {
 			return nil, fmt.Errorf("--backbone: %w", err)
 		}
-		src.Weights, src.WeightsGiven = spec.WeightsPath(modelsDir()), spec.Path
+		in.Sources.Weights, in.Sources.WeightsGiven = spec.WeightsPath(modelsDir()), spec.Path
 	}
-	var err error
-	if c.Inputs, err = src.Identify(); err != nil {
-		return nil, err
-	}
-	w := opts.W
-	if f.wFile == "" && cfg.P <= d {
-		if w, err = projection.Generate(cfg.M, d, cfg.P, cfg.Seed); err != nil {
-			return nil, err
-		}
-	}
-	if w != nil {
-		c.WSHA256 = w.Digest()
-	}
-	return c, nil
+	return opts.ResultConfig(d, in)
 }
 
 // warner prints the runner's warnings on stderr as they come (nothing with

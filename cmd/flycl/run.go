@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,10 +13,8 @@ import (
 	"github.com/flycl/flycl/app/configflag"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/format/modelfile"
-	"github.com/flycl/flycl/lab/analysis"
 	"github.com/flycl/flycl/lab/experiment"
 	"github.com/flycl/flycl/lab/methods"
-	"github.com/flycl/flycl/lab/protocol"
 	"github.com/flycl/flycl/lab/report"
 	"github.com/flycl/flycl/vision/dataset"
 )
@@ -69,8 +62,8 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.IntVar(&f.hebbianPasses, "hebbian-passes", 100, "Hebbian-rule passes per task of the flycl-hebbian method")
 }
 
-// applyConfig sets every flag named in the JSON config file that was not
-// given on the command line.
+// applyConfig sets every flag named in the settings file (JSON, read by
+// configflag.ReadSettings) that was not given on the command line.
 func applyConfig(fs *pflag.FlagSet, path string) error {
 	if path == "" {
 		return nil
@@ -79,66 +72,27 @@ func applyConfig(fs *pflag.FlagSet, path string) error {
 	if err != nil {
 		return err
 	}
-	// Numbers keep their text (json.Number): as float64, 1000000 would
-	// print as 1e+06, which an integer flag refuses.
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var vals map[string]any
-	if err := dec.Decode(&vals); err != nil {
+	settings, err := configflag.ReadSettings(b)
+	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
-	if dec.More() {
-		return fmt.Errorf("config %s: data after the JSON object", path)
-	}
-	// In name order, so that of several bad settings the same one is named.
-	names := slices.Sorted(maps.Keys(vals))
-	for _, name := range names {
-		fl := fs.Lookup(name)
+	for _, s := range settings {
+		fl := fs.Lookup(s.Name)
 		if fl == nil {
-			return fmt.Errorf("config %s: unknown setting %q", path, name)
+			return fmt.Errorf("config %s: unknown setting %q", path, s.Name)
 		}
 		if fl.Changed {
 			continue
 		}
-		s, err := configValue(vals[name])
-		if err != nil {
-			return fmt.Errorf("config %s: %s: %w", path, name, err)
+		v, err := s.Text()
+		if err == nil {
+			err = fs.Set(s.Name, v)
 		}
-		if err := fs.Set(name, s); err != nil {
-			return fmt.Errorf("config %s: %s: %w", path, name, err)
+		if err != nil {
+			return fmt.Errorf("config %s: %s: %w", path, s.Name, err)
 		}
 	}
 	return nil
-}
-
-// configValue is a config file's JSON value as flag text: a string, a
-// number as written, a boolean, or a list of those joined by commas.
-func configValue(v any) (string, error) {
-	switch x := v.(type) {
-	case string:
-		return x, nil
-	case json.Number:
-		return x.String(), nil
-	case bool:
-		return strconv.FormatBool(x), nil
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			if _, ok := e.([]any); ok {
-				return "", fmt.Errorf("a list inside a list")
-			}
-			p, err := configValue(e)
-			if err != nil {
-				return "", err
-			}
-			parts[i] = p
-		}
-		return strings.Join(parts, ","), nil
-	case nil:
-		return "", fmt.Errorf("null: give a value or leave the setting out")
-	default:
-		return "", fmt.Errorf("an object: want a string, number, boolean or list")
-	}
 }
 
 // load returns the train and test features: from feature files, from
@@ -209,22 +163,23 @@ func (f *modelFlags) changed(name string) bool { return f.bound().Changed(name) 
 // method built on Fly-CL uses: the model flags, with m and p taken from
 // the W of --w when it is given (and that W itself).
 func (f *runFlags) options(fs *pflag.FlagSet) (methods.Options, error) {
-	if err := f.check(fs); err != nil {
+	if err := f.settings(fs).Check(); err != nil {
 		return methods.Options{}, err
 	}
-	cfg, err := f.model.config()
-	if err != nil {
-		return methods.Options{}, err
+	opts := methods.Options{OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda, HebbianPasses: f.hebbianPasses}
+	if err := opts.Check(); err != nil {
+		return opts, err
 	}
-	opts := methods.Options{FlyCL: cfg, OnlineBatch: f.onlineBatch, OnlineLambda: f.onlineLambda, HebbianPasses: f.hebbianPasses}
+	var err error
+	if opts.FlyCL, err = f.model.config(); err != nil {
+		return opts, err
+	}
 	if f.wFile != "" {
-		if opts.W, err = modelfile.ImportProjection(f.wFile); err != nil {
+		w, err := modelfile.ImportProjection(f.wFile)
+		if err != nil {
 			return opts, fmt.Errorf("--w: %w", err)
 		}
-		opts.FlyCL.M, opts.FlyCL.P = opts.W.M, opts.W.P
-		if opts.FlyCL.K > opts.FlyCL.M {
-			return opts, fmt.Errorf("--k %d: must be at most m=%d (the rows of --w %s)", opts.FlyCL.K, opts.FlyCL.M, f.wFile)
-		}
+		return opts, opts.UseW(w, f.wFile)
 	}
 	return opts, nil
 }
@@ -241,62 +196,13 @@ func (f *modelFlags) check(cfg flycl.Config) (flycl.Config, error) {
 	return f.bound().Resolve(cfg)
 }
 
-// checkDim checks the configuration against the feature dimension d.
-func checkDim(cfg flycl.Config, d int) error {
-	if cfg.P > d {
-		return fmt.Errorf("--p %d: W cannot have more non-zeros per row than the features have dimensions (d=%d); give --p at most %d (the paper keeps p/d ≈ 0.4: --p %d for d=%d)",
-			cfg.P, d, d, max(1, int(math.Round(0.39*float64(d)))), d)
+// settings are the protocol flags as experiment.ProtocolSettings.
+func (f *runFlags) settings(fs *pflag.FlagSet) experiment.ProtocolSettings {
+	return experiment.ProtocolSettings{
+		Tasks: f.tasks, Init: f.init, Increment: f.inc, TrainPerClass: f.trainPerClass,
+		InitGiven: fs.Changed("init"), IncrementGiven: fs.Changed("increment"),
+		Seeds: f.seeds, Order: f.order,
 	}
-	return nil
-}
-
-// check validates the protocol and method flags; every error quotes the
-// value given.
-func (f *runFlags) check(fs *pflag.FlagSet) error {
-	if f.tasks < 1 {
-		return fmt.Errorf("--tasks %d: must be at least 1", f.tasks)
-	}
-	if fs.Changed("init") || fs.Changed("increment") {
-		if !fs.Changed("init") || !fs.Changed("increment") {
-			return fmt.Errorf("--init and --increment go together (--init %d --increment %d)", f.init, f.inc)
-		}
-		if f.init < 1 {
-			return fmt.Errorf("--init %d: must be at least 1", f.init)
-		}
-		if f.inc < 1 {
-			return fmt.Errorf("--increment %d: must be at least 1", f.inc)
-		}
-	}
-	if f.trainPerClass < 0 {
-		return fmt.Errorf("--train-per-class %d: must be at least 1 (or 0 for all)", f.trainPerClass)
-	}
-	if f.hebbianPasses < 1 {
-		return fmt.Errorf("--hebbian-passes %d: must be at least 1", f.hebbianPasses)
-	}
-	if f.onlineBatch < 1 {
-		return fmt.Errorf("--online-batch %d: must be at least 1", f.onlineBatch)
-	}
-	if f.onlineLambda < 0 || math.IsNaN(f.onlineLambda) || math.IsInf(f.onlineLambda, 0) {
-		return fmt.Errorf("--online-lambda %g: must be a positive number (or 0 for GCV on every mini-batch)", f.onlineLambda)
-	}
-	return nil
-}
-
-func (f *runFlags) protocol(classes int) (experiment.Protocol, error) {
-	p := experiment.Protocol{Tasks: f.tasks, Init: f.init, Increment: f.inc, TrainPerClass: f.trainPerClass}
-	for _, s := range strings.Split(f.seeds, ",") {
-		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-		if err != nil {
-			return p, fmt.Errorf("--seeds: %q is not an integer", s)
-		}
-		p.Seeds = append(p.Seeds, v)
-	}
-	o, list, err := protocol.ParseOrder(f.order, classes)
-	if err != nil {
-		return p, err
-	}
-	p.Order, p.List = o, list
-	return p, nil
 }
 
 // runProgress returns the runner's progress callback (nil when quiet).
@@ -353,33 +259,24 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			if err := checkDim(opts.FlyCL, train.D); err != nil {
+			if err := methods.CheckDim(opts.FlyCL, train.D); err != nil {
 				return err
 			}
-			p, err := f.protocol(len(train.Classes()))
+			p, err := f.settings(cmd.Flags()).Protocol(len(train.Classes()))
 			if err != nil {
 				return err
 			}
-			rcfg, err := f.resultConfig(opts.FlyCL, opts, train.D)
+			rcfg, err := f.resultConfig(opts, train.D)
 			if err != nil {
 				return err
 			}
 			if !f.quiet {
 				fmt.Fprintf(os.Stderr, "data: %s: %d train / %d test samples, d=%d, %d classes\n", desc, train.N, test.N, train.D, len(train.Classes()))
 			}
-			var heat *analysis.Stages
-			var heatCaption string
 			hooks := experiment.Hooks{Progress: runProgress(f.quiet), Warn: warner(f.quiet)}
+			protos := methods.Prototypes{Train: train, Protocol: p}
 			if heatmap {
-				hooks.Finished = func(run *experiment.Run, l experiment.Learner) error {
-					fc, ok := l.(*methods.FlyCL)
-					if !ok || heat != nil {
-						return nil
-					}
-					heat, err = analysis.FirstClassPrototypes(cmd.Context(), fc.Model, p.TrainSet(train), run.ClassOrder)
-					heatCaption = fmt.Sprintf("%s, seed %d, the first %d classes in arrival order; data: %s", run.Method, run.Seed, len(heat.Classes), shorten(rcfg.DataName(), 50))
-					return err
-				}
+				hooks.Finished = protos.Finished(cmd.Context())
 			}
 			res, err := experiment.Execute(cmd.Context(), train, test, ms, p, hooks)
 			if err != nil {
@@ -391,8 +288,9 @@ top-1 over all seen test samples is reported alongside.`,
 				return err
 			}
 			extra := ""
-			if heat != nil {
-				if err := report.WriteHeatmap(f.out, heat, heatCaption); err != nil {
+			if heat := protos.Stages; heat != nil {
+				caption := fmt.Sprintf("%s, seed %d, the first %d classes in arrival order; data: %s", protos.Method, protos.Seed, len(heat.Classes), shorten(rcfg.DataName(), 50))
+				if err := report.WriteHeatmap(f.out, heat, caption); err != nil {
 					return err
 				}
 				extra = ",heatmap.png,heatmap.json"

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,16 +26,9 @@ func sweepCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var vs []int
-			for _, s := range strings.Split(values, ",") {
-				v, err := strconv.Atoi(strings.TrimSpace(s))
-				if err != nil {
-					return fmt.Errorf("--values %s: %q is not an integer", values, s)
-				}
-				if _, err := sweep.With(opts.FlyCL, param, v); err != nil {
-					return fmt.Errorf("--param %s --values %s: %w", param, values, err)
-				}
-				vs = append(vs, v)
+			vs, err := sweep.ParseValues(opts.FlyCL, param, values)
+			if err != nil {
+				return err
 			}
 			if err := checkOut(f.out); err != nil {
 				return err
@@ -46,13 +37,10 @@ func sweepCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, v := range vs {
-				cfg, _ := sweep.With(opts.FlyCL, param, v)
-				if err := checkDim(cfg, train.D); err != nil {
-					return err
-				}
+			if err := sweep.CheckDim(opts.FlyCL, param, vs, train.D); err != nil {
+				return err
 			}
-			p, err := f.protocol(len(train.Classes()))
+			p, err := f.settings(cmd.Flags()).Protocol(len(train.Classes()))
 			if err != nil {
 				return err
 			}

@@ -135,54 +135,53 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 }
 
 // open resolves the input flags (or the images named on the command line)
-// into deploy.InputOptions and opens the input (deploy.OpenInput) for a
-// model with pipeline mp (trained: it has learned classes). pixels reads a
-// grey data set without a backbone as raw pixels (flycl stats).
+// into a deploy.InputRequest and opens the input it names
+// (deploy.InputRequest.Open) for a model with pipeline mp (trained: it has
+// learned classes). pixels reads a grey data set without a backbone as raw
+// pixels (flycl stats).
 func (f *inputFlags) open(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled, pixels bool) (*deploy.Input, error) {
-	given := 0
-	for _, b := range []bool{len(images) > 0, f.data != "", f.features != ""} {
-		if b {
-			given++
-		}
-	}
-	if given != 1 {
-		switch {
-		case pixels:
-			return nil, fmt.Errorf("give exactly one of --data KIND:PATH (or mnist / fashion-mnist pixels) or --features FILE.npz")
-		case labelled:
-			return nil, fmt.Errorf("give exactly one of --data KIND:PATH (with a backbone) or --features FILE.npz")
-		}
-		return nil, fmt.Errorf("give exactly one of IMAGE..., --data KIND:PATH or --features FILE.npz")
-	}
-	o := deploy.InputOptions{Features: f.features, Split: f.split, Files: images, Model: mp, Trained: trained, SkipBad: f.skipBad}
-	switch {
-	case f.features != "":
-		for _, name := range []string{"precision", "calib", "calib-method"} {
-			if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
-				return nil, fmt.Errorf("--%s applies to images through a backbone, not to --features", name)
-			}
-		}
-		if f.classNames != "" {
-			o.ClassNames = strings.Split(f.classNames, ",")
-		}
-	case f.classNames != "":
-		return nil, fmt.Errorf("--class-names applies to --features only (a data set names its classes)")
-	case f.data != "":
-		spec, err := (&dataFlags{data: f.data}).spec()
-		if err != nil {
-			return nil, err
-		}
-		o.Data = spec
-		o.Pixels = pixels && deploy.PixelsInput(spec, f.ext.backbone, mp)
-	}
-	in, err := deploy.OpenInput(o)
+	in, err := f.request(cmd, images, labelled, pixels).Open(mp, trained)
 	if err != nil {
-		return nil, err
+		return nil, flagNames(err)
 	}
 	for _, w := range in.Warnings {
 		fmt.Fprintf(os.Stderr, "warning: %s\n", w)
 	}
 	return in, nil
+}
+
+// request is the deploy.InputRequest of the flags.
+func (f *inputFlags) request(cmd *cobra.Command, images []string, labelled, pixels bool) *deploy.InputRequest {
+	r := &deploy.InputRequest{Files: images, Data: f.data, Features: f.features, Split: f.split, Backbone: f.ext.backbone,
+		Labelled: labelled, Pixels: pixels, SkipBad: f.skipBad,
+		ParseData: func(data string) (dataset.Spec, error) { return (&dataFlags{data: data}).spec() }}
+	if f.classNames != "" {
+		r.ClassNames = strings.Split(f.classNames, ",")
+	}
+	for _, name := range []string{"precision", "calib", "calib-method"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			r.BackboneOptions = append(r.BackboneOptions, inputOptionOf[name])
+		}
+	}
+	return r
+}
+
+// inputFlagOf names the flag of each field of deploy.InputRequest that
+// its errors name; inputOptionOf is the field (or backbone option) of a
+// flag.
+var (
+	inputFlagOf = map[string]string{"Files": "IMAGE...", "Data": "--data", "Features": "--features", "ClassNames": "--class-names",
+		"SkipBad": "--skip-bad", "Precision": "--precision", "Calib": "--calib", "CalibMethod": "--calib-method"}
+	inputOptionOf = map[string]string{"precision": "Precision", "calib": "Calib", "calib-method": "CalibMethod"}
+)
+
+// flagNames makes a *deploy.InputError in err name flags.
+func flagNames(err error) error {
+	var ie *deploy.InputError
+	if errors.As(err, &ie) {
+		ie.Name = func(field string) string { return inputFlagOf[field] }
+	}
+	return err
 }
 
 // samples reads shard i of n of in (deploy.Input.Shard; 0 of 1: all of
@@ -216,12 +215,8 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 		fmt.Fprintf(os.Stderr, "skipped %d file(s) that are not images (by their extension):\n  %s\n", len(sk), strings.Join(sk, "\n  "))
 	}
 	s, e, err := f.samples(cmd, in, mp, trained, 0, 1)
-	var bad *deploy.BadFilesError
-	if errors.As(err, &bad) && !f.skipBad && labelled {
-		return nil, fmt.Errorf("%w\nnothing was learned: remove or fix them, or give --skip-bad to learn the other %d", err, bad.Total-len(bad.Files))
-	}
 	if err != nil {
-		return nil, err
+		return nil, flagNames(f.request(cmd, images, labelled, false).Refuse(err))
 	}
 	if len(s.Bad) > 0 && labelled {
 		fmt.Fprintf(os.Stderr, "skipped: %s\n", (&deploy.BadFilesError{Files: s.Bad, Total: s.N + len(s.Bad)}).Error())

@@ -212,7 +212,7 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	}
 	defer stopTeach()
 	// the zones' own models, each file opened once
-	opened := map[string]*imageClassifier{}
+	opened := map[string]*watch.File{}
 	for _, z := range zones {
 		file, ok := zoneFiles[z.Name]
 		if !ok || opened[file] != nil {

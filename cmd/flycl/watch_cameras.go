@@ -61,7 +61,7 @@ func runWatchCameras(cmd *cobra.Command, f *watchFlags) error {
 		m := &cameras.Model{Classifier: mc.ModelClassifier, ShortSide: watch.ShortSideFor(mc.Extractor.Preset), Name: filepath.Base(k.Model),
 			Version: mc.Predictor.Version(), Close: mc.Close}
 		if f.teach.reload > 0 { // each model file reloads on its own
-			byFile, stopReload := f.teach.reloadEach(ctx, map[string]*imageClassifier{k.Model: mc}, k.Unknown, log)
+			byFile, stopReload := f.teach.reloadEach(ctx, map[string]*watch.File{k.Model: mc}, k.Unknown, log)
 			m.Classifier = byFile[k.Model]
 			m.Close = func() error { stopReload(); return mc.Close() }
 		}

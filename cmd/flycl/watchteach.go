@@ -57,7 +57,7 @@ func (f *watchTeachFlags) check() error {
 // setup opens the inbox and starts the model file's watcher, as the
 // flags ask: cfg gets the keeper and the reloading classifier. stop ends
 // both once watch.Run has returned.
-func (f *watchTeachFlags) setup(ctx context.Context, cfg *watch.Config, mc *imageClassifier, model, unknown, camera string, log *slog.Logger) (stop func(), err error) {
+func (f *watchTeachFlags) setup(ctx context.Context, cfg *watch.Config, mc *watch.File, model, unknown, camera string, log *slog.Logger) (stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -96,7 +96,7 @@ func (f *watchTeachFlags) setup(ctx context.Context, cfg *watch.Config, mc *imag
 // a watch.Reloading fed by its own watch.FileWatcher (each file reloads
 // on its own), else the model as opened. stop ends the watchers once
 // watch.Run has returned.
-func (f *watchTeachFlags) reloadEach(ctx context.Context, opened map[string]*imageClassifier, unknown string, log *slog.Logger) (map[string]watch.Classifier, func()) {
+func (f *watchTeachFlags) reloadEach(ctx context.Context, opened map[string]*watch.File, unknown string, log *slog.Logger) (map[string]watch.Classifier, func()) {
 	out := map[string]watch.Classifier{}
 	var stops []func()
 	for file, mc := range opened {

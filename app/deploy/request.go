@@ -1,0 +1,173 @@
+package deploy
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/vision/dataset"
+)
+
+// ErrOptionUnused is wrapped by an InputError for an option that does not
+// apply to the input given (a backbone option or class names).
+var ErrOptionUnused = errors.New("deploy: option does not apply to the input")
+
+// ErrNothingLearned is wrapped by an InputError when images of labelled
+// samples cannot be read and InputRequest.SkipBad is not set: the whole
+// input is refused.
+var ErrNothingLearned = errors.New("deploy: images cannot be read; nothing was learned")
+
+// InputRequest is what a model command is asked to read its samples from,
+// as given, before anything is opened: exactly one of image files, a data
+// set and a feature file, with the options that apply to each. Check
+// applies the rules; Open turns the request into InputOptions and opens
+// the input; Refuse applies the rule on unreadable images to what
+// Input.Shard returns.
+type InputRequest struct {
+	// Files are image files without labels.
+	Files []string
+	// Data is a data set as KIND:PATH, resolved by ParseData (nil:
+	// dataset.ParseSpec), and Split the split to read.
+	Data      string
+	ParseData func(string) (dataset.Spec, error)
+	Split     string
+	// Features is a feature file, and ClassNames (nil: the file's) the
+	// names of its labels; they apply to Features only.
+	Features   string
+	ClassNames []string
+	// Backbone is the backbone asked for ("": the model's): without one a
+	// grey data set is read as raw pixels when Pixels is set (PixelsInput).
+	Backbone string
+	// BackboneOptions are the options given that apply only to images
+	// through a backbone, by name ("Precision", "Calib", "CalibMethod"):
+	// refused with Features.
+	BackboneOptions []string
+	// Labelled says the samples must have labels (learn, forget, stats:
+	// no Files), Pixels that a grey data set may be read as raw pixels
+	// (stats).
+	Labelled, Pixels bool
+	// SkipBad leaves out the images that cannot be read (InputOptions);
+	// without it they refuse labelled samples whole (Refuse).
+	SkipBad bool
+}
+
+// InputError is an InputRequest refused by its rules. Field is the field
+// of InputRequest at fault; the message names fields through Name (nil:
+// by their Go names), which a command sets to say its flags instead.
+type InputError struct {
+	Field string
+	// Name names a field (or an entry of BackboneOptions) in the message.
+	Name func(field string) string
+	// Err is ErrNoInput, ErrOptionUnused, or ErrNothingLearned with the
+	// error of the unreadable images (Bad).
+	Err error
+	Bad error
+
+	labelled, pixels bool
+	other            int // the samples that can be read (ErrNothingLearned)
+}
+
+func (e *InputError) Error() string {
+	name := e.Name
+	if name == nil {
+		name = func(f string) string { return f }
+	}
+	switch {
+	case e.Err == ErrNoInput && e.pixels:
+		return fmt.Sprintf("give exactly one of %s KIND:PATH (or mnist / fashion-mnist pixels) or %s FILE.npz", name("Data"), name("Features"))
+	case e.Err == ErrNoInput && e.labelled:
+		return fmt.Sprintf("give exactly one of %s KIND:PATH (with a backbone) or %s FILE.npz", name("Data"), name("Features"))
+	case e.Err == ErrNoInput:
+		return fmt.Sprintf("give exactly one of %s, %s KIND:PATH or %s FILE.npz", name("Files"), name("Data"), name("Features"))
+	case e.Err == ErrOptionUnused && e.Field == "ClassNames":
+		return fmt.Sprintf("%s applies to %s only (a data set names its classes)", name("ClassNames"), name("Features"))
+	case e.Err == ErrOptionUnused:
+		return fmt.Sprintf("%s applies to images through a backbone, not to %s", name(e.Field), name("Features"))
+	case e.Err == ErrNothingLearned:
+		return fmt.Sprintf("%v\nnothing was learned: remove or fix them, or give %s to learn the other %d", e.Bad, name("SkipBad"), e.other)
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns Err, and Bad when set (a *BadFilesError: an input
+// error, flycl.IsInput).
+func (e *InputError) Unwrap() []error {
+	if e.Bad != nil {
+		return []error{e.Err, e.Bad}
+	}
+	return []error{e.Err}
+}
+
+// Check applies the request's rules: exactly one of Files, Data and
+// Features (ErrNoInput); no backbone option with Features and no
+// ClassNames without it (ErrOptionUnused). The errors are *InputError.
+func (r *InputRequest) Check() error {
+	given := 0
+	for _, b := range []bool{len(r.Files) > 0, r.Data != "", r.Features != ""} {
+		if b {
+			given++
+		}
+	}
+	if given != 1 {
+		field := "Files"
+		if r.Labelled || r.Pixels {
+			field = "Data"
+		}
+		return &InputError{Field: field, Err: ErrNoInput, labelled: r.Labelled, pixels: r.Pixels}
+	}
+	switch {
+	case r.Features != "":
+		if len(r.BackboneOptions) > 0 {
+			return &InputError{Field: r.BackboneOptions[0], Err: ErrOptionUnused}
+		}
+	case r.ClassNames != nil:
+		return &InputError{Field: "ClassNames", Err: ErrOptionUnused}
+	}
+	return nil
+}
+
+// Options checks the request (Check) and returns the InputOptions it
+// names for a model with pipeline mp (trained: it has learned classes),
+// Data resolved by ParseData.
+func (r *InputRequest) Options(mp *modelfile.Pipeline, trained bool) (InputOptions, error) {
+	if err := r.Check(); err != nil {
+		return InputOptions{}, err
+	}
+	o := InputOptions{Features: r.Features, ClassNames: r.ClassNames, Split: r.Split, Files: r.Files, Model: mp, Trained: trained, SkipBad: r.SkipBad}
+	if r.Data != "" {
+		parse := r.ParseData
+		if parse == nil {
+			parse = dataset.ParseSpec
+		}
+		spec, err := parse(r.Data)
+		if err != nil {
+			return InputOptions{}, err
+		}
+		o.Data = spec
+		o.Pixels = r.Pixels && PixelsInput(spec, r.Backbone, mp)
+	}
+	return o, nil
+}
+
+// Open opens the input the request names for a model with pipeline mp
+// (Options, then OpenInput).
+func (r *InputRequest) Open(mp *modelfile.Pipeline, trained bool) (*Input, error) {
+	o, err := r.Options(mp, trained)
+	if err != nil {
+		return nil, err
+	}
+	return OpenInput(o)
+}
+
+// Refuse applies the rule on unreadable images to err, what reading the
+// input's samples returned: images of labelled samples that cannot be
+// read (a *BadFilesError) refuse the whole input unless SkipBad is set,
+// an *InputError wrapping ErrNothingLearned and err. Other errors, and
+// nil, are returned as they are.
+func (r *InputRequest) Refuse(err error) error {
+	var bad *BadFilesError
+	if errors.As(err, &bad) && !r.SkipBad && r.Labelled {
+		return &InputError{Field: "SkipBad", Err: ErrNothingLearned, Bad: err, other: bad.Total - len(bad.Files)}
+	}
+	return err
+}

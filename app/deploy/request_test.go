@@ -1,0 +1,176 @@
+package deploy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/vision/dataset"
+)
+
+// flagName names the fields as flycl's commands do (cmd/flycl's
+// inputFlagOf), so that the messages below are the commands' own.
+func flagName(field string) string {
+	return map[string]string{"Files": "IMAGE...", "Data": "--data", "Features": "--features", "ClassNames": "--class-names",
+		"SkipBad": "--skip-bad", "Precision": "--precision", "Calib": "--calib", "CalibMethod": "--calib-method"}[field]
+}
+
+func TestInputRequestCheck(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		r     InputRequest
+		err   error  // nil: accepted
+		field string // the InputError's Field
+		msg   string // its message naming flags (flagName)
+		plain string // its message naming fields (Name nil)
+	}{
+		{"features", InputRequest{Features: "f.npz", Labelled: true}, nil, "", "", ""},
+		{"data", InputRequest{Data: "folder:d", Labelled: true}, nil, "", "", ""},
+		{"files", InputRequest{Files: []string{"a.png"}}, nil, "", "", ""},
+		{"features with class names", InputRequest{Features: "f.npz", ClassNames: []string{"a"}}, nil, "", "", ""},
+		{"data with backbone options", InputRequest{Data: "folder:d", BackboneOptions: []string{"Precision"}}, nil, "", "", ""},
+		{"none, labelled", InputRequest{Labelled: true}, ErrNoInput, "Data",
+			"give exactly one of --data KIND:PATH (with a backbone) or --features FILE.npz",
+			"give exactly one of Data KIND:PATH (with a backbone) or Features FILE.npz"},
+		{"two, labelled", InputRequest{Data: "folder:d", Features: "f.npz", Labelled: true}, ErrNoInput, "Data",
+			"give exactly one of --data KIND:PATH (with a backbone) or --features FILE.npz", ""},
+		{"none, pixels", InputRequest{Labelled: true, Pixels: true}, ErrNoInput, "Data",
+			"give exactly one of --data KIND:PATH (or mnist / fashion-mnist pixels) or --features FILE.npz", ""},
+		{"none, unlabelled", InputRequest{}, ErrNoInput, "Files",
+			"give exactly one of IMAGE..., --data KIND:PATH or --features FILE.npz",
+			"give exactly one of Files, Data KIND:PATH or Features FILE.npz"},
+		{"three", InputRequest{Files: []string{"a.png"}, Data: "folder:d", Features: "f.npz"}, ErrNoInput, "Files",
+			"give exactly one of IMAGE..., --data KIND:PATH or --features FILE.npz", ""},
+		{"features with precision", InputRequest{Features: "f.npz", BackboneOptions: []string{"Precision"}}, ErrOptionUnused, "Precision",
+			"--precision applies to images through a backbone, not to --features",
+			"Precision applies to images through a backbone, not to Features"},
+		{"features with calibration: the first named", InputRequest{Features: "f.npz", BackboneOptions: []string{"Calib", "CalibMethod"}}, ErrOptionUnused, "Calib",
+			"--calib applies to images through a backbone, not to --features", ""},
+		{"data with class names", InputRequest{Data: "folder:d", ClassNames: []string{"a", "b"}}, ErrOptionUnused, "ClassNames",
+			"--class-names applies to --features only (a data set names its classes)",
+			"ClassNames applies to Features only (a data set names its classes)"},
+		{"files with class names", InputRequest{Files: []string{"a.png"}, ClassNames: []string{"a"}}, ErrOptionUnused, "ClassNames",
+			"--class-names applies to --features only (a data set names its classes)", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.r.Check()
+			if c.err == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var ie *InputError
+			if !errors.As(err, &ie) || !errors.Is(err, c.err) {
+				t.Fatalf("error %v (%T), want an *InputError wrapping %v", err, err, c.err)
+			}
+			if ie.Field != c.field {
+				t.Errorf("field %q, want %q", ie.Field, c.field)
+			}
+			if c.plain != "" && err.Error() != c.plain {
+				t.Errorf("message %q, want %q", err.Error(), c.plain)
+			}
+			ie.Name = flagName
+			if err.Error() != c.msg {
+				t.Errorf("message %q, want %q", err.Error(), c.msg)
+			}
+			if flycl.IsInput(err) {
+				t.Errorf("%v is an input error: the flags, not the data, are at fault", err)
+			}
+			if _, err := c.r.Open(nil, false); !errors.Is(err, c.err) {
+				t.Errorf("Open: %v, want %v as Check", err, c.err)
+			}
+		})
+	}
+}
+
+func TestInputRequestOptions(t *testing.T) {
+	mp := &modelfile.Pipeline{Backbone: "squeezenet"}
+	parsed := 0
+	parse := func(s string) (dataset.Spec, error) { parsed++; return dataset.ParseSpec(s) }
+	for _, c := range []struct {
+		name    string
+		r       InputRequest
+		mp      *modelfile.Pipeline
+		pixels  bool
+		data    dataset.Spec
+		classes []string
+	}{
+		{"grey, pixels asked, no backbone", InputRequest{Data: "mnist:/m", Pixels: true, Labelled: true}, nil, true, dataset.Spec{Kind: "mnist", Path: "/m"}, nil},
+		{"grey, pixels not asked", InputRequest{Data: "mnist:/m", Labelled: true}, nil, false, dataset.Spec{Kind: "mnist", Path: "/m"}, nil},
+		{"grey through a backbone", InputRequest{Data: "mnist:/m", Pixels: true, Backbone: "squeezenet"}, nil, false, dataset.Spec{Kind: "mnist", Path: "/m"}, nil},
+		{"grey for a model with a backbone", InputRequest{Data: "mnist:/m", Pixels: true}, mp, false, dataset.Spec{Kind: "mnist", Path: "/m"}, nil},
+		{"colour", InputRequest{Data: "folder:/d", Pixels: true}, nil, false, dataset.Spec{Kind: "folder", Path: "/d"}, nil},
+		{"features", InputRequest{Features: "f.npz", ClassNames: []string{"x", "y"}}, nil, false, dataset.Spec{}, []string{"x", "y"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.r.ParseData, c.r.Split, c.r.SkipBad = parse, "train", true
+			before := parsed
+			o, err := c.r.Options(c.mp, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Pixels != c.pixels || o.Data != c.data || !slices.Equal(o.ClassNames, c.classes) {
+				t.Errorf("pixels %v data %+v class names %q, want %v %+v %q", o.Pixels, o.Data, o.ClassNames, c.pixels, c.data, c.classes)
+			}
+			if o.Features != c.r.Features || o.Split != "train" || !o.SkipBad || o.Model != c.mp || !o.Trained {
+				t.Errorf("options %+v do not carry the request's", o)
+			}
+			if want := before + map[bool]int{true: 1}[c.r.Data != ""]; parsed != want {
+				t.Errorf("ParseData called %d times, want %d", parsed-before, want-before)
+			}
+		})
+	}
+	want := errors.New("no such data set")
+	if _, err := (&InputRequest{Data: "x", ParseData: func(string) (dataset.Spec, error) { return dataset.Spec{}, want }}).Options(nil, false); err != want {
+		t.Errorf("ParseData's error: %v, want it as it is", err)
+	}
+}
+
+func TestInputRequestRefuse(t *testing.T) {
+	bad := &BadFilesError{Files: []BadFile{{Path: "d/a/x.png", Err: errors.New("unknown image format")}}, Total: 13}
+	wrapped := fmt.Errorf("learn: %w", bad)
+	other := errors.New("disk full")
+	for _, c := range []struct {
+		name     string
+		r        InputRequest
+		err      error
+		refused  bool // an *InputError naming SkipBad
+		sameErr  bool // err returned as it is
+		wantText string
+	}{
+		{"labelled, refuse", InputRequest{Labelled: true}, bad, true, false,
+			"1 of 13 images cannot be read:\n  d/a/x.png: unknown image format\nnothing was learned: remove or fix them, or give --skip-bad to learn the other 12"},
+		{"labelled, wrapped", InputRequest{Labelled: true}, wrapped, true, false,
+			"learn: 1 of 13 images cannot be read:\n  d/a/x.png: unknown image format\nnothing was learned: remove or fix them, or give --skip-bad to learn the other 12"},
+		{"labelled, skip bad", InputRequest{Labelled: true, SkipBad: true}, bad, false, true, ""},
+		{"unlabelled (predict)", InputRequest{}, bad, false, true, ""},
+		{"another error", InputRequest{Labelled: true}, other, false, true, ""},
+		{"no error", InputRequest{Labelled: true}, nil, false, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.r.Refuse(c.err)
+			if c.sameErr && got != c.err {
+				t.Fatalf("Refuse(%v) = %v, want it unchanged", c.err, got)
+			}
+			if !c.refused {
+				return
+			}
+			var ie *InputError
+			if !errors.As(got, &ie) || ie.Field != "SkipBad" || !errors.Is(got, ErrNothingLearned) {
+				t.Fatalf("Refuse(%v) = %v, want an *InputError on SkipBad wrapping ErrNothingLearned", c.err, got)
+			}
+			var be *BadFilesError
+			if !errors.As(got, &be) || be != bad || !flycl.IsInput(got) {
+				t.Errorf("the refusal does not wrap the bad files (an input error)")
+			}
+			ie.Name = flagName
+			if got.Error() != c.wantText {
+				t.Errorf("message %q, want %q", got.Error(), c.wantText)
+			}
+		})
+	}
+}

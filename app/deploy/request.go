@@ -1,11 +1,13 @@
 package deploy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/vision/dataset"
+	"github.com/flycl/flycl/vision/extract"
 )
 
 // ErrOptionUnused is wrapped by an InputError for an option that does not
@@ -170,4 +172,78 @@ func (r *InputRequest) Refuse(err error) error {
 		return &InputError{Field: "SkipBad", Err: ErrNothingLearned, Bad: err, other: bad.Total - len(bad.Files)}
 	}
 	return err
+}
+
+// Loaded are the samples of a request, read whole (InputRequest.Load).
+type Loaded struct {
+	*Samples
+	// Names are the class name of every sample; nil for Files.
+	Names []string
+	// Desc describes the input for messages: Input.Desc, or for a data
+	// set the request's Data "through" the backbone's name.
+	Desc string
+}
+
+// LoadNotes are told what loading noticed; a nil field drops it.
+type LoadNotes struct {
+	// Warning is each of Input.Warnings.
+	Warning func(string)
+	// Skipped are the files of a data set that are not images by their
+	// extension (Input.Skipped).
+	Skipped func(paths []string)
+	// Cached: the features of the images came from the extractor's cache.
+	Cached func(backbone string, n int)
+	// Bad are the images of labelled samples left out with SkipBad.
+	Bad func(*BadFilesError)
+}
+
+// Load opens the input the request names for a model with pipeline mp
+// (Open; trained: the model has learned classes) and reads all of it:
+// images through the extractor that extractor opens (called only for
+// images), unreadable images under Refuse's rule, and the class name of
+// every labelled sample (Input.Names; its errors prefixed with the
+// feature file).
+func (r *InputRequest) Load(ctx context.Context, mp *modelfile.Pipeline, trained bool, extractor func() (*extract.Extractor, error), n LoadNotes) (*Loaded, error) {
+	in, err := r.Open(mp, trained)
+	if err != nil {
+		return nil, err
+	}
+	if n.Warning != nil {
+		for _, w := range in.Warnings {
+			n.Warning(w)
+		}
+	}
+	if sk := in.Skipped(); len(sk) > 0 && n.Skipped != nil {
+		n.Skipped(sk)
+	}
+	var e *extract.Extractor
+	if in.Images() {
+		if e, err = extractor(); err != nil {
+			return nil, r.Refuse(err)
+		}
+	}
+	s, err := in.Shard(ctx, e, 0, 1)
+	if err != nil {
+		return nil, r.Refuse(err)
+	}
+	if s.Cached && n.Cached != nil {
+		n.Cached(e.Backbone.Name, s.N)
+	}
+	if len(s.Bad) > 0 && r.Labelled && n.Bad != nil {
+		n.Bad(&BadFilesError{Files: s.Bad, Total: s.N + len(s.Bad)})
+	}
+	l := &Loaded{Samples: s, Desc: in.Desc}
+	if len(r.Files) > 0 {
+		return l, nil
+	}
+	if e != nil {
+		l.Desc = fmt.Sprintf("%s through %s", r.Data, e.Backbone.Name)
+	}
+	if l.Names, err = in.Names(s.Labels); err != nil {
+		if r.Features != "" {
+			err = fmt.Errorf("%s: %w", r.Features, err)
+		}
+		return nil, err
+	}
+	return l, nil
 }

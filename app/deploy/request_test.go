@@ -1,8 +1,15 @@
 package deploy
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
 	"errors"
 	"fmt"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/vision/extract"
 	"slices"
 	"testing"
 
@@ -172,5 +179,96 @@ func TestInputRequestRefuse(t *testing.T) {
 				t.Errorf("message %q, want %q", got.Error(), c.wantText)
 			}
 		})
+	}
+}
+
+// TestInputRequestLoadFeatures: a feature file loads whole, every sample
+// named by its label's class name (as written), the file's warning told
+// before anything is read; a label without a name is refused naming the
+// file; no extractor is opened for features.
+func TestInputRequestLoadFeatures(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"cat", "dog", "owl"}
+	path := blobFile(t, dir, "f.npz", 3, 30, 8, names, nil)
+	noExtractor := func() (*extract.Extractor, error) { t.Fatal("extractor opened for features"); return nil, nil }
+	var warnings []string
+	r := &InputRequest{Features: path, Labelled: true}
+	l, err := r.Load(context.Background(), testPipeline("squeezenet", "abc", 8), false, noExtractor, LoadNotes{Warning: func(w string) { warnings = append(warnings, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := features.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.N != 30 || l.D != 8 || !slices.Equal(l.X, set.X) || l.Desc != "features "+path {
+		t.Errorf("loaded %d×%d %q, want the file's 30×8 as \"features %s\"", l.N, l.D, l.Desc, path)
+	}
+	for i, n := range l.Names {
+		if n != names[i%3] {
+			t.Fatalf("sample %d named %q, want %q", i, n, names[i%3])
+		}
+	}
+	if len(l.Names) != 30 || len(warnings) != 1 || !strings.Contains(warnings[0], "records no pipeline identity") {
+		t.Errorf("%d names, warnings %q: want 30 names and the file's one warning", len(l.Names), warnings)
+	}
+	// two names for three labels: the third is refused, naming the file
+	r.ClassNames = []string{"cat", "dog"}
+	if _, err := r.Load(context.Background(), nil, false, noExtractor, LoadNotes{}); err == nil || !strings.HasPrefix(err.Error(), path+": ") {
+		t.Errorf("a label without a name: %v, want an error naming %s", err, path)
+	}
+	// the rules first: nothing is read
+	if _, err := (&InputRequest{Features: path, BackboneOptions: []string{"Calib"}}).Load(context.Background(), nil, false, noExtractor, LoadNotes{}); !errors.Is(err, ErrOptionUnused) {
+		t.Errorf("features with a calibration option: %v, want ErrOptionUnused", err)
+	}
+}
+
+// TestInputRequestLoadBadImages: a folder with an unreadable image is
+// refused whole for labelled samples (ErrNothingLearned, naming the file
+// and the count of the others), and with SkipBad loads the others, the
+// left-out one told to Bad; files that are not images are told to Skipped.
+func TestInputRequestLoadBadImages(t *testing.T) {
+	e := builtinSqueezeNet(t)
+	dir := t.TempDir()
+	for f, b := range map[string][]byte{"a/1.png": encoded(t, 1, "png"), "a/2.jpg": encoded(t, 2, "jpg"), "b/1.png": encoded(t, 3, "png"),
+		"b/bad.png": []byte("not a png"), "b/notes.txt": []byte("x")} {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opened := 0
+	open := func() (*extract.Extractor, error) { opened++; return e, nil }
+	r := &InputRequest{Data: "folder:" + dir, Split: "train", Labelled: true}
+	var skipped []string
+	var bad *BadFilesError
+	notes := LoadNotes{Skipped: func(p []string) { skipped = p }, Bad: func(b *BadFilesError) { bad = b }}
+	_, err := r.Load(context.Background(), nil, false, open, notes)
+	var ie *InputError
+	if !errors.As(err, &ie) || !errors.Is(err, ErrNothingLearned) || !flycl.IsInput(err) || !strings.Contains(err.Error(), filepath.Join(dir, "b/bad.png")) ||
+		!strings.HasSuffix(err.Error(), "give SkipBad to learn the other 3") {
+		t.Fatalf("an unreadable image: %v, want ErrNothingLearned naming it and the 3 others", err)
+	}
+	if !slices.Equal(skipped, []string{filepath.Join(dir, "b/notes.txt")}) {
+		t.Errorf("skipped %q, want notes.txt", skipped)
+	}
+	r.SkipBad = true
+	l, err := r.Load(context.Background(), nil, false, open, notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.N != 3 || !slices.Equal(l.Names, []string{"a", "a", "b"}) || bad == nil || bad.Total != 4 || len(bad.Files) != 1 || opened != 2 {
+		t.Errorf("loaded %d named %q, bad %+v, extractor opened %d times: want 3 (a a b), 1 of 4 bad, 2", l.N, l.Names, bad, opened)
+	}
+	if want := "folder:" + dir + " through " + e.Backbone.Name; l.Desc != want {
+		t.Errorf("desc %q, want %q", l.Desc, want)
+	}
+	// the extractor's error is returned as it is
+	boom := errors.New("no backbone")
+	if _, err := r.Load(context.Background(), nil, false, func() (*extract.Extractor, error) { return nil, boom }, notes); err != boom {
+		t.Errorf("extractor error: %v, want %v", err, boom)
 	}
 }

@@ -204,37 +204,28 @@ func (f *inputFlags) samples(cmd *cobra.Command, in *deploy.Input, mp *modelfile
 	return s, e, nil
 }
 
-// load reads the samples: images named on the command line, a data set or
-// a feature file. labelled says whether class names are required.
+// load reads the samples (deploy.InputRequest.Load): images named on the
+// command line, a data set or a feature file. labelled says whether class
+// names are required.
 func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled bool) (*samples, error) {
-	in, err := f.open(cmd, mp, trained, images, labelled, false)
+	l, err := f.request(cmd, images, labelled, false).Load(cmd.Context(), mp, trained,
+		func() (*extract.Extractor, error) { return f.extractor(cmd, mp, trained) },
+		deploy.LoadNotes{
+			Warning: func(w string) { fmt.Fprintf(os.Stderr, "warning: %s\n", w) },
+			Skipped: func(sk []string) {
+				fmt.Fprintf(os.Stderr, "skipped %d file(s) that are not images (by their extension):\n  %s\n", len(sk), strings.Join(sk, "\n  "))
+			},
+			Cached: func(bm string, n int) {
+				if !f.ext.quiet {
+					fmt.Fprintf(os.Stderr, "extract %s: %d features from the cache\n", bm, n)
+				}
+			},
+			Bad: func(bad *deploy.BadFilesError) { fmt.Fprintf(os.Stderr, "skipped: %s\n", bad.Error()) },
+		})
 	if err != nil {
-		return nil, err
+		return nil, flagNames(err)
 	}
-	if sk := in.Skipped(); len(sk) > 0 {
-		fmt.Fprintf(os.Stderr, "skipped %d file(s) that are not images (by their extension):\n  %s\n", len(sk), strings.Join(sk, "\n  "))
-	}
-	s, e, err := f.samples(cmd, in, mp, trained, 0, 1)
-	if err != nil {
-		return nil, flagNames(f.request(cmd, images, labelled, false).Refuse(err))
-	}
-	if len(s.Bad) > 0 && labelled {
-		fmt.Fprintf(os.Stderr, "skipped: %s\n", (&deploy.BadFilesError{Files: s.Bad, Total: s.N + len(s.Bad)}).Error())
-	}
-	out := &samples{x: s.X, d: s.D, paths: s.Paths, pipeline: s.Pipeline, desc: in.Desc, bad: s.Bad}
-	if len(images) > 0 {
-		return out, nil
-	}
-	if e != nil {
-		out.desc = fmt.Sprintf("%s through %s", f.data, e.Backbone.Name)
-	}
-	if out.names, err = in.Names(s.Labels); err != nil {
-		if f.features != "" {
-			err = fmt.Errorf("%s: %w", f.features, err)
-		}
-		return nil, err
-	}
-	return out, nil
+	return &samples{x: l.X, d: l.D, names: l.Names, paths: l.Paths, pipeline: l.Pipeline, desc: l.Desc, bad: l.Bad}, nil
 }
 
 // checkConfigOf refuses Fly-CL flags that contradict a model's

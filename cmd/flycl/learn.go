@@ -102,11 +102,7 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 			}
 		}
 	}
-	lib, err := ortLibrary(cmd.Flags())
-	if err != nil {
-		return nil, err
-	}
-	if err := backbone.Init(lib); err != nil {
+	if _, err := resolver(cmd.Flags()).InitORT(); err != nil {
 		return nil, err
 	}
 	e, err := deploy.ResolveExtractor(cmd.Context(), o)

@@ -1,10 +1,10 @@
 """ctypes bindings of libflycl (the C interface in cmd/libflycl/flycl.h).
 
 The shared library is looked for, in order, at $FLYCL_LIB, then beside this
-file (where ``make python`` puts it). ctypes is in the
-standard library (docs/PYTHON.md says why it was chosen), so the package needs nothing beyond numpy and no C
-compiler at install time, and the per-call cost it adds is a few
-microseconds (measured in docs/PYTHON.md).
+file (where ``make python`` puts it). ctypes is in the standard library, so
+the package needs nothing beyond numpy and no C compiler at install time,
+and the per-call cost it adds is a few microseconds (docs/PYTHON.md says why
+it was chosen and measures that cost).
 """
 
 import ctypes

@@ -432,6 +432,38 @@ func facts(h C.uint64_t, fn func(f modelFacts) error) C.int {
 	})
 }
 
+// factInt64 writes one integer fact of model h to *out (NULL: FLYCL_E_NULL
+// naming what).
+func factInt64(h C.uint64_t, out *C.int64_t, what string, get func(modelFacts) int64) C.int {
+	return facts(h, func(f modelFacts) error {
+		if err := notNull(unsafe.Pointer(out), what); err != nil {
+			return err
+		}
+		*out = C.int64_t(get(f))
+		return nil
+	})
+}
+
+// modelString writes the string that str makes of model h (read under the
+// model's read lock) to buf, as putString does.
+func modelString(h C.uint64_t, str func(*deployModel) (string, error), buf *C.char, capacity C.size_t, length *C.size_t) C.int {
+	return call(func() error {
+		m, err := modelOf(h)
+		if err != nil {
+			return err
+		}
+		var js string
+		if err := m.read(func(dm *deployModel, _ *predictor) error {
+			var err error
+			js, err = str(dm)
+			return err
+		}); err != nil {
+			return err
+		}
+		return putString(js, buf, capacity, length)
+	})
+}
+
 func notNull(p unsafe.Pointer, what string) error {
 	if p == nil {
 		return errorf(FLYCL_E_NULL, "libflycl: %s is NULL", what)
@@ -441,24 +473,12 @@ func notNull(p unsafe.Pointer, what string) error {
 
 //export flycl_model_input_dim
 func flycl_model_input_dim(h C.uint64_t, d *C.int64_t) C.int {
-	return facts(h, func(f modelFacts) error {
-		if err := notNull(unsafe.Pointer(d), "d"); err != nil {
-			return err
-		}
-		*d = C.int64_t(f.d)
-		return nil
-	})
+	return factInt64(h, d, "d", func(f modelFacts) int64 { return int64(f.d) })
 }
 
 //export flycl_model_num_classes
 func flycl_model_num_classes(h C.uint64_t, c *C.int64_t) C.int {
-	return facts(h, func(f modelFacts) error {
-		if err := notNull(unsafe.Pointer(c), "c"); err != nil {
-			return err
-		}
-		*c = C.int64_t(len(f.names))
-		return nil
-	})
+	return factInt64(h, c, "c", func(f modelFacts) int64 { return int64(len(f.names)) })
 }
 
 //export flycl_model_class_name
@@ -502,51 +522,17 @@ func flycl_model_lambda(h C.uint64_t, lambda *C.double) C.int {
 
 //export flycl_model_samples
 func flycl_model_samples(h C.uint64_t, n *C.int64_t) C.int {
-	return facts(h, func(f modelFacts) error {
-		if err := notNull(unsafe.Pointer(n), "n"); err != nil {
-			return err
-		}
-		*n = C.int64_t(f.samples)
-		return nil
-	})
+	return factInt64(h, n, "n", func(f modelFacts) int64 { return int64(f.samples) })
 }
 
 //export flycl_model_history_json
 func flycl_model_history_json(h C.uint64_t, buf *C.char, capacity C.size_t, length *C.size_t) C.int {
-	return call(func() error {
-		m, err := modelOf(h)
-		if err != nil {
-			return err
-		}
-		var js string
-		if err := m.read(func(dm *deployModel, _ *predictor) error {
-			var err error
-			js, err = historyJSON(dm)
-			return err
-		}); err != nil {
-			return err
-		}
-		return putString(js, buf, capacity, length)
-	})
+	return modelString(h, historyJSON, buf, capacity, length)
 }
 
 //export flycl_model_info_json
 func flycl_model_info_json(h C.uint64_t, buf *C.char, capacity C.size_t, length *C.size_t) C.int {
-	return call(func() error {
-		m, err := modelOf(h)
-		if err != nil {
-			return err
-		}
-		var js string
-		if err := m.read(func(dm *deployModel, _ *predictor) error {
-			var err error
-			js, err = infoJSON(dm)
-			return err
-		}); err != nil {
-			return err
-		}
-		return putString(js, buf, capacity, length)
-	})
+	return modelString(h, infoJSON, buf, capacity, length)
 }
 
 //export flycl_extractor_open

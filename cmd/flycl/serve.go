@@ -144,6 +144,8 @@ writer learns.`,
 	return c
 }
 
+// runServe checks the options before --log-format (as serve always has),
+// starts the server (server.Start), logs where it serves and serves.
 func runServe(ctx context.Context, cmd *cobra.Command, f *serveFlags) error {
 	o := f.options(cmd)
 	if err := o.Check(); err != nil {

@@ -50,7 +50,10 @@
 // model, extract.Extractor.Int8Later) is calibrated on the images of the
 // first learn. ResolveExtractor applies the rules that choose a served
 // model's extractor; Access, the rules of its bearer token and of the
-// addresses it may listen on without one.
+// addresses it may listen on without one. Options are a served model's
+// options as flycl serve takes them, with their rules (Check,
+// CheckReadOnly: an *OptionError names the field refused); Start opens
+// what they name and listens, and Running.Serve serves it.
 //
 // The request and response bodies are the types of package
 // github.com/flycl/flycl/app/server/api, which also holds a Go client; the

@@ -19,8 +19,9 @@ func newLogger(format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
-// checkInboxFlags refuses the inbox flags (serve's and watch's) that
-// inbox.Open and inbox.Policy would take as their defaults.
+// checkInboxFlags refuses the inbox flags of watch that inbox.Open and
+// inbox.Policy would take as their defaults (serve's are checked by
+// server.Options.Check).
 func checkInboxFlags(o inbox.Options, p inbox.Policy) error {
 	switch {
 	case o.MaxItems < 1 || o.MaxBytes < 1:

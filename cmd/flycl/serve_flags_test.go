@@ -2,8 +2,11 @@ package main
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/flycl/flycl/app/server"
 )
 
 // TestServeFlagErrors: limits the server would silently replace by its
@@ -68,6 +71,34 @@ func TestServeCalibFlagsNeedInt8(t *testing.T) {
 		_, err := runCLI(t, append([]string{"serve", "--addr", "127.0.0.1:0", "--model", fresh, "--ort-lib", lib, "--backbone", "squeezenet:" + sq}, args...)...)
 		if err == nil || !strings.Contains(err.Error(), "--precision int8") {
 			t.Errorf("serve %v: %v, want an error naming --precision int8", args, err)
+		}
+	}
+}
+
+// TestServeFlagOf: every field serveFlagOf maps is a field of
+// server.Options (dotted: a field of a field) and its flag is one of
+// serve's, and every option a read-only server refuses has a flag, so an
+// *server.OptionError always names a flag.
+func TestServeFlagOf(t *testing.T) {
+	fs := serveCmd().Flags()
+	typ := reflect.TypeFor[server.Options]()
+	for field, flag := range serveFlagOf {
+		ft := typ
+		for _, name := range strings.Split(field, ".") {
+			f, ok := ft.FieldByName(name)
+			if !ok {
+				t.Errorf("serveFlagOf[%q]: server.Options has no such field", field)
+				break
+			}
+			ft = f.Type
+		}
+		if fs.Lookup(flag) == nil {
+			t.Errorf("serveFlagOf[%q] = %q: serve has no such flag", field, flag)
+		}
+	}
+	for _, field := range server.WriterOnly {
+		if serveFlagOf[field] == "" {
+			t.Errorf("server.WriterOnly's %s has no flag", field)
 		}
 	}
 }

@@ -51,7 +51,7 @@ type Config struct {
 	// WidenGrid, when GCV chooses an edge of the grid, scores further
 	// decades beyond that edge (WidenStep at a time, at most MaxWiden
 	// decades on either side) until the optimum is inside the scored
-	// values (see WidenLambdas). Off by default (the paper's fixed grid).
+	// values (see widenLambdas). Off by default (the paper's fixed grid).
 	WidenGrid bool `json:"widen_grid,omitempty" flag:"widen-grid" help:"when GCV chooses an edge of the λ grid, score further decades beyond it until the optimum is inside (off: the paper's fixed grid; a new model learning from images turns it on with the relative grid)"`
 }
 

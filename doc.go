@@ -7,8 +7,12 @@
 // the classifier is re-solved by Cholesky. There is no forgetting
 // machinery: the statistics of earlier tasks are kept exactly.
 //
-// There are only a few types in flycl: Config, Model, Snapshot,
-// Predictor and ClassList.
+// The package's nouns are five types: Config, Model, Snapshot, Predictor
+// and ClassList. The other exported types are their options, records and
+// errors: LearnOptions, LambdaPolicy, GCVScope and LambdaScale (settings);
+// TaskRecord, LambdaIssue, Stages and Stage (what a learn did); Ranked (a
+// ranked class); State (a Snapshot's statistics, for the model file); and
+// FieldError and NameError.
 //
 // A Config holds the hyper-parameters (m, p, k, W's seed, the λ grid and
 // how GCV scores it); its zero fields take their defaults. New makes an

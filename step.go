@@ -61,7 +61,7 @@ func (s *step) change(apply func() (ridge.FactorUpdate, error), takeBack func() 
 // chooseLambda scores the λ values of grid by GCV, with task (on the
 // step's samples) or all (on everything learned so far plus the step) as
 // Config.GCVScope says, widened beyond an edge with Config.WidenGrid
-// (WidenLambdas, and the choice WidenedBest), and makes the best the
+// (widenLambdas, and the choice widenedBest), and makes the best the
 // step's λ; the record keeps the
 // scores, the grid (widened) and the scope. It runs before the statistics
 // change, so its failure leaves them as they were.
@@ -76,14 +76,14 @@ func (s *step) chooseLambda(ctx context.Context, grid []float64, task, all func(
 		return fmt.Errorf("flycl: %w", err)
 	}
 	if s.m.cfg.WidenGrid {
-		if grid, scores, err = WidenLambdas(ctx, grid, scores, score); err != nil {
+		if grid, scores, err = widenLambdas(ctx, grid, scores, score); err != nil {
 			return fmt.Errorf("flycl: %w", err)
 		}
 	}
 	s.rec.GCV, s.rec.Grid, s.rec.GCVScope = scores, grid, s.m.cfg.GCVScope
 	best := ridge.BestLambda(scores)
 	if s.m.cfg.WidenGrid {
-		best = WidenedBest(grid, scores)
+		best = widenedBest(grid, scores)
 	}
 	s.rec.Lambda = grid[best]
 	s.st.GCV = time.Since(t)

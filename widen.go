@@ -8,16 +8,16 @@ import (
 	"github.com/flycl/flycl/ridge"
 )
 
-// MaxWiden is the most decades WidenLambdas scores beyond either edge of
+// MaxWiden is the most decades widenLambdas scores beyond either edge of
 // the grid it is given: with the relative grid (10⁻² to 10⁴ times the mean
 // diagonal of G) λ then spans 10⁻⁸ to 10¹⁰ of it, from no regularisation
 // at all in float32 to a classifier shrunk to nothing.
 const MaxWiden = 6
 
-// WidenStep is how many decades WidenLambdas scores at a time.
+// WidenStep is how many decades widenLambdas scores at a time.
 const WidenStep = 2
 
-// WidenLambdas widens a GCV grid while its optimum is at an edge: when
+// widenLambdas widens a GCV grid while its optimum is at an edge: when
 // the best score (ridge.BestLambda) is at the smallest λ of grid, it scores
 // WidenStep more decades below it (at the largest, above it) with score,
 // and again while the best stays at the edge, up to MaxWiden decades on
@@ -26,7 +26,7 @@ const WidenStep = 2
 // It returns the grid and scores with the added values, the smaller ones
 // before grid's (in ascending order) and the larger after it; grid and
 // scores themselves when nothing was added.
-func WidenLambdas(ctx context.Context, grid, scores []float64, score func(context.Context, []float64) ([]float64, error)) ([]float64, []float64, error) {
+func widenLambdas(ctx context.Context, grid, scores []float64, score func(context.Context, []float64) ([]float64, error)) ([]float64, []float64, error) {
 	if len(grid) == 0 || len(scores) != len(grid) {
 		return grid, scores, nil
 	}
@@ -64,23 +64,23 @@ func WidenLambdas(ctx context.Context, grid, scores []float64, score func(contex
 }
 
 // PlateauGCV is the relative difference of GCV scores below which
-// WidenedBest counts them as one plateau: ten times the rounding of
+// widenedBest counts them as one plateau: ten times the rounding of
 // float32 GCV scores with float64 sums (about 1e-6 of the score) over the
 // 10⁴ spread of a few decades of the curve, and far below the percents by
 // which λ moves the score where it matters.
 const PlateauGCV = 1e-3
 
-// WidenedBest returns the index of the λ chosen from a grid WidenLambdas
+// widenedBest returns the index of the λ chosen from a grid widenLambdas
 // widened: ridge.BestLambda's, unless that is at an edge of the grid (no
 // interior minimum within MaxWiden decades). GCV then has a limit beyond
 // the edge (as λ → 0 with fewer samples than m it tends to
 // n‖K⁻¹Y‖²/(tr K⁻¹)², K = HHᵀ; as λ → ∞ to ‖Y‖²/n): when the scores have
-// levelled off at the edge, WidenedBest takes, of the values within
+// levelled off at the edge, widenedBest takes, of the values within
 // PlateauGCV of the best, the one furthest from the edge: the same GCV
 // up to that tolerance, with the most regularisation (low edge) or the
 // least (high edge). When they have not (the value next to the edge is
 // worse by more), the edge stays the choice and LambdaCheck reports it.
-func WidenedBest(grid, scores []float64) int {
+func widenedBest(grid, scores []float64) int {
 	best := ridge.BestLambda(scores)
 	issue := LambdaCheck(grid, scores, grid[best])
 	if issue != LambdaLowEdge && issue != LambdaHighEdge {

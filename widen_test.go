@@ -116,7 +116,7 @@ func TestWidenLambdas(t *testing.T) {
 			}
 			calls := 0
 			sc, _ := score(&calls)(context.Background(), grid)
-			g, s, err := WidenLambdas(context.Background(), grid, sc, score(&calls))
+			g, s, err := widenLambdas(context.Background(), grid, sc, score(&calls))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func TestWidenBound(t *testing.T) {
 		return slices.Clone(g), nil
 	}
 	grid := []float64{1, 10, 100}
-	g, s, err := WidenLambdas(context.Background(), grid, slices.Clone(grid), score)
+	g, s, err := widenLambdas(context.Background(), grid, slices.Clone(grid), score)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,11 +255,11 @@ func TestWidenedBest(t *testing.T) {
 			}
 			grid := []float64{1, 10, 100}
 			sc, _ := score(context.Background(), grid)
-			g, s, err := WidenLambdas(context.Background(), grid, sc, score)
+			g, s, err := widenLambdas(context.Background(), grid, sc, score)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := g[WidenedBest(g, s)]
+			got := g[widenedBest(g, s)]
 			if math.Abs(got-c.want) > 1e-9*c.want {
 				t.Errorf("chose %g from %v, want %g", got, g, c.want)
 			}

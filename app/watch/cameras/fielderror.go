@@ -2,7 +2,7 @@ package cameras
 
 import "fmt"
 
-// FieldError is a field of a Single (or of a Files) that breaks a rule,
+// FieldError is a field of a Single (or of a Several) that breaks a rule,
 // or that cannot be used (a file that cannot be read, a program not
 // found). Field is the field at fault, as Go names it ("FPS",
 // "MQTT.User", "Collect.Every"); the message names fields through Name

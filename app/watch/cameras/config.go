@@ -56,6 +56,9 @@ type MQTT struct {
 	// Image publishes the frame (zone crop) that confirmed each answer
 	// and announces it as a Home Assistant image entity (default false).
 	Image bool
+	// ClientID names the connection ("": flycl-PREFIX_CAMERA): a
+	// Single's only (a file's cameras each take the default).
+	ClientID string
 }
 
 // Camera is one stream of a configuration file with its model and its

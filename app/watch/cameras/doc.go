@@ -10,4 +10,12 @@
 // (and zones with a model of their own, Camera.ZoneModels) that name the
 // same model share one loaded copy of it (its classifier is called from
 // several goroutines at once), opened by the caller's Options.Open.
+//
+// Several is such a file as a command gives it (flycl watch --config),
+// its models opened with watch.OpenFile, each reloading on its own.
+// Single is one camera given field by field (flycl watch's flags), with
+// what only it does: doubtful frames saved, frames collected, a labelling
+// inbox. Both check their fields (Check) before anything is opened and
+// run in one call (Run); an error of a field is a *FieldError naming it,
+// which a command names as its flags.
 package cameras

@@ -110,9 +110,10 @@ func New(ctx context.Context, f *File, o Options) (s *Set, err error) {
 	}
 	log := cmp.Or(o.Log, slog.Default())
 	s = &Set{o: o, log: log, out: &lockedWriter{w: cmp.Or[io.Writer](o.Out, io.Discard)}}
+	opened := s // s is nil once an error is returned
 	defer func() {
 		if err != nil {
-			s.close()
+			opened.close()
 		}
 	}()
 	var mo *mqtt.Options
@@ -187,23 +188,40 @@ func New(ctx context.Context, f *File, o Options) (s *Set, err error) {
 // mqttOptions resolves the file's broker (the password read from its
 // file, the CA's certificates).
 func mqttOptions(m *MQTT) (*mqtt.Options, error) {
-	o := &mqtt.Options{Broker: m.Broker, Username: m.User, Prefix: m.Prefix, Discovery: m.Discovery, DiscoveryPrefix: m.DiscoveryPrefix, Image: m.Image}
+	o, err := m.options()
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		fe.Name = func(field string) string { return fileMQTTKey[field] }
+	}
+	return o, err
+}
+
+// fileMQTTKey names the fields of MQTT that options names as a
+// configuration file writes them.
+var fileMQTTKey = map[string]string{"MQTT.PasswordFile": "mqtt: password_file", "MQTT.CA": "mqtt: ca"}
+
+// options resolves the broker's options: the password read from
+// PasswordFile, the certificates of CA. The errors are *FieldError
+// naming those fields.
+func (m *MQTT) options() (*mqtt.Options, error) {
+	o := &mqtt.Options{Broker: m.Broker, Username: m.User, ClientID: m.ClientID, Prefix: m.Prefix, Discovery: m.Discovery,
+		DiscoveryPrefix: m.DiscoveryPrefix, Image: m.Image}
 	if m.PasswordFile != "" {
 		b, err := os.ReadFile(m.PasswordFile)
 		if err != nil {
-			return nil, fmt.Errorf("mqtt: password_file: %w", err)
+			return nil, failed("MQTT.PasswordFile", m.PasswordFile, err)
 		}
 		if o.Password, err = mqtt.ParsePassword(b); err != nil {
-			return nil, fmt.Errorf("mqtt: password_file %s: %w", m.PasswordFile, err)
+			return nil, failedValue("MQTT.PasswordFile", m.PasswordFile, err)
 		}
 	}
 	if m.CA != "" {
 		pem, err := os.ReadFile(m.CA)
 		if err != nil {
-			return nil, fmt.Errorf("mqtt: ca: %w", err)
+			return nil, failed("MQTT.CA", m.CA, err)
 		}
 		if o.TLS, err = mqtt.ParseCA(pem); err != nil {
-			return nil, fmt.Errorf("mqtt: ca %s: %w", m.CA, err)
+			return nil, failedValue("MQTT.CA", m.CA, err)
 		}
 	}
 	return o, nil

@@ -69,3 +69,35 @@ func (p Policy) Keep(unknown bool, probability float64, hasProbability bool, row
 	}
 	return "", false
 }
+
+// A BoundError is an inbox bound or policy value out of its range, named
+// by its field of Options or Policy.
+type BoundError struct {
+	Field   string // "MaxItems", "MaxBytes", "Probability" or "Margin"
+	Value   any
+	Problem string // e.g. "must be at least 1"
+}
+
+func (e *BoundError) Error() string {
+	return fmt.Sprintf("inbox: %s %v: %s", e.Field, e.Value, e.Problem)
+}
+
+// CheckGiven checks bounds and a policy that a user gave explicitly (a
+// command's flags or a configuration file), where zero is not "the
+// default" but a value: it refuses what Open and Keep would replace by
+// their defaults (a bound below 1, a probability or margin of 0) or could
+// not honour (a probability above 1, a margin that is not a positive
+// number). The first refused is a *BoundError.
+func CheckGiven(o Options, p Policy) error {
+	switch {
+	case o.MaxItems < 1:
+		return &BoundError{"MaxItems", o.MaxItems, "must be at least 1"}
+	case o.MaxBytes < 1:
+		return &BoundError{"MaxBytes", o.MaxBytes, "must be at least 1"}
+	case !(p.Probability > 0 && p.Probability <= 1):
+		return &BoundError{"Probability", p.Probability, "must be in (0, 1]"}
+	case !(p.Margin > 0) || p.Margin > 1e30:
+		return &BoundError{"Margin", p.Margin, "must be positive"}
+	}
+	return nil
+}

@@ -268,20 +268,20 @@ func (o Options) Check() error {
 }
 
 // checkInbox refuses the inbox's limits and policy that inbox.Open and
-// inbox.Policy would take as their defaults.
+// inbox.Policy would take as their defaults (inbox.CheckGiven).
 func (o Options) checkInbox() error {
-	lim, p := o.Inbox, o.InboxPolicy
-	switch {
-	case lim.MaxItems < 1:
-		return &OptionError{Field: "Inbox.MaxItems", Value: lim.MaxItems, Rule: ErrRange, Problem: "must be at least 1", Other: "Inbox.MaxBytes", OtherValue: lim.MaxBytes}
-	case lim.MaxBytes < 1:
-		return &OptionError{Field: "Inbox.MaxBytes", Value: lim.MaxBytes, Rule: ErrRange, Problem: "must be at least 1", Other: "Inbox.MaxItems", OtherValue: lim.MaxItems}
-	case !(p.Probability > 0 && p.Probability <= 1):
-		return &OptionError{Field: "InboxPolicy.Probability", Value: p.Probability, Rule: ErrRange, Problem: "must be in (0, 1]"}
-	case !(p.Margin > 0) || p.Margin > 1e30:
-		return &OptionError{Field: "InboxPolicy.Margin", Value: p.Margin, Rule: ErrRange, Problem: "must be positive"}
+	lim := o.Inbox
+	var be *inbox.BoundError
+	if !errors.As(inbox.CheckGiven(lim, o.InboxPolicy), &be) {
+		return nil
 	}
-	return nil
+	switch be.Field {
+	case "MaxItems":
+		return &OptionError{Field: "Inbox.MaxItems", Value: lim.MaxItems, Rule: ErrRange, Problem: be.Problem, Other: "Inbox.MaxBytes", OtherValue: lim.MaxBytes}
+	case "MaxBytes":
+		return &OptionError{Field: "Inbox.MaxBytes", Value: lim.MaxBytes, Rule: ErrRange, Problem: be.Problem, Other: "Inbox.MaxItems", OtherValue: lim.MaxItems}
+	}
+	return &OptionError{Field: "InboxPolicy." + be.Field, Value: be.Value, Rule: ErrRange, Problem: be.Problem}
 }
 
 // WriterOnly are the options of the model file's writer, that change or

@@ -1,11 +1,13 @@
 package cameras
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"time"
 
+	"github.com/flycl/flycl/app/inbox"
 	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/app/watch"
 )
@@ -212,15 +214,18 @@ func (s *Single) checkInbox(given func(string) bool) error {
 			}
 		}
 	}
-	switch {
-	case ib.MaxItems < 1 || ib.MaxBytes < 1:
-		return &FieldError{Field: "Inbox.MaxItems", Value: ib.MaxItems, Other: "Inbox.MaxBytes", OtherValue: ib.MaxBytes,
-			Problem: "must be at least 1", form: formPair}
-	case !(ib.Below > 0 && ib.Below <= 1):
-		return badValue("Inbox.Below", ib.Below, "must be in (0, 1]")
-	case !(ib.Margin > 0) || ib.Margin > 1e30:
-		return badValue("Inbox.Margin", ib.Margin, "must be positive")
-	case ib.Every < 1:
+	var be *inbox.BoundError
+	if errors.As(inbox.CheckGiven(inbox.Options{MaxItems: ib.MaxItems, MaxBytes: ib.MaxBytes}, inbox.Policy{Probability: ib.Below, Margin: ib.Margin}), &be) {
+		switch be.Field {
+		case "MaxItems", "MaxBytes":
+			return &FieldError{Field: "Inbox.MaxItems", Value: ib.MaxItems, Other: "Inbox.MaxBytes", OtherValue: ib.MaxBytes,
+				Problem: be.Problem, form: formPair}
+		case "Probability":
+			return badValue("Inbox.Below", ib.Below, be.Problem)
+		}
+		return badValue("Inbox."+be.Field, be.Value, be.Problem)
+	}
+	if ib.Every < 1 {
 		return badValue("Inbox.Every", ib.Every, "must be at least 1")
 	}
 	return nil

@@ -110,7 +110,7 @@ func New(cfg Config) (*Labeller, error) {
 	}
 	u, err := url.Parse(cfg.Frigate)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("frigate: --frigate %q: want http://HOST:PORT", cfg.Frigate)
+		return nil, &FieldError{Field: "Frigate", Value: cfg.Frigate, Problem: "want http://HOST:PORT"}
 	}
 	if cfg.Classify == nil {
 		return nil, errors.New("frigate: no classifier")
@@ -136,15 +136,37 @@ func New(cfg Config) (*Labeller, error) {
 		stats: Stats{Skipped: map[string]int64{}}, seen: map[string]float64{}, posted: map[string]string{}}, nil
 }
 
+// A FieldError is a value of a Config field out of its range, named by
+// the field ("MinBox", "MinProbability", "Frigate"); a command maps the
+// field to its flag (Name).
+type FieldError struct {
+	Field   string
+	Value   any
+	Problem string // e.g. "must be ≥ 0"
+	// Name, when set, names the field in Error (a command's flag).
+	Name func(field string) string
+}
+
+func (e *FieldError) Error() string {
+	name := e.Field
+	if e.Name != nil {
+		name = e.Name(e.Field)
+	}
+	if e.Field == "Frigate" {
+		return fmt.Sprintf("frigate: %s %q: %s", name, e.Value, e.Problem)
+	}
+	return fmt.Sprintf("%s %s, got %v", name, e.Problem, e.Value)
+}
+
 // Check checks the bounds a command takes from its user (MinBox,
 // MinProbability), so that they can be checked before the model loads;
-// New checks them too. Its errors name flycl frigate's flags.
+// New checks them too. An error is a *FieldError.
 func (cfg Config) Check() error {
 	switch {
 	case !(cfg.MinBox >= 0):
-		return fmt.Errorf("--min-box must be ≥ 0, got %g", cfg.MinBox)
+		return &FieldError{Field: "MinBox", Value: cfg.MinBox, Problem: "must be ≥ 0"}
 	case !(cfg.MinProbability >= 0 && cfg.MinProbability <= 1):
-		return fmt.Errorf("--min-probability must be in [0, 1], got %g", cfg.MinProbability)
+		return &FieldError{Field: "MinProbability", Value: cfg.MinProbability, Problem: "must be in [0, 1]"}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -72,9 +73,9 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 		return fmt.Errorf("give --model FILE")
 	}
 	if err := cfg.Check(); err != nil { // before the model loads
-		return err
+		return frigateFlagError(err)
 	}
-	if f.queue <= 0 {
+	if f.queue <= 0 { // frigate.Config's 0 is its default; the flag's is 64
 		return fmt.Errorf("--queue must be positive, got %d", f.queue)
 	}
 	mc, err := openImageClassifier(cmd, f.model, f.backbone, f.unknown, f.threads, "snapshots")
@@ -85,7 +86,7 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 	cfg.Classify = mc.ModelClassifier
 	l, err := frigate.New(cfg)
 	if err != nil {
-		return err
+		return frigateFlagError(err)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -96,4 +97,15 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 		return err
 	}
 	return nil
+}
+
+// frigateFlagError names a *frigate.FieldError's field by its flag.
+func frigateFlagError(err error) error {
+	var fe *frigate.FieldError
+	if errors.As(err, &fe) {
+		fe.Name = func(field string) string {
+			return map[string]string{"MinBox": "--min-box", "MinProbability": "--min-probability", "Frigate": "--frigate"}[field]
+		}
+	}
+	return err
 }

@@ -102,7 +102,7 @@ func (f *Flags) NewConfig(d int, images bool) (flycl.Config, error) {
 // of wFile when it is not "" (modelfile.ImportProjection), which must
 // agree with the flags (AgreeW).
 func (f *Flags) NewModel(d int, wFile string, p *modelfile.Pipeline) (*deploy.Model, error) {
-	cfg, err := f.NewConfig(d, p != nil && wFile == "") // a given W fixes m, p
+	cfg, err := f.NewModelConfig(d, wFile, p)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +116,15 @@ func (f *Flags) NewModel(d int, wFile string, p *modelfile.Pipeline) (*deploy.Mo
 		}
 	}
 	return deploy.New(cfg, d, w, p)
+}
+
+// NewModelConfig is the configuration NewModel gives a new model (and
+// so flycl learn and flycl stats, and flycl-beam, whose statistics merge
+// with theirs): NewConfig with the image defaults when the features have a
+// pipeline p (images through a backbone, or a feature file recording one)
+// and no W file fixes m and p.
+func (f *Flags) NewModelConfig(d int, wFile string, p *modelfile.Pipeline) (flycl.Config, error) {
+	return f.NewConfig(d, p != nil && wFile == "")
 }
 
 // NewFromStats returns the untrained model that flycl merge creates from

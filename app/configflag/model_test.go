@@ -3,6 +3,7 @@ package configflag
 import (
 	"errors"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -152,6 +153,40 @@ func TestNewModel(t *testing.T) {
 	g, _ := projection.Generate(30, 16, 3, 5)
 	if modelfile.StatsConfigOf(m.Model).WSHA256 != g.Digest() {
 		t.Errorf("W is not projection.Generate(30, 16, 3, 5)")
+	}
+}
+
+// TestNewModelConfig: NewModelConfig is the configuration of NewModel's
+// model (what flycl learn and stats create, and flycl-beam takes): the
+// image defaults for features with a pipeline and no W, the flags' alone
+// for features without one.
+func TestNewModelConfig(t *testing.T) {
+	pipe := &modelfile.Pipeline{Backbone: "squeezenet", Name: "squeezenet1.1", Output: "features", Dim: 16}
+	for _, tc := range []struct {
+		args   []string
+		p      *modelfile.Pipeline
+		images bool
+	}{
+		{nil, pipe, true},
+		{[]string{"--m", "60", "--p", "4", "--k", "18"}, nil, false}, // the paper's p = 300, k = 3000 exceed d, m
+		{[]string{"--m", "60"}, pipe, true},
+		{[]string{"--m", "60", "--p", "4", "--k", "20"}, nil, false},
+	} {
+		got, err := parse(t, tc.args...).NewModelConfig(16, "", tc.p)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		want, err := parse(t, tc.args...).NewConfig(16, tc.images)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := parse(t, tc.args...).NewModel(16, "", tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(got, m.Config()) {
+			t.Errorf("%v pipeline %v: %+v, want NewConfig(16, %v) %+v, NewModel's %+v", tc.args, tc.p != nil, got, tc.images, want, m.Config())
+		}
 	}
 }
 

@@ -18,10 +18,12 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/backbone/zoo"
 	"github.com/flycl/flycl/vision/dataset"
 	"github.com/flycl/flycl/vision/extract"
 )
@@ -33,10 +35,13 @@ type Options struct {
 	// "folder:cifar10-jpeg.tar.gz", its Split and a Backbone spec as
 	// extract.OpenBackbone takes) or extracted features (Features, an
 	// npz file as written by flycl extract).
-	Data      string
-	Split     string
-	Backbone  string
-	ModelsDir string // where a Backbone without a path is looked up
+	Data     string
+	Split    string
+	Backbone string
+	// ModelsDir is where squeezenet and mobilenetv2 without a path find
+	// their weights; "": the weights built into flycl (as flycl without a
+	// models folder).
+	ModelsDir string
 	ORTLib    string // the ONNX Runtime library on the workers (for Data)
 	Features  string
 	// Indices selects the samples (positions in the split or feature
@@ -51,7 +56,7 @@ type Options struct {
 	// as flycl stats --shard i/Shards takes them.
 	Shards    int
 	BatchSize int // images per inference call (default 32)
-	Threads   int // ONNX Runtime and decoding threads per worker (default 1)
+	Threads   int // ONNX Runtime and decoding threads per extraction (default 1)
 	Workers   int // concurrent extractions per worker process (default: number of CPUs)
 	BlockRows int // rows of G per shuffled piece (default 512)
 	// Branches splits the extraction into that many branches (default 1):
@@ -228,20 +233,12 @@ func MakePlan(opt Options) (*Plan, error) {
 	n := in.Len()
 	p := &Plan{Names: in.Classes(), Source: in.Source}
 	if in.Images() {
-		spec, removeBackbone, err := localBackbone(context.Background(), opt.Backbone)
+		e, removeBackbone, err := OpenExtractor(context.Background(), opt)
 		if err != nil {
 			return nil, err
 		}
 		defer removeBackbone()
-		bb, err := extract.OpenBackbone(spec, opt.ModelsDir)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
-		e, err := extract.NewExtractor(bb, opt.Backbone, "", nil)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
-		p.Dim, p.Pipeline = bb.Dim(), e.Pipeline()
+		p.Dim, p.Pipeline = e.Dim(), e.Pipeline()
 	} else {
 		p.Dim, p.Pipeline = in.Set.D, in.Pipeline
 	}
@@ -284,6 +281,38 @@ func MakePlan(opt Options) (*Plan, error) {
 		add(lo, min(len(idx), lo+opt.ShardSize))
 	}
 	return p, nil
+}
+
+// OpenExtractor opens the extractor of opt's images, the one the launcher
+// plans with (its dimension and the pipeline the model file records) and
+// every worker extracts with: the backbone Backbone (weights on a Beam
+// file system staged first; squeezenet and mobilenetv2 without a path
+// read ModelsDir, else the weights built into flycl), its "features"
+// output and its own transform, the decoder's default pixel limit,
+// BatchSize images per inference call and Threads ONNX Runtime and
+// decoding threads. It compiles nothing (Extractor.Open does); done
+// removes the staged weights.
+func OpenExtractor(ctx context.Context, opt Options) (e *extract.Extractor, done func(), err error) {
+	opt.defaults()
+	spec, remove, err := localBackbone(ctx, opt.Backbone)
+	if err != nil {
+		return nil, nil, err
+	}
+	var bb *backbone.Model
+	if opt.ModelsDir != "" {
+		bb, err = extract.OpenBackbone(spec, opt.ModelsDir)
+	} else {
+		bb, err = extract.OpenBackboneFS(spec, zoo.FS(), locate.BuiltinWeights)
+	}
+	if err == nil {
+		e, err = extract.NewExtractor(bb, opt.Backbone, "", nil)
+	}
+	if err != nil {
+		remove()
+		return nil, nil, fmt.Errorf("pipeline: %w", err)
+	}
+	e.BatchSize, e.Threads, e.Workers = opt.BatchSize, opt.Threads, opt.Threads
+	return e, remove, nil
 }
 
 // openInput opens the input of opt (deploy.OpenInput, as flycl stats
@@ -399,12 +428,13 @@ type extractFn struct {
 	// removeBackbone removes backbone weights staged likewise
 	removeBackbone func()
 	feats          *features.Set
-	bb             *backbone.Model
-	sess           *backbone.Session
-	cfg            flycl.Config       // Config with flycl's defaults for M, P, K
-	w              *projection.Matrix // W, as flycl.New generates it
-	acc            *Accumulator
-	pending        []pendingSample
+	// ext extracts the images (OpenExtractor), its session compiled in
+	// Setup and closed in Teardown
+	ext     *extract.Extractor
+	cfg     flycl.Config       // Config with flycl's defaults for M, P, K
+	w       *projection.Matrix // W, as flycl.New generates it
+	acc     *Accumulator
+	pending []pendingSample
 }
 
 type pendingSample struct {
@@ -432,18 +462,16 @@ func (f *extractFn) Setup(ctx context.Context) error {
 		if f.data, _, err = deploy.OpenData(spec, o.Split); err != nil {
 			return err
 		}
-		bbSpec, removeBackbone, err := localBackbone(ctx, o.Backbone)
-		if err != nil {
+		if f.ext, f.removeBackbone, err = OpenExtractor(ctx, o); err != nil {
 			return err
 		}
-		f.removeBackbone = removeBackbone
-		if f.bb, err = extract.OpenBackbone(bbSpec, o.ModelsDir); err != nil {
-			return err
+		if f.ext.Dim() != f.Dim {
+			return fmt.Errorf("pipeline: backbone %s: features have dimension %d, plan says %d", o.Backbone, f.ext.Dim(), f.Dim)
 		}
 		if err := backbone.Init(o.ORTLib); err != nil {
 			return err
 		}
-		if f.sess, err = f.bb.NewSession(o.Threads); err != nil {
+		if err := f.ext.Open(); err != nil {
 			return err
 		}
 	}
@@ -486,8 +514,8 @@ func (f *extractFn) Teardown() error {
 	if f.removeBackbone != nil {
 		f.removeBackbone()
 	}
-	if f.sess != nil {
-		return f.sess.Close()
+	if f.ext != nil {
+		return f.ext.Close()
 	}
 	return nil
 }
@@ -564,7 +592,7 @@ func (f *extractFn) batch(ctx context.Context, samples []pendingSample) error {
 	for k, s := range samples {
 		idx[k], ids[k] = s.index, s.id
 	}
-	x, labels, err := f.features(idx)
+	x, labels, err := f.features(ctx, idx)
 	if err != nil {
 		return err
 	}
@@ -588,11 +616,13 @@ func (f *extractFn) batch(ctx context.Context, samples []pendingSample) error {
 	return f.acc.Add(h, labels, ids)
 }
 
-func (f *extractFn) features(idx []int) ([]float32, []int, error) {
+// features returns the features and labels of samples idx: rows of the
+// feature file, or images extracted by the extractor.
+func (f *extractFn) features(ctx context.Context, idx []int) ([]float32, []int, error) {
 	d := f.Dim
-	x := make([]float32, len(idx)*d)
 	labels := make([]int, len(idx))
 	if f.feats != nil {
+		x := make([]float32, len(idx)*d)
 		if f.feats.D != d {
 			return nil, nil, fmt.Errorf("%s: features have dimension %d, plan says %d", f.Opt.Features, f.feats.D, d)
 		}
@@ -602,38 +632,10 @@ func (f *extractFn) features(idx []int) ([]float32, []int, error) {
 		}
 		return x, labels, nil
 	}
-	per := 3 * f.bb.Size * f.bb.Size
-	in := make([]float32, len(idx)*per)
-	errs := make([]error, len(idx))
-	var wg sync.WaitGroup
-	next := make(chan int, len(idx))
-	for k := range idx {
-		next <- k
-	}
-	close(next)
-	for w := 0; w < f.Opt.Threads; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				img, err := f.data.Image(idx[k])
-				if err != nil {
-					errs[k] = fmt.Errorf("image %d (%s): %w", idx[k], f.data.Path(idx[k]), err)
-					continue
-				}
-				f.bb.Preset.Tensor(img, in[k*per:(k+1)*per])
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
-	}
-	res, err := f.sess.Run(in, len(idx))
+	x, err := f.ext.Subset(ctx, f.data, idx)
 	if err != nil {
 		return nil, nil, err
 	}
-	copy(x, res[0])
 	for k, i := range idx {
 		labels[k] = f.data.Label(i)
 	}

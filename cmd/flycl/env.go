@@ -57,11 +57,6 @@ func initORT(fs *pflag.FlagSet) error {
 // modelsDir resolves the folder of the per-layer .npy backbones ("" if none).
 func modelsDir() string { return locate.Resolver{}.ModelsDir() }
 
-// defaultBackbone is the backbone images go through when neither
-// --backbone nor the model's file names one (MobileNetV2: the better of
-// the two built-in backbones on CIFAR-10).
-const defaultBackbone = "mobilenetv2"
-
 // openBackbone opens a backbone spec (locate.Resolver.OpenBackbone).
 func openBackbone(spec string) (*backbone.Model, error) { return locate.Resolver{}.OpenBackbone(spec) }
 

@@ -34,7 +34,7 @@ type extractFlags struct {
 
 func (e *extractFlags) register(c *cobra.Command) {
 	fs := c.Flags()
-	fs.StringVar(&e.backbone, "backbone", "", "backbone: "+strings.Join(extract.Backbones, ", ")+" (images without one: the model's, else "+defaultBackbone+"; squeezenet and mobilenetv2 without :DIR use $"+envModels+", else the weights built into flycl)")
+	fs.StringVar(&e.backbone, "backbone", "", "backbone: "+strings.Join(extract.Backbones, ", ")+" (images without one: the model's, else "+extract.DefaultBackbone+"; squeezenet and mobilenetv2 without :DIR use $"+envModels+", else the weights built into flycl)")
 	fs.StringVar(&e.preset, "preset", "", "transform preset (default: the backbone's): "+strings.Join(transform.PresetNames(), ", "))
 	fs.String("cache", ".cache/features", "feature cache directory (\"\" disables caching and resuming; default $"+envCache+")")
 	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
@@ -90,7 +90,7 @@ func (e *extractFlags) extractor(cmd *cobra.Command, spec dataset.Spec, calib st
 	if err != nil {
 		return nil, fmt.Errorf("--precision: %w", err)
 	}
-	o := deploy.ExtractorOptions{Spec: e.backbone, Default: defaultBackbone, Output: e.output, Precision: prec, Decoder: e.decoder(),
+	o := deploy.ExtractorOptions{Spec: e.backbone, Default: extract.DefaultBackbone, Output: e.output, Precision: prec, Decoder: e.decoder(),
 		Open: func(s extract.BackboneSpec) (*backbone.Model, error) {
 			m, err := openBackboneSpec(s)
 			if err != nil {
@@ -213,7 +213,7 @@ func (o *extractOptions) run(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("give --data")
 	}
 	if o.e.backbone == "" {
-		o.e.backbone = defaultBackbone
+		o.e.backbone = extract.DefaultBackbone
 	}
 	spec, err := o.data.spec()
 	if err != nil {

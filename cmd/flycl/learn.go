@@ -36,7 +36,7 @@ type inputFlags struct {
 func (f *inputFlags) register(c *cobra.Command, split string) {
 	f.ext.register(c)
 	fs := c.Flags()
-	fs.StringVar(&f.data, "data", "", "images as kind:path (folder:DIR reads DIR/<class>/<image>, or DIR/<split>/<class>/<image>); through --backbone, else the model's, else "+defaultBackbone)
+	fs.StringVar(&f.data, "data", "", "images as kind:path (folder:DIR reads DIR/<class>/<image>, or DIR/<split>/<class>/<image>); through --backbone, else the model's, else "+extract.DefaultBackbone)
 	fs.StringVar(&f.split, "split", split, "split of --data to read")
 	fs.StringVar(&f.features, "features", "", "feature file (.npz with features, labels, optional class_names) instead of images")
 	fs.StringVar(&f.classNames, "class-names", "", "comma-separated class names for the labels 0,1,... of --features (default: the file's class_names, else the numbers)")
@@ -55,14 +55,14 @@ type samples struct {
 }
 
 // extractor resolves the flags into deploy.ExtractorOptions (--backbone,
-// else the model's pipeline mp, else defaultBackbone; deploy decides what
+// else the model's pipeline mp, else extract.DefaultBackbone; deploy decides what
 // a trained model fixes and calibrates a new model's int8 backbone on
 // --data) and opens the extractor.
 func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool) (*extract.Extractor, error) {
 	if f.ext.maxPixels == 0 {
 		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
 	}
-	o := deploy.ExtractorOptions{Spec: f.ext.backbone, Default: defaultBackbone, Model: mp, Trained: trained,
+	o := deploy.ExtractorOptions{Spec: f.ext.backbone, Default: extract.DefaultBackbone, Model: mp, Trained: trained,
 		Output: f.ext.output, Decoder: imageio.Decoder{MaxPixels: f.ext.maxPixels, Budget: f.ext.budget()},
 		Open: func(spec extract.BackboneSpec) (*backbone.Model, error) {
 			bm, err := openBackboneSpec(spec)

@@ -17,6 +17,7 @@ import (
 	"github.com/flycl/flycl/lab/methods"
 	"github.com/flycl/flycl/lab/report"
 	"github.com/flycl/flycl/vision/dataset"
+	"github.com/flycl/flycl/vision/extract"
 )
 
 // runFlags are the flags shared by run and sweep.
@@ -44,7 +45,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	f.ext.register(c)
 	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz with features, labels)")
 	fs.StringVar(&f.data.test, "test", "", "test feature file (.npz with features, labels)")
-	fs.StringVar(&f.data.data, "data", "", "data set instead of feature files: any of "+strings.Join(dataset.Kinds, ", ")+" as kind:path, through --backbone (default "+defaultBackbone+"); without --backbone, mnist[:DIR] and fashion-mnist[:DIR] are learned as raw pixels")
+	fs.StringVar(&f.data.data, "data", "", "data set instead of feature files: any of "+strings.Join(dataset.Kinds, ", ")+" as kind:path, through --backbone (default "+extract.DefaultBackbone+"); without --backbone, mnist[:DIR] and fashion-mnist[:DIR] are learned as raw pixels")
 	fs.StringVar(&f.methods, "methods", "flycl", methodsHelp())
 	fs.StringVar(&f.seeds, "seeds", "1993", "comma-separated seeds (one run per seed)")
 	fs.StringVar(&f.order, "order", "flycl", "class order: flycl (Python random.sample), pilot (numpy permutation), none, or a comma-separated list")
@@ -101,7 +102,7 @@ func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc str
 	if f.ext.backbone == "" && f.data.data != "" && f.data.train == "" && f.data.test == "" {
 		// images (not mnist/fashion-mnist pixels) go through the default backbone
 		if s, err := f.data.spec(); err == nil && !s.Grey() {
-			f.ext.backbone = defaultBackbone
+			f.ext.backbone = extract.DefaultBackbone
 		}
 	}
 	if f.ext.backbone == "" {

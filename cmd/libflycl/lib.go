@@ -386,8 +386,8 @@ func checkFinite(x []float32, d int) error {
 
 // openExtractor opens an image feature extractor as `flycl learn` does:
 // the backbone asked for (else the model's pipeline mp, else
-// mobilenetv2), weights from modelsDir or built in, ONNX Runtime from
-// ortLib or where flycl installs it.
+// extract.DefaultBackbone), weights from modelsDir or built in, ONNX
+// Runtime from ortLib or where flycl installs it.
 func (r *registry) openExtractor(spec, modelsDir, ortLib string, mp *modelfile.Pipeline, trained bool) (uint64, int, error) {
 	lib, err := findORT(ortLib)
 	if err != nil {
@@ -396,7 +396,7 @@ func (r *registry) openExtractor(spec, modelsDir, ortLib string, mp *modelfile.P
 	if err := backbone.Init(lib); err != nil {
 		return 0, 0, &statusError{FLYCL_E_BACKBONE, err}
 	}
-	o := deploy.ExtractorOptions{Spec: spec, Default: "mobilenetv2", Model: mp, Trained: trained,
+	o := deploy.ExtractorOptions{Spec: spec, Default: extract.DefaultBackbone, Model: mp, Trained: trained,
 		Open: func(s extract.BackboneSpec) (*backbone.Model, error) {
 			if modelsDir != "" {
 				return s.Open(os.DirFS(modelsDir), modelsDir)

@@ -47,12 +47,14 @@ type Extractor struct {
 	Decoder imageio.Decoder
 	// CacheDir caches the features of data sets ("" disables it);
 	// BatchSize (images per inference call, default 32), Threads (ONNX
-	// Runtime threads, 0: all CPUs) and Spin (let ONNX Runtime's idle
-	// threads spin) as in Job, also for Features; Progress reports the
-	// extraction of a data set.
+	// Runtime threads, 0: all CPUs), Workers (decoding and preprocessing
+	// goroutines, 0: one per CPU) and Spin (let ONNX Runtime's idle
+	// threads spin) as in Job, also for Features and Subset; Progress
+	// reports the extraction of a data set.
 	CacheDir  string
 	BatchSize int
 	Threads   int
+	Workers   int
 	Spin      bool
 	Progress  func(done, total int, rate float64)
 
@@ -162,7 +164,7 @@ type CalibOptions struct {
 // its session or calibration state), its backbone m.
 func (e *Extractor) clone(m *backbone.Model) *Extractor {
 	return &Extractor{Backbone: m, Spec: e.Spec, Output: e.Output, Preset: e.Preset, Decoder: e.Decoder, CacheDir: e.CacheDir,
-		BatchSize: e.BatchSize, Threads: e.Threads, Spin: e.Spin, Progress: e.Progress}
+		BatchSize: e.BatchSize, Threads: e.Threads, Workers: e.Workers, Spin: e.Spin, Progress: e.Progress}
 }
 
 // Int8 returns e with its backbone's int8 graph, calibrated on images
@@ -255,7 +257,7 @@ func (e *Extractor) session() (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSession(e.Backbone, out, e.Preset, sessionOptions{BatchSize: e.BatchSize,
+	s, err := newSession(e.Backbone, out, e.Preset, sessionOptions{BatchSize: e.BatchSize, Workers: e.Workers,
 		ORT: backbone.SessionOptions{Threads: e.Threads, NoSpin: !e.Spin}})
 	if err != nil {
 		return nil, err
@@ -282,6 +284,50 @@ func (e *Extractor) Features(ctx context.Context, imgs []*imageio.RGB) ([]float3
 	return s.Images(ctx, imgs)
 }
 
+// Subset returns the len(idx)×Dim() features of images idx of data set ds
+// (decoded with e's Decoder, never cached) through Features' session,
+// kept between calls: a part of a data set extracted by a process that
+// extracts many parts (a Beam worker's shards), as Dataset extracts a
+// whole one. A decoding error is an *ImageError whose Index is the
+// image's position in ds. It is safe for concurrent use.
+func (e *Extractor) Subset(ctx context.Context, ds dataset.Dataset, idx []int) ([]float32, error) {
+	if e.int8 != nil {
+		c := e.cal.Load()
+		if c == nil {
+			return nil, ErrUncalibrated
+		}
+		return c.Subset(ctx, ds, idx)
+	}
+	for _, i := range idx {
+		if i < 0 || i >= ds.Len() {
+			return nil, fmt.Errorf("extract: image %d of a data set of %d", i, ds.Len())
+		}
+	}
+	s, err := e.session()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(idx)*s.Dim())
+	if err := s.Extract(ctx, subset{dataset.WithDecoder(ds, e.Decoder), idx}, 0, len(idx), out, nil); err != nil {
+		if ie, ok := errors.AsType[*ImageError](err); ok {
+			ie.Index = idx[ie.Index]
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// subset is the images idx of a data set.
+type subset struct {
+	dataset.Dataset
+	idx []int
+}
+
+func (s subset) Len() int                          { return len(s.idx) }
+func (s subset) Label(i int) int                   { return s.Dataset.Label(s.idx[i]) }
+func (s subset) Path(i int) string                 { return s.Dataset.Path(s.idx[i]) }
+func (s subset) Image(i int) (*imageio.RGB, error) { return s.Dataset.Image(s.idx[i]) }
+
 // Close releases the ONNX Runtime session of Features (and of the
 // calibrated graph); the extractor compiles a new one if used again.
 func (e *Extractor) Close() error {
@@ -304,7 +350,7 @@ func (e *Extractor) job(ds dataset.Dataset, key string) (*Job, error) {
 		return nil, err
 	}
 	return &Job{Data: dataset.WithDecoder(ds, e.Decoder), DataKey: key, Model: e.Backbone, Preset: e.Preset, Output: out,
-		CacheDir: e.CacheDir, BatchSize: e.BatchSize, Threads: e.Threads, Spin: e.Spin, Progress: e.Progress}, nil
+		CacheDir: e.CacheDir, BatchSize: e.BatchSize, Threads: e.Threads, Workers: e.Workers, Spin: e.Spin, Progress: e.Progress}, nil
 }
 
 // Dataset extracts (or loads from the cache, keyed by dataKey) the

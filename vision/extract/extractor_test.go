@@ -128,3 +128,67 @@ func TestInt8Later(t *testing.T) {
 		t.Errorf("second Calibrate: %v, calibration changed %v", err, again.Calibration != p.Calibration)
 	}
 }
+
+// TestExtractorSubset: Subset extracts images of a data set by position
+// through the extractor's one session: all of them in order are Dataset's
+// features bit for bit (the same batches), any others their rows (up to
+// ONNX Runtime's rounding of other batches, as above); images are decoded
+// with the extractor's Decoder, a decoding error naming the image's
+// position in the data set; a position outside it is refused.
+func TestExtractorSubset(t *testing.T) {
+	m, ds, _ := squeezeNetFolder(t, 6)
+	e, err := NewExtractor(m, "squeezenet", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.BatchSize, e.Workers = 2, 3
+	defer e.Close()
+	ctx := context.Background()
+	ref, _, err := e.Dataset(ctx, ds, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := []int{0, 1, 2, 3, 4, 5}
+	got, err := e.Subset(ctx, ds, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, ref.X) {
+		t.Error("Subset of every image in order differs from Dataset")
+	}
+	idx := []int{4, 1, 3}
+	if got, err = e.Subset(ctx, ds, idx); err != nil {
+		t.Fatal(err)
+	}
+	d, scale := ref.D, float64(slices.Max(ref.X))
+	for k, i := range idx {
+		for j := range d {
+			if g, w := got[k*d+j], ref.X[i*d+j]; math.Abs(float64(g-w)) > 1e-5*scale {
+				t.Fatalf("image %d (row %d of the subset), feature %d: %g, Dataset gave %g", i, k, j, g, w)
+			}
+		}
+	}
+	if _, err := e.Subset(ctx, ds, []int{0, 6}); err == nil {
+		t.Error("image 6 of 6: no error")
+	}
+	small := e.clone(m)
+	small.Decoder = imageio.Decoder{MaxPixels: 100} // the images have 1200 pixels or more
+	defer small.Close()
+	_, err = small.Subset(ctx, ds, idx)
+	ie, ok := errors.AsType[*ImageError](err)
+	if !ok || (ie.Index != 4 && ie.Index != 1) || ie.Path != ds.Path(ie.Index) {
+		t.Errorf("over the decoder's pixel limit: %v, want an *ImageError naming image 4 or 1 (the first batch)", err)
+	}
+}
+
+// TestDefaultBackbone: the default backbone is a built-in one (read from a
+// models folder or the weights built in, without a path).
+func TestDefaultBackbone(t *testing.T) {
+	s, err := ParseBackbone(DefaultBackbone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ModelFolder(s.Name); !ok || s.Path != "" {
+		t.Errorf("DefaultBackbone %q: not a built-in backbone", DefaultBackbone)
+	}
+}

@@ -11,6 +11,12 @@ import (
 // Backbones lists the specs ParseBackbone (and OpenBackbone) accepts.
 var Backbones = []string{"squeezenet[:DIR]", "mobilenetv2[:DIR]", "resnet50:FILE(.pth|.safetensors)", "vit:FILE(.safetensors|.pth|.npz)[@HEADS]", "onnx:FILE.onnx[#OUTPUT]"}
 
+// DefaultBackbone is the backbone spec images go through when none is
+// given (no --backbone, no model file naming one): MobileNetV2 with the
+// weights of a models folder or the built-in ones, the better of the two
+// built-in backbones on CIFAR-10. flycl, libflycl and flycl-beam take it.
+const DefaultBackbone = "mobilenetv2"
+
 // Folders of the per-layer .npy backbones in a models folder (the layout of
 // the weights package zoo ships, and of a folder given to OpenBackbone).
 var modelFolders = map[string]string{"squeezenet": "squeezenet1.1", "mobilenetv2": "mobilenetv2-1.0"}

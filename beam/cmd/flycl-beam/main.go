@@ -4,7 +4,7 @@
 // statistics per bundle; a final step verifies that every sample was
 // counted exactly once, chooses λ by GCV and writes the model file.
 //
-//	flycl-beam --data folder:cifar10-jpeg.tar.gz --backbone squeezenet:DIR --out m.flycl
+//	flycl-beam --data folder:cifar10-jpeg.tar.gz --backbone squeezenet --out m.flycl
 //	flycl-beam --features train.npz --out m.flycl --runner=flink --endpoint=localhost:8099
 //
 // The runner is chosen by Beam's --runner flag (default prism, in this
@@ -25,6 +25,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/configflag"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/locate"
@@ -41,8 +42,8 @@ func main() {
 	var (
 		data      = flag.String("data", "", "data set spec (e.g. folder:PATH.tar.gz), read by every worker; a path gs://... is copied by each worker through Beam's file systems")
 		split     = flag.String("split", "train", "split of --data")
-		bb        = flag.String("backbone", "squeezenet", "backbone spec for --data (as flycl extract --backbone); weights at gs://... are copied by each worker through Beam's file systems")
-		modelsDir = flag.String("models-dir", "", "where --backbone squeezenet|mobilenetv2 without a path finds its weights")
+		bb        = backboneFlag(flag.CommandLine)
+		modelsDir = flag.String("models-dir", "", "where --backbone squeezenet|mobilenetv2 without a path finds its weights on every worker (default: the weights built into flycl-beam)")
 		ortLib    = flag.String("ort-lib", "", "ONNX Runtime library on the workers (default $FLYCL_ORT_LIB, else as flycl finds it: a release archive's lib/, else .cache/onnxruntime/... for this machine's architecture in the current folder or a parent)")
 		feats     = flag.String("features", "", "feature file (.npz) instead of --data: a local path, or gs://... through Beam's file systems")
 		perClass  = flag.Int("per-class", 0, "use only the first N samples of each class (0: all)")
@@ -58,7 +59,7 @@ func main() {
 		poolPort  = flag.Int("worker-pool", 0, "serve an external worker pool on localhost:PORT until interrupted, instead of learning: a runner given --environment_type=EXTERNAL --environment_config=localhost:PORT runs its SDK harness in this process")
 		pools     = flag.String("worker-pools", "", "comma-separated worker pools (host:port, --worker-pool): submit to the job service at --endpoint with extraction branch i on pool i, summing and the final step on the first")
 		compare   = flag.String("compare", "", "compare comma-separated model files bit for bit with the first (λ, GCV, G, S, coefficients, predictions for the rows of --features), instead of learning")
-		single    = flag.Bool("single-process", false, "measure instead: extract the same images with the single-process extractor (extract.Run, --threads threads) and report images/s")
+		single    = flag.Bool("single-process", false, "measure instead: extract the same images in this process with the workers' extractor (as flycl extract, --threads threads) and report images/s")
 	)
 	model := modelFlags(flag.CommandLine)
 	flag.Parse()
@@ -82,16 +83,11 @@ func main() {
 	if *out == "" && *statsOut == "" && !*single {
 		log.Fatal("flycl-beam: --out or --stats-out is required")
 	}
-	cfg, err := model.Config()
-	if err != nil {
-		log.Fatalf("flycl-beam: %v", err)
-	}
 	lib, err := ortLibrary(*ortLib, *feats == "" && (*data != "" || *single))
 	if err != nil {
 		log.Fatalf("flycl-beam: %v", err)
 	}
 	opt := pipeline.Options{Data: *data, Split: *split, Backbone: *bb, ModelsDir: *modelsDir, ORTLib: lib, Features: *feats,
-		Config:    cfg,
 		ShardSize: *shard, Shards: *shards, BatchSize: *batch, Threads: *threads, Workers: *workers, BlockRows: *blockRows,
 		Out: *out, StatsOut: *statsOut, FailShard: -1}
 	if *feats != "" {
@@ -114,6 +110,9 @@ func main() {
 	plan, err := pipeline.MakePlan(opt)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if opt.Config, err = launchConfig(model, plan); err != nil {
+		log.Fatalf("flycl-beam: %v", err)
 	}
 	// each of --shards is its own extraction branch (its own bundle, and
 	// with --worker-pools branch i runs on pool i mod the pools)
@@ -169,6 +168,22 @@ func modelFlags(fs *flag.FlagSet) *configflag.Flags {
 	model.AddToGo(fs)
 	fs.Var(fs.Lookup("w-seed").Value, "seed", "the same as --w-seed (its older name)")
 	return model
+}
+
+// backboneFlag registers --backbone on fs, defaulting to flycl's
+// (extract.DefaultBackbone).
+func backboneFlag(fs *flag.FlagSet) *string {
+	return fs.String("backbone", extract.DefaultBackbone, "backbone spec for --data (as flycl extract --backbone); squeezenet and mobilenetv2 without a path read --models-dir, else the weights built in; weights at gs://... are copied by each worker through Beam's file systems")
+}
+
+// launchConfig is the configuration of the model the pipeline learns
+// from the input plan sizes: the one flycl stats and flycl learn give a
+// new model for the same input and flags (configflag.Flags.NewModelConfig:
+// for images through a backbone, or a feature file recording one, the
+// image defaults for every size and λ flag not given; else the flags'),
+// so that the statistics of --stats-out merge with flycl stats' shards.
+func launchConfig(model *configflag.Flags, plan *pipeline.Plan) (flycl.Config, error) {
+	return model.NewModelConfig(plan.Dim, "", plan.Pipeline)
 }
 
 // ortLibrary resolves the ONNX Runtime library as flycl does
@@ -266,8 +281,9 @@ func peakRSS() string {
 	return "unknown"
 }
 
-// singleProcess extracts the selected images with the single-process
-// extractor and reports images/s, for comparison with the pipeline.
+// singleProcess extracts the selected images in this process with the
+// workers' extractor (pipeline.OpenExtractor, through Extractor.Dataset as
+// flycl extract) and reports images/s, for comparison with the pipeline.
 func singleProcess(opt pipeline.Options) error {
 	spec, err := dataset.ParseSpec(opt.Data)
 	if err != nil {
@@ -277,10 +293,11 @@ func singleProcess(opt pipeline.Options) error {
 	if err != nil {
 		return err
 	}
-	bb, err := extract.OpenBackbone(opt.Backbone, opt.ModelsDir)
+	e, done, err := pipeline.OpenExtractor(context.Background(), opt)
 	if err != nil {
 		return err
 	}
+	defer done()
 	idx := opt.Indices
 	if idx == nil {
 		idx = make([]int, ds.Len())
@@ -292,8 +309,7 @@ func singleProcess(opt pipeline.Options) error {
 		return err
 	}
 	start := time.Now()
-	_, _, err = extract.Run(context.Background(), &extract.Job{Data: subset{ds, idx}, Model: bb, Preset: bb.Preset, BatchSize: opt.BatchSize, Threads: opt.Threads})
-	if err != nil {
+	if _, _, err = e.Dataset(context.Background(), subset{dataset.WithDecoder(ds, e.Decoder), idx}, ""); err != nil {
 		return err
 	}
 	sec := time.Since(start).Seconds()

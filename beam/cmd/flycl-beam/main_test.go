@@ -12,9 +12,12 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/configflag"
 	"github.com/flycl/flycl/app/locate"
+	"github.com/flycl/flycl/beam/pipeline"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/extract"
 )
 
 // TestModelFlags: the launcher has a flag for every field of flycl.Config
@@ -53,6 +56,79 @@ func TestModelFlags(t *testing.T) {
 	}
 	if _, err := model.Config(); err == nil || err.Error() != "--k 20000: must be at most m (--m 10000)" {
 		t.Errorf("--k above m: %v", err)
+	}
+}
+
+// TestLaunchConfig: the launcher configures the model as flycl stats and
+// flycl learn do for the same input and flags (configflag's
+// NewConfig(d, images)), so that Beam's statistics of images merge with
+// flycl stats' shards of them: images through a backbone, and a feature
+// file recording one, take the image defaults (m = 3000, k = 0.3·m, p
+// scaled to d, the relative λ grid with widening) for every flag not
+// given, not the paper's m = 10000; a feature file without a backbone
+// takes the flags' configuration.
+func TestLaunchConfig(t *testing.T) {
+	const d = 512
+	images := &pipeline.Plan{Dim: d, Pipeline: &modelfile.Pipeline{Backbone: extract.DefaultBackbone, Name: "mobilenetv2-1.0", Output: "features", Dim: d}}
+	vectors := &pipeline.Plan{Dim: d}
+	for _, tc := range []struct {
+		args   []string
+		plan   *pipeline.Plan
+		images bool
+	}{
+		{nil, images, true},
+		{[]string{"--m", "2000"}, images, true},
+		{[]string{"--k", "100", "--w-seed", "3"}, images, true},
+		{[]string{"--lambdas", "1,10", "--p", "64"}, images, true},
+		{nil, vectors, false},
+		{[]string{"--m", "2000", "--k", "600"}, vectors, false},
+	} {
+		fs := flag.NewFlagSet("flycl-beam", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		model := modelFlags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		got, err := launchConfig(model, tc.plan)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		// the reference: configflag's own flags, as flycl stats has them
+		ref := configflag.New()
+		rfs := flag.NewFlagSet("flycl stats", flag.ContinueOnError)
+		ref.AddToGo(rfs)
+		if err := rfs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		want, err := ref.NewConfig(d, tc.images)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%v (images %v): %+v, want configflag's NewConfig(%d, %v) %+v", tc.args, tc.images, got, d, tc.images, want)
+		}
+		if tc.args == nil {
+			def := flycl.DefaultConfig()
+			if tc.images && (got.M != 3000 || reflect.DeepEqual(got, def)) {
+				t.Errorf("images without size flags: m=%d, want the image default 3000, not the paper's %d", got.M, def.M)
+			}
+			if !tc.images && !reflect.DeepEqual(got, def) {
+				t.Errorf("feature vectors without flags: %+v, want flycl.DefaultConfig", got)
+			}
+		}
+	}
+}
+
+// TestBackboneDefault: without --backbone the launcher takes flycl's
+// default backbone.
+func TestBackboneDefault(t *testing.T) {
+	fs := flag.NewFlagSet("flycl-beam", flag.ContinueOnError)
+	bb := backboneFlag(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if *bb != extract.DefaultBackbone || fs.Lookup("backbone").DefValue != extract.DefaultBackbone {
+		t.Errorf("--backbone defaults to %q, want extract.DefaultBackbone %q", *bb, extract.DefaultBackbone)
 	}
 }
 

@@ -100,20 +100,21 @@ func (f *Flags) Resolve(cfg flycl.Config) (flycl.Config, error) {
 			cfg.Lambdas = flycl.Config{LambdaScale: cfg.LambdaScale}.WithDefaults().Lambdas
 		}
 	}
-	return cfg, f.explain(cfg, cfg.Check())
+	return cfg, f.Explain(cfg, cfg.Check())
 }
 
 // Validate checks cfg, a configuration the flags gave (Resolve), for
 // d-dimensional features (flycl.Config.Validate: p at most d); an invalid
 // field is a *Error naming its flag, as Resolve's.
 func (f *Flags) Validate(cfg flycl.Config, d int) error {
-	return f.explain(cfg, cfg.Validate(d))
+	return f.Explain(cfg, cfg.Validate(d))
 }
 
-// explain turns err, when it is a *flycl.FieldError of cfg, into a *Error
-// naming the field's flag (a field without one here by its name in files:
-// "k") and quoting cfg's value.
-func (f *Flags) explain(cfg flycl.Config, err error) error {
+// Explain returns err, when it is a *flycl.FieldError of cfg (a library's
+// check of it: flycl.Config.Validate), as a *Error naming the field's flag
+// (a field without one here by its name in files: "k") and quoting cfg's
+// value; any other err as it is.
+func (f *Flags) Explain(cfg flycl.Config, err error) error {
 	var fe *flycl.FieldError
 	if !errors.As(err, &fe) {
 		return err

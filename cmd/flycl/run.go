@@ -191,6 +191,24 @@ func (f *modelFlags) config() (flycl.Config, error) {
 	return f.bound().Config()
 }
 
+// someModelFlags returns the model flags of the named fields of
+// flycl.Config alone, with def's values as defaults
+// (configflag.NewWith), for a command that takes some hyper-parameters
+// (a benchmark): their help and checks are still flycl.Config's.
+func someModelFlags(def flycl.Config, fields ...string) *modelFlags {
+	return &modelFlags{flags: configflag.NewWith(def, fields...)}
+}
+
+// given returns the flags' values, not completed or checked
+// (configflag.Flags.Given).
+func (f *modelFlags) given() flycl.Config { return f.bound().Given() }
+
+// explain names the flags in err, a library's check of cfg
+// (configflag.Flags.Explain).
+func (f *modelFlags) explain(cfg flycl.Config, err error) error {
+	return f.bound().Explain(cfg, err)
+}
+
 // validate checks cfg, the flags' configuration, for d-dimensional
 // features (configflag.Flags.Validate: p at most d), naming the flags.
 func (f *modelFlags) validate(cfg flycl.Config, d int) error {

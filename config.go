@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flycl/flycl/projection"
@@ -28,7 +29,8 @@ type Config struct {
 	M int `json:"m" flag:"m" help:"Fly-CL expansion dimension (rows of W)"`
 	// P is the non-zeros per row of W (default 300).
 	P int `json:"p" flag:"p" help:"Fly-CL non-zeros per row of W, at most the feature dimension d; the paper keeps p/d ≈ 0.4 (300 of d=768), so scale it with d"`
-	// K is the coordinates top-k keeps (default 3000).
+	// K is the coordinates top-k keeps (default 3000: KForM of the
+	// default m).
 	K int `json:"k" flag:"k" help:"Fly-CL top-k (at most m)"`
 	// Seed is the seed of W (default 0).
 	Seed uint64 `json:"seed" flag:"w-seed" help:"seed of W"`
@@ -37,7 +39,7 @@ type Config struct {
 	TopK projection.TopKMode `json:"topk" flag:"topk" help:"top-k by signed value (reference code) or magnitude (paper text)"`
 	// Lambdas is the GCV grid (default DefaultLambdas, or
 	// DefaultRelativeLambdas with LambdaRelative).
-	Lambdas []float64 `json:"lambdas" flag:"lambdas" help:"GCV grid (with --lambda-scale relative the default is 0.01,0.1,1,10,100,1000,10000)"`
+	Lambdas []float64 `json:"lambdas" flag:"lambdas" help:"GCV grid"` // FlagHelp adds the relative default
 	// GCV is how GCV is computed (default auto).
 	GCV ridge.GCVMethod `json:"gcv" flag:"gcv" help:"GCV method: auto, dual, primal, eigen, band"`
 	// GCVScope is which samples GCV scores λ on (default: the task's, as
@@ -58,10 +60,32 @@ type Config struct {
 // DefaultLambdas is the GCV grid of the paper's ViT-B/16 runs.
 var DefaultLambdas = []float64{1e6, 1e7, 1e8, 1e9}
 
-// DefaultConfig returns the paper's defaults: m=10000, p=300, k=3000, the
-// grid 1e6..1e9, signed top-k.
+// DefaultConfig returns the paper's defaults: m=10000, p=300, k=3000
+// (KForM), the grid 1e6..1e9, signed top-k.
 func DefaultConfig() Config {
-	return Config{M: 10000, P: 300, K: 3000, Lambdas: slices.Clone(DefaultLambdas)}
+	c := Config{M: 10000, P: 300, Lambdas: slices.Clone(DefaultLambdas)}
+	c.K = KForM(c.M)
+	return c
+}
+
+// KForM is the paper's top-k for an expansion dimension m: k = 0.3·m,
+// rounded, at least 1 (3000 of m = 10000). A configuration whose m is
+// chosen (a new model from images, a benchmark's m) takes its k from it.
+func KForM(m int) int { return max(1, int(math.Round(0.3*float64(m)))) }
+
+// FlagHelp returns the help text of field's flag (a Go field name), given
+// its help tag: the tag, completed where the text depends on a variable
+// (the relative grid's default, DefaultRelativeLambdas, for Lambdas).
+// internal/flagbind calls it when it binds a Config.
+func (Config) FlagHelp(field, tag string) string {
+	if field == "Lambdas" {
+		grid := make([]string, len(DefaultRelativeLambdas))
+		for i, l := range DefaultRelativeLambdas {
+			grid[i] = strconv.FormatFloat(l, 'g', -1, 64)
+		}
+		return tag + " (with --lambda-scale relative the default is " + strings.Join(grid, ",") + ")"
+	}
+	return tag
 }
 
 // WithDefaults returns c with its zero fields filled: DefaultConfig's
@@ -161,16 +185,19 @@ func (c Config) Check() error {
 }
 
 // Validate reports the first invalid field for inputs of dimension d
-// (Check, and p at most d).
+// (Check, and p at most d: W cannot have more non-zeros per row than the
+// features have dimensions; the error suggests the paper's p/d ≈ 0.4). A
+// d that is not positive is an input error (ErrBadInput).
 func (c Config) Validate(d int) error {
 	if d <= 0 {
-		return fmt.Errorf("flycl: input dimension must be positive, got %d", d)
+		return Input(fmt.Errorf("flycl: input dimension must be positive, got %d", d))
 	}
 	if err := c.Check(); err != nil {
 		return err
 	}
 	if c.P > d {
-		return &FieldError{Field: "P", Value: c.P, Problem: fmt.Sprintf("must be at most the input dimension d=%d", d)}
+		return &FieldError{Field: "P", Value: c.P, Problem: fmt.Sprintf("must be at most %d, the input dimension d=%d (W cannot have more non-zeros per row than the features have dimensions; the paper keeps p/d ≈ 0.4: %d for d=%d)",
+			d, d, max(1, int(math.Round(0.39*float64(d)))), d)}
 	}
 	return nil
 }

@@ -28,6 +28,11 @@ func (p LambdaPolicy) String() string {
 	return "gcv"
 }
 
+// LambdaPolicyHelp says what each policy does, for the help of a flag
+// or a setting that chooses one (flycl learn's and serve's
+// --lambda-policy, after what the policy applies to: "without --lambda: ").
+const LambdaPolicyHelp = "gcv chooses λ on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)"
+
 // ParseLambdaPolicy parses "gcv" (or "") and "keep".
 func ParseLambdaPolicy(s string) (LambdaPolicy, error) {
 	switch s {

@@ -3,7 +3,9 @@ package configflag
 import (
 	"errors"
 	"flag"
+	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/internal/flagbind"
@@ -13,14 +15,32 @@ import (
 // not usable: call New.
 type Flags struct {
 	cfg flycl.Config
+	def flycl.Config // the defaults (New, NewWith)
 	set *flagbind.Set
 }
 
 // New returns the flags of flycl.Config with flycl.DefaultConfig's
 // values as defaults.
-func New() *Flags {
-	f := &Flags{cfg: flycl.DefaultConfig()}
+func New() *Flags { return NewWith(flycl.DefaultConfig()) }
+
+// NewWith returns the flags of the named fields of flycl.Config (Go field
+// names: "M", "Lambdas"; none names every field) with def's values as
+// defaults, for a command that takes only some hyper-parameters, or that
+// needs other defaults than the paper's (a benchmark's smaller m): the
+// flags' names, help and checks are still flycl.Config's. The fields not
+// bound keep def's values (Given). A name that is not a field of
+// flycl.Config panics (a mistake of the program).
+func NewWith(def flycl.Config, fields ...string) *Flags {
+	f := &Flags{cfg: def, def: def}
+	f.cfg.Lambdas, f.def.Lambdas = slices.Clone(def.Lambdas), slices.Clone(def.Lambdas)
 	f.set = flagbind.MustBind(&f.cfg) // flycl.Config binds: TestEveryFieldHasAFlag
+	if len(fields) > 0 {
+		sub, err := f.set.Only(fields...)
+		if err != nil {
+			panic(err)
+		}
+		f.set = sub
+	}
 	return f
 }
 
@@ -68,24 +88,54 @@ func (f *Flags) Config() (flycl.Config, error) { return f.Resolve(f.Given()) }
 
 // Resolve completes cfg, the flags' configuration (Given) perhaps with
 // some fields replaced by a command's own defaults, and checks it: a λ
-// grid not given is the default for the λ scale
+// grid not given is the default one (New's: flycl.DefaultLambdas), or,
+// when there is none or the λ scale is not the default's, the scale's
 // (flycl.Config.WithDefaults). An invalid field is a *Error naming its
 // flag and quoting its value ("--k 301: must be at most m (--m 300)").
 func (f *Flags) Resolve(cfg flycl.Config) (flycl.Config, error) {
 	cfg.Lambdas = slices.Clone(cfg.Lambdas)
 	if !f.Changed("lambdas") {
-		cfg.Lambdas = flycl.Config{LambdaScale: cfg.LambdaScale}.WithDefaults().Lambdas
-	}
-	if err := cfg.Check(); err != nil {
-		var fe *flycl.FieldError
-		if errors.As(err, &fe) {
-			msg := fe.Describe(func(field string) string { return "--" + f.Flag(field) },
-				func(field string) string { return flagbind.FieldText(cfg, field) })
-			return cfg, &Error{msg: msg, Err: err}
+		cfg.Lambdas = slices.Clone(f.def.Lambdas)
+		if len(cfg.Lambdas) == 0 || cfg.LambdaScale != f.def.LambdaScale {
+			cfg.Lambdas = flycl.Config{LambdaScale: cfg.LambdaScale}.WithDefaults().Lambdas
 		}
-		return cfg, err
 	}
-	return cfg, nil
+	return cfg, f.Explain(cfg, cfg.Check())
+}
+
+// Validate checks cfg, a configuration the flags gave (Resolve), for
+// d-dimensional features (flycl.Config.Validate: p at most d); an invalid
+// field is a *Error naming its flag, as Resolve's.
+func (f *Flags) Validate(cfg flycl.Config, d int) error {
+	return f.Explain(cfg, cfg.Validate(d))
+}
+
+// Explain returns err, when it is a *flycl.FieldError of cfg (a library's
+// check of it: flycl.Config.Validate), as a *Error naming the field's flag
+// (a field without one here by its name in files: "k") and quoting cfg's
+// value; any other err as it is.
+func (f *Flags) Explain(cfg flycl.Config, err error) error {
+	var fe *flycl.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	msg := fe.Describe(func(field string) string {
+		if fl := f.Flag(field); fl != "" {
+			return "--" + fl
+		}
+		return jsonName(field)
+	}, func(field string) string { return flagbind.FieldText(cfg, field) })
+	return &Error{msg: msg, Err: err}
+}
+
+// jsonName is a field's name in files (its JSON name: "k" for "K").
+func jsonName(field string) string {
+	sf, ok := reflect.TypeFor[flycl.Config]().FieldByName(field)
+	if !ok {
+		return field
+	}
+	name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+	return name
 }
 
 // Error is an invalid flag: its message names the flag and quotes the

@@ -127,3 +127,88 @@ func TestAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestNewWith: a command's subset of the flags, with its own defaults:
+// only the named flags exist, their help is flycl.Config's, the defaults
+// are the command's (an unbound field keeps its value), a grid not given
+// is the default's or, with another λ scale or none, the scale's, and an
+// error names the flag, or a field without one by its name in files.
+func TestNewWith(t *testing.T) {
+	def := flycl.Config{M: 2000, P: 300, K: 600, LambdaScale: flycl.LambdaRelative}
+	f := NewWith(def, "K", "M", "Lambdas")
+	if got := strings.Join(f.Names(), ","); got != "m,k,lambdas" {
+		t.Errorf("flags %s, want m,k,lambdas", got)
+	}
+	all := New()
+	for _, v := range f.Values() {
+		if w := all.set.Lookup(v.Flag).Help; v.Help != w {
+			t.Errorf("--%s help %q, want flycl.Config's %q", v.Flag, v.Help, w)
+		}
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f.AddToGo(fs)
+	if err := fs.Parse([]string{"--m", "1000"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse([]string{"--p", "3"}); err == nil {
+		t.Error("--p accepted: not one of the named fields")
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.M != 1000 || cfg.K != 600 || cfg.P != 300 || cfg.LambdaScale != flycl.LambdaRelative || !slices.Equal(cfg.Lambdas, flycl.DefaultRelativeLambdas) {
+		t.Errorf("got %+v", cfg)
+	}
+	// a default grid is kept while the scale is the default's
+	g := NewWith(flycl.Config{M: 10, P: 1, K: 3, Lambdas: []float64{5, 6}}, "M", "Lambdas", "LambdaScale")
+	if cfg, _ := g.Config(); !slices.Equal(cfg.Lambdas, []float64{5, 6}) {
+		t.Errorf("default grid: %v", cfg.Lambdas)
+	}
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	g.AddToGo(fs)
+	if err := fs.Parse([]string{"--lambda-scale", "relative"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := g.Config(); !slices.Equal(cfg.Lambdas, flycl.DefaultRelativeLambdas) {
+		t.Errorf("another scale: %v", cfg.Lambdas)
+	}
+	// k is not a flag here: named by its name in files
+	h := NewWith(flycl.Config{M: 10, P: 1, K: 8}, "M")
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	h.AddToGo(fs)
+	if err := fs.Parse([]string{"--m", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Config(); err == nil || err.Error() != "k 8: must be at most m (--m 5)" {
+		t.Errorf("k above --m: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("NewWith of a field flycl.Config does not have did not panic")
+		}
+	}()
+	NewWith(def, "Nope")
+}
+
+// TestValidate: p above the features' dimension names --p, quotes the
+// value and suggests one (flycl.Config.Validate).
+func TestValidate(t *testing.T) {
+	f := parse(t, "--p", "7")
+	cfg, err := f.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Validate(cfg, 6)
+	var fe *flycl.FieldError
+	if err == nil || !strings.HasPrefix(err.Error(), "--p 7: must be at most 6, the input dimension d=6") || !errors.As(err, &fe) {
+		t.Errorf("p > d: %v", err)
+	}
+	if err := f.Validate(cfg, 7); err != nil {
+		t.Errorf("p = d: %v", err)
+	}
+	if err := f.Validate(cfg, 0); !errors.Is(err, flycl.ErrBadInput) {
+		t.Errorf("d = 0: %v", err)
+	}
+}

@@ -3,7 +3,9 @@
 // stats, serve, ... and the Beam launcher): one flag per field of
 // flycl.Config, named and described by the field's tags, defaulting to
 // flycl.DefaultConfig, checked by flycl.Config.Check with errors that name
-// the flag and quote the value given. Flags.Agree is the one check that
+// the flag and quote the value given. NewWith binds some of the fields,
+// with a command's own defaults (a benchmark's), their help and checks
+// still flycl.Config's. Flags.Agree is the one check that
 // the flags the user set agree with a configuration already fixed: a model
 // file's (AgreeModel), a given W's (AgreeW), statistics' (AgreeStats).
 // NewConfig and NewModel make the model that flycl learn, stats and serve

@@ -3,7 +3,6 @@ package configflag
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
@@ -59,7 +58,7 @@ func (f *Flags) AgreeStats(sc modelfile.StatsConfig) error {
 // NewConfig returns the configuration of a new model for d-dimensional
 // features: the flags' (Config), except that a model learning from images
 // (through a backbone) takes deploy.DefaultImageConfig for every size and
-// λ flag not given (--k follows a given --m as 0.3·m), so that flycl
+// λ flag not given (--k follows a given --m: flycl.KForM), so that flycl
 // learn, serve and the page create models sized for a few photos while
 // flycl run keeps the paper's m = 10000.
 func (f *Flags) NewConfig(d int, images bool) (flycl.Config, error) {
@@ -75,7 +74,7 @@ func (f *Flags) NewConfig(d int, images bool) (flycl.Config, error) {
 	switch {
 	case changed("K"):
 	case changed("M"):
-		g.K = max(1, int(math.Round(0.3*float64(g.M))))
+		g.K = flycl.KForM(g.M)
 	default:
 		g.K = img.K
 	}

@@ -16,14 +16,14 @@ const ImageM = 3000
 // images of a backbone with d-dimensional features (flycl learn and serve,
 // the page): sized for a few photos on a small machine rather than for
 // the paper's benchmarks (flycl.DefaultConfig, m = 10000). It has
-// m = ImageM, k = 0.3·m as the paper, p = the paper's 300 of d = 768
+// m = ImageM, k = 0.3·m as the paper (flycl.KForM), p = the paper's 300 of d = 768
 // scaled to d, the relative λ grid (flycl.DefaultRelativeLambdas: features
 // of any backbone's scale) and GCV widening the grid while its optimum is
 // at an edge (flycl.Config.WidenGrid).
 func DefaultImageConfig(d int) flycl.Config {
 	c := flycl.DefaultConfig()
 	c.M = ImageM
-	c.K = int(math.Round(0.3 * float64(c.M)))
+	c.K = flycl.KForM(c.M)
 	c.P = max(1, min(d, int(math.Round(float64(c.P)*float64(d)/768))))
 	c.LambdaScale, c.Lambdas, c.WidenGrid = flycl.LambdaRelative, slices.Clone(flycl.DefaultRelativeLambdas), true
 	return c

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/lab/analysis"
-	"github.com/flycl/flycl/lab/methods"
 	"github.com/flycl/flycl/lab/report"
 )
 
@@ -65,10 +64,7 @@ func (f *analyzeProjectionFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := methods.CheckDim(cfg, train.D); err != nil {
-		return err
-	}
-	if err := cfg.Validate(train.D); err != nil {
+	if err := f.model.validate(cfg, train.D); err != nil {
 		return err
 	}
 	if err := checkOut(f.out); err != nil {

@@ -16,7 +16,8 @@ import (
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Measure the engine and its parts on this machine"}
 	var floorRuns int
-	o := enginebench.Options{Config: flycl.DefaultConfig()}
+	var o enginebench.Options
+	mf := someModelFlags(flycl.DefaultConfig(), "M", "P", "K", "Lambdas", "GCV")
 	eng := &cobra.Command{
 		Use:   "engine",
 		Short: "Time every stage of learning synthetic tasks next to the BLAS floor (ssyrk + spotrf)",
@@ -29,9 +30,13 @@ Scales: cifar100 (10 tasks × 5000 samples × d=768, 10 classes per task),
 cub (10 tasks × 600 samples × d=768, 20 classes per task) and cifar10 (5
 tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if o.Config, err = mf.config(); err != nil {
+				return err
+			}
 			sc, cfg, err := o.Resolve()
 			if err != nil {
-				return err
+				return mf.explain(cfg, err)
 			}
 			res, err := enginebench.Run(cmd.Context(), sc, cfg, floorRuns, os.Stderr)
 			if err != nil {
@@ -41,15 +46,10 @@ tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 			return nil
 		},
 	}
-	cfg := &o.Config
 	eng.Flags().StringVar(&o.Scale, "scale", "cub", "cifar100, cub or cifar10")
-	eng.Flags().Float64SliceVar(&cfg.Lambdas, "lambdas", cfg.Lambdas, "GCV grid")
-	eng.Flags().StringVar(&o.GCV, "gcv", cfg.GCV.String(), "GCV method: auto, dual, primal, eigen, band")
 	eng.Flags().IntVar(&o.Tasks, "tasks", 0, "number of tasks (default: the scale's)")
 	eng.Flags().IntVar(&floorRuns, "floor-runs", 3, "times the floor is measured (median)")
-	eng.Flags().IntVar(&cfg.M, "m", cfg.M, "expansion dimension")
-	eng.Flags().IntVar(&cfg.P, "p", cfg.P, "non-zeros per row of W")
-	eng.Flags().IntVar(&cfg.K, "k", cfg.K, "top-k")
+	mf.register(eng.Flags()) // --m --p --k --lambdas --gcv
 	c.AddCommand(eng, backbonesCmd(), componentsCmd(), pipelineCmd(), benchServeCmd(), benchServeLearnCmd(), benchUnknownCmd(), benchFewShotCmd(), benchLearnUpdateCmd(), benchDecodeBudgetCmd(), benchCameraCmd())
 	return c
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/flagbind"
 	"github.com/flycl/flycl/lab/bench"
 )
 
@@ -50,7 +52,8 @@ tests on the rest. scripts/camera-bench builds the benchmark's two sets from
 	f.StringArrayVar(&sets, "features", nil, "NAME=DIR: feature files DIR/train.npz and, optionally, DIR/test.npz (repeatable)")
 	f.StringArrayVar(&shots, "shots", nil, "NAME=N: learn N photos per class of set NAME in each split (default: all of train.npz)")
 	f.IntSliceVar(&ms, "m", []int{1000, 2000, 3000, 5000, 10000}, "expansion dimensions")
-	f.StringSliceVar(&grids, "grid", []string{"widen"}, "λ grids: paper (1e6..1e9, absolute), relative, widen (relative, widened while GCV's optimum is at an edge), rel:X (a fixed λ of X times the mean diagonal of G)")
+	paper := flagbind.FormatFloat(flycl.DefaultLambdas[0]) + ".." + flagbind.FormatFloat(flycl.DefaultLambdas[len(flycl.DefaultLambdas)-1])
+	f.StringSliceVar(&grids, "grid", []string{"widen"}, "λ grids: paper ("+paper+", absolute), relative, widen (relative, widened while GCV's optimum is at an edge), rel:X (a fixed λ of X times the mean diagonal of G)")
 	f.IntVar(&o.Splits, "splits", 5, "random splits (samples learned and seed of W) per set")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the splits")
 	return c

@@ -13,8 +13,8 @@ import (
 // savings per post-extraction component, measured side by side.
 func componentsCmd() *cobra.Command {
 	var scale string
-	def := flycl.DefaultConfig()
-	cs := enginebench.ComponentSettings{M: def.M, P: def.P, K: def.K, Folds: 5, Runs: 3, TestPerCls: 30}
+	mf := someModelFlags(flycl.DefaultConfig(), "M", "P", "K", "Lambdas")
+	cs := enginebench.ComponentSettings{Folds: 5, Runs: 3, TestPerCls: 30}
 	c := &cobra.Command{
 		Use:   "components",
 		Short: "Vanilla vs Fly-CL time of each post-extraction component (the paper's component table)",
@@ -28,8 +28,13 @@ The vanilla cross-validation is timed once (it factors an m×m matrix per
 fold and grid value); everything else is the median of --runs.`,
 		Example: `  flycl bench components --scale cub`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cs.Setup(scale); err != nil {
+			cfg, err := mf.config()
+			if err != nil {
 				return err
+			}
+			cs.M, cs.P, cs.K, cs.Lambdas = cfg.M, cfg.P, cfg.K, cfg.Lambdas
+			if err := cs.Setup(scale); err != nil {
+				return mf.explain(cfg, err)
 			}
 			comps, err := enginebench.Components(cmd.Context(), cs, os.Stderr)
 			if err != nil {
@@ -41,10 +46,7 @@ fold and grid value); everything else is the median of --runs.`,
 	}
 	fs := c.Flags()
 	fs.StringVar(&scale, "scale", "cub", "scale of the synthetic task")
-	fs.IntVar(&cs.M, "m", cs.M, "expansion dimension")
-	fs.IntVar(&cs.P, "p", cs.P, "non-zeros per row of W")
-	fs.IntVar(&cs.K, "k", cs.K, "top-k")
-	fs.Float64SliceVar(&cs.Lambdas, "lambdas", def.Lambdas, "ridge grid")
+	mf.register(fs) // --m --p --k --lambdas
 	fs.IntVar(&cs.Folds, "folds", cs.Folds, "folds of the vanilla cross-validation")
 	fs.IntVar(&cs.Runs, "runs", cs.Runs, "repetitions of each fast measurement (median)")
 	fs.IntVar(&cs.TestPerCls, "test-per-class", cs.TestPerCls, "test codes per class for the similarity step")

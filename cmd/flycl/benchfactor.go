@@ -15,6 +15,7 @@ import (
 // written).
 func benchLearnUpdateCmd() *cobra.Command {
 	var o bench.LearnUpdateOptions // the flags set it; RunE passes it on
+	mf := someModelFlags(flycl.DefaultConfig(), "M")
 	c := &cobra.Command{
 		Use:   "learn-update [--m 10000] [--d 512] [--n 20] [--learns 10] [--lambda-policy gcv|keep]",
 		Short: "Time of a small learn: keeping the Cholesky factor (low-rank term) vs refactoring (solve only)",
@@ -30,11 +31,12 @@ keeps the first learn's λ): no model file is written, so the times are the
 learn's alone, without a save.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.M = mf.given().M // checked by LearnUpdate, with k = min(k, m)
 			return bench.LearnUpdate(cmd.Context(), os.Stdout, o)
 		},
 	}
 	fs := c.Flags()
-	fs.IntVar(&o.M, "m", 10000, "expansion dimension")
+	mf.register(fs) // --m
 	fs.IntVar(&o.D, "d", 512, "feature dimension")
 	fs.IntVar(&o.N, "n", 20, "samples per learn")
 	fs.IntVar(&o.Classes, "classes", 2, "new classes per learn")

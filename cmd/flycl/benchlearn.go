@@ -15,6 +15,7 @@ import (
 // itself holds.
 func benchServeLearnCmd() *cobra.Command {
 	var o bench.ServeLearnOptions // the flags set it; RunE passes it on
+	mf := someModelFlags(flycl.DefaultConfig(), "M")
 	c := &cobra.Command{
 		Use:   "serve-learn [--m 10000] [--d 512] [--n 20] [--learns 10] [--lambda-policy keep|gcv]",
 		Short: "Peak memory and time of one learn of flycl serve's model file backend (learn + save + publish)",
@@ -30,11 +31,12 @@ G (the copy per learn it replaced made it about 3.3). A last row reopens the fil
 restart, or the undo of a failed learn) with no model in memory before.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.M = mf.given().M // checked by ServeLearn, with k = min(k, m)
 			return bench.ServeLearn(cmd.Context(), os.Stdout, os.Stderr, o)
 		},
 	}
 	fs := c.Flags()
-	fs.IntVar(&o.M, "m", 10000, "expansion dimension")
+	mf.register(fs) // --m
 	fs.IntVar(&o.D, "d", 512, "feature dimension")
 	fs.IntVar(&o.N, "n", 20, "samples per learn")
 	fs.IntVar(&o.Classes, "classes", 2, "new classes per learn")

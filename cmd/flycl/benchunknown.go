@@ -14,7 +14,8 @@ import (
 // benchUnknownCmd is "flycl bench unknown": the open-set benchmark of
 // package openset on feature files.
 func benchUnknownCmd() *cobra.Command {
-	cfg := openset.Config{Model: flycl.DefaultConfig()}
+	var cfg openset.Config
+	mf := someModelFlags(flycl.DefaultConfig(), "M", "P", "K", "Lambdas")
 	var sets []string
 	var seeds []uint
 	var trainPer, testPer int
@@ -41,6 +42,10 @@ Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(sets) == 0 {
 				return fmt.Errorf("--features: give at least one NAME=DIR")
+			}
+			var err error
+			if cfg.Model, err = mf.config(); err != nil {
+				return err
 			}
 			in, err := openset.LoadSets(sets, trainPer, testPer)
 			if err != nil {
@@ -79,19 +84,20 @@ Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`
 	fs.StringVar(&score, "score", string(reject.ScoreTopCosine), "the score the model calibrates its stored threshold for: top+cosine (the model's default; its row is \"top + cosine NCM (codes)\"), top, margin or energy")
 	fs.IntVar(&cfg.KNN, "knn", 10, "k of the k-th nearest neighbour score")
 	fs.Float64Var(&cfg.Shrink, "shrink", 0.1, "shrinkage of the Mahalanobis covariance towards its mean variance")
-	fs.IntVar(&cfg.Model.M, "m", cfg.Model.M, "expansion dimension")
-	fs.IntVar(&cfg.Model.P, "p", cfg.Model.P, "non-zeros per row of W")
-	fs.IntVar(&cfg.Model.K, "k", cfg.Model.K, "top-k")
-	fs.Float64SliceVar(&cfg.Model.Lambdas, "lambdas", cfg.Model.Lambdas, "GCV grid")
+	mf.register(fs) // --m --p --k --lambdas
 	return c
 }
 
 // benchFewShotCmd is "flycl bench fewshot": the few-shot "unknown" and
 // calibration benchmark of package openset on feature files.
 func benchFewShotCmd() *cobra.Command {
-	cfg := openset.FewShotConfig{Model: flycl.Config{M: 2000, P: 300, K: 600, LambdaScale: flycl.LambdaRelative}}
+	var cfg openset.FewShotConfig
+	// a smaller m than the paper's, for speed, with the relative grid
+	def := flycl.Config{M: 2000, P: 300, LambdaScale: flycl.LambdaRelative}
+	def.K = flycl.KForM(def.M)
+	mf := someModelFlags(def, "M", "P", "K", "Lambdas", "LambdaScale")
 	var sets []string
-	var groupsFile, scale string
+	var groupsFile string
 	var scores []string
 	var seed uint
 	c := &cobra.Command{
@@ -123,8 +129,8 @@ grouping (lines wnid<TAB>group).`,
 			if err != nil {
 				return err
 			}
-			if cfg.Model.LambdaScale, err = flycl.ParseLambdaScale(scale); err != nil {
-				return fmt.Errorf("--lambda-scale: %w", err)
+			if cfg.Model, err = mf.config(); err != nil {
+				return err
 			}
 			for _, s := range scores {
 				k, err := reject.ParseScore(s)
@@ -160,10 +166,6 @@ grouping (lines wnid<TAB>group).`,
 	fs.StringSliceVar(&scores, "scores", []string{"top+cosine", "top", "margin", "energy"}, "open-set scores compared")
 	fs.UintVar(&seed, "seed", 1, "seed of the draws (W's seed is it plus the split)")
 	fs.BoolVar(&cfg.Compare, "compare", false, "add, side by side, a threshold taken from the extrapolated leave-one-out values, and a temperature fitted on the exact ones (the rule before)")
-	fs.IntVar(&cfg.Model.M, "m", cfg.Model.M, "expansion dimension")
-	fs.IntVar(&cfg.Model.P, "p", cfg.Model.P, "non-zeros per row of W")
-	fs.IntVar(&cfg.Model.K, "k", cfg.Model.K, "top-k")
-	fs.Float64SliceVar(&cfg.Model.Lambdas, "lambdas", nil, "GCV grid (default: that of --lambda-scale)")
-	fs.StringVar(&scale, "lambda-scale", "relative", "absolute, or relative to the mean diagonal of G")
+	mf.register(fs) // --m --p --k --lambdas --lambda-scale
 	return c
 }

@@ -12,24 +12,24 @@ import (
 )
 
 func exportWCmd() *cobra.Command {
-	var m, d, p int
+	var d int
 	var seed uint64
 	var out string
+	def := flycl.DefaultConfig()
+	mf := someModelFlags(def, "M", "P")
 	c := &cobra.Command{
 		Use:   "export-w",
 		Short: "Write Fly-CL's projection W for a seed as .npz (indices, values, shape, seed), for use by another implementation",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, c := range []struct {
-				name string
-				v    int
-			}{{"m", m}, {"d", d}, {"p", p}} {
-				if c.v < 1 {
-					return fmt.Errorf("--%s %d: must be at least 1", c.name, c.v)
-				}
+			if d < 1 {
+				return fmt.Errorf("--d %d: must be at least 1", d)
 			}
-			if p > d {
-				return fmt.Errorf("--p %d: must be at most d (--d %d)", p, d)
+			cfg := mf.given()
+			cfg.K = flycl.KForM(cfg.M) // W has no k: the one valid for m
+			if err := mf.validate(cfg, d); err != nil {
+				return err
 			}
+			m, p := cfg.M, cfg.P
 			w, err := projection.Generate(m, d, p, seed)
 			if err != nil {
 				return err
@@ -41,10 +41,8 @@ func exportWCmd() *cobra.Command {
 			return nil
 		},
 	}
-	def := flycl.DefaultConfig()
-	c.Flags().IntVar(&m, "m", def.M, "rows (expansion dimension)")
+	mf.register(c.Flags()) // --m --p
 	c.Flags().IntVar(&d, "d", 768, "columns (feature dimension; 768 is ViT-B/16's)")
-	c.Flags().IntVar(&p, "p", def.P, "non-zeros per row")
 	c.Flags().Uint64Var(&seed, "seed", def.Seed, "seed")
 	c.Flags().StringVar(&out, "out", "w.npz", "output file")
 	return c

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/lab/analysis"
-	"github.com/flycl/flycl/lab/methods"
 	"github.com/flycl/flycl/lab/report"
 )
 
@@ -76,7 +75,7 @@ func (f *heatmapFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := methods.CheckDim(cfg, train.D); err != nil {
+	if err := f.model.validate(cfg, train.D); err != nil {
 		return err
 	}
 	st, lambda, err := analysis.Heatmap(cmd.Context(), cfg, task, f.center)

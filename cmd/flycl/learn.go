@@ -253,11 +253,11 @@ func (o *learnOptions) AddFlags(c *cobra.Command) {
 	c.Flags().BoolVar(&o.noJournal, "no-journal", false, "start no journal for a model that has none (flycl undo then cannot take its learns back; a model with a journal keeps adding to it)")
 	c.Flags().StringVar(&o.wFile, "w", "", "create the model with this projection W (.npz from flycl export-w or another implementation)")
 	c.Flags().BoolVar(&o.opt.Online, "online", false, "learn in mini-batches (re-solving after each)")
-	c.Flags().IntVar(&o.opt.Batch, "online-batch", 1000, "mini-batch size with --online")
+	c.Flags().IntVar(&o.opt.Batch, "online-batch", deploy.DefaultOnlineBatch, "mini-batch size with --online")
 	c.Flags().Float64Var(&o.opt.Lambda, "lambda", 0, "fixed λ (0: GCV on the task, or on each mini-batch with --online)")
 	c.Flags().Float64Var(&o.keep, "unknown-keep", reject.DefaultKeep, "share of the learned samples' leave-one-out scores the \"unknown\" threshold keeps (the model keeps it for later learns; docs/UNKNOWN.md)")
 	c.Flags().StringVar(&o.openScore, "unknown-score", "", "the open-set score the \"unknown\" threshold applies to from this learn on: top, margin, energy or top+cosine (default: the model's, or top+cosine for a new model; docs/UNKNOWN.md)")
-	c.Flags().TextVar(&o.opt.LambdaPolicy, "lambda-policy", flycl.LambdaGCV, "without --lambda: gcv chooses λ on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
+	c.Flags().TextVar(&o.opt.LambdaPolicy, "lambda-policy", flycl.LambdaGCV, "without --lambda: "+flycl.LambdaPolicyHelp)
 }
 
 func learnCmd() *cobra.Command {

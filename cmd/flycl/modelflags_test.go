@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/configflag"
@@ -18,10 +19,10 @@ import (
 
 // TestEveryCommandHasEveryConfigFlag: every command that takes Fly-CL's
 // configuration (it has --w-seed, a flag only the model flags have) has a
-// flag for every field of flycl.Config, with the field's help text and
-// flycl.DefaultConfig's default, so a field added to flycl.Config is a
-// flag of all of them; and learn, run, sweep, stats, merge and serve are
-// among them.
+// flag for every field of flycl.Config, with the field's help text (its
+// tag, as flycl.Config.FlagHelp completes it) and flycl.DefaultConfig's
+// default, so a field added to flycl.Config is a flag of all of them; and
+// learn, run, sweep, stats, merge and serve are among them.
 func TestEveryCommandHasEveryConfigFlag(t *testing.T) {
 	typ := reflect.TypeFor[flycl.Config]()
 	cf := configflag.New()
@@ -29,6 +30,7 @@ func TestEveryCommandHasEveryConfigFlag(t *testing.T) {
 	for _, v := range cf.Values() {
 		defaults[v.Flag] = v.String()
 	}
+	help := func(f reflect.StructField) string { return flycl.Config{}.FlagHelp(f.Name, f.Tag.Get("help")) }
 	var found []string
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -47,8 +49,8 @@ func TestEveryCommandHasEveryConfigFlag(t *testing.T) {
 			switch {
 			case fl == nil:
 				t.Errorf("%s: no --%s for flycl.Config.%s", c.CommandPath(), name, field.Name)
-			case fl.Usage != field.Tag.Get("help"):
-				t.Errorf("%s --%s: help %q, flycl.Config.%s's is %q", c.CommandPath(), name, fl.Usage, field.Name, field.Tag.Get("help"))
+			case fl.Usage != help(field):
+				t.Errorf("%s --%s: help %q, flycl.Config.%s's is %q", c.CommandPath(), name, fl.Usage, field.Name, help(field))
 			case fl.DefValue != defaults[name]:
 				t.Errorf("%s --%s: default %q, flycl.DefaultConfig's %q", c.CommandPath(), name, fl.DefValue, defaults[name])
 			}
@@ -60,6 +62,36 @@ func TestEveryCommandHasEveryConfigFlag(t *testing.T) {
 			t.Errorf("%s does not take the model flags (commands that do: %s)", want, strings.Join(found, ", "))
 		}
 	}
+}
+
+// TestConfigFlagsFromTheSchema: a flag of any command named as a field
+// of flycl.Config (--m, --lambdas, ...) is that field's, bound from the
+// schema: its help is flycl.Config's, so that no command declares a
+// hyper-parameter by hand (a benchmark may give another default). The one
+// exception is bench camera's --m, a list of m values to compare.
+func TestConfigFlagsFromTheSchema(t *testing.T) {
+	cf := configflag.New()
+	schema := map[string]string{}
+	for _, v := range cf.Values() {
+		schema[v.Flag] = v.Help
+	}
+	other := map[string]bool{"flycl bench camera --m": true}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		c.Flags().VisitAll(func(fl *pflag.Flag) {
+			h, ok := schema[fl.Name]
+			if !ok || other[c.CommandPath()+" --"+fl.Name] {
+				return
+			}
+			if fl.Usage != h {
+				t.Errorf("%s --%s: help %q, not flycl.Config's %q (bind it with configflag)", c.CommandPath(), fl.Name, fl.Usage, h)
+			}
+		})
+	}
+	walk(newRoot())
 }
 
 // TestLearnChecksEveryConfigFlag: on an existing model, each model flag

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/configflag"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/lab/experiment"
@@ -58,7 +59,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	f.model.register(fs)
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors (no progress, warnings or table; the files are written as usual)")
 	fs.StringVar(&f.wFile, "w", "", "use this projection W (.npz from flycl export-w or another implementation: indices/values/shape or a dense W) instead of generating it")
-	fs.IntVar(&f.onlineBatch, "online-batch", 1000, "mini-batch size of the flycl-online method")
+	fs.IntVar(&f.onlineBatch, "online-batch", deploy.DefaultOnlineBatch, "mini-batch size of the flycl-online method")
 	fs.Float64Var(&f.onlineLambda, "online-lambda", 0, "fixed λ of flycl-online (0: GCV on every mini-batch)")
 	fs.IntVar(&f.hebbianPasses, "hebbian-passes", 100, "Hebbian-rule passes per task of the flycl-hebbian method")
 }
@@ -191,6 +192,30 @@ func (f *modelFlags) config() (flycl.Config, error) {
 	return f.bound().Config()
 }
 
+// someModelFlags returns the model flags of the named fields of
+// flycl.Config alone, with def's values as defaults
+// (configflag.NewWith), for a command that takes some hyper-parameters
+// (a benchmark): their help and checks are still flycl.Config's.
+func someModelFlags(def flycl.Config, fields ...string) *modelFlags {
+	return &modelFlags{flags: configflag.NewWith(def, fields...)}
+}
+
+// given returns the flags' values, not completed or checked
+// (configflag.Flags.Given).
+func (f *modelFlags) given() flycl.Config { return f.bound().Given() }
+
+// explain names the flags in err, a library's check of cfg
+// (configflag.Flags.Explain).
+func (f *modelFlags) explain(cfg flycl.Config, err error) error {
+	return f.bound().Explain(cfg, err)
+}
+
+// validate checks cfg, the flags' configuration, for d-dimensional
+// features (configflag.Flags.Validate: p at most d), naming the flags.
+func (f *modelFlags) validate(cfg flycl.Config, d int) error {
+	return f.bound().Validate(cfg, d)
+}
+
 // check completes and checks cfg, the flags' configuration with some
 // sizes replaced (newConfig): configflag.Flags.Resolve.
 func (f *modelFlags) check(cfg flycl.Config) (flycl.Config, error) {
@@ -260,7 +285,7 @@ top-1 over all seen test samples is reported alongside.`,
 			if err != nil {
 				return err
 			}
-			if err := methods.CheckDim(opts.FlyCL, train.D); err != nil {
+			if err := f.model.validate(opts.FlyCL, train.D); err != nil {
 				return err
 			}
 			p, err := f.settings(cmd.Flags()).Protocol(len(train.Classes()))

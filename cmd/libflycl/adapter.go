@@ -40,12 +40,14 @@ func parseConfig(js string) (flycl.Config, error) {
 }
 
 // newModel makes an untrained deployable model (as `flycl learn` does:
-// W from cfg.Seed, rejection calibrated on every learn).
+// W from cfg.Seed, rejection calibrated on every learn). A d that is not
+// positive is the caller's input (flycl.Config.Validate), an invalid
+// configuration FLYCL_E_CONFIG.
 func newModel(cfg flycl.Config, d int) (*deploy.Model, error) {
-	if d <= 0 {
-		return nil, inputError(fmt.Errorf("libflycl: the feature dimension d must be positive, got %d", d))
-	}
 	m, err := deploy.New(cfg, d, nil, nil)
+	if flycl.IsInput(err) {
+		return nil, fmt.Errorf("libflycl: %w", err)
+	}
 	if err != nil {
 		return nil, &statusError{FLYCL_E_CONFIG, fmt.Errorf("libflycl: configuration: %w", err)}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -111,6 +112,14 @@ func TestRegistry(t *testing.T) {
 	id2, _ := r.newModel("", 8)
 	if id2 == id {
 		t.Error("a freed id was given again")
+	}
+	for _, d := range []int{0, -1} {
+		if _, err := r.newModel("", d); statusOf(err) != FLYCL_E_BAD_INPUT || !strings.Contains(err.Error(), fmt.Sprintf("input dimension must be positive, got %d", d)) {
+			t.Errorf("d=%d: %v (status %d), want FLYCL_E_BAD_INPUT naming d", d, err, statusOf(err))
+		}
+	}
+	if _, err := r.newModel(`{"m":64,"p":4,"k":65}`, 8); statusOf(err) != FLYCL_E_CONFIG || !strings.Contains(err.Error(), "k 65: must be at most m (m 64)") {
+		t.Errorf("k > m: %v (status %d), want FLYCL_E_CONFIG naming k", err, statusOf(err))
 	}
 	if _, err := r.newModel(`{"m":64,"unknown":1}`, 8); statusOf(err) != FLYCL_E_CONFIG {
 		t.Errorf("an unknown key: %v", err)

@@ -42,8 +42,16 @@ var (
 	textMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
+// Helper is a struct whose flags' help depends on more than its tags
+// (a default held in a variable): Bind takes a field's help from
+// FlagHelp(field, tag), given the Go field name and its help tag.
+type Helper interface {
+	FlagHelp(field, tag string) string
+}
+
 // Bind binds the exported fields of the struct ptr points to. The
-// struct's current values are the flags' defaults.
+// struct's current values are the flags' defaults; a field's help is its
+// help tag, or what FlagHelp makes of it when ptr is a Helper.
 func Bind(ptr any) (*Set, error) {
 	rv := reflect.ValueOf(ptr)
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
@@ -70,7 +78,11 @@ func Bind(ptr any) (*Set, error) {
 		if !supported(sf.Type) {
 			return nil, fmt.Errorf("%w: %s.%s: type %s", ErrTag, st.Name(), sf.Name, sf.Type)
 		}
-		v := &Value{Flag: name, Field: sf.Name, Help: sf.Tag.Get("help"), v: sv.Field(i)}
+		help := sf.Tag.Get("help")
+		if h, ok := ptr.(Helper); ok {
+			help = h.FlagHelp(sf.Name, help)
+		}
+		v := &Value{Flag: name, Field: sf.Name, Help: help, v: sv.Field(i)}
 		s.values = append(s.values, v)
 		s.byFlag[name], s.byName[sf.Name] = v, v
 	}
@@ -98,6 +110,27 @@ func supported(t reflect.Type) bool {
 		return t.Elem().Kind() == reflect.Float64
 	}
 	return false
+}
+
+// Only returns the set of the named fields (Go field names) alone, in
+// the struct's order, for a command that takes some of a struct's
+// settings: its values are s's (a flag set on either is set on both).
+// A name that s does not bind is an error wrapping ErrTag.
+func (s *Set) Only(fields ...string) (*Set, error) {
+	o := &Set{typ: s.typ, byFlag: map[string]*Value{}, byName: map[string]*Value{}}
+	for _, f := range fields {
+		v := s.byName[f]
+		if v == nil {
+			return nil, fmt.Errorf("%w: %s has no bound field %q", ErrTag, s.typ.Name(), f)
+		}
+		o.byFlag[v.Flag], o.byName[f] = v, v
+	}
+	for _, v := range s.values {
+		if o.byName[v.Field] != nil {
+			o.values = append(o.values, v)
+		}
+	}
+	return o, nil
 }
 
 // Values returns the bound fields in the struct's order.

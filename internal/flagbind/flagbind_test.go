@@ -210,3 +210,67 @@ func TestBindRefuses(t *testing.T) {
 		}
 	}
 }
+
+// helped is a struct whose help of one flag is completed by FlagHelp.
+type helped struct {
+	N    int       `flag:"n" help:"count"`
+	Grid []float64 `flag:"grid" help:"grid"`
+}
+
+func (helped) FlagHelp(field, tag string) string {
+	if field == "Grid" {
+		return tag + " (default 1,2)"
+	}
+	return tag
+}
+
+// TestHelper: a struct that is a Helper completes its flags' help; the
+// others keep the tag.
+func TestHelper(t *testing.T) {
+	var h helped
+	s := MustBind(&h)
+	if got := s.Lookup("grid").Help; got != "grid (default 1,2)" {
+		t.Errorf("grid help %q", got)
+	}
+	if got := s.Lookup("n").Help; got != "count" {
+		t.Errorf("n help %q", got)
+	}
+}
+
+// TestOnly: a subset binds only the named fields, in the struct's order,
+// shares their values with the whole set, and refuses a field not bound.
+func TestOnly(t *testing.T) {
+	st := defaults()
+	all := MustBind(&st)
+	sub, err := all.Only("Mode", "N")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, v := range sub.Values() {
+		names = append(names, v.Flag)
+	}
+	if strings.Join(names, ",") != "n,mode" {
+		t.Errorf("flags %v, want n,mode (the struct's order)", names)
+	}
+	if sub.Lookup("seed") != nil || sub.Field("Seed") != nil {
+		t.Error("the subset has --seed")
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	sub.AddToGo(fs)
+	if err := fs.Parse([]string{"--n", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse([]string{"--seed", "5"}); err == nil {
+		t.Error("--seed parsed by the subset's flag set")
+	}
+	if st.N != 5 || !sub.Changed("n") || !all.Changed("n") || st.Seed != 9 {
+		t.Errorf("after --n 5: %+v, changed %v %v", st, sub.Changed("n"), all.Changed("n"))
+	}
+	for _, bad := range [][]string{{"Nope"}, {"Skip"}, {"other"}} {
+		if _, err := all.Only(bad...); !errors.Is(err, ErrTag) {
+			t.Errorf("Only(%v): %v, want ErrTag", bad, err)
+		}
+	}
+}

@@ -73,11 +73,11 @@ type CameraRow struct {
 	Lambda float64
 }
 
-// cameraConfig is deploy.DefaultImageConfig with m, k = 0.3·m and the
+// cameraConfig is deploy.DefaultImageConfig with m, k = 0.3·m (flycl.KForM) and the
 // named grid.
 func cameraConfig(m, d int, grid string, seed uint64) (flycl.Config, error) {
 	c := deploy.DefaultImageConfig(d)
-	c.M, c.K, c.Seed = m, int(math.Round(0.3*float64(m))), seed
+	c.M, c.K, c.Seed = m, flycl.KForM(m), seed
 	switch grid {
 	case "paper":
 		c.LambdaScale, c.Lambdas, c.WidenGrid = flycl.LambdaAbsolute, slices.Clone(flycl.DefaultLambdas), false

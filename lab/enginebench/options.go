@@ -6,17 +6,16 @@ import (
 	"strings"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/ridge"
 )
 
 // Options are flycl bench engine's settings as a user gives them: a scale
-// by name, a number of tasks (0: the scale's), the GCV method by name and
-// the model's configuration. Resolve checks them; its errors name the
-// setting (--scale) and quote the value.
+// by name, a number of tasks (0: the scale's) and the model's
+// configuration. Resolve checks them; its errors name the setting
+// (--scale) and quote the value, or are the configuration's
+// (flycl.Config.Validate for the scale's dimension).
 type Options struct {
 	Scale  string
 	Tasks  int
-	GCV    string
 	Config flycl.Config
 }
 
@@ -32,12 +31,6 @@ func (o Options) Resolve() (Scale, flycl.Config, error) {
 	}
 	if o.Tasks > 0 {
 		sc.Tasks = o.Tasks
-	}
-	if cfg.M < 1 || cfg.P < 1 || cfg.K < 1 || cfg.K > cfg.M {
-		return sc, cfg, fmt.Errorf("--m %d --p %d --k %d: each must be at least 1, and k at most m", cfg.M, cfg.P, cfg.K)
-	}
-	if cfg.GCV, err = ridge.ParseGCVMethod(o.GCV); err != nil {
-		return sc, cfg, fmt.Errorf("--gcv %q: %w", o.GCV, err)
 	}
 	if err := cfg.Validate(sc.Dim); err != nil {
 		return sc, cfg, err

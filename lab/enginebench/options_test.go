@@ -21,14 +21,13 @@ func TestOptionsResolve(t *testing.T) {
 		{"scale", func(o *Options) { o.Scale = "cifar10" }, Scales["cifar10"].Tasks, ""},
 		{"unknown scale", func(o *Options) { o.Scale = "imagenet" }, 0, `--scale "imagenet": unknown (want cifar10 or cifar100 or cub)`},
 		{"negative tasks", func(o *Options) { o.Tasks = -1 }, 0, "--tasks -1"},
-		{"k above m", func(o *Options) { o.Config.M, o.Config.K = 100, 101 }, 0, "--m 100 --p"},
-		{"no p", func(o *Options) { o.Config.P = 0 }, 0, "--m"},
-		{"gcv", func(o *Options) { o.GCV = "eigen" }, Scales["cub"].Tasks, ""},
-		{"unknown gcv", func(o *Options) { o.GCV = "svd" }, 0, `--gcv "svd"`},
-		{"p above d", func(o *Options) { o.Config.P = 769 }, 0, "769"},
+		{"k above m", func(o *Options) { o.Config.M, o.Config.K = 100, 101 }, 0, "k 101: must be at most m (m 100)"},
+		{"no p", func(o *Options) { o.Config.P = 0 }, 0, "p 0: must be at least 1"},
+		{"gcv", func(o *Options) { o.Config.GCV = ridge.GCVEigen }, Scales["cub"].Tasks, ""},
+		{"p above d", func(o *Options) { o.Config.P = 769 }, 0, "p 769: must be at most 768"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o := Options{Scale: "cub", GCV: "auto", Config: def}
+			o := Options{Scale: "cub", Config: def}
 			c.edit(&o)
 			sc, cfg, err := o.Resolve()
 			if c.err != "" {
@@ -43,8 +42,8 @@ func TestOptionsResolve(t *testing.T) {
 			if sc.Tasks != c.wantTasks || sc.Name != o.Scale {
 				t.Fatalf("scale %+v, want %s with %d tasks", sc, o.Scale, c.wantTasks)
 			}
-			if want, _ := ridge.ParseGCVMethod(o.GCV); cfg.GCV != want || cfg.M != o.Config.M {
-				t.Fatalf("config %+v: GCV %v, want %v", cfg, cfg.GCV, want)
+			if cfg.GCV != o.Config.GCV || cfg.M != o.Config.M {
+				t.Fatalf("config %+v, want %+v", cfg, o.Config)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/lab/baselines"
 	"github.com/flycl/flycl/lab/experiment"
@@ -110,7 +111,8 @@ type Options struct {
 	FOALDim  int     // F-OAL random map size (default 1000)
 	FOALGam  float64 // F-OAL regularisation γ (default 1)
 	RanDumbD int     // RanDumb embedding size (default 10000)
-	// OnlineBatch is the mini-batch of flycl-online (default 1000).
+	// OnlineBatch is the mini-batch of flycl-online (default
+	// deploy.DefaultOnlineBatch).
 	OnlineBatch int
 	// OnlineLambda is flycl-online's fixed λ; 0 chooses it by GCV on
 	// every mini-batch.
@@ -134,7 +136,7 @@ func (o Options) withDefaults() Options {
 		o.RanDumbD = 10000
 	}
 	if o.OnlineBatch == 0 {
-		o.OnlineBatch = 1000
+		o.OnlineBatch = deploy.DefaultOnlineBatch
 	}
 	if o.HebbianPasses == 0 {
 		o.HebbianPasses = 100
@@ -201,11 +203,7 @@ var registry = map[string]func(o Options) experiment.Method{
 	},
 	"flycl-noproj": func(o Options) experiment.Method {
 		return learner("Fly-CL w/o projection", func(d int, _ int64) (experiment.Learner, error) {
-			c := o.FlyCL
-			if len(c.Lambdas) == 0 {
-				c = flycl.DefaultConfig()
-			}
-			return baselines.NewRawRidge(d, c.Lambdas)
+			return baselines.NewRawRidge(d, o.FlyCL.WithDefaults().Lambdas)
 		})
 	},
 	"flycl-noridge": func(o Options) experiment.Method {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/lab/experiment"
 	"github.com/flycl/flycl/projection"
 )
@@ -26,24 +25,14 @@ func (o Options) Check() error {
 	return nil
 }
 
-// UseW makes w Fly-CL's projection: m and p are then w's, and k must not
-// exceed m. name says where w came from, for the error.
+// UseW makes w Fly-CL's projection: m and p are then w's, and the
+// configuration must still be valid (flycl.Config.Check: k at most m).
+// name says where w came from, for the error.
 func (o *Options) UseW(w *projection.Matrix, name string) error {
 	o.W = w
 	o.FlyCL.M, o.FlyCL.P = w.M, w.P
-	if o.FlyCL.K > o.FlyCL.M {
-		return fmt.Errorf("--k %d: must be at most m=%d (the rows of --w %s)", o.FlyCL.K, o.FlyCL.M, name)
-	}
-	return nil
-}
-
-// CheckDim checks a configuration against the feature dimension d: W
-// cannot have more non-zeros per row than the features have dimensions.
-// The error suggests the paper's ratio p/d ≈ 0.4.
-func CheckDim(cfg flycl.Config, d int) error {
-	if cfg.P > d {
-		return fmt.Errorf("--p %d: W cannot have more non-zeros per row than the features have dimensions (d=%d); give --p at most %d (the paper keeps p/d ≈ 0.4: --p %d for d=%d)",
-			cfg.P, d, d, max(1, int(math.Round(0.39*float64(d)))), d)
+	if err := o.FlyCL.Check(); err != nil {
+		return fmt.Errorf("--w %s (m = its rows): %w", name, err)
 	}
 	return nil
 }
@@ -57,21 +46,19 @@ type Inputs struct {
 }
 
 // ResultConfig is the configuration a run records in result.json: the
-// methods' settings, the grid (flycl.DefaultLambdas when none), where the
+// methods' settings, Fly-CL's configuration as its model completes it
+// (flycl.Config.WithDefaults: with no grid, the λ scale's), where the
 // features came from (Output only with a backbone; Data "features" for
 // feature files), the identity of every file read (Sources.Identify) and
 // the SHA-256 of Fly-CL's W for d-dimensional features: the imported one,
 // or the one its seed gives (none when p exceeds d).
 func (o Options) ResultConfig(d int, in Inputs) (*experiment.Config, error) {
-	cfg := o.FlyCL
+	cfg := o.FlyCL.WithDefaults()
 	c := &experiment.Config{
 		Config:        cfg,
 		HebbianPasses: o.HebbianPasses,
 		OnlineBatch:   o.OnlineBatch, OnlineLambda: o.OnlineLambda,
 		Data: in.Data, Backbone: in.Backbone, Preset: in.Preset,
-	}
-	if len(c.Lambdas) == 0 {
-		c.Lambdas = flycl.DefaultLambdas
 	}
 	if c.Backbone != "" {
 		c.Output = in.Output

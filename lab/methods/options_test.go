@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,30 +60,6 @@ func TestUseW(t *testing.T) {
 		}
 		if want := k > 50; (err != nil) != want || err != nil && !strings.Contains(err.Error(), "w.npz") {
 			t.Errorf("k=%d: %v, want an error naming w.npz: %v", k, err, want)
-		}
-	}
-}
-
-// TestCheckDim: CheckDim refuses exactly the configurations for which no
-// W can be drawn (projection.Generate, the independent truth), and its
-// suggestion is a p that can be.
-func TestCheckDim(t *testing.T) {
-	for d := 1; d <= 12; d++ {
-		for p := 1; p <= 14; p++ {
-			cfg := flycl.DefaultConfig()
-			cfg.M, cfg.P = 4, p
-			err := CheckDim(cfg, d)
-			_, gerr := projection.Generate(cfg.M, d, p, 1)
-			if (err == nil) != (gerr == nil) {
-				t.Fatalf("d=%d p=%d: CheckDim %v, Generate %v", d, p, err, gerr)
-			}
-			if err == nil {
-				continue
-			}
-			suggested := max(1, int(math.Round(0.39*float64(d))))
-			if _, err := projection.Generate(cfg.M, d, suggested, 1); err != nil {
-				t.Fatalf("d=%d: suggested p=%d cannot be drawn: %v", d, suggested, err)
-			}
 		}
 	}
 }
@@ -141,6 +118,15 @@ func TestResultConfig(t *testing.T) {
 	o.FlyCL.P = d + 1
 	if rc, err = o.ResultConfig(d, Inputs{}); err != nil || rc.WSHA256 != "" {
 		t.Errorf("p > d: digest %q, %v", rc.WSHA256, err)
+	}
+	// no grid: the one the model uses, that of the λ scale
+	for _, sc := range []flycl.LambdaScale{flycl.LambdaAbsolute, flycl.LambdaRelative} {
+		c := cfg
+		c.Lambdas, c.LambdaScale = nil, sc
+		rc, err := (Options{FlyCL: c}).ResultConfig(d, Inputs{})
+		if want := (flycl.Config{LambdaScale: sc}).WithDefaults().Lambdas; err != nil || !slices.Equal(rc.Lambdas, want) {
+			t.Errorf("%v scale, no grid: recorded %v (%v), want %v", sc, rc.Lambdas, err, want)
+		}
 	}
 	if _, err := (Options{FlyCL: cfg}).ResultConfig(d, Inputs{Sources: experiment.Sources{Test: filepath.Join(dir, "none")}}); err == nil {
 		t.Error("missing source: no error")

@@ -602,13 +602,7 @@ func (res *FewShotResult) Markdown(w io.Writer) {
 		}
 	}
 	c := res.Config
-	grid := c.Model.Lambdas
-	if len(grid) == 0 { // flycl's default for the scale
-		grid = flycl.DefaultLambdas
-		if c.Model.LambdaScale == flycl.LambdaRelative {
-			grid = flycl.DefaultRelativeLambdas
-		}
-	}
+	grid := c.Model.WithDefaults().Lambdas // flycl's default for the scale when none
 	fmt.Fprintf(w, "\n%d broad classes; m=%d, p=%d, k=%d, λ grid %v (%s); %d splits per shot count, seed %d.\n",
 		res.Groups, c.Model.M, c.Model.P, c.Model.K, grid, lambdaScaleName(c.Model.LambdaScale), c.Splits, c.Seed)
 }

@@ -25,13 +25,10 @@ type Point struct {
 	Warnings int // warnings of the runs (e.g. λ at a grid edge)
 }
 
-// With returns cfg with param set to v. When m is swept below k, k is
-// lowered to m (the largest top-k that exists); the table shows the k
-// used.
+// With returns cfg with param set to v, checked (flycl.Config.Check).
+// When m is swept below k, k is lowered to m (the largest top-k that
+// exists); the table shows the k used.
 func With(cfg flycl.Config, param string, v int) (flycl.Config, error) {
-	if v < 1 {
-		return cfg, fmt.Errorf("sweep: %s = %d: must be at least 1", param, v)
-	}
 	switch param {
 	case "m":
 		cfg.M = v
@@ -39,12 +36,12 @@ func With(cfg flycl.Config, param string, v int) (flycl.Config, error) {
 	case "p":
 		cfg.P = v
 	case "k":
-		if v > cfg.M {
-			return cfg, fmt.Errorf("sweep: k = %d is more than m = %d", v, cfg.M)
-		}
 		cfg.K = v
 	default:
 		return cfg, fmt.Errorf("sweep: parameter %q: want m, p or k", param)
+	}
+	if err := cfg.Check(); err != nil {
+		return cfg, fmt.Errorf("sweep: %w", err)
 	}
 	return cfg, nil
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/lab/methods"
 )
 
 // ParseValues reads a sweep's values as a user gives them (comma-separated
@@ -27,15 +26,15 @@ func ParseValues(cfg flycl.Config, param, values string) ([]int, error) {
 }
 
 // CheckDim checks every configuration of the sweep against the feature
-// dimension d (methods.CheckDim).
+// dimension d (flycl.Config.Validate).
 func CheckDim(cfg flycl.Config, param string, values []int, d int) error {
 	for _, v := range values {
 		c, err := With(cfg, param, v)
 		if err != nil {
 			return err
 		}
-		if err := methods.CheckDim(c, d); err != nil {
-			return err
+		if err := c.Validate(d); err != nil {
+			return fmt.Errorf("sweep: %s = %d: %w", param, v, err)
 		}
 	}
 	return nil

@@ -21,7 +21,7 @@ func TestParseValues(t *testing.T) {
 		{"m", "50,2000", []int{50, 2000}, ""}, // k lowered to m: allowed
 		{"k", "10,x", nil, `--values 10,x: "x" is not an integer`},
 		{"k", "", nil, `"" is not an integer`},
-		{"k", "2000", nil, "--param k --values 2000: sweep: k = 2000 is more than m = 1000"},
+		{"k", "2000", nil, "--param k --values 2000: sweep: flycl: k 2000: must be at most m (m 1000)"},
 		{"p", "0", nil, "--param p --values 0"},
 		{"q", "1", nil, `parameter "q"`},
 	} {

@@ -128,12 +128,14 @@ func (f *Flags) NewModelConfig(d int, wFile string, p *modelfile.Pipeline) (flyc
 
 // NewFromStats returns the untrained model that flycl merge creates from
 // merged statistics sf when the model file does not exist yet
-// (deploy.NewFromStats): the flags' configuration (Config), whose flags
+// (deploy.NewFromStats): the configuration a new model of the statistics'
+// features gets (NewModelConfig: the image defaults' λ grid when they came
+// through a backbone, as flycl learn and flycl-beam give it), whose flags
 // for what the statistics fix must agree with them (AgreeStats), and the
 // W of wFile when it is not "" (statistics computed with an explicit W
 // need it: deploy.ErrNeedW).
 func (f *Flags) NewFromStats(sf *modelfile.StatsFile, wFile string) (*deploy.Model, error) {
-	cfg, err := f.Config()
+	cfg, err := f.NewModelConfig(sf.Config.InputDim, wFile, sf.Pipeline)
 	if err != nil {
 		return nil, err
 	}

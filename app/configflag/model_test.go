@@ -190,6 +190,48 @@ func TestNewModelConfig(t *testing.T) {
 	}
 }
 
+// TestNewFromStats: flycl merge's new model from statistics has the
+// statistics' expansion and the λ settings of the model flycl learn would
+// create from the same features (NewModelConfig): the image defaults'
+// relative grid with widening for features through a backbone, the
+// paper's grid for features without one.
+func TestNewFromStats(t *testing.T) {
+	pipe := &modelfile.Pipeline{Backbone: "squeezenet", Name: "squeezenet1.1", Output: "features", Dim: 16}
+	sc := modelfile.StatsConfig{InputDim: 16, M: 40, P: 5, K: 12, Seed: 3, W: "seed", TopK: "signed", InputScale: 1}
+	for _, tc := range []struct {
+		p    *modelfile.Pipeline
+		args []string
+	}{
+		{pipe, nil},
+		{nil, nil},
+		{pipe, []string{"--lambdas", "1,10"}},
+		{pipe, []string{"--m", "40"}},
+	} {
+		m, err := parse(t, tc.args...).NewFromStats(&modelfile.StatsFile{Config: sc, Pipeline: tc.p}, "")
+		if err != nil {
+			t.Fatalf("pipeline %v %v: %v", tc.p != nil, tc.args, err)
+		}
+		want, err := parse(t, tc.args...).NewModelConfig(16, "", tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := m.Config()
+		if got.M != sc.M || got.P != sc.P || got.K != sc.K || got.Seed != sc.Seed {
+			t.Errorf("pipeline %v %v: m, p, k, seed %d %d %d %d, want the statistics' %d %d %d %d", tc.p != nil, tc.args, got.M, got.P, got.K, got.Seed, sc.M, sc.P, sc.K, sc.Seed)
+		}
+		if !slices.Equal(got.Lambdas, want.Lambdas) || got.LambdaScale != want.LambdaScale || got.WidenGrid != want.WidenGrid {
+			t.Errorf("pipeline %v %v: λ %v %v widen %v, want a new model's %v %v widen %v", tc.p != nil, tc.args,
+				got.Lambdas, got.LambdaScale, got.WidenGrid, want.Lambdas, want.LambdaScale, want.WidenGrid)
+		}
+	}
+	// the grids differ between the two kinds, so the test tells them apart
+	img, _ := parse(t).NewModelConfig(16, "", pipe)
+	plain, _ := parse(t).NewModelConfig(16, "", nil)
+	if slices.Equal(img.Lambdas, plain.Lambdas) && img.LambdaScale == plain.LambdaScale {
+		t.Fatalf("image and plain configurations have the same λ grid %v: the test cannot tell them apart", img.Lambdas)
+	}
+}
+
 func errText(err error) string {
 	if err == nil {
 		return ""

@@ -78,7 +78,7 @@ func (f *serveFlags) addFlags(c *cobra.Command) {
 	f.wait.register(c)
 	fs.IntVar(&f.o.Checkpoints.Entries, "checkpoint-every", 16, "make a change durable by appending it to the model's journal (FILE.journal: its features, synced) and rewrite the model file whole only every N changes, or --checkpoint-bytes of journal, and at shutdown (0: rewrite the file at every change); loading replays the journal")
 	fs.Int64Var(&f.o.Checkpoints.Bytes, "checkpoint-bytes", 256<<20, "journal size that makes the next change write a checkpoint")
-	fs.TextVar(&f.o.LambdaPolicy, "lambda-policy", flycl.LambdaGCV, "learns without a λ: gcv chooses it on every learn; keep keeps the model's λ once it has one (a small learn then never refactors)")
+	fs.TextVar(&f.o.LambdaPolicy, "lambda-policy", flycl.LambdaGCV, "learns without a λ: "+flycl.LambdaPolicyHelp)
 	fs.StringVar(&f.o.InboxDir, "inbox", "", "keep the inputs the model answered unknown or was unsure of in this folder, for a person to label on the web page or through /v1/inbox (docs/DEPLOY.md, Labelling inbox)")
 	fs.IntVar(&f.o.Inbox.MaxItems, "inbox-max-items", inbox.DefaultMaxItems, "inbox: items kept (the oldest are dropped first)")
 	fs.Int64Var(&f.o.Inbox.MaxBytes, "inbox-max-bytes", inbox.DefaultMaxBytes, "inbox: bytes of its files (the oldest items are dropped first)")

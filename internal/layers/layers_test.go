@@ -4,7 +4,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,5 +154,48 @@ func TestGroupsCoverTree(t *testing.T) {
 		if level(d) < 0 {
 			t.Errorf("%s is in no group", d)
 		}
+	}
+}
+
+// TestArchitectureNamesEveryPackage: docs/ARCHITECTURE.md has a line for
+// every package folder (its path, or under its group its last element), so
+// that a new package cannot go unmentioned there.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	root := filepath.Join("..", "..")
+	b, err := os.ReadFile(filepath.Join(root, "docs", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	seen := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			n := d.Name()
+			if rel != "." && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules") ||
+				rel == "bin" || rel == "out" || rel == "docs" || rel == "results" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		if !strings.HasSuffix(rel, ".go") || dir == "." || seen[dir] {
+			return nil
+		}
+		seen[dir] = true
+		if !strings.Contains(doc, "`"+dir+"`") && !regexp.MustCompile("`[^`]*\\b"+regexp.QuoteMeta(filepath.Base(dir))+"\\b[^`]*`").MatchString(doc) {
+			t.Errorf("%s: docs/ARCHITECTURE.md has no line for it", dir)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 40 {
+		t.Fatalf("found only %d package folders: the walk does not see the tree", len(seen))
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"time"
 
@@ -113,15 +111,6 @@ func (m *Model) ID() modelfile.ModelID { return m.id }
 // CheckpointVersion returns the version of the model file this model was
 // last loaded from (before its journal's changes) or saved to.
 func (m *Model) CheckpointVersion() uint64 { return m.base }
-
-// Exists reports whether path exists (a model to extend rather than create).
-func Exists(path string) (bool, error) {
-	_, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	return err == nil, err
-}
 
 // Save writes the model to path atomically (modelfile.Save). It reads the
 // statistics in place (codec.View), with no copy of G.

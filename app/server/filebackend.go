@@ -452,14 +452,6 @@ func (b *FileBackend) Undo(ctx context.Context, to *uint64) (ModelView, []deploy
 	return b.cur.Load(), done, nil
 }
 
-// modelID returns the model's ID (zero while no model is loaded).
-func (b *FileBackend) modelID() modelfile.ModelID {
-	if m := b.model(); m != nil {
-		return m.ID()
-	}
-	return modelfile.ModelID{}
-}
-
 // History lists the changes the model's journal records
 // (deploy.History).
 func (b *FileBackend) History() ([]deploy.HistoryItem, error) { return deploy.History(b.path) }

@@ -224,12 +224,6 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 	return &samples{x: l.X, d: l.D, names: l.Names, paths: l.Paths, pipeline: l.Pipeline, desc: l.Desc, bad: l.Bad}, nil
 }
 
-// checkConfigOf refuses Fly-CL flags that contradict a model's
-// configuration have (configflag.Flags.AgreeModel).
-func checkConfigOf(cmd *cobra.Command, mf *modelFlags, have flycl.Config) error {
-	return mf.bound().AgreeModel(have)
-}
-
 // learnOptions are flycl learn's flags.
 type learnOptions struct {
 	in                 inputFlags

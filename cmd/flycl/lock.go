@@ -103,13 +103,6 @@ func openModel(cmd *cobra.Command, path string, w waitFlag, args []string, mf *m
 	return st, nil
 }
 
-// update is store.Update for a command: a change saved whose record the
-// journal could not take (store.ErrNotRecorded) is a warning, not a
-// failure.
-func update(cmd *cobra.Command, st *store.Store, fn func(*deploy.Model) (store.Change, error)) error {
-	return warnNotRecorded(st.Update(cmd.Context(), fn))
-}
-
 // warnNotRecorded prints the error of a change that is saved but not
 // recorded in the journal (store.ErrNotRecorded) as a warning, and
 // returns nil for it; any other error is returned.

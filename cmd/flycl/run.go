@@ -136,7 +136,6 @@ func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc str
 // flycl.DefaultConfig, the one place they are written.
 type modelFlags struct {
 	flags *configflag.Flags
-	cfg   flycl.Config // the values given (configflag.Flags.Given), set by bound
 }
 
 func (f *modelFlags) register(fs *pflag.FlagSet) {
@@ -149,17 +148,13 @@ func (f *modelFlags) register(fs *pflag.FlagSet) {
 }
 
 // bound returns the flags, made on first use (a modelFlags never
-// registered gives the defaults), and reads their values into f.cfg.
+// registered gives the defaults).
 func (f *modelFlags) bound() *configflag.Flags {
 	if f.flags == nil {
 		f.flags = configflag.New()
 	}
-	f.cfg = f.flags.Given()
 	return f.flags
 }
-
-// changed reports whether the user gave the model flag.
-func (f *modelFlags) changed(name string) bool { return f.bound().Changed(name) }
 
 // options checks the flags and resolves the one configuration that every
 // method built on Fly-CL uses: the model flags, with m and p taken from
@@ -214,12 +209,6 @@ func (f *modelFlags) explain(cfg flycl.Config, err error) error {
 // features (configflag.Flags.Validate: p at most d), naming the flags.
 func (f *modelFlags) validate(cfg flycl.Config, d int) error {
 	return f.bound().Validate(cfg, d)
-}
-
-// check completes and checks cfg, the flags' configuration with some
-// sizes replaced (newConfig): configflag.Flags.Resolve.
-func (f *modelFlags) check(cfg flycl.Config) (flycl.Config, error) {
-	return f.bound().Resolve(cfg)
 }
 
 // settings are the protocol flags as experiment.ProtocolSettings.

@@ -18,7 +18,6 @@ import (
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/dataset"
 	"github.com/flycl/flycl/vision/extract"
-	"github.com/flycl/flycl/vision/imageio"
 
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 )
@@ -47,17 +46,6 @@ func testLibrary() string {
 	}
 	return "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
 }
-
-// subset is a data set restricted to some of its samples.
-type subset struct {
-	dataset.Dataset
-	idx []int
-}
-
-func (s subset) Len() int                          { return len(s.idx) }
-func (s subset) Label(i int) int                   { return s.Dataset.Label(s.idx[i]) }
-func (s subset) Path(i int) string                 { return s.Dataset.Path(s.idx[i]) }
-func (s subset) Image(i int) (*imageio.RGB, error) { return s.Dataset.Image(s.idx[i]) }
 
 // firstPerClass returns the positions of the first k samples of each class.
 func firstPerClass(ds dataset.Dataset, k int) []int {
@@ -106,7 +94,7 @@ func extractSubset(t *testing.T, ds dataset.Dataset, idx []int, backboneSpec str
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, _, err := extract.Run(context.Background(), &extract.Job{Data: subset{ds, idx}, Model: bb, Preset: bb.Preset, BatchSize: 32})
+	fs, _, err := extract.Run(context.Background(), &extract.Job{Data: dataset.Subset(ds, idx), Model: bb, Preset: bb.Preset, BatchSize: 32})
 	if err != nil {
 		if strings.Contains(err.Error(), "ONNX Runtime") {
 			t.Skipf("ONNX Runtime not available: %v", err)

@@ -47,6 +47,14 @@ func level(dir string) int {
 	return best
 }
 
+// skipDir reports whether the walks of the tree skip the folder rel (name
+// n): hidden folders, test data and node_modules anywhere; build outputs,
+// docs and results at the root only.
+func skipDir(rel, n string) bool {
+	return rel != "." && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules") ||
+		rel == "bin" || rel == "out" || rel == "docs" || rel == "results"
+}
+
 // forbiddenInCore are the standard packages the core may not use.
 func forbiddenInCore(path string) bool {
 	return path == "net/http" || path == "image" || strings.HasPrefix(path, "image/")
@@ -68,9 +76,7 @@ func TestImportDirection(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			n := d.Name()
-			if rel != "." && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules") ||
-				rel == "bin" || rel == "out" || rel == "docs" || rel == "results" { // build outputs and docs, at the root only
+			if skipDir(rel, d.Name()) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -135,7 +141,8 @@ func TestGroupsCoverTree(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() && rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() && skipDir(rel, d.Name()) {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && strings.HasSuffix(path, ".go") {
@@ -175,9 +182,7 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			n := d.Name()
-			if rel != "." && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules") ||
-				rel == "bin" || rel == "out" || rel == "docs" || rel == "results" {
+			if skipDir(rel, d.Name()) {
 				return filepath.SkipDir
 			}
 			return nil

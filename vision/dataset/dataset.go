@@ -77,6 +77,21 @@ func WithDecoder(d Dataset, dec imageio.Decoder) Dataset {
 	return d
 }
 
+// Subset returns the samples idx of d, in that order: sample i of the
+// subset is sample idx[i] of d, with its label, path and image; the
+// classes are d's. Every index must be one of d's (0 ≤ idx[i] < d.Len()).
+func Subset(d Dataset, idx []int) Dataset { return subset{d, idx} }
+
+type subset struct {
+	Dataset
+	idx []int
+}
+
+func (s subset) Len() int                          { return len(s.idx) }
+func (s subset) Label(i int) int                   { return s.Dataset.Label(s.idx[i]) }
+func (s subset) Path(i int) string                 { return s.Dataset.Path(s.idx[i]) }
+func (s subset) Image(i int) (*imageio.RGB, error) { return s.Dataset.Image(s.idx[i]) }
+
 // Folder is torchvision's ImageFolder: root/<class>/**/<image>, classes in
 // sorted order, files in sorted order within each class.
 type Folder struct {

@@ -402,3 +402,39 @@ func BenchmarkSpecKey(b *testing.B) {
 		key(b, "folder:"+dir)
 	})
 }
+
+// TestSubset: sample i of a subset is sample idx[i] of the data set (label,
+// path and pixels), in the order idx gives, repeats included.
+func TestSubset(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{}
+	for c, name := range []string{"a", "b"} {
+		for j := range 3 {
+			files[fmt.Sprintf("%s/%d.png", name, j)] = pngBytes(t, uint8(40*c+10*j))
+		}
+	}
+	writeTree(t, dir, files)
+	ds, err := OpenFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := []int{5, 0, 3, 3}
+	s := Subset(ds, idx)
+	if s.Len() != len(idx) || !slices.Equal(s.Classes(), ds.Classes()) {
+		t.Fatalf("subset of %d with classes %v, want %d with %v", s.Len(), s.Classes(), len(idx), ds.Classes())
+	}
+	for i, j := range idx {
+		a, err := s.Image(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ds.Image(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Label(i) != ds.Label(j) || s.Path(i) != ds.Path(j) || !slices.Equal(a.Pix, b.Pix) {
+			t.Errorf("subset sample %d: label %d path %s, want sample %d of the set: label %d path %s (pixels equal: %v)",
+				i, s.Label(i), s.Path(i), j, ds.Label(j), ds.Path(j), slices.Equal(a.Pix, b.Pix))
+		}
+	}
+}

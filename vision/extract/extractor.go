@@ -308,7 +308,7 @@ func (e *Extractor) Subset(ctx context.Context, ds dataset.Dataset, idx []int) (
 		return nil, err
 	}
 	out := make([]float32, len(idx)*s.Dim())
-	if err := s.Extract(ctx, subset{dataset.WithDecoder(ds, e.Decoder), idx}, 0, len(idx), out, nil); err != nil {
+	if err := s.Extract(ctx, dataset.Subset(dataset.WithDecoder(ds, e.Decoder), idx), 0, len(idx), out, nil); err != nil {
 		if ie, ok := errors.AsType[*ImageError](err); ok {
 			ie.Index = idx[ie.Index]
 		}
@@ -316,17 +316,6 @@ func (e *Extractor) Subset(ctx context.Context, ds dataset.Dataset, idx []int) (
 	}
 	return out, nil
 }
-
-// subset is the images idx of a data set.
-type subset struct {
-	dataset.Dataset
-	idx []int
-}
-
-func (s subset) Len() int                          { return len(s.idx) }
-func (s subset) Label(i int) int                   { return s.Dataset.Label(s.idx[i]) }
-func (s subset) Path(i int) string                 { return s.Dataset.Path(s.idx[i]) }
-func (s subset) Image(i int) (*imageio.RGB, error) { return s.Dataset.Image(s.idx[i]) }
 
 // Close releases the ONNX Runtime session of Features (and of the
 // calibrated graph); the extractor compiles a new one if used again.

@@ -79,15 +79,9 @@ func (v *Several) Run(ctx context.Context) ([]Result, error) {
 	if err != nil {
 		return nil, failed("Config", v.Config, err)
 	}
-	ffmpeg, err := exec.LookPath(v.FFmpeg)
+	ffmpeg, log, err := tools(v.FFmpeg, v.Log, v.LogFormat, v.LogTo)
 	if err != nil {
-		return nil, &FieldError{Field: "FFmpeg", Value: v.FFmpeg, Err: err, Problem: " (install ffmpeg, e.g. apt-get install ffmpeg)", form: formValueErr}
-	}
-	log := v.Log
-	if log == nil {
-		if log, err = NewLogger(v.LogFormat, v.LogTo); err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
 	if err := CheckReload(v.Reload); err != nil {
 		return nil, err
@@ -120,4 +114,19 @@ func (v *Several) Run(ctx context.Context) ([]Result, error) {
 			"events", r.Stats.Events, "reconnects", r.Stats.Reconnects, "err", r.Err)
 	}
 	return res, err
+}
+
+// tools finds the ffmpeg program (FFmpeg: its name or path) and returns
+// the logger: log when given, else one in format to w (NewLogger).
+func tools(ffmpegName string, log *slog.Logger, format string, w io.Writer) (string, *slog.Logger, error) {
+	ffmpeg, err := exec.LookPath(ffmpegName)
+	if err != nil {
+		return "", nil, &FieldError{Field: "FFmpeg", Value: ffmpegName, Err: err, Problem: " (install ffmpeg, e.g. apt-get install ffmpeg)", form: formValueErr}
+	}
+	if log == nil {
+		if log, err = NewLogger(format, w); err != nil {
+			return "", nil, err
+		}
+	}
+	return ffmpeg, log, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"time"
@@ -51,15 +50,9 @@ func (s *Single) Run(ctx context.Context) (st watch.Stats, err error) {
 			}
 		}
 	}
-	ffmpeg, err := exec.LookPath(s.FFmpeg)
+	ffmpeg, log, err := tools(s.FFmpeg, s.Log, s.LogFormat, s.LogTo)
 	if err != nil {
-		return st, &FieldError{Field: "FFmpeg", Value: s.FFmpeg, Err: err, Problem: " (install ffmpeg, e.g. apt-get install ffmpeg)", form: formValueErr}
-	}
-	log := s.Log
-	if log == nil {
-		if log, err = NewLogger(s.LogFormat, s.LogTo); err != nil {
-			return st, err
-		}
+		return st, err
 	}
 	var closers []func() // run at the end, last first
 	defer func() {

@@ -35,7 +35,6 @@ import (
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/dataset"
 	"github.com/flycl/flycl/vision/extract"
-	"github.com/flycl/flycl/vision/imageio"
 )
 
 func main() {
@@ -309,20 +308,10 @@ func singleProcess(opt pipeline.Options) error {
 		return err
 	}
 	start := time.Now()
-	if _, _, err = e.Dataset(context.Background(), subset{dataset.WithDecoder(ds, e.Decoder), idx}, ""); err != nil {
+	if _, _, err = e.Dataset(context.Background(), dataset.Subset(dataset.WithDecoder(ds, e.Decoder), idx), ""); err != nil {
 		return err
 	}
 	sec := time.Since(start).Seconds()
 	fmt.Printf("single process: extracted %d images, threads=%d: %.1f s, %.1f images/s, peak RSS %s\n", len(idx), opt.Threads, sec, float64(len(idx))/sec, peakRSS())
 	return nil
 }
-
-type subset struct {
-	dataset.Dataset
-	idx []int
-}
-
-func (s subset) Len() int                          { return len(s.idx) }
-func (s subset) Label(i int) int                   { return s.Dataset.Label(s.idx[i]) }
-func (s subset) Path(i int) string                 { return s.Dataset.Path(s.idx[i]) }
-func (s subset) Image(i int) (*imageio.RGB, error) { return s.Dataset.Image(s.idx[i]) }

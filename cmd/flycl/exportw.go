@@ -13,10 +13,10 @@ import (
 
 func exportWCmd() *cobra.Command {
 	var d int
-	var seed uint64
+	var oldSeed uint64 // --seed, the old name of --w-seed
 	var out string
 	def := flycl.DefaultConfig()
-	mf := someModelFlags(def, "M", "P")
+	mf := someModelFlags(def, "M", "P", "Seed")
 	c := &cobra.Command{
 		Use:   "export-w",
 		Short: "Write Fly-CL's projection W for a seed as .npz (indices, values, shape, seed), for use by another implementation",
@@ -25,6 +25,13 @@ func exportWCmd() *cobra.Command {
 				return fmt.Errorf("--d %d: must be at least 1", d)
 			}
 			cfg := mf.given()
+			if cmd.Flags().Changed("seed") {
+				if cmd.Flags().Changed("w-seed") {
+					return fmt.Errorf("--seed is the old name of --w-seed: give one")
+				}
+				cfg.Seed = oldSeed
+			}
+			seed := cfg.Seed
 			cfg.K = flycl.KForM(cfg.M) // W has no k: the one valid for m
 			if err := mf.validate(cfg, d); err != nil {
 				return err
@@ -41,9 +48,10 @@ func exportWCmd() *cobra.Command {
 			return nil
 		},
 	}
-	mf.register(c.Flags()) // --m --p
+	mf.register(c.Flags()) // --m --p --w-seed
 	c.Flags().IntVar(&d, "d", 768, "columns (feature dimension; 768 is ViT-B/16's)")
-	c.Flags().Uint64Var(&seed, "seed", def.Seed, "seed")
+	c.Flags().Uint64Var(&oldSeed, "seed", def.Seed, "seed of W (the old name of --w-seed)")
+	c.Flags().MarkDeprecated("seed", "use --w-seed, the name every command gives W's seed")
 	c.Flags().StringVar(&out, "out", "w.npz", "output file")
 	return c
 }

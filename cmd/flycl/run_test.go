@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -151,7 +153,7 @@ func TestRunEndToEnd(t *testing.T) {
 	// W exported by export-w and read back gives the same result as the seed
 	wf := filepath.Join(dir, "w.npz")
 	ew := exportWCmd()
-	ew.SetArgs([]string{"--m", "300", "--d", "6", "--p", "3", "--seed", "0", "--out", wf})
+	ew.SetArgs([]string{"--m", "300", "--d", "6", "--p", "3", "--w-seed", "0", "--out", wf})
 	if err := ew.ExecuteContext(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -267,5 +269,40 @@ func TestDefaultsFromOneSource(t *testing.T) {
 		if got := ew.Flags().Lookup(name).DefValue; got != strconv.Itoa(want) {
 			t.Errorf("export-w --%s default %s, want %d", name, got, want)
 		}
+	}
+}
+
+// TestExportWSeedNames: export-w's W seed is the schema's --w-seed; the old
+// --seed still gives the same W (deprecated), another seed another W, and
+// both at once are refused.
+func TestExportWSeedNames(t *testing.T) {
+	dir := t.TempDir()
+	export := func(name string, args ...string) ([]byte, error) {
+		out := filepath.Join(dir, name)
+		c := exportWCmd()
+		c.SetArgs(append([]string{"--m", "40", "--d", "6", "--p", "3", "--out", out}, args...))
+		c.SetErr(io.Discard)
+		if err := c.ExecuteContext(context.Background()); err != nil {
+			return nil, err
+		}
+		return os.ReadFile(out)
+	}
+	a, err := export("a.npz", "--w-seed", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := export("b.npz", "--seed", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := export("c.npz", "--w-seed", "6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) || bytes.Equal(a, c) {
+		t.Errorf("--w-seed 5 and --seed 5 equal: %v (want true); --w-seed 5 and 6 equal: %v (want false)", bytes.Equal(a, b), bytes.Equal(a, c))
+	}
+	if _, err := export("d.npz", "--seed", "5", "--w-seed", "5"); err == nil || !strings.Contains(err.Error(), "--w-seed") {
+		t.Errorf("--seed with --w-seed: %v, want a refusal naming --w-seed", err)
 	}
 }

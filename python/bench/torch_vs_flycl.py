@@ -53,7 +53,7 @@ def main():
     d = x.shape[1]
     flycl_bin = os.environ.get("FLYCL_BIN") or str(ROOT / "bin" / "flycl")
     w = pathlib.Path(tempfile.mkdtemp()) / "w.npz"
-    subprocess.run([flycl_bin, "export-w", "--m", str(a.m), "--d", str(d), "--p", str(a.p), "--seed", "0",
+    subprocess.run([flycl_bin, "export-w", "--m", str(a.m), "--d", str(d), "--p", str(a.p), "--w-seed", "0",
                     "--out", str(w)], check=True, capture_output=True)
     wz = np.load(w)
     print(f"CIFAR-10 MobileNetV2 features: {len(x)} train, {len(xt)} test, d={d}; m={a.m} p={a.p} k={a.k}, "

@@ -22,7 +22,7 @@ def test_torch_reference_agrees(tmp_path):
     r = np.random.default_rng(12)
     yt = np.repeat(np.arange(8), 25)
     xt = (means[yt] + r.normal(scale=1.2, size=(len(yt), d))).astype(np.float32)
-    run_cli("export-w", "--m", m, "--d", d, "--p", p, "--seed", 0, "--out", tmp_path / "w.npz")
+    run_cli("export-w", "--m", m, "--d", d, "--p", p, "--w-seed", 0, "--out", tmp_path / "w.npz")
     w = np.load(tmp_path / "w.npz")
     ref = TorchFlyCL(w["indices"], w["values"], d, k, lambdas)
     model = flycl.Model(d, m=m, p=p, k=k, seed=0, lambdas=lambdas)

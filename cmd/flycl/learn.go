@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -68,9 +69,9 @@ class_names (or --class-names).`,
 	return c
 }
 
-// run opens the model file (store.Open, created when absent:
-// configflag.Flags.NewModel), loads the input and teaches it
-// (store.Store.Learn), and prints what the learn did.
+// run opens the model file (store.Open), loads the input and teaches it
+// (store.Store.LearnNew: the model created when absent,
+// configflag.Flags.NewModel), and prints what the learn did.
 func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 	if o.model == "" {
 		return fmt.Errorf("give --model FILE")
@@ -85,10 +86,11 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer st.Close()
-	m := st.Model()
-	if m != nil && o.wFile != "" {
-		return fmt.Errorf("--w applies when a model is created; %s exists", o.model)
+	n := store.NewModel{W: o.wFile, Make: o.mf.bound().NewModel}
+	if err := st.CheckNew(n); err != nil {
+		return learnFlagNames(err)
 	}
+	m := st.Model()
 	var mp *modelfile.Pipeline
 	if m != nil {
 		mp = m.Pipeline
@@ -100,18 +102,13 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if m == nil {
-		if m, err = o.mf.bound().NewModel(s.d, o.wFile, s.pipeline); err != nil {
-			return err
-		}
-		if err := st.Create(m); err != nil {
-			return err
-		}
-	}
-	l, err := st.Learn(cmd.Context(), store.LearnData{X: s.x, D: s.d, Names: s.names, Pipeline: s.pipeline, Source: s.desc}, o.opt, o.calibration(cmd))
-	if err = warnNotRecorded(err); err != nil {
+	r := store.Recalibration{Keep: o.keep, KeepGiven: cmd.Flags().Changed("unknown-keep"),
+		Score: o.openScore, ScoreGiven: cmd.Flags().Changed("unknown-score")}
+	l, err := st.LearnNew(cmd.Context(), store.LearnData{X: s.x, D: s.d, Names: s.names, Pipeline: s.pipeline, Source: s.desc}, n, o.opt, r.Prepare())
+	if err = warnNotRecorded(learnFlagNames(err)); err != nil {
 		return err
 	}
+	m = l.Model
 	printLearn(os.Stdout, l.LearnResult, s.desc, l.Learn, l.Save)
 	fi, err := os.Stat(o.model)
 	if err != nil {
@@ -121,33 +118,17 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// calibration returns the change of the model's "unknown" calibration
-// that --unknown-keep and --unknown-score ask for (nil: none given): the
-// flags given, the model's for the other.
-func (o *learnOptions) calibration(cmd *cobra.Command) func(*deploy.Model) error {
-	keepSet, scoreSet := cmd.Flags().Changed("unknown-keep"), cmd.Flags().Changed("unknown-score")
-	if !keepSet && !scoreSet {
-		return nil
+// learnFlagOf names the flag of each field of store.NewModel and
+// store.Recalibration that a *store.OptionError names.
+var learnFlagOf = map[string]string{"W": "--w", "Keep": "--unknown-keep", "Score": "--unknown-score"}
+
+// learnFlagNames makes a *store.OptionError in err name flags.
+func learnFlagNames(err error) error {
+	var oe *store.OptionError
+	if errors.As(err, &oe) {
+		oe.Name = func(field string) string { return learnFlagOf[field] }
 	}
-	return func(m *deploy.Model) error {
-		if !(o.keep > 0 && o.keep <= 1) {
-			return fmt.Errorf("--unknown-keep %g: want a share in (0, 1]", o.keep)
-		}
-		c := reject.Calibration{Score: m.Rejection().Score, Keep: o.keep}
-		if !keepSet && m.Rejection().Keep > 0 {
-			c.Keep = m.Rejection().Keep
-		}
-		if scoreSet {
-			var err error
-			if c.Score, err = reject.ParseScore(o.openScore); err != nil {
-				return fmt.Errorf("--unknown-score: %w", err)
-			}
-		}
-		if err := m.SetCalibration(&c); err != nil {
-			return fmt.Errorf("--unknown-keep: %w", err)
-		}
-		return nil
-	}
+	return err
 }
 
 func printLearn(w io.Writer, r *deploy.LearnResult, desc string, learn, save time.Duration) {

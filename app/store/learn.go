@@ -20,10 +20,11 @@ type LearnData struct {
 	Source   string              // names the data in errors ("train.npz")
 }
 
-// Learned is what Learn did: the library's result, and how long the learn
-// and the save (with the journal's record) took.
+// Learned is what Learn did: the library's result, the model it taught,
+// and how long the learn and the save (with the journal's record) took.
 type Learned struct {
 	*deploy.LearnResult
+	Model       *deploy.Model
 	Learn, Save time.Duration
 }
 
@@ -46,7 +47,7 @@ func (s *Store) Learn(ctx context.Context, d LearnData, opt deploy.LearnOptions,
 			return nil, err
 		}
 	}
-	res := &Learned{}
+	res := &Learned{Model: s.model}
 	t1 := time.Now()
 	err := s.Update(ctx, func(m *deploy.Model) (Change, error) {
 		t0 := time.Now()

@@ -11,27 +11,27 @@ import (
 	"github.com/flycl/flycl/vision/extract"
 )
 
-// resultConfig records the configuration of a run and the identity of its
-// input files (path as given, size, SHA-256) for result.json
-// (methods.Options.ResultConfig).
-func (f *runFlags) resultConfig(opts methods.Options, d int) (*experiment.Config, error) {
+// inputs say where a run's features came from, for result.json
+// (methods.Options.ResultConfig: the configuration of the run and the
+// identity of its input files, path as given, size, SHA-256).
+func (f *runFlags) inputs() (methods.Inputs, error) {
 	in := methods.Inputs{Data: f.data.data, Backbone: f.ext.backbone, Preset: f.ext.preset, Output: f.ext.output,
 		Sources: experiment.Sources{Train: f.data.train, Test: f.data.test, W: f.wFile}}
 	if f.data.data != "" {
 		s, err := f.data.spec()
 		if err != nil {
-			return nil, err
+			return in, err
 		}
 		in.Sources.Data, in.Sources.DataGiven = s.Path, f.data.given().Path
 	}
 	if f.ext.backbone != "" {
 		spec, err := extract.ParseBackbone(f.ext.backbone)
 		if err != nil {
-			return nil, fmt.Errorf("--backbone: %w", err)
+			return in, fmt.Errorf("--backbone: %w", err)
 		}
 		in.Sources.Weights, in.Sources.WeightsGiven = spec.WeightsPath(modelsDir()), spec.Path
 	}
-	return opts.ResultConfig(d, in)
+	return in, nil
 }
 
 // warner prints the runner's warnings on stderr as they come (nothing with

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/configflag"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/features"
@@ -130,32 +130,6 @@ func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc str
 	return train, test, fmt.Sprintf("%s features of %s", f.ext.backbone, f.data.data), nil
 }
 
-// modelFlags are Fly-CL's hyper-parameters on the command line:
-// flycl.Config's fields as flags (configflag), with their names, help and
-// validation from flycl.Config and their defaults from
-// flycl.DefaultConfig, the one place they are written.
-type modelFlags struct {
-	flags *configflag.Flags
-}
-
-func (f *modelFlags) register(fs *pflag.FlagSet) {
-	for _, v := range f.bound().Values() {
-		fl := fs.VarPF(v, v.Flag, "", v.Help)
-		if v.IsBool() {
-			fl.NoOptDefVal = "true" // --widen-grid alone turns it on
-		}
-	}
-}
-
-// bound returns the flags, made on first use (a modelFlags never
-// registered gives the defaults).
-func (f *modelFlags) bound() *configflag.Flags {
-	if f.flags == nil {
-		f.flags = configflag.New()
-	}
-	return f.flags
-}
-
 // options checks the flags and resolves the one configuration that every
 // method built on Fly-CL uses: the model flags, with m and p taken from
 // the W of --w when it is given (and that W itself).
@@ -179,36 +153,6 @@ func (f *runFlags) options(fs *pflag.FlagSet) (methods.Options, error) {
 		return opts, opts.UseW(w, f.wFile)
 	}
 	return opts, nil
-}
-
-// config checks the flags and returns the configuration they give
-// (configflag.Flags.Config). Every error quotes the value given.
-func (f *modelFlags) config() (flycl.Config, error) {
-	return f.bound().Config()
-}
-
-// someModelFlags returns the model flags of the named fields of
-// flycl.Config alone, with def's values as defaults
-// (configflag.NewWith), for a command that takes some hyper-parameters
-// (a benchmark): their help and checks are still flycl.Config's.
-func someModelFlags(def flycl.Config, fields ...string) *modelFlags {
-	return &modelFlags{flags: configflag.NewWith(def, fields...)}
-}
-
-// given returns the flags' values, not completed or checked
-// (configflag.Flags.Given).
-func (f *modelFlags) given() flycl.Config { return f.bound().Given() }
-
-// explain names the flags in err, a library's check of cfg
-// (configflag.Flags.Explain).
-func (f *modelFlags) explain(cfg flycl.Config, err error) error {
-	return f.bound().Explain(cfg, err)
-}
-
-// validate checks cfg, the flags' configuration, for d-dimensional
-// features (configflag.Flags.Validate: p at most d), naming the flags.
-func (f *modelFlags) validate(cfg flycl.Config, d int) error {
-	return f.bound().Validate(cfg, d)
 }
 
 // settings are the protocol flags as experiment.ProtocolSettings.
@@ -235,9 +179,20 @@ func runProgress(quiet bool) func(experiment.Event) {
 	}
 }
 
+// runOptions are flycl run's flags.
+type runOptions struct {
+	runFlags
+	heatmap bool
+}
+
+// AddFlags adds run's flags to c.
+func (o *runOptions) AddFlags(c *cobra.Command) {
+	o.register(c)
+	c.Flags().BoolVar(&o.heatmap, "heatmap", true, "draw the prototype-correlation heat maps (needs Fly-CL among the methods)")
+}
+
 func runCmd() *cobra.Command {
-	var f runFlags
-	var heatmap bool
+	var o runOptions
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run the class-incremental protocol for methods × seeds and write tables and plots",
@@ -255,70 +210,69 @@ A_t is the mean of per-task accuracies, as in the reference code; the pooled
 top-1 over all seen test samples is reported alongside.`,
 		Example: `  flycl run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000
   flycl run --train cifar100_train.npz --test cifar100_test.npz --tasks 10 --order flycl --seeds 1993`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := applyConfig(cmd.Flags(), f.config); err != nil {
-				return err
-			}
-			opts, err := f.options(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			ms, err := methods.Parse(f.methods, opts)
-			if err != nil {
-				return err
-			}
-			if err := checkOut(f.out); err != nil {
-				return err
-			}
-			train, test, desc, err := f.load(cmd)
-			if err != nil {
-				return err
-			}
-			if err := f.model.validate(opts.FlyCL, train.D); err != nil {
-				return err
-			}
-			p, err := f.settings(cmd.Flags()).Protocol(len(train.Classes()))
-			if err != nil {
-				return err
-			}
-			rcfg, err := f.resultConfig(opts, train.D)
-			if err != nil {
-				return err
-			}
-			if !f.quiet {
-				fmt.Fprintf(os.Stderr, "data: %s: %d train / %d test samples, d=%d, %d classes\n", desc, train.N, test.N, train.D, len(train.Classes()))
-			}
-			hooks := experiment.Hooks{Progress: runProgress(f.quiet), Warn: warner(f.quiet)}
-			protos := methods.Prototypes{Train: train, Protocol: p}
-			if heatmap {
-				hooks.Finished = protos.Finished(cmd.Context())
-			}
-			res, err := experiment.Execute(cmd.Context(), train, test, ms, p, hooks)
-			if err != nil {
-				return err
-			}
-			res.Train, res.Test, res.Config = desc, desc, rcfg
-			sums, err := report.WriteAll(f.out, res)
-			if err != nil {
-				return err
-			}
-			extra := ""
-			if heat := protos.Stages; heat != nil {
-				caption := fmt.Sprintf("%s, seed %d, the first %d classes in arrival order; data: %s", protos.Method, protos.Seed, len(heat.Classes), shorten(rcfg.DataName(), 50))
-				if err := report.WriteHeatmap(f.out, heat, caption); err != nil {
-					return err
-				}
-				extra = ",heatmap.png,heatmap.json"
-			}
-			if f.quiet {
-				return nil
-			}
-			report.Table(os.Stdout, res, sums)
-			fmt.Fprintf(os.Stderr, "wrote %s/{result.json,result.csv,table.md,curves.png%s} in %.1fs\n", f.out, extra, res.Seconds)
-			return nil
-		},
+		RunE: o.run,
 	}
-	f.register(c)
-	c.Flags().BoolVar(&heatmap, "heatmap", true, "draw the prototype-correlation heat maps (needs Fly-CL among the methods)")
+	o.AddFlags(c)
 	return c
+}
+
+// run resolves the flags into a methods.Experiment, checks it, loads the
+// features, runs it (methods.Experiment.Run) and writes and prints its
+// results.
+func (o *runOptions) run(cmd *cobra.Command, args []string) error {
+	if err := applyConfig(cmd.Flags(), o.config); err != nil {
+		return err
+	}
+	opts, err := o.options(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	e := methods.Experiment{Methods: o.methods, Options: opts, Protocol: o.settings(cmd.Flags()), Heatmap: o.heatmap}
+	if err := e.Check(); err != nil {
+		return err
+	}
+	if err := checkOut(o.out); err != nil {
+		return err
+	}
+	train, test, desc, err := o.load(cmd)
+	if err != nil {
+		return err
+	}
+	if e.Inputs, err = o.inputs(); err != nil {
+		return err
+	}
+	e.Desc = desc
+	if !o.quiet {
+		e.Start = func() {
+			fmt.Fprintf(os.Stderr, "data: %s: %d train / %d test samples, d=%d, %d classes\n", desc, train.N, test.N, train.D, len(train.Classes()))
+		}
+	}
+	out, err := e.Run(cmd.Context(), train, test, experiment.Hooks{Progress: runProgress(o.quiet), Warn: warner(o.quiet)})
+	var de *methods.DimensionError
+	if errors.As(err, &de) {
+		return o.model.explain(de.Config, de.Err)
+	}
+	if err != nil {
+		return err
+	}
+	res := out.Result
+	sums, err := report.WriteAll(o.out, res)
+	if err != nil {
+		return err
+	}
+	extra := ""
+	if protos := out.Prototypes; protos != nil && protos.Stages != nil {
+		heat := protos.Stages
+		caption := fmt.Sprintf("%s, seed %d, the first %d classes in arrival order; data: %s", protos.Method, protos.Seed, len(heat.Classes), shorten(res.Config.DataName(), 50))
+		if err := report.WriteHeatmap(o.out, heat, caption); err != nil {
+			return err
+		}
+		extra = ",heatmap.png,heatmap.json"
+	}
+	if o.quiet {
+		return nil
+	}
+	report.Table(os.Stdout, res, sums)
+	fmt.Fprintf(os.Stderr, "wrote %s/{result.json,result.csv,table.md,curves.png%s} in %.1fs\n", o.out, extra, res.Seconds)
+	return nil
 }

@@ -10,56 +10,63 @@ import (
 	"github.com/flycl/flycl/lab/sweep"
 )
 
+// sweepOptions are flycl sweep's flags.
+type sweepOptions struct {
+	runFlags
+	param, values string
+}
+
+// AddFlags adds sweep's flags to c.
+func (o *sweepOptions) AddFlags(c *cobra.Command) {
+	o.register(c)
+	c.Flags().StringVar(&o.param, "param", "k", "parameter to sweep: "+strings.Join(sweep.Params, ", "))
+	c.Flags().StringVar(&o.values, "values", "", "comma-separated values")
+	c.Flags().Lookup("out").DefValue = "out/sweep"
+	o.out = "out/sweep"
+}
+
 func sweepCmd() *cobra.Command {
-	var f runFlags
-	var param, values string
+	var o sweepOptions
 	c := &cobra.Command{
 		Use:   "sweep",
 		Short: "Sensitivity of Fly-CL to m, p or k: run the protocol for each value and plot Ā",
 		Example: `  flycl sweep --data mnist --tasks 5 --train-per-class 500 --param k --values 500,1000,3000,6000
   flycl sweep --train tr.npz --test te.npz --param m --values 2000,5000,10000,20000`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := applyConfig(cmd.Flags(), f.config); err != nil {
-				return err
-			}
-			opts, err := f.options(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			vs, err := sweep.ParseValues(opts.FlyCL, param, values)
-			if err != nil {
-				return err
-			}
-			if err := checkOut(f.out); err != nil {
-				return err
-			}
-			train, test, desc, err := f.load(cmd)
-			if err != nil {
-				return err
-			}
-			if err := sweep.CheckDim(opts.FlyCL, param, vs, train.D); err != nil {
-				return err
-			}
-			p, err := f.settings(cmd.Flags()).Protocol(len(train.Classes()))
-			if err != nil {
-				return err
-			}
-			pts, err := sweep.Run(cmd.Context(), train, test, opts, param, vs, p, experiment.Hooks{Progress: runProgress(f.quiet), Warn: warner(f.quiet)})
-			if err != nil {
-				return err
-			}
-			if !f.quiet {
-				if err := sweep.Table(os.Stdout, param, desc, pts); err != nil {
-					return err
-				}
-			}
-			return sweep.Save(f.out, param, desc, pts)
-		},
+		RunE: o.run,
 	}
-	f.register(c)
-	c.Flags().StringVar(&param, "param", "k", "parameter to sweep: "+strings.Join(sweep.Params, ", "))
-	c.Flags().StringVar(&values, "values", "", "comma-separated values")
-	c.Flags().Lookup("out").DefValue = "out/sweep"
-	f.out = "out/sweep"
+	o.AddFlags(c)
 	return c
+}
+
+// run resolves the flags into a sweep.Sweep, checks it, loads the
+// features, runs it (sweep.Sweep.Run), prints its table and saves it.
+func (o *sweepOptions) run(cmd *cobra.Command, args []string) error {
+	if err := applyConfig(cmd.Flags(), o.config); err != nil {
+		return err
+	}
+	opts, err := o.options(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	s := sweep.Sweep{Param: o.param, Values: o.values, Options: opts, Protocol: o.settings(cmd.Flags())}
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if err := checkOut(o.out); err != nil {
+		return err
+	}
+	train, test, desc, err := o.load(cmd)
+	if err != nil {
+		return err
+	}
+	pts, err := s.Run(cmd.Context(), train, test, experiment.Hooks{Progress: runProgress(o.quiet), Warn: warner(o.quiet)})
+	if err != nil {
+		return err
+	}
+	if !o.quiet {
+		if err := sweep.Table(os.Stdout, o.param, desc, pts); err != nil {
+			return err
+		}
+	}
+	return sweep.Save(o.out, o.param, desc, pts)
 }

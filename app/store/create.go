@@ -1,0 +1,126 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/reject"
+)
+
+// ErrCreateOnly is wrapped by the error of an option that applies only
+// when a model is created, given for a model file that exists.
+var ErrCreateOnly = errors.New("applies when a model is created")
+
+// OptionError is a refused option of a learn (NewModel's W, Recalibration's
+// Keep or Score), naming the field; Name, when not nil, names it in the
+// message (a command's flag: "--w"), else the field's name is used.
+type OptionError struct {
+	Field string
+	Name  func(field string) string
+	// Value is the value refused, quoted after the name (nil: not quoted).
+	Value any
+	// Path is the model file, for ErrCreateOnly.
+	Path string
+	// Err is ErrCreateOnly, or what is wrong with the value.
+	Err error
+}
+
+func (e *OptionError) Error() string {
+	name := e.Field
+	if e.Name != nil {
+		name = e.Name(e.Field)
+	}
+	if errors.Is(e.Err, ErrCreateOnly) {
+		return fmt.Sprintf("%s %s; %s exists", name, e.Err, e.Path)
+	}
+	if e.Value != nil {
+		name = fmt.Sprintf("%s %v", name, e.Value)
+	}
+	return fmt.Sprintf("%s: %s", name, e.Err)
+}
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// NewModel is the model a learn creates when the model file does not
+// exist yet: Make returns it for the learned data's dimension and pipeline
+// and W, a projection file (configflag.Flags.NewModel). W applies to a
+// new model alone.
+type NewModel struct {
+	W    string
+	Make func(d int, w string, p *modelfile.Pipeline) (*deploy.Model, error)
+}
+
+// CheckNew checks n against the store before the data is read: W given
+// for a model file that exists is an *OptionError wrapping ErrCreateOnly.
+func (s *Store) CheckNew(n NewModel) error {
+	if s.model != nil && n.W != "" {
+		return &OptionError{Field: "W", Path: s.path, Err: ErrCreateOnly}
+	}
+	return nil
+}
+
+// LearnNew creates the model when the file does not exist yet (n.Make for
+// d's dimension and pipeline, then Create) and teaches it d (Learn). n is
+// checked first (CheckNew).
+func (s *Store) LearnNew(ctx context.Context, d LearnData, n NewModel, opt deploy.LearnOptions, prepare func(*deploy.Model) error) (*Learned, error) {
+	if err := s.CheckNew(n); err != nil {
+		return nil, err
+	}
+	if s.model == nil {
+		m, err := n.Make(d.D, n.W, d.Pipeline)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.Create(m); err != nil {
+			return nil, err
+		}
+	}
+	return s.Learn(ctx, d, opt, prepare)
+}
+
+// Recalibration is the change of the model's "unknown" calibration a learn
+// asks for: the Keep share and open-set Score given (KeepGiven,
+// ScoreGiven), the model's for the other (its Keep when it has one, else
+// Keep as given: reject.DefaultKeep by default).
+type Recalibration struct {
+	Keep       float64
+	KeepGiven  bool
+	Score      string
+	ScoreGiven bool
+}
+
+// Prepare returns the change as Learn's prepare (nil when neither is
+// given). Its errors are *OptionError naming Keep (a share not in (0, 1],
+// or one the model refuses: deploy.Model.SetCalibration) or Score (not a
+// reject.Score).
+func (r Recalibration) Prepare() func(*deploy.Model) error {
+	if !r.KeepGiven && !r.ScoreGiven {
+		return nil
+	}
+	return func(m *deploy.Model) error {
+		if !(r.Keep > 0 && r.Keep <= 1) {
+			return &OptionError{Field: "Keep", Value: r.Keep, Err: errKeepRange}
+		}
+		c := reject.Calibration{Score: m.Rejection().Score, Keep: r.Keep}
+		if !r.KeepGiven && m.Rejection().Keep > 0 {
+			c.Keep = m.Rejection().Keep
+		}
+		if r.ScoreGiven {
+			var err error
+			if c.Score, err = reject.ParseScore(r.Score); err != nil {
+				return &OptionError{Field: "Score", Err: err}
+			}
+		}
+		if err := m.SetCalibration(&c); err != nil {
+			return &OptionError{Field: "Keep", Err: err}
+		}
+		return nil
+	}
+}
+
+// errKeepRange is a keep share out of range (0 is not the default here:
+// reject.Calibration.WithDefaults would take it for one).
+var errKeepRange = errors.New("want a share in (0, 1]")

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/vision/backbone"
+	"github.com/flycl/flycl/vision/dataset"
+	"github.com/flycl/flycl/vision/extract"
+	"github.com/flycl/flycl/vision/imageio"
+	"github.com/flycl/flycl/vision/transform"
+)
+
+// inputFlags select labelled (or unlabelled) samples for a model command:
+// a data set through a backbone, or a feature file.
+type inputFlags struct {
+	ext        extractFlags
+	data       string
+	split      string
+	features   string
+	classNames string
+	skipBad    bool // leave out images that cannot be read (deploy.InputOptions.SkipBad)
+}
+
+func (f *inputFlags) register(c *cobra.Command, split string) {
+	f.ext.register(c)
+	fs := c.Flags()
+	fs.StringVar(&f.data, "data", "", "images as kind:path (folder:DIR reads DIR/<class>/<image>, or DIR/<split>/<class>/<image>); through --backbone, else the model's, else "+extract.DefaultBackbone)
+	fs.StringVar(&f.split, "split", split, "split of --data to read")
+	fs.StringVar(&f.features, "features", "", "feature file (.npz with features, labels, optional class_names) instead of images")
+	fs.StringVar(&f.classNames, "class-names", "", "comma-separated class names for the labels 0,1,... of --features (default: the file's class_names, else the numbers)")
+	fs.BoolVar(&f.ext.quiet, "quiet", false, "no progress output")
+}
+
+// samples are loaded inputs: features, and class names when known.
+type samples struct {
+	x        []float32
+	d        int
+	names    []string // nil when unlabelled
+	paths    []string
+	pipeline *modelfile.Pipeline // nil for feature files
+	desc     string
+	bad      []deploy.BadFile // images left out (skipBad)
+}
+
+// extractor resolves the flags into deploy.ExtractorOptions (--backbone,
+// else the model's pipeline mp, else extract.DefaultBackbone; deploy decides what
+// a trained model fixes and calibrates a new model's int8 backbone on
+// --data) and opens the extractor.
+func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool) (*extract.Extractor, error) {
+	if f.ext.maxPixels == 0 {
+		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
+	}
+	o := deploy.ExtractorOptions{Spec: f.ext.backbone, Default: extract.DefaultBackbone, Model: mp, Trained: trained,
+		Output: f.ext.output, Decoder: imageio.Decoder{MaxPixels: f.ext.maxPixels, Budget: f.ext.budget()},
+		Open: func(spec extract.BackboneSpec) (*backbone.Model, error) {
+			bm, err := openBackboneSpec(spec)
+			if err != nil {
+				return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s)", err, envModels)
+			}
+			return bm, nil
+		}}
+	if f.ext.preset != "" {
+		p, err := transform.LookupPreset(f.ext.preset)
+		if err != nil {
+			return nil, err
+		}
+		o.Preset = &p
+	}
+	prec, err := backbone.ParsePrecision(f.ext.precision)
+	if err != nil {
+		return nil, fmt.Errorf("--precision: %w", err)
+	}
+	if fl := cmd.Flags().Lookup("precision"); fl != nil && fl.Changed {
+		o.Precision = prec // else the model's (fp32, the flag's default, for a new model)
+	}
+	if prec == backbone.INT8 {
+		if o.Calib.Method, err = f.ext.method(); err != nil {
+			return nil, err
+		}
+		o.Calib.N, o.Calib.Threads = f.ext.calib, f.ext.threads
+		if f.data != "" {
+			// calibrate on the data being learned (its training images)
+			o.CalibImages = func() (dataset.Dataset, error) {
+				ds, err := dataset.ParseSpec(f.data)
+				if err != nil {
+					return nil, fmt.Errorf("--data: %w", err)
+				}
+				train, _, err := deploy.OpenData(ds, f.split)
+				return train, err
+			}
+		}
+	}
+	if _, err := resolver(cmd.Flags()).InitORT(); err != nil {
+		return nil, err
+	}
+	e, err := deploy.ResolveExtractor(cmd.Context(), o)
+	switch {
+	case errors.Is(err, deploy.ErrNoPipeline):
+		return nil, fmt.Errorf("%w (give --features)", err)
+	case errors.Is(err, deploy.ErrNoCalibration):
+		return nil, fmt.Errorf("--precision int8 needs --data to calibrate the int8 backbone on: %w", err)
+	case errors.Is(err, deploy.ErrPrecision):
+		return nil, fmt.Errorf("--precision %s: %w", prec, err)
+	case err != nil:
+		return nil, err
+	}
+	bm := e.Backbone
+	e.CacheDir, e.BatchSize, e.Threads = cacheDir(cmd.Flags()), f.ext.batch, f.ext.threads
+	if !f.ext.quiet {
+		last := time.Now()
+		e.Progress = func(done, total int, rate float64) {
+			if done == total || time.Since(last) > 2*time.Second {
+				fmt.Fprintf(os.Stderr, "extract %s: %d/%d images, %.1f images/s\n", bm.Name, done, total, rate)
+				last = time.Now()
+			}
+		}
+	}
+	return e, nil
+}
+
+// open resolves the input flags (or the images named on the command line)
+// into a deploy.InputRequest and opens the input it names
+// (deploy.InputRequest.Open) for a model with pipeline mp (trained: it has
+// learned classes). pixels reads a grey data set without a backbone as raw
+// pixels (flycl stats).
+func (f *inputFlags) open(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled, pixels bool) (*deploy.Input, error) {
+	in, err := f.request(cmd, images, labelled, pixels).Open(mp, trained)
+	if err != nil {
+		return nil, flagNames(err)
+	}
+	for _, w := range in.Warnings {
+		fmt.Fprintf(os.Stderr, "warning: %s\n", w)
+	}
+	return in, nil
+}
+
+// request is the deploy.InputRequest of the flags.
+func (f *inputFlags) request(cmd *cobra.Command, images []string, labelled, pixels bool) *deploy.InputRequest {
+	r := &deploy.InputRequest{Files: images, Data: f.data, Features: f.features, Split: f.split, Backbone: f.ext.backbone,
+		Labelled: labelled, Pixels: pixels, SkipBad: f.skipBad,
+		ParseData: func(data string) (dataset.Spec, error) { return (&dataFlags{data: data}).spec() }}
+	if f.classNames != "" {
+		r.ClassNames = strings.Split(f.classNames, ",")
+	}
+	for _, name := range []string{"precision", "calib", "calib-method"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			r.BackboneOptions = append(r.BackboneOptions, inputOptionOf[name])
+		}
+	}
+	return r
+}
+
+// inputFlagOf names the flag of each field of deploy.InputRequest that
+// its errors name; inputOptionOf is the field (or backbone option) of a
+// flag.
+var (
+	inputFlagOf = map[string]string{"Files": "IMAGE...", "Data": "--data", "Features": "--features", "ClassNames": "--class-names",
+		"SkipBad": "--skip-bad", "Precision": "--precision", "Calib": "--calib", "CalibMethod": "--calib-method"}
+	inputOptionOf = map[string]string{"precision": "Precision", "calib": "Calib", "calib-method": "CalibMethod"}
+)
+
+// flagNames makes a *deploy.InputError in err name flags.
+func flagNames(err error) error {
+	var ie *deploy.InputError
+	if errors.As(err, &ie) {
+		ie.Name = func(field string) string { return inputFlagOf[field] }
+	}
+	return err
+}
+
+// samples reads shard i of n of in (deploy.Input.Shard; 0 of 1: all of
+// it), images through the extractor the flags resolve (extractor).
+func (f *inputFlags) samples(cmd *cobra.Command, in *deploy.Input, mp *modelfile.Pipeline, trained bool, i, n int) (*deploy.Samples, *extract.Extractor, error) {
+	var e *extract.Extractor
+	if in.Images() {
+		var err error
+		if e, err = f.extractor(cmd, mp, trained); err != nil {
+			return nil, nil, err
+		}
+	}
+	s, err := in.Shard(cmd.Context(), e, i, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.Cached && !f.ext.quiet {
+		fmt.Fprintf(os.Stderr, "extract %s: %d features from the cache\n", e.Backbone.Name, s.N)
+	}
+	return s, e, nil
+}
+
+// load reads the samples (deploy.InputRequest.Load): images named on the
+// command line, a data set or a feature file. labelled says whether class
+// names are required.
+func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled bool) (*samples, error) {
+	l, err := f.request(cmd, images, labelled, false).Load(cmd.Context(), mp, trained,
+		func() (*extract.Extractor, error) { return f.extractor(cmd, mp, trained) },
+		deploy.LoadNotes{
+			Warning: func(w string) { fmt.Fprintf(os.Stderr, "warning: %s\n", w) },
+			Skipped: func(sk []string) {
+				fmt.Fprintf(os.Stderr, "skipped %d file(s) that are not images (by their extension):\n  %s\n", len(sk), strings.Join(sk, "\n  "))
+			},
+			Cached: func(bm string, n int) {
+				if !f.ext.quiet {
+					fmt.Fprintf(os.Stderr, "extract %s: %d features from the cache\n", bm, n)
+				}
+			},
+			Bad: func(bad *deploy.BadFilesError) { fmt.Fprintf(os.Stderr, "skipped: %s\n", bad.Error()) },
+		})
+	if err != nil {
+		return nil, flagNames(err)
+	}
+	return &samples{x: l.X, d: l.D, names: l.Names, paths: l.Paths, pipeline: l.Pipeline, desc: l.Desc, bad: l.Bad}, nil
+}

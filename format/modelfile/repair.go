@@ -69,7 +69,7 @@ func RepairJournal(path string) (*RepairReport, error) {
 	size := int64(len(b))
 	c, err := decodeJournal(r, size, jp, &cp, nil, false)
 	backup := func() error {
-		rep.Backup = fmt.Sprintf("%s.broken-%s", jp, time.Now().UTC().Format("20060102T150405Z"))
+		rep.Backup = backupPath(jp, time.Now())
 		return atomicfile.WriteFile(rep.Backup, func(w io.Writer) error { _, err := w.Write(b); return err })
 	}
 	switch {
@@ -114,6 +114,21 @@ func RepairJournal(path string) (*RepairReport, error) {
 		return rep, nil
 	}
 	return nil, err
+}
+
+// backupPath is the name of a copy of the journal jp kept at time t:
+// jp.broken-TIME, or jp.broken-TIME-N when repairs within one second have
+// kept copies already (a copy is never written over; the caller holds the
+// model file's lock, so no other repair picks the same name).
+func backupPath(jp string, t time.Time) string {
+	base := fmt.Sprintf("%s.broken-%s", jp, t.UTC().Format("20060102T150405Z"))
+	name := base
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			return name
+		}
+		name = fmt.Sprintf("%s-%d", base, n)
+	}
 }
 
 // wholeRecords lists the whole records (checksum right, entry decodes)

@@ -3,11 +3,14 @@ package configflag
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/flycl/flycl/internal/onejson"
 )
 
 // Setting is one entry of a settings file: a flag's name and its JSON
@@ -38,11 +41,13 @@ func ReadSettings(b []byte) ([]Setting, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var vals map[string]any
-	if err := dec.Decode(&vals); err != nil {
+	if err := onejson.Decode(dec, &vals); errors.Is(err, onejson.ErrTrailing) {
+		return nil, settingsErr("data after the JSON object")
+	} else if err != nil {
 		return nil, &SettingsError{Err: err}
 	}
-	if dec.More() {
-		return nil, settingsErr("data after the JSON object")
+	if vals == nil {
+		return nil, settingsErr("want a JSON object of settings, not null")
 	}
 	out := make([]Setting, 0, len(vals))
 	for _, name := range slices.Sorted(maps.Keys(vals)) {

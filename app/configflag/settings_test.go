@@ -28,6 +28,11 @@ func TestReadSettings(t *testing.T) {
 		{`{"seeds": [[1, 2]]}`, nil, nil, "a list inside a list"},
 		{`{"seeds": [null]}`, nil, nil, "null"},
 		{`{"tasks": 5} {"m": 1}`, nil, nil, "data after the JSON object"},
+		{`{"tasks": 5}}`, nil, nil, "data after the JSON object"},
+		{`{"tasks": 5}]`, nil, nil, "data after the JSON object"},
+		{"{\"tasks\": 5}\n\t ", []string{"tasks"}, []string{"5"}, ""},
+		{`null`, nil, nil, "not null"},
+		{`null}`, nil, nil, "data after the JSON object"},
 		{`[1]`, nil, nil, "cannot unmarshal"},
 		{`{"tasks": `, nil, nil, "unexpected EOF"},
 	} {

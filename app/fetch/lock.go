@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/flycl/flycl/internal/atomicfile"
+	"github.com/flycl/flycl/internal/onejson"
 )
 
 // LockName is the lock file kept in each destination folder: the digests
@@ -61,11 +62,10 @@ func ParseLock(b []byte) (*Lock, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var f lockFile
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("fetch: %s: %w", LockName, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	if err := onejson.Decode(dec, &f); errors.Is(err, onejson.ErrTrailing) {
 		return nil, fmt.Errorf("fetch: %s: data after the JSON object", LockName)
+	} else if err != nil {
+		return nil, fmt.Errorf("fetch: %s: %w", LockName, err)
 	}
 	if f.Version != 1 {
 		return nil, fmt.Errorf("fetch: %s: version %d, want 1", LockName, f.Version)

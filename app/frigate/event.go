@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/flycl/flycl/internal/onejson"
 )
 
 // MaxMessage is the largest event message ParseMessage reads (Frigate's
@@ -83,7 +85,7 @@ func ParseMessage(b []byte) (*Message, error) {
 	}
 	var m Message
 	d := json.NewDecoder(bytes.NewReader(b))
-	if err := d.Decode(&m); err != nil {
+	if err := onejson.Decode(d, &m); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMessage, err)
 	}
 	switch m.Type {

@@ -3,11 +3,14 @@ package inbox
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"time"
 	"unicode/utf8"
+
+	"github.com/flycl/flycl/internal/onejson"
 )
 
 // sidecarFormat names the sidecar's format and version.
@@ -93,11 +96,10 @@ func parseSidecar(r io.Reader, id string) (*sidecar, error) {
 	var s sidecar
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("not a sidecar: %v", err)
-	}
-	if dec.More() {
+	if err := onejson.Decode(dec, &s); errors.Is(err, onejson.ErrTrailing) {
 		return nil, fmt.Errorf("data after the sidecar's JSON object")
+	} else if err != nil {
+		return nil, fmt.Errorf("not a sidecar: %v", err)
 	}
 	if err := s.check(id); err != nil {
 		return nil, err

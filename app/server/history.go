@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/internal/onejson"
 )
 
 // Undoer is a Backend that can take learns back out exactly and list its
@@ -128,11 +130,10 @@ func parseUndoRequest(b []byte) (UndoRequest, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return UndoRequest{}, fmt.Errorf("undo: body: %v (want {} or {\"to\": VERSION})", err)
-	}
-	if rest := b[dec.InputOffset():]; len(bytes.TrimSpace(rest)) > 0 {
+	if err := onejson.Decode(dec, &req); errors.Is(err, onejson.ErrTrailing) {
 		return UndoRequest{}, fmt.Errorf("undo: body: data after the JSON object (want {} or {\"to\": VERSION})")
+	} else if err != nil {
+		return UndoRequest{}, fmt.Errorf("undo: body: %v (want {} or {\"to\": VERSION})", err)
 	}
 	return req, nil
 }

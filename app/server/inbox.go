@@ -13,6 +13,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/inbox"
+	"github.com/flycl/flycl/internal/onejson"
 )
 
 // The labelling inbox (Config.Inbox): predictions the Config.InboxPolicy
@@ -226,14 +227,13 @@ func (s *Server) readInboxRequest(r *http.Request, learn bool) (InboxRequest, er
 	}
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := onejson.Decode(dec, &req); errors.Is(err, onejson.ErrTrailing) {
+		return req, errorf(http.StatusBadRequest, "malformed JSON body: data after the object")
+	} else if err != nil {
 		if be := bodyError(err); be != nil {
 			return req, be
 		}
 		return req, errorf(http.StatusBadRequest, "malformed JSON body: %v", err)
-	}
-	if dec.More() {
-		return req, errorf(http.StatusBadRequest, "malformed JSON body: data after the object")
 	}
 	if len(req.IDs) == 0 {
 		return req, errorf(http.StatusBadRequest, "no ids: give the IDs of inbox items (GET /v1/inbox lists them)")

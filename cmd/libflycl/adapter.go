@@ -17,6 +17,7 @@ import (
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
+	"github.com/flycl/flycl/internal/onejson"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -30,11 +31,10 @@ func parseConfig(js string) (flycl.Config, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(js)))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return cfg, &statusError{FLYCL_E_CONFIG, fmt.Errorf("libflycl: configuration: %w", err)}
-	}
-	if dec.More() {
+	if err := onejson.Decode(dec, &cfg); errors.Is(err, onejson.ErrTrailing) {
 		return cfg, &statusError{FLYCL_E_CONFIG, errors.New("libflycl: configuration: more than one JSON value")}
+	} else if err != nil {
+		return cfg, &statusError{FLYCL_E_CONFIG, fmt.Errorf("libflycl: configuration: %w", err)}
 	}
 	return cfg, nil
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl/internal/atomicfile"
+	"github.com/flycl/flycl/internal/onejson"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -482,7 +483,7 @@ func decodeEntry(p []byte) (*JournalEntry, error) {
 	var e JournalEntry
 	dec := json.NewDecoder(bytes.NewReader(p[4 : 4+hl]))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil {
+	if err := onejson.Decode(dec, &e); err != nil {
 		return nil, fmt.Errorf("entry header: %v", err)
 	}
 	data := p[4+hl:]

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/flycl/flycl/internal/onejson"
 )
 
 // A model file has one writer at a time, as an SQLite database does: a
@@ -280,7 +282,7 @@ func ParseHolder(b []byte) (*Holder, error) {
 	var h Holder
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&h); err != nil {
+	if err := onejson.Decode(dec, &h); err != nil {
 		return nil, fmt.Errorf("modelfile: lock file: %w", err)
 	}
 	if h.PID <= 0 {

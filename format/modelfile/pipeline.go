@@ -3,10 +3,13 @@ package modelfile
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/flycl/flycl/internal/onejson"
 )
 
 // Pipeline describes how an image becomes the model's feature vector: the
@@ -141,11 +144,10 @@ func ParsePipeline(text string) (*Pipeline, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
 	dec.DisallowUnknownFields()
 	var p Pipeline
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("pipeline identity: %w", err)
-	}
-	if dec.More() {
+	if err := onejson.Decode(dec, &p); errors.Is(err, onejson.ErrTrailing) {
 		return nil, fmt.Errorf("pipeline identity: more than one JSON value")
+	} else if err != nil {
+		return nil, fmt.Errorf("pipeline identity: %w", err)
 	}
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("pipeline identity: %w", err)

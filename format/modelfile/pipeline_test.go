@@ -66,7 +66,7 @@ func TestPipelineText(t *testing.T) {
 		t.Errorf("fp32 spelled \"fp32\" and \"\": %v", err)
 	}
 	for _, bad := range []string{``, `{}`, `{"weights_hash":"a","transform":{"resize":1,"crop":1,"std":[1,1,1]},"colour":"red"}`,
-		`{"weights_hash":"a","transform":{"resize":1,"crop":1,"std":[1,1,1]},"precision":"fp8"}`, `[]`, `{"weights_hash":"a"} {}`} {
+		`{"weights_hash":"a","transform":{"resize":1,"crop":1,"std":[1,1,1]},"precision":"fp8"}`, `[]`, `{"weights_hash":"a"} {}`, testPipeline().Text() + "}", testPipeline().Text() + "]"} {
 		if _, err := ParsePipeline(bad); err == nil {
 			t.Errorf("ParsePipeline(%q) accepted it", bad)
 		}

@@ -216,25 +216,39 @@ top-1 over all seen test samples is reported alongside.`,
 	return c
 }
 
+// checker is a library's run description (methods.Experiment,
+// sweep.Sweep) that checks itself before any data is read.
+type checker interface{ Check() error }
+
+// begin is the start that run and sweep share: the settings file under
+// the flags, the methods' options, the library's description of the run
+// (made by describe, then checked), the output folder, and the features.
+func (f *runFlags) begin(cmd *cobra.Command, describe func(methods.Options) checker) (train, test *features.Set, desc string, err error) {
+	if err := applyConfig(cmd.Flags(), f.config); err != nil {
+		return nil, nil, "", err
+	}
+	opts, err := f.options(cmd.Flags())
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if err := describe(opts).Check(); err != nil {
+		return nil, nil, "", err
+	}
+	if err := checkOut(f.out); err != nil {
+		return nil, nil, "", err
+	}
+	return f.load(cmd)
+}
+
 // run resolves the flags into a methods.Experiment, checks it, loads the
 // features, runs it (methods.Experiment.Run) and writes and prints its
 // results.
 func (o *runOptions) run(cmd *cobra.Command, args []string) error {
-	if err := applyConfig(cmd.Flags(), o.config); err != nil {
-		return err
-	}
-	opts, err := o.options(cmd.Flags())
-	if err != nil {
-		return err
-	}
-	e := methods.Experiment{Methods: o.methods, Options: opts, Protocol: o.settings(cmd.Flags()), Heatmap: o.heatmap}
-	if err := e.Check(); err != nil {
-		return err
-	}
-	if err := checkOut(o.out); err != nil {
-		return err
-	}
-	train, test, desc, err := o.load(cmd)
+	var e methods.Experiment
+	train, test, desc, err := o.begin(cmd, func(opts methods.Options) checker {
+		e = methods.Experiment{Methods: o.methods, Options: opts, Protocol: o.settings(cmd.Flags()), Heatmap: o.heatmap}
+		return e
+	})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/lab/experiment"
+	"github.com/flycl/flycl/lab/methods"
 	"github.com/flycl/flycl/lab/sweep"
 )
 
@@ -41,21 +42,11 @@ func sweepCmd() *cobra.Command {
 // run resolves the flags into a sweep.Sweep, checks it, loads the
 // features, runs it (sweep.Sweep.Run), prints its table and saves it.
 func (o *sweepOptions) run(cmd *cobra.Command, args []string) error {
-	if err := applyConfig(cmd.Flags(), o.config); err != nil {
-		return err
-	}
-	opts, err := o.options(cmd.Flags())
-	if err != nil {
-		return err
-	}
-	s := sweep.Sweep{Param: o.param, Values: o.values, Options: opts, Protocol: o.settings(cmd.Flags())}
-	if err := s.Check(); err != nil {
-		return err
-	}
-	if err := checkOut(o.out); err != nil {
-		return err
-	}
-	train, test, desc, err := o.load(cmd)
+	var s sweep.Sweep
+	train, test, desc, err := o.begin(cmd, func(opts methods.Options) checker {
+		s = sweep.Sweep{Param: o.param, Values: o.values, Options: opts, Protocol: o.settings(cmd.Flags())}
+		return s
+	})
 	if err != nil {
 		return err
 	}

@@ -55,20 +55,12 @@ func skipDir(rel, n string) bool {
 		rel == "bin" || rel == "out" || rel == "docs" || rel == "results"
 }
 
-// forbiddenInCore are the standard packages the core may not use.
-func forbiddenInCore(path string) bool {
-	return path == "net/http" || path == "image" || strings.HasPrefix(path, "image/")
-}
-
-// TestImportDirection walks every Go file of the repository (the Beam
-// module's too), tests in the package included, and checks each import of
-// this module against the groups: a package may import its own group and
-// those below, never above. External test packages (package x_test) are
-// users of the package and exempt.
-func TestImportDirection(t *testing.T) {
+// goFiles calls fn with the path (from the working folder) and the
+// slash-separated path from the repository root of every Go file of the
+// repository that the walk does not skip (skipDir), tests included.
+func goFiles(t *testing.T, fn func(path, rel string) error) {
+	t.Helper()
 	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
-	seen := map[string]bool{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -84,6 +76,27 @@ func TestImportDirection(t *testing.T) {
 		if !strings.HasSuffix(rel, ".go") {
 			return nil
 		}
+		return fn(path, rel)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// forbiddenInCore are the standard packages the core may not use.
+func forbiddenInCore(path string) bool {
+	return path == "net/http" || path == "image" || strings.HasPrefix(path, "image/")
+}
+
+// TestImportDirection walks every Go file of the repository (the Beam
+// module's too), tests in the package included, and checks each import of
+// this module against the groups: a package may import its own group and
+// those below, never above. External test packages (package x_test) are
+// users of the package and exempt.
+func TestImportDirection(t *testing.T) {
+	fset := token.NewFileSet()
+	seen := map[string]bool{}
+	goFiles(t, func(path, rel string) error {
 		dir := filepath.ToSlash(filepath.Dir(rel))
 		from := level(dir)
 		if from < 0 {
@@ -126,33 +139,16 @@ func TestImportDirection(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestGroupsCoverTree: every top-level folder with Go code is in a group, so
 // that a new folder cannot escape the rule by its name.
 func TestGroupsCoverTree(t *testing.T) {
 	var dirs []string
-	root := filepath.Join("..", "..")
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() && skipDir(rel, d.Name()) {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".go") {
-			dirs = append(dirs, filepath.ToSlash(filepath.Dir(rel)))
-		}
+	goFiles(t, func(_, rel string) error {
+		dirs = append(dirs, filepath.ToSlash(filepath.Dir(rel)))
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sort.Strings(dirs)
 	if len(dirs) < 20 {
 		t.Fatalf("found Go code in only %d folders: the walk does not see the tree", len(dirs))
@@ -168,27 +164,15 @@ func TestGroupsCoverTree(t *testing.T) {
 // every package folder (its path, or under its group its last element), so
 // that a new package cannot go unmentioned there.
 func TestArchitectureNamesEveryPackage(t *testing.T) {
-	root := filepath.Join("..", "..")
-	b, err := os.ReadFile(filepath.Join(root, "docs", "ARCHITECTURE.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "ARCHITECTURE.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(b)
 	seen := map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if skipDir(rel, d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	goFiles(t, func(_, rel string) error {
 		dir := filepath.ToSlash(filepath.Dir(rel))
-		if !strings.HasSuffix(rel, ".go") || dir == "." || seen[dir] {
+		if dir == "." || seen[dir] {
 			return nil
 		}
 		seen[dir] = true
@@ -197,9 +181,6 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(seen) < 40 {
 		t.Fatalf("found only %d package folders: the walk does not see the tree", len(seen))
 	}

@@ -152,3 +152,40 @@ func TestLearnPrintsRaisedLambda(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeConfigAgainstModel: merging into an existing model takes the
+// model flags as learn does: a value equal to the model's is accepted
+// (--gcv-scope task on a task-scope model), another is refused as fixed
+// (--gcv-scope all), and the refused merge leaves the model as it was.
+func TestMergeConfigAgainstModel(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.npz")
+	writeBlobs(t, a, 1, 20)
+	cfg := []string{"--m", "80", "--p", "4", "--k", "24"}
+	var parts []string
+	for _, s := range []string{"0/2", "1/2"} {
+		p := filepath.Join(dir, strings.Replace(s, "/", "of", 1)+".stats")
+		if err := runFlycl(t, append([]string{"stats", "--features", a, "--shard", s, "--out", p}, cfg...)...); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	model := filepath.Join(dir, "m.flycl")
+	if _, err := runCLI(t, append(append([]string{"merge", "--model", model, "--gcv-scope", "task", "--lambdas", "0.1,1,10"}, cfg...), parts...)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCLI(t, append([]string{"merge", "--model", model, "--gcv-scope", "task"}, parts...)...); err != nil {
+		t.Errorf("merge with the model's own --gcv-scope: %v", err)
+	}
+	before, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = runCLI(t, append([]string{"merge", "--model", model, "--gcv-scope", "all"}, parts...)...)
+	if err == nil || !strings.Contains(err.Error(), "--gcv-scope all, but the model has task") {
+		t.Errorf("merge with another --gcv-scope: %v, want it refused as fixed", err)
+	}
+	if after, _ := os.ReadFile(model); string(after) != string(before) {
+		t.Error("the refused merge changed the model file")
+	}
+}

@@ -205,12 +205,8 @@ func (o *mergeOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer st.Close()
-	m := st.Model()
-	if m != nil {
-		if cmd.Flags().Changed("gcv-scope") {
-			return fmt.Errorf("--gcv-scope is fixed when a model is created")
-		}
-	} else {
+	m := st.Model() // an existing model's configuration agrees with the flags (openModel: AgreeModel)
+	if m == nil {
 		m, err = o.mf.bound().NewFromStats(merged, o.wFile)
 		if errors.Is(err, deploy.ErrNeedW) {
 			return fmt.Errorf("%w: give it with --w to create %s", err, o.model)

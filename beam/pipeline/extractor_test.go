@@ -2,9 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -38,24 +36,8 @@ func TestWorkersExtractLikeFlycl(t *testing.T) {
 	}
 	dir := t.TempDir()
 	local := filepath.Join(dir, "images")
-	r := rand.New(rand.NewPCG(5, 6))
-	for _, class := range []string{"discs", "stripes", "checks"} {
-		if err := os.MkdirAll(filepath.Join(local, "train", class), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for i := range 4 {
-			img, err := testimages.Draw(class, 40, r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := testimages.Encode(img, ".png")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(local, "train", class, fmt.Sprintf("%02d.png", i)), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+	if _, err := testimages.WriteFolder(filepath.Join(local, "train"), []string{"discs", "stripes", "checks"}, 4, 40, "jpg", rand.New(rand.NewPCG(5, 6))); err != nil {
+		t.Fatal(err)
 	}
 	ctx := context.Background()
 	ds, err := dataset.Open("folder:"+local, "train")

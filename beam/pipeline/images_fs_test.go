@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -28,26 +27,16 @@ func TestImagesThroughBeamFileSystems(t *testing.T) {
 	dir := t.TempDir()
 	local := filepath.Join(dir, "images")
 	const remote = "memfs://flycl-test-images/set"
-	r := rand.New(rand.NewPCG(3, 4))
-	for _, class := range []string{"discs", "stripes", "checks"} {
-		if err := os.MkdirAll(filepath.Join(local, "train", class), 0o755); err != nil {
+	names, err := testimages.WriteFolder(filepath.Join(local, "train"), []string{"discs", "stripes", "checks"}, 8, 40, "jpg", rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(local, "train", filepath.FromSlash(name)))
+		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range 8 {
-			img, err := testimages.Draw(class, 40, r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := testimages.Encode(img, ".png")
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := fmt.Sprintf("train/%s/%02d.png", class, i)
-			if err := os.WriteFile(filepath.Join(local, filepath.FromSlash(name)), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			memfs.Write(remote+"/"+name, b)
-		}
+		memfs.Write(remote+"/train/"+name, b)
 	}
 	bbSpec := "squeezenet:" + squeezeDir
 	ds, err := dataset.Open("folder:"+local, "train")

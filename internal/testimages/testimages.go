@@ -9,6 +9,8 @@ import (
 	"image/png"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 )
 
 // Patterns are the patterns Draw knows: red discs on cream, blue and
@@ -102,4 +104,33 @@ func Encode(img image.Image, ext string) ([]byte, error) {
 		err = jpeg.Encode(&b, img, &jpeg.Options{Quality: 90})
 	}
 	return b.Bytes(), err
+}
+
+// WriteFolder writes an image folder: per pictures of each pattern of
+// classes (Draw at size with r, class by class), encoded as ext ("png" or
+// "jpg": Encode) to dir/<pattern>/NN.ext. It returns the files' paths
+// relative to dir, slash-separated, in the order written.
+func WriteFolder(dir string, classes []string, per, size int, ext string, r *rand.Rand) ([]string, error) {
+	var names []string
+	for _, class := range classes {
+		if err := os.MkdirAll(filepath.Join(dir, class), 0o755); err != nil {
+			return nil, err
+		}
+		for i := range per {
+			img, err := Draw(class, size, r)
+			if err != nil {
+				return nil, err
+			}
+			b, err := Encode(img, ext)
+			if err != nil {
+				return nil, err
+			}
+			name := fmt.Sprintf("%s/%02d.%s", class, i, ext)
+			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), b, 0o644); err != nil {
+				return nil, err
+			}
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }

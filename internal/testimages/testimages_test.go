@@ -7,6 +7,8 @@ import (
 	"image/png"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -43,5 +45,35 @@ func TestDraw(t *testing.T) {
 		if !slices.Contains(Patterns, p) {
 			t.Errorf("ForClass[%s] = %q, not a pattern", c, p)
 		}
+	}
+}
+
+// TestWriteFolder: per files of each class, named as returned, each
+// decoding (by its extension's format) to the size drawn.
+func TestWriteFolder(t *testing.T) {
+	dir := t.TempDir()
+	for _, ext := range []string{"png", "jpg"} {
+		names, err := WriteFolder(filepath.Join(dir, ext), []string{"discs", "checks"}, 3, 24, ext, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"discs/00." + ext, "discs/01." + ext, "discs/02." + ext, "checks/00." + ext, "checks/01." + ext, "checks/02." + ext}
+		if !slices.Equal(names, want) {
+			t.Fatalf("%s: names %v, want %v", ext, names, want)
+		}
+		for _, n := range names {
+			f, err := os.Open(filepath.Join(dir, ext, filepath.FromSlash(n)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, format, err := image.Decode(f)
+			f.Close()
+			if err != nil || map[string]string{"png": "png", "jpg": "jpeg"}[ext] != format || img.Bounds().Dx() != 24 {
+				t.Errorf("%s: %v, format %q, %v", n, err, format, img)
+			}
+		}
+	}
+	if _, err := WriteFolder(dir, []string{"nope"}, 1, 8, "png", rand.New(rand.NewPCG(1, 2))); err == nil {
+		t.Error("an unknown pattern was drawn")
 	}
 }

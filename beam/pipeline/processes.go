@@ -41,9 +41,17 @@ func ServeJobService(ctx context.Context, port int) error {
 // uses), started in this process, so that a runner given the environment
 // EXTERNAL with config localhost:port runs its SDK harness here, in this
 // process, with this process's working directory and environment.
+//
+// Its harnesses report metrics under short ids qualified by their worker
+// id (shortids.go), so that a runner which keeps one table of short ids
+// per job, as prism does, neither fails the job nor mixes up the metrics
+// of several worker pools.
 func ServeWorkerPool(ctx context.Context, port int) error {
 	if port <= 0 {
 		return fmt.Errorf("pipeline: worker pool needs a port, got %d", port)
+	}
+	if err := enableWorkerShortIDs(); err != nil {
+		return fmt.Errorf("pipeline: worker pool on localhost:%d: %w", port, err)
 	}
 	srv, err := extworker.StartLoopback(ctx, port)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/testimages"
+	"github.com/flycl/flycl/ridge"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/backbone/zoo"
 	"github.com/flycl/flycl/vision/dataset"
@@ -27,9 +28,9 @@ import (
 // with the weights built into flycl (no models folder): the plan records
 // the extractor's pipeline and dimension; the DoFn's features are
 // Extractor.Dataset's (the path of flycl extract and learn) bit for bit,
-// and so is the statistics file's G and S (Model.TaskStats of those
-// features), the same batches of 4 making the same bits. Needs ONNX
-// Runtime.
+// and so is the statistics file's G and S (Model.TaskStats of each batch
+// of 4 of those features, merged in order: the pipeline's batches and
+// order of adding). Needs ONNX Runtime.
 func TestWorkersExtractLikeFlycl(t *testing.T) {
 	if err := backbone.Init(testLibrary()); err != nil {
 		t.Skipf("ONNX Runtime not available: %v", err)
@@ -104,9 +105,24 @@ func TestWorkersExtractLikeFlycl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := m.TaskStats(ctx, want.X, want.Labels)
+	// the pipeline sums each batch's G (one product of the batch's codes)
+	// into its accumulator, batch after batch: TaskStats of each batch of
+	// opt.BatchSize samples, merged in the same order, adds the same
+	// float64 terms in the same order (TaskStats of all 12 at once would
+	// form one product of 12 rows, whose sums may round otherwise)
+	st, err := ridge.NewStats(cfg.M)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for lo := 0; lo < want.N; lo += opt.BatchSize {
+		hi := min(want.N, lo+opt.BatchSize)
+		b, err := m.TaskStats(ctx, want.X[lo*want.D:hi*want.D], want.Labels[lo:hi])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Merge(b); err != nil {
+			t.Fatal(err)
+		}
 	}
 	compareStats(t, st, sf.Stats, 0)
 	if !reflect.DeepEqual(sf.Pipeline, ref.Pipeline()) {

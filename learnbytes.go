@@ -25,13 +25,19 @@ func (m *Model) LearnBytes(n, newClasses int) int64 {
 	nn := int64(n)
 	fresh := int64(max(newClasses, 0))
 	classes := int64(m.Classes().Len()) + fresh
-	// n×n: the dual forms (dual, band and eigen for n < m; a method
-	// forced on a larger task keeps its n×n form)
-	sq := mul(nn, min(nn, mm))
+	// n×n: the dual forms (dual, band and eigen for n < m; from n = m on
+	// GCV works on m×m, the model's own size, unless dual or eigen is
+	// forced, which keep their n×n form)
+	sq := mul(min(nn, mm), min(nn, mm))
 	if g := m.cfg.GCV; g == ridge.GCVDual || g == ridge.GCVEigen {
 		sq = mul(nn, nn)
 	}
-	return add(mul(12, mul(nn, mm)), mul(32, sq), mul(24, mul(nn, classes)), mul(16, mul(fresh, mm)))
+	// the codes in float32, and in float64 for GCV on all samples
+	perCode := int64(8)
+	if m.cfg.GCVScope == GCVAll {
+		perCode = 16
+	}
+	return add(mul(perCode, mul(nn, mm)), mul(32, sq), mul(24, mul(nn, classes)), mul(16, mul(fresh, mm)))
 }
 
 const most = 1<<63 - 1
@@ -68,8 +74,8 @@ type MemoryError struct {
 }
 
 func (e *MemoryError) Error() string {
-	return fmt.Sprintf("flycl: a learn of %d samples with %d classes at m=%d needs up to %d MiB; the limit is %d MiB (split the task, or learn it online in smaller batches)",
-		e.Samples, e.Classes, e.M, e.Bytes>>20, e.Limit>>20)
+	return fmt.Sprintf("flycl: a learn of %d samples with %d classes at m=%d needs up to %d bytes of memory; the limit is %d bytes (split the task, or learn it online in smaller batches)",
+		e.Samples, e.Classes, e.M, e.Bytes, e.Limit)
 }
 
 // BadInput marks it as input refused (IsInput).

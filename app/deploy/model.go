@@ -161,6 +161,12 @@ type LearnOptions struct {
 	// once it has one (no refactor of G + λI), flycl.LambdaGCV (the
 	// default) runs GCV on every learn.
 	LambdaPolicy flycl.LambdaPolicy
+	// MaxBytes, when > 0, bounds the memory a learn may need for its task
+	// (flycl.Model.LearnBytes of a task, or of one mini-batch online): a
+	// learn over it is refused before anything is allocated, with a
+	// *flycl.MemoryError. It is the caller's limit, not the learn's: the
+	// journal does not record it, and a replay does not apply it.
+	MaxBytes int64
 }
 
 // DefaultOnlineBatch is the mini-batch size of an online learn that
@@ -274,8 +280,8 @@ func EdgeWarnings(steps []flycl.TaskRecord) []string {
 }
 
 // CheckLearn reports the error Learn would refuse its input with (a
-// wrong dimension or pipeline, a bad class name, batch size or λ),
-// without changing the model: a nil result means Learn gets past its
+// wrong dimension or pipeline, a bad class name, batch size or λ, a
+// task over opt.MaxBytes), without changing the model: a nil result means Learn gets past its
 // checks, so a caller that restores the model after a failed Learn need
 // not do so for refused input.
 func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, opt LearnOptions) error {
@@ -295,7 +301,7 @@ func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, o
 	if !(opt.Lambda >= 0) || opt.Lambda > math.MaxFloat32 {
 		return fmt.Errorf("deploy: lambda must be positive and at most %g, float32's largest (or 0 for GCV), got %g", math.MaxFloat32, opt.Lambda)
 	}
-	seen := map[string]bool{}
+	seen, fresh := map[string]bool{}, 0
 	for _, n := range names {
 		if seen[n] {
 			continue
@@ -305,9 +311,14 @@ func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, o
 			if err := flycl.CheckClassName(n); err != nil {
 				return err
 			}
+			fresh++
 		}
 	}
-	return nil
+	step := len(names)
+	if opt.Online && opt.Batch > 0 {
+		step = min(step, opt.Batch)
+	}
+	return m.CheckLearnBytes(step, fresh, opt.MaxBytes)
 }
 
 // Learn adds n×d features x whose classes are names (one per sample).

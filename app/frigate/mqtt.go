@@ -8,6 +8,8 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/flycl/flycl/internal/mqttlimit"
 )
 
 // MQTT says where Frigate's events are published.
@@ -48,7 +50,7 @@ func Listen(ctx context.Context, m MQTT, l *Labeller) (Stats, error) {
 	subscribed := make(chan error, 1)
 	o := paho.NewClientOptions().AddBroker(u.String()).SetClientID(id).
 		SetAutoReconnect(true).SetConnectRetry(true).SetMaxReconnectInterval(30 * time.Second).
-		SetOrderMatters(true)
+		SetOrderMatters(true).SetCustomOpenConnectionFn(mqttlimit.Open(MaxMessage+1<<17, nil)) // a payload over MaxMessage (with its topic) is dropped as it arrives, not held
 	if m.Username != "" {
 		o.SetUsername(m.Username).SetPassword(m.Password)
 	}

@@ -185,6 +185,7 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) {
 			return errorf(http.StatusBadRequest, "%v", err)
 		}
 		in.opt = opt
+		in.opt.MaxBytes = s.cfg.MaxLearnBytes
 		if _, ok := s.calibrating(); ok {
 			if in.images == 0 {
 				return errUncalibrated

@@ -348,7 +348,7 @@ func (s *Server) inboxLearn(w http.ResponseWriter, r *http.Request) {
 	var sn ModelView
 	err = s.submit(func(ctx context.Context) (ModelView, error) {
 		var err error
-		rep, sn, err = s.cfg.Backend.Learn(ctx, x, labels, deploy.LearnOptions{})
+		rep, sn, err = s.cfg.Backend.Learn(ctx, x, labels, deploy.LearnOptions{MaxBytes: s.cfg.MaxLearnBytes})
 		return sn, err
 	})
 	if err != nil {

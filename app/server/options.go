@@ -227,6 +227,7 @@ func (o Options) Check() error {
 	}{
 		{"Config.MaxBodyBytes", c.MaxBodyBytes, 1}, {"Config.MaxPixels", int64(c.MaxPixels), 1},
 		{"Config.MaxRequestPixels", c.MaxRequestPixels, 1}, {"Config.MaxImages", int64(c.MaxImages), 1},
+		{"Config.MaxLearnBytes", c.MaxLearnBytes, 1},
 		{"Config.QueueLength", int64(c.QueueLength), 1}, {"Config.Extractions", int64(c.Extractions), 1},
 		{"Dim", int64(o.Dim), 0}, {"Threads", int64(o.Threads), 0}, {"Calib", int64(o.Calib), 1},
 	} {

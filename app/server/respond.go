@@ -53,6 +53,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, ae.code, "%s", ae.msg)
 	case errors.As(err, &mbe):
 		writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the limit of %d bytes", mbe.Limit)
+	case errors.As(err, new(*flycl.MemoryError)):
+		writeError(w, http.StatusRequestEntityTooLarge, "%v (the server's --max-learn-bytes)", err)
 	case errors.Is(err, ErrReadOnly):
 		writeError(w, http.StatusMethodNotAllowed, "%v", err)
 	case errors.Is(err, ErrFileChanged):

@@ -75,12 +75,17 @@ type Config struct {
 	DecodePixels int64
 	// DecodeWait is how long a request waits for DecodePixels to be free
 	// before it is refused with 503 and Retry-After (default 30 s).
-	DecodeWait  time.Duration
-	MaxImages   int // images per request (default 256)
-	MaxRows     int // feature vectors per request (default 100000)
-	MaxTop      int // largest top-N a predict may ask for (default 100)
-	QueueLength int // learns waiting beyond the running one (default 8)
-	Extractions int // concurrent backbone extractions (default 2)
+	DecodeWait time.Duration
+	MaxImages  int // images per request (default 256)
+	MaxRows    int // feature vectors per request (default 100000)
+	// MaxLearnBytes bounds the memory one learn may need for its task
+	// (flycl.Model.LearnBytes: rows × m, rows × classes, new classes × m;
+	// an online learn counts one batch): a learn over it is refused with
+	// 413 before anything is allocated for it (default 512 MiB).
+	MaxLearnBytes int64
+	MaxTop        int // largest top-N a predict may ask for (default 100)
+	QueueLength   int // learns waiting beyond the running one (default 8)
+	Extractions   int // concurrent backbone extractions (default 2)
 
 	// Unknown says when predict answers "unknown": "auto" or "" (the
 	// model's calibrated rejection), "off", or a threshold on the
@@ -101,7 +106,7 @@ type Config struct {
 
 // DefaultConfig returns the default limits.
 func DefaultConfig() Config {
-	return Config{MaxBodyBytes: 64 << 20, MaxDecodeBytes: 2 * 64 << 20, MaxPixels: 40_000_000, MaxRequestPixels: 1_000_000_000, DecodePixels: imageio.DefaultBudgetPixels, DecodeWait: 30 * time.Second, MaxImages: 256, MaxRows: 100_000, MaxTop: 100,
+	return Config{MaxBodyBytes: 64 << 20, MaxDecodeBytes: 2 * 64 << 20, MaxPixels: 40_000_000, MaxRequestPixels: 1_000_000_000, DecodePixels: imageio.DefaultBudgetPixels, DecodeWait: 30 * time.Second, MaxImages: 256, MaxRows: 100_000, MaxLearnBytes: 512 << 20, MaxTop: 100,
 		QueueLength: 8, Extractions: 2}
 }
 
@@ -115,6 +120,7 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.DecodeWait, d.DecodeWait)
 	orDefault(&c.MaxImages, d.MaxImages)
 	orDefault(&c.MaxRows, d.MaxRows)
+	orDefault(&c.MaxLearnBytes, d.MaxLearnBytes)
 	orDefault(&c.MaxTop, d.MaxTop)
 	orDefault(&c.QueueLength, d.QueueLength)
 	orDefault(&c.Extractions, d.Extractions)

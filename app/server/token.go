@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/flycl/flycl/internal/smallfile"
 )
 
 // MinTokenLength is the shortest bearer token a token file may hold.
@@ -19,9 +21,10 @@ const MinTokenLength = 8
 var ErrShortToken = errors.New("the token must be at least 8 characters")
 
 // ReadTokenFile reads the bearer token of a token file: its first line,
-// without surrounding white space.
+// without surrounding white space. A file over smallfile.SecretLimit
+// (64 KiB) is refused (smallfile.ErrTooLarge) before it is read whole.
 func ReadTokenFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := smallfile.Read(path, smallfile.SecretLimit)
 	if err != nil {
 		return "", fmt.Errorf("server: token file: %w", err)
 	}

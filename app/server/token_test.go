@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/flycl/flycl/internal/smallfile"
 )
 
 // TestTokenFile: a missing token file is created with 32 random bytes in
@@ -55,6 +57,15 @@ func TestTokenFile(t *testing.T) {
 	os.WriteFile(short, []byte("abc\n"), 0o600)
 	if _, _, err := LoadOrCreateToken(short); !errors.Is(err, ErrShortToken) || !strings.Contains(err.Error(), short) {
 		t.Fatalf("short token: %v", err)
+	}
+	// a token file is a line: an endless or oversized one is refused,
+	// named, before it is read whole
+	big := filepath.Join(dir, "big")
+	os.WriteFile(big, []byte(strings.Repeat("t", smallfile.SecretLimit+1)), 0o600)
+	for _, p := range []string{"/dev/zero", big} {
+		if _, _, err := LoadOrCreateToken(p); !errors.Is(err, smallfile.ErrTooLarge) || !strings.Contains(err.Error(), p) {
+			t.Fatalf("token file %s: %v, want smallfile.ErrTooLarge naming it", p, err)
+		}
 	}
 	if _, _, err := LoadOrCreateToken(filepath.Join(dir, "no", "such", "dir", "token")); err == nil || !strings.Contains(err.Error(), "no/such/dir") {
 		t.Fatalf("token in a missing directory: %v", err)

@@ -33,7 +33,7 @@ var serveFlagOf = map[string]string{
 	"Model": "model", "Addr": "addr", "Backbone": "backbone", "Dim": "dim", "Threads": "threads",
 	"Precision": "precision", "Calib": "calib", "CalibMethod": "calib-method",
 	"Config.MaxBodyBytes": "max-body", "Config.MaxDecodeBytes": "max-decode", "Config.MaxPixels": "max-pixels",
-	"Config.MaxRequestPixels": "max-request-pixels", "Config.MaxImages": "max-images", "Config.QueueLength": "queue",
+	"Config.MaxRequestPixels": "max-request-pixels", "Config.MaxImages": "max-images", "Config.MaxLearnBytes": "max-learn-bytes", "Config.QueueLength": "queue",
 	"Config.DecodePixels": "decode-pixels", "Config.DecodeWait": "decode-wait", "Config.Extractions": "extractions",
 	"Config.Unknown": "unknown", "Timeouts.Read": "read-timeout", "Timeouts.Write": "write-timeout",
 	"Timeouts.Idle": "idle-timeout", "Timeouts.Shutdown": "shutdown-timeout",
@@ -65,6 +65,7 @@ func (f *serveFlags) addFlags(c *cobra.Command) {
 	fs.IntVar(&f.o.Config.MaxPixels, "max-pixels", f.o.Config.MaxPixels, "largest image accepted, in pixels (width×height)")
 	fs.Int64Var(&f.o.Config.MaxRequestPixels, "max-request-pixels", f.o.Config.MaxRequestPixels, "pixels of all the images of one request together")
 	fs.IntVar(&f.o.Config.MaxImages, "max-images", f.o.Config.MaxImages, "images per request")
+	fs.Int64Var(&f.o.Config.MaxLearnBytes, "max-learn-bytes", f.o.Config.MaxLearnBytes, "memory one learn may need for its task, in bytes (rows × m, rows × classes, new classes × m; 413 beyond; docs/DEPLOY.md)")
 	fs.IntVar(&f.o.Config.QueueLength, "queue", f.o.Config.QueueLength, "learns that may wait behind the running one (503 beyond)")
 	fs.Int64Var(&f.o.Config.DecodePixels, "decode-pixels", f.o.Config.DecodePixels, "pixels of the images decoded and not yet through the backbone, all requests together: larger images take turns, an image that fits goes on at once (-1: no bound; docs/DEPLOY.md)")
 	fs.DurationVar(&f.o.Config.DecodeWait, "decode-wait", f.o.Config.DecodeWait, "how long a request waits for --decode-pixels to be free before it gets 503 with Retry-After")

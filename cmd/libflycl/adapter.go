@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/internal/onejson"
+	"github.com/flycl/flycl/internal/procmem"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -44,6 +46,9 @@ func parseConfig(js string) (flycl.Config, error) {
 // positive is the caller's input (flycl.Config.Validate), an invalid
 // configuration FLYCL_E_CONFIG.
 func newModel(cfg flycl.Config, d int) (*deploy.Model, error) {
+	if err := checkModelSize(cfg, d, procmem.Available()); err != nil {
+		return nil, err
+	}
 	m, err := deploy.New(cfg, d, nil, nil)
 	if flycl.IsInput(err) {
 		return nil, fmt.Errorf("libflycl: %w", err)
@@ -63,7 +68,7 @@ func rootStatus(err error) int {
 		return FLYCL_E_CLASS_NAME
 	case errors.Is(err, flycl.ErrUnknownClass):
 		return FLYCL_E_UNKNOWN_CLASS
-	case errors.Is(err, flycl.ErrTooLarge):
+	case errors.Is(err, flycl.ErrTooLarge), errors.As(err, new(*flycl.MemoryError)):
 		return FLYCL_E_TOO_LARGE
 	case errors.Is(err, flycl.ErrNotTrained):
 		return FLYCL_E_NOT_TRAINED
@@ -288,4 +293,48 @@ func infoJSON(m *deploy.Model) (string, error) {
 	}
 	b, err := json.Marshal(in)
 	return string(b), err
+}
+
+// checkModelSize refuses, before anything is allocated, a new model whose
+// sizes no process could hold: d beyond what W's int32 column indices
+// address, or a model (modelBytes) larger than avail bytes (the memory
+// available; 0: unknown, not checked). Go ends the process when an
+// allocation fails, so the size is checked here, where the caller still
+// gets an error.
+func checkModelSize(cfg flycl.Config, d int, avail int64) error {
+	if d > math.MaxInt32 {
+		return inputError(fmt.Errorf("libflycl: d=%d: the feature dimension is at most %d", d, math.MaxInt32))
+	}
+	def := flycl.DefaultConfig()
+	m, p := cmp.Or(cfg.M, def.M), cmp.Or(cfg.P, def.P)
+	if m < 0 || p < 0 || d < 0 {
+		return nil // flycl.Config.Validate's to refuse
+	}
+	if b := modelBytes(m, p, d); avail > 0 && b > avail {
+		return &statusError{FLYCL_E_TOO_LARGE, fmt.Errorf("libflycl: a model of d=%d, m=%d, p=%d needs about %d MiB, more than the %d MiB of memory available", d, m, p, b>>20, avail>>20)}
+	}
+	return nil
+}
+
+// modelBytes is the memory a new model of these sizes needs before its
+// first learn completes: W's columns and values (8 bytes each of m·p) and
+// the permutation that draws them (4·d), its dense form (4·m·d, when the
+// projection is applied densely), and the m×m statistics with their
+// factor's working copy (8·m²). Saturates at the largest int64.
+func modelBytes(m, p, d int) int64 {
+	const most = math.MaxInt64
+	mul := func(a, b int64) int64 {
+		if a != 0 && b > most/a {
+			return most
+		}
+		return a * b
+	}
+	sum := int64(0)
+	for _, v := range []int64{mul(8, mul(int64(m), int64(p))), mul(4, int64(d)), mul(4, mul(int64(m), int64(d))), mul(8, mul(int64(m), int64(m)))} {
+		if v > most-sum {
+			return most
+		}
+		sum += v
+	}
+	return sum
 }

@@ -126,7 +126,7 @@ func putString(s string, buf *C.char, capacity C.size_t, length *C.size_t) error
 func modelOf(h C.uint64_t) (*model, error) { return reg.model(uint64(h)) }
 
 //export flycl_abi_version
-func flycl_abi_version() C.int { return 1 }
+func flycl_abi_version() C.int { return 2 }
 
 //export flycl_last_error
 func flycl_last_error(buf *C.char, capacity C.size_t, length *C.size_t) C.int {
@@ -315,28 +315,41 @@ func flycl_unlearn(h C.uint64_t) C.int {
 
 //export flycl_scores
 func flycl_scores(h C.uint64_t, x *C.float, n, d C.int64_t, out *C.float, outLen C.size_t) C.int {
-	return call(func() error {
-		m, err := modelOf(h)
+	return call(func() error { return scoresInto(h, x, n, d, out, outLen, nil) })
+}
+
+//export flycl_scores_n
+func flycl_scores_n(h C.uint64_t, x *C.float, n, d C.int64_t, out *C.float, outLen C.size_t, classes *C.int64_t) C.int {
+	return call(func() error { return scoresInto(h, x, n, d, out, outLen, classes) })
+}
+
+// scoresInto writes the scores of flycl_scores, and their class count to
+// classes when it is not nil (read under the model's lock with them, also
+// when out is too small).
+func scoresInto(h C.uint64_t, x *C.float, n, d C.int64_t, out *C.float, outLen C.size_t, classes *C.int64_t) error {
+	m, err := modelOf(h)
+	if err != nil {
+		return err
+	}
+	return m.readPred(func(p *predictor) error {
+		xs, err := floats(x, n, d)
 		if err != nil {
 			return err
 		}
-		return m.readPred(func(p *predictor) error {
-			xs, err := floats(x, n, d)
-			if err != nil {
-				return err
-			}
-			if err := checkInput(xs, int(n), int(d), p.d); err != nil {
-				return err
-			}
-			if err := p.checkTrained(); err != nil {
-				return err
-			}
-			o, err := outFloats(out, outLen, int(n)*p.classes(), "scores")
-			if err != nil || n == 0 {
-				return err
-			}
-			return p.scores(ctxBackground, xs, o)
-		})
+		if err := checkInput(xs, int(n), int(d), p.d); err != nil {
+			return err
+		}
+		if err := p.checkTrained(); err != nil {
+			return err
+		}
+		if classes != nil {
+			*classes = C.int64_t(p.classes())
+		}
+		o, err := outFloats(out, outLen, int(n)*p.classes(), "scores")
+		if err != nil || n == 0 {
+			return err
+		}
+		return p.scores(ctxBackground, xs, o)
 	})
 }
 

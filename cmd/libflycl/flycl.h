@@ -50,7 +50,7 @@ extern "C" {
 
 /* The version of this interface: flycl_abi_version() returns it. It grows
  * when a function is added; an existing function never changes. */
-#define FLYCL_ABI_VERSION 1
+#define FLYCL_ABI_VERSION 2
 
 /* Status codes. The first five are the Go package's typed errors, one to
  * one (flycl.ErrBadInput, ErrNotTrained, ErrUnknownClass, ErrTooLarge,
@@ -180,6 +180,15 @@ int flycl_unlearn(flycl_model h);
  * least n*c. Each sample's scores depend on it alone, to the bit, and
  * equal `flycl predict`'s and the Go Predictor's. */
 int flycl_scores(flycl_model h, const float *x, int64_t n, int64_t d, float *out, size_t out_len);
+
+/* flycl_scores that also writes *classes (when not NULL), the class
+ * count c of the scores it wrote, read together with them: another
+ * thread's learn or forget between a flycl_model_num_classes and the
+ * scores cannot make them disagree. When out_len is less than n*c it
+ * returns FLYCL_E_BUFFER with *classes set, to size the buffer and call
+ * again. */
+int flycl_scores_n(flycl_model h, const float *x, int64_t n, int64_t d, float *out, size_t out_len,
+                   int64_t *classes);
 
 /* The k best classes of each sample, best first (ties keep class order):
  * classes[i*k + r] and scores[i*k + r] for rank r; when k exceeds the

@@ -16,6 +16,7 @@ import (
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/procmem"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/backbone/zoo"
 	"github.com/flycl/flycl/vision/extract"
@@ -291,7 +292,9 @@ func (m *model) learn(x []float32, n, d int, y []int32, names []string, lambda f
 		}
 		per[i] = names[l]
 	}
-	opt := deploy.LearnOptions{Lambda: lambda}
+	// a task the machine cannot hold is refused before Go allocates it (an
+	// allocation that fails would end the calling process)
+	opt := deploy.LearnOptions{Lambda: lambda, MaxBytes: procmem.Available()}
 	if batch > 0 {
 		opt.Online, opt.Batch = true, batch
 	}

@@ -46,3 +46,22 @@ func Current() int64 {
 	}
 	return 0
 }
+
+// Available returns the memory the kernel estimates is available for new
+// allocations without swapping (MemAvailable of /proc/meminfo) in bytes,
+// 0 if unknown.
+func Available() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}

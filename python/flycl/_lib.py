@@ -13,7 +13,7 @@ import threading
 from ctypes import (POINTER, byref, c_char_p, c_double, c_int, c_int32,
                     c_int64, c_size_t, c_uint64, c_void_p)
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 model_t = c_uint64
 extractor_t = c_uint64
@@ -126,6 +126,7 @@ _SIGNATURES = {
     "flycl_forget": (c_int, [model_t, c_char_p, _F, c_int64, c_int64, POINTER(c_int)]),
     "flycl_unlearn": (c_int, [model_t]),
     "flycl_scores": (c_int, [model_t, _F, c_int64, c_int64, _F, c_size_t]),
+    "flycl_scores_n": (c_int, [model_t, _F, c_int64, c_int64, _F, c_size_t, POINTER(c_int64)]),
     "flycl_top": (c_int, [model_t, _F, c_int64, c_int64, c_int32, _I32, _F, c_size_t]),
     "flycl_answer": (c_int, [model_t, _F, c_int64, c_int64, c_char_p, _I32, _I32, _D, _D]),
     "flycl_model_input_dim": (c_int, [model_t, POINTER(c_int64)]),
@@ -218,8 +219,27 @@ def get_string(fn, *args):
     return buf.raw[:n.value].decode("utf-8")
 
 
-def c_strings(strs):
-    """A NULL-free char*[] of UTF-8 strings (kept alive by the returned array)."""
-    enc = [s.encode("utf-8") for s in strs]
+def cstr(s, what):
+    """s (str) as the UTF-8 bytes of a C string; a NUL byte in it, which C
+    would read as the string's end, is refused (ValueError)."""
+    b = s.encode("utf-8")
+    if b"\0" in b:
+        raise ValueError(f"{what} {s!r}: contains a NUL byte")
+    return b
+
+
+def cpath(p, what="path"):
+    """A path (str, bytes or os.PathLike) as the bytes of a C string; a NUL
+    byte in it is refused (ValueError), as open() refuses it."""
+    b = os.fsencode(p)
+    if b"\0" in b:
+        raise ValueError(f"{what} {p!r}: contains a NUL byte")
+    return b
+
+
+def c_strings(strs, what="class name"):
+    """A NULL-free char*[] of UTF-8 strings (kept alive by the returned
+    array); a string with a NUL byte is refused (ValueError)."""
+    enc = [cstr(s, what) for s in strs]
     arr = (c_char_p * max(len(enc), 1))(*enc)
     return arr

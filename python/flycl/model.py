@@ -96,7 +96,7 @@ class Model:
         ``save``'s), its journal's changes replayed; the learns its journal
         holds can be taken back with unlearn. The file is only read."""
         h = model_t(0)
-        _lib.call(_lib.lib().flycl_model_load, os.fsencode(path), byref(h))
+        _lib.call(_lib.lib().flycl_model_load, _lib.cpath(path), byref(h))
         return cls._wrap(h.value)
 
     @classmethod
@@ -112,7 +112,7 @@ class Model:
         format ``flycl learn`` writes, so that ``flycl serve`` and
         ``flycl predict`` read it). An existing path is refused
         (ModelFileError): remove it and its .journal first."""
-        _lib.call(_lib.lib().flycl_model_save, self._h, os.fsencode(path))
+        _lib.call(_lib.lib().flycl_model_save, self._h, _lib.cpath(path))
 
     def to_bytes(self):
         """The bytes of the model file ``save`` would write."""
@@ -163,7 +163,15 @@ class Model:
         """learn with y as int32 indices into the list of class names
         ``names`` (the C call's own form: no conversion of the labels)."""
         x = as_features(x)
-        yi = np.ascontiguousarray(y, dtype=np.int32).ravel()
+        ya = np.asarray(y).ravel()
+        if ya.size and ya.dtype.kind not in "iub":
+            if ya.dtype.kind != "f" or not np.all(np.isfinite(ya)) or np.any(ya != np.round(ya)):
+                raise TypeError(f"y: class indices must be integers, got dtype {ya.dtype}")
+        if ya.size and (ya.min() < 0 or ya.max() >= len(names)):
+            # checked before the conversion to int32, which would wrap
+            raise ValueError(f"y: class indices must be in [0, {len(names)}) (the names), "
+                             f"got {ya.min()} to {ya.max()}")
+        yi = np.ascontiguousarray(ya, dtype=np.int32)
         if len(yi) != x.shape[0]:
             raise ValueError(f"y: {len(yi)} labels for {x.shape[0]} samples")
         arr = _lib.c_strings([str(n) for n in names])
@@ -179,10 +187,11 @@ class Model:
         only drops the class's column. Returns True for an exact removal."""
         exact = c_int(0)
         if x is None:
-            _lib.call(_lib.lib().flycl_forget, self._h, str(name).encode(), None, 0, self._d, byref(exact))
+            _lib.call(_lib.lib().flycl_forget, self._h, _lib.cstr(str(name), "class name"), None, 0, self._d,
+                      byref(exact))
         else:
             x = as_features(x)
-            _lib.call(_lib.lib().flycl_forget, self._h, str(name).encode(), _addr(x), x.shape[0],
+            _lib.call(_lib.lib().flycl_forget, self._h, _lib.cstr(str(name), "class name"), _addr(x), x.shape[0],
                       x.shape[1], byref(exact))
         return bool(exact.value)
 
@@ -205,11 +214,20 @@ class Model:
         bit for bit those of ``flycl predict`` and the Go Predictor."""
         x = as_features(x)
         lib = _lib.lib()
+        n = x.shape[0]
         c = c_int64(0)
         _lib.call(lib.flycl_model_num_classes, self._h, byref(c))
-        out = np.empty((x.shape[0], c.value), dtype=np.float32)
-        _lib.call(lib.flycl_scores, self._h, _addr(x), x.shape[0], x.shape[1], _addr(out), out.size)
-        return out
+        # Another thread may learn or forget a class before the scores are
+        # read: the library says how many columns it wrote (or needs), read
+        # under the model's lock with them, so the shape always matches.
+        while True:
+            want = c.value
+            out = np.empty(n * want, dtype=np.float32)
+            st = lib.flycl_scores_n(self._h, _addr(x), n, x.shape[1], _addr(out), out.size, byref(c))
+            if st != _lib.E_BUFFER:
+                break
+        _lib.check(st)
+        return out[:n * c.value].reshape(n, c.value)
 
     def top(self, x, k=5):
         """The k best classes of each sample, best first: (indices n x k
@@ -238,7 +256,7 @@ class Model:
         margin = np.empty(n, dtype=np.float64)
         rej = None if rejection is None else (rejection if isinstance(rejection, str) else repr(float(rejection)))
         _lib.call(_lib.lib().flycl_answer, self._h, _addr(x), n, x.shape[1],
-                  None if rej is None else rej.encode(), _addr(cls), _addr(unk), _addr(prob), _addr(margin))
+                  None if rej is None else _lib.cstr(rej, "rejection"), _addr(cls), _addr(unk), _addr(prob), _addr(margin))
         return Answers(cls, unk.astype(bool), prob, margin)
 
     # ---- reading ----
@@ -263,7 +281,7 @@ class Model:
     def class_index(self, name):
         """The index of the class called name (UnknownClassError if none)."""
         i = c_int64(0)
-        _lib.call(_lib.lib().flycl_model_class_index, self._h, str(name).encode(), byref(i))
+        _lib.call(_lib.lib().flycl_model_class_index, self._h, _lib.cstr(str(name), "class name"), byref(i))
         return i.value
 
     @property
@@ -323,7 +341,7 @@ class Extractor:
     def __init__(self, backbone="mobilenetv2", models_dir=None, ort_library=None, _model=None):
         h = c_uint64(0)
         dim = c_int64(0)
-        enc = (lambda s: None if s is None else os.fsencode(s))
+        enc = (lambda s: None if s is None else _lib.cpath(s))
         if _model is not None:
             _lib.call(_lib.lib().flycl_extractor_for_model, _model._h, enc(models_dir), enc(ort_library),
                       byref(h), byref(dim))
@@ -342,7 +360,7 @@ class Extractor:
         """The n x dim float32 features of the image files at paths."""
         paths = [os.fspath(p) for p in paths]
         out = np.empty((len(paths), self.dim), dtype=np.float32)
-        arr = (ctypes.c_char_p * max(len(paths), 1))(*[os.fsencode(p) for p in paths])
+        arr = (ctypes.c_char_p * max(len(paths), 1))(*[_lib.cpath(p) for p in paths])
         _lib.call(_lib.lib().flycl_extract_files, self._h, arr, len(paths), _addr(out), out.size)
         return out
 

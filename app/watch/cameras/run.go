@@ -9,13 +9,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/flycl/flycl/app/watch"
 	"github.com/flycl/flycl/app/watch/mqtt"
+	"github.com/flycl/flycl/internal/smallfile"
 )
 
 // Model is a loaded model, as Options.Open returns it.
@@ -207,7 +207,7 @@ func (m *MQTT) options() (*mqtt.Options, error) {
 	o := &mqtt.Options{Broker: m.Broker, Username: m.User, ClientID: m.ClientID, Prefix: m.Prefix, Discovery: m.Discovery,
 		DiscoveryPrefix: m.DiscoveryPrefix, Image: m.Image}
 	if m.PasswordFile != "" {
-		b, err := os.ReadFile(m.PasswordFile)
+		b, err := smallfile.Read(m.PasswordFile, smallfile.SecretLimit)
 		if err != nil {
 			return nil, failed("MQTT.PasswordFile", m.PasswordFile, err)
 		}
@@ -216,7 +216,7 @@ func (m *MQTT) options() (*mqtt.Options, error) {
 		}
 	}
 	if m.CA != "" {
-		pem, err := os.ReadFile(m.CA)
+		pem, err := smallfile.Read(m.CA, smallfile.CALimit)
 		if err != nil {
 			return nil, failed("MQTT.CA", m.CA, err)
 		}

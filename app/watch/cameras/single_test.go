@@ -13,6 +13,7 @@ import (
 
 	"github.com/flycl/flycl/app/watch"
 	"github.com/flycl/flycl/app/watch/mqtt"
+	"github.com/flycl/flycl/internal/smallfile"
 )
 
 // validSingle is a Single that passes Check: flycl watch's defaults, a
@@ -154,7 +155,8 @@ func TestSingleRunBeforeModels(t *testing.T) {
 		return p
 	}
 	pw, emptyPW, notPEM := write("pw", "secret\n"), write("empty", "\n"), write("ca.pem", "not a certificate")
-	self, err := os.Executable() // a program that exists, as FFmpeg
+	bigPW := write("big", "secret\n"+strings.Repeat("x", smallfile.SecretLimit-6)) // one byte over
+	self, err := os.Executable()                                                   // a program that exists, as FFmpeg
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +181,12 @@ func TestSingleRunBeforeModels(t *testing.T) {
 			fs.ErrNotExist, "MQTT.CA: open "},
 		{"a CA file without a certificate", func(s *Single) { s.MQTT.Broker = "mqtts://h"; s.MQTT.CA = notPEM }, "MQTT.CA",
 			mqtt.ErrNoCertificate, "MQTT.CA " + notPEM + ": "},
+		{"an endless password file", func(s *Single) { s.MQTT.Broker = "mqtt://h"; s.MQTT.PasswordFile = "/dev/zero" }, "MQTT.PasswordFile",
+			smallfile.ErrTooLarge, "MQTT.PasswordFile: /dev/zero: more than the limit of 65536 bytes"},
+		{"an oversized password file", func(s *Single) { s.MQTT.Broker = "mqtt://h"; s.MQTT.PasswordFile = bigPW }, "MQTT.PasswordFile",
+			smallfile.ErrTooLarge, "MQTT.PasswordFile: " + bigPW + ": 65537 bytes, more than the limit of 65536 bytes"},
+		{"an endless CA file", func(s *Single) { s.MQTT.Broker = "mqtts://h"; s.MQTT.CA = "/dev/zero" }, "MQTT.CA",
+			smallfile.ErrTooLarge, "MQTT.CA: /dev/zero: more than the limit of"},
 		{"not an MQTT broker", func(s *Single) { s.MQTT.Broker = "http://h" }, "MQTT.Broker", mqtt.ErrConfig, "MQTT.Broker: "},
 		{"a camera that is not one topic level", func(s *Single) { s.MQTT.Broker = "mqtt://h"; s.Camera = "a/b" }, "MQTT.Broker", mqtt.ErrConfig, `camera "a/b"`},
 		{"no ffmpeg", func(s *Single) { s.FFmpeg = filepath.Join(dir, "no-ffmpeg") }, "FFmpeg", nil,

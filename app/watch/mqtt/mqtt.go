@@ -19,7 +19,14 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/inbox"
 	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/internal/mqttlimit"
 )
+
+// maxIncoming bounds the packets the publisher accepts from the broker
+// (it subscribes to nothing: acknowledgements are a few bytes): a PUBLISH
+// over it is dropped as it arrives, any other packet over it ends the
+// connection (mqttlimit).
+const maxIncoming = 64 << 10
 
 // ErrConfig is wrapped by the errors of options that cannot work.
 var ErrConfig = errors.New("mqtt: bad configuration")
@@ -226,6 +233,7 @@ func New(o Options) (*Publisher, error) {
 		SetAutoReconnect(true).SetMaxReconnectInterval(o.MaxBackoff).
 		SetConnectRetry(true).SetConnectRetryInterval(min(5*time.Second, o.MaxBackoff)).
 		SetConnectTimeout(o.Timeout).SetWriteTimeout(o.Timeout).
+		SetCustomOpenConnectionFn(mqttlimit.Open(maxIncoming, nil)).
 		SetOnConnectHandler(p.onConnect).
 		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
 			if f, ok := n.(paho.ConnectionNotificationFailed); ok && f.Reason != nil {

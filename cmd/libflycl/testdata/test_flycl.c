@@ -85,6 +85,16 @@ static float *scores_of(flycl_model h, int64_t *nc_out) {
     OK(flycl_model_num_classes(h, &nc));
     float *s = calloc((size_t)(nt * nc) + 1, sizeof(float));
     OK(flycl_scores(h, xt, nt, d, s, (size_t)(nt * nc)));
+    /* flycl_scores_n: the same scores, with their class count; a short
+     * buffer gets FLYCL_E_BUFFER with the count it needs */
+    float *s2 = calloc((size_t)(nt * nc) + 1, sizeof(float));
+    int64_t c2 = -1;
+    CHECK(flycl_scores_n(h, xt, nt, d, s2, (size_t)(nt * nc) - 1, &c2) == FLYCL_E_BUFFER, "short scores_n buffer");
+    CHECK(c2 == nc, "scores_n needs %lld classes, num_classes says %lld", (long long)c2, (long long)nc);
+    c2 = -1;
+    OK(flycl_scores_n(h, xt, nt, d, s2, (size_t)(nt * nc), &c2));
+    CHECK(c2 == nc && memcmp(s, s2, sizeof(float) * (size_t)(nt * nc)) == 0, "scores_n differs from scores");
+    free(s2);
     *nc_out = nc;
     return s;
 }
@@ -246,6 +256,10 @@ int main(int argc, char **argv) {
     CHECK(strstr(last_error(), "mm") != NULL, "the message names the key: %s", last_error());
     CHECK(flycl_model_new("{\"k\": 100000}", d, &bad) == FLYCL_E_CONFIG, "k > m");
     CHECK(flycl_model_new(NULL, 0, &bad) == FLYCL_E_BAD_INPUT, "d = 0");
+    /* sizes no process holds: refused before they are allocated (Go would
+     * end the process) */
+    CHECK(flycl_model_new("{\"m\":10,\"p\":1,\"k\":1}", (int64_t)1 << 40, &bad) == FLYCL_E_BAD_INPUT, "d = 2^40");
+    CHECK(flycl_model_new("{\"m\":1048576,\"p\":1,\"k\":1}", 8, &bad) == FLYCL_E_TOO_LARGE, "m = 2^20: %s", last_error());
     CHECK(flycl_model_new(NULL, d, NULL) == FLYCL_E_NULL, "out NULL");
     CHECK(flycl_model_new("", d, &bad) == FLYCL_E_CONFIG, "the default p=300 > d");
     OK(flycl_model_new("", 512, &bad)); /* the defaults */

@@ -140,6 +140,8 @@ type Publisher struct {
 	stop   chan struct{}
 	exited chan struct{}
 	closed bool
+	// removing: a Publisher used by Remove announces nothing.
+	removing bool
 }
 
 // zoneState is the latest update of one zone and what of it is
@@ -204,7 +206,7 @@ func New(o Options) (*Publisher, error) {
 	if strings.Contains(u.Hostname(), ":") {
 		broker = u.Scheme + "://[" + u.Hostname() + "]:" + port
 	}
-	p := &Publisher{o: o, log: cmp.Or(o.Log, slog.Default()), node: nodeID(o.Prefix + "_" + o.Camera),
+	p := &Publisher{o: o, log: cmp.Or(o.Log, slog.Default()), node: sanitize(o.Prefix) + "_" + nodeID(o.Camera),
 		states: map[string]*zoneState{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), exited: make(chan struct{})}
 	base := o.Prefix + "/" + o.Camera + "/"
 	p.topics = Topics{State: base + "state", Attributes: base + "attributes", Availability: base + "availability"}
@@ -263,19 +265,15 @@ func topicLevels(s string) error {
 	return nil
 }
 
-// nodeID is s with every character outside [a-zA-Z0-9_-] replaced by '_'
-// (Home Assistant's node and object IDs).
-func nodeID(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
-			return r
-		}
-		return '_'
-	}, s)
-}
-
 // Topics returns the Publisher's topics (the camera's, without zones).
 func (p *Publisher) Topics() Topics { return p.topics }
+
+// rejected says whether u's answer is the model's rejection (watch's
+// "unknown"), not a class of that name.
+func rejected(u watch.Update) bool {
+	return u.Class == watch.UnknownAnswer &&
+		(u.Prediction.Unknown || len(u.Prediction.Top) == 0 || u.Prediction.Top[0].Name != watch.UnknownAnswer)
+}
 
 // ZoneTopics returns a zone's topics: PREFIX/CAMERA/ZONE/state and
 // …/attributes, the camera's availability, and the zone's sensor's
@@ -354,6 +352,10 @@ func (p *Publisher) setErr(err error) {
 // the latest state again.
 func (p *Publisher) onConnect(c paho.Client) {
 	p.mu.Lock()
+	if p.removing {
+		p.mu.Unlock()
+		return
+	}
 	p.gen++
 	p.stats.Connects++
 	n := p.stats.Connects
@@ -384,6 +386,7 @@ func (p *Publisher) onConnect(c paho.Client) {
 			}
 		}
 	}
+	p.clearStale(c)
 	if err := p.publish(p.topics.Availability, []byte(Online)); err != nil {
 		p.log.Warn("mqtt: availability", "err", err)
 	}
@@ -445,7 +448,7 @@ func (p *Publisher) run() {
 			}
 		}
 		if err == nil {
-			err = p.publish(tp.State, []byte(u.Class))
+			err = p.publish(tp.State, []byte(State(u.Class, rejected(u))))
 		}
 		p.mu.Lock()
 		if err == nil {

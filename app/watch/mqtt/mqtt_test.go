@@ -327,6 +327,18 @@ func TestPublishAndBrokerRestart(t *testing.T) {
 		d.Device.Model != wantD.Device.Model || d.Device.Manufacturer != wantD.Device.Manufacturer || d.Device.SWVersion != wantD.Device.SWVersion {
 		t.Fatalf("discovery %+v, want %+v", d, wantD)
 	}
+	// every discovery message passes the validator written from Home Assistant's source
+	ids := map[string]string{}
+	sub.mu.Lock()
+	seenMsgs := slices.Clone(sub.msgs)
+	sub.mu.Unlock()
+	for _, m := range seenMsgs {
+		if strings.HasPrefix(m.topic, "homeassistant/") {
+			if err := validateDiscovery("homeassistant", m.topic, []byte(m.payload), ids); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	sub.c.Disconnect(0)
 
 	// The broker dies; the answer changes while it is away.
@@ -495,7 +507,7 @@ func TestNewRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tp := p.Topics(); tp.State != "home/flycl/front door/state" || tp.Discovery != "homeassistant/sensor/home_flycl_front_door/answer/config" {
+	if tp := p.Topics(); tp.State != "home/flycl/front door/state" || tp.Discovery != "homeassistant/sensor/home_flycl_front_door_"+nodeHash("front door")+"/answer/config" {
 		t.Fatalf("topics %+v", tp)
 	}
 }

@@ -11,8 +11,14 @@ import (
 // Attrs is the JSON of the attributes topic: the event that set the
 // state and the prediction of the frame that confirmed it.
 type Attrs struct {
-	Class    string `json:"class"`    // the answer: a class name or "unknown"
-	Previous string `json:"previous"` // the answer before ("" for the first)
+	Class string `json:"class"` // the answer: a class name or "unknown"
+	// State is the state published (State: NotRecognized for "unknown").
+	State string `json:"state"`
+	// Guess is the best class even when the answer is unknown, and
+	// Margin its score less the second's (absent with one class).
+	Guess    string   `json:"guess,omitempty"`
+	Margin   *float32 `json:"margin,omitempty"`
+	Previous string   `json:"previous"` // the answer before ("" for the first)
 	// Probability is the top class's calibrated probability (absent for a
 	// model without a fitted temperature).
 	Probability *float64       `json:"probability,omitempty"`
@@ -42,9 +48,17 @@ func Attributes(u watch.Update, version uint64) Attrs {
 	if top == nil {
 		top = []flycl.Ranked{}
 	}
-	return Attrs{Class: u.Class, Previous: u.Previous, Probability: u.Prediction.Probability, Score: u.Score,
+	a := Attrs{Class: u.Class, State: State(u.Class, rejected(u)), Previous: u.Previous, Probability: u.Prediction.Probability, Score: u.Score,
 		Unknown: u.Prediction.Unknown, Top: top, ModelVersion: version, Time: u.Time, Frame: u.Frame, Since: u.Since,
 		EventID: u.ID, Source: u.Source, Zone: u.Zone}
+	if len(top) > 0 {
+		a.Guess = top[0].Name
+	}
+	if len(top) > 1 {
+		m := top[0].Score - top[1].Score
+		a.Margin = &m
+	}
+	return a
 }
 
 // Device is the device block of a Home Assistant discovery message.

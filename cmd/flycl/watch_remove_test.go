@@ -22,7 +22,7 @@ func TestWatchMQTTRemove(t *testing.T) {
 	}
 	seed := map[string]string{
 		"flycl/desk/state": "car", "flycl/desk/availability": "offline", "flycl/desk/gate/state": "unrecognized",
-		"homeassistant/sensor/flycl_desk/answer/config":     `{"name":"Answer"}`,
+		"homeassistant/sensor/flycl_desk/answer/config":      `{"name":"Answer"}`,
 		"homeassistant/sensor/flycl_desk/gate_answer/config": `{"name":"gate"}`,
 		"homeassistant/image/flycl_desk/gate_crop/config":    `{"name":"gate crop"}`,
 		"flycl/drive/state": "car", "homeassistant/sensor/flycl_drive/answer/config": `{"name":"Answer"}`,

@@ -33,6 +33,8 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -320,3 +322,5 @@ func solidFrame(r uint8) *image.RGBA {
 	}
 	return img
 }
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

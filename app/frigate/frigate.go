@@ -100,7 +100,13 @@ type Config struct {
 	// bytes and the prediction (flycl frigate --inbox keeps the unsure
 	// ones for labelling). It must not block for long.
 	Keep func(t Try)
-	Log  *slog.Logger
+	// Model names the model in the tracked_object_update messages (""
+	// : "flycl").
+	Model string
+	// NoUpdate turns off the tracked_object_update messages Listen
+	// publishes.
+	NoUpdate bool
+	Log      *slog.Logger
 }
 
 // Try is one classification of an object's snapshot, as Keep sees it.
@@ -143,6 +149,7 @@ type Labeller struct {
 	inFlight map[string]int
 	stats    Stats
 	objs     map[string]*object
+	notify   func(payload []byte) // publishes a tracked_object_update (set by Listen)
 }
 
 // object is what a Labeller knows of one tracked object.
@@ -604,7 +611,11 @@ func (l *Labeller) try(ctx context.Context, j job) error {
 	l.mu.Lock()
 	l.stats.Labelled++
 	st.posted = best
+	notify := l.notify
 	l.mu.Unlock()
+	if notify != nil {
+		notify(updateMessage(j.id, j.camera, cmpOr(l.cfg.Model, "flycl"), best, req["subLabelScore"], time.Now()))
+	}
 	l.cfg.Log.Info("frigate: sub-label set", "id", j.id, "camera", j.camera, "sub_label", best, "score", req["subLabelScore"], "tries", tries)
 	return nil
 }
@@ -619,4 +630,23 @@ func (l *Labeller) endpoint(id, what string) *url.URL {
 	u.Path = l.base.Path + "/api/events/" + id + "/" + what
 	u.RawPath = l.base.Path + "/api/events/" + url.PathEscape(id) + "/" + what
 	return &u
+}
+
+// updateMessage is the tracked_object_update message Frigate's own object
+// classifier publishes when it sets a sub-label
+// (frigate/embeddings/maintainer.py: type "classification"
+// (TrackedObjectUpdateTypesEnum), id, camera, timestamp, model,
+// sub_label, score), so that what listens to Frigate's classifications
+// (its UI, Home Assistant's Frigate integration) hears flycl's too.
+func updateMessage(id, camera, model, subLabel string, score any, now time.Time) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "classification", "id": id, "camera": camera,
+		"timestamp": float64(now.UnixNano()) / 1e9, "model": model, "sub_label": subLabel, "score": score})
+	return b
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -3,6 +3,7 @@ package frigate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -176,6 +177,15 @@ func TestDefaultInstall(t *testing.T) {
 		t.Fatalf("connect: %v", tok.Error())
 	}
 	defer pub.Disconnect(100)
+	var updates []string
+	var upMu sync.Mutex
+	if tok := pub.Subscribe("frigate/tracked_object_update", 1, func(_ paho.Client, m paho.Message) {
+		upMu.Lock()
+		updates = append(updates, string(m.Payload()))
+		upMu.Unlock()
+	}); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe: %v", tok.Error())
+	}
 	send := func(typ, id string) {
 		ff.mu.Lock()
 		o := ff.objs[id]
@@ -209,6 +219,16 @@ func TestDefaultInstall(t *testing.T) {
 		wait("a try per snapshot", func() bool { return l.Stats().Classified >= int64(2+i) || l.Stats().Labelled > 0 })
 	}
 	wait("the robin labelled", func() bool { return l.Stats().Labelled == 1 })
+	wait("a tracked_object_update", func() bool { upMu.Lock(); defer upMu.Unlock(); return len(updates) == 1 })
+	var up map[string]any
+	upMu.Lock()
+	json.Unmarshal([]byte(updates[0]), &up)
+	upMu.Unlock()
+	// the fields of Frigate's own classifier's message (embeddings/maintainer.py)
+	if up["type"] != "classification" || up["id"] != "1700000000.0-robin" || up["camera"] != "garden" || up["sub_label"] != "robin" ||
+		up["score"] != 0.9 || up["model"] != "flycl" || up["timestamp"] == nil {
+		t.Fatalf("tracked_object_update %s", updates[0])
+	}
 	send("update", "1700000000.0-robin") // carries the sub-label flycl set: no new try, no post
 	ff.mu.Lock()
 	ff.objs["1700000000.0-robin"].ended = true

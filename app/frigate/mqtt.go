@@ -88,6 +88,14 @@ func Listen(ctx context.Context, m MQTT, l *Labeller) (Stats, error) {
 	if err := connect(ctx, c, m.Broker, l.cfg.Log); err != nil {
 		return l.Stats(), err
 	}
+	if !l.cfg.NoUpdate {
+		// As Frigate's MQTT client publishes it: <prefix>/tracked_object_update,
+		// not retained, at QoS 0 (Frigate's mqtt.qos default).
+		update := prefix + "/tracked_object_update"
+		l.mu.Lock()
+		l.notify = func(payload []byte) { c.Publish(update, 0, false, payload) }
+		l.mu.Unlock()
+	}
 	done := make(chan struct{})
 	go func() { l.Run(ctx); close(done) }()
 	select {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -35,7 +36,7 @@ type frigateFlags struct {
 	queue, retries, threads, minTries, maxTries               int
 	quality, height, workers                                  int
 	timeout                                                   time.Duration
-	overwrite                                                 bool
+	overwrite, noUpdate                                       bool
 }
 
 func (f *frigateFlags) addFlags(c *cobra.Command) {
@@ -59,6 +60,7 @@ func (f *frigateFlags) addFlags(c *cobra.Command) {
 	fl.IntVar(&f.minTries, "min-tries", 3, "tries (distinct snapshots) of an object before its sub-label is decided (Frigate's classifier: 3)")
 	fl.Float64Var(&f.agreement, "agreement", 0.6, "least share of an object's tries, unknown ones included, that name its sub-label (Frigate's classifier: 0.6)")
 	fl.IntVar(&f.maxTries, "max-tries", 16, "tries of one object at most (Frigate's classifier: 16)")
+	fl.BoolVar(&f.noUpdate, "no-tracked-object-update", false, "do not publish PREFIX/tracked_object_update when a sub-label is set (as Frigate's own classifier does)")
 	fl.BoolVar(&f.overwrite, "overwrite", false, "replace a sub-label another source set (face recognition, licence plates, Frigate's classifiers, a person)")
 	fl.IntVar(&f.quality, "quality", 95, "JPEG quality of the snapshots asked of Frigate")
 	fl.IntVar(&f.height, "height", 0, "height of the snapshots asked of Frigate (0: the model's resize, 256 for the presets)")
@@ -102,7 +104,7 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 	cfg := frigate.Config{Frigate: f.frigate, Labels: f.labels, Cameras: f.cameras, MinBox: f.minBox, MinProbability: f.minProb,
 		Rule: frigate.Rule{MinTries: f.minTries, Agreement: f.agreement}, MaxTries: f.maxTries, Overwrite: f.overwrite,
 		Quality: f.quality, Height: f.height, Workers: f.workers, Timeout: f.timeout, Cookie: f.cookie,
-		Queue: f.queue, Retries: retries, Log: log}
+		Queue: f.queue, Retries: retries, Log: log, Model: filepath.Base(f.model), NoUpdate: f.noUpdate}
 	switch {
 	case f.mqtt == "":
 		return fmt.Errorf("give --mqtt mqtt://HOST:PORT")

@@ -26,7 +26,7 @@ func (p *Publisher) discoveryTopics() []string {
 	}
 	for _, z := range zones {
 		tp := p.ZoneTopics(z)
-		for _, t := range []string{tp.Discovery, tp.ImageDiscovery} {
+		for _, t := range []string{tp.Discovery, tp.ImageDiscovery, tp.EventDiscovery} {
 			if t != "" {
 				out = append(out, t)
 			}

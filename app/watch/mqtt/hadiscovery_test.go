@@ -46,7 +46,7 @@ var topicMatcher = regexp.MustCompile(`^(?P<component>\w+)/(?:(?P<node_id>[a-zA-
 var abbreviations = map[string]string{"avty_t": "availability_topic", "pl_avail": "payload_available",
 	"pl_not_avail": "payload_not_available", "stat_t": "state_topic", "json_attr_t": "json_attributes_topic",
 	"uniq_id": "unique_id", "dev": "device", "ic": "icon", "qos": "qos", "name": "name", "img_t": "image_topic",
-	"cont_type": "content_type", "url_t": "url_topic", "val_tpl": "value_template", "obj_id": "object_id"}
+	"cont_type": "content_type", "url_t": "url_topic", "val_tpl": "value_template", "obj_id": "object_id", "evt_typ": "event_types"}
 var deviceAbbreviations = map[string]string{"ids": "identifiers", "cns": "connections", "mf": "manufacturer",
 	"mdl": "model", "name": "name", "sw": "sw_version", "hw": "hw_version", "sa": "suggested_area", "cu": "configuration_url"}
 
@@ -57,6 +57,7 @@ var common = []string{"name", "unique_id", "availability_topic", "payload_availa
 var platforms = map[string]struct{ required, optional []string }{
 	"sensor": {[]string{"state_topic"}, []string{"value_template", "force_update", "expire_after", "unit_of_measurement", "device_class", "state_class"}},
 	"image":  {nil, []string{"image_topic", "url_topic", "content_type", "image_encoding", "url_template"}},
+	"event":  {[]string{"state_topic", "event_types"}, []string{"value_template", "device_class"}},
 }
 
 // validSubscribeTopic is util.py valid_subscribe_topic: not empty, at
@@ -135,6 +136,17 @@ func validateDiscovery(prefix, topic string, payload []byte, ids map[string]stri
 		}
 		if _, ok := cfg["content_type"]; img && !ok {
 			return fmt.Errorf("%s: image_topic without content_type", topic)
+		}
+	}
+	if component == "event" {
+		types, ok := cfg["event_types"].([]any)
+		if !ok || len(types) == 0 {
+			return fmt.Errorf("%s: event_types is not a list of strings", topic)
+		}
+		for _, e := range types {
+			if _, ok := e.(string); !ok {
+				return fmt.Errorf("%s: event type %v is not a string", topic, e)
+			}
 		}
 	}
 	if q, ok := cfg["qos"]; ok {
@@ -265,7 +277,7 @@ func TestNodeIDsDistinct(t *testing.T) {
 	for _, cam := range []string{"front door", "front_door", "front-door", "front.door", "garden", "Gärten", "Garten"} {
 		for _, o := range []Options{
 			{Broker: "mqtt://h", Camera: cam, Discovery: true},
-			{Broker: "mqtt://h", Camera: cam, Discovery: true, Image: true, Zones: []string{"gate", "lawn"}},
+			{Broker: "mqtt://h", Camera: cam, Discovery: true, Image: true, Zones: []string{"gate", "lawn"}, Classes: []string{"robin", "None"}},
 		} {
 			p, err := New(o)
 			if err != nil {
@@ -288,6 +300,12 @@ func TestNodeIDsDistinct(t *testing.T) {
 				if tp.ImageDiscovery != "" {
 					b, _ := json.Marshal(p.ImageDiscoveryMessage(z))
 					if err := validateDiscovery("homeassistant", tp.ImageDiscovery, b, ids); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if tp.EventDiscovery != "" {
+					b, _ := json.Marshal(p.EventDiscoveryMessage(z))
+					if err := validateDiscovery("homeassistant", tp.EventDiscovery, b, ids); err != nil {
 						t.Fatal(err)
 					}
 				}

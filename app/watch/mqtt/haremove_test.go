@@ -39,7 +39,8 @@ func retainedNow(t *testing.T, b *broker, filter string) map[string]string {
 func TestEntitiesGoAway(t *testing.T) {
 	b := startBroker(t)
 	all := subscribe(t, b, "homeassistant/#")
-	opts := Options{Broker: b.url(), Camera: "front door", Discovery: true, Image: true, Zones: []string{"gate", "lawn"},
+	events := subscribe(t, b, "flycl/+/+/event")
+	opts := Options{Broker: b.url(), Camera: "front door", Discovery: true, Image: true, Zones: []string{"gate", "lawn"}, Classes: []string{"robin", "jay"},
 		MaxBackoff: time.Second, Timeout: 5 * time.Second, Log: quiet()}
 	p, err := New(opts)
 	if err != nil {
@@ -52,7 +53,20 @@ func TestEntitiesGoAway(t *testing.T) {
 	if !p.Flush(10 * time.Second) {
 		t.Fatal("not published")
 	}
+	// the announcements end with the last zone's event entity
+	all.last(t, lawn.EventDiscovery, func(s string) bool { return s != "" })
 	p.Close(time.Second)
+	ev := events.last(t, gate.Event, func(string) bool { return true })
+	if !strings.Contains(ev, `"event_type":"unrecognized"`) || !strings.Contains(ev, `"guess":"robin"`) {
+		t.Fatalf("event %s", ev)
+	}
+	events.mu.Lock()
+	for _, m := range events.msgs {
+		if m.retained {
+			t.Fatalf("event %s retained: Home Assistant ignores a retained event", m.payload)
+		}
+	}
+	events.mu.Unlock()
 	if st := retainedNow(t, b, gate.State)[gate.State]; st != NotRecognized {
 		t.Fatalf("state %q, want %q", st, NotRecognized)
 	}
@@ -61,13 +75,13 @@ func TestEntitiesGoAway(t *testing.T) {
 		t.Fatalf("attributes %s: want the guess, the margin and the state", at)
 	}
 	before := retainedNow(t, b, "homeassistant/#")
-	for _, tp := range []string{gate.Discovery, lawn.Discovery, gate.ImageDiscovery, lawn.ImageDiscovery} {
+	for _, tp := range []string{gate.Discovery, lawn.Discovery, gate.ImageDiscovery, lawn.ImageDiscovery, gate.EventDiscovery} {
 		if before[tp] == "" {
 			t.Fatalf("%s not retained after the first run: %v", tp, before)
 		}
 	}
 
-	opts.Zones, opts.Image = []string{"gate"}, false
+	opts.Zones, opts.Image, opts.Classes = []string{"gate"}, false, nil
 	p2, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -84,9 +98,10 @@ func TestEntitiesGoAway(t *testing.T) {
 		}
 	}
 	p2.Close(time.Second)
-	for _, tp := range []string{lawn.Discovery, gate.ImageDiscovery, lawn.ImageDiscovery} {
-		if got := all.on(tp); len(got) < 2 || got[len(got)-1] != "" {
-			t.Fatalf("%s: payloads %q, want an empty one last", tp, got)
+	for _, tp := range []string{lawn.Discovery, gate.ImageDiscovery, lawn.ImageDiscovery, gate.EventDiscovery, lawn.EventDiscovery} {
+		all.last(t, tp, is("")) // an empty config last (waits for it)
+		if got := all.on(tp); len(got) < 2 {
+			t.Fatalf("%s: payloads %q, want the config then an empty one", tp, got)
 		}
 	}
 

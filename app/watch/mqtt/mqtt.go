@@ -81,6 +81,15 @@ type Options struct {
 	// pixels: a larger picture is scaled down).
 	Image        bool
 	ImageMaxSide int
+	// Classes, when given, are the model's classes (a zone with its own
+	// model: the union): each answer is also published, not retained, on
+	// PREFIX/CAMERA[/ZONE]/event as a Home Assistant event entity whose
+	// event types are the classes' states and NotRecognized
+	// (components/mqtt/event.py: event_types required, the payload a
+	// JSON object with event_type, a retained message ignored). An
+	// automation "a stranger at the gate" is then one trigger in Home
+	// Assistant's UI.
+	Classes []string
 	// KeepAlive is the MQTT keep-alive (default 30 s): a publisher that
 	// vanishes without closing its connection is declared offline (its
 	// last will) after 1.5 of it.
@@ -102,6 +111,8 @@ type Topics struct {
 	// its image entity's discovery topic ("" without Options.Image, or
 	// without discovery).
 	Image, ImageDiscovery string
+	// Event and EventDiscovery: with Options.Classes.
+	Event, EventDiscovery string
 }
 
 // Stats count a Publisher's work.
@@ -219,6 +230,12 @@ func New(o Options) (*Publisher, error) {
 			p.topics.ImageDiscovery = o.DiscoveryPrefix + "/image/" + p.node + "/crop/config"
 		}
 	}
+	if len(o.Classes) > 0 {
+		p.topics.Event = base + "event"
+		if o.Discovery {
+			p.topics.EventDiscovery = o.DiscoveryPrefix + "/event/" + p.node + "/answer/config"
+		}
+	}
 	co := paho.NewClientOptions().AddBroker(broker).
 		SetClientID(cmp.Or(o.ClientID, "flycl-"+p.node)).
 		SetUsername(o.Username).SetPassword(o.Password).
@@ -291,6 +308,12 @@ func (p *Publisher) ZoneTopics(zone string) Topics {
 		t.Image = base + "image"
 		if p.o.Discovery {
 			t.ImageDiscovery = p.o.DiscoveryPrefix + "/image/" + p.node + "/" + nodeID(zone) + "_crop/config"
+		}
+	}
+	if len(p.o.Classes) > 0 {
+		t.Event = base + "event"
+		if p.o.Discovery {
+			t.EventDiscovery = p.o.DiscoveryPrefix + "/event/" + p.node + "/" + nodeID(zone) + "_answer/config"
 		}
 	}
 	return t
@@ -384,6 +407,12 @@ func (p *Publisher) onConnect(c paho.Client) {
 					p.log.Warn("mqtt: image discovery", "zone", z, "err", err)
 				}
 			}
+			if tp := p.ZoneTopics(z); tp.EventDiscovery != "" {
+				b, _ := json.Marshal(p.EventDiscoveryMessage(z))
+				if err := p.publish(tp.EventDiscovery, b); err != nil {
+					p.log.Warn("mqtt: event discovery", "zone", z, "err", err)
+				}
+			}
 		}
 	}
 	p.clearStale(c)
@@ -433,6 +462,7 @@ func (p *Publisher) run() {
 			continue
 		}
 		u, seq, gen := *z.latest, z.seq, p.gen
+		fresh := z.doneAt.seq != seq // a new answer, not its republication
 		p.mu.Unlock()
 		tp := p.ZoneTopics(u.Zone)
 		a := Attributes(u, p.o.ModelVersion)
@@ -449,6 +479,14 @@ func (p *Publisher) run() {
 		}
 		if err == nil {
 			err = p.publish(tp.State, []byte(State(u.Class, rejected(u))))
+		}
+		if err == nil && tp.Event != "" && fresh {
+			// once per answer, not again after a reconnection; not
+			// retained (Home Assistant ignores a retained event)
+			ev, _ := json.Marshal(eventPayload(a))
+			if t := p.client.Publish(tp.Event, 1, false, ev); !t.WaitTimeout(p.o.Timeout) || t.Error() != nil {
+				p.log.Warn("mqtt: event not published", "topic", tp.Event, "err", t.Error())
+			}
 		}
 		p.mu.Lock()
 		if err == nil {

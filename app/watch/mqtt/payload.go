@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/flycl/flycl"
@@ -148,4 +149,54 @@ func (p *Publisher) ImageDiscoveryMessage(zone string) ImageDiscovery {
 	}
 	return ImageDiscovery{Name: name, UniqueID: id, ImageTopic: p.ZoneTopics(zone).Image, ContentType: "image/jpeg",
 		AvailabilityTopic: d.AvailabilityTopic, PayloadAvailable: Online, PayloadNotAvailable: Offline, Icon: "mdi:image", Device: d.Device}
+}
+
+// EventDiscovery is Home Assistant's MQTT discovery message for an event
+// entity (components/mqtt/event.py: state_topic and event_types
+// required).
+type EventDiscovery struct {
+	Name                string   `json:"name"`
+	UniqueID            string   `json:"unique_id"`
+	StateTopic          string   `json:"state_topic"`
+	EventTypes          []string `json:"event_types"`
+	AvailabilityTopic   string   `json:"availability_topic"`
+	PayloadAvailable    string   `json:"payload_available"`
+	PayloadNotAvailable string   `json:"payload_not_available"`
+	QoS                 int      `json:"qos"`
+	Icon                string   `json:"icon"`
+	Device              Device   `json:"device"`
+}
+
+// EventDiscoveryMessage returns the discovery message of the event entity
+// of a zone ("": the camera's): one event per answer, its type the state
+// published (State), the types every class's state and NotRecognized.
+func (p *Publisher) EventDiscoveryMessage(zone string) EventDiscovery {
+	d := p.DiscoveryMessage()
+	name, id := "Answer event", p.node+"_answer_event"
+	if zone != "" {
+		name, id = zone+" event", p.node+"_"+nodeID(zone)+"_answer_event"
+	}
+	types := []string{NotRecognized}
+	for _, c := range p.o.Classes {
+		if t := State(c, false); !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	return EventDiscovery{Name: name, UniqueID: id, StateTopic: p.ZoneTopics(zone).Event, EventTypes: types,
+		AvailabilityTopic: d.AvailabilityTopic, PayloadAvailable: Online, PayloadNotAvailable: Offline, QoS: 1,
+		Icon: "mdi:cctv", Device: d.Device}
+}
+
+// eventPayload is an answer's event: event_type (the state) and the
+// attributes Home Assistant keeps with it.
+func eventPayload(a Attrs) map[string]any {
+	m := map[string]any{"event_type": a.State, "class": a.Class, "guess": a.Guess, "zone": a.Zone,
+		"event_id": a.EventID, "time": a.Time}
+	if a.Probability != nil {
+		m["probability"] = *a.Probability
+	}
+	if a.Margin != nil {
+		m["margin"] = *a.Margin
+	}
+	return m
 }

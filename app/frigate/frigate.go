@@ -222,6 +222,9 @@ func New(cfg Config) (*Labeller, error) {
 	if cfg.MaxTries <= 0 {
 		cfg.MaxTries = 16
 	}
+	if cfg.Rule.MinTries > cfg.MaxTries {
+		return nil, &FieldError{Field: "MaxTries", Value: cfg.MaxTries, Problem: fmt.Sprintf("must be ≥ the least tries (%d)", cfg.Rule.MinTries)}
+	}
 	if cfg.Quality <= 0 {
 		cfg.Quality = 95
 	}

@@ -1,16 +1,17 @@
 package frigate
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,8 @@ import (
 	"github.com/flycl/flycl/vision/imageio"
 )
 
+var nan = math.NaN()
+
 // Skip reasons counted in Stats.Skipped.
 const (
 	SkipEnd           = "end"            // the object ended
@@ -27,17 +30,30 @@ const (
 	SkipCamera        = "camera"         // a camera not configured
 	SkipFalsePositive = "false_positive" // Frigate marks it a false positive
 	SkipSmall         = "small"          // the box's shorter side is under MinBox
-	SkipNoSnapshot    = "no_snapshot"    // Frigate has no snapshot of it
-	SkipSameSnapshot  = "same_snapshot"  // this snapshot was classified already
-	SkipUnknown       = "unknown"        // the model answered unknown
+	SkipNoSnapshot    = "no_snapshot"    // Frigate has no picture of it yet
+	SkipSameSnapshot  = "same_snapshot"  // this snapshot was tried already
+	SkipUnknown       = "unknown"        // a try the model answered unknown
 	SkipLowProb       = "low_probability"
-	SkipSameLabel     = "same_label" // the object already has this sub-label
+	SkipSameLabel     = "same_label"      // the object already has the agreed sub-label
+	SkipOtherSubLabel = "other_sub_label" // another source (face, plate, Frigate's classifier) set its sub-label
+	SkipDecided       = "decided"         // the object was decided already: no more tries
+	SkipMaxTries      = "max_tries"       // the object had MaxTries tries
+	SkipGone          = "gone"            // Frigate no longer has a picture of it (404)
+	SkipNoAgreement   = "no_agreement"    // the object ended with tries that did not agree
 )
 
 // Config configures a Labeller.
 type Config struct {
-	// Frigate is the base URL of Frigate's HTTP API (http://HOST:5000).
+	// Frigate is the base URL of Frigate's HTTP API: http://HOST:5000
+	// (no login) or https://HOST:8971 (with User and Password).
 	Frigate string
+	// User and Password log in on Frigate's authenticated port (Login);
+	// the user must have Frigate's admin role (the sub_label endpoint
+	// requires it: frigate/api/event.py, require_role(["admin"])).
+	User, Password string
+	// Cookie is the name of Frigate's token cookie (its
+	// auth.cookie_name; "": frigate_token).
+	Cookie string
 	// Classify classifies a snapshot (a watch.ModelClassifier).
 	Classify watch.Classifier
 	// Labels and Cameras keep only these (empty: all; spaces around a
@@ -45,22 +61,63 @@ type Config struct {
 	Labels, Cameras []string
 	// MinBox is the least shorter side of an object's box, in pixels.
 	MinBox float64
-	// MinProbability is the least probability of an answer that is
-	// posted (answers without a probability are posted).
+	// MinProbability is the least probability of a try that votes for
+	// its class (a try below it votes for none).
 	MinProbability float64
+	// Rule decides an object from its tries (zero: Frigate's 3 tries
+	// and 60%); MaxTries bounds the tries of one object (0: Frigate's
+	// 16).
+	Rule     Rule
+	MaxTries int
+	// Overwrite lets a sub-label set by another source (face
+	// recognition, licence plates, Frigate's classifiers, a person) be
+	// replaced; by default such an object is left alone.
+	Overwrite bool
+	// Quality and Height are the snapshot's JPEG quality (0: 95) and
+	// height in pixels (0: Frigate's crop as it is); see snapshotURL.
+	Quality, Height int
 	// Queue bounds the objects waiting for classification (≤ 0: 64); when
 	// full, the oldest is dropped and counted.
 	Queue int
+	// Workers is how many snapshots are fetched at once (≤ 0: 4), and
+	// PerCamera how many of them one camera may hold (≤ 0: half of
+	// Workers, at least 1), so that a slow camera blocks no other.
+	Workers, PerCamera int
+	// Timeout is the overall deadline of one HTTP request, body included
+	// (0: 10 s).
+	Timeout time.Duration
 	// Retries is how many times an HTTP request is retried after a
 	// network error, 429 or 5xx (< 0: none; 0: 3), with a backoff
 	// doubling from Backoff (0: 200 ms).
 	Retries int
 	Backoff time.Duration
-	// HTTP is the client (nil: one with a 30 s timeout).
+	// HTTP is the client (nil: http.DefaultTransport); its redirects are
+	// replaced by the Labeller's rule (never off Frigate's host and port).
 	HTTP *http.Client
 	// MaxPixels bounds a snapshot's size (0: imageio's default).
 	MaxPixels int64
-	Log       *slog.Logger
+	// Keep, when set, sees every try: the object, the crop, its JPEG
+	// bytes and the prediction (flycl frigate --inbox keeps the unsure
+	// ones for labelling). It must not block for long.
+	Keep func(t Try)
+	// Model names the model in the tracked_object_update messages (""
+	// : "flycl").
+	Model string
+	// NoUpdate turns off the tracked_object_update messages Listen
+	// publishes.
+	NoUpdate bool
+	Log      *slog.Logger
+}
+
+// Try is one classification of an object's snapshot, as Keep sees it.
+type Try struct {
+	ID, Camera, Label string
+	Image             *imageio.RGB
+	JPEG              []byte
+	Prediction        watch.Prediction
+	// Features are the crop's features when the classifier gives them
+	// (a watch.FeatureClassifier) and Keep is set.
+	Features []float32
 }
 
 // Stats counts what a Labeller did.
@@ -81,23 +138,48 @@ type Stats struct {
 type Labeller struct {
 	cfg  Config
 	base *url.URL
+	http *http.Client
 
-	mu     sync.Mutex
-	queue  []job
-	wake   chan struct{}
-	stats  Stats
-	seen   map[string]float64 // id → snapshot key queued or classified
-	posted map[string]string  // id → sub-label posted
+	classify sync.Mutex // one classification at a time (the model's)
+
+	mu       sync.Mutex
+	token    string
+	queue    []job
+	changed  chan struct{} // closed (and replaced) when queue or inFlight change
+	inFlight map[string]int
+	stats    Stats
+	objs     map[string]*object
+	notify   func(payload []byte) // publishes a tracked_object_update (set by Listen)
+}
+
+// object is what a Labeller knows of one tracked object.
+type object struct {
+	keys    map[float64]bool // snapshots tried or queued
+	votes   []vote
+	sub     string // the sub-label Frigate reported last
+	posted  string // the sub-label flycl set
+	decided bool   // posted, or being posted, or never to be
+	pending int    // its snapshots queued or being tried
+	ended   bool   // Frigate ended it: forgotten when nothing is pending
+}
+
+// done counts one of st's snapshots tried (or dropped), and forgets an
+// ended object with nothing pending (l.mu held).
+func (l *Labeller) done(id string, st *object) {
+	st.pending--
+	if st.ended && st.pending <= 0 && l.objs[id] == st {
+		delete(l.objs, id)
+	}
 }
 
 type job struct {
-	id  string
-	sub string // the sub-label Frigate reports
+	id, camera, label string
+	key               float64
 }
 
 // MaxSubLabel is the longest sub-label Frigate takes (its API's
 // EventsSubLabelBody: subLabel at most 100 characters, subLabelScore in
-// (0, 1]).
+// (0, 1]; frigate/api/defs/request/events_body.py).
 const MaxSubLabel = 100
 
 // maxTracked bounds the objects remembered (ended objects are forgotten).
@@ -125,20 +207,43 @@ func New(cfg Config) (*Labeller, error) {
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = 200 * time.Millisecond
 	}
-	if cfg.HTTP == nil {
-		cfg.HTTP = &http.Client{Timeout: 30 * time.Second}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
+	if cfg.PerCamera <= 0 {
+		cfg.PerCamera = max(1, cfg.Workers/2)
+	}
+	if cfg.Rule == (Rule{}) {
+		cfg.Rule = Rule{MinTries: 3, Agreement: 0.6}
+	}
+	if cfg.MaxTries <= 0 {
+		cfg.MaxTries = 16
+	}
+	if cfg.Rule.MinTries > cfg.MaxTries {
+		return nil, &FieldError{Field: "MaxTries", Value: cfg.MaxTries, Problem: fmt.Sprintf("must be ≥ the least tries (%d)", cfg.Rule.MinTries)}
+	}
+	if cfg.Quality <= 0 {
+		cfg.Quality = 95
+	}
+	if cfg.Cookie == "" {
+		cfg.Cookie = "frigate_token"
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	return &Labeller{cfg: cfg, base: u, wake: make(chan struct{}, 1),
-		stats: Stats{Skipped: map[string]int64{}}, seen: map[string]float64{}, posted: map[string]string{}}, nil
+	l := &Labeller{cfg: cfg, base: u, changed: make(chan struct{}), inFlight: map[string]int{},
+		stats: Stats{Skipped: map[string]int64{}}, objs: map[string]*object{}}
+	l.http = l.client()
+	return l, nil
 }
 
 // A FieldError is a value of a Config field out of its range, named by
-// the field ("MinBox", "MinProbability", "Frigate"); a command maps the
-// field to its flag (Name).
+// the field ("MinBox", "MinProbability", "Frigate", "Rule.MinTries", …);
+// a command maps the field to its flag (Name).
 type FieldError struct {
 	Field   string
 	Value   any
@@ -158,15 +263,27 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s %s, got %v", name, e.Problem, e.Value)
 }
 
-// Check checks the bounds a command takes from its user (MinBox,
-// MinProbability), so that they can be checked before the model loads;
-// New checks them too. An error is a *FieldError.
+// Check checks the bounds a command takes from its user, so that they
+// can be checked before the model loads; New checks them too. An error
+// is a *FieldError.
 func (cfg Config) Check() error {
 	switch {
 	case !(cfg.MinBox >= 0):
 		return &FieldError{Field: "MinBox", Value: cfg.MinBox, Problem: "must be ≥ 0"}
 	case !(cfg.MinProbability >= 0 && cfg.MinProbability <= 1):
 		return &FieldError{Field: "MinProbability", Value: cfg.MinProbability, Problem: "must be in [0, 1]"}
+	case cfg.Rule != (Rule{}) && cfg.Rule.MinTries < 1:
+		return &FieldError{Field: "Rule.MinTries", Value: cfg.Rule.MinTries, Problem: "must be ≥ 1"}
+	case cfg.Rule != (Rule{}) && !(cfg.Rule.Agreement > 0.5 && cfg.Rule.Agreement <= 1):
+		// Over a half: two classes can never both agree.
+		return &FieldError{Field: "Rule.Agreement", Value: cfg.Rule.Agreement, Problem: "must be in (0.5, 1]"}
+	case cfg.MaxTries < 0 || (cfg.MaxTries > 0 && cfg.Rule.MinTries > cfg.MaxTries):
+		return &FieldError{Field: "MaxTries", Value: cfg.MaxTries, Problem: "must be ≥ the least tries"}
+	case cfg.Quality < 0 || cfg.Quality > 100:
+		// Frigate's SnapshotsConfig.quality: 0–100.
+		return &FieldError{Field: "Quality", Value: cfg.Quality, Problem: "must be in [1, 100]"}
+	case cfg.Height < 0:
+		return &FieldError{Field: "Height", Value: cfg.Height, Problem: "must be ≥ 0"}
 	}
 	return nil
 }
@@ -195,13 +312,20 @@ func (l *Labeller) Stats() Stats {
 	return s
 }
 
-// Decide says whether a message's object is to be classified, or the
-// reason it is skipped (a Skip constant).
-func (l *Labeller) decide(m *Message) string {
+// decide says whether a message's object is to be tried, or the reason
+// it is skipped (a Skip constant). st is what is known of it (nil: new).
+//
+// A snapshot is the object's best picture so far, kept in Frigate's
+// memory while the object is tracked (the events message's "snapshot":
+// tracked_object.py to_dict, its thumbnail_data) and served by
+// GET /api/events/{id}/snapshot.jpg whether snapshots are enabled or
+// not (frigate/api/media.py event_snapshot: an object not yet in the
+// database is looked up in camera_state.tracked_objects). has_snapshot
+// only says whether Frigate will save it to disk at the end (snapshots
+// enabled, required zones entered), so it is not waited for.
+func (l *Labeller) decide(m *Message, st *object) string {
 	o := m.After
 	switch {
-	case m.Type == "end":
-		return SkipEnd
 	case len(l.cfg.Labels) > 0 && !slices.Contains(l.cfg.Labels, o.Label):
 		return SkipLabel
 	case len(l.cfg.Cameras) > 0 && !slices.Contains(l.cfg.Cameras, o.Camera):
@@ -210,17 +334,24 @@ func (l *Labeller) decide(m *Message) string {
 		return SkipFalsePositive
 	case o.ShortSide() < l.cfg.MinBox:
 		return SkipSmall
-	case !o.HasSnapshot:
+	case o.Snapshot == nil:
 		return SkipNoSnapshot
-	}
-	if k, ok := l.seen[o.ID]; ok && k == o.SnapshotKey() {
+	case !l.cfg.Overwrite && o.SubLabel != "" && (st == nil || o.SubLabel != st.posted):
+		return SkipOtherSubLabel
+	case st == nil:
+		return ""
+	case st.decided:
+		return SkipDecided
+	case len(st.keys) >= l.cfg.MaxTries:
+		return SkipMaxTries
+	case st.keys[o.SnapshotKey()]:
 		return SkipSameSnapshot
 	}
 	return ""
 }
 
 // Handle takes one message of the events topic: it parses it and queues
-// its object when it is to be classified.
+// its object's snapshot when it is to be tried.
 func (l *Labeller) Handle(payload []byte) {
 	m, err := ParseMessage(payload)
 	l.mu.Lock()
@@ -231,72 +362,131 @@ func (l *Labeller) Handle(payload []byte) {
 		l.cfg.Log.Warn("frigate: message refused", "err", err)
 		return
 	}
-	id := m.After.ID
-	if r := l.decide(m); r != "" {
-		l.stats.Skipped[r]++
-		if m.Type == "end" {
-			delete(l.seen, id)
-			delete(l.posted, id)
+	o := m.After
+	st := l.objs[o.ID]
+	if st != nil {
+		st.sub = o.SubLabel
+	}
+	if m.Type == "end" {
+		l.stats.Skipped[SkipEnd]++
+		if st != nil && !st.decided && st.pending == 0 && len(st.votes) > 0 {
+			l.stats.Skipped[SkipNoAgreement]++
+			l.cfg.Log.Info("frigate: object ended undecided", "id", o.ID, "tries", len(st.votes))
+		}
+		if st != nil {
+			// Its snapshots still queued are tried: an ended object's
+			// snapshot is served when Frigate saved it (has_snapshot),
+			// and its sub-label can still be set (event.py set_sub_label
+			// looks in the database too).
+			st.ended = true
+			st.pending++
+			l.done(o.ID, st)
 		}
 		return
 	}
-	if len(l.seen) >= maxTracked {
-		for k := range l.seen { // forget one (objects that never ended)
-			delete(l.seen, k)
-			delete(l.posted, k)
-			break
+	if r := l.decide(m, st); r != "" {
+		l.stats.Skipped[r]++
+		if r == SkipOtherSubLabel && st != nil {
+			st.decided = true
 		}
+		return
 	}
-	l.seen[id] = m.After.SnapshotKey()
+	if st == nil {
+		if len(l.objs) >= maxTracked {
+			for k := range l.objs { // forget one (objects that never ended)
+				delete(l.objs, k)
+				break
+			}
+		}
+		st = &object{keys: map[float64]bool{}, sub: o.SubLabel}
+		l.objs[o.ID] = st
+	}
+	st.keys[o.SnapshotKey()] = true
+	st.pending++
 	if len(l.queue) >= l.cfg.Queue {
 		old := l.queue[0]
 		l.queue = l.queue[1:]
 		l.stats.Dropped++
-		delete(l.seen, old.id) // a later snapshot of it is classified
+		if ost := l.objs[old.id]; ost != nil {
+			delete(ost.keys, old.key) // that snapshot may be tried again
+			l.done(old.id, ost)
+		}
 		l.cfg.Log.Warn("frigate: queue full, dropped the oldest object", "id", old.id)
 	}
-	l.queue = append(l.queue, job{id: id, sub: m.After.SubLabel})
+	l.queue = append(l.queue, job{id: o.ID, camera: o.Camera, label: o.Label, key: o.SnapshotKey()})
 	l.stats.Queued++
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
+	l.signal()
 }
 
-// Run classifies queued objects until ctx is done; what is still queued
-// then is dropped and counted.
+// signal wakes the workers (l.mu held).
+func (l *Labeller) signal() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// Run tries queued objects, Workers at a time, until ctx is done; what
+// is still queued then is dropped and counted.
 func (l *Labeller) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range l.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				j, ok := l.next(ctx)
+				if !ok {
+					return
+				}
+				err := l.try(ctx, j)
+				l.mu.Lock()
+				if st := l.objs[j.id]; st != nil {
+					l.done(j.id, st)
+				}
+				l.inFlight[j.camera]--
+				if l.inFlight[j.camera] == 0 {
+					delete(l.inFlight, j.camera)
+				}
+				if err != nil && ctx.Err() == nil {
+					l.stats.Errors++
+				}
+				l.signal()
+				l.mu.Unlock()
+				if err != nil && ctx.Err() == nil {
+					l.cfg.Log.Error("frigate: labelling failed", "id", j.id, "camera", j.camera, "err", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	l.mu.Lock()
+	l.stats.Dropped += int64(len(l.queue))
+	l.queue = nil
+	l.mu.Unlock()
+}
+
+// next takes the oldest queued job whose camera holds fewer than
+// PerCamera workers, waiting for one; false when ctx is done.
+func (l *Labeller) next(ctx context.Context) (job, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	for {
-		l.mu.Lock()
-		var j job
-		ok := len(l.queue) > 0
-		if ok {
-			j, l.queue = l.queue[0], l.queue[1:]
-		}
-		l.mu.Unlock()
 		if ctx.Err() != nil {
-			l.mu.Lock()
-			l.stats.Dropped += int64(len(l.queue))
-			if ok {
-				l.stats.Dropped++
+			return job{}, false
+		}
+		for i, j := range l.queue {
+			if l.inFlight[j.camera] < l.cfg.PerCamera {
+				l.queue = slices.Delete(l.queue, i, i+1)
+				l.inFlight[j.camera]++
+				return j, true
 			}
-			l.queue = nil
-			l.mu.Unlock()
-			return
 		}
-		if !ok {
-			select {
-			case <-ctx.Done():
-			case <-l.wake:
-			}
-			continue
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-ch:
 		}
-		if err := l.label(ctx, j); err != nil && ctx.Err() == nil {
-			l.mu.Lock()
-			l.stats.Errors++
-			l.mu.Unlock()
-			l.cfg.Log.Error("frigate: labelling failed", "id", j.id, "err", err)
-		}
+		l.mu.Lock()
 	}
 }
 
@@ -306,10 +496,42 @@ func (l *Labeller) skip(r string) {
 	l.mu.Unlock()
 }
 
-func (l *Labeller) label(ctx context.Context, j job) error {
-	u := l.endpoint(j.id, "snapshot.jpg")
-	u.RawQuery = url.Values{"crop": {"1"}}.Encode()
-	body, err := l.do(ctx, http.MethodGet, u.String(), nil)
+// snapshotURL is the object's snapshot as flycl classifies it:
+//
+//   - bbox=0 and timestamp=0: no box, label or time drawn on the
+//     picture (Frigate draws the box by default: SnapshotsConfig
+//     bounding_box=True; the query overrides the camera's config,
+//     media.py _resolve_snapshot_settings);
+//   - crop=1: Frigate's crop around the box (util/image.py
+//     get_snapshot_bytes: calculate_region with multiplier 1.1 and at
+//     least 300 pixels square), the framing flycl's models are taught
+//     from (flycl frigate --inbox keeps these crops);
+//   - quality (95 by default, where the camera's snapshot quality is 60):
+//     a crop of about 300×300 at 95 is some 30–60 KB, and JPEG blocks
+//     at 60 are a texture the backbone sees;
+//   - height (the model's resize, 256 for the presets, set by flycl
+//     frigate): Frigate scales with INTER_AREA (an area average, no
+//     aliasing) before encoding, so the bytes carried are what the
+//     model uses and flycl's own resize is then the identity.
+func (l *Labeller) snapshotURL(id string) *url.URL {
+	u := l.endpoint(id, "snapshot.jpg")
+	q := url.Values{"bbox": {"0"}, "timestamp": {"0"}, "crop": {"1"}, "quality": {strconv.Itoa(l.cfg.Quality)}}
+	if l.cfg.Height > 0 {
+		q.Set("height", strconv.Itoa(l.cfg.Height))
+	}
+	u.RawQuery = q.Encode()
+	return u
+}
+
+// try fetches, classifies and votes one snapshot of an object, and posts
+// the object's sub-label when its tries agree.
+func (l *Labeller) try(ctx context.Context, j job) error {
+	body, err := l.do(ctx, http.MethodGet, l.snapshotURL(j.id), nil)
+	if se := (*StatusError)(nil); errors.As(err, &se) && se.Code == http.StatusNotFound {
+		// Ended and not saved (snapshots off), or no frame in the cache.
+		l.skip(SkipGone)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
@@ -317,41 +539,87 @@ func (l *Labeller) label(ctx context.Context, j job) error {
 	if err != nil {
 		return fmt.Errorf("snapshot of %s: %w", j.id, err)
 	}
-	p, err := l.cfg.Classify.Classify(ctx, img)
+	var p watch.Prediction
+	var x []float32
+	l.classify.Lock()
+	if fc, ok := l.cfg.Classify.(watch.FeatureClassifier); ok && l.cfg.Keep != nil {
+		p, x, err = fc.ClassifyFeatures(ctx, img)
+	} else {
+		p, err = l.cfg.Classify.Classify(ctx, img)
+	}
+	l.classify.Unlock()
 	if err != nil {
 		return fmt.Errorf("classify %s: %w", j.id, err)
 	}
+	if l.cfg.Keep != nil {
+		l.cfg.Keep(Try{ID: j.id, Camera: j.camera, Label: j.label, Image: img, JPEG: body, Prediction: p, Features: x})
+	}
+	v := vote{answer: p.Answer, prob: nan}
+	if p.Probability != nil {
+		v.prob = *p.Probability
+	}
 	l.mu.Lock()
 	l.stats.Classified++
-	prev, had := l.posted[j.id]
-	l.mu.Unlock()
 	switch {
 	case p.Unknown || p.Answer == watch.UnknownAnswer:
-		l.skip(SkipUnknown)
-		return nil
+		l.stats.Skipped[SkipUnknown]++
+		v.answer = ""
 	case p.Probability != nil && *p.Probability < l.cfg.MinProbability:
-		l.skip(SkipLowProb)
-		return nil
-	case (had && prev == p.Answer) || j.sub == p.Answer:
-		l.skip(SkipSameLabel)
+		l.stats.Skipped[SkipLowProb]++
+		v.answer = ""
+	}
+	st := l.objs[j.id]
+	if st == nil { // ended meanwhile
+		l.mu.Unlock()
 		return nil
 	}
-	if utf8.RuneCountInString(p.Answer) > MaxSubLabel {
-		return fmt.Errorf("class %.40q… of %s: Frigate takes sub-labels of at most %d characters", p.Answer, j.id, MaxSubLabel)
+	st.votes = append(st.votes, v)
+	if st.decided {
+		l.mu.Unlock()
+		return nil
 	}
-	req := map[string]any{"subLabel": p.Answer}
-	if p.Probability != nil {
-		req["subLabelScore"] = roundScore(*p.Probability)
+	best, score := l.cfg.Rule.decide(st.votes)
+	switch {
+	case best == "":
+		l.mu.Unlock()
+		return nil
+	case st.sub != "" && st.sub != st.posted && !l.cfg.Overwrite:
+		st.decided = true
+		l.stats.Skipped[SkipOtherSubLabel]++
+		l.mu.Unlock()
+		return nil
+	case st.sub == best:
+		st.decided = true
+		l.stats.Skipped[SkipSameLabel]++
+		l.mu.Unlock()
+		return nil
+	}
+	st.decided = true
+	tries := len(st.votes)
+	l.mu.Unlock()
+	if utf8.RuneCountInString(best) > MaxSubLabel {
+		return fmt.Errorf("class %.40q… of %s: Frigate takes sub-labels of at most %d characters", best, j.id, MaxSubLabel)
+	}
+	req := map[string]any{"subLabel": best}
+	if score == score {
+		req["subLabelScore"] = roundScore(score)
 	}
 	b, _ := json.Marshal(req)
-	if _, err := l.do(ctx, http.MethodPost, l.endpoint(j.id, "sub_label").String(), b); err != nil {
+	if _, err := l.do(ctx, http.MethodPost, l.endpoint(j.id, "sub_label"), b); err != nil {
+		l.mu.Lock()
+		st.decided = false // a later try may post
+		l.mu.Unlock()
 		return fmt.Errorf("sub_label: %w", err)
 	}
 	l.mu.Lock()
 	l.stats.Labelled++
-	l.posted[j.id] = p.Answer
+	st.posted = best
+	notify := l.notify
 	l.mu.Unlock()
-	l.cfg.Log.Info("frigate: sub-label set", "id", j.id, "sub_label", p.Answer, "score", req["subLabelScore"])
+	if notify != nil {
+		notify(updateMessage(j.id, j.camera, cmpOr(l.cfg.Model, "flycl"), best, req["subLabelScore"], time.Now()))
+	}
+	l.cfg.Log.Info("frigate: sub-label set", "id", j.id, "camera", j.camera, "sub_label", best, "score", req["subLabelScore"], "tries", tries)
 	return nil
 }
 
@@ -367,51 +635,21 @@ func (l *Labeller) endpoint(id, what string) *url.URL {
 	return &u
 }
 
-// ErrStatus is wrapped by errors for an HTTP answer that is not 2xx.
-var ErrStatus = errors.New("frigate: HTTP status")
-
-// do sends one request with retries and returns the body of a 2xx answer
-// (at most 32 MiB).
-func (l *Labeller) do(ctx context.Context, method, u string, body []byte) ([]byte, error) {
-	wait := l.cfg.Backoff
-	for try := 0; ; try++ {
-		b, retry, err := l.once(ctx, method, u, body)
-		if err == nil {
-			return b, nil
-		}
-		if !retry || try >= l.cfg.Retries || ctx.Err() != nil {
-			return nil, err
-		}
-		l.cfg.Log.Warn("frigate: retrying", "method", method, "url", u, "err", err, "in", wait)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
-		wait *= 2
-	}
+// updateMessage is the tracked_object_update message Frigate's own object
+// classifier publishes when it sets a sub-label
+// (frigate/embeddings/maintainer.py: type "classification"
+// (TrackedObjectUpdateTypesEnum), id, camera, timestamp, model,
+// sub_label, score), so that what listens to Frigate's classifications
+// (its UI, Home Assistant's Frigate integration) hears flycl's too.
+func updateMessage(id, camera, model, subLabel string, score any, now time.Time) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "classification", "id": id, "camera": camera,
+		"timestamp": float64(now.UnixNano()) / 1e9, "model": model, "sub_label": subLabel, "score": score})
+	return b
 }
 
-func (l *Labeller) once(ctx context.Context, method, u string, body []byte) ([]byte, bool, error) {
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, false, err
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := l.cfg.HTTP.Do(req)
-	if err != nil {
-		return nil, true, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		return nil, true, err
-	}
-	if resp.StatusCode/100 != 2 {
-		retry := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-		return nil, retry, fmt.Errorf("%w %d from %s %s: %.200s", ErrStatus, resp.StatusCode, method, u, b)
-	}
-	return b, false, nil
+	return b
 }

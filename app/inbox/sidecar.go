@@ -173,9 +173,13 @@ const (
 	// frame that confirmed a new state: whether it was right is worth a
 	// look).
 	Change Reason = "change"
+	// Sample: a confident answer kept as a sample (flycl frigate keeps
+	// one in every few, so that the labels also cover what the model
+	// already answers).
+	Sample Reason = "sample"
 )
 
-var reasons = []Reason{Unknown, LowProbability, LowMargin, Change}
+var reasons = []Reason{Unknown, LowProbability, LowMargin, Change, Sample}
 
 func (r Reason) valid() bool {
 	for _, v := range reasons {

@@ -125,7 +125,7 @@ func TestFrigate(t *testing.T) {
 		root := newRoot()
 		root.SetOut(&out)
 		root.SetArgs([]string{"frigate", "--mqtt", broker, "--frigate", srv.URL, "--model", model, "--ort-lib", lib,
-			"--labels", "bird", "--cameras", "garden,front", "--min-box", "64", "--client-id", "flycl-test"})
+			"--labels", "bird", "--cameras", "garden,front", "--min-box", "64", "--client-id", "flycl-test", "--min-tries", "1"})
 		done <- root.ExecuteContext(ctx)
 	}()
 
@@ -159,7 +159,7 @@ func TestFrigate(t *testing.T) {
 	msgs := []string{
 		event("new", "", plane1),
 		event("update", plane1, plane1), // a zone change: same snapshot
-		event("update", plane1, plane2), // a new snapshot of the same picture: same answer, no second POST
+		event("update", plane1, plane2), // a new snapshot: tried if the first was not decided yet, never a second POST
 		event("new", "", object("2.2-frog", "front", "bird", big, 1700000002.5, false)),
 		event("new", "", object("3.3-small", "garden", "bird", [4]int{0, 0, 63, 200}, 1700000002.5, false)), // 63 px < 64
 		event("new", "", object("4.4-car", "garden", "car", big, 1700000002.5, false)),                      // a label not configured
@@ -192,7 +192,7 @@ func TestFrigate(t *testing.T) {
 		mu.Lock()
 		n, got := snapshots, slices.Clone(posts)
 		mu.Unlock()
-		if n >= 3 && len(got) >= 2 {
+		if n >= 2 && len(got) >= 2 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -211,8 +211,8 @@ func TestFrigate(t *testing.T) {
 	if strings.Join(posts, "|") != strings.Join(wantPosts, "|") {
 		t.Fatalf("sub_label POSTs %q, want %q (flycl predict on the same snapshots)", posts, wantPosts)
 	}
-	if snapshots != 3 {
-		t.Fatalf("%d snapshots fetched, want 3 (plane twice, frog once)", snapshots)
+	if snapshots != 2 && snapshots != 3 {
+		t.Fatalf("%d snapshots fetched, want 2 or 3 (plane once or twice, frog once)", snapshots)
 	}
 	var st struct {
 		Received, Bad, Classified, Labelled, Errors int64
@@ -222,9 +222,24 @@ func TestFrigate(t *testing.T) {
 		t.Fatalf("counters %q: %v", out.String(), err)
 	}
 	sk := st.Skipped
-	if st.Classified != 3 || st.Labelled != 2 || st.Errors != 0 || st.Bad != 0 || sk["small"] != 1 || sk["label"] != 1 ||
-		sk["camera"] != 1 || sk["end"] != 1 || sk["same_label"] != 1 || sk["same_snapshot"] < 1 || st.Received != 7+sk["same_snapshot"] {
+	// plane2 finds the plane decided (skipped) or is tried (its try posts nothing): one or the other.
+	if st.Classified != int64(snapshots) || st.Labelled != 2 || st.Errors != 0 || st.Bad != 0 || sk["small"] != 1 || sk["label"] != 1 ||
+		sk["camera"] != 1 || sk["end"] != 1 || sk["same_snapshot"]+sk["decided"] < 1 || st.Received != 7+sk["same_snapshot"]+sk["decided"]-(3-st.Classified) {
 		t.Fatalf("counters %s", out.String())
+	}
+	// A run that ends having labelled nothing exits non-zero, saying so.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	done2 := make(chan error, 1)
+	go func() {
+		root := newRoot()
+		root.SetOut(&bytes.Buffer{})
+		root.SetArgs([]string{"frigate", "--mqtt", broker, "--frigate", srv.URL, "--model", model, "--ort-lib", lib, "--client-id", "flycl-test-2"})
+		done2 <- root.ExecuteContext(ctx2)
+	}()
+	time.Sleep(time.Second)
+	cancel2()
+	if err := <-done2; err == nil || !strings.Contains(err.Error(), "nothing was labelled") {
+		t.Fatalf("a run that labelled nothing: err %v, want one saying so", err)
 	}
 }
 
@@ -239,6 +254,13 @@ func TestFrigateFlagErrors(t *testing.T) {
 		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--min-probability", "1.5"}, "--min-probability"},
 		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--min-box", "-1"}, "--min-box"},
 		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--queue", "0"}, "--queue"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--min-tries", "0"}, "--min-tries"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--agreement", "0.5"}, "--agreement"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--min-tries", "5", "--max-tries", "4"}, "--max-tries"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--quality", "101"}, "--quality"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--frigate-user", "admin"}, "--frigate-password-file"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--mqtt-password-file", "/nonexistent"}, "--mqtt-password-file"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--inbox-sample", "3"}, "--inbox"},
 	} {
 		out, err := runCLI(t, append([]string{"frigate"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -19,6 +19,7 @@ import (
 type watchFlags struct {
 	cam    cameras.Single
 	config string // several cameras from a file (watch_cameras.go)
+	remove bool   // --mqtt-remove
 }
 
 func watchCmd() *cobra.Command {
@@ -79,8 +80,8 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 	fs.DurationVar(&f.cam.Flush, "flush", 10*time.Second, "at the end, wait this long at most for the webhook queue to empty")
 	fs.StringVar(&f.cam.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.StringVar(&f.cam.MQTT.Broker, "mqtt", "", "MQTT broker to publish the answer to: mqtt://HOST[:PORT] or mqtts://HOST[:PORT] (TLS)")
-	fs.StringVar(&f.cam.MQTT.User, "mqtt-user", "", "MQTT user name")
-	fs.StringVar(&f.cam.MQTT.PasswordFile, "mqtt-password-file", "", "file holding the MQTT password (its first line)")
+	addMQTTLoginFlags(fs, &f.cam.MQTT.User, &f.cam.MQTT.PasswordFile)
+	fs.BoolVar(&f.remove, "mqtt-remove", false, "retire --camera: empty its retained MQTT topics and Home Assistant discovery configs (Home Assistant deletes its entities), then exit")
 	fs.StringVar(&f.cam.MQTT.ClientID, "mqtt-client-id", "", "MQTT client id (default flycl-PREFIX_CAMERA)")
 	fs.StringVar(&f.cam.MQTT.Prefix, "mqtt-prefix", "flycl", "first level of the MQTT topics: PREFIX/CAMERA/state, …")
 	fs.StringVar(&f.cam.MQTT.CA, "mqtt-ca", "", "PEM file of the CA that signed an mqtts:// broker's certificate (default: the system's)")
@@ -95,6 +96,16 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 }
 
 func runWatch(cmd *cobra.Command, f *watchFlags) error {
+	if f.remove {
+		if f.config != "" {
+			return fmt.Errorf("--mqtt-remove retires one camera: give --mqtt and --camera, not --config")
+		}
+		topics, err := f.cam.RemoveMQTT(2 * time.Second)
+		for _, t := range topics {
+			fmt.Fprintln(cmd.OutOrStdout(), "removed", t)
+		}
+		return watchFlagNames(err)
+	}
 	if f.config != "" {
 		return runWatchCameras(cmd, f)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/flycl/flycl/app/inbox"
@@ -108,6 +109,8 @@ func (s *Single) Run(ctx context.Context) (st watch.Stats, err error) {
 		cfg.Inbox = k
 		closers = append(closers, stop)
 	}
+	// the classes answers may name: the event entity's types
+	classes := p.Classes().Names()
 	// the zones' own models, each file opened once
 	opened := map[string]watch.Classifier{}
 	for _, z := range zones {
@@ -121,6 +124,7 @@ func (s *Single) Run(ctx context.Context) (st watch.Stats, err error) {
 		}
 		closers = append(closers, func() { zc.Close() })
 		log.Info("zone model", "zone", z.Name, "model", file, "classes", zc.Predictor.Classes().Len(), "version", zc.Predictor.Version())
+		classes = append(classes, zc.Predictor.Classes().Names()...)
 		var stop func()
 		opened[file], stop = follow(ctx, zc, file, s.Reload, s.Unknown, log, "model", file)
 		closers = append(closers, stop)
@@ -134,6 +138,8 @@ func (s *Single) Run(ctx context.Context) (st watch.Stats, err error) {
 	var pub *mqtt.Publisher
 	if mo != nil {
 		mo.Log, mo.Model, mo.ModelVersion, mo.SWVersion = log, filepath.Base(s.Model), p.Version(), s.SWVersion
+		slices.Sort(classes)
+		mo.Classes = slices.Compact(classes)
 		if pub, err = mqtt.New(*mo); err != nil {
 			return st, failed("MQTT.Broker", s.MQTT.Broker, err)
 		}

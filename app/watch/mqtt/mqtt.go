@@ -88,6 +88,15 @@ type Options struct {
 	// pixels: a larger picture is scaled down).
 	Image        bool
 	ImageMaxSide int
+	// Classes, when given, are the model's classes (a zone with its own
+	// model: the union): each answer is also published, not retained, on
+	// PREFIX/CAMERA[/ZONE]/event as a Home Assistant event entity whose
+	// event types are the classes' states and NotRecognized
+	// (components/mqtt/event.py: event_types required, the payload a
+	// JSON object with event_type, a retained message ignored). An
+	// automation "a stranger at the gate" is then one trigger in Home
+	// Assistant's UI.
+	Classes []string
 	// KeepAlive is the MQTT keep-alive (default 30 s): a publisher that
 	// vanishes without closing its connection is declared offline (its
 	// last will) after 1.5 of it.
@@ -109,6 +118,8 @@ type Topics struct {
 	// its image entity's discovery topic ("" without Options.Image, or
 	// without discovery).
 	Image, ImageDiscovery string
+	// Event and EventDiscovery: with Options.Classes.
+	Event, EventDiscovery string
 }
 
 // Stats count a Publisher's work.
@@ -147,6 +158,8 @@ type Publisher struct {
 	stop   chan struct{}
 	exited chan struct{}
 	closed bool
+	// removing: a Publisher used by Remove announces nothing.
+	removing bool
 }
 
 // zoneState is the latest update of one zone and what of it is
@@ -211,7 +224,7 @@ func New(o Options) (*Publisher, error) {
 	if strings.Contains(u.Hostname(), ":") {
 		broker = u.Scheme + "://[" + u.Hostname() + "]:" + port
 	}
-	p := &Publisher{o: o, log: cmp.Or(o.Log, slog.Default()), node: nodeID(o.Prefix + "_" + o.Camera),
+	p := &Publisher{o: o, log: cmp.Or(o.Log, slog.Default()), node: sanitize(o.Prefix) + "_" + nodeID(o.Camera),
 		states: map[string]*zoneState{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), exited: make(chan struct{})}
 	base := o.Prefix + "/" + o.Camera + "/"
 	p.topics = Topics{State: base + "state", Attributes: base + "attributes", Availability: base + "availability"}
@@ -222,6 +235,12 @@ func New(o Options) (*Publisher, error) {
 		p.topics.Image = base + "image"
 		if o.Discovery {
 			p.topics.ImageDiscovery = o.DiscoveryPrefix + "/image/" + p.node + "/crop/config"
+		}
+	}
+	if len(o.Classes) > 0 {
+		p.topics.Event = base + "event"
+		if o.Discovery {
+			p.topics.EventDiscovery = o.DiscoveryPrefix + "/event/" + p.node + "/answer/config"
 		}
 	}
 	co := paho.NewClientOptions().AddBroker(broker).
@@ -271,19 +290,15 @@ func topicLevels(s string) error {
 	return nil
 }
 
-// nodeID is s with every character outside [a-zA-Z0-9_-] replaced by '_'
-// (Home Assistant's node and object IDs).
-func nodeID(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
-			return r
-		}
-		return '_'
-	}, s)
-}
-
 // Topics returns the Publisher's topics (the camera's, without zones).
 func (p *Publisher) Topics() Topics { return p.topics }
+
+// rejected says whether u's answer is the model's rejection (watch's
+// "unknown"), not a class of that name.
+func rejected(u watch.Update) bool {
+	return u.Class == watch.UnknownAnswer &&
+		(u.Prediction.Unknown || len(u.Prediction.Top) == 0 || u.Prediction.Top[0].Name != watch.UnknownAnswer)
+}
 
 // ZoneTopics returns a zone's topics: PREFIX/CAMERA/ZONE/state and
 // …/attributes, the camera's availability, and the zone's sensor's
@@ -301,6 +316,12 @@ func (p *Publisher) ZoneTopics(zone string) Topics {
 		t.Image = base + "image"
 		if p.o.Discovery {
 			t.ImageDiscovery = p.o.DiscoveryPrefix + "/image/" + p.node + "/" + nodeID(zone) + "_crop/config"
+		}
+	}
+	if len(p.o.Classes) > 0 {
+		t.Event = base + "event"
+		if p.o.Discovery {
+			t.EventDiscovery = p.o.DiscoveryPrefix + "/event/" + p.node + "/" + nodeID(zone) + "_answer/config"
 		}
 	}
 	return t
@@ -362,6 +383,10 @@ func (p *Publisher) setErr(err error) {
 // the latest state again.
 func (p *Publisher) onConnect(c paho.Client) {
 	p.mu.Lock()
+	if p.removing {
+		p.mu.Unlock()
+		return
+	}
 	p.gen++
 	p.stats.Connects++
 	n := p.stats.Connects
@@ -390,8 +415,15 @@ func (p *Publisher) onConnect(c paho.Client) {
 					p.log.Warn("mqtt: image discovery", "zone", z, "err", err)
 				}
 			}
+			if tp := p.ZoneTopics(z); tp.EventDiscovery != "" {
+				b, _ := json.Marshal(p.EventDiscoveryMessage(z))
+				if err := p.publish(tp.EventDiscovery, b); err != nil {
+					p.log.Warn("mqtt: event discovery", "zone", z, "err", err)
+				}
+			}
 		}
 	}
+	p.clearStale(c)
 	if err := p.publish(p.topics.Availability, []byte(Online)); err != nil {
 		p.log.Warn("mqtt: availability", "err", err)
 	}
@@ -438,6 +470,7 @@ func (p *Publisher) run() {
 			continue
 		}
 		u, seq, gen := *z.latest, z.seq, p.gen
+		fresh := z.doneAt.seq != seq // a new answer, not its republication
 		p.mu.Unlock()
 		tp := p.ZoneTopics(u.Zone)
 		a := Attributes(u, p.o.ModelVersion)
@@ -453,7 +486,15 @@ func (p *Publisher) run() {
 			}
 		}
 		if err == nil {
-			err = p.publish(tp.State, []byte(u.Class))
+			err = p.publish(tp.State, []byte(State(u.Class, rejected(u))))
+		}
+		if err == nil && tp.Event != "" && fresh {
+			// once per answer, not again after a reconnection; not
+			// retained (Home Assistant ignores a retained event)
+			ev, _ := json.Marshal(eventPayload(a))
+			if t := p.client.Publish(tp.Event, 1, false, ev); !t.WaitTimeout(p.o.Timeout) || t.Error() != nil {
+				p.log.Warn("mqtt: event not published", "topic", tp.Event, "err", t.Error())
+			}
 		}
 		p.mu.Lock()
 		if err == nil {

@@ -302,7 +302,8 @@ func TestPublishAndBrokerRestart(t *testing.T) {
 	sub.last(t, tp.State, is("car"))
 	// every state published is an event's answer, in the events' order
 	// (the Publisher keeps the latest: a fast run may skip some)
-	if got := slices.Compact(sub.on(tp.State)); !isSubsequence(got, wantClasses) {
+	wantStates := []string{"car", "empty", NotRecognized, "car"} // the rejection's state is not Home Assistant's unknown
+	if got := slices.Compact(sub.on(tp.State)); !isSubsequence(got, wantStates) {
 		t.Fatalf("states %q not a subsequence of the events %q", got, wantClasses)
 	}
 	var a Attrs
@@ -326,6 +327,18 @@ func TestPublishAndBrokerRestart(t *testing.T) {
 		d.Icon != wantD.Icon || !slices.Equal(d.Device.Identifiers, wantD.Device.Identifiers) || d.Device.Name != wantD.Device.Name ||
 		d.Device.Model != wantD.Device.Model || d.Device.Manufacturer != wantD.Device.Manufacturer || d.Device.SWVersion != wantD.Device.SWVersion {
 		t.Fatalf("discovery %+v, want %+v", d, wantD)
+	}
+	// every discovery message passes the validator written from Home Assistant's source
+	ids := map[string]string{}
+	sub.mu.Lock()
+	seenMsgs := slices.Clone(sub.msgs)
+	sub.mu.Unlock()
+	for _, m := range seenMsgs {
+		if strings.HasPrefix(m.topic, "homeassistant/") {
+			if err := validateDiscovery("homeassistant", m.topic, []byte(m.payload), ids); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	sub.c.Disconnect(0)
 
@@ -495,7 +508,7 @@ func TestNewRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tp := p.Topics(); tp.State != "home/flycl/front door/state" || tp.Discovery != "homeassistant/sensor/home_flycl_front_door/answer/config" {
+	if tp := p.Topics(); tp.State != "home/flycl/front door/state" || tp.Discovery != "homeassistant/sensor/home_flycl_front_door_"+nodeHash("front door")+"/answer/config" {
 		t.Fatalf("topics %+v", tp)
 	}
 }

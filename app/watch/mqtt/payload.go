@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/flycl/flycl"
@@ -11,8 +12,14 @@ import (
 // Attrs is the JSON of the attributes topic: the event that set the
 // state and the prediction of the frame that confirmed it.
 type Attrs struct {
-	Class    string `json:"class"`    // the answer: a class name or "unknown"
-	Previous string `json:"previous"` // the answer before ("" for the first)
+	Class string `json:"class"` // the answer: a class name or "unknown"
+	// State is the state published (State: NotRecognized for "unknown").
+	State string `json:"state"`
+	// Guess is the best class even when the answer is unknown, and
+	// Margin its score less the second's (absent with one class).
+	Guess    string   `json:"guess,omitempty"`
+	Margin   *float32 `json:"margin,omitempty"`
+	Previous string   `json:"previous"` // the answer before ("" for the first)
 	// Probability is the top class's calibrated probability (absent for a
 	// model without a fitted temperature).
 	Probability *float64       `json:"probability,omitempty"`
@@ -42,9 +49,17 @@ func Attributes(u watch.Update, version uint64) Attrs {
 	if top == nil {
 		top = []flycl.Ranked{}
 	}
-	return Attrs{Class: u.Class, Previous: u.Previous, Probability: u.Prediction.Probability, Score: u.Score,
+	a := Attrs{Class: u.Class, State: State(u.Class, rejected(u)), Previous: u.Previous, Probability: u.Prediction.Probability, Score: u.Score,
 		Unknown: u.Prediction.Unknown, Top: top, ModelVersion: version, Time: u.Time, Frame: u.Frame, Since: u.Since,
 		EventID: u.ID, Source: u.Source, Zone: u.Zone}
+	if len(top) > 0 {
+		a.Guess = top[0].Name
+	}
+	if len(top) > 1 {
+		m := top[0].Score - top[1].Score
+		a.Margin = &m
+	}
+	return a
 }
 
 // Device is the device block of a Home Assistant discovery message.
@@ -134,4 +149,54 @@ func (p *Publisher) ImageDiscoveryMessage(zone string) ImageDiscovery {
 	}
 	return ImageDiscovery{Name: name, UniqueID: id, ImageTopic: p.ZoneTopics(zone).Image, ContentType: "image/jpeg",
 		AvailabilityTopic: d.AvailabilityTopic, PayloadAvailable: Online, PayloadNotAvailable: Offline, Icon: "mdi:image", Device: d.Device}
+}
+
+// EventDiscovery is Home Assistant's MQTT discovery message for an event
+// entity (components/mqtt/event.py: state_topic and event_types
+// required).
+type EventDiscovery struct {
+	Name                string   `json:"name"`
+	UniqueID            string   `json:"unique_id"`
+	StateTopic          string   `json:"state_topic"`
+	EventTypes          []string `json:"event_types"`
+	AvailabilityTopic   string   `json:"availability_topic"`
+	PayloadAvailable    string   `json:"payload_available"`
+	PayloadNotAvailable string   `json:"payload_not_available"`
+	QoS                 int      `json:"qos"`
+	Icon                string   `json:"icon"`
+	Device              Device   `json:"device"`
+}
+
+// EventDiscoveryMessage returns the discovery message of the event entity
+// of a zone ("": the camera's): one event per answer, its type the state
+// published (State), the types every class's state and NotRecognized.
+func (p *Publisher) EventDiscoveryMessage(zone string) EventDiscovery {
+	d := p.DiscoveryMessage()
+	name, id := "Answer event", p.node+"_answer_event"
+	if zone != "" {
+		name, id = zone+" event", p.node+"_"+nodeID(zone)+"_answer_event"
+	}
+	types := []string{NotRecognized}
+	for _, c := range p.o.Classes {
+		if t := State(c, false); !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	return EventDiscovery{Name: name, UniqueID: id, StateTopic: p.ZoneTopics(zone).Event, EventTypes: types,
+		AvailabilityTopic: d.AvailabilityTopic, PayloadAvailable: Online, PayloadNotAvailable: Offline, QoS: 1,
+		Icon: "mdi:cctv", Device: d.Device}
+}
+
+// eventPayload is an answer's event: event_type (the state) and the
+// attributes Home Assistant keeps with it.
+func eventPayload(a Attrs) map[string]any {
+	m := map[string]any{"event_type": a.State, "class": a.Class, "guess": a.Guess, "zone": a.Zone,
+		"event_id": a.EventID, "time": a.Time}
+	if a.Probability != nil {
+		m["probability"] = *a.Probability
+	}
+	if a.Margin != nil {
+		m["margin"] = *a.Margin
+	}
+	return m
 }

@@ -13,16 +13,16 @@ import (
 // use, except Scores/Predict/Expand, which may run concurrently with each
 // other but not with learning.
 type Model struct {
-	cfg    Config
-	d      int
-	w      *projection.Matrix
-	acc    *ridge.Accumulator // the primal statistics (nil while dual)
+	cfg Config
+	d   int
+	w   *projection.Matrix
+	acc *ridge.Accumulator // the primal statistics (nil while dual)
 	// the dual form (nil while primal; see dual.go), its solution at λ
 	// (nil until needed) and where in its range the last continuous
 	// GCV choice fell
-	dual  *ridge.Dual
-	sol   *ridge.Solution
-	limit ridge.Limit
+	dual   *ridge.Dual
+	sol    *ridge.Solution
+	limit  ridge.Limit
 	labels []int       // class index -> label
 	index  map[int]int // label -> class index
 	hist   []TaskRecord

@@ -32,14 +32,18 @@ import (
 // statistics (a merge, shards), which have no codes.
 
 // Form returns "dual" or "primal" and why: the form a model is in.
-func (m *Model) Form() (form, why string) {
+func (m *Model) Form() (form, why string) { return m.state().Form() }
+
+// Form returns "dual" or "primal" and why: the form the state's model is
+// in (see Config.Dual).
+func (st State) Form() (form, why string) {
 	switch {
-	case m.dual != nil:
-		return "dual", fmt.Sprintf("%d samples, at most %d (dual)", m.dual.Samples(), m.cfg.Dual)
-	case m.cfg.Dual > 0:
-		return "primal", fmt.Sprintf("switched: more than %d samples, or statistics merged in", m.cfg.Dual)
+	case st.Dual != nil:
+		return "dual", fmt.Sprintf("%d samples, at most %d (Config.Dual) before it switches to the primal form", st.Dual.Samples(), st.Config.Dual)
+	case st.Config.Dual > 0:
+		return "primal", fmt.Sprintf("switched from the dual form: more than %d samples, or statistics learned (a merge)", st.Config.Dual)
 	}
-	return "primal", "dual is 0 (the paper's form)"
+	return "primal", "the paper's form (Config.Dual is 0)"
 }
 
 // LambdaLimit says where the last continuous GCV choice of a dual model
@@ -309,3 +313,11 @@ func appendDualLowerRow(dst []float32, d *ridge.Dual, i int) []float32 {
 	}
 	return dst
 }
+
+// DualLimit is the number of samples up to which a learn in the dual form
+// costs less than one in the primal form at expansion dimension m: a new
+// model from images (deploy.DefaultImageConfig) stays dual up to it. The
+// dual learn's cost grows with n³ (K's eigendecomposition), the primal's
+// with m² to m³ (G's update and factor) whatever n; measured by flycl bench
+// dual (docs/PERFORMANCE.md, "The dual form") on 2 cores.
+func DualLimit(m int) int { return max(1, m/10) }

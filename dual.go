@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/flycl/flycl/projection"
+
 	"github.com/flycl/flycl/ridge"
 )
 
@@ -110,17 +111,13 @@ func (m *Model) solveDual(ctx context.Context, lambda float64) (float64, error) 
 	return lambda, nil
 }
 
-// expandExact expands x by the sparse gather, whose arithmetic for a
-// sample involves that sample alone: a sample's code is then the same
-// bits whenever it is expanded, so an undo or a forget finds its row.
+// expandExact expands x as a learn does. A sample's code may differ in
+// its last bits with the samples expanded with it (a BLAS kernel rounds
+// by blocks); an undo or a forget finds the row that holds it as the
+// nearest of its class (ridge.Dual.Find, within dualMatch), and drops
+// that row itself.
 func (m *Model) expandExact(ctx context.Context, x []float32) ([]float32, Stages, error) {
-	n, err := m.checkInput(x)
-	if err != nil {
-		return nil, Stages{}, err
-	}
-	h := make([]float32, n*m.cfg.M)
-	st, err := m.encoder().encode(ctx, projection.Sparse, false, x, n, h)
-	return h, st, err
+	return m.expand(ctx, x, nil)
 }
 
 // learnDual is learn in the dual form: the rows join K, GCV scores λ on
@@ -207,11 +204,13 @@ func (m *Model) dualRows(h []float32, n int, idx []int, what string) ([]int, err
 }
 
 // dualMatch is how near, relative, a code must be to a stored one to be
-// that sample: codes are computed by the sparse gather (expandExact) and
-// so are the same bits, unless the features themselves differ in their
-// last bits (a feature file rounded, another backbone runtime); two
-// different photos differ by far more.
-const dualMatch = 1e-4
+// that sample: the same features expanded with other samples differ in
+// their last bits, or, where rounding swaps the k-th and (k+1)-th
+// coordinates, by about √2 times the k-th largest value (a few percent
+// of the code's norm for k = 3000); two different photos differ by tens
+// of percent, and the nearest row is taken, so a near-duplicate photo
+// does not take the place of the sample itself.
+const dualMatch = 0.1
 
 // forgetDual is Forget in the dual form: the class's rows go (found by
 // their codes, every one of them), and the classifier is re-solved.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/flycl/flycl/internal/parallel"
 	"github.com/flycl/flycl/linalg"
 )
 
@@ -132,13 +133,16 @@ func (d *Dual) appendRows(cols [][]int32, vals [][]float32, cls []int) {
 		for t, c := range d.cols[i] {
 			buf[c] = float64(d.vals[i][t])
 		}
-		for j := 0; j <= i; j++ {
-			var s float64
-			for t, c := range d.cols[j] {
-				s += buf[c] * float64(d.vals[j][t])
+		// each entry is summed in one order whatever the split
+		parallel.For(i+1, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				var s float64
+				for t, c := range d.cols[j] {
+					s += buf[c] * float64(d.vals[j][t])
+				}
+				k[i*n+j], k[j*n+i] = s, s
 			}
-			k[i*n+j], k[j*n+i] = s, s
-		}
+		})
 		for _, c := range d.cols[i] {
 			buf[c] = 0
 		}
@@ -637,20 +641,20 @@ func (d *Dual) Solve(ctx context.Context, lambda float64) (*Solution, error) {
 func (s *Solution) Coef() []float32 {
 	d := s.d
 	n, m := len(d.cls), d.m
-	w := make([]float64, d.nc*m)
-	for c := range d.nc {
-		row := w[c*m : (c+1)*m]
+	out := make([]float32, d.nc*m)
+	// one class per worker at a time: each sum in one order whatever the split
+	parallel.Each(d.nc, func(c int) {
+		row := make([]float64, m)
 		for i := range n {
 			ai := s.a[c*n+i]
 			for t, j := range d.cols[i] {
 				row[j] += ai * float64(d.vals[i][t])
 			}
 		}
-	}
-	out := make([]float32, len(w))
-	for i, v := range w {
-		out[i] = float32(v)
-	}
+		for j, v := range row {
+			out[c*m+j] = float32(v)
+		}
+	})
 	return out
 }
 

@@ -26,6 +26,9 @@ type ServeLearnOptions struct {
 	Dir        string // folder for the model files ("": a temporary one, removed afterwards)
 	Policy     flycl.LambdaPolicy
 	Checkpoint int // the journal path's checkpoint interval (entries)
+	// Paths are the names of the paths to run (nil: all of
+	// refactor+rewrite, update+journal and dual+journal).
+	Paths []string
 }
 
 func (o ServeLearnOptions) check() error {
@@ -92,6 +95,9 @@ func ServeLearn(ctx context.Context, out, warn io.Writer, o ServeLearnOptions) e
 	}
 	p50 := make([]time.Duration, len(paths))
 	for pi, p := range paths {
+		if o.Paths != nil && !slices.Contains(o.Paths, p.name) {
+			continue
+		}
 		path := filepath.Join(dir, "bench-"+p.name+".flycl")
 		os.Remove(path)
 		os.Remove(path + ".journal")
@@ -156,7 +162,13 @@ func ServeLearn(ctx context.Context, out, warn io.Writer, o ServeLearnOptions) e
 			float64(before)/(1<<20), float64(peak)/(1<<20), float64(peak-before)/(1<<20), float64(peak)/(1<<20)/gMiB)
 		re.Close()
 	}
-	if learns > 1 {
+	if learns > 1 && o.Paths != nil {
+		for pi, p := range paths {
+			if slices.Contains(o.Paths, p.name) {
+				fmt.Fprintf(out, "\np50 of learns 2..%d, learn and durable save: %s %.4f s\n", learns, p.name, p50[pi].Seconds())
+			}
+		}
+	} else if learns > 1 {
 		fmt.Fprintf(out, "\np50 of learns 2..%d, learn and durable save: %s %.3f s, %s %.3f s: %.1f× faster; %s %.4f s: %.1f× faster than %s\n", learns,
 			paths[0].name, p50[0].Seconds(), paths[1].name, p50[1].Seconds(), p50[0].Seconds()/p50[1].Seconds(),
 			paths[2].name, p50[2].Seconds(), p50[1].Seconds()/p50[2].Seconds(), paths[1].name)

@@ -179,7 +179,7 @@ func (m *Model) chooseDual(ctx context.Context, s *step, h []float32, n int, idx
 	s.rec.GCVScope = m.cfg.GCVScope
 	if m.cfg.WidenGrid {
 		l, limit, scan, scores := sp.BestContinuous()
-		s.rec.Lambda, s.rec.Grid, s.rec.GCV = l, scan, scores
+		s.rec.Lambda, s.rec.Grid, s.rec.GCV, s.rec.Continuous, s.rec.Limit = l, scan, scores, true, limit
 		m.limit = limit
 		return ctx.Err()
 	}

@@ -32,13 +32,13 @@ func TestNewConfig(t *testing.T) {
 		wantErrFlag string // the flag an error names ("" none)
 	}{
 		{nil, 512, false, 10000, 300, 3000, flycl.DefaultLambdas, flycl.LambdaAbsolute, false, 0, ""},
-		{nil, 512, true, 10000, 200, 3000, rel, flycl.LambdaRelative, true, 1000, ""},  // p = round(300·512/768)
-		{nil, 1000, true, 10000, 391, 3000, rel, flycl.LambdaRelative, true, 1000, ""}, // round(390.6)
-		{nil, 2, true, 10000, 1, 3000, rel, flycl.LambdaRelative, true, 1000, ""},      // at least 1
-		{[]string{"--m", "1000"}, 768, true, 1000, 300, 300, rel, flycl.LambdaRelative, true, 100, ""},
-		{[]string{"--m", "1000", "--k", "50"}, 768, true, 1000, 300, 50, rel, flycl.LambdaRelative, true, 100, ""},
-		{[]string{"--p", "7"}, 768, true, 10000, 7, 3000, rel, flycl.LambdaRelative, true, 1000, ""},
-		{[]string{"--lambdas", "1,2"}, 768, true, 10000, 300, 3000, []float64{1, 2}, flycl.LambdaAbsolute, false, 1000, ""},
+		{nil, 512, true, 10000, 200, 3000, rel, flycl.LambdaRelative, true, 2500, ""},  // p = round(300·512/768)
+		{nil, 1000, true, 10000, 391, 3000, rel, flycl.LambdaRelative, true, 2500, ""}, // round(390.6)
+		{nil, 2, true, 10000, 1, 3000, rel, flycl.LambdaRelative, true, 2500, ""},      // at least 1
+		{[]string{"--m", "1000"}, 768, true, 1000, 300, 300, rel, flycl.LambdaRelative, true, 250, ""},
+		{[]string{"--m", "1000", "--k", "50"}, 768, true, 1000, 300, 50, rel, flycl.LambdaRelative, true, 250, ""},
+		{[]string{"--p", "7"}, 768, true, 10000, 7, 3000, rel, flycl.LambdaRelative, true, 2500, ""},
+		{[]string{"--lambdas", "1,2"}, 768, true, 10000, 300, 3000, []float64{1, 2}, flycl.LambdaAbsolute, false, 2500, ""},
 		{[]string{"--dual", "0"}, 768, true, 10000, 300, 3000, rel, flycl.LambdaRelative, true, 0, ""},
 		{[]string{"--dual", "40"}, 768, false, 10000, 300, 3000, flycl.DefaultLambdas, flycl.LambdaAbsolute, false, 40, ""},
 		{[]string{"--m", "100"}, 512, false, 100, 300, 3000, nil, 0, false, 0, "--k"}, // k > m

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"testing"
 
@@ -141,6 +142,9 @@ func TestDualUndoForgetExact(t *testing.T) {
 	sizes := []int{15, 100}
 	if !testing.Short() {
 		sizes = append(sizes, 400)
+	}
+	if os.Getenv("FLYCL_DUAL_LONG") != "" { // a minute or more on 2 cores
+		sizes = append(sizes, 1000)
 	}
 	for _, n := range sizes {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {

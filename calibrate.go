@@ -77,7 +77,11 @@ func (m *Model) leaveOneOut() (scores []float32, classes []int) {
 // accumulator's Cholesky factor of G + λI from the solve that just ended
 // (ridge.Accumulator.FactorLambda). A failure leaves the rejection off
 // rather than stale.
-func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
+//
+// In the dual form rows are the rows of the dual form holding the codes
+// (nil in the primal form), and the leverages and cross terms are the
+// hat matrix's entries (ridge.Solution.Hat).
+func (m *Model) calibrateRows(ctx context.Context, h []float32, n int, idx []int, rows []int) {
 	if m.calib == nil {
 		return
 	}
@@ -91,12 +95,12 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 		m.pool = nil // scores of another kind
 	}
 	m.rej, m.loo, m.looIdx = reject.Rule{}, nil, nil
-	if m.acc.FactorLambda() != m.lambda { // no factor of G + λI at hand: nothing exact to compute
+	if m.dual == nil && m.acc.FactorLambda() != m.lambda { // no factor of G + λI at hand: nothing exact to compute
 		m.pool = nil
 		return
 	}
 	sel := reject.CalibrationSamples(n, c.MaxSamples)
-	loo, full, lev, err := m.looScores(ctx, h, sel, idx)
+	loo, full, lev, err := m.looScores(ctx, h, sel, idx, rows)
 	if err != nil {
 		m.pool = nil
 		return
@@ -120,9 +124,10 @@ func (m *Model) calibrate(ctx context.Context, h []float32, n int, idx []int) {
 	// the temperature is fitted on the leave-one-out rows extrapolated
 	// toward a new sample's (jackknifeExtrapolate); the threshold is taken
 	// from the exact ones (or the extrapolated ones, ExtrapolateThreshold)
-	cos := reject.LeaveOneOutCosines(m.acc.S(), nc, m.cfg.M, h, sel, idx)
-	ext, extCos, err := reject.Jackknife(ctx, loo, full, lev, cos, nc, m.cfg.M, h, sel, idx, m.acc.S(), counts, func(pj []int) []float64 {
-		return m.hatColumns(h, sel, pj)
+	sums := m.classSums()
+	cos := reject.LeaveOneOutCosines(sums, nc, m.cfg.M, h, sel, idx)
+	ext, extCos, err := reject.Jackknife(ctx, loo, full, lev, cos, nc, m.cfg.M, h, sel, idx, sums, counts, func(pj []int) []float64 {
+		return m.hatColumns(h, sel, pj, rows)
 	})
 	if err != nil {
 		m.pool = nil
@@ -198,21 +203,36 @@ func (m *Model) restoreCalibration(r reject.Rule, pool []float32) error {
 // task it came with, since C is the solution over all of them.
 // It also returns the full model's class scores of the rows sel and
 // their leverages a.
-func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int) (loo, full []float32, levs []float64, err error) {
+//
+// In the dual form rows[s] is the row of the dual form holding h's row s,
+// and the leverages are the hat matrix's diagonal.
+func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int, rows []int) (loo, full []float32, levs []float64, err error) {
 	mm, nc, k := m.cfg.M, len(m.labels), len(sel)
 	hs := make([]float32, k*mm)
 	for i, s := range sel {
 		copy(hs[i*mm:(i+1)*mm], h[s*mm:(s+1)*mm])
 	}
-	// The leverages of a learn that kept the factor come with its
-	// low-rank change (ridge.Accumulator.Leverages); otherwise two
-	// triangular solves per sample give them.
-	lev := m.acc.Leverages()
+	var lev []float64
 	var z []float32
-	if len(lev) != len(h)/mm {
-		lev = nil
-		z = slices.Clone(hs)
-		m.acc.SolveRows(z, k)
+	if m.dual != nil {
+		sol, err := m.solution(ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		lev = make([]float64, len(h)/mm)
+		for _, s := range sel {
+			lev[s] = sol.Hat(rows[s:s+1], rows[s:s+1])[0]
+		}
+	} else {
+		// The leverages of a learn that kept the factor come with its
+		// low-rank change (ridge.Accumulator.Leverages); otherwise two
+		// triangular solves per sample give them.
+		lev = m.acc.Leverages()
+		if len(lev) != len(h)/mm {
+			lev = nil
+			z = slices.Clone(hs)
+			m.acc.SolveRows(z, k)
+		}
 	}
 	out := make([]float32, k*nc)
 	scoreRows(hs, k, mm, m.coef, nc, out)
@@ -250,8 +270,25 @@ func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int
 // hatColumns returns hᵢᵀ(G+λI)⁻¹hⱼ for the rows i of sel and the rows
 // pj (indices into sel) of the codes h: len(sel)×len(pj), two triangular
 // solves per column.
-func (m *Model) hatColumns(h []float32, sel, pj []int) []float64 {
+//
+// In the dual form (rows not nil) they are the hat matrix's entries of the
+// rows holding the codes.
+func (m *Model) hatColumns(h []float32, sel, pj []int, rows []int) []float64 {
 	mm, k, np := m.cfg.M, len(sel), len(pj)
+	if rows != nil {
+		sol, err := m.solution(context.Background())
+		if err != nil {
+			return nil
+		}
+		ri, rj := make([]int, k), make([]int, np)
+		for i, s := range sel {
+			ri[i] = rows[s]
+		}
+		for q, j := range pj {
+			rj[q] = rows[sel[j]]
+		}
+		return sol.Hat(ri, rj)
+	}
 	z := make([]float32, np*mm)
 	for q, j := range pj {
 		copy(z[q*mm:(q+1)*mm], h[sel[j]*mm:(sel[j]+1)*mm])

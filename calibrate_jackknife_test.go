@@ -50,13 +50,13 @@ func TestJackknifeExtrapolateBruteForce(t *testing.T) {
 	}
 	// the model's extrapolation, through its own path
 	sel := reject.CalibrationSamples(n, n)
-	lo, full, lev, err := m.looScores(ctx, codes, sel, y)
+	lo, full, lev, err := m.looScores(ctx, codes, sel, y, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cos := reject.LeaveOneOutCosines(m.acc.S(), nc, M, codes, sel, y)
 	got, gotCos, err := reject.Jackknife(ctx, lo, full, lev, cos, nc, M, codes, sel, y, m.acc.S(), m.Classes().Counts(), func(pj []int) []float64 {
-		return m.hatColumns(codes, sel, pj)
+		return m.hatColumns(codes, sel, pj, nil)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,15 @@ type Config struct {
 	// decades on either side) until the optimum is inside the scored
 	// values (see widenLambdas). Off by default (the paper's fixed grid).
 	WidenGrid bool `json:"widen_grid,omitempty" flag:"widen-grid" help:"when GCV chooses an edge of the λ grid, score further decades beyond it until the optimum is inside (off: the paper's fixed grid; a new model learning from images turns it on with the relative grid)"`
+	// Dual, when positive, keeps the model in the dual form while it holds
+	// at most this many samples: the samples' codes themselves (sparse)
+	// and the n×n kernel K = HHᵀ in float64 instead of the m×m G, solved
+	// exactly in float64 by K's eigendecomposition (see dual.go). A learn
+	// that takes the samples past it switches the model to the primal
+	// form for good (G formed from the held codes). In the dual form a
+	// grid widened (WidenGrid) is replaced by the minimum of GCV over
+	// every λ > 0. 0 (the default) is always primal, as the paper.
+	Dual int `json:"dual,omitempty" flag:"dual" help:"keep the model in the dual form (the samples' codes and their n×n kernel, solved exactly in float64; undo and forget drop rows) while it has at most this many samples, then switch to the primal m×m form; 0: always primal (the paper). With --widen-grid the dual form minimises GCV over every λ > 0"`
 }
 
 // DefaultLambdas is the GCV grid of the paper's ViT-B/16 runs.
@@ -174,6 +183,9 @@ func (c Config) Check() error {
 		if !(l > 0) || math.IsInf(l, 0) {
 			return &FieldError{Field: "Lambdas", Value: c.Lambdas, Problem: fmt.Sprintf("%g is not a positive finite number", l)}
 		}
+	}
+	if c.Dual < 0 {
+		return &FieldError{Field: "Dual", Value: c.Dual, Problem: "must be at least 0"}
 	}
 	if c.GCVScope != GCVTask && c.GCVScope != GCVAll {
 		return &FieldError{Field: "GCVScope", Value: int(c.GCVScope), Problem: "unknown GCV scope"}

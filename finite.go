@@ -28,8 +28,9 @@ func (m *Model) checkCodes(h []float32, n int) error {
 	}
 	mm := m.cfg.M
 	diag := make([]float64, mm)
+	g := m.gramDiag()
 	for j := range diag {
-		diag[j] = float64(m.acc.G(j, j))
+		diag[j] = g(j)
 	}
 	for i := 0; i < n; i++ {
 		for j, v := range h[i*mm : (i+1)*mm] {

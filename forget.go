@@ -51,6 +51,9 @@ func (m *Model) Forget(ctx context.Context, label int, x []float32) (TaskRecord,
 	if c < len(m.counts) && m.counts[c] >= 0 && m.counts[c] != n {
 		return TaskRecord{}, fmt.Errorf("%w: forget %q: the model learned %d samples of it, the data holds %d", ErrBadInput, m.className(label), m.counts[c], n)
 	}
+	if m.dual != nil {
+		return m.forgetDual(ctx, label, c, x, n)
+	}
 	h, st, err := m.expand(ctx, x, nil)
 	if err != nil {
 		return TaskRecord{}, err
@@ -138,7 +141,12 @@ func (m *Model) dropClass(label int) (TaskRecord, error) {
 
 // removeClass deletes class index c from S and the class map.
 func (m *Model) removeClass(c int) error {
-	if err := m.acc.RemoveClass(c); err != nil {
+	if m.dual != nil {
+		if err := m.dual.RemoveClass(c); err != nil {
+			return fmt.Errorf("flycl: %w", err)
+		}
+		m.sol = nil
+	} else if err := m.acc.RemoveClass(c); err != nil {
 		return fmt.Errorf("flycl: %w", err)
 	}
 	label := m.labels[c]
@@ -174,7 +182,7 @@ func (m *Model) classMismatch(c int, h []float32, n int, idx []int) float64 {
 			abs[j] += math.Abs(float64(v))
 		}
 	}
-	row := m.acc.S()[c*mm : (c+1)*mm]
+	row := m.classSums()[c*mm : (c+1)*mm]
 	var diff, scale float64
 	for j := range sum {
 		d := float64(row[j]) - sum[j]

@@ -30,7 +30,11 @@ func init() {
 // ridge.UpdateLimit(m). Benchmarks and tests use it to run both
 // paths; the result is the same up to float32 rounding (see
 // ridge.DriftTolerance).
-func (m *Model) setUpdateLimit(n int) { m.acc.SetUpdateLimit(n) }
+func (m *Model) setUpdateLimit(n int) {
+	if m.acc != nil { // the dual form has no factor to keep
+		m.acc.SetUpdateLimit(n)
+	}
+}
 
 // expandCodes maps the n×d features x to their n×m sparse codes
 // top-k(x Wᵀ) (of x times the model's input scale, which is 1 unless the

@@ -87,8 +87,9 @@ func (m *Model) scaledGrid(taskTrace float64, round32 bool) []float64 {
 	g := slices.Clone(m.cfg.Lambdas)
 	tr := taskTrace
 	if m.cfg.GCVScope == GCVAll {
+		g := m.gramDiag()
 		for i := 0; i < m.cfg.M; i++ {
-			tr += float64(m.acc.G(i, i))
+			tr += g(i)
 		}
 	}
 	scale := tr / float64(m.cfg.M)

@@ -120,6 +120,14 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 	if len(labels) != n {
 		return TaskRecord{}, fmt.Errorf("%w: %d labels for %d samples", ErrBadInput, len(labels), n)
 	}
+	if m.dual != nil {
+		if m.dual.Samples()+n <= m.cfg.Dual {
+			return m.learnDual(ctx, x, labels, n, lambda)
+		}
+		if err := m.toPrimal(); err != nil {
+			return TaskRecord{}, err
+		}
+	}
 	s := m.begin()
 	if m.cfg.LambdaScale == LambdaRelative && m.inScale == 0 {
 		m.inScale = inputScaleFor(x) // the first task fixes the scale
@@ -176,7 +184,7 @@ func (m *Model) learn(ctx context.Context, x []float32, labels []int, lambda flo
 
 	rec, err := s.commit(raise)
 	if err == nil {
-		m.calibrate(ctx, h, n, idx)
+		m.calibrateRows(ctx, h, n, idx, nil)
 	}
 	return rec, err
 }
@@ -194,6 +202,9 @@ func (m *Model) learnStats(ctx context.Context, st *ridge.Stats, lambda float64)
 	}
 	if st.N == 0 {
 		return TaskRecord{}, fmt.Errorf("flycl: empty task (no samples)")
+	}
+	if err := m.toPrimal(); err != nil { // statistics have no codes: the primal form takes them
+		return TaskRecord{}, err
 	}
 	for i := 0; i < st.M; i++ {
 		if v := float64(m.acc.G(i, i)) + st.G[i*(i+1)/2+i]; v > GramLimit {

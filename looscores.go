@@ -38,12 +38,33 @@ func (m *Model) LeaveOneOutScores(ctx context.Context, x []float32, labels []int
 		}
 		idx[i] = c
 	}
+	mm := m.cfg.M
+	if m.dual != nil {
+		// the samples' rows of the dual form: their leverages are the hat
+		// matrix's diagonal
+		h, _, err := m.expandExact(ctx, x)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows, err := m.dualRows(h, n, idx, "leave-one-out scores")
+		if err != nil {
+			return nil, nil, err
+		}
+		sel := make([]int, n)
+		for i := range sel {
+			sel[i] = i
+		}
+		scores, _, _, err = m.looScores(ctx, h, sel, idx, rows)
+		if err != nil {
+			return nil, nil, err
+		}
+		return scores, reject.LeaveOneOutCosines(m.classSums(), len(m.labels), mm, h, sel, idx), nil
+	}
 	if m.acc.FactorLambda() != m.lambda {
 		if err := m.acc.Factor(ctx, m.lambda); err != nil {
 			return nil, nil, err
 		}
 	}
-	mm := m.cfg.M
 	h, err := m.expandCodes(ctx, x)
 	if err != nil {
 		return nil, nil, err
@@ -57,7 +78,7 @@ func (m *Model) LeaveOneOutScores(ctx context.Context, x []float32, labels []int
 	for i := range sel {
 		sel[i] = i
 	}
-	scores, _, _, err = m.looScores(ctx, h, sel, idx)
+	scores, _, _, err = m.looScores(ctx, h, sel, idx, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,10 +13,16 @@ import (
 // use, except Scores/Predict/Expand, which may run concurrently with each
 // other but not with learning.
 type Model struct {
-	cfg    Config
-	d      int
-	w      *projection.Matrix
-	acc    *ridge.Accumulator
+	cfg Config
+	d   int
+	w   *projection.Matrix
+	acc *ridge.Accumulator // the primal statistics (nil while dual)
+	// the dual form (nil while primal; see dual.go), its solution at λ
+	// (nil until needed) and where in its range the last continuous
+	// GCV choice fell
+	dual   *ridge.Dual
+	sol    *ridge.Solution
+	limit  ridge.Limit
 	labels []int       // class index -> label
 	index  map[int]int // label -> class index
 	hist   []TaskRecord
@@ -68,6 +74,13 @@ func NewWithProjection(cfg Config, w *projection.Matrix) (*Model, error) {
 	if err := cfg.Validate(w.D); err != nil {
 		return nil, err
 	}
+	if cfg.Dual > 0 {
+		d, err := ridge.NewDual(cfg.M)
+		if err != nil {
+			return nil, err
+		}
+		return &Model{cfg: cfg, d: w.D, w: w, dual: d, index: map[int]int{}}, nil
+	}
 	acc, err := ridge.NewAccumulator(cfg.M)
 	if err != nil {
 		return nil, err
@@ -89,7 +102,12 @@ func (m *Model) History() []TaskRecord { return slices.Clone(m.hist) }
 func (m *Model) Lambda() float64 { return m.lambda }
 
 // Samples returns how many training samples the model has seen.
-func (m *Model) Samples() int { return m.acc.Samples() }
+func (m *Model) Samples() int {
+	if m.dual != nil {
+		return m.dual.Samples()
+	}
+	return m.acc.Samples()
+}
 
 func (m *Model) checkInput(x []float32) (int, error) { return rows(x, m.d) }
 
@@ -130,7 +148,14 @@ func (m *Model) Version() uint64 { return m.version }
 // included), for example to learn off to the side while the original
 // keeps serving.
 func (m *Model) Clone() *Model {
-	c, err := restoreModel(m.state(), m.w, m.acc.Clone())
+	st := m.state()
+	var acc *ridge.Accumulator
+	if m.dual != nil {
+		st.Dual = m.dual.Clone()
+	} else {
+		acc = m.acc.Clone()
+	}
+	c, err := restoreModel(st, m.w, acc)
 	if err != nil {
 		panic("flycl: Clone of a valid model failed: " + err.Error())
 	}

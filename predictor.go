@@ -15,7 +15,7 @@ import (
 // Predictor returns an immutable classifier with the model's current
 // classes and coefficients (a copy: later learning does not change it).
 func (m *Model) Predictor() *Predictor {
-	return newPredictor(m.state(), m.w, m.acc.Samples(), m.acc.S())
+	return newPredictor(m.state(), m.w, m.Samples(), m.classSums())
 }
 
 // Predictor is an immutable Fly-CL classifier: W, the class map and C.
@@ -36,6 +36,7 @@ type Predictor struct {
 	inScale float64
 	rej     reject.Rule
 	batch   bool // score by sgemm, not row by row (batchPredictor)
+	sparse  bool // W applied by the sparse gather unless Config.Projection says (encoder.sparse)
 	codes   sync.Pool
 	// the rows of S at unit length, and which are not zero, for the
 	// cosines of ScoresCosines
@@ -48,7 +49,7 @@ type Predictor struct {
 func newPredictor(st State, w *projection.Matrix, samples int, s []float32) *Predictor {
 	p := &Predictor{cfg: st.Config, d: st.InputDim, w: w, labels: st.Labels, coef: st.Coef,
 		lambda: st.Lambda, version: st.Version, samples: samples, counts: st.Counts, names: make([]string, len(st.Labels)),
-		inScale: st.InputScale, rej: st.Rejection}
+		inScale: st.InputScale, rej: st.Rejection, sparse: st.Dual != nil}
 	p.unit, p.hasSum = reject.UnitRows(s, len(st.Labels), st.Config.M)
 	for i, l := range st.Labels {
 		p.names[i] = fmt.Sprint(l)
@@ -123,7 +124,7 @@ func (p *Predictor) ScoresCosines(ctx context.Context, x []float32) ([]float32, 
 }
 
 func (p *Predictor) scorer() scorer {
-	return scorer{enc: encoder{w: p.w, cfg: p.cfg, inScale: p.inScale}, d: p.d, coef: p.coef, nc: len(p.labels),
+	return scorer{enc: encoder{w: p.w, cfg: p.cfg, inScale: p.inScale, sparse: p.sparse}, d: p.d, coef: p.coef, nc: len(p.labels),
 		rowExact: !p.batch, codes: &p.codes, name: func(c int) string { return fmt.Sprintf("%q", p.names[c]) },
 		unit: p.unit, hasSum: p.hasSum}
 }

@@ -1,6 +1,10 @@
 package flycl
 
-import "math"
+import (
+	"math"
+
+	"github.com/flycl/flycl/ridge"
+)
 
 // LambdaIssue says why a λ chosen by GCV should not be trusted; the empty
 // issue means none was found.
@@ -75,7 +79,17 @@ func LambdaCheck(grid, scores []float64, chosen float64) LambdaIssue {
 // LambdaIssue diagnoses the record's GCV choice (see LambdaCheck). The λ
 // compared with the grid is the one GCV chose, before any raise needed by
 // the factorisation.
+//
+// A continuous choice (the dual form's minimum over every λ > 0) has no
+// grid edges: at an end of its range the choice is a limit of the curve
+// (r.Limit), not a bound of a grid, and is no issue.
 func (r TaskRecord) LambdaIssue() LambdaIssue {
+	if r.Continuous {
+		if i := LambdaCheck(r.Grid, r.GCV, math.NaN()); i == LambdaNotFinite || i == LambdaFlat {
+			return i
+		}
+		return ""
+	}
 	chosen := r.Lambda
 	if r.RaisedFrom != 0 {
 		chosen = r.RaisedFrom
@@ -99,4 +113,10 @@ type TaskRecord struct {
 	// G + λI, adding its rank-n term (or, for Forget, subtracting it)
 	// instead of factoring afresh (not kept in model files).
 	FactorUpdated bool
+	// Continuous says that λ minimises GCV over every λ > 0 (the dual
+	// form with Config.WidenGrid; Grid and GCV are then its scan), and
+	// Limit where in its range it fell (not kept in model files: the
+	// model's State.LambdaLimit keeps the last).
+	Continuous bool
+	Limit      ridge.Limit
 }

@@ -37,6 +37,9 @@ func (s *Snapshot) Validate() error {
 		return fmt.Errorf("flycl: snapshot has no W")
 	}
 	st := s.st
+	if st.Dual != nil {
+		return checkDualParts(&st, s.w, s.s, s.samples)
+	}
 	if s.acc != nil {
 		if s.acc.Dim() != st.Config.M {
 			return fmt.Errorf("flycl: G is %d×%d, want m=%d", s.acc.Dim(), s.acc.Dim(), st.Config.M)
@@ -91,6 +94,11 @@ func checkParts(st *State, w *projection.Matrix, row func(i int) []float32, s []
 
 // Snapshot returns an immutable copy of the model.
 func (m *Model) Snapshot() *Snapshot {
+	if m.dual != nil {
+		st := m.state()
+		st.Dual = m.dual.Clone()
+		return &Snapshot{st: st, w: m.w, s: m.dual.S(), samples: m.dual.Samples()}
+	}
 	return &Snapshot{st: m.state(), w: m.w, g: m.acc.PackedLower(), s: slices.Clone(m.acc.S()), samples: m.acc.Samples()}
 }
 
@@ -100,6 +108,9 @@ func (m *Model) Snapshot() *Snapshot {
 // view is valid only until the model next changes; use Snapshot for one
 // that outlives that.
 func (m *Model) snapshotView() *Snapshot {
+	if m.dual != nil {
+		return &Snapshot{st: m.state(), w: m.w, s: m.dual.S(), samples: m.dual.Samples()}
+	}
 	return &Snapshot{st: m.state(), w: m.w, acc: m.acc, s: m.acc.S(), samples: m.acc.Samples()}
 }
 
@@ -111,6 +122,9 @@ func (m *Model) snapshotView() *Snapshot {
 // ownership of g and s.
 func newSnapshot(st State, w *projection.Matrix, g, s []float32, samples int) (*Snapshot, error) {
 	st.Config = st.Config.withDefaults()
+	if st.Dual != nil && s == nil {
+		s = st.Dual.S()
+	}
 	sn := &Snapshot{st: st, w: w, g: g, s: s, samples: samples}
 	if err := sn.Validate(); err != nil {
 		return nil, err
@@ -147,6 +161,9 @@ func (s *Snapshot) Samples() int { return s.samples }
 // lowerRow returns G[i][0..i] (shared, or a copy for a view: do not
 // modify).
 func (s *Snapshot) lowerRow(i int) []float32 {
+	if d := s.st.Dual; d != nil {
+		return appendDualLowerRow(nil, d, i)
+	}
 	if s.acc != nil {
 		return s.acc.LowerRow(i)
 	}
@@ -157,6 +174,9 @@ func (s *Snapshot) lowerRow(i int) []float32 {
 // appendLowerRow appends G[i][0..i] to dst and returns it (for encoders
 // that reuse one buffer).
 func (s *Snapshot) appendLowerRow(dst []float32, i int) []float32 {
+	if d := s.st.Dual; d != nil {
+		return appendDualLowerRow(dst, d, i)
+	}
 	if s.acc != nil {
 		return s.acc.AppendLowerRow(dst, i)
 	}
@@ -174,6 +194,11 @@ func (s *Snapshot) Coef() []float32 { return s.st.Coef[:len(s.st.Coef):len(s.st.
 // Model returns a new mutable model with the snapshot's content (it
 // allocates the m×m statistics).
 func (s *Snapshot) Model() (*Model, error) {
+	if s.st.Dual != nil {
+		st := s.State()
+		st.Dual = s.st.Dual.Clone()
+		return restoreModel(st, s.w, nil)
+	}
 	var acc *ridge.Accumulator
 	if s.acc != nil {
 		acc = s.acc.Clone()

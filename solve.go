@@ -21,6 +21,11 @@ import (
 // the caller takes its step back out of the statistics.
 func (m *Model) solve(ctx context.Context, lambda float64, grid []float64, st *Stages) (float64, error) {
 	t := time.Now()
+	if m.dual != nil {
+		used, err := m.solveDual(ctx, lambda)
+		st.Solve = time.Since(t)
+		return used, err
+	}
 	candidates := []float64{lambda}
 	for _, l := range slices.Sorted(slices.Values(grid)) {
 		if l > lambda {

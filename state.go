@@ -41,6 +41,14 @@ type State struct {
 	// rejection threshold is taken from, newest first (see
 	// Model.SetCalibration).
 	CalibrationPool []float32
+	// Dual is the model's dual form (see Config.Dual): the samples' codes
+	// and K; nil for a model in the primal form, whose statistics are G
+	// and S.
+	Dual *ridge.Dual
+	// LambdaLimit says where the last continuous GCV choice of a dual
+	// model fell in its range (ridge.Limit: "" inside, "interpolating" at
+	// the floor, "constant" at the ceiling).
+	LambdaLimit string
 }
 
 // state returns a copy of the model's state.
@@ -61,6 +69,8 @@ func (m *Model) state() State {
 		Rejection:  m.rej,
 
 		CalibrationPool: slices.Clone(m.pool),
+		Dual:            m.dual, // shared: Snapshot and Clone copy it
+		LambdaLimit:     string(m.limit),
 	}
 }
 
@@ -176,22 +186,20 @@ func restoreModel(st State, w *projection.Matrix, acc *ridge.Accumulator) (*Mode
 		return nil, err
 	}
 	cfg := st.Config
-	if acc.Dim() != cfg.M {
-		return nil, fmt.Errorf("flycl: statistics have dimension %d, want m=%d", acc.Dim(), cfg.M)
-	}
 	nc := len(st.Labels)
-	if acc.Classes() != nc {
-		return nil, fmt.Errorf("flycl: statistics have %d classes, state has %d labels", acc.Classes(), nc)
-	}
-	if acc.Samples() < 0 {
-		return nil, fmt.Errorf("flycl: statistics have a negative sample count %d", acc.Samples())
+	if st.Dual != nil {
+		if err := checkDual(&st); err != nil {
+			return nil, err
+		}
+	} else if err := checkAcc(cfg, acc, nc); err != nil {
+		return nil, err
 	}
 	index := make(map[int]int, nc)
 	for i, l := range st.Labels {
 		index[l] = i
 	}
 	m := &Model{
-		cfg: cfg, d: st.InputDim, w: w, acc: acc,
+		cfg: cfg, d: st.InputDim, w: w, acc: acc, dual: st.Dual, limit: ridge.Limit(st.LambdaLimit),
 		labels: slices.Clone(st.Labels), index: index,
 		hist: cloneHistory(st.History), coef: slices.Clone(st.Coef), lambda: st.Lambda,
 		counts: make([]int, nc), names: map[int]string{}, version: st.Version, inScale: st.InputScale,
@@ -207,4 +215,49 @@ func restoreModel(st State, w *projection.Matrix, acc *ridge.Accumulator) (*Mode
 		}
 	}
 	return m, nil
+}
+
+// checkDual checks that a state's dual form fits it: dimension m,
+// the classes of the class map, a known count per class at most the
+// rows of the class.
+func checkDual(st *State) error {
+	d, nc := st.Dual, len(st.Labels)
+	if d.Dim() != st.Config.M {
+		return fmt.Errorf("flycl: dual form has dimension %d, want m=%d", d.Dim(), st.Config.M)
+	}
+	if d.Classes() != nc {
+		return fmt.Errorf("flycl: dual form has %d classes, state has %d labels", d.Classes(), nc)
+	}
+	if st.Config.Dual <= 0 {
+		return fmt.Errorf("flycl: a dual form in a model whose configuration has dual = %d", st.Config.Dual)
+	}
+	per := make([]int, nc)
+	for i := range d.Samples() {
+		if _, _, c := d.Row(i); c >= 0 {
+			per[c]++
+		}
+	}
+	for i, c := range st.Counts {
+		if c >= 0 && c != per[i] {
+			return fmt.Errorf("flycl: class %d counts %d samples, the dual form holds %d", i, c, per[i])
+		}
+	}
+	return nil
+}
+
+// checkAcc checks that primal statistics fit a state.
+func checkAcc(cfg Config, acc *ridge.Accumulator, nc int) error {
+	if acc == nil {
+		return fmt.Errorf("flycl: no statistics")
+	}
+	if acc.Dim() != cfg.M {
+		return fmt.Errorf("flycl: statistics have dimension %d, want m=%d", acc.Dim(), cfg.M)
+	}
+	if acc.Classes() != nc {
+		return fmt.Errorf("flycl: statistics have %d classes, state has %d labels", acc.Classes(), nc)
+	}
+	if acc.Samples() < 0 {
+		return fmt.Errorf("flycl: statistics have a negative sample count %d", acc.Samples())
+	}
+	return nil
 }

@@ -134,6 +134,7 @@ func (m *Model) record(rec TaskRecord) {
 
 // undo is what mark records for a rollback.
 type undo struct {
+	dual    *ridge.Dual // the dual form (a copy), when the model is in it
 	s       []float32
 	nc, n   int
 	labels  []int
@@ -150,6 +151,10 @@ type undo struct {
 // value up to float32 rounding. The classifier and λ need no copy: solve
 // changes them only when it succeeds, the step's last act.
 func (m *Model) mark() *undo {
+	if m.dual != nil {
+		return &undo{dual: m.dual.Clone(), labels: slices.Clone(m.labels), index: maps.Clone(m.index),
+			counts: slices.Clone(m.counts), inScale: m.inScale, names: maps.Clone(m.names)}
+	}
 	return &undo{
 		s: slices.Clone(m.acc.S()), nc: m.acc.Classes(), n: m.acc.Samples(),
 		labels: slices.Clone(m.labels), index: maps.Clone(m.index),
@@ -161,7 +166,11 @@ func (m *Model) mark() *undo {
 // names and the input scale recorded by mark; G is the caller's (the
 // step's takeBack).
 func (m *Model) restore(u *undo) {
-	m.acc.SetS(u.s, u.nc, u.n)
+	if u.dual != nil {
+		m.dual, m.sol = u.dual, nil
+	} else {
+		m.acc.SetS(u.s, u.nc, u.n)
+	}
 	m.labels = u.labels
 	m.index = u.index
 	m.counts = u.counts

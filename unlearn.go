@@ -58,6 +58,9 @@ func (m *Model) Unlearn(ctx context.Context, x []float32, labels []int, lambda f
 			}
 		}
 	}
+	if m.dual != nil {
+		return m.unlearnDual(ctx, x, n, idx, per, emptied, lambda)
+	}
 	h, st, err := m.expand(ctx, x, nil)
 	if err != nil {
 		return TaskRecord{}, err
@@ -75,6 +78,12 @@ func (m *Model) Unlearn(ctx context.Context, x []float32, labels []int, lambda f
 	if err != nil {
 		return s.rollback(fmt.Errorf("flycl: unlearn: %w", err))
 	}
+	return m.finishUnlearn(s, per, emptied)
+}
+
+// finishUnlearn ends an Unlearn once the statistics have let the samples
+// go: counts, emptied classes, the re-solve.
+func (m *Model) finishUnlearn(s *step, per map[int]int, emptied []int) (TaskRecord, error) {
 	for c, k := range per {
 		if c < len(m.counts) && m.counts[c] >= 0 {
 			m.counts[c] -= k

@@ -296,6 +296,36 @@ func (w *Matrix) check(ctx context.Context, x []float32, n int, h []float32) err
 func (w *Matrix) applySparse(x []float32, n int, h []float32) {
 	const blk = 64
 	nb := (n + blk - 1) / blk
+	if nb == 1 {
+		// one block (a few samples, as a learn of a few photos): the rows
+		// of W split among the workers instead, each value summed as below
+		xt := make([]float32, w.D*blk)
+		for r := 0; r < n; r++ {
+			for c := 0; c < w.D; c++ {
+				xt[c*blk+r] = x[r*w.D+c]
+			}
+		}
+		parallel.For(w.M, func(lo, hi int) {
+			acc := make([]float32, blk)
+			for j := lo; j < hi; j++ {
+				a := acc[:n]
+				clear(a)
+				cols := w.Cols[j*w.P : (j+1)*w.P]
+				vals := w.Vals[j*w.P : (j+1)*w.P]
+				for i, c := range cols {
+					v := vals[i]
+					src := xt[int(c)*blk : int(c)*blk+n]
+					for r := range a {
+						a[r] += v * src[r]
+					}
+				}
+				for r := 0; r < n; r++ {
+					h[r*w.M+j] = a[r]
+				}
+			}
+		})
+		return
+	}
 	parallel.For(nb, func(lo, hi int) {
 		xt := make([]float32, w.D*blk)
 		acc := make([]float32, blk)

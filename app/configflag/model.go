@@ -81,6 +81,9 @@ func (f *Flags) NewConfig(d int, images bool) (flycl.Config, error) {
 	if !changed("P") {
 		g.P = img.P
 	}
+	if !changed("Dual") {
+		g.Dual = flycl.DualLimit(g.M)
+	}
 	cfg, err := f.Resolve(g)
 	if err != nil {
 		return cfg, err

@@ -14,9 +14,10 @@ import (
 )
 
 // TestNewConfig: a new model's sizes from the flags, against the numbers
-// worked out by hand from the rule (images: m = 3000, k = 0.3·m, p = 300
-// of d = 768 scaled to d, the relative grid with widening; features: the
-// paper's defaults, m = 10000, p = 300, k = 3000).
+// worked out by hand from the rule (images: m = 10000, k = 0.3·m, p = 300
+// of d = 768 scaled to d, the relative grid with widening, the dual form
+// up to m/10 samples; features: the paper's defaults, m = 10000, p = 300,
+// k = 3000, always primal).
 func TestNewConfig(t *testing.T) {
 	rel := flycl.DefaultRelativeLambdas
 	for _, tc := range []struct {
@@ -27,18 +28,21 @@ func TestNewConfig(t *testing.T) {
 		lambdas     []float64
 		scale       flycl.LambdaScale
 		widen       bool
+		dual        int
 		wantErrFlag string // the flag an error names ("" none)
 	}{
-		{nil, 512, false, 10000, 300, 3000, flycl.DefaultLambdas, flycl.LambdaAbsolute, false, ""},
-		{nil, 512, true, 3000, 200, 900, rel, flycl.LambdaRelative, true, ""},  // p = round(300·512/768)
-		{nil, 1000, true, 3000, 391, 900, rel, flycl.LambdaRelative, true, ""}, // round(390.6)
-		{nil, 2, true, 3000, 1, 900, rel, flycl.LambdaRelative, true, ""},      // at least 1
-		{[]string{"--m", "1000"}, 768, true, 1000, 300, 300, rel, flycl.LambdaRelative, true, ""},
-		{[]string{"--m", "1000", "--k", "50"}, 768, true, 1000, 300, 50, rel, flycl.LambdaRelative, true, ""},
-		{[]string{"--p", "7"}, 768, true, 3000, 7, 900, rel, flycl.LambdaRelative, true, ""},
-		{[]string{"--lambdas", "1,2"}, 768, true, 3000, 300, 900, []float64{1, 2}, flycl.LambdaAbsolute, false, ""},
-		{[]string{"--m", "100"}, 512, false, 100, 300, 3000, nil, 0, false, "--k"}, // k > m
-		{[]string{"--k", "5000"}, 512, true, 3000, 200, 5000, nil, 0, false, "--k"},
+		{nil, 512, false, 10000, 300, 3000, flycl.DefaultLambdas, flycl.LambdaAbsolute, false, 0, ""},
+		{nil, 512, true, 10000, 200, 3000, rel, flycl.LambdaRelative, true, 2500, ""},  // p = round(300·512/768)
+		{nil, 1000, true, 10000, 391, 3000, rel, flycl.LambdaRelative, true, 2500, ""}, // round(390.6)
+		{nil, 2, true, 10000, 1, 3000, rel, flycl.LambdaRelative, true, 2500, ""},      // at least 1
+		{[]string{"--m", "1000"}, 768, true, 1000, 300, 300, rel, flycl.LambdaRelative, true, 250, ""},
+		{[]string{"--m", "1000", "--k", "50"}, 768, true, 1000, 300, 50, rel, flycl.LambdaRelative, true, 250, ""},
+		{[]string{"--p", "7"}, 768, true, 10000, 7, 3000, rel, flycl.LambdaRelative, true, 2500, ""},
+		{[]string{"--lambdas", "1,2"}, 768, true, 10000, 300, 3000, []float64{1, 2}, flycl.LambdaAbsolute, false, 2500, ""},
+		{[]string{"--dual", "0"}, 768, true, 10000, 300, 3000, rel, flycl.LambdaRelative, true, 0, ""},
+		{[]string{"--dual", "40"}, 768, false, 10000, 300, 3000, flycl.DefaultLambdas, flycl.LambdaAbsolute, false, 40, ""},
+		{[]string{"--m", "100"}, 512, false, 100, 300, 3000, nil, 0, false, 0, "--k"}, // k > m
+		{[]string{"--k", "12000"}, 512, true, 10000, 200, 12000, nil, 0, false, 0, "--k"},
 	} {
 		cfg, err := parse(t, tc.args...).NewConfig(tc.d, tc.images)
 		if tc.wantErrFlag != "" {
@@ -51,6 +55,9 @@ func TestNewConfig(t *testing.T) {
 		if err != nil {
 			t.Errorf("%v: %v", tc.args, err)
 			continue
+		}
+		if cfg.Dual != tc.dual {
+			t.Errorf("%v d=%d images=%v: dual %d, want %d", tc.args, tc.d, tc.images, cfg.Dual, tc.dual)
 		}
 		if cfg.M != tc.m || cfg.P != tc.p || cfg.K != tc.k || !slices.Equal(cfg.Lambdas, tc.lambdas) || cfg.LambdaScale != tc.scale || cfg.WidenGrid != tc.widen {
 			t.Errorf("%v d=%d images=%v: m=%d p=%d k=%d λ=%v %v widen=%v, want m=%d p=%d k=%d λ=%v %v widen=%v", tc.args, tc.d, tc.images,

@@ -44,5 +44,6 @@ restart, or the undo of a failed learn) with no model in memory before.`,
 	fs.StringVar(&o.Dir, "dir", "", "folder for the model file (default: a temporary one, removed afterwards)")
 	fs.TextVar(&o.Policy, "lambda-policy", flycl.LambdaKeep, "λ of the learns after the first: keep (the factor's λ stays, so a small learn updates it) or gcv (GCV on every learn, as the paper; a learn whose λ changes refactors)")
 	fs.IntVar(&o.Checkpoint, "checkpoint-every", 16, "the journal path's checkpoint interval (flycl serve's default)")
+	fs.StringSliceVar(&o.Paths, "paths", nil, "paths to run (default all): refactor+rewrite, update+journal, dual+journal (the model in the dual form)")
 	return c
 }

@@ -95,7 +95,7 @@ func benchFewShotCmd() *cobra.Command {
 	// a smaller m than the paper's, for speed, with the relative grid
 	def := flycl.Config{M: 2000, P: 300, LambdaScale: flycl.LambdaRelative}
 	def.K = flycl.KForM(def.M)
-	mf := someModelFlags(def, "M", "P", "K", "Lambdas", "LambdaScale")
+	mf := someModelFlags(def, "M", "P", "K", "Lambdas", "LambdaScale", "WidenGrid", "Dual")
 	var sets []string
 	var groupsFile string
 	var scores []string

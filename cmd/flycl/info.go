@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/linalg"
+	"github.com/flycl/flycl/ridge"
 	"github.com/flycl/flycl/vision/imageio"
 )
 
@@ -48,8 +49,20 @@ func printModelInfo(w io.Writer, path string) error {
 		fmt.Fprintf(w, "backbone      none (learns from feature vectors)\n")
 	}
 	fmt.Fprintf(w, "samples       %d\n", s.Samples())
+	form, why := st.Form()
+	fmt.Fprintf(w, "form          %s: %s\n", form, why)
 	fmt.Fprintf(w, "classes       %d: %s\n", len(st.Labels), strings.Join(s.Predictor().Classes().Names(), ", "))
-	fmt.Fprintf(w, "lambda        %g\n", st.Lambda)
+	lim := ""
+	if st.Dual != nil && c.WidenGrid {
+		lim = " (GCV minimised over every λ > 0)"
+		switch ridge.Limit(st.LambdaLimit) {
+		case ridge.LimitInterpolating:
+			lim = fmt.Sprintf(" (the interpolating limit: GCV still falls at %g × the mean eigenvalue of HHᵀ, the floor of its search)", 1/ridge.ContinuousRange)
+		case ridge.LimitConstant:
+			lim = fmt.Sprintf(" (the constant limit: GCV still falls at %g × the mean eigenvalue of HHᵀ, the ceiling of its search)", ridge.ContinuousRange)
+		}
+	}
+	fmt.Fprintf(w, "lambda        %g%s\n", st.Lambda, lim)
 	fmt.Fprintf(w, "unknown       %s\n", strings.TrimPrefix(st.Rejection.String(), "unknown "))
 	fmt.Fprintf(w, "history       %d steps\n", len(st.History))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

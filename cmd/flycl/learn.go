@@ -15,6 +15,7 @@ import (
 	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/reject"
+	"github.com/flycl/flycl/ridge"
 )
 
 // learnOptions are flycl learn's flags.
@@ -141,8 +142,15 @@ func printLearn(w io.Writer, r *deploy.LearnResult, desc string, learn, save tim
 	}
 	last := r.Steps[len(r.Steps)-1]
 	how := "GCV"
-	if last.GCV == nil {
+	switch {
+	case last.GCV == nil:
 		how = "fixed"
+	case last.Limit == ridge.LimitInterpolating:
+		how = "GCV over every λ > 0: the interpolating limit, GCV still falling at the floor of its search"
+	case last.Limit == ridge.LimitConstant:
+		how = "GCV over every λ > 0: the constant limit, GCV still falling at the ceiling of its search"
+	case last.Continuous:
+		how = "GCV over every λ > 0"
 	}
 	if r.LambdaRequested > 0 && r.Lambda != r.LambdaRequested {
 		how = fmt.Sprintf("fixed, requested %g", r.LambdaRequested)

@@ -226,7 +226,7 @@ func TestReadsVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Format != Version || back.Snapshot.Version() != 3 || !slices.Equal(back.Snapshot.Predictor().Classes().Counts(), []int{-1, -1, -1, -1, 10}) {
+	if back.Format != PrimalVersion || back.Snapshot.Version() != 3 || !slices.Equal(back.Snapshot.Predictor().Classes().Counts(), []int{-1, -1, -1, -1, 10}) {
 		t.Fatalf("rewritten: format %d version %d counts %v", back.Format, back.Snapshot.Version(), back.Snapshot.Predictor().Classes().Counts())
 	}
 }
@@ -291,6 +291,7 @@ func FuzzDecode(f *testing.F) {
 	good := goodFile(f)
 	f.Add(good)
 	f.Add(calibratedFile(f))
+	f.Add(dualFile(f))
 	for _, p := range []string{"testdata/v1.flycl", "testdata/v3.flycl"} {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)

@@ -25,11 +25,16 @@ import (
 const (
 	magic   = "FLYCLMDL"
 	endMark = "FLYCLEND"
-	// Version is the format version this package writes. Decode reads
-	// versions 1 to 4 (files before 3 hold no rejection: it is off; files
-	// before 4 fingerprint W by a CRC-32C, w_crc32c, instead of its
-	// Digest, w_sha256).
-	Version = 4
+	// Version is the newest format version this package writes: a model
+	// in the dual form (flycl.Config.Dual) is written as version 5, which
+	// holds the samples' sparse codes instead of G; a model in the primal
+	// form is written as version 4 (PrimalVersion), readable by builds
+	// before the dual form. Decode reads versions 1 to 5 (files before 3
+	// hold no rejection: it is off; files before 4 fingerprint W by a
+	// CRC-32C, w_crc32c, instead of its Digest, w_sha256).
+	Version = 5
+	// PrimalVersion is the version a model in the primal form is written as.
+	PrimalVersion = 4
 	// maxHeader bounds the JSON header (the class map and history of a
 	// very long run fit easily).
 	maxHeader = 64 << 20
@@ -39,6 +44,10 @@ const (
 	MaxM       = 1 << 17 // expansion dimension (G alone is 32 GiB at this m)
 	MaxD       = 1 << 16 // feature dimension (regenerating W costs m·d steps)
 	MaxClasses = 1 << 20
+	// A dual form holds at most MaxDualRows samples and MaxDualNonZeros
+	// non-zeros in all (2 GiB of codes).
+	MaxDualRows     = 1 << 20
+	MaxDualNonZeros = 1 << 28
 	// W's entries (m·p) may not exceed max(m(m+1), minWEntries): W is at
 	// most about twice the size of G, which is in the file.
 	minWEntries = 1 << 24
@@ -114,6 +123,17 @@ type Header struct {
 	Rejection *reject.Rule `json:"rejection,omitempty"` // when a prediction is "unknown"; the probabilities' temperature
 	// recent leave-one-out scores the rejection threshold is taken from, newest first
 	CalibrationPool []float32 `json:"calibration_pool,omitempty"`
+
+	// Version 5, a model in the dual form (absent: the primal form, G and
+	// S in the data). The data then holds, instead of G and S, each
+	// sample's class index (int32, -1: none) and number of non-zeros
+	// (int32), then all the non-zeros' columns (int32, ascending within a
+	// sample) and values (float32), sample after sample.
+	Form         string `json:"form,omitempty"`          // "dual"
+	DualRows     int    `json:"dual_rows,omitempty"`     // samples held
+	DualNonZeros int    `json:"dual_nonzeros,omitempty"` // their non-zeros in all
+	// where the last continuous GCV choice fell (flycl.State.LambdaLimit)
+	LambdaLimit string `json:"lambda_limit,omitempty"`
 }
 
 // Record is a TaskRecord in the header (stage times in seconds by name).
@@ -282,11 +302,24 @@ func Encode(w io.Writer, f *File) error {
 	for _, r := range st.History {
 		hdr.History = append(hdr.History, toRecord(r))
 	}
+	if d := st.Dual; d != nil {
+		hdr.Form, hdr.DualRows, hdr.DualNonZeros, hdr.LambdaLimit = "dual", d.Samples(), d.NonZeros(), st.LambdaLimit
+		if hdr.DualRows > MaxDualRows || hdr.DualNonZeros > MaxDualNonZeros {
+			return fmt.Errorf("modelfile: encode: the dual form holds %d samples and %d non-zeros, files hold at most %d and %d", hdr.DualRows, hdr.DualNonZeros, MaxDualRows, MaxDualNonZeros)
+		}
+	}
 	hj, err := json.Marshal(hdr)
 	if err != nil {
 		return fmt.Errorf("modelfile: encode header: %w", err)
 	}
-	err = writeFrame(w, modelKind, Version, hj, func(bw io.Writer) {
+	if d := st.Dual; d != nil {
+		err = writeFrame(w, modelKind, Version, hj, func(bw io.Writer) { writeDual(bw, d, st.Coef, proj, hdr.W == "explicit") })
+		if err != nil {
+			return fmt.Errorf("modelfile: encode: %w", err)
+		}
+		return nil
+	}
+	err = writeFrame(w, modelKind, PrimalVersion, hj, func(bw io.Writer) {
 		// one row buffer and one byte buffer for all of G: no garbage in
 		// proportion to G (which a heap as large as G would let grow)
 		row := make([]float32, 0, cfg.M)
@@ -506,7 +539,25 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 	if m*p > max(m*(m+1), minWEntries) {
 		return fail("corrupt header: W would have m·p = %d entries, more than allowed for m=%d", m*p, m)
 	}
+	dual := hdr.Form != ""
+	switch {
+	case dual && hdr.Form != "dual":
+		return fail("corrupt header: form %q, want dual (or none)", hdr.Form)
+	case dual && format < 5:
+		return fail("corrupt header: a dual form in a version %d file (from version 5)", format)
+	case hdr.DualRows < 0 || hdr.DualRows > MaxDualRows:
+		return fail("corrupt header: dual_rows %d outside [0, %d]", hdr.DualRows, MaxDualRows)
+	case hdr.DualNonZeros < 0 || hdr.DualNonZeros > MaxDualNonZeros || int64(hdr.DualNonZeros) > int64(hdr.DualRows)*m:
+		return fail("corrupt header: dual_nonzeros %d outside [0, min(%d, dual_rows·m)]", hdr.DualNonZeros, MaxDualNonZeros)
+	case !dual && (hdr.DualRows != 0 || hdr.DualNonZeros != 0):
+		return fail("corrupt header: dual_rows or dual_nonzeros without the dual form")
+	case dual && hdr.DualRows != hdr.Samples:
+		return fail("corrupt header: %d samples, the dual form holds %d", hdr.Samples, hdr.DualRows)
+	}
 	data := 4*m*(m+1)/2 + 4*nc*m
+	if dual {
+		data = 8*int64(hdr.DualRows) + 8*int64(hdr.DualNonZeros)
+	}
 	if hdr.Coef {
 		data += 4 * nc * m
 	}
@@ -516,9 +567,14 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 	if err := fr.checkSize(data); err != nil {
 		return nil, nil, err
 	}
-	var g []float32
+	var g, s []float32
 	var acc *ridge.Accumulator
-	if mutable && r.exact { // the size checked: G is in the file
+	var dualForm *ridge.Dual
+	if dual {
+		if dualForm, err = readDual(r, hdr.M, len(hdr.Labels), hdr.DualRows, hdr.DualNonZeros); err != nil {
+			return fail("%v", err)
+		}
+	} else if mutable && r.exact { // the size checked: G is in the file
 		if acc, err = ridge.NewAccumulator(hdr.M); err != nil {
 			return fail("%v", err)
 		}
@@ -532,7 +588,9 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 	} else {
 		g = r.floats(int(m * (m + 1) / 2))
 	}
-	s := r.floats(int(nc * m))
+	if !dual {
+		s = r.floats(int(nc * m))
+	}
 	var coef []float32
 	if hdr.Coef {
 		coef = r.floats(int(nc * m))
@@ -569,6 +627,7 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 		Config:   hdr.Config,
 		InputDim: hdr.InputDim, Labels: hdr.Labels, Lambda: hdr.Lambda, Coef: coef,
 		Names: hdr.Names, Version: hdr.ModelVersion, InputScale: hdr.InputScale,
+		Dual: dualForm, LambdaLimit: hdr.LambdaLimit,
 	}
 	if hdr.Rejection != nil && format >= 3 {
 		if err := hdr.Rejection.Validate(); err != nil {
@@ -617,6 +676,17 @@ func decodeInto(rd io.Reader, size int64, mutable bool) (*File, *flycl.Model, er
 		return fail("header: %v", err)
 	}
 	file := &File{Pipeline: hdr.Pipeline, Created: hdr.Created, Saved: hdr.Saved, Format: format, CRC: fr.sum, ID: id}
+	if dual && mutable {
+		model, err := codec.Restore(st, w, nil)
+		if err != nil {
+			return fail("%v", err)
+		}
+		file.Snapshot = codec.View(model)
+		if err := file.Snapshot.Validate(); err != nil {
+			return fail("%v", err)
+		}
+		return file, model, nil
+	}
 	if acc != nil {
 		if err := acc.SetS(s, len(hdr.Labels), hdr.Samples); err != nil {
 			return fail("%v", err)
@@ -747,3 +817,65 @@ func writeInt32s(w io.Writer, s []int32) {
 }
 
 var _ hash.Hash32 = crc32.New(castagnoli)
+
+// writeDual writes the data of a model in the dual form: the rows'
+// classes and lengths, their columns and values, the classifier and an
+// explicit W.
+func writeDual(bw io.Writer, d *ridge.Dual, coef []float32, proj *projection.Matrix, explicit bool) {
+	n := d.Samples()
+	head := make([]int32, 2*n)
+	for i := range n {
+		cols, _, c := d.Row(i)
+		head[i], head[n+i] = int32(c), int32(len(cols))
+	}
+	writeInt32s(bw, head)
+	for i := range n {
+		cols, _, _ := d.Row(i)
+		writeInt32s(bw, cols)
+	}
+	for i := range n {
+		_, vals, _ := d.Row(i)
+		writeFloats(bw, vals)
+	}
+	if coef != nil {
+		writeFloats(bw, coef)
+	}
+	if explicit {
+		writeInt32s(bw, proj.Cols)
+		writeFloats(bw, proj.Vals)
+	}
+}
+
+// readDual reads the rows of a dual form (see Header.Form): rows samples
+// with nnz non-zeros in all, whose lengths must add up to nnz; the
+// columns, values and classes are checked by ridge.FromRows.
+func readDual(r *reader, m, nc, rows, nnz int) (*ridge.Dual, error) {
+	head := r.int32s(2 * rows)
+	if r.err != nil {
+		return nil, r.err
+	}
+	total := 0
+	for i := range rows {
+		l := int(head[rows+i])
+		if l < 0 || l > m {
+			return nil, fmt.Errorf("dual row %d has %d non-zeros, want [0, m=%d]", i, l, m)
+		}
+		total += l
+	}
+	if total != nnz {
+		return nil, fmt.Errorf("corrupt header: dual rows hold %d non-zeros, header says %d", total, nnz)
+	}
+	allCols := r.int32s(nnz)
+	allVals := r.floats(nnz)
+	if r.err != nil {
+		return nil, r.err
+	}
+	cols, vals, cls := make([][]int32, rows), make([][]float32, rows), make([]int, rows)
+	o := 0
+	for i := range rows {
+		l := int(head[rows+i])
+		cols[i], vals[i], cls[i] = allCols[o:o+l:o+l], allVals[o:o+l:o+l], int(head[i])
+		o += l
+	}
+	return ridge.FromRows(m, nc, cols, vals, cls)
+}

@@ -23,9 +23,10 @@ func rows(out, first string) [][]string {
 	return r
 }
 
-// TestServeLearn runs the benchmark at a tiny size: on each of the two
-// paths every learn publishes the next version, and the reopened file
-// holds the last one (the learns were saved).
+// TestServeLearn runs the benchmark at a tiny size: on each of the three
+// paths (the last a model in the dual form) every learn publishes the
+// next version, and the reopened file holds the last one (the learns
+// were saved).
 func TestServeLearn(t *testing.T) {
 	var out bytes.Buffer
 	const learns = 3
@@ -35,19 +36,19 @@ func TestServeLearn(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, path := range []string{"refactor+rewrite", "update+journal"} {
+	for _, path := range []string{"refactor+rewrite", "update+journal", "dual+journal"} {
 		if !strings.Contains(s, "\n"+path+"\n") {
 			t.Errorf("no table for %s:\n%s", path, s)
 		}
 	}
 	for l := 1; l <= learns; l++ {
 		r := rows(s, fmt.Sprint(l))
-		if len(r) != 2 || r[0][1] != fmt.Sprint(l) || r[1][1] != fmt.Sprint(l) {
-			t.Errorf("learn %d: rows %v, want version %d on both paths", l, r, l)
+		if len(r) != 3 || r[0][1] != fmt.Sprint(l) || r[1][1] != fmt.Sprint(l) || r[2][1] != fmt.Sprint(l) {
+			t.Errorf("learn %d: rows %v, want version %d on every path", l, r, l)
 		}
 	}
-	if r := rows(s, "reopen"); len(r) != 2 || r[0][1] != fmt.Sprint(learns) || r[1][1] != fmt.Sprint(learns) {
-		t.Errorf("reopen rows %v, want version %d on both paths", r, learns)
+	if r := rows(s, "reopen"); len(r) != 3 || r[0][1] != fmt.Sprint(learns) || r[1][1] != fmt.Sprint(learns) || r[2][1] != fmt.Sprint(learns) {
+		t.Errorf("reopen rows %v, want version %d on every path", r, learns)
 	}
 	if !strings.Contains(s, "p50 of learns 2..3") {
 		t.Errorf("no p50 line:\n%s", s)
@@ -102,5 +103,23 @@ func TestLearnOptionsRefused(t *testing.T) {
 		if err := LearnUpdate(context.Background(), &out, LearnUpdateOptions{M: o.M, D: o.D, N: o.N, Classes: o.Classes, Learns: o.Learns}); err == nil || out.Len() != 0 {
 			t.Errorf("LearnUpdate %s: %v, printed %q", c.name, err, out.String())
 		}
+	}
+}
+
+// TestDualBench runs the crossover benchmark at a tiny size: one dual row
+// per n, a primal row at the n of PrimalN, and the memory each form holds
+// as its formula gives (primal 4·m² bytes).
+func TestDualBench(t *testing.T) {
+	var out bytes.Buffer
+	err := Dual(context.Background(), &out, DualOptions{Ms: []int{64}, Ns: []int{10, 20}, PrimalN: []int{10}, D: 8, Add: 4, Classes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rows(out.String(), "64")
+	if len(r) != 3 || r[0][2] != "dual" || r[1][2] != "primal" || r[2][2] != "dual" || r[1][1] != "10" {
+		t.Fatalf("rows %v, want dual and primal at n = 10, dual at 20:\n%s", r, out.String())
+	}
+	if want := fmt.Sprintf("%.1f", 4*64*64/float64(1<<20)); r[1][5] != want {
+		t.Errorf("primal holds %s MiB, want %s", r[1][5], want)
 	}
 }

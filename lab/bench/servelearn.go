@@ -26,6 +26,9 @@ type ServeLearnOptions struct {
 	Dir        string // folder for the model files ("": a temporary one, removed afterwards)
 	Policy     flycl.LambdaPolicy
 	Checkpoint int // the journal path's checkpoint interval (entries)
+	// Paths are the names of the paths to run (nil: all of
+	// refactor+rewrite, update+journal and dual+journal).
+	Paths []string
 }
 
 func (o ServeLearnOptions) check() error {
@@ -78,28 +81,40 @@ func ServeLearn(ctx context.Context, out, warn io.Writer, o ServeLearnOptions) e
 	// the journal), and the default of flycl serve (the factor
 	// updated by the learn's rank-n term while λ stays, the change
 	// appended to the journal, a checkpoint every 16 changes).
+	// A third path is the same as the second for a model in the dual
+	// form (flycl.Config.Dual: the samples' codes and their n×n kernel,
+	// held while the samples stay within it: n·learns here).
 	paths := []struct {
 		name string
 		opt  server.FileOptions
+		dual bool
 	}{
-		{"refactor+rewrite", server.FileOptions{Refactor: true}},
-		{"update+journal", server.FileOptions{Checkpoints: server.Checkpoints{Entries: checkpoint, Bytes: 256 << 20}}},
+		{"refactor+rewrite", server.FileOptions{Refactor: true}, false},
+		{"update+journal", server.FileOptions{Checkpoints: server.Checkpoints{Entries: checkpoint, Bytes: 256 << 20}}, false},
+		{"dual+journal", server.FileOptions{Checkpoints: server.Checkpoints{Entries: checkpoint, Bytes: 256 << 20}}, true},
 	}
-	p50 := make([]time.Duration, len(paths))
+	p50, cpu50 := make([]time.Duration, len(paths)), make([]time.Duration, len(paths))
 	for pi, p := range paths {
+		if o.Paths != nil && !slices.Contains(o.Paths, p.name) {
+			continue
+		}
 		path := filepath.Join(dir, "bench-"+p.name+".flycl")
 		os.Remove(path)
 		os.Remove(path + ".journal")
 		opt := p.opt
-		opt.Create = func() (*flycl.Model, error) { return flycl.New(cfg, d) }
+		pc := cfg
+		if p.dual {
+			pc.Dual = n * learns
+		}
+		opt.Create = func() (*flycl.Model, error) { return flycl.New(pc, d) }
 		opt.LambdaPolicy = policy
 		be, err := server.OpenFileWith(ctx, path, opt)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "\n%s\n%-6s %8s %8s %8s %9s %12s %12s %12s %8s\n", p.name, "learn", "version", "learn_s", "save_s", "factor_s", "rss_MiB", "peak_MiB", "extra_MiB", "peak/G")
+		fmt.Fprintf(out, "\n%s\n%-6s %8s %8s %8s %9s %8s %12s %12s %12s %8s\n", p.name, "learn", "version", "learn_s", "save_s", "factor_s", "cpu_s", "rss_MiB", "peak_MiB", "extra_MiB", "peak/G")
 		r := rand.New(rand.NewPCG(1, 2))
-		var walls []time.Duration
+		var walls, cpus []time.Duration
 		for l := 0; l < learns; l++ {
 			x, cls := blobs(r, n, d, classes)
 			names := make([]string, n)
@@ -110,25 +125,26 @@ func ServeLearn(ctx context.Context, out, warn io.Writer, o ServeLearnOptions) e
 			debug.FreeOSMemory()
 			procmem.ResetPeak()
 			before := procmem.Current()
-			t := time.Now()
+			t, c0 := time.Now(), processCPU()
 			rep, sn, err := be.Learn(ctx, x, names, deploy.LearnOptions{})
 			if err != nil {
 				be.Close()
 				return err
 			}
-			wall := time.Since(t)
+			wall, cpu := time.Since(t), processCPU()-c0
 			if l > 0 { // the first learn factors from scratch on either path
-				walls = append(walls, wall)
+				walls, cpus = append(walls, wall), append(cpus, cpu)
 			}
 			peak := procmem.Peak()
 			save := rep.Save
-			fmt.Fprintf(out, "%-6d %8d %8.3f %8.3f %9.3f %12.0f %12.0f %12.0f %8.2f\n", l+1, sn.Version(), (wall - save).Seconds(), save.Seconds(), rep.Stages.Factor.Seconds(),
+			fmt.Fprintf(out, "%-6d %8d %8.3f %8.3f %9.3f %8.3f %12.0f %12.0f %12.0f %8.2f\n", l+1, sn.Version(), (wall - save).Seconds(), save.Seconds(), rep.Stages.Factor.Seconds(), cpu.Seconds(),
 				float64(before)/(1<<20), float64(peak)/(1<<20), float64(peak-before)/(1<<20), float64(peak)/(1<<20)/gMiB)
 		}
 		be.Close()
 		slices.Sort(walls)
+		slices.Sort(cpus)
 		if len(walls) > 0 {
-			p50[pi] = walls[len(walls)/2]
+			p50[pi], cpu50[pi] = walls[len(walls)/2], cpus[len(cpus)/2]
 		}
 		// what a restart costs: the file (and journal) read back into
 		// a new backend, the old one gone
@@ -143,13 +159,20 @@ func ServeLearn(ctx context.Context, out, warn io.Writer, o ServeLearnOptions) e
 			return err
 		}
 		peak := procmem.Peak()
-		fmt.Fprintf(out, "%-6s %8d %8.2f %8s %9s %12.0f %12.0f %12.0f %8.2f\n", "reopen", re.Current().Version(), time.Since(t).Seconds(), "-", "-",
+		fmt.Fprintf(out, "%-6s %8d %8.2f %8s %9s %8s %12.0f %12.0f %12.0f %8.2f\n", "reopen", re.Current().Version(), time.Since(t).Seconds(), "-", "-", "-",
 			float64(before)/(1<<20), float64(peak)/(1<<20), float64(peak-before)/(1<<20), float64(peak)/(1<<20)/gMiB)
 		re.Close()
 	}
-	if learns > 1 {
-		fmt.Fprintf(out, "\np50 of learns 2..%d, learn and durable save: %s %.3f s, %s %.3f s: %.1f× faster\n", learns,
-			paths[0].name, p50[0].Seconds(), paths[1].name, p50[1].Seconds(), p50[0].Seconds()/p50[1].Seconds())
+	if learns > 1 && o.Paths != nil {
+		for pi, p := range paths {
+			if slices.Contains(o.Paths, p.name) {
+				fmt.Fprintf(out, "\np50 of learns 2..%d, learn and durable save: %s %.4f s (CPU time %.4f s)\n", learns, p.name, p50[pi].Seconds(), cpu50[pi].Seconds())
+			}
+		}
+	} else if learns > 1 {
+		fmt.Fprintf(out, "\np50 of learns 2..%d, learn and durable save: %s %.3f s, %s %.3f s: %.1f× faster; %s %.4f s: %.1f× faster than %s\n", learns,
+			paths[0].name, p50[0].Seconds(), paths[1].name, p50[1].Seconds(), p50[0].Seconds()/p50[1].Seconds(),
+			paths[2].name, p50[2].Seconds(), p50[1].Seconds()/p50[2].Seconds(), paths[1].name)
 	}
 	return nil
 }

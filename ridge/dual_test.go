@@ -1,0 +1,195 @@
+package ridge
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// dualCodes returns n×m codes with k non-negative non-zeros per row
+// (as top-k codes are) and labels in [0,nc).
+func dualCodes(seed uint64, n, m, k, nc int) ([]float32, []int) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	h := make([]float32, n*m)
+	labels := make([]int, n)
+	for i := range n {
+		for _, j := range r.Perm(m)[:k] {
+			h[i*m+j] = float32(r.Float64() + 0.1)
+		}
+		labels[i] = i % nc
+	}
+	return h, labels
+}
+
+// primalRef solves (HᵀH + λI) W = HᵀY in float64 by gonum (an
+// independent truth: LU of the m×m system), returning classes × m.
+func primalRef(h []float32, n, m int, labels []int, nc int, lambda float64) []float64 {
+	H := mat.NewDense(n, m, nil)
+	for i := range n {
+		for j := range m {
+			H.Set(i, j, float64(h[i*m+j]))
+		}
+	}
+	var g mat.Dense
+	g.Mul(H.T(), H)
+	for i := range m {
+		g.Set(i, i, g.At(i, i)+lambda)
+	}
+	Y := mat.NewDense(n, nc, nil)
+	for i, l := range labels {
+		Y.Set(i, l, 1)
+	}
+	var s, w mat.Dense
+	s.Mul(H.T(), Y)
+	if err := w.Solve(&g, &s); err != nil {
+		panic(err)
+	}
+	out := make([]float64, nc*m)
+	for c := range nc {
+		for j := range m {
+			out[c*m+j] = w.At(j, c)
+		}
+	}
+	return out
+}
+
+func TestDualSolveEqualsPrimal(t *testing.T) {
+	const n, m, k, nc = 15, 120, 36, 3
+	h, labels := dualCodes(1, n, m, k, nc)
+	d, _ := NewDual(m)
+	if err := d.Add(h, n, labels); err != nil {
+		t.Fatal(err)
+	}
+	for _, lambda := range []float64{1e-3, 1, 100} {
+		sol, err := d.Solve(context.Background(), lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := sol.Coef(), primalRef(h, n, m, labels, nc, lambda)
+		// Both are float64 solves of systems whose condition is at most
+		// (λmax+λ)/λ ≤ 1e6 here: their difference is bounded by about
+		// cond·1e-16 ≈ 1e-10 relative, plus W's rounding to float32 (6e-8).
+		if e := relErr(got, want); e > 1e-6 {
+			t.Errorf("λ=%g: dual W differs from the primal by %.3g relative", lambda, e)
+		}
+		// leverages: hat[i][i] = hᵢᵀ(G+λI)⁻¹hᵢ, computed from the primal W's
+		// system independently for a one-column target eᵢ.
+		rows := []int{0, 4, 9}
+		hat := sol.Hat(rows, rows)
+		for p, i := range rows {
+			y := make([]int, n)
+			for q := range y {
+				y[q] = 1 // class 1 for all except i
+			}
+			y[i] = 0
+			wi := primalRef(h, n, m, y, 2, lambda)[:m] // column for class 0: only sample i
+			var lev float64
+			for j := range m {
+				lev += float64(h[i*m+j]) * wi[j]
+			}
+			if math.Abs(hat[p*len(rows)+p]-lev) > 1e-8 {
+				t.Errorf("λ=%g: leverage of %d = %g, primal %g", lambda, i, hat[p*len(rows)+p], lev)
+			}
+		}
+	}
+}
+
+func TestDualGCVIsTheSameCurve(t *testing.T) {
+	const n, m, k, nc = 20, 150, 45, 4
+	h, labels := dualCodes(2, n, m, k, nc)
+	d, _ := NewDual(m)
+	if err := d.Add(h, n, labels); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := d.Spectrum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grid := []float64{0.01, 0.1, 1, 10, 100, 1000}
+	got, _ := sp.Scores(context.Background(), grid)
+	want, err := GCV(context.Background(), h, n, m, labels, nc, grid, GCVPrimal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The spectrum's terms are sums of positive numbers (float64: ~n·2⁻⁵³
+	// relative). The primal float64 GCV (n < m) forms 1 − df/n as
+	// (n − m + λ·tr(G + λI)⁻¹)/n, a difference of numbers of size m
+	// whose result at λ = 0.01 is about 1e-4 here: its float64 rounding,
+	// m·2⁻⁵³ of m, leaves ~150·1.1e-16/1e-4 ≈ 2e-10 relative, doubled by
+	// the square; 1e-8 bounds it with room for the solve's rounding.
+	if e := relErr64(got, want); e > 1e-8 {
+		t.Errorf("GCV curves differ by %.3g relative: %v vs %v", e, got, want)
+	}
+	l, lim, scan, scores := sp.BestContinuous()
+	if lim != LimitNone {
+		t.Logf("limit %s", lim)
+	}
+	for i, s := range scores {
+		if sp.GCV(l) > s*(1+1e-12) {
+			t.Errorf("continuous minimum %g (GCV %g) worse than scanned %g (GCV %g)", l, sp.GCV(l), scan[i], s)
+		}
+	}
+}
+
+func TestDualRemoveEqualsFresh(t *testing.T) {
+	const n, m, k, nc = 12, 100, 30, 3
+	h, labels := dualCodes(3, n, m, k, nc)
+	d, _ := NewDual(m)
+	d.Add(h[:8*m], 8, labels[:8])
+	d.Add(h[8*m:], 4, labels[8:])
+	if err := d.Remove([]int{9, 3}); err != nil {
+		t.Fatal(err)
+	}
+	keep := []int{0, 1, 2, 4, 5, 6, 7, 8, 10, 11}
+	var hk []float32
+	var lk []int
+	for _, i := range keep {
+		hk = append(hk, h[i*m:(i+1)*m]...)
+		lk = append(lk, labels[i])
+	}
+	f, _ := NewDual(m)
+	f.Add(hk, len(keep), lk)
+	if !slices.Equal(d.k, f.k) {
+		t.Fatal("K after Remove differs from a fresh K of the remaining rows")
+	}
+	a, _ := d.Solve(context.Background(), 0.5)
+	b, _ := f.Solve(context.Background(), 0.5)
+	if !slices.Equal(a.Coef(), b.Coef()) {
+		t.Error("solution after Remove differs from the fresh one")
+	}
+	rows, ok := d.Find(hk[3*m:5*m], 2, lk[3:5], 0)
+	if !ok || rows[0] != 3 || rows[1] != 4 {
+		t.Errorf("Find = %v %v, want [3 4]", rows, ok)
+	}
+	acc, err := d.Accumulator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := NewAccumulator(m)
+	ref.Add(hk, len(keep), lk)
+	if !slices.Equal(acc.PackedLower(), ref.PackedLower()) || !slices.Equal(acc.S(), ref.S()) {
+		t.Error("Accumulator of the rows differs from an Add of them")
+	}
+}
+
+func relErr(got []float32, want []float64) float64 {
+	var d, s float64
+	for i, w := range want {
+		d += (float64(got[i]) - w) * (float64(got[i]) - w)
+		s += w * w
+	}
+	return math.Sqrt(d / s)
+}
+
+func relErr64(got, want []float64) float64 {
+	var d, s float64
+	for i, w := range want {
+		d += (got[i] - w) * (got[i] - w)
+		s += w * w
+	}
+	return math.Sqrt(d / s)
+}

@@ -50,8 +50,15 @@ import resource
 import sys
 import time
 
-import numpy as np
-import torch
+# one thread, set before torch loads its BLAS: the batches are 16 x 1280,
+# too small for threads to pay, and a BLAS spinning two threads on a shared
+# machine takes many times longer (the benchmark gives flycl's BLAS one
+# thread too)
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+os.environ["OMP_NUM_THREADS"] = "1"
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 BATCH_SIZE = 16  # frigate/util/classification.py
 EPOCHS = 50
@@ -171,8 +178,6 @@ def run_job(features, path, out):
 def main(argv):
     if len(argv) != 2:
         sys.exit("usage: frigate_head.py JOBDIR")
-    # one thread: the batches are 16 x 1280, too small for threads to pay
-    # on a shared machine (the benchmark gives flycl's BLAS one thread too)
     torch.set_num_threads(1)
     # TensorFlow runs its CPU kernels with denormals flushed to zero; so
     # does this (Adam's moments of dead ReLU units decay into denormals,

@@ -113,6 +113,9 @@ type RecipeSide struct {
 	// threshold that keeps as many known test photos as the other recipe
 	// keeps with its own rejection (per split).
 	AtOtherKept float64
+	// AccAtOtherKept is the accuracy of the known test photos answered at
+	// that threshold.
+	AccAtOtherKept float64
 	// OwnRejected is the share of all unknown photos rejected by the
 	// recipe's own rule.
 	OwnRejected float64
@@ -504,7 +507,9 @@ func keptThreshold(values []float64, keep float64) float64 {
 // recipeRow computes the figures of both recipes over the splits ss.
 func recipeRow(ss []*recipeSplit, jobs []HeadJob, out []HeadResult, c RecipeConfig, groups, d int) RecipeRow {
 	row := RecipeRow{Shots: ss[0].shots, TrainPhotos: ss[0].trainPhotos[0]}
-	type acc struct{ accAns, kept, rejIN, rejOther, accAll, auc, atOther, own, learn, learnBB, add, addBB, after []float64 }
+	type acc struct {
+		accAns, kept, rejIN, rejOther, accAll, auc, atOther, accAtOther, own, learn, learnBB, add, addBB, after []float64
+	}
 	var fl, fr acc
 	var flP, frP []float64
 	var flOK, frOK []bool
@@ -572,12 +577,24 @@ func recipeRow(ss []*recipeSplit, jobs []HeadJob, out []HeadResult, c RecipeConf
 			return ans
 		})
 		// each at the share the other keeps
-		atKept := func(values []float64, keep float64) float64 {
-			th := keptThreshold(values[:len(sp.knownCls)], keep)
-			return share(values[nk:], func(v float64) bool { return v < th })
+		atKept := func(a *acc, values []float64, correct []bool, keep float64) {
+			th := keptThreshold(values[:nk], keep)
+			a.atOther = append(a.atOther, share(values[nk:], func(v float64) bool { return v < th }))
+			right, n := 0, 0
+			for i, v := range values[:nk] {
+				if v >= th {
+					n++
+					if correct[i] {
+						right++
+					}
+				}
+			}
+			if n > 0 {
+				a.accAtOther = append(a.accAtOther, float64(right)/float64(n))
+			}
 		}
-		fl.atOther = append(fl.atOther, atKept(sp.flValues, frKept))
-		fr.atOther = append(fr.atOther, atKept(frValues, flKept))
+		atKept(&fl, sp.flValues, sp.flCorrect, frKept)
+		atKept(&fr, frValues, frCorrect, flKept)
 		// times
 		fl.learn = append(fl.learn, sp.flLearn)
 		fr.learn = append(fr.learn, o.Seconds)
@@ -607,7 +624,7 @@ func recipeRow(ss []*recipeSplit, jobs []HeadJob, out []HeadResult, c RecipeConf
 		dst.Accuracy, dst.AccuracySD = meanSD(a.accAll)
 		dst.AUROC = mean(a.auc)
 		dst.ECE = ECE(p, ok, 15)
-		dst.AtOtherKept = mean(a.atOther)
+		dst.AtOtherKept, dst.AccAtOtherKept = mean(a.atOther), mean(a.accAtOther)
 		dst.OwnRejected = mean(a.own)
 		dst.Learn, dst.AddClass, dst.AccAfter = quantile(a.learn, 0.5), quantile(a.add, 0.5), mean(a.after)
 		if len(a.learnBB) > 0 && c.BackboneSeconds > 0 {
@@ -672,11 +689,12 @@ func (res *RecipeResult) Markdown(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| shots | flycl keeps % | unknown rejected: flycl % | Frigate's at that share % | Frigate's keeps % | unknown rejected: Frigate's % | flycl at that share % |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| shots | flycl keeps % | unknown rejected: flycl % | Frigate's at that share % | acc. of answered: flycl % | Frigate's at that share % | Frigate's keeps % | unknown rejected: Frigate's % | flycl at that share % | acc. of answered: Frigate's % | flycl at that share % |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range res.Rows {
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", r.Shots, pct(r.Flycl.Kept), pct(r.Flycl.OwnRejected), pct(r.Frigate.AtOtherKept),
-			pct(r.Frigate.Kept), pct(r.Frigate.OwnRejected), pct(r.Flycl.AtOtherKept))
+		f, g := r.Flycl, r.Frigate
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Shots, pct(f.Kept), pct(f.OwnRejected), pct(g.AtOtherKept),
+			pct(f.AccAnswered), pct(g.AccAtOtherKept), pct(g.Kept), pct(g.OwnRejected), pct(f.AtOtherKept), pct(g.AccAnswered), pct(f.AccAtOtherKept))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| shots | head trains on | learn: flycl | head, cached features | ratio | recipe with backbone (est.) | ratio | add a class: flycl | head retrained | ratio | with backbone (est.) | ratio | acc. after 5 classes %: flycl, Frigate's | model: flycl file, head parameters |")

@@ -173,7 +173,8 @@ func TestRecipeOracle(t *testing.T) {
 	}
 	f := res.Rows[0].Frigate
 	for name, v := range map[string]float64{"acc. of answered": f.AccAnswered, "kept": f.Kept, "ImageNet unknown rejected": f.RejectedImageNet,
-		"other rejected": f.RejectedOther, "closed-set acc.": f.Accuracy, "AUROC": f.AUROC, "own rejected": f.OwnRejected, "acc. after": f.AccAfter} {
+		"other rejected": f.RejectedOther, "closed-set acc.": f.Accuracy, "AUROC": f.AUROC, "own rejected": f.OwnRejected, "acc. after": f.AccAfter,
+		"acc. at flycl's kept share": f.AccAtOtherKept} {
 		if v != 1 {
 			t.Errorf("oracle head: %s %g, want 1", name, v)
 		}

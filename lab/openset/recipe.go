@@ -167,8 +167,7 @@ type recipeSplit struct {
 	flLearn                float64
 	flAdd                  []float64
 	flAccAfter             float64
-	seqTestCls             []int // group of each test photo of the sequence's classes
-	seqClasses             int
+	seqTestCls             []int // class (index in the sequence's order) of each test photo of the sequence's classes
 	main                   int   // index of the main head job
 	seq                    []int // indices of the sequence's head jobs
 	trainPhotos, seqPhotos []int // photos each head job trains on after the split
@@ -286,7 +285,6 @@ func Recipe(ctx context.Context, s FewShotSet, cfg RecipeConfig, head HeadRunner
 					sp.seqTestCls = append(sp.seqTestCls, at)
 				}
 			}
-			sp.seqClasses = len(order)
 			var mseq *deploy.Model
 			for step := 0; step <= c.Added; step++ {
 				have := order[:c.Initial+step]
@@ -697,7 +695,7 @@ func (res *RecipeResult) Markdown(w io.Writer) {
 			pct(f.AccAnswered), pct(g.AccAtOtherKept), pct(g.Kept), pct(g.OwnRejected), pct(f.AtOtherKept), pct(g.AccAnswered), pct(f.AccAtOtherKept))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| shots | head trains on | learn: flycl | head, cached features | ratio | recipe with backbone (est.) | ratio | add a class: flycl | head retrained | ratio | with backbone (est.) | ratio | acc. after 5 classes %: flycl, Frigate's | model: flycl file, head parameters |")
+	fmt.Fprintf(w, "| shots | head trains on | learn: flycl | head, cached features | ratio | recipe with backbone (est.) | ratio | add a class: flycl | head retrained | ratio | with backbone (est.) | ratio | acc. after %d classes %%: flycl, Frigate's | model: flycl file, head parameters |\n", res.Config.Initial+res.Config.Added)
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
 	for _, r := range res.Rows {
 		f, g := r.Flycl, r.Frigate

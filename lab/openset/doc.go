@@ -25,4 +25,11 @@
 // others as unknown; "incremental" learns all classes in Tasks tasks and,
 // after each task but the last, treats the classes of later tasks as
 // unknown.
+//
+// FewShot is the few-shot benchmark (a first learn of a few photos per
+// broad class, its calibrated rejection and probabilities), and Recipe
+// puts flycl and Frigate's custom-classification recipe side by side on
+// its splits: the recipe's head (Dense, dropout, softmax, trained by Adam
+// as Keras trains it) runs outside Go, through a HeadRunner (PythonHead:
+// python/bench/frigate_head.py, PyTorch).
 package openset

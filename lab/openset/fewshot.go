@@ -179,32 +179,12 @@ func FewShot(ctx context.Context, sets []FewShotSet, cfg FewShotConfig, progress
 		if s.Photos == nil || s.Other == nil || s.Photos.D != s.Other.D {
 			return nil, fmt.Errorf("openset: few-shot set %q needs photos and other photos of one dimension", s.Name)
 		}
-		// the photos of each group, and those of none
-		byGroup := map[string][]int{}
-		var unknownIN []int
-		for i := 0; i < s.Photos.N; i++ {
-			name := className(s.Photos, i)
-			if g, ok := s.Groups[name]; ok {
-				byGroup[g] = append(byGroup[g], i)
-			} else {
-				unknownIN = append(unknownIN, i)
-			}
+		groups, byGroup, unknownIN, err := fewShotGroups(s, c.Shots)
+		if err != nil {
+			return nil, err
 		}
-		groups := make([]string, 0, len(byGroup))
-		for g := range byGroup {
-			groups = append(groups, g)
-		}
-		sort.Strings(groups)
 		res.Groups = len(groups)
-		if len(groups) < 2 || len(unknownIN) == 0 {
-			return nil, fmt.Errorf("openset: few-shot set %q: %d groups and %d other photos: want 2 groups and an unknown photo", s.Name, len(groups), len(unknownIN))
-		}
 		for _, shots := range c.Shots {
-			for _, g := range groups {
-				if len(byGroup[g]) <= shots {
-					return nil, fmt.Errorf("openset: few-shot set %q: group %s has %d photos, want more than %d", s.Name, g, len(byGroup[g]), shots)
-				}
-			}
 			acc := newFewShotAcc(c)
 			for split := 0; split < c.Splits; split++ {
 				if err := ctx.Err(); err != nil {
@@ -220,6 +200,39 @@ func FewShot(ctx context.Context, sets []FewShotSet, cfg FewShotConfig, progress
 		}
 	}
 	return res, nil
+}
+
+// fewShotGroups returns the sorted groups of the set's photos, the rows
+// of each group's photos and the rows of the photos of no group (the
+// unknown ImageNet photos); an error when there are fewer than 2 groups,
+// no photo of no group, or a group without more photos than a shot count.
+func fewShotGroups(s FewShotSet, shots []int) ([]string, map[string][]int, []int, error) {
+	byGroup := map[string][]int{}
+	var unknownIN []int
+	for i := 0; i < s.Photos.N; i++ {
+		name := className(s.Photos, i)
+		if g, ok := s.Groups[name]; ok {
+			byGroup[g] = append(byGroup[g], i)
+		} else {
+			unknownIN = append(unknownIN, i)
+		}
+	}
+	groups := make([]string, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	if len(groups) < 2 || len(unknownIN) == 0 {
+		return nil, nil, nil, fmt.Errorf("openset: few-shot set %q: %d groups and %d other photos: want 2 groups and an unknown photo", s.Name, len(groups), len(unknownIN))
+	}
+	for _, n := range shots {
+		for _, g := range groups {
+			if len(byGroup[g]) <= n {
+				return nil, nil, nil, fmt.Errorf("openset: few-shot set %q: group %s has %d photos, want more than %d", s.Name, g, len(byGroup[g]), n)
+			}
+		}
+	}
+	return groups, byGroup, unknownIN, nil
 }
 
 // className returns the class name of photo i (its label when the set
@@ -255,27 +268,12 @@ func extKey(k reject.Score, keep float64) string { return fmt.Sprintf("%s|%g|ext
 
 // fewShotSplit learns one split and scores it.
 func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []string, byGroup map[string][]int, unknownIN []int, shots, split int, acc *fewShotAcc) error {
-	rng := rand.New(rand.NewPCG(c.Seed, uint64(1000*shots+split)))
+	dr := drawFewShot(c.Seed, groups, byGroup, shots, split)
 	d := s.Photos.D
-	var trainX []float32
-	var trainY []int
-	var testRows, testCls []int
-	for gi, g := range groups {
-		rows := slices.Clone(byGroup[g])
-		rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
-		for _, r := range rows[:shots] {
-			trainX = append(trainX, s.Photos.Row(r)...)
-			trainY = append(trainY, gi)
-		}
-		for _, r := range rows[shots:] {
-			testRows, testCls = append(testRows, r), append(testCls, gi)
-		}
-	}
-	// one learn of the photos in a random order, as a user's folder
-	perm := rng.Perm(len(trainY))
-	px, py := make([]float32, 0, len(trainX)), make([]int, len(trainY))
-	for i, p := range perm {
-		px, py[i] = append(px, trainX[p*d:(p+1)*d]...), trainY[p]
+	testRows, testCls := dr.testRows, dr.testCls
+	px, py := make([]float32, 0, len(dr.learnRows)*d), dr.learnCls
+	for _, r := range dr.learnRows {
+		px = append(px, s.Photos.Row(r)...)
 	}
 	mc := c.Model
 	mc.Seed = c.Seed + uint64(split)
@@ -425,6 +423,45 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 	acc.meanP = append(acc.meanP, mean(probs))
 	acc.meanPPlain = append(acc.meanPPlain, mean(plain))
 	return nil
+}
+
+// fewShotDraw is one split's photos: the rows of the photos learned, in
+// the order of the learn, with their group indices; the rows of the
+// groups' other photos (the known test photos) with theirs; and, per group,
+// the rows learned in the order they were drawn (the first shots of the
+// group's shuffled photos).
+type fewShotDraw struct {
+	learnRows, learnCls []int
+	testRows, testCls   []int
+	byGroup             [][]int
+}
+
+// drawFewShot draws split split of the photos byGroup of the sorted
+// groups at shots photos per group, from the seed: in each group a random
+// shots of its photos are learned and the others are test photos, and the
+// learned photos come in one random order, as from a user's folder. flycl
+// bench fewshot and the recipe benchmark draw the same splits from one
+// seed.
+func drawFewShot(seed uint64, groups []string, byGroup map[string][]int, shots, split int) fewShotDraw {
+	rng := rand.New(rand.NewPCG(seed, uint64(1000*shots+split)))
+	var dr fewShotDraw
+	var rowsL, clsL []int
+	for gi, g := range groups {
+		rows := slices.Clone(byGroup[g])
+		rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+		dr.byGroup = append(dr.byGroup, slices.Clone(rows[:shots]))
+		for _, r := range rows[:shots] {
+			rowsL, clsL = append(rowsL, r), append(clsL, gi)
+		}
+		for _, r := range rows[shots:] {
+			dr.testRows, dr.testCls = append(dr.testRows, r), append(dr.testCls, gi)
+		}
+	}
+	// one learn of the photos in a random order, as a user's folder
+	for _, p := range rng.Perm(len(clsL)) {
+		dr.learnRows, dr.learnCls = append(dr.learnRows, rowsL[p]), append(dr.learnCls, clsL[p])
+	}
+	return dr
 }
 
 // fewShotCompare learns the split again with a model that takes its

@@ -17,6 +17,7 @@ import (
 
 	"github.com/flycl/flycl/app/frigate"
 	"github.com/flycl/flycl/app/watch/mqtt"
+	"github.com/flycl/flycl/internal/smallfile"
 )
 
 // addMQTTLoginFlags adds the broker login flags flycl watch and flycl
@@ -144,7 +145,7 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 		cfg.User, cfg.Password = f.frigateUser, pw
 	}
 	if f.frigateCA != "" {
-		pem, err := os.ReadFile(f.frigateCA)
+		pem, err := smallfile.Read(f.frigateCA, smallfile.CALimit)
 		if err != nil {
 			return fmt.Errorf("--frigate-ca: %w", err)
 		}

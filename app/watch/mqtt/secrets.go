@@ -5,9 +5,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
+
+	"github.com/flycl/flycl/internal/smallfile"
 )
 
 var (
@@ -39,25 +39,14 @@ func ParseCA(pem []byte) (*tls.Config, error) {
 	return &tls.Config{RootCAs: pool}, nil
 }
 
-// MaxSecretFile is the largest password or CA file ReadPasswordFile
-// reads: a password is a line, a CA bundle some hundred KB at most.
-const MaxSecretFile = 1 << 20
-
 // ReadPasswordFile reads the password a password file holds
-// (ParsePassword), reading at most MaxSecretFile bytes: a larger file
-// (or /dev/zero) is refused without being read whole.
+// (ParsePassword), reading at most smallfile.SecretLimit bytes: a larger
+// file (or /dev/zero) is refused (smallfile.ErrTooLarge) without being
+// read whole.
 func ReadPasswordFile(name string) (string, error) {
-	f, err := os.Open(name)
+	b, err := smallfile.Read(name, smallfile.SecretLimit)
 	if err != nil {
 		return "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxSecretFile+1))
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
-	}
-	if len(b) > MaxSecretFile {
-		return "", fmt.Errorf("%s: over %d bytes, not a password file", name, MaxSecretFile)
 	}
 	pw, err := ParsePassword(b)
 	if err != nil {

@@ -65,8 +65,9 @@ func newRoot() *cobra.Command {
 		}
 		return cmd.Help()
 	}
-	// a flag value that does not parse, or an unknown flag: input refused
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flycl.Input(err) })
+	// a flag value that does not parse, or an unknown flag: input refused,
+	// with the nearest flags suggested (flagError)
+	root.SetFlagErrorFunc(flagError)
 	return root
 }
 

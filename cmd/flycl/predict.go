@@ -92,11 +92,10 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 	default:
 		return fmt.Errorf("--format %q: want table, json or csv", o.format)
 	}
-	f, err := deploy.LoadFile(o.model)
+	f, err := loadFile(o.model)
 	if err != nil {
 		return err
 	}
-	warnFile(f)
 	p := f.Snapshot.Predictor()
 	if p.Classes().Len() == 0 {
 		return fmt.Errorf("%s has no classes yet: teach it with flycl learn", o.model)

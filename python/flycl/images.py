@@ -60,10 +60,13 @@ def is_images(X):
     if isinstance(X, np.ndarray):
         # a uint8 batch N x H x W (x C) of images; 2-D arrays are features
         return X.dtype == np.uint8 and X.ndim >= 3
-    try:
-        first = next(iter(X))
-    except (TypeError, StopIteration):
+    if not isinstance(X, (list, tuple)):
+        # a sparse matrix, a data frame, a tensor: features, for the
+        # estimator's own validation to take or refuse
         return False
+    if not X:
+        return False
+    first = X[0]
     return isinstance(first, (str, os.PathLike)) or _is_pil(first) or \
         (isinstance(first, np.ndarray) and first.dtype == np.uint8 and first.ndim >= 2)
 

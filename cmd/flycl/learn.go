@@ -66,6 +66,7 @@ class_names (or --class-names).`,
 		RunE: o.run,
 	}
 	o.AddFlags(c)
+	perInputDefaults(c)
 	return c
 }
 

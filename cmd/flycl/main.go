@@ -65,6 +65,8 @@ func newRoot() *cobra.Command {
 		}
 		return cmd.Help()
 	}
+	// flags listed by group (helpgroups.go)
+	root.SetUsageTemplate(groupedUsageTemplate(root.UsageTemplate()))
 	// a flag value that does not parse, or an unknown flag: input refused,
 	// with the nearest flags suggested (flagError)
 	root.SetFlagErrorFunc(flagError)

@@ -140,6 +140,7 @@ writer learns.`,
 		},
 	}
 	f.addFlags(c)
+	perInputDefaults(c)
 	c.MarkFlagRequired("model")
 	return c
 }

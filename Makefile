@@ -1,8 +1,16 @@
 # flycl — make targets. Every number in the README and docs/ comes from one of these.
 GO ?= go
 BIN := bin/flycl
+# The version every build is stamped with (scripts/version: the release of
+# internal/buildinfo, and between releases the commit count and hash);
+# "flycl version" prints it.
+VERSION ?= $(shell scripts/version 2>/dev/null || echo unknown)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+# Where make install puts flycl (scripts/install): a user folder by default.
+PREFIX ?= $(HOME)/.local
 
-.PHONY: all deps ort build libflycl test testsummary beam-test beam-bench fuzz fuzz-smoke bench bench-serve bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
+.PHONY: all deps ort build install wheel libflycl test testsummary beam-test beam-bench fuzz fuzz-smoke bench bench-serve bench-engine bench-components bench-parts bench-backbones bench-pipeline demo results clean
 
 all: build
 
@@ -18,7 +26,22 @@ ort:
 
 build: deps
 	@[ -x $(BIN) ] || echo "build: compiling bin/flycl (the first build compiles the cgo packages: a minute or two)"
-	$(GO) build -o $(BIN) ./cmd/flycl
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flycl
+
+# flycl installed under PREFIX (default ~/.local; docs/INSTALL.md): the
+# binary, ONNX Runtime, libflycl with flycl.h, and the Python package, laid
+# out so that each finds the others from its own path with no environment
+# variable (scripts/install says where each goes).
+install: build libflycl ort
+	./scripts/install "$(PREFIX)"
+
+# The Python wheel (docs/PYTHON.md) in dist/: a platform wheel
+# (py3-none-linux_ARCH) holding libflycl.so and ONNX Runtime beside the
+# package, built offline with the setuptools and wheel of a python3 that
+# has them (Debian's python3-setuptools, python3-wheel); pip install
+# --no-index takes it into any venv with numpy.
+wheel: libflycl ort
+	./scripts/wheel
 
 # The C library (docs/C.md): bin/libflycl.so and bin/libflycl.a with the
 # one public header bin/flycl.h (cgo's generated headers are internal and

@@ -27,6 +27,24 @@ type Prediction struct {
 	// Margin is the open-set score less the threshold: negative (how far
 	// below) for an "unknown" answer (nil when rejection is off).
 	Margin *float64 `json:"unknown_margin,omitempty"`
+	// MoreTypical is the share of the learned samples (the leave-one-out
+	// pool the threshold was taken from) whose open-set score is above
+	// this input's: 0.97 reads "less typical than 97% of the photos it
+	// learned" (nil without a pool; AddTypicality sets it). The raw score
+	// is still Margin + the threshold.
+	MoreTypical *float64 `json:"more_typical_share,omitempty"`
+}
+
+// AddTypicality sets p's MoreTypical from its margin under rej (value =
+// margin + threshold) and typ, the model's pool in a person's units
+// (reject.Rule.Typicality of the rule the pool was taken with, which
+// must standardize values as rej does: the same score).
+func (p *Prediction) AddTypicality(rej reject.Rule, typ reject.Typical) {
+	if typ.Samples() == 0 || p.Margin == nil {
+		return
+	}
+	v := typ.MoreTypical(*p.Margin + rej.Threshold)
+	p.MoreTypical = &v
 }
 
 // Predict answers each of the n×d features x with p: its top classes (at

@@ -50,6 +50,9 @@ func (m *Model) Undo(ctx context.Context, hist []*modelfile.JournalEntry) (*mode
 	}
 	st := Undoable(hist)
 	if len(st) == 0 {
+		if len(hist) == 0 && m.Version() == 0 {
+			return nil, fmt.Errorf("%w: the model has learned nothing yet (version 0): there is no learn to take back", ErrNoUndo)
+		}
 		if len(hist) == 0 {
 			return nil, fmt.Errorf("%w: the model has no journal of its learns, so none can be taken back (it was learned with --no-journal, or by an older flycl); flycl learn starts one at the next learn (unless --no-journal), and flycl serve keeps one: the learns from then on can be undone", ErrNoUndo)
 		}

@@ -49,6 +49,9 @@ func UndoPlan(hist []*modelfile.JournalEntry, cur uint64, to *uint64) ([]*modelf
 	refuse := func(format string, a ...any) error {
 		return flycl.Input(fmt.Errorf("%w: %s", ErrNoUndo, fmt.Sprintf(format, a...)))
 	}
+	if len(hist) == 0 && cur == 0 {
+		return nil, refuse("the model has learned nothing yet (version 0): there is no learn to take back")
+	}
 	if len(hist) == 0 {
 		return nil, refuse("the model has no journal of its learns, so none can be taken back (it was learned with --no-journal, or by an older flycl); flycl learn starts one at the next learn (unless --no-journal), and flycl serve keeps one: the learns from then on can be undone")
 	}

@@ -35,18 +35,21 @@ const (
 	// ORTSubpath is where "npm install onnxruntime-node@1.30.0" puts the
 	// shared library of this build's architecture, below ORTInstallDir.
 	ORTSubpath = "node_modules/onnxruntime-node/bin/napi-v6/linux/" + ortArch + "/libonnxruntime.so.1"
-	// ORTArchiveLib is where a release archive (scripts/release) keeps the
-	// library, relative to the folder above the binary's.
-	ORTArchiveLib = "lib/libonnxruntime.so.1"
+	// ORTInstalledLib is where an install (make install, scripts/install)
+	// and a release archive (scripts/release) keep the library, relative to
+	// the install's top folder: the folder above bin/flycl and above
+	// lib/libflycl.so's folder's parent alike (PREFIX/bin/flycl,
+	// PREFIX/lib/libflycl.so, PREFIX/lib/flycl/libonnxruntime.so.1).
+	ORTInstalledLib = "lib/flycl/libonnxruntime.so.1"
+	// ORTBesideLib is the library's name beside the file that runs: the
+	// Python wheel keeps it next to its libflycl.so.
+	ORTBesideLib = "libonnxruntime.so.1"
 	// DefaultCache is the feature cache folder when neither --cache nor
 	// FLYCL_CACHE is given.
 	DefaultCache = ".cache/features"
 	// DefaultFashionMNIST is Debian's dataset-fashion-mnist package's
 	// folder.
 	DefaultFashionMNIST = "/usr/share/datasets/fashion-mnist"
-	// sharedModels is this project's test data, used as the models folder
-	// when it exists.
-	sharedModels = "../shared/models"
 	// BuiltinWeights names the weights built into flycl (package zoo) in
 	// errors and results.
 	BuiltinWeights = "(built-in weights)"
@@ -63,8 +66,10 @@ type Resolver struct {
 	// FlagCache), with their values; a flag that was not given is absent.
 	// A flag given as "" is a value: it wins over the environment.
 	Flags map[string]string
-	// Executable is the running binary's path, whose parent folder's
-	// parent holds a release archive's lib/; "" means os.Executable().
+	// Executable is the path of the file that runs: the flycl binary
+	// ("" means os.Executable()), or libflycl.so where the C library
+	// resolves (its own path, found by the loader). An install or a
+	// release archive keeps ONNX Runtime relative to it (InstalledORT).
 	Executable string
 }
 
@@ -80,8 +85,10 @@ func (r Resolver) resolve(flag, env string, def func() string) string {
 	return def()
 }
 
-// exe is the folder above the binary's ("" if unknown).
-func (r Resolver) exeParent() string {
+// executable is the path of the file that runs ("" if unknown), its
+// links resolved, so that a link to an installed binary (a user's
+// ~/bin/flycl -> PREFIX/bin/flycl) finds the install's lib/.
+func (r Resolver) executable() string {
 	exe := r.Executable
 	if exe == "" {
 		var err error
@@ -89,45 +96,54 @@ func (r Resolver) exeParent() string {
 			return ""
 		}
 	}
-	return filepath.Dir(filepath.Dir(exe))
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	return exe
+}
+
+// InstalledORT lists where an install keeps ONNX Runtime relative to the
+// file that runs, exe, in the order ORTLibrary tries them: beside it (the
+// Python wheel's flycl/ folder), in flycl/ beside it (PREFIX/lib/libflycl.so
+// and PREFIX/lib/flycl/), and ORTInstalledLib in the folder above its own
+// (PREFIX/bin/flycl, a release archive's bin/flycl).
+func InstalledORT(exe string) []string {
+	dir := filepath.Dir(exe)
+	return []string{
+		filepath.Join(dir, ORTBesideLib),
+		filepath.Join(dir, "flycl", ORTBesideLib),
+		filepath.Join(filepath.Dir(dir), ORTInstalledLib),
+	}
 }
 
 // ORTLibrary resolves the ONNX Runtime shared library: --ort-lib, else
-// $FLYCL_ORT_LIB, else lib/libonnxruntime.so.1 in the folder above the
-// binary's (a release archive), else ORTInstallDir/ORTSubpath under the
-// working folder, one of its parents or the folder above the binary's. It
-// fails with backbone.Supported's error in a build without ONNX Runtime,
-// and with ErrORTNotFound, saying how to install it, when none is found.
+// $FLYCL_ORT_LIB, else where an install or a release archive keeps it
+// relative to the file that runs (InstalledORT), else
+// ORTInstallDir/ORTSubpath (make ort) under the working folder or one of
+// its parents (a checkout). It fails with backbone.Supported's error in a
+// build without ONNX Runtime, and with ErrORTNotFound, saying how to
+// install it, when none is found.
 func (r Resolver) ORTLibrary() (string, error) {
 	if err := backbone.Supported(); err != nil {
 		return "", err
 	}
 	var tried []string
 	lib := r.resolve(FlagORTLib, EnvORTLib, func() string {
-		var dirs []string
-		up := r.exeParent()
-		if up != "" {
-			p := filepath.Join(up, ORTArchiveLib)
-			tried = append(tried, p)
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
+		var cands []string
+		if exe := r.executable(); exe != "" {
+			cands = InstalledORT(exe)
 		}
 		if wd, err := os.Getwd(); err == nil {
 			for d := wd; ; d = filepath.Dir(d) {
-				dirs = append(dirs, d)
+				cands = append(cands, filepath.Join(d, ORTInstallDir, ORTSubpath))
 				if filepath.Dir(d) == d {
 					break
 				}
 			}
 		}
-		if up != "" {
-			dirs = append(dirs, up)
-		}
-		for _, d := range dirs {
-			p := filepath.Join(d, ORTInstallDir, ORTSubpath)
+		for _, p := range cands {
 			tried = append(tried, p)
-			if _, err := os.Stat(p); err == nil {
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
 				return p
 			}
 		}
@@ -138,22 +154,17 @@ func (r Resolver) ORTLibrary() (string, error) {
 		if len(tried) > 0 {
 			first = tried[0]
 		}
-		return "", fmt.Errorf("%w: this command needs it. Install it with \"npm install --prefix %s onnxruntime-node@1.30.0\" in the flycl folder (\"make ort\" does this), or point %s or --%s at libonnxruntime.so (looked first at %s)",
-			ErrORTNotFound, ORTInstallDir, EnvORTLib, FlagORTLib, first)
+		return "", fmt.Errorf("%w: this command needs it. \"make install\" in the flycl folder installs flycl with it (or \"make ort\" for a checkout), or point %s or --%s at libonnxruntime.so (looked first at %s)",
+			ErrORTNotFound, EnvORTLib, FlagORTLib, first)
 	}
 	return lib, nil
 }
 
 // ModelsDir resolves the folder of the per-layer .npy backbones:
-// $FLYCL_MODELS, else ../shared/models when it exists, else "" (the
-// weights built into flycl).
+// $FLYCL_MODELS, else "" (the weights built into flycl). Nothing of the
+// working folder counts: a binary behaves the same wherever it runs.
 func (r Resolver) ModelsDir() string {
-	return r.resolve("", EnvModels, func() string {
-		if st, err := os.Stat(sharedModels); err == nil && st.IsDir() {
-			return sharedModels
-		}
-		return ""
-	})
+	return r.resolve("", EnvModels, func() string { return "" })
 }
 
 // OpenBackbone opens a backbone spec (extract.ParseBackbone). squeezenet

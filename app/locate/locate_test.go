@@ -48,38 +48,48 @@ func TestResolveOrder(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
-// TestORTLibraryOrder: the flag, the variable, a release archive's lib/
-// beside the binary, then make ort's install folder in a parent of the
+// TestORTLibraryOrder: the flag, the variable, an install's layout
+// relative to the file that runs (the binary in PREFIX/bin, libflycl.so in
+// PREFIX/lib, the wheel's libflycl.so beside its library, a link to the
+// installed binary), then make ort's install folder in a parent of the
 // working folder.
 func TestORTLibraryOrder(t *testing.T) {
 	unsetenv(t, EnvORTLib)
 	root := t.TempDir()
 	wd := filepath.Join(root, "a", "b")
-	installed := filepath.Join(root, "a", ORTInstallDir, ORTSubpath)
-	archive := filepath.Join(root, "rel", ORTArchiveLib)
-	for _, p := range []string{wd, filepath.Dir(installed), filepath.Dir(archive)} {
+	checkout := filepath.Join(root, "a", ORTInstallDir, ORTSubpath)
+	prefix := filepath.Join(root, "prefix")
+	installed := filepath.Join(prefix, ORTInstalledLib)
+	wheel := filepath.Join(root, "site", "flycl", ORTBesideLib)
+	for _, p := range []string{wd, filepath.Dir(checkout), filepath.Dir(installed), filepath.Dir(wheel), filepath.Join(prefix, "bin"), filepath.Join(root, "home", "bin")} {
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, p := range []string{installed, archive} {
+	for _, p := range []string{checkout, installed, wheel, filepath.Join(prefix, "bin", "flycl")} {
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	link := filepath.Join(root, "home", "bin", "flycl")
+	if err := os.Symlink(filepath.Join(prefix, "bin", "flycl"), link); err != nil {
+		t.Fatal(err)
+	}
 	t.Chdir(wd)
-	noArchive := filepath.Join(root, "none", "bin", "flycl")
-	withArchive := filepath.Join(root, "rel", "bin", "flycl")
+	elsewhere := filepath.Join(root, "none", "bin", "flycl")
 	for _, tc := range []struct {
 		name string
 		r    Resolver
 		env  string
 		want string
 	}{
-		{"parent of the working folder", Resolver{Executable: noArchive}, "", installed},
-		{"release archive first", Resolver{Executable: withArchive}, "", archive},
-		{"variable", Resolver{Executable: withArchive}, "/env/lib.so", "/env/lib.so"},
-		{"flag", Resolver{Executable: withArchive, Flags: map[string]string{FlagORTLib: "/flag/lib.so"}}, "/env/lib.so", "/flag/lib.so"},
+		{"parent of the working folder", Resolver{Executable: elsewhere}, "", checkout},
+		{"installed binary first", Resolver{Executable: filepath.Join(prefix, "bin", "flycl")}, "", installed},
+		{"installed C library", Resolver{Executable: filepath.Join(prefix, "lib", "libflycl.so")}, "", installed},
+		{"wheel", Resolver{Executable: filepath.Join(root, "site", "flycl", "libflycl.so")}, "", wheel},
+		{"a link to the installed binary", Resolver{Executable: link}, "", installed},
+		{"variable", Resolver{Executable: filepath.Join(prefix, "bin", "flycl")}, "/env/lib.so", "/env/lib.so"},
+		{"flag", Resolver{Executable: filepath.Join(prefix, "bin", "flycl"), Flags: map[string]string{FlagORTLib: "/flag/lib.so"}}, "/env/lib.so", "/flag/lib.so"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.env != "" {
@@ -109,25 +119,23 @@ func TestORTMissingSaysHow(t *testing.T) {
 	if !errors.Is(err, ErrORTNotFound) {
 		t.Skip(err) // a build without ONNX Runtime
 	}
-	for _, w := range []string{"make ort", EnvORTLib, "--ort-lib", filepath.Join(dir, ORTArchiveLib)} {
+	for _, w := range []string{"make install", "make ort", EnvORTLib, "--ort-lib", filepath.Join(dir, "bin", ORTBesideLib)} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not mention %s", err, w)
 		}
 	}
 }
 
-// TestModelsDir: FLYCL_MODELS, set but empty the built-in weights, unset
-// ../shared/models when it exists.
+// TestModelsDir: FLYCL_MODELS when set; unset or empty, the built-in
+// weights, even where the working folder has a ../shared/models (this
+// project's test data: the binary must not depend on where it runs).
 func TestModelsDir(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(filepath.Join(mkdir(t, dir, "work")))
+	mkdir(t, dir, "shared", "models")
 	unsetenv(t, EnvModels)
 	if got := (Resolver{}).ModelsDir(); got != "" {
-		t.Errorf("no ../shared/models: got %q", got)
-	}
-	mkdir(t, dir, "shared", "models")
-	if got := (Resolver{}).ModelsDir(); got != sharedModels {
-		t.Errorf("with ../shared/models: got %q", got)
+		t.Errorf("unset, beside ../shared/models: got %q, want the built-in weights", got)
 	}
 	t.Setenv(EnvModels, "")
 	if got := (Resolver{}).ModelsDir(); got != "" {

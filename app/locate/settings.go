@@ -13,9 +13,9 @@ type Setting struct {
 // environment" prints them).
 func Settings() []Setting {
 	return []Setting{
-		{EnvORTLib, "--" + FlagORTLib, "lib/libonnxruntime.so.1 in the folder above the binary's (a release archive's layout), else where scripts/install-deps puts it: " + ORTInstallDir + "/" + ORTSubpath + " under the working folder, one of its parents, or the folder above the binary's",
+		{EnvORTLib, "--" + FlagORTLib, "where make install and a release archive put it, found from the binary's own path: " + ORTInstalledLib + " in the folder above the binary's (PREFIX/bin/flycl: PREFIX/" + ORTInstalledLib + "); else where make ort puts it in a checkout: " + ORTInstallDir + "/" + ORTSubpath + " under the working folder or one of its parents",
 			"ONNX Runtime shared library; only the commands that run a backbone need it: extract, run/sweep with --backbone, learn/predict/stats/forget with images, serve with a backbone, bench backbones/pipeline/serve"},
-		{EnvModels, "", sharedModels + " when it exists (this project's test data), else the weights built into flycl (MobileNetV2 1.0 and SqueezeNet 1.1 from the ONNX Model Zoo, Apache-2.0: \"flycl help weights\"); " + EnvModels + " set but empty uses the built-in weights even where " + sharedModels + " exists",
+		{EnvModels, "", "the weights built into flycl (MobileNetV2 1.0 and SqueezeNet 1.1 from the ONNX Model Zoo, Apache-2.0: \"flycl help weights\"); set but empty, the same",
 			"folder holding squeezenet1.1/ and mobilenetv2-1.0/ (per-layer .npy), for --backbone squeezenet or mobilenetv2 without :DIR"},
 		{EnvMNIST, "", "data/ of the Go module " + gomnist + " (the version this binary was built with) in the module cache ($GOMODCACHE, else $GOPATH/pkg/mod, else ~/go/pkg/mod)",
 			"MNIST IDX files, for --data mnist without :DIR"},

@@ -224,8 +224,9 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("the page classified %s as %q, want %s", filepath.Base(query[0]), top1, want)
 	}
 	// the calibrated confidence next to the answer (the model fitted its
-	// temperature when it learned two classes)
-	if conf := text("#result .conf"); !strings.Contains(conf, "confidence ") || !strings.HasSuffix(conf, "%)") {
+	// temperature when it learned two classes), and how typical it is of
+	// the photos learned
+	if conf := text("#result .conf"); !strings.Contains(conf, "confidence ") || !strings.Contains(conf, "%") || !strings.Contains(conf, "typical") {
 		t.Errorf("the page shows %q next to the answer, want the confidence", conf)
 	}
 	// versions: 1 after the first learn, 3 after the second (one per

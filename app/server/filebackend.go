@@ -15,6 +15,7 @@ import (
 	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
+	"github.com/flycl/flycl/reject"
 )
 
 // FileBackend serves a Fly-CL model kept in a model file: it loads the
@@ -343,6 +344,9 @@ func (b *FileBackend) snapshot() *fileView { return viewOf(b.model(), b.path) }
 type fileView struct {
 	pred *flycl.Predictor
 	info Info
+	// typ is the rejection's pool in a person's units (typOK: there is one)
+	typ   reject.Typical
+	typOK bool
 }
 
 func (s *fileView) Version() uint64 { return s.pred.Version() }

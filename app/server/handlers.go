@@ -39,7 +39,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request) {
 	v := s.View()
 	i := v.Info()
-	i.Unknown = unknownInfo(s.rejection(v))
+	rej := s.rejection(v)
+	typ, _ := typicality(v, rej)
+	i.Unknown = unknownInfo(rej, typ)
 	if s.cfg.Extractor != nil && i.Backbone == "" {
 		i.Backbone = s.cfg.Extractor.Name()
 	}
@@ -154,9 +156,10 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := PredictResponse{Version: sn.Version(), Predictions: make([]Prediction, in.n), Extract: in.extract.Seconds()}
 	rej, nc := s.rejection(sn), len(sn.Classes())
+	typ, _ := typicality(sn, rej)
 	for i, top := range sn.Rank(scores, top) {
 		resp.Predictions[i] = Prediction{Class: top[0].Class, Top: top}
-		s.answer(&resp.Predictions[i], rej, scores[i*nc:(i+1)*nc], cosineAt(cos, i))
+		s.answer(&resp.Predictions[i], rej, typ, scores[i*nc:(i+1)*nc], cosineAt(cos, i))
 	}
 	s.keep(sn, resp.Predictions, scores, in.x, in.raw)
 	resp.Seconds = time.Since(t).Seconds()

@@ -15,6 +15,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/codec"
 )
 
 // ErrReadOnly is returned (wrapped) for every change sent to a read-only
@@ -335,6 +336,7 @@ func viewOf(dm *deploy.Model, path string) *fileView {
 		s.info.Lambdas = append(s.info.Lambdas, r.Lambda)
 	}
 	s.info.Lambdas = slices.Clip(s.info.Lambdas)
+	s.typ, s.typOK = m.Rejection().Typicality(codec.CalibrationPool(m))
 	return s
 }
 

@@ -20,6 +20,27 @@ type Rejecter interface {
 // Rejection returns the model's calibrated rejection.
 func (s *fileView) Rejection() reject.Rule { return s.pred.Rejection() }
 
+// Typicaler is implemented by a ModelView whose rejection's pool of
+// leave-one-out scores it keeps (the file backend's snapshots): answers
+// and GET /v1/model then say the scores in a person's units.
+type Typicaler interface {
+	Typicality() (reject.Typical, bool)
+}
+
+// Typicality returns the model's pool in a person's units.
+func (s *fileView) Typicality() (reject.Typical, bool) { return s.typ, s.typOK }
+
+// typicality is sn's pool when it has one and rej's score is the one the
+// pool was taken with (another score's values do not compare).
+func typicality(sn ModelView, rej reject.Rule) (reject.Typical, bool) {
+	t, ok := sn.(Typicaler)
+	r, ok2 := sn.(Rejecter)
+	if !ok || !ok2 || r.Rejection().Score != rej.Score {
+		return reject.Typical{}, false
+	}
+	return t.Typicality()
+}
+
 // CosineScorer is implemented by a ModelView that gives, with the class
 // scores, the cosine of every sample's code to the nearest class sum
 // (flycl.Predictor.ScoresCosines; the file backend's snapshots do): a
@@ -63,9 +84,10 @@ func (s *Server) rejection(sn ModelView) reject.Rule {
 // answer sets p's answer, unknown flag, probability and margin from its
 // row of class scores and its cosine (deploy.Decide), and counts the
 // answer.
-func (s *Server) answer(p *Prediction, rej reject.Rule, row []float32, cos float64) {
+func (s *Server) answer(p *Prediction, rej reject.Rule, typ reject.Typical, row []float32, cos float64) {
 	d := deploy.Decide(p.Class, rej, row, cos)
-	p.Answer, p.Unknown, p.Probability, p.Margin = d.Answer, d.Unknown, d.Probability, d.Margin
+	d.AddTypicality(rej, typ)
+	p.Answer, p.Unknown, p.Probability, p.Margin, p.MoreTypical = d.Answer, d.Unknown, d.Probability, d.Margin, d.MoreTypical
 	if p.Unknown {
 		s.met.answers.WithLabelValues("unknown").Inc()
 	} else {
@@ -75,10 +97,15 @@ func (s *Server) answer(p *Prediction, rej reject.Rule, row []float32, cos float
 
 // unknownInfo is GET /v1/model's description of rej (nil when it has
 // neither a rejection nor a temperature).
-func unknownInfo(rej reject.Rule) *Unknown {
+func unknownInfo(rej reject.Rule, typ reject.Typical) *Unknown {
 	if !rej.Enabled() && rej.Keep == 0 && rej.Temperature == 0 {
 		return nil
 	}
-	return &Unknown{Enabled: rej.Enabled(), Score: string(rej.Score), Threshold: rej.Threshold, Keep: rej.Keep,
+	u := &Unknown{Enabled: rej.Enabled(), Score: string(rej.Score), Threshold: rej.Threshold, Keep: rej.Keep,
 		Guaranteed: rej.Guaranteed(), Samples: rej.Samples, Temperature: rej.Temperature, Summary: rej.String()}
+	if rej.Enabled() && typ.Samples() > 0 {
+		u.UnknownShare = typ.AtLeast(rej.Threshold)
+		u.InWords = "a photo is unknown when it is " + typ.Words(u.UnknownShare, "samples")
+	}
+	return u
 }

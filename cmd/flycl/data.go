@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/vision/dataset"
@@ -22,7 +23,7 @@ type dataFlags struct {
 func (d *dataFlags) spec() (dataset.Spec, error) {
 	s, err := dataset.ParseSpec(d.data)
 	if err != nil {
-		return s, fmt.Errorf("--data: %w", err)
+		return s, flycl.Input(fmt.Errorf("--data: %w", err))
 	}
 	if s.Path == "" {
 		if s.Path, err = greyDir(s.Kind); err != nil {

@@ -64,6 +64,9 @@ func printModelInfo(w io.Writer, path string) error {
 	}
 	fmt.Fprintf(w, "lambda        %g%s\n", st.Lambda, lim)
 	fmt.Fprintf(w, "unknown       %s\n", strings.TrimPrefix(st.Rejection.String(), "unknown "))
+	if typ, ok := st.Rejection.Typicality(st.CalibrationPool); ok && st.Rejection.Keep > 0 {
+		fmt.Fprintf(w, "  in words    a photo is unknown when it is %s\n", typ.Words(typ.AtLeast(st.Rejection.Threshold), "samples"))
+	}
 	fmt.Fprintf(w, "history       %d steps\n", len(st.History))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  step\tkind\tsamples\tclasses\tlambda\tchosen by\tseconds")

@@ -67,6 +67,7 @@ class_names (or --class-names).`,
 		RunE: o.run,
 	}
 	o.AddFlags(c)
+	perInputDefaults(c)
 	return c
 }
 

@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
@@ -115,14 +117,36 @@ func warnNotRecorded(err error) error {
 }
 
 // loadFile reads a model file for reading only (deploy.LoadFile) and
-// prints what the load noticed and ignored (a torn journal tail).
+// prints what the load noticed and ignored (a torn journal tail). A file
+// that does not exist is one not learned yet: the error says so, with the
+// command that makes it.
 func loadFile(path string) (*modelfile.File, error) {
 	f, err := deploy.LoadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, notLearnedYet(path, err)
 	}
 	warnFile(f)
 	return f, nil
+}
+
+// notLearnedYet adds, to the error of a model file that does not exist,
+// that it is made by a learn, and how (input refused: exit status 2).
+func notLearnedYet(path string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return flycl.Input(fmt.Errorf("%w: no model there yet; learn first: flycl learn --model %s --data folder:PHOTOS (a folder with a subfolder of photos per class)", err, shellQuote(path)))
+}
+
+// shellQuote is s as a shell word (quoted only when it must be).
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '+' || r == ':' || r == '=' || r == ',' || r == '@' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // warnFile prints what loading f noticed and ignored.

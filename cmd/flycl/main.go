@@ -65,8 +65,11 @@ func newRoot() *cobra.Command {
 		}
 		return cmd.Help()
 	}
-	// a flag value that does not parse, or an unknown flag: input refused
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flycl.Input(err) })
+	// flags listed by group (helpgroups.go)
+	root.SetUsageTemplate(groupedUsageTemplate(root.UsageTemplate()))
+	// a flag value that does not parse, or an unknown flag: input refused,
+	// with the nearest flags suggested (flagError)
+	root.SetFlagErrorFunc(flagError)
 	return root
 }
 

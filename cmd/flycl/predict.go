@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -27,17 +28,44 @@ func answerText(p deploy.Answer) string {
 	if p.Probability != nil {
 		prob = fmt.Sprintf(" (p=%.2f)", *p.Probability)
 	}
+	typical := ""
+	if p.MoreTypical != nil {
+		switch {
+		case *p.MoreTypical >= 1:
+			typical = "less typical than every sample learned"
+		case *p.MoreTypical > 0:
+			typical = fmt.Sprintf("less typical than %s of the samples learned", pct(*p.MoreTypical))
+		default:
+			typical = "as typical as the samples learned"
+		}
+	}
 	if !p.Unknown {
+		if typical != "" {
+			return p.Answer + prob + "; " + typical
+		}
 		return p.Answer + prob
 	}
 	s := p.Answer
-	if p.Margin != nil {
+	switch {
+	case p.Margin != nil && typical != "":
+		s += fmt.Sprintf(" (%s; score %.3g below the threshold)", typical, -*p.Margin)
+	case p.Margin != nil:
 		s += fmt.Sprintf(" (%.3g below the threshold)", -*p.Margin)
 	}
 	if len(p.Top) > 0 {
 		s += "; best guess " + p.Top[0].Name + prob
 	}
 	return s
+}
+
+// pct is a share as a whole percentage, or with one decimal near the
+// ends (99.5%).
+func pct(v float64) string {
+	p := 100 * v
+	if p > 99 && p < 100 || p > 0 && p < 1 {
+		return strconv.FormatFloat(math.Round(10*p)/10, 'f', -1, 64) + "%"
+	}
+	return strconv.FormatFloat(math.Round(p), 'f', -1, 64) + "%"
 }
 
 // predictOptions are flycl predict's flags.
@@ -92,11 +120,10 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 	default:
 		return fmt.Errorf("--format %q: want table, json or csv", o.format)
 	}
-	f, err := deploy.LoadFile(o.model)
+	f, err := loadFile(o.model)
 	if err != nil {
 		return err
 	}
-	warnFile(f)
 	p := f.Snapshot.Predictor()
 	if p.Classes().Len() == 0 {
 		return fmt.Errorf("%s has no classes yet: teach it with flycl learn", o.model)
@@ -115,6 +142,15 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 	res, err := deploy.PredictInputs(cmd.Context(), p, rej, deploy.Inputs{X: s.x, D: s.d, Names: s.paths, Truth: s.names, Source: s.desc}, o.topN)
 	if err != nil {
 		return err
+	}
+	// each answer's score as a share of the learned samples, from the
+	// pool of leave-one-out scores the model's threshold was taken from
+	if own := p.Rejection(); own.Score == rej.Score {
+		if typ, ok := own.Typicality(f.Snapshot.State().CalibrationPool); ok {
+			for i := range res.Answers {
+				res.Answers[i].AddTypicality(rej, typ)
+			}
+		}
 	}
 	if err := writePredictions(os.Stdout, o.format, res.Answers, res.Accuracy); err != nil {
 		return err

@@ -100,7 +100,8 @@ func testPredictUnknown(t *testing.T, flags []string, kind reject.Score) {
 	if r.Accuracy == nil || r.Accuracy.Unknown != 40 || r.Accuracy.UnknownRejected != rejected || rejected < 30 || keptKnown < 30 {
 		t.Fatalf("accuracy %+v, %d samples of unlearned classes rejected, %d of 40 learned kept", r.Accuracy, rejected, keptKnown)
 	}
-	// the table: an unknown answer says how far below the threshold and
+	// the table: an unknown answer says how typical it is of the samples
+	// learned, how far below the threshold its raw score is, and
 	// the best guess with its probability, not the guess's p alone
 	table, err := runCLI(t, "predict", "--model", model, "--features", test, "--top", "2")
 	if err != nil {
@@ -110,7 +111,7 @@ func testPredictUnknown(t *testing.T, flags []string, kind reject.Score) {
 		if !p.Unknown {
 			continue
 		}
-		want := fmt.Sprintf("unknown (%.3g below the threshold); best guess %s (p=%.2f)", -*p.Margin, p.Top[0].Name, *p.Probability)
+		want := fmt.Sprintf("score %.3g below the threshold); best guess %s (p=%.2f)", -*p.Margin, p.Top[0].Name, *p.Probability)
 		if !strings.Contains(table, want) {
 			t.Fatalf("sample %d: the table has no %q:\n%s", i, want, table)
 		}

@@ -141,6 +141,7 @@ writer learns.`,
 		},
 	}
 	f.addFlags(c)
+	perInputDefaults(c)
 	c.MarkFlagRequired("model")
 	return c
 }

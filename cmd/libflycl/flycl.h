@@ -246,8 +246,11 @@ int flycl_model_info_json(flycl_model h, char *buf, size_t cap, size_t *len);
  * "mobilenetv2:DIR", an .onnx file...; NULL: mobilenetv2); models_dir the
  * folder of backbone weights (NULL: the weights built into the library);
  * ort_library the ONNX Runtime shared library (NULL: the one flycl finds
- * as `flycl learn` does: FLYCL_ORT_LIB, else where `make ort` installs
- * it, looked for from the working folder up). ONNX Runtime is loaded
+ * as `flycl learn` does: FLYCL_ORT_LIB, else where `make install` puts
+ * it relative to this library, PREFIX/lib/flycl/ beside
+ * PREFIX/lib/libflycl.so (or beside libflycl.so in the Python wheel),
+ * else where `make ort` installs it, looked for from the working folder
+ * up). ONNX Runtime is loaded
  * once per process: a later call naming another library is
  * FLYCL_E_BACKBONE. *dim receives the feature dimension. */
 int flycl_extractor_open(const char *backbone, const char *models_dir, const char *ort_library,

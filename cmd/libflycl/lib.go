@@ -8,12 +8,11 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/procmem"
@@ -417,40 +416,20 @@ func (r *registry) openExtractor(spec, modelsDir, ortLib string, mp *modelfile.P
 	return r.addExtractor(&extractor{e: e, dim: dim}), dim, nil
 }
 
-// findORT resolves the ONNX Runtime library: lib, else FLYCL_ORT_LIB,
-// else where `make ort` installs it, in the working folder or a folder
-// above it.
+// findORT resolves the ONNX Runtime library as flycl does (package
+// locate): lib when given, else $FLYCL_ORT_LIB, else where an install or
+// the Python wheel keeps it relative to libflycl itself (selfPath), else
+// where make ort installs it under the working folder or a folder above.
 func findORT(lib string) (string, error) {
+	r := locate.Resolver{Executable: selfPath()}
 	if lib != "" {
-		return lib, nil
+		r.Flags = map[string]string{locate.FlagORTLib: lib}
 	}
-	if v := os.Getenv("FLYCL_ORT_LIB"); v != "" {
-		return v, nil
+	p, err := r.ORTLibrary()
+	if err != nil {
+		return "", &statusError{FLYCL_E_BACKBONE, fmt.Errorf("libflycl: %w", err)}
 	}
-	sub := filepath.Join(".cache", "onnxruntime", "node_modules", "onnxruntime-node", "bin", "napi-v6", runtime.GOOS, ortArch(), "libonnxruntime.so.1")
-	if wd, err := os.Getwd(); err == nil {
-		for d := wd; ; d = filepath.Dir(d) {
-			if p := filepath.Join(d, sub); fileExists(p) {
-				return p, nil
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	return "", errorf(FLYCL_E_BACKBONE, "libflycl: ONNX Runtime not found: give its library (libonnxruntime.so), set FLYCL_ORT_LIB, or run \"make ort\" in the flycl folder")
-}
-
-func ortArch() string {
-	if runtime.GOARCH == "amd64" {
-		return "x64"
-	}
-	return runtime.GOARCH
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+	return p, nil
 }
 
 // extract writes the features of image files into out (n×dim).

@@ -8,12 +8,19 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
+// Release is flycl's release version, the one place it is written:
+// scripts/version stamps builds with it (a release itself, or
+// Release.devN+gHASH between releases), the Python wheel takes the same
+// string, and a build nothing stamped says Release-devel.
+const Release = "0.1.0"
+
 // Version returns the version and commit: ldVersion and ldCommit when
-// set (scripts/release: -ldflags "-X main.version=v1.2.3 -X
-// main.commit=HASH"), else the build information's (the module's version,
-// "(devel)" for a build from a checkout, and the VCS revision with its
-// time and whether the tree had uncommitted changes); "unknown ..." when
-// neither says.
+// set (the Makefile and scripts/release: -ldflags "-X main.version=...
+// -X main.commit=HASH", from scripts/version), else the build
+// information's (the module's version when built as a dependency, and the
+// VCS revision with its time and whether the tree had uncommitted
+// changes); a build from a checkout with neither (plain go build, Go's
+// "(devel)") says Release + "-devel".
 func Version(ldVersion, ldCommit string) (version, commit string) {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -47,8 +54,8 @@ func version1(v, rev string, bi *debug.BuildInfo) (string, string) {
 			rev += ", with uncommitted changes"
 		}
 	}
-	if v == "" {
-		v = "unknown"
+	if v == "" || v == "(devel)" {
+		v = Release + "-devel"
 	}
 	if rev == "" {
 		rev = "unknown (built without VCS information)"

@@ -10,7 +10,7 @@ import (
 
 // TestVersion: the linker's values win; else the build information's
 // version and revision, with its time and a dirty tree said; else
-// "unknown".
+// the release with "-devel".
 func TestVersion(t *testing.T) {
 	bi := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
 		{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.time", Value: "2026-11-27T07:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
@@ -21,9 +21,9 @@ func TestVersion(t *testing.T) {
 		v, c     string
 	}{
 		{"release", "v1.2.3", "deadbeef", bi, "v1.2.3", "deadbeef"},
-		{"checkout", "", "", bi, "(devel)", "abc123 (2026-11-27T07:00:00Z), with uncommitted changes"},
+		{"checkout", "", "", bi, Release + "-devel", "abc123 (2026-11-27T07:00:00Z), with uncommitted changes"},
 		{"clean checkout", "", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.9.0"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}}}, "v0.9.0", "abc"},
-		{"nothing", "", "", nil, "unknown", "unknown (built without VCS information)"},
+		{"nothing", "", "", nil, Release + "-devel", "unknown (built without VCS information)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if v, c := version1(tc.ldv, tc.ldc, tc.bi); v != tc.v || c != tc.c {

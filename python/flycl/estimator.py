@@ -5,7 +5,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .model import CONFIG_KEYS, Answers, Model
+from .images import ImageFiles, is_images
+from .model import CONFIG_KEYS, Answers, Extractor, Model
 
 DEFAULT_P = 300
 
@@ -34,6 +35,14 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
     "all"), ``projection`` ("auto", "dense", "sparse"), ``lambda_scale``
     ("absolute" or "relative"), ``widen_grid``.
 
+    ``backbone`` (None: X are feature vectors) names an image backbone as
+    ``flycl learn --backbone`` takes it ("mobilenetv2", "squeezenet", ...):
+    then X is a sequence of images (file paths, PIL images, or uint8 arrays
+    H x W x 3), whose features libflycl extracts with ``flycl learn``'s
+    exact preprocessing, and the model records the backbone, so that its
+    saved file serves photos (``flycl serve``, ``flycl predict IMAGE``).
+    Feature vectors are still accepted beside images.
+
     ``fit`` learns one task from scratch; ``partial_fit`` learns one more
     task (λ by GCV on it, the statistics of earlier tasks kept exactly).
     ``forget`` removes a class, ``unlearn`` takes the last learn back,
@@ -47,7 +56,8 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, m=10000, p=None, k=3000, seed=0, topk="signed", lambdas=None, gcv="auto",
-                 gcv_scope="task", projection="auto", lambda_scale="absolute", widen_grid=False):
+                 gcv_scope="task", projection="auto", lambda_scale="absolute", widen_grid=False,
+                 backbone=None):
         self.m = m
         self.p = p
         self.k = k
@@ -59,6 +69,7 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
         self.projection = projection
         self.lambda_scale = lambda_scale
         self.widen_grid = widen_grid
+        self.backbone = backbone
 
     # ---- configuration ----
 
@@ -70,16 +81,51 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
             cfg["lambdas"] = [float(v) for v in np.ravel(cfg["lambdas"])]
         return cfg
 
-    def _new_model(self, d):
-        return Model(d, **self._config(d))
+    def _new_model(self, d, extractor=None):
+        model = Model(d, **self._config(d))
+        if extractor is not None:
+            model.use_extractor(extractor)
+        return model
+
+    # ---- images ----
+
+    def _extractor(self):
+        """The image extractor: the fitted model's own (its recorded
+        backbone), else backbone's; None when X must be features."""
+        ext = getattr(self, "_extractor_", None)
+        if ext is not None:
+            return ext
+        model = getattr(self, "model_", None)
+        if model is not None and (model.info().get("pipeline") or None):
+            ext = Extractor.for_model(model)
+        elif self.backbone is not None:
+            ext = Extractor(self.backbone)
+        else:
+            return None
+        self._extractor_ = ext
+        return ext
+
+    def _input(self, X):
+        """X as features: images go through the extractor."""
+        if not is_images(X):
+            return X
+        ext = self._extractor()
+        if ext is None:
+            raise ValueError("X holds images: give FlyCLClassifier a backbone (backbone=\"mobilenetv2\") "
+                             "to learn from images, or pass feature vectors")
+        with ImageFiles(X) as paths:
+            return ext.features(paths)
 
     # ---- learning ----
 
     def fit(self, X, y):
         """Learns X, y as one task on a new model (λ by GCV on it)."""
+        self.__dict__.pop("model_", None)
+        self.__dict__.pop("_extractor_", None)
+        X = self._input(X)
         X, y = self._validate_data(X, y, dtype=np.float32, order="C", reset=True)
         check_classification_targets(y)
-        model = self._new_model(X.shape[1])
+        model = self._new_model(X.shape[1], self._extractor())
         self._fixed = None
         self._names = {}
         self._learn(model, X, y)
@@ -93,6 +139,7 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
         ``classes`` (first call) fixes every class the tasks will bring
         (classes_); without it classes_ grows with the classes learned."""
         first = not hasattr(self, "model_")
+        X = self._input(X)
         X, y = self._validate_data(X, y, dtype=np.float32, order="C", reset=first)
         check_classification_targets(y)
         if first:
@@ -100,7 +147,7 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
             self._names = {}
             if classes is not None:
                 self._fixed = np.unique(np.asarray(classes))
-            model = self._new_model(X.shape[1])
+            model = self._new_model(X.shape[1], self._extractor())
         else:
             model = self.model_
         if self._fixed is not None:
@@ -132,7 +179,7 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
         Returns True for an exact removal."""
         check_is_fitted(self)
         if X is not None:
-            X = self._validate_data(X, dtype=np.float32, order="C", reset=False)
+            X = self._validate_data(self._input(X), dtype=np.float32, order="C", reset=False)
         exact = self.model_.forget(class_name(label), X)
         self._names.pop(class_name(label), None)
         if self._fixed is not None:
@@ -172,7 +219,7 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
 
     def _scores(self, X):
         check_is_fitted(self)
-        X = self._validate_data(X, dtype=np.float32, order="C", reset=False)
+        X = self._validate_data(self._input(X), dtype=np.float32, order="C", reset=False)
         return self.model_.scores(X)
 
     def _class_scores(self, s, fill):
@@ -215,7 +262,7 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
         labels holding ``unknown`` where the model's rejection says a sample
         is none of its classes; rejection: "auto", "off" or a threshold."""
         check_is_fitted(self)
-        X = self._validate_data(X, dtype=np.float32, order="C", reset=False)
+        X = self._validate_data(self._input(X), dtype=np.float32, order="C", reset=False)
         a = self.model_.answer(X, rejection=rejection)
         labels = self.classes_[self._col_cls[a.classes]].astype(object)
         labels[a.unknown] = unknown
@@ -238,6 +285,8 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
     def _around(cls, model):
         cfg = model.config
         est = cls(**{k: cfg[k] for k in CONFIG_KEYS if k in cfg})
+        pipe = model.info().get("pipeline") or {}
+        est.backbone = pipe.get("backbone") or None
         est._fixed = None
         est._names = {}
         est.model_ = model
@@ -247,6 +296,9 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
 
     def __getstate__(self):
         state = super().__getstate__()
+        if "_extractor_" in state:  # reopened from the model when needed
+            state = dict(state)
+            del state["_extractor_"]
         if "model_" in state:
             state = dict(state)
             state["model_"] = state["model_"].to_bytes()

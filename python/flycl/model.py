@@ -336,7 +336,8 @@ class Extractor:
 
     ``models_dir``: the folder of backbone weights (None: the weights built
     into the library); ``ort_library``: libonnxruntime.so (None: the one
-    flycl finds as ``flycl learn`` does, $FLYCL_ORT_LIB first)."""
+    flycl finds as ``flycl learn`` does: $FLYCL_ORT_LIB, else the copy the
+    wheel or ``make install`` puts beside libflycl)."""
 
     def __init__(self, backbone="mobilenetv2", models_dir=None, ort_library=None, _model=None):
         h = c_uint64(0)

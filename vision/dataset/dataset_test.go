@@ -438,3 +438,28 @@ func TestSubset(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSpecHintsFolder: a bare path, the commonest slip (--data
+// photos), is told the folder: form with its own path; a kind:path of an
+// unknown kind is not (the path was not the slip there).
+func TestParseSpecHintsFolder(t *testing.T) {
+	for _, tc := range []struct {
+		in, hint string
+	}{
+		{"photos", "give folder:photos"},
+		{"../cams/garden", "give folder:../cams/garden"},
+		{"imagenet:/x", ""},
+	} {
+		_, err := ParseSpec(tc.in)
+		if err == nil {
+			t.Fatalf("%s: no error", tc.in)
+		}
+		hinted := strings.Contains(err.Error(), "give folder:")
+		if tc.hint != "" && !strings.Contains(err.Error(), tc.hint) || tc.hint == "" && hinted {
+			t.Errorf("%s: %v (want hint %q)", tc.in, err, tc.hint)
+		}
+	}
+	if s, err := ParseSpec("folder:photos"); err != nil || s.Kind != "folder" || s.Path != "photos" {
+		t.Errorf("the hint's own form: %+v, %v", s, err)
+	}
+}

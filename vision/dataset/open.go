@@ -41,7 +41,12 @@ func ParseSpec(s string) (Spec, error) {
 			return Spec{Kind: kind, Path: p}, nil
 		}
 	}
-	return Spec{}, fmt.Errorf("data set %q: unknown kind %q (want kind:path with kind one of %s)", s, kind, strings.Join(Kinds, ", "))
+	err := fmt.Errorf("data set %q: unknown kind %q (want kind:path with kind one of %s)", s, kind, strings.Join(Kinds, ", "))
+	if !strings.Contains(s, ":") && s != "" {
+		// a bare path: most often a folder of photos
+		err = fmt.Errorf("%w; for a folder (or .tar) of class folders of images, give folder:%s", err, s)
+	}
+	return Spec{}, err
 }
 
 // String returns "kind:path".

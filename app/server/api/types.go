@@ -86,6 +86,11 @@ type Unknown struct {
 	Temperature float64 `json:"temperature,omitempty"`
 	// Summary says all of it in one line, as flycl learn prints it.
 	Summary string `json:"summary"`
+	// InWords says the threshold in a person's units (absent without a
+	// calibration pool): "a photo is unknown when it is less typical than
+	// 95% of the 15 samples it learned"; UnknownShare is that share.
+	InWords      string  `json:"in_words,omitempty"`
+	UnknownShare float64 `json:"unknown_share,omitempty"`
 }
 
 // ModelResponse is the body of GET /v1/model.
@@ -156,6 +161,12 @@ type Prediction struct {
 	// below it (negative) an "unknown" answer is, or above it a known one
 	// (absent when rejection is off).
 	Margin *float64 `json:"unknown_margin,omitempty"`
+	// MoreTypical is the share of the learned samples (the leave-one-out
+	// pool the threshold was taken from) more typical than this sample:
+	// 0.97 reads "less typical than 97% of the photos it learned"; the
+	// sample is unknown when it reaches the model's Unknown.UnknownShare
+	// (absent without a pool, or under a threshold of another score).
+	MoreTypical *float64 `json:"more_typical_share,omitempty"`
 }
 
 // PredictResponse is the body of POST /v1/predict.

@@ -56,8 +56,16 @@ func UndoPlan(hist []*modelfile.JournalEntry, cur uint64, to *uint64) ([]*modelf
 		return nil, refuse("the journal ends at version %d, the model is at %d (changed without the journal)", last, cur)
 	}
 	st := Undoable(hist)
+	i0 := Unbroken(hist)
+	gap := func() error {
+		lo := hist[i0].VersionBefore
+		return refuse("the history has a gap: the changes after version %d up to version %d are not recorded (a record was lost: the journal was cut or damaged), so an undo does not reach past version %d (undo to version %d or later)", hist[i0-1].Version, lo, lo, lo)
+	}
 	if to == nil {
 		if len(st) == 0 {
+			if i0 > 0 && !slices.ContainsFunc(hist[i0:], func(e *modelfile.JournalEntry) bool { return e.Op != "learn" && e.Op != "unlearn" }) {
+				return nil, gap()
+			}
 			for i := len(hist) - 1; i >= 0; i-- {
 				if e := hist[i]; e.Op != "learn" && e.Op != "unlearn" {
 					return nil, refuse("no learn left to undo after version %d, a %s (an undo does not reach past it)", e.Version, e.Op)
@@ -74,8 +82,14 @@ func UndoPlan(hist []*modelfile.JournalEntry, cur uint64, to *uint64) ([]*modelf
 	case n == cur:
 		return nil, nil
 	}
+	if i0 > 0 {
+		if lo := hist[i0].VersionBefore; n < lo {
+			return nil, gap()
+		}
+		hist = hist[i0:]
+	}
 	first := hist[0]
-	recorded := slices.ContainsFunc(hist, func(e *modelfile.JournalEntry) bool { return e.Version == n })
+	recorded := slices.ContainsFunc(hist, func(e *modelfile.JournalEntry) bool { return e.Version == n }) || (i0 > 0 && n == first.VersionBefore)
 	if n == 0 {
 		// the model as created: the journal must begin with its first learn
 		recorded = first.Op == "learn" && first.LambdaBefore == 0 && first.Version > 0

@@ -71,6 +71,12 @@ type JournalEntry struct {
 	Op string `json:"op"`
 	// Version is the model's version after the change.
 	Version uint64 `json:"version"`
+	// VersionBefore is the model's version before the change (0 in
+	// entries written before it was recorded, and for a model's first
+	// change): a history whose entry does not start where the one before
+	// it ended has a gap (a record lost to a journal cut or damage), and
+	// an undo does not reach past it.
+	VersionBefore uint64 `json:"version_before,omitempty"`
 	// Time is when the change was made.
 	Time time.Time `json:"time,omitzero"`
 	// LambdaBefore is the model's λ before the change (0: it had no
@@ -302,7 +308,10 @@ func modelOf(name string) string { return strings.TrimSuffix(name, ".journal") }
 //
 // With prefix, damage ends the read as a torn tail does (Torn names it):
 // the longest valid prefix, for RepairJournal.
-func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, history func(*JournalEntry), prefix bool) (*JournalContents, error) {
+//
+// saved is the version of the model file (0: cp's): a merge record above
+// it is a merge never saved (see below).
+func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, history func(*JournalEntry), prefix bool, saved ...uint64) (*JournalContents, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w %s: %s", ErrJournal, name, fmt.Sprintf(format, a...))
 	}
@@ -323,6 +332,10 @@ func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, histo
 			ErrForeignJournal, ErrJournal, name, jb.ID, modelOf(name), cp.ID, modelOf(name))
 	}
 	continues := jb.Version == cp.Version && jb.CRC == cp.CRC
+	mergeSaved := cp.Version
+	if len(saved) > 0 && saved[0] > mergeSaved {
+		mergeSaved = saved[0]
+	}
 	sr := io.NewSectionReader(r, 0, size)
 	br := bufio.NewReaderSize(sr, 1<<20)
 	if _, err := br.Discard(int(hlen)); err != nil {
@@ -397,13 +410,26 @@ func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, histo
 		}
 		last = e.Version
 		pos += 8 + n
-		if history != nil {
-			history(e)
-		}
 		switch {
 		case e.Version <= cp.Version:
 			// already in the checkpoint (a crash between a checkpoint and
 			// the journal's reset)
+		case e.Op == "merge" && e.Version > mergeSaved:
+			// A merge is saved whole, never replayed: its record is
+			// written first and the model file saved after it, so a
+			// record above the model file is a merge whose save never
+			// happened (a writer stopped between the two). It was never
+			// acknowledged, and is not in the model: it is dropped (as a
+			// torn tail, which the next writer cuts off) when it is the
+			// last record, else the journal is damaged.
+			start := pos - 8 - n
+			if pos < size && !prefix {
+				return nil, fmt.Errorf("%w: %w %s: the merge of version %d at byte %d is above the model file (version %d), and records follow it; run flycl repair --model %s to keep the records before it",
+					ErrJournalDamaged, ErrJournal, name, e.Version, start, mergeSaved, modelOf(name))
+			}
+			out.Torn = &TornTail{Offset: start, Bytes: size - start, Reason: fmt.Sprintf("the record of a merge (version %d) whose model file was never saved", e.Version)}
+			out.Valid = start
+			return out, nil
 		case !continues:
 			return nil, bad("it continues the model version %d (CRC %08x), but the model file is version %d (CRC %08x): the model file was replaced (a copy, a restore from backup), or written by a flycl that does not know the journal; put back the model file it continues, or run flycl repair --model %s to move the journal aside (keeping a copy) and use the model file as it is",
 				jb.Version, jb.CRC, cp.Version, cp.CRC, modelOf(name))
@@ -412,6 +438,9 @@ func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, histo
 			// replay checks that each entry ends at its version)
 			out.Entries = append(out.Entries, e)
 			out.Pending += 8 + n
+		}
+		if history != nil {
+			history(e)
 		}
 	}
 	out.Valid = pos
@@ -669,6 +698,33 @@ func (j *Journal) Append(e *JournalEntry) error {
 	return nil
 }
 
+// Drop takes back the records appended from byte size on (Size before
+// an Append): a writer whose change could not be completed after its
+// record was written calls it, so that no load replays a change it
+// refused. The journal is synced after the cut.
+func (j *Journal) Drop(size int64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil || size > j.size || size < journalHeaderV1 {
+		return fmt.Errorf("modelfile: drop %s back to byte %d: not a size this writer gave", j.path, size)
+	}
+	if err := j.f.Truncate(size); err != nil {
+		return fmt.Errorf("modelfile: drop the last record of %s: %w", j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("modelfile: drop the last record of %s: %w", j.path, err)
+	}
+	j.size = size
+	return nil
+}
+
+// Size returns the journal's size in bytes, as this writer made it.
+func (j *Journal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
+}
+
 // Len returns the entries appended since the checkpoint (history entries,
 // which the checkpoint holds, not counted) and the journal's size in
 // bytes.
@@ -776,7 +832,12 @@ func ReadHistory(path string, id ModelID) ([]*JournalEntry, error) {
 			cp = &jb
 		}
 	}
-	_, err = decodeJournal(f, fi.Size(), JournalPath(path), cp, func(e *JournalEntry) { all = append(all, e) }, false)
+	// a merge's record above the model file is one never saved: not history
+	var saved uint64
+	if fc, err := ReadCheckpoint(path); err == nil {
+		saved = fc.Version
+	}
+	_, err = decodeJournal(f, fi.Size(), JournalPath(path), cp, func(e *JournalEntry) { all = append(all, e) }, false, saved)
 	return all, err
 }
 

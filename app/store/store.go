@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
 )
@@ -628,12 +629,41 @@ func (s *Store) Undo(ctx context.Context, to *uint64) ([]*modelfile.JournalEntry
 // (ErrNotRecorded) counts as done, and ends the loop with that error:
 // the next step's history would not show it.
 func (s *Store) UndoEach(ctx context.Context, to *uint64, each func(learn, undo *modelfile.JournalEntry)) ([]*modelfile.JournalEntry, error) {
+	return s.UndoIf(ctx, Undo{To: to}, each)
+}
+
+// Undo says what Store.UndoIf takes back, and on what condition.
+type Undo struct {
+	// To: every learn after this version (nil: the last learn).
+	To *uint64
+	// Version, when not nil, is the learn the undo must take back first:
+	// when it is not the last (deploy.CheckLast), nothing is undone and
+	// the error wraps deploy.ErrNotLast.
+	Version *uint64
+	// Model, when not nil, is the version the model must be at (an HTTP
+	// If-Match): else nothing is undone and the error wraps
+	// deploy.ErrNotLast.
+	Model *uint64
+}
+
+// UndoIf is UndoEach with the preconditions of u, checked before
+// anything is undone.
+func (s *Store) UndoIf(ctx context.Context, u Undo, each func(learn, undo *modelfile.JournalEntry)) ([]*modelfile.JournalEntry, error) {
 	if s.model == nil {
 		return nil, fmt.Errorf("store: %s has no model to undo", s.path)
 	}
+	to := u.To
 	hist, err := s.History()
 	if err != nil {
 		return nil, err
+	}
+	if u.Model != nil && *u.Model != s.model.Version() {
+		return nil, flycl.Input(fmt.Errorf("%w: the model is at version %d, not %d: another change came first, so nothing is undone", deploy.ErrNotLast, s.model.Version(), *u.Model))
+	}
+	if u.Version != nil {
+		if err := deploy.CheckLast(hist, *u.Version); err != nil {
+			return nil, err
+		}
 	}
 	plan, err := deploy.UndoPlan(hist, s.model.Version(), to)
 	if err != nil {

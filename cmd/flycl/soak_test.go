@@ -23,6 +23,7 @@ import (
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/server"
 	"github.com/flycl/flycl/app/server/api"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
 )
@@ -382,7 +383,7 @@ func TestSoak(t *testing.T) {
 				continue
 			}
 			if o.undo {
-				_, undone, err := rb.Undo(context.Background(), nil)
+				_, undone, err := rb.Undo(context.Background(), store.Undo{})
 				if err != nil || len(undone) != 1 || !slices.Equal(undone[0].Classes, []string{o.class}) {
 					t.Fatalf("rebuild: undo the learn of %s: %v %+v", o.class, err, undone)
 				}

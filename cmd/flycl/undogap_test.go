@@ -95,3 +95,29 @@ func TestUndoToGapCLI(t *testing.T) {
 		t.Fatalf("a second undo reaches past the lost record: %v", err)
 	}
 }
+
+// TestUndoVersionCLI: flycl undo --version N takes back the learn of
+// version N only when it is the last one, else it exits with the input
+// status and the model unchanged.
+func TestUndoVersionCLI(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.flycl")
+	for i, c := range []string{"a1", "a2"} {
+		f := filepath.Join(dir, c+".npz")
+		blobs(t, f, uint64(i+1), 8, 8, c)
+		args := append([]string{"learn", "--model", model, "--features", f, "--quiet", "--journal"}, smallModel...)
+		if _, err := runCLI(t, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := runCLI(t, "undo", "--model", model, "--version", "1")
+	if err == nil || exitCode(err) != exitInput || !strings.Contains(err.Error(), "the last learn is version 2") {
+		t.Fatalf("undo --version 1 with version 2 last: %v (exit %d)\n%s", err, exitCode(err), out)
+	}
+	if m, err := deploy.Load(model); err != nil || m.Classes().Len() != 2 {
+		t.Fatalf("a refused undo --version changed the model: %v", err)
+	}
+	if out, err = runCLI(t, "undo", "--model", model, "--version", "2"); err != nil || !strings.Contains(out, "undid the learn of version 2") {
+		t.Fatalf("undo --version 2: %v\n%s", err, out)
+	}
+}

@@ -17,7 +17,7 @@ type undoOptions struct {
 	model   string
 	to      uint64
 	version uint64
-	wait  waitFlag
+	wait    waitFlag
 }
 
 // AddFlags adds undo's flags to c.

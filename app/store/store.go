@@ -133,6 +133,10 @@ type Store struct {
 	// durable is the error of the last change that could not be made
 	// durable (nil once one is again).
 	durable error
+	// rescued: the journal was changed behind the store, and the model
+	// (every acknowledged change) was saved to a new checkpoint, or that
+	// was tried (rescue).
+	rescued bool
 	// Warnings are what loading noticed and ignored (a torn journal
 	// tail), for the caller to show.
 	Warnings []string
@@ -328,6 +332,59 @@ func (s *Store) refuse() error {
 	return nil
 }
 
+// refuseWriter is refuse, called by the writer when its model holds
+// exactly the acknowledged changes (before a change, at Checkpoint and
+// Close): a journal changed behind the store (removed, replaced, cut or
+// written to) is answered once by rescue.
+func (s *Store) refuseWriter() error {
+	err := s.refuse()
+	if err != nil && errors.Is(err, modelfile.ErrJournalChanged) && !s.rescued && s.model != nil && s.journal != nil {
+		s.rescued = true
+		s.rescue(err)
+		s.mu.Lock()
+		err = s.lost
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// rescue saves the model, which holds every change acknowledged, to a
+// new checkpoint after its journal was changed behind the store (so that
+// none of them is lost with the journal), and starts the journal anew on
+// it, keeping what history the changed journal still gives (an undo does
+// not reach past what it lost: deploy.Unbroken). The store takes no more
+// changes (the journal was changed by another program: a restart loads
+// the file as it then is); its Health says whether the rescue was done.
+// The lock must still be this store's and the model file the one it
+// last loaded or saved, else nothing is written.
+func (s *Store) rescue(cause error) {
+	m := s.model
+	err := s.lock.Check()
+	if err == nil {
+		if cur, _ := modelfile.IdentOf(s.path); !s.ident.Same(cur) {
+			err = fmt.Errorf("%w: %s", ErrFileChanged, s.path)
+		}
+	}
+	if err == nil {
+		err = s.save(m)
+	}
+	var lost error
+	if err != nil {
+		lost = fmt.Errorf("%w; the changes acknowledged since the last checkpoint could not be saved to a new one (%v): do not restart before the journal is restored, or they are lost", cause, err)
+		s.log.Error("the journal was changed behind the store, and its changes could not be saved to a new checkpoint", "model", s.path, "reason", err.Error())
+	} else {
+		s.noteIdent()
+		if jerr := s.openJournal(); jerr != nil {
+			s.log.Warn("the journal could not be started anew on the new checkpoint", "model", s.path, "reason", jerr.Error())
+		}
+		lost = fmt.Errorf("%w; every change acknowledged (up to version %d) was saved to a new checkpoint of %s and its journal started anew (its history from before may be lost: an undo does not reach past it); restart to take changes again", cause, m.Version(), s.path)
+		s.log.Warn("the journal was changed behind the store: every change acknowledged was saved to a new checkpoint", "model", s.path, "version", m.Version())
+	}
+	s.mu.Lock()
+	s.lost = lost
+	s.mu.Unlock()
+}
+
 // noteIdent records the file as just loaded or saved.
 func (s *Store) noteIdent() {
 	id, _ := modelfile.IdentOf(s.path)
@@ -377,7 +434,7 @@ func (s *Store) appendEntry(j *modelfile.Journal, e *modelfile.JournalEntry) err
 // journal unless a checkpoint is due (one that fails leaves the change
 // to the journal). Update returns nil only once the change is durable.
 func (s *Store) Update(ctx context.Context, fn func(*deploy.Model) (Change, error)) (err error) {
-	if err := s.refuse(); err != nil {
+	if err := s.refuseWriter(); err != nil {
 		return err
 	}
 	if s.model == nil && s.exists {
@@ -570,7 +627,7 @@ func (s *Store) Checkpoint() error {
 	if n, _ := s.journal.Len(); n == 0 {
 		return nil
 	}
-	if err := s.refuse(); err != nil {
+	if err := s.refuseWriter(); err != nil {
 		return err
 	}
 	if err := s.save(s.model); err != nil {
@@ -589,7 +646,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	var err error
-	if s.lock != nil && s.refuse() == nil {
+	if s.lock != nil && s.refuseWriter() == nil {
 		err = s.Checkpoint()
 	}
 	s.mu.Lock()

@@ -585,6 +585,29 @@ type Journal struct {
 	entries int        // entries above the checkpoint (history not counted)
 	pending int64      // their bytes
 	cp      Checkpoint // the checkpoint it continues
+	// sum is the CRC-32C of the journal's bytes as this writer made them
+	// (all size of them); Check reads the file back against it. verified
+	// is the file's modification time when it last matched, and when
+	// that was: a file not modified since, checked long enough after its
+	// modification that no write can share that time stamp, matches
+	// without being read again.
+	sum        uint32
+	verifiedMT time.Time
+	verifiedAt time.Time
+}
+
+// contentGrace is how long after a file's modification time a match of
+// its content is taken to cover every write with that time stamp (the
+// kernel stamps writes with a clock that ticks every few milliseconds).
+const contentGrace = time.Second
+
+// crcOf returns the CRC-32C of bytes [0, size) of f.
+func crcOf(f *os.File, size int64) (uint32, error) {
+	h := crc32.New(castagnoli)
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+		return 0, err
+	}
+	return h.Sum32(), nil
 }
 
 // OpenJournal opens the journal of the model file at path for appending
@@ -630,7 +653,12 @@ func OpenJournal(path string, cp Checkpoint) (*Journal, *JournalContents, error)
 		f.Close()
 		return nil, nil, fmt.Errorf("modelfile: sync %s: %w", jp, err)
 	}
-	j := &Journal{path: jp, f: f, size: valid, entries: len(c.Entries), pending: c.Pending, cp: cp}
+	sum, err := crcOf(f, valid)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("modelfile: read %s: %w", jp, err)
+	}
+	j := &Journal{path: jp, f: f, size: valid, entries: len(c.Entries), pending: c.Pending, cp: cp, sum: sum}
 	return j, c, nil
 }
 
@@ -640,10 +668,17 @@ func OpenJournal(path string, cp Checkpoint) (*Journal, *JournalContents, error)
 var ErrJournalChanged = errors.New("modelfile: the journal was changed behind its writer")
 
 // Check reports whether the journal's path still names the open file and
-// it is as long as this writer made it: nil, or an error wrapping
+// it holds the bytes this writer made it of: as long, and with the same
+// CRC-32C (the writer keeps a running one of what it wrote, and reads the
+// file back against it; a file not modified since it last matched is not
+// read again, see contentGrace): nil, or an error wrapping
 // ErrJournalChanged saying what happened. A writer calls it before every
-// append: appending to a journal that was removed, replaced or cut would
-// acknowledge changes no load will see.
+// append and acknowledgement: appending to a journal that was removed,
+// replaced, cut or written to would acknowledge changes no load will see.
+// Its cost is a read of the journal after each write, which its bounds
+// (the records since the checkpoint, and the history a checkpoint keeps:
+// no more than the model file) keep within the cost of reading the model
+// file.
 func (j *Journal) Check() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -665,6 +700,18 @@ func (j *Journal) Check() error {
 		what = "replaced by another file"
 	case mine.Size() != j.size:
 		what = fmt.Sprintf("cut or written to (%d bytes; this writer wrote %d)", mine.Size(), j.size)
+	case mine.ModTime().Equal(j.verifiedMT) && j.verifiedAt.Sub(j.verifiedMT) > contentGrace:
+		// not modified since its content last matched
+	default:
+		sum, err := crcOf(j.f, j.size)
+		switch {
+		case err != nil:
+			what = "made unreadable (" + err.Error() + ")"
+		case sum != j.sum:
+			what = fmt.Sprintf("written to (its %d bytes are the size this writer made them, but their CRC-32C is %08x, not %08x)", j.size, sum, j.sum)
+		default:
+			j.verifiedMT, j.verifiedAt = mine.ModTime(), time.Now()
+		}
 	}
 	if what == "" {
 		return nil
@@ -691,6 +738,7 @@ func (j *Journal) Append(e *JournalEntry) error {
 		return fmt.Errorf("modelfile: sync %s: %w", j.path, err)
 	}
 	j.size += int64(len(rec))
+	j.sum = crc32.Update(j.sum, castagnoli, rec)
 	if e.Version > j.cp.Version {
 		j.entries++
 		j.pending += int64(len(rec))
@@ -714,7 +762,11 @@ func (j *Journal) Drop(size int64) error {
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("modelfile: drop the last record of %s: %w", j.path, err)
 	}
-	j.size = size
+	sum, err := crcOf(j.f, size)
+	if err != nil {
+		return fmt.Errorf("modelfile: drop the last record of %s: %w", j.path, err)
+	}
+	j.size, j.sum = size, sum
 	return nil
 }
 

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/modelfile"
+)
+
+// TestJournalTamperedUnderWriter: a journal written to inside (the same
+// size: one byte of its last record changed) or cut (its last record
+// gone) behind a store with Checkpoints is noticed before the next change
+// is acknowledged (refused, wrapping modelfile.ErrJournalChanged), and
+// every change acknowledged before is saved to a new checkpoint: the
+// file then loads with all of them, and Health says so.
+func TestJournalTamperedUnderWriter(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		tamper func(jp string, size int64) error
+	}{
+		{"a byte changed, same size", func(jp string, size int64) error {
+			b, err := os.ReadFile(jp)
+			if err != nil {
+				return err
+			}
+			b[len(b)-3] ^= 0x40
+			return os.WriteFile(jp, b, 0o644) // in place: same file, same size
+		}},
+		{"cut at its last record", func(jp string, size int64) error { return os.Truncate(jp, size) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "m.flycl")
+			st, err := Open(ctx, path, &Options{Checkpoints: Checkpoints{Entries: 100}, Command: t.Name()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			m, _ := deploy.New(cfg, 3, nil, nil)
+			st.Create(m)
+			var lastStart int64
+			for i, c := range []string{"a", "b", "c"} {
+				if c == "c" {
+					lastStart = st.journal.Size()
+				}
+				if err := st.Update(ctx, learn(ctx, c, float32(i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if cp, _ := modelfile.ReadCheckpoint(path); cp.Version != 1 {
+				t.Fatalf("the model file is version %d: the learns should be in the journal only", cp.Version)
+			}
+			if err := tc.tamper(modelfile.JournalPath(path), lastStart); err != nil {
+				t.Fatal(err)
+			}
+			err = st.Update(ctx, learn(ctx, "d", 3))
+			if !errors.Is(err, modelfile.ErrJournalChanged) {
+				t.Fatalf("a learn after the journal was %s: %v", tc.name, err)
+			}
+			if h := st.Health(); h == nil || !strings.Contains(h.Error(), "saved to a new checkpoint") {
+				t.Fatalf("health after the rescue: %v", h)
+			}
+			got, err := deploy.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := got.Classes().Names()
+			slices.Sort(names)
+			if !slices.Equal(names, []string{"a", "a2", "b", "b2", "c", "c2"}) || got.Version() != 3 {
+				t.Fatalf("after the rescue the file has %v at version %d, want every acknowledged learn (a, b, c) at version 3", names, got.Version())
+			}
+		})
+	}
+}

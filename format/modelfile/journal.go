@@ -317,6 +317,10 @@ func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, histo
 	}
 	out := &JournalContents{}
 	if size == 0 {
+		// what a crash leaves of a journal being created (or a file
+		// emptied): no header, no change; noticed, and started anew by
+		// the next writer
+		out.Torn = &TornTail{Reason: "an empty file, without even its header"}
 		return out, nil
 	}
 	_, jb, hlen, err := journalHeaderOf(r, size)

@@ -455,8 +455,9 @@ func TestSoak(t *testing.T) {
 // version with no gap; when it reaches back to the model's creation
 // (not cut at the history's bound), replaying it on a new model gives f
 // (G and S to the bit); and undo --to N (N a random version the history
-// records, on a copy of the file) either is refused or gives the model
-// the history up to N replayed gives. It returns the gaps and wrong
+// records, one it can reach when there is one, on a copy of the file)
+// either is refused or gives the model the history up to N replayed
+// gives. It returns the gaps and wrong
 // undos it found (reported with t.Errorf).
 func soakHistory(t *testing.T, round int, path string, f *deploy.Model, d int, r *rand.Rand) (gaps, wrong, undoTos int) {
 	t.Helper()
@@ -476,7 +477,21 @@ func soakHistory(t *testing.T, round int, path string, f *deploy.Model, d int, r
 	}
 	// one replay of the whole history, noting the classes and samples at
 	// version n on the way: the truth for undo --to n
+	// N: a version an undo can reach (after the last forget, and no undo
+	// after it of a learn at or before it), when there is one
+	var reach []uint64
+	for i, e := range hist {
+		if slices.ContainsFunc(hist[i+1:], func(l *modelfile.JournalEntry) bool {
+			return (l.Op != "learn" && l.Op != "unlearn") || (l.Op == "unlearn" && l.Undoes <= e.Version)
+		}) {
+			continue
+		}
+		reach = append(reach, e.Version)
+	}
 	n := hist[r.IntN(len(hist))].Version
+	if len(reach) > 0 {
+		n = reach[r.IntN(len(reach))]
+	}
 	m, err := deploy.New(f.Config(), d, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
@@ -128,11 +129,28 @@ var crashOps = []crashOp{
 		_, err := st.Undo(ctx, &one)
 		return err
 	}},
+	{"merge", []string{"a", "b"}, func(ctx context.Context, st *Store) error {
+		x := []float32{1, 2, 3, 3, 2, 1, 1.5, 2, 2.5, 2.5, 2, 1.5}
+		worker, err := flycl.New(cfg, 3)
+		if err != nil {
+			return err
+		}
+		ts, err := worker.TaskStats(ctx, x, []int{0, 1, 0, 1})
+		if err != nil {
+			return err
+		}
+		f, err := modelfile.NewStatsFile(worker, nil, ts, []string{"ma", "mb"}, []string{"t#0", "t#1", "t#2", "t#3"}, modelfile.Shard{Index: 0, Count: 1, Source: "t"})
+		if err != nil {
+			return err
+		}
+		_, err = st.Merge(ctx, f, 0)
+		return err
+	}},
 	{"checkpoint", []string{"a", "b"}, func(ctx context.Context, st *Store) error { return st.Checkpoint() }},
 }
 
 // TestCrashAtEveryStep: a crash at every write and sync of a learn, a
-// forget, an undo, an undo --to and a checkpoint, with and without
+// forget, an undo, an undo --to, a merge and a checkpoint, with and without
 // Checkpoints (the server's store and the command line's), leaves a
 // model file whose history holds exactly the changes the model holds:
 // after reopening, the history has no gap and ends at the model's
@@ -244,6 +262,12 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 	}
 	if i := deploy.Unbroken(hist); i != 0 || hist[0].VersionBefore != 0 {
 		t.Fatalf("the history has a gap before entry %d (%+v)", i, hist[i])
+	}
+	if hasOp(hist, "merge") != hasClass(m, "ma") {
+		t.Fatalf("the history has a merge: %v; the model has its class: %v", hasOp(hist, "merge"), hasClass(m, "ma"))
+	}
+	if hasOp(hist, "merge") {
+		return // a merge is not replayed
 	}
 	// the truth: the history replayed on the model as created
 	r, err := deploy.New(cfg, 3, nil, nil)

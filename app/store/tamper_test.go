@@ -11,6 +11,7 @@ import (
 
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/reject"
 )
 
 // TestJournalTamperedUnderWriter: a journal written to inside (the same
@@ -76,5 +77,41 @@ func TestJournalTamperedUnderWriter(t *testing.T) {
 				t.Fatalf("after the rescue the file has %v at version %d, want every acknowledged learn (a, b, c) at version 3", names, got.Version())
 			}
 		})
+	}
+}
+
+// TestLearnPrepareNoGap: a learn whose prepare counts as a change of its
+// own (a threshold set by hand: SetRejection bumps the version) records
+// where it started, before the prepare, so its history shows no gap and
+// an undo --to the learn before it is done and gives that model.
+func TestLearnPrepareNoGap(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.flycl")
+	st := create(t, path, true)
+	defer st.Close()
+	if err := st.Update(ctx, learn(ctx, "a", 0)); err != nil {
+		t.Fatal(err)
+	}
+	rule, err := reject.ParseRule("0.5", reject.Rule{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := []float32{1, 2, 3, 3, 2, 1}
+	if _, err := st.Learn(ctx, LearnData{X: x, D: 3, Names: []string{"b", "b2"}}, deploy.LearnOptions{}, func(m *deploy.Model) error { return m.SetRejection(rule) }); err != nil {
+		t.Fatal(err)
+	}
+	hist, err := st.History()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := deploy.Unbroken(hist); i != 0 {
+		t.Fatalf("a gap before entry %d: %+v", i, hist)
+	}
+	one := uint64(1)
+	if _, err := st.Undo(ctx, &one); err != nil {
+		t.Fatalf("undo --to 1: %v", err)
+	}
+	if names := st.Model().Classes().Names(); !slices.Equal(names, []string{"a", "a2"}) {
+		t.Fatalf("after undo --to 1: %v", names)
 	}
 }

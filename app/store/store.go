@@ -62,8 +62,8 @@ type Checkpoints struct {
 	Bytes   int64
 }
 
-// Faults replace the store's writes, for tests. A nil func is the real
-// one.
+// Faults replace the store's writes, for tests (a full disk, an encoder
+// bug, a crash at each write: crash_test.go). A nil func is the real one.
 type Faults struct {
 	Save   func(m *deploy.Model, path string) error
 	Append func(j *modelfile.Journal, e *modelfile.JournalEntry) error

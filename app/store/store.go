@@ -92,8 +92,9 @@ var (
 	// ReadOnly.
 	ErrReadOnly = errors.New("store: opened read-only")
 	// ErrNotRecorded is wrapped by Update's error for a change that is
-	// durable (saved) but whose entry the journal could not take: undo
-	// and history do not see it.
+	// durable (saved whole) but whose entry the journal cannot take (one
+	// over modelfile.MaxJournalEntry): undo and history do not see it,
+	// and do not reach past it (the next record shows the gap).
 	ErrNotRecorded = errors.New("store: the change is saved, but not recorded in the journal's history")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("store: closed")
@@ -430,9 +431,10 @@ func (s *Store) appendEntry(j *modelfile.Journal, e *modelfile.JournalEntry) err
 // journal and file are checked before the change, before the save and
 // (the lock) again after it: a store whose lock file or journal was
 // removed or replaced writes nothing, or acknowledges nothing, and takes
-// no change after. With Checkpoints the change is appended to the
-// journal unless a checkpoint is due (one that fails leaves the change
-// to the journal). Update returns nil only once the change is durable.
+// no change after. The change's record is appended to the journal
+// first (commit); with Checkpoints that makes it durable, and a
+// checkpoint follows when due (one that fails leaves the change to the
+// journal). Update returns nil only once the change is durable.
 func (s *Store) Update(ctx context.Context, fn func(*deploy.Model) (Change, error)) (err error) {
 	if err := s.refuseWriter(); err != nil {
 		return err

@@ -222,11 +222,13 @@ bench-cholesky: deps
 	./scripts/cholbench
 
 # The soak test (docs/DEPLOY.md): flycl serve under concurrent predicts,
-# learns and forgets from several clients, killed with SIGKILL at random
-# moments and restarted 40 times, with a full-disk window (a small tmpfs,
-# as root) and a start refused by another writer's lock; after every kill
-# the file is checked against a model rebuilt from the changes that took
-# effect. make test runs it with 4 kills.
+# learns, forgets and undos from several clients, killed with SIGKILL at
+# random moments and restarted 40 times, with a full-disk window (a small
+# tmpfs, as root) and a start refused by another writer's lock; after
+# every kill the file is checked against a model rebuilt from the changes
+# that took effect, its history against the model (no gap; replayed, it
+# gives the model) and an undo --to against the history. make test runs
+# it with 4 kills.
 .PHONY: soak
 soak:
 	FLYCL_SOAK_ROUNDS=40 $(GO) test -count=1 -v -run '^TestSoak$$' -timeout 20m ./cmd/flycl

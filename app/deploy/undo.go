@@ -21,9 +21,13 @@ var ErrNoUndo = errors.New("deploy: nothing to undo")
 // Undoable returns the learns an undo can take back, oldest first, from
 // a model's journal history (modelfile.ReadHistory): the learns not yet
 // undone since the last forget. An undo takes back the last of them.
+//
+// A gap in the history (an entry that does not start where the one
+// before it ended: a record lost) ends what an undo reaches as a forget
+// does: only the learns after it are undoable.
 func Undoable(hist []*modelfile.JournalEntry) []*modelfile.JournalEntry {
 	var stack []*modelfile.JournalEntry
-	for _, e := range hist {
+	for _, e := range hist[Unbroken(hist):] {
 		switch e.Op {
 		case "learn":
 			stack = append(stack, e)
@@ -36,6 +40,22 @@ func Undoable(hist []*modelfile.JournalEntry) []*modelfile.JournalEntry {
 		}
 	}
 	return stack
+}
+
+// Unbroken returns where the last unbroken run of the history hist
+// begins: the index of the first entry after its last gap (0: none). An
+// entry whose VersionBefore is not the version the entry before it ended
+// at follows a gap: the changes between were made, but their records
+// are lost (a journal cut, or damage repaired away), so no undo may
+// reach past it. Entries written before VersionBefore was recorded (0)
+// are taken to follow on.
+func Unbroken(hist []*modelfile.JournalEntry) int {
+	for i := len(hist) - 1; i > 0; i-- {
+		if b := hist[i].VersionBefore; b != 0 && b != hist[i-1].Version {
+			return i
+		}
+	}
+	return 0
 }
 
 // Undo takes the last learn of the model's journal history back out

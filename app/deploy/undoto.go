@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -21,6 +22,37 @@ type Undone struct {
 // UndoneOf describes the learn of journal entry e.
 func UndoneOf(e *modelfile.JournalEntry) Undone {
 	return Undone{Version: e.Version, Op: e.Op, Classes: Distinct(e.Names), Samples: e.Rows()}
+}
+
+// ErrNotLast is matched (errors.Is) by the error of an undo that names
+// the learn it takes back (CheckLast) when that learn is not the one an
+// undo would take back now: another change came after it (HTTP 409).
+var ErrNotLast = errors.New("deploy: the learn named is not the last")
+
+// CheckLast reports whether an undo of the history hist (oldest first)
+// takes back the learn of version version: nil when that learn is the last
+// one not undone (Undoable), else an error wrapping ErrNotLast (and
+// input, flycl.IsInput) saying what is last now. A client that undoes the
+// learn it made names its version, so that it never takes back another
+// client's.
+func CheckLast(hist []*modelfile.JournalEntry, version uint64) error {
+	st := Undoable(hist)
+	if len(st) > 0 && st[len(st)-1].Version == version {
+		return nil
+	}
+	now := "no learn can be undone now"
+	if len(st) > 0 {
+		now = fmt.Sprintf("the last learn is version %d", st[len(st)-1].Version)
+	}
+	if len(hist) > 0 {
+		last := hist[len(hist)-1]
+		op := last.Op
+		if op == "unlearn" {
+			op = "undo"
+		}
+		now += fmt.Sprintf(", and the last change version %d, a %s", last.Version, op)
+	}
+	return flycl.Input(fmt.Errorf("%w: the learn of version %d is not the one an undo takes back now (%s): nothing is undone", ErrNotLast, version, now))
 }
 
 // UndoPlan decides what an undo takes back, from the journal history hist
@@ -59,8 +91,16 @@ func UndoPlan(hist []*modelfile.JournalEntry, cur uint64, to *uint64) ([]*modelf
 		return nil, refuse("the journal ends at version %d, the model is at %d (changed without the journal)", last, cur)
 	}
 	st := Undoable(hist)
+	i0 := Unbroken(hist)
+	gap := func() error {
+		lo := hist[i0].VersionBefore
+		return refuse("the history has a gap: the changes after version %d up to version %d are not recorded (a record was lost: the journal was cut or damaged), so an undo does not reach past version %d (undo to version %d or later)", hist[i0-1].Version, lo, lo, lo)
+	}
 	if to == nil {
 		if len(st) == 0 {
+			if i0 > 0 && !slices.ContainsFunc(hist[i0:], func(e *modelfile.JournalEntry) bool { return e.Op != "learn" && e.Op != "unlearn" }) {
+				return nil, gap()
+			}
 			for i := len(hist) - 1; i >= 0; i-- {
 				if e := hist[i]; e.Op != "learn" && e.Op != "unlearn" {
 					return nil, refuse("no learn left to undo after version %d, a %s (an undo does not reach past it)", e.Version, e.Op)
@@ -77,8 +117,14 @@ func UndoPlan(hist []*modelfile.JournalEntry, cur uint64, to *uint64) ([]*modelf
 	case n == cur:
 		return nil, nil
 	}
+	if i0 > 0 {
+		if lo := hist[i0].VersionBefore; n < lo {
+			return nil, gap()
+		}
+		hist = hist[i0:]
+	}
 	first := hist[0]
-	recorded := slices.ContainsFunc(hist, func(e *modelfile.JournalEntry) bool { return e.Version == n })
+	recorded := slices.ContainsFunc(hist, func(e *modelfile.JournalEntry) bool { return e.Version == n }) || (i0 > 0 && n == first.VersionBefore)
 	if n == 0 {
 		// the model as created: the journal must begin with its first learn
 		recorded = first.Op == "learn" && first.LambdaBefore == 0 && first.Version > 0

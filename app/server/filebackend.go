@@ -432,9 +432,10 @@ func asInput(err error) error {
 // loop (store.Store.UndoEach, which flycl undo runs too); every version it
 // saves is published at once. An undo the journal cannot do is an
 // *InputError.
-func (b *FileBackend) Undo(ctx context.Context, to *uint64) (ModelView, []deploy.Undone, error) {
+func (b *FileBackend) Undo(ctx context.Context, u store.Undo) (ModelView, []deploy.Undone, error) {
+	to := u.To
 	var done []deploy.Undone
-	_, err := b.st.UndoEach(ctx, to, func(learn, _ *modelfile.JournalEntry) {
+	_, err := b.st.UndoIf(ctx, u, func(learn, _ *modelfile.JournalEntry) {
 		done = append(done, deploy.UndoneOf(learn))
 		b.cur.Store(b.snapshot())
 	})

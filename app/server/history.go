@@ -8,19 +8,24 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/internal/onejson"
 )
 
 // Undoer is a Backend that can take learns back out exactly and list its
 // changes (FileBackend, with its journal).
 type Undoer interface {
-	// Undo takes the last learn back out (to nil), or every learn after
-	// version *to (deploy.UndoPlan says which), and returns the new
-	// snapshot and the learns it took back, newest first.
-	Undo(ctx context.Context, to *uint64) (ModelView, []deploy.Undone, error)
+	// Undo takes the last learn back out (u.To nil), or every learn after
+	// version *u.To (deploy.UndoPlan says which), on u's conditions
+	// (store.Undo: an error wrapping deploy.ErrNotLast when they do not
+	// hold, nothing undone), and returns the new snapshot and the learns
+	// it took back, newest first.
+	Undo(ctx context.Context, u store.Undo) (ModelView, []deploy.Undone, error)
 	// History lists the model's changes, oldest first.
 	History() ([]deploy.HistoryItem, error)
 }
@@ -33,6 +38,11 @@ type UndoRequest struct {
 	// learn), as a new version; see deploy.UndoPlan. When the model is
 	// already as it was at To, nothing is undone.
 	To *uint64 `json:"to,omitempty"`
+	// Version, when given, is the learn the undo must take back (the
+	// last one not undone): when another change came after it, nothing
+	// is undone and the answer is 409. A client that undoes its own
+	// learn names it, so that it never takes back another client's.
+	Version *uint64 `json:"version,omitempty"`
 }
 
 // UndoResponse answers POST /v1/model/undo.
@@ -71,6 +81,13 @@ func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	// If-Match: "N" (the model's version, as GET /v1/model reports it):
+	// the undo is done only when the model is still at N
+	ifMatch, err := parseIfMatch(r.Header.Get("If-Match"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
 	if !s.reserve() {
 		s.fail(w, errBusy)
 		return
@@ -79,9 +96,13 @@ func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 	var undone []deploy.Undone
 	err = s.submit(func(ctx context.Context) (ModelView, error) {
 		var err error
-		sn, undone, err = u.Undo(ctx, req.To)
+		sn, undone, err = u.Undo(ctx, store.Undo{To: req.To, Version: req.Version, Model: ifMatch})
 		return sn, err
 	})
+	if errors.Is(err, deploy.ErrNotLast) {
+		writeError(w, http.StatusConflict, "%v", err)
+		return
+	}
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -114,6 +135,21 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, HistoryResponse{Version: s.View().Version(), Changes: h})
 }
 
+// parseIfMatch reads an If-Match header naming a model version: "N"
+// (an entity tag), W/"N" or N; empty or * is no condition.
+func parseIfMatch(h string) (*uint64, error) {
+	h = strings.TrimSpace(h)
+	if h == "" || h == "*" {
+		return nil, nil
+	}
+	t := strings.Trim(strings.TrimPrefix(h, "W/"), `"`)
+	v, err := strconv.ParseUint(t, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("undo: If-Match %q: want the model's version, as \"N\"", h)
+	}
+	return &v, nil
+}
+
 // maxUndoBody bounds an undo request's body.
 const maxUndoBody = 4096
 
@@ -123,7 +159,7 @@ const maxUndoBody = 4096
 func parseUndoRequest(b []byte) (UndoRequest, error) {
 	var req UndoRequest
 	if len(b) > maxUndoBody {
-		return req, fmt.Errorf("undo: body of more than %d bytes (want {} or {\"to\": VERSION})", maxUndoBody)
+		return req, fmt.Errorf("undo: body of more than %d bytes (want {}, {\"to\": VERSION} or {\"version\": VERSION})", maxUndoBody)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return req, nil
@@ -131,9 +167,15 @@ func parseUndoRequest(b []byte) (UndoRequest, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := onejson.Decode(dec, &req); errors.Is(err, onejson.ErrTrailing) {
-		return UndoRequest{}, fmt.Errorf("undo: body: data after the JSON object (want {} or {\"to\": VERSION})")
+		return UndoRequest{}, fmt.Errorf("undo: body: data after the JSON object (want {}, {\"to\": VERSION} or {\"version\": VERSION})")
 	} else if err != nil {
-		return UndoRequest{}, fmt.Errorf("undo: body: %v (want {} or {\"to\": VERSION})", err)
+		return UndoRequest{}, fmt.Errorf("undo: body: %v (want {}, {\"to\": VERSION} or {\"version\": VERSION})", err)
 	}
 	return req, nil
 }
+
+// Both backends undo (the read-only one refuses, naming why).
+var (
+	_ Undoer = (*FileBackend)(nil)
+	_ Undoer = (*ReadOnlyBackend)(nil)
+)

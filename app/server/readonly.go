@@ -14,6 +14,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
 )
@@ -310,7 +311,7 @@ func (b *ReadOnlyBackend) Forget(context.Context, string, []float32) (ModelView,
 }
 
 // Undo fails with ErrReadOnly.
-func (b *ReadOnlyBackend) Undo(context.Context, *uint64) (ModelView, []deploy.Undone, error) {
+func (b *ReadOnlyBackend) Undo(context.Context, store.Undo) (ModelView, []deploy.Undone, error) {
 	return nil, nil, ErrReadOnly
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/vision/imageio"
 )
 
@@ -57,9 +58,10 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusRequestEntityTooLarge, "%v (the server's --max-learn-bytes)", err)
 	case errors.Is(err, ErrReadOnly):
 		writeError(w, http.StatusMethodNotAllowed, "%v", err)
-	case errors.Is(err, ErrFileChanged):
-		// no Retry-After: only a restart of the server helps
-		s.log.Error("change refused: the model file was changed behind the server", "err", err)
+	case errors.Is(err, ErrFileChanged), errors.Is(err, modelfile.ErrLockLost), errors.Is(err, modelfile.ErrJournalChanged):
+		// no Retry-After: only a restart of the server helps (its lock
+		// file or journal removed or changed: read-only for good)
+		s.log.Error("change refused: the model file, its lock or its journal was changed behind the server", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "%v", err)
 	case errors.Is(err, errBusy), errors.Is(err, errShutdown), errors.As(err, new(*BudgetError)), errors.Is(err, imageio.ErrBudget):
 		w.Header().Set("Retry-After", "1")

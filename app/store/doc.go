@@ -20,6 +20,17 @@
 //		return store.Change{Entry: deploy.LearnEntry(m.Version(), before, x, names, d, opt)}, nil
 //	})
 //
+// A change's record is appended to the journal and synced before the
+// model file names the change, so that whatever instant a crash hits, a
+// change is in the history if and only if it is in the model (the next
+// load completes a record the model file does not hold yet, or drops a
+// merge's); each record names the version it started from, and an undo
+// does not reach past a gap (deploy.Unbroken). A journal changed behind
+// the store (its bytes checked against a running CRC-32C) is answered by
+// saving the model, which holds every acknowledged change, to a new
+// checkpoint. UndoIf undoes on a precondition (the learn it takes back,
+// or the model's version).
+//
 // The command line's learn, forget, undo, merge and repair, and the
 // server's file backend (with Checkpoints: changes appended to the
 // journal, the model file rewritten as a checkpoint now and then), use it.

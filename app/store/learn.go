@@ -42,6 +42,7 @@ func (s *Store) Learn(ctx context.Context, d LearnData, opt deploy.LearnOptions,
 		return nil, fmt.Errorf("%s does not exist", s.path)
 	}
 	before := s.model.Prior() // what an undo of this learn puts back
+	v0 := s.model.Version()   // where its record starts: prepare may count as a change
 	if prepare != nil {
 		if err := prepare(s.model); err != nil {
 			return nil, err
@@ -59,7 +60,9 @@ func (s *Store) Learn(ctx context.Context, d LearnData, opt deploy.LearnOptions,
 			return Change{}, fmt.Errorf("learn (%s unchanged): %w", s.path, err)
 		}
 		res.Learn, t1 = time.Since(t0), time.Now()
-		return Change{Entry: deploy.LearnEntry(m.Version(), before, d.X, d.Names, d.D, opt)}, nil
+		e := deploy.LearnEntry(m.Version(), before, d.X, d.Names, d.D, opt)
+		e.VersionBefore = v0
+		return Change{Entry: e}, nil
 	})
 	res.Save = time.Since(t1)
 	if err != nil && !errors.Is(err, ErrNotRecorded) {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
 )
@@ -61,11 +62,12 @@ type Checkpoints struct {
 	Bytes   int64
 }
 
-// Faults replace the store's writes, for tests. A nil func is the real
-// one.
+// Faults replace the store's writes, for tests (a full disk, an encoder
+// bug, a crash at each write: crash_test.go). A nil func is the real one.
 type Faults struct {
 	Save   func(m *deploy.Model, path string) error
 	Append func(j *modelfile.Journal, e *modelfile.JournalEntry) error
+	Open   func(path string, cp modelfile.Checkpoint) (*modelfile.Journal, error)
 }
 
 // Change is what an Update did, for the journal.
@@ -90,8 +92,9 @@ var (
 	// ReadOnly.
 	ErrReadOnly = errors.New("store: opened read-only")
 	// ErrNotRecorded is wrapped by Update's error for a change that is
-	// durable (saved) but whose entry the journal could not take: undo
-	// and history do not see it.
+	// durable (saved whole) but whose entry the journal cannot take (one
+	// over modelfile.MaxJournalEntry): undo and history do not see it,
+	// and do not reach past it (the next record shows the gap).
 	ErrNotRecorded = errors.New("store: the change is saved, but not recorded in the journal's history")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("store: closed")
@@ -131,6 +134,10 @@ type Store struct {
 	// durable is the error of the last change that could not be made
 	// durable (nil once one is again).
 	durable error
+	// rescued: the journal was changed behind the store, and the model
+	// (every acknowledged change) was saved to a new checkpoint, or that
+	// was tried (rescue).
+	rescued bool
 	// Warnings are what loading noticed and ignored (a torn journal
 	// tail), for the caller to show.
 	Warnings []string
@@ -189,6 +196,9 @@ func (s *Store) load() error {
 	case errors.Is(err, fs.ErrNotExist) && s.exists:
 		return fmt.Errorf("store: the model file %s has disappeared: %w", s.path, err)
 	case errors.Is(err, fs.ErrNotExist):
+		if !s.opt.ReadOnly {
+			s.dropUnborn()
+		}
 		if s.opt.Create != nil {
 			if s.model, err = s.opt.Create(); err != nil {
 				return err
@@ -198,6 +208,18 @@ func (s *Store) load() error {
 		return nil
 	}
 	return err
+}
+
+// dropUnborn removes the journal of a model file that was never written:
+// a first change records itself in a journal on version 0 before the file
+// is saved, and a writer stopped between the two leaves that journal
+// alone. Its change was never acknowledged and is in no model: dropped.
+func (s *Store) dropUnborn() {
+	c, err := modelfile.ReadJournal(s.path, modelfile.Checkpoint{})
+	if err == nil && c.Valid > 0 && c.Base == (modelfile.Checkpoint{}) {
+		os.Remove(modelfile.JournalPath(s.path))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: removed the journal of a first change whose model file was never saved (never acknowledged)", modelfile.JournalPath(s.path)))
+	}
 }
 
 func (s *Store) prepare() {
@@ -216,7 +238,7 @@ func (s *Store) openJournal() error {
 	if s.opt.Checkpoints.Entries <= 0 || !s.exists || s.model == nil {
 		return nil
 	}
-	j, _, err := modelfile.OpenJournal(s.path, s.model.Checkpoint())
+	j, err := s.openJournalOn(s.model.Checkpoint())
 	if err != nil {
 		return err
 	}
@@ -311,6 +333,59 @@ func (s *Store) refuse() error {
 	return nil
 }
 
+// refuseWriter is refuse, called by the writer when its model holds
+// exactly the acknowledged changes (before a change, at Checkpoint and
+// Close): a journal changed behind the store (removed, replaced, cut or
+// written to) is answered once by rescue.
+func (s *Store) refuseWriter() error {
+	err := s.refuse()
+	if err != nil && errors.Is(err, modelfile.ErrJournalChanged) && !s.rescued && s.model != nil && s.journal != nil {
+		s.rescued = true
+		s.rescue(err)
+		s.mu.Lock()
+		err = s.lost
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// rescue saves the model, which holds every change acknowledged, to a
+// new checkpoint after its journal was changed behind the store (so that
+// none of them is lost with the journal), and starts the journal anew on
+// it, keeping what history the changed journal still gives (an undo does
+// not reach past what it lost: deploy.Unbroken). The store takes no more
+// changes (the journal was changed by another program: a restart loads
+// the file as it then is); its Health says whether the rescue was done.
+// The lock must still be this store's and the model file the one it
+// last loaded or saved, else nothing is written.
+func (s *Store) rescue(cause error) {
+	m := s.model
+	err := s.lock.Check()
+	if err == nil {
+		if cur, _ := modelfile.IdentOf(s.path); !s.ident.Same(cur) {
+			err = fmt.Errorf("%w: %s", ErrFileChanged, s.path)
+		}
+	}
+	if err == nil {
+		err = s.save(m)
+	}
+	var lost error
+	if err != nil {
+		lost = fmt.Errorf("%w; the changes acknowledged since the last checkpoint could not be saved to a new one (%v): do not restart before the journal is restored, or they are lost", cause, err)
+		s.log.Error("the journal was changed behind the store, and its changes could not be saved to a new checkpoint", "model", s.path, "reason", err.Error())
+	} else {
+		s.noteIdent()
+		if jerr := s.openJournal(); jerr != nil {
+			s.log.Warn("the journal could not be started anew on the new checkpoint", "model", s.path, "reason", jerr.Error())
+		}
+		lost = fmt.Errorf("%w; every change acknowledged (up to version %d) was saved to a new checkpoint of %s and its journal started anew (its history from before may be lost: an undo does not reach past it); restart to take changes again", cause, m.Version(), s.path)
+		s.log.Warn("the journal was changed behind the store: every change acknowledged was saved to a new checkpoint", "model", s.path, "version", m.Version())
+	}
+	s.mu.Lock()
+	s.lost = lost
+	s.mu.Unlock()
+}
+
 // noteIdent records the file as just loaded or saved.
 func (s *Store) noteIdent() {
 	id, _ := modelfile.IdentOf(s.path)
@@ -356,11 +431,12 @@ func (s *Store) appendEntry(j *modelfile.Journal, e *modelfile.JournalEntry) err
 // journal and file are checked before the change, before the save and
 // (the lock) again after it: a store whose lock file or journal was
 // removed or replaced writes nothing, or acknowledges nothing, and takes
-// no change after. With Checkpoints the change is appended to the
-// journal unless a checkpoint is due (one that fails leaves the change
-// to the journal). Update returns nil only once the change is durable.
+// no change after. The change's record is appended to the journal
+// first (commit); with Checkpoints that makes it durable, and a
+// checkpoint follows when due (one that fails leaves the change to the
+// journal). Update returns nil only once the change is durable.
 func (s *Store) Update(ctx context.Context, fn func(*deploy.Model) (Change, error)) (err error) {
-	if err := s.refuse(); err != nil {
+	if err := s.refuseWriter(); err != nil {
 		return err
 	}
 	if s.model == nil && s.exists {
@@ -384,6 +460,7 @@ func (s *Store) Update(ctx context.Context, fn func(*deploy.Model) (Change, erro
 			panic(p)
 		}
 	}()
+	v0 := s.model.Version()
 	ch, err := fn(s.model)
 	if err != nil {
 		var r *refused
@@ -398,70 +475,126 @@ func (s *Store) Update(ctx context.Context, fn func(*deploy.Model) (Change, erro
 	if err := s.refuse(); err != nil {
 		return s.rollback(err)
 	}
-	m := s.model
-	if j, e := s.journal, ch.Entry; j != nil && e != nil {
-		n, _ := j.Len()
-		cp := s.opt.Checkpoints
-		due := n+1 >= cp.Entries || (cp.Bytes > 0 && j.Pending()+modelfile.RecordSize(e) >= cp.Bytes)
-		if due && time.Now().Before(s.ckptRetry) {
-			due = false
-		}
-		if due {
-			err := s.save(m)
-			if err == nil {
-				return s.saved(ch)
-			}
-			s.ckptErr, s.ckptRetry = err, time.Now().Add(s.opt.CheckpointRetry)
-			s.log.Warn("a checkpoint failed: changes go to the journal, and the checkpoint is tried again later", "model", s.path, "retry", s.opt.CheckpointRetry, "reason", err.Error())
-			if rerr := s.refuse(); rerr != nil {
-				return s.rollback(fmt.Errorf("%w (after a failed checkpoint: %v)", rerr, err))
-			}
-		}
-		if err := s.appendEntry(j, e); err != nil {
+	if e := ch.Entry; e != nil && e.VersionBefore == 0 {
+		e.VersionBefore = v0
+	}
+	return s.commit(ch)
+}
+
+// commit makes the change fn made durable, its record first: the change's
+// journal record is appended and synced before the model file names the
+// change (a checkpoint), so that whatever instant a crash hits, the change
+// is in the history if and only if it is in the model. A crash after the
+// record and before the checkpoint leaves a record above the model file,
+// which the next load replays (the change is completed; a merge, which
+// cannot be replayed, is dropped instead: modelfile.ReadJournal); a crash
+// after the checkpoint leaves a record the checkpoint holds (history).
+//
+// With Checkpoints the record alone makes the change durable, and a
+// checkpoint follows when due (a merge's always: it is never replayed).
+// Without, the model file is rewritten whole after the record (when the
+// model keeps a journal, or Options.Journal starts one). A record the
+// journal cannot take (one over modelfile.MaxJournalEntry) is saved
+// whole, unrecorded (ErrNotRecorded).
+func (s *Store) commit(ch Change) error {
+	m, e := s.model, ch.Entry
+	j := s.journal // with Checkpoints
+	if e != nil && j == nil && s.recordsHistory() {
+		// a journal for this one record (the model file's checkpoint: m
+		// is not saved yet)
+		var err error
+		if j, err = s.openJournalOn(m.Checkpoint()); err != nil {
+			err = fmt.Errorf("store: the journal of %s, where the change is recorded first, could not be opened: %w", s.path, err)
 			s.setDurable(err)
 			return s.rollback(err)
 		}
-		s.setDurable(nil)
-		return s.lock.Check()
+		defer j.Close()
+	}
+	recorded, mark := false, int64(0)
+	var unrecorded error
+	if e != nil && j != nil {
+		if size := modelfile.RecordSize(e); size-8 > modelfile.MaxJournalEntry {
+			unrecorded = fmt.Errorf("%w (flycl undo cannot take it back): its record of %d bytes is over the journal's %d", ErrNotRecorded, size, modelfile.MaxJournalEntry)
+		} else {
+			mark = j.Size()
+			if err := s.appendEntry(j, e); err != nil {
+				s.setDurable(err)
+				return s.rollback(err)
+			}
+			recorded = true
+		}
+	}
+	// with Checkpoints, a recorded change is durable now: a checkpoint
+	// only when due (a merge's, and an unrecorded change's, always)
+	journalled := s.journal != nil && recorded && e.Op != "merge"
+	if journalled {
+		n, _ := j.Len()
+		cp := s.opt.Checkpoints
+		due := n >= cp.Entries || (cp.Bytes > 0 && j.Pending() >= cp.Bytes)
+		if !due || time.Now().Before(s.ckptRetry) {
+			s.setDurable(nil)
+			return s.lock.Check()
+		}
 	}
 	if err := s.save(m); err != nil {
+		if journalled {
+			// the journal holds the change: a checkpoint that fails (a
+			// full disk) loses nothing, and is tried again later
+			s.ckptErr, s.ckptRetry = err, time.Now().Add(s.opt.CheckpointRetry)
+			s.log.Warn("a checkpoint failed: changes go to the journal, and the checkpoint is tried again later", "model", s.path, "retry", s.opt.CheckpointRetry, "reason", err.Error())
+			s.setDurable(nil)
+			return s.lock.Check()
+		}
+		if recorded {
+			// the record of a change that is not saved must not be
+			// replayed by the next load
+			if derr := j.Drop(mark); derr != nil {
+				err = fmt.Errorf("%w (and its record could not be taken back out of the journal, so the next load may complete the change: %v)", err, derr)
+			}
+		}
 		s.setDurable(err)
 		return s.rollback(err)
 	}
-	return s.saved(ch)
+	return errors.Join(unrecorded, s.saved())
 }
 
-// saved follows a save of the whole model (a checkpoint) that made the
-// change durable: the journal starts anew on it, with the change's entry
-// as history.
-func (s *Store) saved(ch Change) error {
+// recordsHistory reports whether a store whose journal is not open (no
+// Checkpoints, or no model file yet) records its changes in a journal:
+// the model keeps one, or Options.Journal or Checkpoints start it.
+func (s *Store) recordsHistory() bool {
+	if s.opt.Journal || s.opt.Checkpoints.Entries > 0 {
+		return true
+	}
+	_, err := os.Stat(modelfile.JournalPath(s.path))
+	return err == nil
+}
+
+// openJournalOn opens the journal on the checkpoint cp (Faults.Open, for
+// tests, replaces it).
+func (s *Store) openJournalOn(cp modelfile.Checkpoint) (*modelfile.Journal, error) {
+	if f := s.opt.Faults; f != nil && f.Open != nil {
+		return f.Open(s.path, cp)
+	}
+	j, _, err := modelfile.OpenJournal(s.path, cp)
+	return j, err
+}
+
+// saved follows a save of the whole model (a checkpoint), which made the
+// change durable and started the journal anew on it (keeping the
+// history, the change's record included).
+func (s *Store) saved() error {
 	s.setDurable(nil)
 	s.ckptErr, s.ckptRetry = nil, time.Time{}
 	s.exists = true
 	s.noteIdent()
-	m := s.model
-	var rec error
 	if s.opt.Checkpoints.Entries > 0 {
-		// the change is saved (in the checkpoint); while the journal
-		// cannot be opened the next changes are saved whole
-		if err := s.openJournal(); err == nil && s.journal != nil && ch.Entry != nil {
-			if err := s.appendEntry(s.journal, ch.Entry); err != nil {
-				rec = fmt.Errorf("%w: %w", ErrNotRecorded, err)
-			}
-		}
-	} else if ch.Entry != nil {
-		if s.opt.Journal {
-			if err := m.StartJournal(s.path); err != nil {
-				rec = fmt.Errorf("%w (flycl undo cannot take it back): the journal could not be started: %w", ErrNotRecorded, err)
-			}
-		}
-		if rec == nil {
-			if err := m.AppendHistory(s.path, ch.Entry); err != nil {
-				rec = fmt.Errorf("%w (flycl undo cannot take it back): %w", ErrNotRecorded, err)
-			}
+		// while the journal cannot be opened the next changes are saved
+		// whole (their records then miss from the history)
+		if err := s.openJournal(); err != nil {
+			s.log.Warn("the journal could not be opened on the new checkpoint: changes are saved whole, unrecorded, until it can", "model", s.path, "reason", err.Error())
 		}
 	}
-	return errors.Join(rec, s.lock.Check())
+	return s.lock.Check()
 }
 
 // rollback reads the model back from its file after a failed change and
@@ -496,7 +629,7 @@ func (s *Store) Checkpoint() error {
 	if n, _ := s.journal.Len(); n == 0 {
 		return nil
 	}
-	if err := s.refuse(); err != nil {
+	if err := s.refuseWriter(); err != nil {
 		return err
 	}
 	if err := s.save(s.model); err != nil {
@@ -515,7 +648,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	var err error
-	if s.lock != nil && s.refuse() == nil {
+	if s.lock != nil && s.refuseWriter() == nil {
 		err = s.Checkpoint()
 	}
 	s.mu.Lock()
@@ -555,12 +688,41 @@ func (s *Store) Undo(ctx context.Context, to *uint64) ([]*modelfile.JournalEntry
 // (ErrNotRecorded) counts as done, and ends the loop with that error:
 // the next step's history would not show it.
 func (s *Store) UndoEach(ctx context.Context, to *uint64, each func(learn, undo *modelfile.JournalEntry)) ([]*modelfile.JournalEntry, error) {
+	return s.UndoIf(ctx, Undo{To: to}, each)
+}
+
+// Undo says what Store.UndoIf takes back, and on what condition.
+type Undo struct {
+	// To: every learn after this version (nil: the last learn).
+	To *uint64
+	// Version, when not nil, is the learn the undo must take back first:
+	// when it is not the last (deploy.CheckLast), nothing is undone and
+	// the error wraps deploy.ErrNotLast.
+	Version *uint64
+	// Model, when not nil, is the version the model must be at (an HTTP
+	// If-Match): else nothing is undone and the error wraps
+	// deploy.ErrNotLast.
+	Model *uint64
+}
+
+// UndoIf is UndoEach with the preconditions of u, checked before
+// anything is undone.
+func (s *Store) UndoIf(ctx context.Context, u Undo, each func(learn, undo *modelfile.JournalEntry)) ([]*modelfile.JournalEntry, error) {
 	if s.model == nil {
 		return nil, fmt.Errorf("store: %s has no model to undo", s.path)
 	}
+	to := u.To
 	hist, err := s.History()
 	if err != nil {
 		return nil, err
+	}
+	if u.Model != nil && *u.Model != s.model.Version() {
+		return nil, flycl.Input(fmt.Errorf("%w: the model is at version %d, not %d: another change came first, so nothing is undone", deploy.ErrNotLast, s.model.Version(), *u.Model))
+	}
+	if u.Version != nil {
+		if err := deploy.CheckLast(hist, *u.Version); err != nil {
+			return nil, err
+		}
 	}
 	plan, err := deploy.UndoPlan(hist, s.model.Version(), to)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -80,6 +81,9 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	if !o.opt.Online && cmd.Flags().Changed("online-batch") {
 		return fmt.Errorf("--online-batch needs --online")
+	}
+	if l := o.opt.Lambda; !(l >= 0) || l > math.MaxFloat32 {
+		return flycl.Input(fmt.Errorf("--lambda %g: λ must be positive and finite, at most %g (or 0: GCV)", l, math.MaxFloat32))
 	}
 	// One writer at a time: the lock is held from the read of the model
 	// to its save (store.Open).

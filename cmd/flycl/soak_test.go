@@ -23,6 +23,7 @@ import (
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/server"
 	"github.com/flycl/flycl/app/server/api"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
 )
@@ -32,6 +33,7 @@ import (
 // the clients' order is the server's).
 type soakOp struct {
 	learn bool
+	undo  bool // an undo of the learn just before it (class: its class)
 	class string
 	x     []float32 // n×d, for a learn
 	state string    // "acked", "refused" (an answer other than 200) or "unknown" (no answer: the kill)
@@ -87,6 +89,7 @@ func TestSoak(t *testing.T) {
 		ops                                  []soakOp
 		requests, kills, lockRefusals, fulls int
 		tampers, tornTails                   int
+		undos, gaps, wrongUndos, undoTos     int
 		lastVersion                          uint64
 		checked, rebuilt                     int
 		rb                                   *server.FileBackend
@@ -131,13 +134,18 @@ func TestSoak(t *testing.T) {
 			// whether a learn cut off by a kill took effect can be read
 			// off the file (its class is there or not)
 			var acked []string
-			for _, o := range ops {
-				if o.state == "acked" && o.learn {
+			for i, o := range ops {
+				if o.state == "acked" && o.learn && !slices.ContainsFunc(ops[i+1:], func(u soakOp) bool { return u.undo && u.class == o.class && u.state != "refused" }) {
 					acked = append(acked, o.class)
 				}
 			}
 			op := soakOp{learn: true}
-			if len(acked) > 3 && rr.IntN(4) == 0 {
+			// an undo right after an acknowledged learn takes that learn
+			// back (the changes are one at a time): which one it took
+			// is then read off its answer, or off the file
+			if n := len(ops); n > 0 && ops[n-1].learn && ops[n-1].state == "acked" && rr.IntN(4) == 0 {
+				op = soakOp{undo: true, class: ops[n-1].class}
+			} else if len(acked) > 3 && rr.IntN(4) == 0 {
 				op = soakOp{class: acked[rr.IntN(len(acked))]}
 			} else {
 				op.class = fmt.Sprintf("s%d", next)
@@ -148,7 +156,10 @@ func TestSoak(t *testing.T) {
 				}
 			}
 			var req *http.Request
-			if op.learn {
+			if op.undo {
+				req, _ = http.NewRequest("POST", url+"/v1/model/undo", strings.NewReader("{}"))
+				req.Header.Set("Content-Type", "application/json")
+			} else if op.learn {
 				rows := make([][]float32, 6)
 				for i := range rows {
 					rows[i] = op.x[i*d : (i+1)*d]
@@ -166,7 +177,15 @@ func TestSoak(t *testing.T) {
 				op.state = "unknown"
 			case resp.StatusCode == 200:
 				op.state = "acked"
-				if !op.learn {
+				if op.undo {
+					undos++
+					var ur server.UndoResponse
+					json.NewDecoder(resp.Body).Decode(&ur)
+					if len(ur.Undone) != 1 || !slices.Equal(ur.Undone[0].Classes, []string{op.class}) {
+						wrongUndos++
+						t.Errorf("an undo right after the learn of %s took back %+v", op.class, ur.Undone)
+					}
+				} else if !op.learn {
 					var fr server.ForgetResponse
 					json.NewDecoder(resp.Body).Decode(&fr)
 					op.exact = fr.Exact
@@ -298,6 +317,13 @@ func TestSoak(t *testing.T) {
 		} else {
 			lastVersion = v
 		}
+		// History and model move together: the history ends at the
+		// model's version with no gap, replaying it gives the model, and
+		// undo --to N gives the model as it was at N.
+		hg, hu, ht := soakHistory(t, round, model, f, d, r)
+		gaps += hg
+		wrongUndos += hu
+		undoTos += ht
 		have := f.Classes().Names()
 		// Which changes took effect: the acknowledged ones must have, the
 		// refused ones must not; an unknown one is read off the file
@@ -315,8 +341,17 @@ func TestSoak(t *testing.T) {
 				if o.learn && present[o.class] && !learnedElsewhere(ops, i, o.class) {
 					t.Fatalf("round %d: the refused learn of %s is in the file", round, o.class)
 				}
+			case o.undo:
+				applied[i] = o.state != "refused" && !present[o.class]
+				if o.state == "acked" && !applied[i] {
+					wrongUndos++
+					t.Fatalf("round %d: the acknowledged undo of the learn of %s did not take", round, o.class)
+				}
 			case o.learn:
-				forgotten := o.state == "acked" && slices.ContainsFunc(ops[i+1:], func(f soakOp) bool { return !f.learn && f.class == o.class && f.state != "refused" })
+				forgotten := o.state == "acked" && slices.ContainsFunc(ops[i+1:], func(f soakOp) bool { return !f.learn && !f.undo && f.class == o.class && f.state != "refused" })
+				for j := i + 1; j < len(ops); j++ {
+					forgotten = forgotten || (ops[j].undo && ops[j].class == o.class && applied[j])
+				}
 				applied[i] = present[o.class] || forgotten
 				if o.state == "acked" && !applied[i] {
 					t.Fatalf("round %d: the acknowledged learn of %s is not in the file", round, o.class)
@@ -326,7 +361,7 @@ func TestSoak(t *testing.T) {
 				// forget of the class was acknowledged: that one would
 				// have been answered 404)
 				applied[i] = !present[o.class] && (o.state == "acked" ||
-					!slices.ContainsFunc(ops[i+1:], func(f soakOp) bool { return !f.learn && f.class == o.class && f.state == "acked" }))
+					!slices.ContainsFunc(ops[i+1:], func(f soakOp) bool { return !f.learn && !f.undo && f.class == o.class && f.state == "acked" }))
 				if o.state == "acked" && !applied[i] {
 					t.Fatalf("round %d: the acknowledged forget of %s did not take", round, o.class)
 				}
@@ -336,7 +371,8 @@ func TestSoak(t *testing.T) {
 		// rebuild goes on from the last round's (whether an earlier change
 		// took effect was settled at its round's check).
 		if rb == nil {
-			if rb, err = server.OpenFile(filepath.Join(dir, "rebuild.flycl"), func() (*flycl.Model, error) { return flycl.New(f.Config(), d) }); err != nil {
+			if rb, err = server.OpenFileWith(context.Background(), filepath.Join(dir, "rebuild.flycl"), server.FileOptions{
+				Create: func() (*flycl.Model, error) { return flycl.New(f.Config(), d) }, Checkpoints: server.Checkpoints{Entries: 1}}); err != nil {
 				t.Fatal(err)
 			}
 			defer func() { rb.Close() }()
@@ -344,6 +380,13 @@ func TestSoak(t *testing.T) {
 		for i := rebuilt; i < len(ops); i++ {
 			o := ops[i]
 			if !applied[i] {
+				continue
+			}
+			if o.undo {
+				_, undone, err := rb.Undo(context.Background(), store.Undo{})
+				if err != nil || len(undone) != 1 || !slices.Equal(undone[0].Classes, []string{o.class}) {
+					t.Fatalf("rebuild: undo the learn of %s: %v %+v", o.class, err, undone)
+				}
 				continue
 			}
 			if o.learn {
@@ -398,9 +441,101 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("soak: %d requests, %d kills, %d changes acknowledged, %d refused, %d cut off by a kill, %d full-disk rounds, %d starts refused by the lock, %d lock files or journals changed under the server, %d torn journal tails, %d checks of the file against a rebuild",
 		requests, kills, acked, refused, unknown, fulls, lockRefusals, tampers, tornTails, checked)
+	t.Logf("soak: %d undos acknowledged; after %d kills: %d history gaps, %d wrong undos (%d undo --to N done and checked)", undos, kills, gaps, wrongUndos, undoTos)
+	if gaps > 0 || wrongUndos > 0 {
+		t.Fatalf("%d history gaps, %d wrong undos", gaps, wrongUndos)
+	}
 	if acked == 0 || checked == 0 {
 		t.Fatalf("nothing was checked: %d acknowledged, %d checks", acked, checked)
 	}
+}
+
+// soakHistory checks, after a kill, that the history of the model file
+// at path and its model f move together: the history ends at f's
+// version with no gap; when it reaches back to the model's creation
+// (not cut at the history's bound), replaying it on a new model gives f
+// (G and S to the bit); and undo --to N (N a random version the history
+// records, one it can reach when there is one, on a copy of the file)
+// either is refused or gives the model the history up to N replayed
+// gives. It returns the gaps and wrong
+// undos it found (reported with t.Errorf).
+func soakHistory(t *testing.T, round int, path string, f *deploy.Model, d int, r *rand.Rand) (gaps, wrong, undoTos int) {
+	t.Helper()
+	hist, err := modelfile.ReadHistory(path, f.ID())
+	if err != nil {
+		t.Fatalf("round %d: history: %v", round, err)
+	}
+	if len(hist) == 0 {
+		return 0, 0, 0
+	}
+	if last := hist[len(hist)-1].Version; last != f.Version() || deploy.Unbroken(hist) != 0 {
+		t.Errorf("round %d: the history ends at version %d with a gap before entry %d, the model is at %d", round, last, deploy.Unbroken(hist), f.Version())
+		return 1, 0, 0
+	}
+	if hist[0].VersionBefore != 0 {
+		return 0, 0, 0 // cut at the history's bound: no replay from the start
+	}
+	// one replay of the whole history, noting the classes and samples at
+	// version n on the way: the truth for undo --to n
+	// N: a version an undo can reach (after the last forget, and no undo
+	// after it of a learn at or before it), when there is one
+	var reach []uint64
+	for i, e := range hist {
+		if slices.ContainsFunc(hist[i+1:], func(l *modelfile.JournalEntry) bool {
+			return (l.Op != "learn" && l.Op != "unlearn") || (l.Op == "unlearn" && l.Undoes <= e.Version)
+		}) {
+			continue
+		}
+		reach = append(reach, e.Version)
+	}
+	n := hist[r.IntN(len(hist))].Version
+	if len(reach) > 0 {
+		n = reach[r.IntN(len(reach))]
+	}
+	m, err := deploy.New(f.Config(), d, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantNames []string
+	wantSamples := 0
+	for _, e := range hist {
+		if err := m.Replay(context.Background(), e); err != nil {
+			t.Fatalf("round %d: replay the history: %v", round, err)
+		}
+		if e.Version == n {
+			wantNames, wantSamples = slices.Clone(m.Classes().Names()), m.Samples()
+		}
+	}
+	sameSoakModel(t, round, f, m)
+	// undo --to n on a copy
+	dir := t.TempDir()
+	cp := filepath.Join(dir, "copy.flycl")
+	for _, p := range []string{path, modelfile.JournalPath(path)} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "copy.flycl"+strings.TrimPrefix(p, path)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := runCLI(t, "undo", "--model", cp, "--to", strconv.FormatUint(n, 10))
+	if err != nil {
+		if strings.Contains(out, "as it was") {
+			t.Errorf("round %d: a refused undo --to %d says %q", round, n, out)
+			return 0, 1, 1
+		}
+		return 0, 0, 0 // refused (a forget or an undo after N)
+	}
+	got, err := deploy.Load(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Classes().Names(), wantNames) || got.Samples() != wantSamples {
+		t.Errorf("round %d: undo --to %d gives %v (%d samples), the history up to %d %v (%d)", round, n, got.Classes().Names(), got.Samples(), n, wantNames, wantSamples)
+		return 0, 1, 1
+	}
+	return 0, 0, 1
 }
 
 // soakReadOnly reports whether the server at url turns read-only within

@@ -9,26 +9,29 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 )
 
 // undoOptions are flycl undo's flags.
 type undoOptions struct {
-	model string
-	to    uint64
-	wait  waitFlag
+	model   string
+	to      uint64
+	version uint64
+	wait    waitFlag
 }
 
 // AddFlags adds undo's flags to c.
 func (o *undoOptions) AddFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.model, "model", "", "model file")
 	c.Flags().Uint64Var(&o.to, "to", 0, "undo every learn after this version, so that the model ends as it was then (0: as created; default: the last learn only)")
+	c.Flags().Uint64Var(&o.version, "version", 0, "undo only if the learn of this version is the last one (else nothing is undone: exit status 2)")
 	o.wait.register(c)
 }
 
 func undoCmd() *cobra.Command {
 	var o undoOptions
 	c := &cobra.Command{
-		Use:   "undo --model FILE [--to VERSION]",
+		Use:   "undo --model FILE [--to VERSION] [--version LEARN]",
 		Short: "Take the last learn (or every learn after VERSION) back out of a model exactly",
 		Long: `Takes the last learn back out of the model, exactly: its samples, which the
 model's journal holds (FILE.journal; flycl serve and flycl learn keep one,
@@ -41,8 +44,12 @@ VERSION (--to 0: as created, before its first learn, when the journal holds
 that learn); when it already is, nothing is done. VERSION must be one the
 journal records; an undo cannot reach past a forget, nor redo a learn an
 earlier undo took back, nor reach past the history the journal keeps:
-"flycl history" shows what it can undo. Each learn taken back is printed
-(its version, samples and classes), then the version the model ends at.`,
+"flycl history" shows what it can undo. With --version LEARN the undo is done
+only if the learn of version LEARN is the one it takes back (the last learn
+not undone), else nothing is undone and flycl exits with status 2: a script
+that undoes the learn it made never takes back another's. Each learn taken
+back is printed (its version, samples and classes), then the version the
+model ends at.`,
 		Example: `  flycl undo --model cam.flycl
   flycl history --model cam.flycl && flycl undo --model cam.flycl --to 3`,
 		Args: cobra.NoArgs,
@@ -69,7 +76,11 @@ func (o *undoOptions) run(cmd *cobra.Command, args []string) error {
 	if cmd.Flags().Changed("to") {
 		target = &o.to
 	}
-	done, err := st.Undo(cmd.Context(), target)
+	u := store.Undo{To: target}
+	if cmd.Flags().Changed("version") {
+		u.Version = &o.version
+	}
+	done, err := st.UndoIf(cmd.Context(), u, nil)
 	for _, e := range done {
 		fmt.Printf("undid the learn of version %d (%d samples of %s) with lambda %g: model %s at version %d\n",
 			e.Undoes, e.Rows(), strings.Join(deploy.Distinct(e.Names), ", "), e.LambdaBefore, o.model, e.Version)

@@ -71,6 +71,12 @@ type JournalEntry struct {
 	Op string `json:"op"`
 	// Version is the model's version after the change.
 	Version uint64 `json:"version"`
+	// VersionBefore is the model's version before the change (0 in
+	// entries written before it was recorded, and for a model's first
+	// change): a history whose entry does not start where the one before
+	// it ended has a gap (a record lost to a journal cut or damage), and
+	// an undo does not reach past it.
+	VersionBefore uint64 `json:"version_before,omitempty"`
 	// Time is when the change was made.
 	Time time.Time `json:"time,omitzero"`
 	// LambdaBefore is the model's λ before the change (0: it had no
@@ -302,12 +308,19 @@ func modelOf(name string) string { return strings.TrimSuffix(name, ".journal") }
 //
 // With prefix, damage ends the read as a torn tail does (Torn names it):
 // the longest valid prefix, for RepairJournal.
-func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, history func(*JournalEntry), prefix bool) (*JournalContents, error) {
+//
+// saved is the version of the model file (0: cp's): a merge record above
+// it is a merge never saved (see below).
+func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, history func(*JournalEntry), prefix bool, saved ...uint64) (*JournalContents, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w %s: %s", ErrJournal, name, fmt.Sprintf(format, a...))
 	}
 	out := &JournalContents{}
 	if size == 0 {
+		// what a crash leaves of a journal being created (or a file
+		// emptied): no header, no change; noticed, and started anew by
+		// the next writer
+		out.Torn = &TornTail{Reason: "an empty file, without even its header"}
 		return out, nil
 	}
 	_, jb, hlen, err := journalHeaderOf(r, size)
@@ -323,6 +336,10 @@ func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, histo
 			ErrForeignJournal, ErrJournal, name, jb.ID, modelOf(name), cp.ID, modelOf(name))
 	}
 	continues := jb.Version == cp.Version && jb.CRC == cp.CRC
+	mergeSaved := cp.Version
+	if len(saved) > 0 && saved[0] > mergeSaved {
+		mergeSaved = saved[0]
+	}
 	sr := io.NewSectionReader(r, 0, size)
 	br := bufio.NewReaderSize(sr, 1<<20)
 	if _, err := br.Discard(int(hlen)); err != nil {
@@ -397,13 +414,26 @@ func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, histo
 		}
 		last = e.Version
 		pos += 8 + n
-		if history != nil {
-			history(e)
-		}
 		switch {
 		case e.Version <= cp.Version:
 			// already in the checkpoint (a crash between a checkpoint and
 			// the journal's reset)
+		case e.Op == "merge" && e.Version > mergeSaved:
+			// A merge is saved whole, never replayed: its record is
+			// written first and the model file saved after it, so a
+			// record above the model file is a merge whose save never
+			// happened (a writer stopped between the two). It was never
+			// acknowledged, and is not in the model: it is dropped (as a
+			// torn tail, which the next writer cuts off) when it is the
+			// last record, else the journal is damaged.
+			start := pos - 8 - n
+			if pos < size && !prefix {
+				return nil, fmt.Errorf("%w: %w %s: the merge of version %d at byte %d is above the model file (version %d), and records follow it; run flycl repair --model %s to keep the records before it",
+					ErrJournalDamaged, ErrJournal, name, e.Version, start, mergeSaved, modelOf(name))
+			}
+			out.Torn = &TornTail{Offset: start, Bytes: size - start, Reason: fmt.Sprintf("the record of a merge (version %d) whose model file was never saved", e.Version)}
+			out.Valid = start
+			return out, nil
 		case !continues:
 			return nil, bad("it continues the model version %d (CRC %08x), but the model file is version %d (CRC %08x): the model file was replaced (a copy, a restore from backup), or written by a flycl that does not know the journal; put back the model file it continues, or run flycl repair --model %s to move the journal aside (keeping a copy) and use the model file as it is",
 				jb.Version, jb.CRC, cp.Version, cp.CRC, modelOf(name))
@@ -412,6 +442,9 @@ func decodeJournal(r io.ReaderAt, size int64, name string, cp *Checkpoint, histo
 			// replay checks that each entry ends at its version)
 			out.Entries = append(out.Entries, e)
 			out.Pending += 8 + n
+		}
+		if history != nil {
+			history(e)
 		}
 	}
 	out.Valid = pos
@@ -556,6 +589,29 @@ type Journal struct {
 	entries int        // entries above the checkpoint (history not counted)
 	pending int64      // their bytes
 	cp      Checkpoint // the checkpoint it continues
+	// sum is the CRC-32C of the journal's bytes as this writer made them
+	// (all size of them); Check reads the file back against it. verified
+	// is the file's modification time when it last matched, and when
+	// that was: a file not modified since, checked long enough after its
+	// modification that no write can share that time stamp, matches
+	// without being read again.
+	sum        uint32
+	verifiedMT time.Time
+	verifiedAt time.Time
+}
+
+// contentGrace is how long after a file's modification time a match of
+// its content is taken to cover every write with that time stamp (the
+// kernel stamps writes with a clock that ticks every few milliseconds).
+const contentGrace = time.Second
+
+// crcOf returns the CRC-32C of bytes [0, size) of f.
+func crcOf(f *os.File, size int64) (uint32, error) {
+	h := crc32.New(castagnoli)
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+		return 0, err
+	}
+	return h.Sum32(), nil
 }
 
 // OpenJournal opens the journal of the model file at path for appending
@@ -601,7 +657,12 @@ func OpenJournal(path string, cp Checkpoint) (*Journal, *JournalContents, error)
 		f.Close()
 		return nil, nil, fmt.Errorf("modelfile: sync %s: %w", jp, err)
 	}
-	j := &Journal{path: jp, f: f, size: valid, entries: len(c.Entries), pending: c.Pending, cp: cp}
+	sum, err := crcOf(f, valid)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("modelfile: read %s: %w", jp, err)
+	}
+	j := &Journal{path: jp, f: f, size: valid, entries: len(c.Entries), pending: c.Pending, cp: cp, sum: sum}
 	return j, c, nil
 }
 
@@ -611,10 +672,17 @@ func OpenJournal(path string, cp Checkpoint) (*Journal, *JournalContents, error)
 var ErrJournalChanged = errors.New("modelfile: the journal was changed behind its writer")
 
 // Check reports whether the journal's path still names the open file and
-// it is as long as this writer made it: nil, or an error wrapping
+// it holds the bytes this writer made it of: as long, and with the same
+// CRC-32C (the writer keeps a running one of what it wrote, and reads the
+// file back against it; a file not modified since it last matched is not
+// read again, see contentGrace): nil, or an error wrapping
 // ErrJournalChanged saying what happened. A writer calls it before every
-// append: appending to a journal that was removed, replaced or cut would
-// acknowledge changes no load will see.
+// append and acknowledgement: appending to a journal that was removed,
+// replaced, cut or written to would acknowledge changes no load will see.
+// Its cost is a read of the journal after each write, which its bounds
+// (the records since the checkpoint, and the history a checkpoint keeps:
+// no more than the model file) keep within the cost of reading the model
+// file.
 func (j *Journal) Check() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -636,6 +704,18 @@ func (j *Journal) Check() error {
 		what = "replaced by another file"
 	case mine.Size() != j.size:
 		what = fmt.Sprintf("cut or written to (%d bytes; this writer wrote %d)", mine.Size(), j.size)
+	case mine.ModTime().Equal(j.verifiedMT) && j.verifiedAt.Sub(j.verifiedMT) > contentGrace:
+		// not modified since its content last matched
+	default:
+		sum, err := crcOf(j.f, j.size)
+		switch {
+		case err != nil:
+			what = "made unreadable (" + err.Error() + ")"
+		case sum != j.sum:
+			what = fmt.Sprintf("written to (its %d bytes are the size this writer made them, but their CRC-32C is %08x, not %08x)", j.size, sum, j.sum)
+		default:
+			j.verifiedMT, j.verifiedAt = mine.ModTime(), time.Now()
+		}
 	}
 	if what == "" {
 		return nil
@@ -662,11 +742,43 @@ func (j *Journal) Append(e *JournalEntry) error {
 		return fmt.Errorf("modelfile: sync %s: %w", j.path, err)
 	}
 	j.size += int64(len(rec))
+	j.sum = crc32.Update(j.sum, castagnoli, rec)
 	if e.Version > j.cp.Version {
 		j.entries++
 		j.pending += int64(len(rec))
 	}
 	return nil
+}
+
+// Drop takes back the records appended from byte size on (Size before
+// an Append): a writer whose change could not be completed after its
+// record was written calls it, so that no load replays a change it
+// refused. The journal is synced after the cut.
+func (j *Journal) Drop(size int64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil || size > j.size || size < journalHeaderV1 {
+		return fmt.Errorf("modelfile: drop %s back to byte %d: not a size this writer gave", j.path, size)
+	}
+	if err := j.f.Truncate(size); err != nil {
+		return fmt.Errorf("modelfile: drop the last record of %s: %w", j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("modelfile: drop the last record of %s: %w", j.path, err)
+	}
+	sum, err := crcOf(j.f, size)
+	if err != nil {
+		return fmt.Errorf("modelfile: drop the last record of %s: %w", j.path, err)
+	}
+	j.size, j.sum = size, sum
+	return nil
+}
+
+// Size returns the journal's size in bytes, as this writer made it.
+func (j *Journal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
 }
 
 // Len returns the entries appended since the checkpoint (history entries,
@@ -776,7 +888,12 @@ func ReadHistory(path string, id ModelID) ([]*JournalEntry, error) {
 			cp = &jb
 		}
 	}
-	_, err = decodeJournal(f, fi.Size(), JournalPath(path), cp, func(e *JournalEntry) { all = append(all, e) }, false)
+	// a merge's record above the model file is one never saved: not history
+	var saved uint64
+	if fc, err := ReadCheckpoint(path); err == nil {
+		saved = fc.Version
+	}
+	_, err = decodeJournal(f, fi.Size(), JournalPath(path), cp, func(e *JournalEntry) { all = append(all, e) }, false, saved)
 	return all, err
 }
 

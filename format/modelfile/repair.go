@@ -1,6 +1,8 @@
 package modelfile
 
 import (
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -86,7 +88,7 @@ func RepairJournal(path string) (*RepairReport, error) {
 		if err == nil {
 			rep.Reason = c.Torn.String()
 		} else {
-			rep.Reason = fmt.Sprintf("damage at byte %d: %s", pc.Torn.Offset, pc.Torn.Reason)
+			rep.Reason = fmt.Sprintf("damage at byte %d: %s%s", pc.Torn.Offset, pc.Torn.Reason, damagedRecord(b, pc.Torn.Offset))
 		}
 		if err := backup(); err != nil {
 			return nil, err
@@ -114,6 +116,35 @@ func RepairJournal(path string) (*RepairReport, error) {
 		return rep, nil
 	}
 	return nil, err
+}
+
+// damagedRecord names the change a damaged record at off was, when its
+// entry header still reads (its checksum or data do not): ", the record
+// of version N (a learn of 8 samples)", or "" when nothing of it reads.
+func damagedRecord(b []byte, off int64) string {
+	if off < 0 || int64(len(b))-off < 12 {
+		return ""
+	}
+	p := b[off+8:]
+	if n := int64(binary.LittleEndian.Uint32(b[off:])); n < int64(len(p)) {
+		p = p[:n]
+	}
+	hl := int64(binary.LittleEndian.Uint32(p))
+	if hl > maxEntryHeader || hl > int64(len(p))-4 {
+		return ""
+	}
+	var h struct {
+		Op      string `json:"op"`
+		Version uint64 `json:"version"`
+	}
+	if json.Unmarshal(p[4:4+hl], &h) != nil || h.Version == 0 || h.Op == "" {
+		return ""
+	}
+	op := h.Op
+	if op == "unlearn" {
+		op = "undo"
+	}
+	return fmt.Sprintf(" (the record of version %d, a %s, by what of its header still reads)", h.Version, op)
 }
 
 // backupPath is the name of a copy of the journal jp kept at time t:

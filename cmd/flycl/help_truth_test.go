@@ -74,14 +74,24 @@ func TestHelpDefaultsArePhotoLearns(t *testing.T) {
 	}
 	for _, cmd := range []string{"learn", "serve"} {
 		help := helpOf(t, cmd)
-		for _, tc := range []struct{ flag, photos, other string }{
-			{"m", strconv.Itoa(got.M), strconv.Itoa(feat.M)},
-			{"k", strconv.Itoa(got.K), strconv.Itoa(feat.K)},
-			{"p", fmt.Sprintf("%d for", got.P), strconv.Itoa(feat.P)},
-			{"lambdas", strings.Join(lambdas, ","), "feature vectors and research runs " + floats(feat.Lambdas)},
-			{"lambda-scale", got.LambdaScale.String(), feat.LambdaScale.String()},
+		for _, tc := range []struct {
+			flag, photos, other string
+			same                bool // the two inputs' defaults agree: one bare default is the truth
+		}{
+			{"m", strconv.Itoa(got.M), strconv.Itoa(feat.M), got.M == feat.M},
+			{"k", strconv.Itoa(got.K), strconv.Itoa(feat.K), got.K == feat.K},
+			{"p", fmt.Sprintf("%d for", got.P), strconv.Itoa(feat.P), false},
+			{"lambdas", strings.Join(lambdas, ","), "feature vectors and research runs " + floats(feat.Lambdas), false},
+			{"lambda-scale", got.LambdaScale.String(), feat.LambdaScale.String(), false},
+			{"dual", strconv.Itoa(got.Dual), strconv.Itoa(feat.Dual), got.Dual == feat.Dual},
 		} {
 			l := flagLine(t, help, tc.flag)
+			if tc.same {
+				if !strings.Contains(l, "(default "+tc.photos+")") {
+					t.Errorf("%s --%s: %q\nwant the one default %s (what the learn recorded, and the research runs' too)", cmd, tc.flag, l, tc.photos)
+				}
+				continue
+			}
 			if !strings.Contains(l, "(default: photos "+tc.photos) || !strings.Contains(l, tc.other) {
 				t.Errorf("%s --%s: %q\nwant photos %s (what the learn recorded) and %s", cmd, tc.flag, l, tc.photos, tc.other)
 			}

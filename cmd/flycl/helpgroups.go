@@ -136,6 +136,7 @@ func perInputDefaults(c *cobra.Command) {
 	say("p", fmt.Sprintf("%d for %s's d = %d (300·d/768)", img.P, extract.DefaultBackbone, d), strconv.Itoa(min(feat.P, 300)))
 	say("lambdas", floats(img.Lambdas)+" times the Gram matrix's mean diagonal", floats(feat.Lambdas))
 	say("lambda-scale", img.LambdaScale.String(), feat.LambdaScale.String())
+	say("dual", strconv.Itoa(img.Dual), strconv.Itoa(feat.Dual))
 	say("widen-grid", strconv.FormatBool(img.WidenGrid), strconv.FormatBool(feat.WidenGrid))
 }
 

@@ -70,15 +70,16 @@ func TestEveryCommandHasEveryConfigFlag(t *testing.T) {
 // TestConfigFlagsFromTheSchema: a flag of any command named as a field
 // of flycl.Config (--m, --lambdas, ...) is that field's, bound from the
 // schema: its help is flycl.Config's, so that no command declares a
-// hyper-parameter by hand (a benchmark may give another default). The one
-// exception is bench camera's --m, a list of m values to compare.
+// hyper-parameter by hand (a benchmark may give another default). The
+// exceptions are bench camera's and bench dual's --m, lists of m values
+// to compare.
 func TestConfigFlagsFromTheSchema(t *testing.T) {
 	cf := configflag.New()
 	schema := map[string]string{}
 	for _, v := range cf.Values() {
 		schema[v.Flag] = v.Help
 	}
-	other := map[string]bool{"flycl bench camera --m": true}
+	other := map[string]bool{"flycl bench camera --m": true, "flycl bench dual --m": true}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {

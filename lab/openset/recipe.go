@@ -6,13 +6,12 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/procmem"
 )
 
@@ -202,12 +201,6 @@ func Recipe(ctx context.Context, s FewShotSet, cfg RecipeConfig, head HeadRunner
 	d := s.Photos.D
 	nP := s.Photos.N
 	res := &RecipeResult{Config: c, Set: s.Name, Groups: len(groups)}
-	tmp, err := os.MkdirTemp("", "flycl-recipe-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-
 	var jobs []HeadJob
 	var splits []*recipeSplit
 	modelBytes := map[int]int64{}
@@ -256,7 +249,7 @@ func Recipe(ctx context.Context, s FewShotSet, cfg RecipeConfig, head HeadRunner
 				return nil, err
 			}
 			if _, ok := modelBytes[shots]; !ok {
-				if modelBytes[shots], err = fileSize(m, filepath.Join(tmp, "model.flycl")); err != nil {
+				if modelBytes[shots], err = fileSize(m); err != nil {
 					return nil, err
 				}
 			}
@@ -454,16 +447,23 @@ func flyclAnswers(ctx context.Context, m *deploy.Model, x []float32, groups []st
 	return nil
 }
 
-// fileSize saves m to path and returns the file's size.
-func fileSize(m *deploy.Model, path string) (int64, error) {
-	if err := m.Save(path); err != nil {
+// fileSize returns the size of m's model file: its encoding, counted as it
+// is written, so that the benchmark writes no model file (the store is
+// the one writer of model files).
+func fileSize(m *deploy.Model) (int64, error) {
+	var c countingWriter
+	if err := modelfile.Encode(&c, m.File()); err != nil {
 		return 0, err
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), os.Remove(path)
+	return int64(c), nil
+}
+
+// countingWriter counts the bytes written to it.
+type countingWriter int64
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
 }
 
 // frigateAnswer is the recipe's answer to one photo from its head's logits

@@ -103,18 +103,31 @@ func Generate(m, d, p int, seed uint64) (*Matrix, error) {
 	w := &Matrix{M: m, D: d, P: p, Cols: make([]int32, m*p), Vals: make([]float32, m*p), Seed: &seed}
 	parallel.For(m, func(lo, hi int) {
 		perm := make([]int32, d)
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		swaps := make([]int32, p)
+		chosen := make([]uint64, (d+63)/64)
 		for j := lo; j < hi; j++ {
 			src := newNormalSource(seed, uint64(j))
-			for i := range perm {
-				perm[i] = int32(i)
-			}
 			for i := 0; i < p; i++ {
 				r := i + src.intn(d-i)
 				perm[i], perm[r] = perm[r], perm[i]
+				swaps[i] = int32(r)
+			}
+			// the p chosen columns in increasing order: marked in a
+			// bitset and read back in order (O(d/64 + p), where sorting
+			// them took most of the generation's time); then the swaps
+			// undone, in reverse, so perm is the identity again.
+			for _, c := range perm[:p] {
+				chosen[c>>6] |= 1 << (c & 63)
 			}
 			cols := w.Cols[j*p : (j+1)*p]
-			copy(cols, perm[:p])
-			sortInt32(cols)
+			cols = sortedColumns(cols[:0], chosen)
+			for i := p - 1; i >= 0; i-- {
+				r := swaps[i]
+				perm[i], perm[r] = perm[r], perm[i]
+			}
 			vals := w.Vals[j*p : (j+1)*p]
 			for i := range vals {
 				vals[i] = float32(src.norm())

@@ -322,16 +322,7 @@ func (w *Matrix) applySparse(x []float32, n int, h []float32) {
 			acc := make([]float32, blk)
 			for j := lo; j < hi; j++ {
 				a := acc[:n]
-				clear(a)
-				cols := w.Cols[j*w.P : (j+1)*w.P]
-				vals := w.Vals[j*w.P : (j+1)*w.P]
-				for i, c := range cols {
-					v := vals[i]
-					src := xt[int(c)*blk : int(c)*blk+n]
-					for r := range a {
-						a[r] += v * src[r]
-					}
-				}
+				gatherRow(a, xt, blk, w.Cols[j*w.P:(j+1)*w.P], w.Vals[j*w.P:(j+1)*w.P])
 				for r := 0; r < n; r++ {
 					h[r*w.M+j] = a[r]
 				}
@@ -353,20 +344,45 @@ func (w *Matrix) applySparse(x []float32, n int, h []float32) {
 			}
 			for j := 0; j < w.M; j++ {
 				a := acc[:nr]
-				clear(a)
-				cols := w.Cols[j*w.P : (j+1)*w.P]
-				vals := w.Vals[j*w.P : (j+1)*w.P]
-				for i, c := range cols {
-					v := vals[i]
-					src := xt[int(c)*blk : int(c)*blk+nr]
-					for r := range a {
-						a[r] += v * src[r]
-					}
-				}
+				gatherRow(a, xt, blk, w.Cols[j*w.P:(j+1)*w.P], w.Vals[j*w.P:(j+1)*w.P])
 				for r := 0; r < nr; r++ {
 					h[(r0+r)*w.M+j] = a[r]
 				}
 			}
 		}
 	})
+}
+
+// gatherRow sets a[r] to row r's value of one row of W (columns cols,
+// values vals) for the len(a) samples of the transposed block xt (stride
+// blk): a[r] = (((0 + v₀x₀) + v₁x₁) + …), summed in the order of cols.
+// Four columns go at a time, each value still summed term by term in that
+// order, so a[r] is loaded and stored once per four terms instead of once
+// per term.
+func gatherRow(a, xt []float32, blk int, cols []int32, vals []float32) {
+	clear(a)
+	n := len(a)
+	i := 0
+	for ; i+4 <= len(cols); i += 4 {
+		v0, v1, v2, v3 := vals[i], vals[i+1], vals[i+2], vals[i+3]
+		s0 := xt[int(cols[i])*blk:][:n]
+		s1 := xt[int(cols[i+1])*blk:][:n]
+		s2 := xt[int(cols[i+2])*blk:][:n]
+		s3 := xt[int(cols[i+3])*blk:][:n]
+		for r := range a {
+			t := a[r]
+			t += v0 * s0[r]
+			t += v1 * s1[r]
+			t += v2 * s2[r]
+			t += v3 * s3[r]
+			a[r] = t
+		}
+	}
+	for ; i < len(cols); i++ {
+		v := vals[i]
+		src := xt[int(cols[i])*blk:][:n]
+		for r := range a {
+			a[r] += v * src[r]
+		}
+	}
 }

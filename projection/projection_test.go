@@ -342,3 +342,34 @@ func TestGenerateMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestApplySparseSumOrder checks the sparse product bit for bit against
+// its definition in float32: each value summed term by term in the order
+// of W's columns (what saved models' codes and the dual form's stored
+// rows rely on), for a single block of samples (W's rows split among
+// workers), several blocks, and p not a multiple of the unrolling.
+func TestApplySparseSumOrder(t *testing.T) {
+	for _, tc := range []struct{ m, d, p, n int }{{300, 1280, 300, 15}, {97, 33, 7, 131}, {50, 40, 1, 3}, {64, 20, 6, 64}} {
+		w, _ := Generate(tc.m, tc.d, tc.p, 11)
+		r := rand.New(rand.NewPCG(3, 4))
+		x := make([]float32, tc.n*tc.d)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		h := make([]float32, tc.n*tc.m)
+		if err := w.Apply(context.Background(), Sparse, x, tc.n, h); err != nil {
+			t.Fatal(err)
+		}
+		for i := range tc.n {
+			for j := range tc.m {
+				var s float32
+				for l := range tc.p {
+					s += w.Vals[j*tc.p+l] * x[i*tc.d+int(w.Cols[j*tc.p+l])]
+				}
+				if math.Float32bits(s) != math.Float32bits(h[i*tc.m+j]) {
+					t.Fatalf("m=%d d=%d p=%d n=%d: h[%d][%d] = %g, the ordered sum %g", tc.m, tc.d, tc.p, tc.n, i, j, h[i*tc.m+j], s)
+				}
+			}
+		}
+	}
+}

@@ -128,24 +128,43 @@ func (d *Dual) appendRows(cols [][]int32, vals [][]float32, cls []int) {
 	for i := range n0 {
 		copy(k[i*n:i*n+n0], d.k[i*n0:(i+1)*n0])
 	}
-	buf := make([]float64, d.m)
-	for i := n0; i < n; i++ {
-		for t, c := range d.cols[i] {
-			buf[c] = float64(d.vals[i][t])
+	// The new rows go by blocks of up to dualBlock, scattered transposed
+	// (column c holds the block's values at c, contiguous): row j's
+	// gather then reads, per non-zero, the block's values together. Entry
+	// (i, j) is Σ over row j's columns, ascending, of hᵢ[c]·hⱼ[c] in
+	// float64 (exact products of float32 values; columns where row i is
+	// zero add an exact 0): the same sum in the same order as one row
+	// gathered at a time, and, since only the columns both rows hold add
+	// anything, the same bits whichever of i, j is scattered.
+	const dualBlock = 32
+	for b0 := n0; b0 < n; b0 += dualBlock {
+		b1 := min(n, b0+dualBlock)
+		nb := b1 - b0
+		buf := make([]float64, d.m*nb)
+		for i := b0; i < b1; i++ {
+			for t, c := range d.cols[i] {
+				buf[int(c)*nb+i-b0] = float64(d.vals[i][t])
+			}
 		}
-		// each entry is summed in one order whatever the split
-		parallel.For(i+1, func(lo, hi int) {
+		parallel.For(b1, func(lo, hi int) {
+			s := make([]float64, nb)
 			for j := lo; j < hi; j++ {
-				var s float64
+				clear(s)
+				vals := d.vals[j]
 				for t, c := range d.cols[j] {
-					s += buf[c] * float64(d.vals[j][t])
+					v := float64(vals[t])
+					col := buf[int(c)*nb:][:nb]
+					for r := range s {
+						s[r] += col[r] * v
+					}
 				}
-				k[i*n+j], k[j*n+i] = s, s
+				for r, v := range s {
+					if i := b0 + r; j <= i {
+						k[i*n+j], k[j*n+i] = v, v
+					}
+				}
 			}
 		})
-		for _, c := range d.cols[i] {
-			buf[c] = 0
-		}
 	}
 	d.k, d.eigOK = k, false
 }
@@ -641,20 +660,47 @@ func (d *Dual) Solve(ctx context.Context, lambda float64) (*Solution, error) {
 func (s *Solution) Coef() []float32 {
 	d := s.d
 	n, m := len(d.cls), d.m
-	out := make([]float32, d.nc*m)
-	// one class per worker at a time: each sum in one order whatever the split
-	parallel.Each(d.nc, func(c int) {
-		row := make([]float64, m)
-		for i := range n {
-			ai := s.a[c*n+i]
-			for t, j := range d.cols[i] {
-				row[j] += ai * float64(d.vals[i][t])
+	nc := d.nc
+	out := make([]float32, nc*m)
+	if nc == 0 || n == 0 {
+		return out
+	}
+	// W's columns split among the workers; each walks every row's
+	// non-zeros in its range once per group of up to 64 classes (a
+	// contiguous multiply-add per non-zero, and at most 64 float64 sums
+	// per column held). Entry (c, j) is the sum over the rows in order of
+	// aᵢ꜀·hᵢⱼ, whatever the split.
+	const group = 64
+	at := make([]float64, n*group) // Aᵀ of the group: row i holds sample i's coefficients
+	for c0 := 0; c0 < nc; c0 += group {
+		g := min(group, nc-c0)
+		for c := range g {
+			for i := range n {
+				at[i*g+c] = s.a[(c0+c)*n+i]
 			}
 		}
-		for j, v := range row {
-			out[c*m+j] = float32(v)
-		}
-	})
+		parallel.For(m, func(lo, hi int) {
+			acc := make([]float64, (hi-lo)*g)
+			for i := range n {
+				cols, vals := d.cols[i], d.vals[i]
+				t0, _ := slices.BinarySearch(cols, int32(lo))
+				t1, _ := slices.BinarySearch(cols, int32(hi))
+				ai := at[i*g : (i+1)*g]
+				for t := t0; t < t1; t++ {
+					v := float64(vals[t])
+					row := acc[(int(cols[t])-lo)*g:][:g]
+					for c, a := range ai {
+						row[c] += a * v
+					}
+				}
+			}
+			for j := lo; j < hi; j++ {
+				for c := range g {
+					out[(c0+c)*m+j] = float32(acc[(j-lo)*g+c])
+				}
+			}
+		})
+	}
 	return out
 }
 

@@ -193,3 +193,69 @@ func relErr64(got, want []float64) float64 {
 	}
 	return math.Sqrt(d / s)
 }
+
+// TestDualKernelBits checks K bit for bit against its definition: entry
+// (i, j) the float64 sum, over the columns both rows hold in ascending
+// order, of the products of their float32 values (exact in float64). The
+// adds come in several sizes (one row, a block and more than a block at
+// once), so rows scattered together and apart are both covered, and the
+// sum must not depend on which of the two rows was added first.
+func TestDualKernelBits(t *testing.T) {
+	const m, k = 400, 60
+	h, labels := dualCodes(5, 80, m, k, 4)
+	d, _ := NewDual(m)
+	at := 0
+	for _, n := range []int{1, 5, 40, 1, 33} {
+		if err := d.Add(h[at*m:(at+n)*m], n, labels[at:at+n]); err != nil {
+			t.Fatal(err)
+		}
+		at += n
+	}
+	n := d.Samples()
+	for i := range n {
+		for j := range n {
+			var s float64
+			for c := range m {
+				if a, b := h[i*m+c], h[j*m+c]; a != 0 && b != 0 {
+					s += float64(a) * float64(b)
+				}
+			}
+			if got := d.k[i*n+j]; math.Float64bits(got) != math.Float64bits(s) {
+				t.Fatalf("K[%d][%d] = %v, the ordered sum %v", i, j, got, s)
+			}
+		}
+	}
+}
+
+// TestDualCoefBits checks W = HᵀA bit for bit against its definition:
+// entry (c, j) the float64 sum over the rows in order of aᵢ꜀·hᵢⱼ, rounded
+// once to float32; with more classes than one group of the product (64)
+// and a few, and m not a multiple of the workers' split.
+func TestDualCoefBits(t *testing.T) {
+	for _, nc := range []int{3, 70} {
+		const n, m, k = 90, 301, 40
+		h, labels := dualCodes(9, n, m, k, nc)
+		d, _ := NewDual(m)
+		if err := d.Add(h, n, labels); err != nil {
+			t.Fatal(err)
+		}
+		sol, err := d.Solve(context.Background(), 0.3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := sol.Coef()
+		for c := range nc {
+			for j := range m {
+				var s float64
+				for i := range n {
+					if v := h[i*m+j]; v != 0 {
+						s += sol.a[c*n+i] * float64(v)
+					}
+				}
+				if math.Float32bits(got[c*m+j]) != math.Float32bits(float32(s)) {
+					t.Fatalf("classes %d: W[%d][%d] = %v, the ordered sum %v", nc, c, j, got[c*m+j], float32(s))
+				}
+			}
+		}
+	}
+}

@@ -356,13 +356,37 @@ func (w *Matrix) applySparse(x []float32, n int, h []float32) {
 // gatherRow sets a[r] to row r's value of one row of W (columns cols,
 // values vals) for the len(a) samples of the transposed block xt (stride
 // blk): a[r] = (((0 + v₀x₀) + v₁x₁) + …), summed in the order of cols.
-// Four columns go at a time, each value still summed term by term in that
-// order, so a[r] is loaded and stored once per four terms instead of once
-// per term.
+// Eight (then four) columns go at a time, each value still summed term by
+// term in that order, so a[r] is loaded and stored once per eight terms
+// instead of once per term.
 func gatherRow(a, xt []float32, blk int, cols []int32, vals []float32) {
 	clear(a)
 	n := len(a)
 	i := 0
+	for ; i+8 <= len(cols); i += 8 {
+		v0, v1, v2, v3 := vals[i], vals[i+1], vals[i+2], vals[i+3]
+		v4, v5, v6, v7 := vals[i+4], vals[i+5], vals[i+6], vals[i+7]
+		s0 := xt[int(cols[i])*blk:][:n]
+		s1 := xt[int(cols[i+1])*blk:][:n]
+		s2 := xt[int(cols[i+2])*blk:][:n]
+		s3 := xt[int(cols[i+3])*blk:][:n]
+		s4 := xt[int(cols[i+4])*blk:][:n]
+		s5 := xt[int(cols[i+5])*blk:][:n]
+		s6 := xt[int(cols[i+6])*blk:][:n]
+		s7 := xt[int(cols[i+7])*blk:][:n]
+		for r := range a {
+			t := a[r]
+			t += v0 * s0[r]
+			t += v1 * s1[r]
+			t += v2 * s2[r]
+			t += v3 * s3[r]
+			t += v4 * s4[r]
+			t += v5 * s5[r]
+			t += v6 * s6[r]
+			t += v7 * s7[r]
+			a[r] = t
+		}
+	}
 	for ; i+4 <= len(cols); i += 4 {
 		v0, v1, v2, v3 := vals[i], vals[i+1], vals[i+2], vals[i+3]
 		s0 := xt[int(cols[i])*blk:][:n]

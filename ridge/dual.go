@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/flycl/flycl/internal/parallel"
 	"github.com/flycl/flycl/linalg"
@@ -43,6 +44,44 @@ type Dual struct {
 	eigOK  bool
 	eigval []float64 // ascending, clamped at 0
 	eigvec []float64 // row i: the unit eigenvector of eigval[i]
+
+	sums *sumsCache // S of the rows, reused while they are the same
+}
+
+// sumsCache holds the last S computed with what it was computed from:
+// the class count, every row's class and its storage (rows never change
+// once added, so the same storage is the same row). A Dual and its clones
+// share one; S checks the key (O(n)) before reusing it, so no mutation
+// has to remember to drop it, and concurrent readers each see a whole
+// entry.
+type sumsCache struct{ p atomic.Pointer[sumsEntry] }
+
+type sumsEntry struct {
+	nc   int
+	cls  []int
+	rows []*int32
+	s    []float32
+}
+
+// rowKey is the storage of row i, its identity.
+func (d *Dual) rowKey(i int) *int32 {
+	if len(d.cols[i]) == 0 {
+		return nil
+	}
+	return &d.cols[i][0]
+}
+
+// holds reports whether e was computed from d's rows as they are.
+func (e *sumsEntry) holds(d *Dual) bool {
+	if e == nil || e.nc != d.nc || !slices.Equal(e.cls, d.cls) {
+		return false
+	}
+	for i, r := range e.rows {
+		if r != d.rowKey(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // NewDual returns an empty dual form for m-dimensional codes.
@@ -50,7 +89,7 @@ func NewDual(m int) (*Dual, error) {
 	if m <= 0 {
 		return nil, fmt.Errorf("ridge: dimension must be positive, got %d", m)
 	}
-	return &Dual{m: m}, nil
+	return &Dual{m: m, sums: new(sumsCache)}, nil
 }
 
 // Dim returns m.
@@ -279,6 +318,25 @@ func (d *Dual) distance(r int, code []float32) float64 {
 // S returns the class sums Sᵀ = YᵀH (classes × m) in float32, summed in
 // float64.
 func (d *Dual) S() []float32 {
+	if d.sums != nil {
+		if e := d.sums.p.Load(); e.holds(d) {
+			return slices.Clone(e.s)
+		}
+	}
+	out := d.classSums()
+	if d.sums != nil && d.nc*d.m > 0 {
+		rows := make([]*int32, len(d.cls))
+		for i := range rows {
+			rows[i] = d.rowKey(i)
+		}
+		d.sums.p.Store(&sumsEntry{nc: d.nc, cls: slices.Clone(d.cls), rows: rows, s: slices.Clone(out)})
+	}
+	return out
+}
+
+// classSums computes S: per class, the sum of its rows in float64, in
+// the order of the rows, rounded once to float32.
+func (d *Dual) classSums() []float32 {
 	s := make([]float64, d.nc*d.m)
 	for i, c := range d.cls {
 		if c < 0 {

@@ -259,3 +259,62 @@ func TestDualCoefBits(t *testing.T) {
 		}
 	}
 }
+
+// TestDualSumsAfterChanges checks S against the class sums of the rows
+// held (float64 sums in row order, rounded once), after every kind of
+// change, asked twice each time (the second answer may be the reused
+// one), on a dual form and on a clone changed apart from it.
+func TestDualSumsAfterChanges(t *testing.T) {
+	const m, k = 200, 30
+	h, labels := dualCodes(3, 40, m, k, 4)
+	d, _ := NewDual(m)
+	check := func(d *Dual, what string) {
+		t.Helper()
+		n := d.Samples()
+		want := make([]float64, d.Classes()*m)
+		for i := range n {
+			cols, vals, c := d.Row(i)
+			if c < 0 {
+				continue
+			}
+			for t, j := range cols {
+				want[c*m+int(j)] += float64(vals[t])
+			}
+		}
+		for range 2 {
+			got := d.S()
+			if len(got) != len(want) {
+				t.Fatalf("%s: S has %d values, want %d", what, len(got), len(want))
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(float32(want[i])) {
+					t.Fatalf("%s: S[%d] = %v, want %v", what, i, got[i], float32(want[i]))
+				}
+			}
+			got[0]++ // the caller's copy: must not reach the next answer
+		}
+	}
+	if err := d.Add(h[:20*m], 20, labels[:20]); err != nil {
+		t.Fatal(err)
+	}
+	check(d, "add")
+	c := d.Clone()
+	if err := c.Add(h[20*m:], 20, labels[20:]); err != nil {
+		t.Fatal(err)
+	}
+	check(c, "clone, add")
+	check(d, "original after the clone's add")
+	if err := c.Remove([]int{0, 5, 33}); err != nil {
+		t.Fatal(err)
+	}
+	check(c, "remove")
+	check(d, "original after the clone's remove")
+	if err := c.RemoveClass(1); err != nil {
+		t.Fatal(err)
+	}
+	check(c, "remove class")
+	c.SetClass(0, 2)
+	check(c, "set class")
+	c.GrowClasses(6)
+	check(c, "grow classes")
+}

@@ -103,18 +103,31 @@ func Generate(m, d, p int, seed uint64) (*Matrix, error) {
 	w := &Matrix{M: m, D: d, P: p, Cols: make([]int32, m*p), Vals: make([]float32, m*p), Seed: &seed}
 	parallel.For(m, func(lo, hi int) {
 		perm := make([]int32, d)
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		swaps := make([]int32, p)
+		chosen := make([]uint64, (d+63)/64)
 		for j := lo; j < hi; j++ {
 			src := newNormalSource(seed, uint64(j))
-			for i := range perm {
-				perm[i] = int32(i)
-			}
 			for i := 0; i < p; i++ {
 				r := i + src.intn(d-i)
 				perm[i], perm[r] = perm[r], perm[i]
+				swaps[i] = int32(r)
+			}
+			// the p chosen columns in increasing order: marked in a
+			// bitset and read back in order (O(d/64 + p), where sorting
+			// them took most of the generation's time); then the swaps
+			// undone, in reverse, so perm is the identity again.
+			for _, c := range perm[:p] {
+				chosen[c>>6] |= 1 << (c & 63)
 			}
 			cols := w.Cols[j*p : (j+1)*p]
-			copy(cols, perm[:p])
-			sortInt32(cols)
+			cols = sortedColumns(cols[:0], chosen)
+			for i := p - 1; i >= 0; i-- {
+				r := swaps[i]
+				perm[i], perm[r] = perm[r], perm[i]
+			}
 			vals := w.Vals[j*p : (j+1)*p]
 			for i := range vals {
 				vals[i] = float32(src.norm())
@@ -309,16 +322,7 @@ func (w *Matrix) applySparse(x []float32, n int, h []float32) {
 			acc := make([]float32, blk)
 			for j := lo; j < hi; j++ {
 				a := acc[:n]
-				clear(a)
-				cols := w.Cols[j*w.P : (j+1)*w.P]
-				vals := w.Vals[j*w.P : (j+1)*w.P]
-				for i, c := range cols {
-					v := vals[i]
-					src := xt[int(c)*blk : int(c)*blk+n]
-					for r := range a {
-						a[r] += v * src[r]
-					}
-				}
+				gatherRow(a, xt, blk, w.Cols[j*w.P:(j+1)*w.P], w.Vals[j*w.P:(j+1)*w.P])
 				for r := 0; r < n; r++ {
 					h[r*w.M+j] = a[r]
 				}
@@ -340,20 +344,69 @@ func (w *Matrix) applySparse(x []float32, n int, h []float32) {
 			}
 			for j := 0; j < w.M; j++ {
 				a := acc[:nr]
-				clear(a)
-				cols := w.Cols[j*w.P : (j+1)*w.P]
-				vals := w.Vals[j*w.P : (j+1)*w.P]
-				for i, c := range cols {
-					v := vals[i]
-					src := xt[int(c)*blk : int(c)*blk+nr]
-					for r := range a {
-						a[r] += v * src[r]
-					}
-				}
+				gatherRow(a, xt, blk, w.Cols[j*w.P:(j+1)*w.P], w.Vals[j*w.P:(j+1)*w.P])
 				for r := 0; r < nr; r++ {
 					h[(r0+r)*w.M+j] = a[r]
 				}
 			}
 		}
 	})
+}
+
+// gatherRow sets a[r] to row r's value of one row of W (columns cols,
+// values vals) for the len(a) samples of the transposed block xt (stride
+// blk): a[r] = (((0 + v₀x₀) + v₁x₁) + …), summed in the order of cols.
+// Eight (then four) columns go at a time, each value still summed term by
+// term in that order, so a[r] is loaded and stored once per eight terms
+// instead of once per term.
+func gatherRow(a, xt []float32, blk int, cols []int32, vals []float32) {
+	clear(a)
+	n := len(a)
+	i := 0
+	for ; i+8 <= len(cols); i += 8 {
+		v0, v1, v2, v3 := vals[i], vals[i+1], vals[i+2], vals[i+3]
+		v4, v5, v6, v7 := vals[i+4], vals[i+5], vals[i+6], vals[i+7]
+		s0 := xt[int(cols[i])*blk:][:n]
+		s1 := xt[int(cols[i+1])*blk:][:n]
+		s2 := xt[int(cols[i+2])*blk:][:n]
+		s3 := xt[int(cols[i+3])*blk:][:n]
+		s4 := xt[int(cols[i+4])*blk:][:n]
+		s5 := xt[int(cols[i+5])*blk:][:n]
+		s6 := xt[int(cols[i+6])*blk:][:n]
+		s7 := xt[int(cols[i+7])*blk:][:n]
+		for r := range a {
+			t := a[r]
+			t += v0 * s0[r]
+			t += v1 * s1[r]
+			t += v2 * s2[r]
+			t += v3 * s3[r]
+			t += v4 * s4[r]
+			t += v5 * s5[r]
+			t += v6 * s6[r]
+			t += v7 * s7[r]
+			a[r] = t
+		}
+	}
+	for ; i+4 <= len(cols); i += 4 {
+		v0, v1, v2, v3 := vals[i], vals[i+1], vals[i+2], vals[i+3]
+		s0 := xt[int(cols[i])*blk:][:n]
+		s1 := xt[int(cols[i+1])*blk:][:n]
+		s2 := xt[int(cols[i+2])*blk:][:n]
+		s3 := xt[int(cols[i+3])*blk:][:n]
+		for r := range a {
+			t := a[r]
+			t += v0 * s0[r]
+			t += v1 * s1[r]
+			t += v2 * s2[r]
+			t += v3 * s3[r]
+			a[r] = t
+		}
+	}
+	for ; i < len(cols); i++ {
+		v := vals[i]
+		src := xt[int(cols[i])*blk:][:n]
+		for r := range a {
+			a[r] += v * src[r]
+		}
+	}
 }

@@ -307,3 +307,69 @@ func TestApplyRowsRowIndependent(t *testing.T) {
 		t.Error("short input: no error")
 	}
 }
+
+// TestGenerateMatchesReference checks Generate's columns and values, bit
+// for bit, against the specification written plainly: for each row a
+// fresh identity permutation, a partial Fisher-Yates shuffle of p steps,
+// its first p entries sorted, then p normals. Generate reuses one
+// permutation (undoing the swaps) and orders the columns by a bitset;
+// the widths cover d below, at and above a multiple of 64.
+func TestGenerateMatchesReference(t *testing.T) {
+	for _, tc := range []struct{ m, d, p int }{{50, 1280, 300}, {40, 70, 69}, {30, 64, 64}, {30, 65, 1}, {20, 1, 1}} {
+		w, err := Generate(tc.m, tc.d, tc.p, 77)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range tc.m {
+			src := newNormalSource(77, uint64(j))
+			perm := make([]int32, tc.d)
+			for i := range perm {
+				perm[i] = int32(i)
+			}
+			for i := range tc.p {
+				r := i + src.intn(tc.d-i)
+				perm[i], perm[r] = perm[r], perm[i]
+			}
+			cols := slices.Clone(perm[:tc.p])
+			slices.Sort(cols)
+			vals := make([]float32, tc.p)
+			for i := range vals {
+				vals[i] = float32(src.norm())
+			}
+			if !slices.Equal(cols, w.Cols[j*tc.p:(j+1)*tc.p]) || !slices.Equal(vals, w.Vals[j*tc.p:(j+1)*tc.p]) {
+				t.Fatalf("m=%d d=%d p=%d: row %d differs from the reference", tc.m, tc.d, tc.p, j)
+			}
+		}
+	}
+}
+
+// TestApplySparseSumOrder checks the sparse product bit for bit against
+// its definition in float32: each value summed term by term in the order
+// of W's columns (what saved models' codes and the dual form's stored
+// rows rely on), for a single block of samples (W's rows split among
+// workers), several blocks, and p not a multiple of the unrolling.
+func TestApplySparseSumOrder(t *testing.T) {
+	for _, tc := range []struct{ m, d, p, n int }{{300, 1280, 300, 15}, {97, 33, 7, 131}, {50, 40, 1, 3}, {64, 20, 6, 64}} {
+		w, _ := Generate(tc.m, tc.d, tc.p, 11)
+		r := rand.New(rand.NewPCG(3, 4))
+		x := make([]float32, tc.n*tc.d)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		h := make([]float32, tc.n*tc.m)
+		if err := w.Apply(context.Background(), Sparse, x, tc.n, h); err != nil {
+			t.Fatal(err)
+		}
+		for i := range tc.n {
+			for j := range tc.m {
+				var s float32
+				for l := range tc.p {
+					s += w.Vals[j*tc.p+l] * x[i*tc.d+int(w.Cols[j*tc.p+l])]
+				}
+				if math.Float32bits(s) != math.Float32bits(h[i*tc.m+j]) {
+					t.Fatalf("m=%d d=%d p=%d n=%d: h[%d][%d] = %g, the ordered sum %g", tc.m, tc.d, tc.p, tc.n, i, j, h[i*tc.m+j], s)
+				}
+			}
+		}
+	}
+}

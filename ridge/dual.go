@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/flycl/flycl/internal/parallel"
 	"github.com/flycl/flycl/linalg"
@@ -43,6 +44,44 @@ type Dual struct {
 	eigOK  bool
 	eigval []float64 // ascending, clamped at 0
 	eigvec []float64 // row i: the unit eigenvector of eigval[i]
+
+	sums *sumsCache // S of the rows, reused while they are the same
+}
+
+// sumsCache holds the last S computed with what it was computed from:
+// the class count, every row's class and its storage (rows never change
+// once added, so the same storage is the same row). A Dual and its clones
+// share one; S checks the key (O(n)) before reusing it, so no mutation
+// has to remember to drop it, and concurrent readers each see a whole
+// entry.
+type sumsCache struct{ p atomic.Pointer[sumsEntry] }
+
+type sumsEntry struct {
+	nc   int
+	cls  []int
+	rows []*int32
+	s    []float32
+}
+
+// rowKey is the storage of row i, its identity.
+func (d *Dual) rowKey(i int) *int32 {
+	if len(d.cols[i]) == 0 {
+		return nil
+	}
+	return &d.cols[i][0]
+}
+
+// holds reports whether e was computed from d's rows as they are.
+func (e *sumsEntry) holds(d *Dual) bool {
+	if e == nil || e.nc != d.nc || !slices.Equal(e.cls, d.cls) {
+		return false
+	}
+	for i, r := range e.rows {
+		if r != d.rowKey(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // NewDual returns an empty dual form for m-dimensional codes.
@@ -50,7 +89,7 @@ func NewDual(m int) (*Dual, error) {
 	if m <= 0 {
 		return nil, fmt.Errorf("ridge: dimension must be positive, got %d", m)
 	}
-	return &Dual{m: m}, nil
+	return &Dual{m: m, sums: new(sumsCache)}, nil
 }
 
 // Dim returns m.
@@ -128,24 +167,43 @@ func (d *Dual) appendRows(cols [][]int32, vals [][]float32, cls []int) {
 	for i := range n0 {
 		copy(k[i*n:i*n+n0], d.k[i*n0:(i+1)*n0])
 	}
-	buf := make([]float64, d.m)
-	for i := n0; i < n; i++ {
-		for t, c := range d.cols[i] {
-			buf[c] = float64(d.vals[i][t])
+	// The new rows go by blocks of up to dualBlock, scattered transposed
+	// (column c holds the block's values at c, contiguous): row j's
+	// gather then reads, per non-zero, the block's values together. Entry
+	// (i, j) is Σ over row j's columns, ascending, of hᵢ[c]·hⱼ[c] in
+	// float64 (exact products of float32 values; columns where row i is
+	// zero add an exact 0): the same sum in the same order as one row
+	// gathered at a time, and, since only the columns both rows hold add
+	// anything, the same bits whichever of i, j is scattered.
+	const dualBlock = 32
+	for b0 := n0; b0 < n; b0 += dualBlock {
+		b1 := min(n, b0+dualBlock)
+		nb := b1 - b0
+		buf := make([]float64, d.m*nb)
+		for i := b0; i < b1; i++ {
+			for t, c := range d.cols[i] {
+				buf[int(c)*nb+i-b0] = float64(d.vals[i][t])
+			}
 		}
-		// each entry is summed in one order whatever the split
-		parallel.For(i+1, func(lo, hi int) {
+		parallel.For(b1, func(lo, hi int) {
+			s := make([]float64, nb)
 			for j := lo; j < hi; j++ {
-				var s float64
+				clear(s)
+				vals := d.vals[j]
 				for t, c := range d.cols[j] {
-					s += buf[c] * float64(d.vals[j][t])
+					v := float64(vals[t])
+					col := buf[int(c)*nb:][:nb]
+					for r := range s {
+						s[r] += col[r] * v
+					}
 				}
-				k[i*n+j], k[j*n+i] = s, s
+				for r, v := range s {
+					if i := b0 + r; j <= i {
+						k[i*n+j], k[j*n+i] = v, v
+					}
+				}
 			}
 		})
-		for _, c := range d.cols[i] {
-			buf[c] = 0
-		}
 	}
 	d.k, d.eigOK = k, false
 }
@@ -260,6 +318,25 @@ func (d *Dual) distance(r int, code []float32) float64 {
 // S returns the class sums Sᵀ = YᵀH (classes × m) in float32, summed in
 // float64.
 func (d *Dual) S() []float32 {
+	if d.sums != nil {
+		if e := d.sums.p.Load(); e.holds(d) {
+			return slices.Clone(e.s)
+		}
+	}
+	out := d.classSums()
+	if d.sums != nil && d.nc*d.m > 0 {
+		rows := make([]*int32, len(d.cls))
+		for i := range rows {
+			rows[i] = d.rowKey(i)
+		}
+		d.sums.p.Store(&sumsEntry{nc: d.nc, cls: slices.Clone(d.cls), rows: rows, s: slices.Clone(out)})
+	}
+	return out
+}
+
+// classSums computes S: per class, the sum of its rows in float64, in
+// the order of the rows, rounded once to float32.
+func (d *Dual) classSums() []float32 {
 	s := make([]float64, d.nc*d.m)
 	for i, c := range d.cls {
 		if c < 0 {
@@ -641,20 +718,47 @@ func (d *Dual) Solve(ctx context.Context, lambda float64) (*Solution, error) {
 func (s *Solution) Coef() []float32 {
 	d := s.d
 	n, m := len(d.cls), d.m
-	out := make([]float32, d.nc*m)
-	// one class per worker at a time: each sum in one order whatever the split
-	parallel.Each(d.nc, func(c int) {
-		row := make([]float64, m)
-		for i := range n {
-			ai := s.a[c*n+i]
-			for t, j := range d.cols[i] {
-				row[j] += ai * float64(d.vals[i][t])
+	nc := d.nc
+	out := make([]float32, nc*m)
+	if nc == 0 || n == 0 {
+		return out
+	}
+	// W's columns split among the workers; each walks every row's
+	// non-zeros in its range once per group of up to 64 classes (a
+	// contiguous multiply-add per non-zero, and at most 64 float64 sums
+	// per column held). Entry (c, j) is the sum over the rows in order of
+	// aᵢ꜀·hᵢⱼ, whatever the split.
+	const group = 64
+	at := make([]float64, n*group) // Aᵀ of the group: row i holds sample i's coefficients
+	for c0 := 0; c0 < nc; c0 += group {
+		g := min(group, nc-c0)
+		for c := range g {
+			for i := range n {
+				at[i*g+c] = s.a[(c0+c)*n+i]
 			}
 		}
-		for j, v := range row {
-			out[c*m+j] = float32(v)
-		}
-	})
+		parallel.For(m, func(lo, hi int) {
+			acc := make([]float64, (hi-lo)*g)
+			for i := range n {
+				cols, vals := d.cols[i], d.vals[i]
+				t0, _ := slices.BinarySearch(cols, int32(lo))
+				t1, _ := slices.BinarySearch(cols, int32(hi))
+				ai := at[i*g : (i+1)*g]
+				for t := t0; t < t1; t++ {
+					v := float64(vals[t])
+					row := acc[(int(cols[t])-lo)*g:][:g]
+					for c, a := range ai {
+						row[c] += a * v
+					}
+				}
+			}
+			for j := lo; j < hi; j++ {
+				for c := range g {
+					out[(c0+c)*m+j] = float32(acc[(j-lo)*g+c])
+				}
+			}
+		})
+	}
 	return out
 }
 

@@ -193,3 +193,128 @@ func relErr64(got, want []float64) float64 {
 	}
 	return math.Sqrt(d / s)
 }
+
+// TestDualKernelBits checks K bit for bit against its definition: entry
+// (i, j) the float64 sum, over the columns both rows hold in ascending
+// order, of the products of their float32 values (exact in float64). The
+// adds come in several sizes (one row, a block and more than a block at
+// once), so rows scattered together and apart are both covered, and the
+// sum must not depend on which of the two rows was added first.
+func TestDualKernelBits(t *testing.T) {
+	const m, k = 400, 60
+	h, labels := dualCodes(5, 80, m, k, 4)
+	d, _ := NewDual(m)
+	at := 0
+	for _, n := range []int{1, 5, 40, 1, 33} {
+		if err := d.Add(h[at*m:(at+n)*m], n, labels[at:at+n]); err != nil {
+			t.Fatal(err)
+		}
+		at += n
+	}
+	n := d.Samples()
+	for i := range n {
+		for j := range n {
+			var s float64
+			for c := range m {
+				if a, b := h[i*m+c], h[j*m+c]; a != 0 && b != 0 {
+					s += float64(a) * float64(b)
+				}
+			}
+			if got := d.k[i*n+j]; math.Float64bits(got) != math.Float64bits(s) {
+				t.Fatalf("K[%d][%d] = %v, the ordered sum %v", i, j, got, s)
+			}
+		}
+	}
+}
+
+// TestDualCoefBits checks W = HᵀA bit for bit against its definition:
+// entry (c, j) the float64 sum over the rows in order of aᵢ꜀·hᵢⱼ, rounded
+// once to float32; with more classes than one group of the product (64)
+// and a few, and m not a multiple of the workers' split.
+func TestDualCoefBits(t *testing.T) {
+	for _, nc := range []int{3, 70} {
+		const n, m, k = 90, 301, 40
+		h, labels := dualCodes(9, n, m, k, nc)
+		d, _ := NewDual(m)
+		if err := d.Add(h, n, labels); err != nil {
+			t.Fatal(err)
+		}
+		sol, err := d.Solve(context.Background(), 0.3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := sol.Coef()
+		for c := range nc {
+			for j := range m {
+				var s float64
+				for i := range n {
+					if v := h[i*m+j]; v != 0 {
+						s += sol.a[c*n+i] * float64(v)
+					}
+				}
+				if math.Float32bits(got[c*m+j]) != math.Float32bits(float32(s)) {
+					t.Fatalf("classes %d: W[%d][%d] = %v, the ordered sum %v", nc, c, j, got[c*m+j], float32(s))
+				}
+			}
+		}
+	}
+}
+
+// TestDualSumsAfterChanges checks S against the class sums of the rows
+// held (float64 sums in row order, rounded once), after every kind of
+// change, asked twice each time (the second answer may be the reused
+// one), on a dual form and on a clone changed apart from it.
+func TestDualSumsAfterChanges(t *testing.T) {
+	const m, k = 200, 30
+	h, labels := dualCodes(3, 40, m, k, 4)
+	d, _ := NewDual(m)
+	check := func(d *Dual, what string) {
+		t.Helper()
+		n := d.Samples()
+		want := make([]float64, d.Classes()*m)
+		for i := range n {
+			cols, vals, c := d.Row(i)
+			if c < 0 {
+				continue
+			}
+			for t, j := range cols {
+				want[c*m+int(j)] += float64(vals[t])
+			}
+		}
+		for range 2 {
+			got := d.S()
+			if len(got) != len(want) {
+				t.Fatalf("%s: S has %d values, want %d", what, len(got), len(want))
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(float32(want[i])) {
+					t.Fatalf("%s: S[%d] = %v, want %v", what, i, got[i], float32(want[i]))
+				}
+			}
+			got[0]++ // the caller's copy: must not reach the next answer
+		}
+	}
+	if err := d.Add(h[:20*m], 20, labels[:20]); err != nil {
+		t.Fatal(err)
+	}
+	check(d, "add")
+	c := d.Clone()
+	if err := c.Add(h[20*m:], 20, labels[20:]); err != nil {
+		t.Fatal(err)
+	}
+	check(c, "clone, add")
+	check(d, "original after the clone's add")
+	if err := c.Remove([]int{0, 5, 33}); err != nil {
+		t.Fatal(err)
+	}
+	check(c, "remove")
+	check(d, "original after the clone's remove")
+	if err := c.RemoveClass(1); err != nil {
+		t.Fatal(err)
+	}
+	check(c, "remove class")
+	c.SetClass(0, 2)
+	check(c, "set class")
+	c.GrowClasses(6)
+	check(c, "grow classes")
+}

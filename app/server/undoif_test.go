@@ -37,9 +37,12 @@ func TestUndoVersion(t *testing.T) {
 	}
 	defer s.Close()
 	hs := newLoopbackServer(t, s)
+	var rmu sync.Mutex // the clients below share r
 	r := rand.New(rand.NewPCG(7, 8))
 	learn := func(label string, c int) uint64 {
+		rmu.Lock()
 		x, _ := clusters(r, []int{c}, 4)
+		rmu.Unlock()
 		var lr LearnResponse
 		code, _, body := do(t, "POST", hs+"/v1/learn", "application/json", jsonBody(t, Request{Features: x, Label: label}), "", &lr)
 		if code != http.StatusOK {

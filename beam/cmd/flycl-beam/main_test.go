@@ -11,6 +11,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/configflag"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/beam/pipeline"
 	"github.com/flycl/flycl/format/modelfile"
@@ -109,8 +110,8 @@ func TestLaunchConfig(t *testing.T) {
 		}
 		if tc.args == nil {
 			def := flycl.DefaultConfig()
-			if tc.images && (got.M != 3000 || reflect.DeepEqual(got, def)) {
-				t.Errorf("images without size flags: m=%d, want the image default 3000, not the paper's %d", got.M, def.M)
+			if img := deploy.DefaultImageConfig(d); tc.images && (got.M != img.M || reflect.DeepEqual(got, def)) {
+				t.Errorf("images without size flags: m=%d, want the image defaults (m=%d), not the paper's %+v", got.M, img.M, def)
 			}
 			if !tc.images && !reflect.DeepEqual(got, def) {
 				t.Errorf("feature vectors without flags: %+v, want flycl.DefaultConfig", got)

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/flycl/flycl/app/inbox"
-	"github.com/flycl/flycl/app/watch"
 )
 
 // Keeper keeps tries in a labelling inbox (package inbox, the folder
@@ -27,43 +26,18 @@ type Keeper struct {
 	Log    *slog.Logger
 
 	once      sync.Once
-	q         chan inbox.Entry
-	done      chan struct{}
+	w         inbox.Queue
 	confident atomic.Int64
-	kept      atomic.Int64
-	dropped   atomic.Int64
-	failed    atomic.Int64
 }
 
 // KeeperStats counts what a Keeper did.
-type KeeperStats = watch.KeeperStats
+type KeeperStats = inbox.QueueStats
 
 // Stats returns the counts so far.
-func (k *Keeper) Stats() KeeperStats {
-	return KeeperStats{Kept: int(k.kept.Load()), Dropped: int(k.dropped.Load()), Failed: int(k.failed.Load())}
-}
+func (k *Keeper) Stats() KeeperStats { return k.w.Stats() }
 
 func (k *Keeper) start() {
-	k.once.Do(func() {
-		if k.Log == nil {
-			k.Log = slog.Default()
-		}
-		k.q = make(chan inbox.Entry, max(k.Queue, 8))
-		k.done = make(chan struct{})
-		go func() {
-			defer close(k.done)
-			for e := range k.q {
-				it, _, err := k.Inbox.Add(e)
-				if err != nil {
-					k.failed.Add(1)
-					k.Log.Warn("inbox: cannot keep a crop", "camera", e.Camera, "err", err)
-					continue
-				}
-				k.kept.Add(1)
-				k.Log.Debug("inbox: kept a crop", "id", it.ID, "camera", e.Camera, "guess", it.Guess, "why", it.Why)
-			}
-		}()
-	})
+	k.once.Do(func() { k.w = inbox.Queue{Inbox: k.Inbox, Size: k.Queue, Log: k.Log, What: "crop"} })
 }
 
 // Keep is a Config.Keep: it queues t when it is to be kept.
@@ -96,17 +70,12 @@ func (k *Keeper) Keep(t Try) {
 	for _, s := range p.Top {
 		e.Top = append(e.Top, inbox.Score{Class: s.Name, Score: s.Score})
 	}
-	select {
-	case k.q <- e:
-	default:
-		k.dropped.Add(1)
-	}
+	k.w.Put(e)
 }
 
 // Close writes the tries still queued and stops the Keeper's goroutine,
 // once the Labeller's Run has returned. It does not close the inbox.
 func (k *Keeper) Close() {
 	k.start()
-	close(k.q)
-	<-k.done
+	k.w.Close()
 }

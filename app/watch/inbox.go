@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
-	"sync/atomic"
 
 	"github.com/flycl/flycl/app/inbox"
 	"github.com/flycl/flycl/vision/imageio"
@@ -39,59 +38,30 @@ type Keeper struct {
 	Queue   int // frames waiting to be written at most (≤ 0: 8)
 	Log     *slog.Logger
 
-	once    sync.Once
-	q       chan inbox.Entry
-	done    chan struct{}
-	last    map[string]int // by zone: the frame last kept
-	kept    atomic.Int64
-	dropped atomic.Int64
-	failed  atomic.Int64
+	once sync.Once
+	w    inbox.Queue
+	last map[string]int // by zone: the frame last kept
 }
 
-// KeeperStats counts what a Keeper did.
-type KeeperStats struct {
-	Kept    int // items written to the inbox
-	Dropped int // frames not kept because the queue was full
-	Failed  int // items the inbox refused (logged)
-}
+// KeeperStats counts what a Keeper did (Dropped: frames not kept because
+// the queue was full).
+type KeeperStats = inbox.QueueStats
 
 // Stats returns the counts so far.
-func (k *Keeper) Stats() KeeperStats {
-	return KeeperStats{Kept: int(k.kept.Load()), Dropped: int(k.dropped.Load()), Failed: int(k.failed.Load())}
-}
+func (k *Keeper) Stats() KeeperStats { return k.w.Stats() }
 
 func (k *Keeper) start() {
 	k.once.Do(func() {
-		if k.Log == nil {
-			k.Log = slog.Default()
-		}
-		k.q = make(chan inbox.Entry, cmpOrInt(k.Queue, 8))
-		k.done = make(chan struct{})
+		k.w = inbox.Queue{Inbox: k.Inbox, Size: k.Queue, Log: k.Log, What: "frame"}
 		k.last = map[string]int{}
-		go k.run()
 	})
-}
-
-func (k *Keeper) run() {
-	defer close(k.done)
-	for e := range k.q {
-		it, _, err := k.Inbox.Add(e)
-		if err != nil {
-			k.failed.Add(1)
-			k.Log.Warn("inbox: cannot keep a frame", "zone", e.Zone, "err", err)
-			continue
-		}
-		k.kept.Add(1)
-		k.Log.Debug("inbox: kept a frame", "id", it.ID, "zone", e.Zone, "guess", it.Guess, "why", it.Why)
-	}
 }
 
 // Close writes the frames still queued and stops the Keeper's goroutine,
 // once Run has returned; call it once. It does not close the inbox.
 func (k *Keeper) Close() {
 	k.start()
-	close(k.q)
-	<-k.done
+	k.w.Close()
 }
 
 // observe decides whether to keep frame's img (zone's crop, "" for the
@@ -117,11 +87,8 @@ func (k *Keeper) observe(frame int, zone string, img *imageio.RGB, p Prediction,
 	}
 	// the frame buffers are reused: the inbox gets a copy
 	e.Image = &imageio.RGB{W: img.W, H: img.H, Pix: append([]uint8(nil), img.Pix[:3*img.W*img.H]...)}
-	select {
-	case k.q <- e:
+	if k.w.Put(e) {
 		k.last[zone] = frame
-	default:
-		k.dropped.Add(1)
 	}
 }
 

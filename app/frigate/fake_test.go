@@ -62,6 +62,11 @@ type fakeFrigate2 struct {
 	// requests seen, "METHOD path?query"
 	requests []string
 	posts    []string // "id subLabel score"
+	// onPost, when set, is called with the lock held once a sub-label
+	// is set and before the response is written, with the events
+	// message Frigate publishes for the object now: real Frigate
+	// publishes it on its own schedule, so it may arrive first.
+	onPost func(msg []byte)
 }
 
 func (f *fakeFrigate2) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -166,6 +171,10 @@ func (f *fakeFrigate2) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			score = fmt.Sprintf("%.4f", *b.SubLabelScore)
 		}
 		f.posts = append(f.posts, id+" "+o.sub+" "+score)
+		if f.onPost != nil {
+			after := o.eventJSON(id)
+			f.onPost([]byte(fmt.Sprintf(`{"before":%s,"after":%s,"type":"update"}`, after, after)))
+		}
 		writeJSON(w, 200, map[string]any{"success": true, "message": "Event " + id + " sub label set to " + o.sub})
 	default:
 		writeJSON(w, 404, map[string]any{"detail": "Not Found"})

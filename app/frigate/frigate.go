@@ -595,6 +595,11 @@ func (l *Labeller) try(ctx context.Context, j job) error {
 		return nil
 	}
 	st.decided = true
+	// The answer counts as flycl's before the request is sent: Frigate
+	// publishes the object with this sub-label as soon as it is set, and
+	// that message may arrive before the response.
+	before := st.posted
+	st.posted = best
 	tries := len(st.votes)
 	l.mu.Unlock()
 	if utf8.RuneCountInString(best) > MaxSubLabel {
@@ -608,12 +613,12 @@ func (l *Labeller) try(ctx context.Context, j job) error {
 	if _, err := l.do(ctx, http.MethodPost, l.endpoint(j.id, "sub_label"), b); err != nil {
 		l.mu.Lock()
 		st.decided = false // a later try may post
+		st.posted = before
 		l.mu.Unlock()
 		return fmt.Errorf("sub_label: %w", err)
 	}
 	l.mu.Lock()
 	l.stats.Labelled++
-	st.posted = best
 	notify := l.notify
 	l.mu.Unlock()
 	if notify != nil {

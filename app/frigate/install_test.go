@@ -296,3 +296,37 @@ func (w *lockedWriter) Write(b []byte) (int, error) {
 	defer w.mu.Unlock()
 	return w.w.Write(b)
 }
+
+// TestOwnSubLabelBeforeResponse: Frigate publishes the object with the
+// sub-label flycl set as soon as it is set, so that message can arrive
+// before the POST's response. It is flycl's own answer, not another
+// source's: the object counts as decided, not as "another sub-label".
+func TestOwnSubLabelBeforeResponse(t *testing.T) {
+	box := [4]int{200, 150, 320, 260}
+	ff := &fakeFrigate2{objs: map[string]*frigateObject{
+		"r": {camera: "garden", label: "bird", frame: scene(640, 480, box, color.RGBA{220, 30, 30, 255}), frameTime: 1, box: box},
+	}}
+	srv := httptest.NewServer(ff)
+	defer srv.Close()
+	l, err := New(Config{Frigate: srv.URL, Classify: &recorder{seen: map[string][]*imageio.RGB{}}, MinBox: 64, Backoff: time.Millisecond, Rule: oneTry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	echoed := 0
+	ff.onPost = func(msg []byte) { l.Handle(msg); echoed++ }
+	ff.mu.Lock()
+	first := ff.objs["r"].eventJSON("r")
+	ff.mu.Unlock()
+	l.Handle([]byte(`{"before":null,"after":` + first + `,"type":"new"}`))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.Run(ctx); close(done) }()
+	for end := time.Now().Add(10 * time.Second); l.Stats().Labelled == 0 && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+	}
+	cancel()
+	<-done
+	s := l.Stats()
+	if echoed != 1 || s.Labelled != 1 || s.Skipped[SkipDecided] != 1 || s.Skipped[SkipOtherSubLabel] != 0 {
+		t.Fatalf("echoed %d, stats %+v: want the echo of flycl's own sub-label counted as decided", echoed, s)
+	}
+}

@@ -230,6 +230,12 @@ func TestDefaultInstall(t *testing.T) {
 		t.Fatalf("tracked_object_update %s", updates[0])
 	}
 	send("update", "1700000000.0-robin") // carries the sub-label flycl set: no new try, no post
+	// A message over MaxMessage is dropped as it arrives and counted as
+	// refused; the connection goes on (the ends below are still counted).
+	if tok := pub.Publish("frigate/events", 1, false, bytes.Repeat([]byte{' '}, 2*MaxMessage)); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("publish: %v", tok.Error())
+	}
+	wait("the large message refused", func() bool { return l.Stats().Bad == 1 })
 	ff.mu.Lock()
 	ff.objs["1700000000.0-robin"].ended = true
 	ff.mu.Unlock()
@@ -248,7 +254,7 @@ func TestDefaultInstall(t *testing.T) {
 	if ff.objs["1700000000.0-alice"].sub != "Alice" {
 		t.Fatalf("face recognition's sub-label replaced by %q", ff.objs["1700000000.0-alice"].sub)
 	}
-	if st.Skipped[SkipOtherSubLabel] != 1 || st.Labelled != 1 || st.Errors != 0 || st.Classified != 3 {
+	if st.Skipped[SkipOtherSubLabel] != 1 || st.Labelled != 1 || st.Errors != 0 || st.Classified != 3 || st.Bad != 1 {
 		t.Fatalf("stats %+v: want 3 tries of the robin, its label, Alice's left alone", st)
 	}
 	// Every crop classified is Frigate's clean crop, resized to 256: compared with it where

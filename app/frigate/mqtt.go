@@ -59,7 +59,7 @@ func Listen(ctx context.Context, m MQTT, l *Labeller) (Stats, error) {
 	subscribed := make(chan error, 1)
 	o := paho.NewClientOptions().AddBroker(u.String()).SetClientID(id).
 		SetAutoReconnect(true).SetConnectRetry(true).SetMaxReconnectInterval(30 * time.Second).
-		SetOrderMatters(true).SetCustomOpenConnectionFn(mqttlimit.Open(MaxMessage+1<<17, nil)) // a payload over MaxMessage (with its topic) is dropped as it arrives, not held
+		SetOrderMatters(true).SetCustomOpenConnectionFn(mqttlimit.Open(MaxMessage+1<<17, l.tooLarge)) // a payload over MaxMessage (with its topic) is dropped as it arrives, not held
 	if m.Username != "" {
 		o.SetUsername(m.Username).SetPassword(m.Password)
 	}
@@ -145,4 +145,11 @@ func connect(ctx context.Context, c paho.Client, broker string, log *slog.Logger
 		}
 		wait = min(2*wait, 30*time.Second)
 	}
+}
+
+// tooLarge logs a message the connection dropped as it arrived because
+// it was over the limit. Its emptied payload still reaches Handle, which
+// counts it as received and refused.
+func (l *Labeller) tooLarge(topic string, size int64) {
+	l.cfg.Log.Warn("frigate: message over the limit dropped", "topic", topic, "bytes", size, "limit", MaxMessage)
 }

@@ -3,6 +3,8 @@ package watch
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/locate"
@@ -57,4 +59,22 @@ func OpenFile(ctx context.Context, path string, o ModelOptions, r locate.Resolve
 		return nil, err
 	}
 	return &File{ModelClassifier: mc, Extractor: ex}, nil
+}
+
+// Follow returns f's classifier that follows the model file at path:
+// with every > 0, a Reloading fed by a FileWatcher that polls path every
+// so often (unknown is FileWatcher.Unknown), and stop, which ends the
+// watcher and logs its reloads (with args); else f's own classifier, and
+// a stop that does nothing.
+func (f *File) Follow(ctx context.Context, path string, every time.Duration, unknown string, log *slog.Logger, args ...any) (Classifier, func()) {
+	if every <= 0 {
+		return f.ModelClassifier, func() {}
+	}
+	rl := NewReloading(f.ModelClassifier)
+	fw := &FileWatcher{Path: path, Interval: every, Into: rl, Unknown: unknown, Pipeline: f.Extractor.Pipeline(), Log: log}
+	stopWatcher := fw.Start(ctx)
+	return rl, func() {
+		n, failed := stopWatcher()
+		log.Info("model reloads", append(args, "reloads", n, "failed", failed)...)
+	}
 }

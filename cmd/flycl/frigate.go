@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/flycl/flycl/app/frigate"
+	"github.com/flycl/flycl/app/watch"
 	"github.com/flycl/flycl/app/watch/mqtt"
 	"github.com/flycl/flycl/internal/smallfile"
 )
@@ -36,7 +37,7 @@ type frigateFlags struct {
 	minBox, minProb, agreement                                float64
 	queue, retries, threads, minTries, maxTries               int
 	quality, height, workers                                  int
-	timeout                                                   time.Duration
+	timeout, reload                                           time.Duration
 	overwrite, noUpdate                                       bool
 }
 
@@ -67,6 +68,7 @@ func (f *frigateFlags) addFlags(c *cobra.Command) {
 	fl.IntVar(&f.height, "height", 0, "height of the snapshots asked of Frigate (0: the model's resize, 256 for the presets)")
 	fl.IntVar(&f.workers, "workers", 4, "snapshots fetched at once (one camera holds half of them at most)")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "overall deadline of one HTTP request to Frigate, body included")
+	fl.DurationVar(&f.reload, "reload", watch.DefaultReloadInterval, "how often to check the model file for a new version, used from the next try on (0: never)")
 	fl.IntVar(&f.queue, "queue", 64, "snapshots waiting for classification at most (the oldest is dropped)")
 	fl.IntVar(&f.retries, "retries", 3, "retries of a failed HTTP request (backoff doubling from 200 ms)")
 	fl.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: its default)")
@@ -162,7 +164,9 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 		return err
 	}
 	defer mc.Close()
-	cfg.Classify = mc.ModelClassifier
+	classify, stopReload := mc.Follow(cmd.Context(), f.model, f.reload, f.unknown, log)
+	defer stopReload()
+	cfg.Classify = classify
 	if cfg.Height == 0 {
 		cfg.Height = mc.Extractor.Preset.Resize
 	}

@@ -206,12 +206,13 @@ func TestFrigate(t *testing.T) {
 		t.Fatalf("flycl frigate: %v", err)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	slices.Sort(posts)
-	if strings.Join(posts, "|") != strings.Join(wantPosts, "|") {
-		t.Fatalf("sub_label POSTs %q, want %q (flycl predict on the same snapshots)", posts, wantPosts)
+	gotPosts, gotSnapshots := strings.Join(posts, "|"), snapshots
+	mu.Unlock()
+	if gotPosts != strings.Join(wantPosts, "|") {
+		t.Fatalf("sub_label POSTs %q, want %q (flycl predict on the same snapshots)", gotPosts, wantPosts)
 	}
-	if snapshots != 2 && snapshots != 3 {
+	if snapshots := gotSnapshots; snapshots != 2 && snapshots != 3 {
 		t.Fatalf("%d snapshots fetched, want 2 or 3 (plane once or twice, frog once)", snapshots)
 	}
 	var st struct {
@@ -223,7 +224,7 @@ func TestFrigate(t *testing.T) {
 	}
 	sk := st.Skipped
 	// plane2 finds the plane decided (skipped) or is tried (its try posts nothing): one or the other.
-	if st.Classified != int64(snapshots) || st.Labelled != 2 || st.Errors != 0 || st.Bad != 0 || sk["small"] != 1 || sk["label"] != 1 ||
+	if st.Classified != int64(gotSnapshots) || st.Labelled != 2 || st.Errors != 0 || st.Bad != 0 || sk["small"] != 1 || sk["label"] != 1 ||
 		sk["camera"] != 1 || sk["end"] != 1 || sk["same_snapshot"]+sk["decided"] < 1 || st.Received != 7+sk["same_snapshot"]+sk["decided"]-(3-st.Classified) {
 		t.Fatalf("counters %s", out.String())
 	}
@@ -240,6 +241,76 @@ func TestFrigate(t *testing.T) {
 	cancel2()
 	if err := <-done2; err == nil || !strings.Contains(err.Error(), "nothing was labelled") {
 		t.Fatalf("a run that labelled nothing: err %v, want one saying so", err)
+	}
+
+	// A running flycl frigate takes up a new version of its model file
+	// (--reload): the frog's pictures relearned as "toad", each new frog
+	// object is answered as flycl predict answers with the new version,
+	// from some object on and for every object after it.
+	ctx3, cancel3 := context.WithCancel(context.Background())
+	defer cancel3()
+	done3 := make(chan error, 1)
+	go func() {
+		root := newRoot()
+		root.SetOut(&bytes.Buffer{})
+		root.SetArgs([]string{"frigate", "--mqtt", broker, "--frigate", srv.URL, "--model", model, "--ort-lib", lib, "--client-id", "flycl-test-3",
+			"--min-tries", "1", "--reload", "100ms"})
+		done3 <- root.ExecuteContext(ctx3)
+	}()
+	if out, err := runCLI(t, "forget", "--model", model, "--class", "frog"); err != nil {
+		t.Fatalf("forget: %v\n%s", err, out)
+	}
+	toads := filepath.Join(t.TempDir(), "toad")
+	os.MkdirAll(toads, 0o755)
+	r := rand.New(rand.NewPCG(11, uint64(slices.Index(classes, "frog"))))
+	for j := range 4 { // the frog's learn pictures, as above
+		os.WriteFile(filepath.Join(toads, fmt.Sprintf("%d.png", j)), encodePicture(t, shapePicture(drawnAs["frog"], 160, r), "png"), 0o644)
+	}
+	if out, err := runCLI(t, "learn", "--data", "folder:"+filepath.Dir(toads), "--model", model, "--ort-lib", lib, "--cache", "", "--quiet"); err != nil {
+		t.Fatalf("learn: %v\n%s", err, out)
+	}
+	toad := predictOf("frog")
+	if !strings.HasPrefix(toad, "toad ") {
+		t.Fatalf("flycl predict answers %q for the frog's snapshot after its relearn as toad", toad)
+	}
+	mu.Lock()
+	posts = nil
+	mu.Unlock()
+	var sent []string
+	for i := 0; ; i++ {
+		id := fmt.Sprintf("%d.6-frog", 60+i)
+		mu.Lock()
+		snapOf[id] = "frog"
+		mu.Unlock()
+		sent = append(sent, id)
+		pub.Publish("frigate/events", 1, false, event("new", "", object(id, "front", "bird", big, 1700000002.5, false))).WaitTimeout(5 * time.Second)
+		time.Sleep(200 * time.Millisecond)
+		mu.Lock()
+		got := slices.Clone(posts)
+		mu.Unlock()
+		if slices.Contains(got, id+" "+toad) {
+			break
+		}
+		if i == 150 {
+			t.Fatalf("after %d objects, no sub-label of the new version: posts %q, want %q", i+1, got, toad)
+		}
+	}
+	cancel3()
+	if err := <-done3; err != nil {
+		t.Fatalf("flycl frigate --reload: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	seenToad := false
+	for _, id := range sent { // an object answered by the new version is never followed by one answered by the old
+		for _, p := range posts {
+			if strings.HasPrefix(p, id+" ") {
+				if seenToad && p != id+" "+toad {
+					t.Fatalf("posts %q: %s answered by the old version after the new one was in use", posts, id)
+				}
+				seenToad = seenToad || p == id+" "+toad
+			}
+		}
 	}
 }
 

@@ -99,7 +99,7 @@ func (v *Several) Run(ctx context.Context) ([]Result, error) {
 		}
 		mc.Top = k.Top
 		log.Info("model", "model", k.Model, "classes", mc.Predictor.Classes().Len(), "backbone", mc.Extractor.Name())
-		cl, stop := follow(ctx, mc, k.Model, v.Reload, k.Unknown, log, "model", k.Model)
+		cl, stop := mc.Follow(ctx, k.Model, v.Reload, k.Unknown, log, "model", k.Model)
 		return &Model{Classifier: cl, ShortSide: watch.ShortSideFor(mc.Extractor.Preset), Name: filepath.Base(k.Model),
 			Version: mc.Predictor.Version(), Close: func() error { stop(); return mc.Close() }}, nil
 	}

@@ -99,7 +99,7 @@ func (s *Single) Run(ctx context.Context) (st watch.Stats, err error) {
 		cfg.Collect = &watch.Collector{Dir: s.Collect.Dir, Every: s.Collect.Every, Max: s.Collect.Max}
 	}
 	var stopReload func()
-	cfg.Classify, stopReload = follow(ctx, mc, s.Model, s.Reload, s.Unknown, log)
+	cfg.Classify, stopReload = mc.Follow(ctx, s.Model, s.Reload, s.Unknown, log)
 	closers = append(closers, stopReload)
 	if s.Inbox.Dir != "" {
 		k, stop, err := s.keeper(log)
@@ -126,7 +126,7 @@ func (s *Single) Run(ctx context.Context) (st watch.Stats, err error) {
 		log.Info("zone model", "zone", z.Name, "model", file, "classes", zc.Predictor.Classes().Len(), "version", zc.Predictor.Version())
 		classes = append(classes, zc.Predictor.Classes().Names()...)
 		var stop func()
-		opened[file], stop = follow(ctx, zc, file, s.Reload, s.Unknown, log, "model", file)
+		opened[file], stop = zc.Follow(ctx, file, s.Reload, s.Unknown, log, "model", file)
 		closers = append(closers, stop)
 	}
 	for zone, file := range zoneFiles {
@@ -209,21 +209,4 @@ func OpenInbox(dir string, o inbox.Options, log *slog.Logger) (*inbox.Inbox, err
 	n, b := ib.Len()
 	log.Info("labelling inbox", "dir", dir, "items", n, "bytes", b, "max_items", o.MaxItems, "max_bytes", o.MaxBytes)
 	return ib, nil
-}
-
-// follow returns f's classifier: with every > 0, a watch.Reloading fed
-// by a watch.FileWatcher that polls path every so often, and stop, which
-// ends the watcher and logs its reloads (with args); else f's own
-// classifier, and a stop that does nothing.
-func follow(ctx context.Context, f *watch.File, path string, every time.Duration, unknown string, log *slog.Logger, args ...any) (watch.Classifier, func()) {
-	if every <= 0 {
-		return f.ModelClassifier, func() {}
-	}
-	rl := watch.NewReloading(f.ModelClassifier)
-	fw := &watch.FileWatcher{Path: path, Interval: every, Into: rl, Unknown: unknown, Pipeline: f.Extractor.Pipeline(), Log: log}
-	stopWatcher := fw.Start(ctx)
-	return rl, func() {
-		n, failed := stopWatcher()
-		log.Info("model reloads", append(args, "reloads", n, "failed", failed)...)
-	}
 }

@@ -12,7 +12,7 @@
 // errors: LearnOptions, LambdaPolicy, GCVScope and LambdaScale (settings);
 // TaskRecord, LambdaIssue, Stages and Stage (what a learn did); Ranked (a
 // ranked class); State (a Snapshot's statistics, for the model file); and
-// FieldError and NameError.
+// FieldError, NameError and MemoryError.
 //
 // A Config holds the hyper-parameters (m, p, k, W's seed, the λ grid and
 // how GCV scores it); its zero fields take their defaults. New makes an
@@ -41,7 +41,8 @@
 // the scores), names, sample counts, and the label of a name (LabelOf).
 //
 // Errors that callers tell apart are ErrNotTrained, ErrUnknownClass,
-// ErrTooLarge and ErrBadInput (IsInput); a bad Config is a *FieldError.
+// ErrTooLarge and ErrBadInput (IsInput); a bad Config is a *FieldError; a
+// learn over the memory limit its caller set is a *MemoryError (IsInput).
 //
 // The package knows nothing about images, files or networks: inputs are
 // row-major float32 feature matrices and integer labels. Backbones, data

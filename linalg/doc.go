@@ -4,15 +4,17 @@
 // row-major float32 and float64 slices.
 //
 // With cgo enabled (the default) every routine calls OpenBLAS and its
-// bundled LAPACK; built with the tag noopenblas (go build -tags
-// noopenblas), or with CGO_ENABLED=0, the package falls back to gonum's
-// pure-Go BLAS and LAPACK, which give the same results to rounding but are
-// slower; there the symmetric rank-k updates (Ssyrk, SsyrkLower, Dsyrk),
-// the Cholesky factorisations (Spotrf, Dpotrf) and solves (Spotrs, Dpotrs)
-// are blocked and spread over GOMAXPROCS goroutines (gonum's kernels on
-// tiles), so that a learn uses every core (docs/INSTALL.md measures them
-// against OpenBLAS). The JPEG decoder is chosen separately (imageio's
-// noturbojpeg tag); Backend names the one in use.
+// bundled LAPACK, but for two: Dsterf is gonum's on every backend, and
+// SdotRows is the package's own (below). Built with the tag noopenblas (go
+// build -tags noopenblas), or with CGO_ENABLED=0, the package falls back
+// to gonum's pure-Go BLAS and LAPACK, which give the same results to
+// rounding but are slower; there the symmetric rank-k updates (Ssyrk,
+// SsyrkLower, Dsyrk), the Cholesky factorisations (Spotrf, Dpotrf) and
+// solves (Spotrs, Dpotrs) are blocked and spread over GOMAXPROCS
+// goroutines (gonum's kernels on tiles), so that a learn uses every core
+// (docs/INSTALL.md measures them against OpenBLAS). The JPEG decoder is
+// chosen separately (imageio's noturbojpeg tag); Backend names the one in
+// use.
 //
 // SdotRows is the one routine of its own: a product a bᵀ whose every
 // element is computed by one fixed sequence of operations, so that a row

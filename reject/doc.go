@@ -1,14 +1,17 @@
 // Package reject decides when a prediction is "unknown" (open-set
 // rejection) and how class scores map to calibrated probabilities.
 //
-// There are only a few types in reject: Score, Rule and Calibration. A
-// Score names a value computed from a sample's class scores (and, for
-// ScoreTopCosine, the cosine of its code to the nearest class sum) that
-// says how much the sample looks like a learned class. A Rule applies a
-// threshold to one Score and carries the temperature of the calibrated
-// probabilities softmax(scores/T); the zero Rule rejects nothing. A
-// Calibration says how a learner derives its Rule from the exact
-// leave-one-out scores of the samples it learns (flycl.Model.SetCalibration).
+// There are only a few types in reject: Score, Rule, Calibration and
+// Typical. A Score names a value computed from a sample's class scores
+// (and, for ScoreTopCosine, the cosine of its code to the nearest class
+// sum) that says how much the sample looks like a learned class. A Rule
+// applies a threshold to one Score and carries the temperature of the
+// calibrated probabilities softmax(scores/T); the zero Rule rejects
+// nothing. A Calibration says how a learner derives its Rule from the
+// exact leave-one-out scores of the samples it learns
+// (flycl.Model.SetCalibration). A Typical is a Rule's pool of those
+// scores, against which a value reads as a share of the learned samples
+// ("less typical than 97% of them").
 //
 // The numerics work on plain matrices and scores, whatever learner
 // computed them: the split-conformal threshold (ConformalRank,

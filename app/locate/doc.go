@@ -5,8 +5,9 @@
 // There is one type, Resolver. Each of its methods resolves one path in
 // the same order: the command-line flag when it was given (Resolver.Flags),
 // else the FLYCL_* environment variable when it is set (even to ""), else
-// the documented default (Settings lists them). It is the only package of
-// flycl that reads the environment; every other package takes these paths
+// the documented default (Settings lists them). It is the only library
+// package of flycl that reads an environment variable (the commands may:
+// flycl info prints OpenBLAS's); every other package takes these paths
 // explicitly. The zero Resolver is ready to use: no flags given.
 //
 // The commands (cmd/flycl, the Beam launcher beam/cmd/flycl-beam) build a

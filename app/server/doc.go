@@ -9,6 +9,8 @@
 //
 //	GET    /v1/healthz             liveness and the model version
 //	GET    /v1/model               model information (ModelResponse)
+//	GET    /v1/model/history       the model's changes, oldest first (HistoryResponse)
+//	POST   /v1/model/undo          take the last learn, or every learn after a version, back out (token)
 //	GET    /v1/classes             class names and sample counts
 //	DELETE /v1/classes/{name}      forget a class (token)
 //	POST   /v1/predict             top-N classes of images or feature vectors
@@ -18,6 +20,7 @@
 //	GET    /v1/inbox/{id}/image    an inbox item's downscaled image (token)
 //	POST   /v1/inbox/learn         learn inbox items as one class, then remove them (token)
 //	POST   /v1/inbox/discard       remove inbox items (token)
+//	GET    /v1/teach               "have I taught it enough?": per class, leave-one-out (TeachResponse)
 //	GET    /metrics                Prometheus metrics
 //	GET    /                       the web page
 //

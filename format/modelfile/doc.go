@@ -7,7 +7,7 @@
 // Save and Load add atomic files on top. Encoding reads an immutable
 // flycl.Snapshot, so a server can save while it keeps predicting.
 //
-// # Model file format (version 2)
+// # Model file format (versions 4 and 5)
 //
 // All integers and floats are little-endian.
 //
@@ -60,7 +60,8 @@
 //
 // Version 1 files (before names, counts, versions and pipelines) load
 // with classes named by their labels, unknown counts (-1) and the number
-// of history steps as version; they are rewritten as version 2.
+// of history steps as version; they are rewritten in the current version
+// (4, or 5 in the dual form).
 //
 // Decoding checks meaning, not only bytes: sizes are bounded (MaxM, MaxD,
 // MaxClasses) and compared with the file size before anything is
@@ -68,7 +69,7 @@
 // distinct and non-negative, counts non-negative, the λ grid and history
 // positive, G, S and C finite.
 //
-// # Statistics file format (version 1)
+// # Statistics file format (version 2)
 //
 // A statistics file holds the exact sufficient statistics of one task, or
 // of one shard of a task, for Fly-CL: what a worker computes from its

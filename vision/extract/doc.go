@@ -6,7 +6,9 @@
 // transform and decoder of its images, the one extractor of every command,
 // the server, watch, export and the benchmarks (Interface is what a server
 // or watcher needs of it, for stand-ins in tests); Job is one extraction
-// of a data set that Run performs. Run caches its results under a key of
-// (weights, transform, data content, split, output), so repeated runs skip
-// the work, and resumes where it stopped after an interruption.
+// of a data set that Run performs. The others are their options, results
+// and errors (CalibOptions, Rates, ImageError). Run caches its results
+// under a key of (weights, transform, data content, split, output), so
+// repeated runs skip the work, and resumes where it stopped after an
+// interruption.
 package extract

@@ -191,8 +191,8 @@ bench-pipeline: build ort
 # learns; then the same with ONNX Runtime's threads not spinning; then the
 # predict kernel (SdotRows) against sgemm for 1 to 64 samples.
 bench-serve: build ort
-	./$(BIN) bench serve --n 100 --seconds 5 --learns 3
-	./$(BIN) bench serve --n 100 --seconds 5 --learns 3 --ort-spin=false
+	./$(BIN) bench serve --images ../shared/data/imagenet-sample-500 --n 100 --seconds 5 --learns 3
+	./$(BIN) bench serve --images ../shared/data/imagenet-sample-500 --n 100 --seconds 5 --learns 3 --ort-spin=false
 	$(GO) test -run XXX -bench SdotRows -benchtime 200x ./linalg
 
 bench: bench-parts bench-engine bench-components bench-backbones bench-pipeline bench-serve

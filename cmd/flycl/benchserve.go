@@ -65,6 +65,9 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 			if len(clients) == 0 || slices.Min(clients) < 1 {
 				return fmt.Errorf("--clients %v: want one or more counts >= 1", clients)
 			}
+			if images == "" {
+				return fmt.Errorf("give --images DIR, a folder of JPEG images (the repository's benchmarks use ../shared/data/imagenet-sample-500)")
+			}
 			files, err := bench.ServeImages(images)
 			if err != nil {
 				return err
@@ -79,7 +82,7 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 	}
 	fs := c.Flags()
 	fs.StringVar(&spec, "backbone", "squeezenet", "backbone")
-	fs.StringVar(&images, "images", "../shared/data/imagenet-sample-500", "folder of JPEG images")
+	fs.StringVar(&images, "images", "", "folder of JPEG images (required)")
 	fs.IntVar(&n, "n", 100, "single-image predicts (and bare backbone runs)")
 	fs.IntSliceVar(&clients, "clients", []int{4, 16}, "concurrent clients for feature predicts (a list: one measurement each; the first also runs during learns)")
 	fs.IntVar(&learns, "learns", 3, "learns run while predicting")

@@ -27,7 +27,7 @@ var groups = []struct {
 	{"vision", []string{"vision/"}},
 	{"app", []string{"app/"}},
 	{"lab", []string{"lab/"}},
-	{"top", []string{"cmd/", "scripts/", "beam/", "python/", "examples/"}},
+	{"top", []string{"cmd/", "scripts/", "beam/", "python/"}},
 }
 
 // level is the group of a folder (relative to the repository root), or -1:

@@ -58,7 +58,10 @@ func TestInjectedFailure(t *testing.T) {
 	path, fs := syntheticFeatures(t, 400)
 	cfg := smallConfig()
 	dir := t.TempDir()
-	base := Options{Features: path, Config: cfg, ShardSize: 20, BatchSize: 16, BlockRows: 64, FailShard: -1}
+	// one batch per shard (BatchSize ≥ ShardSize), as flycl stats sums a
+	// shard of 20 samples in one chunk: each shard's statistics are flycl
+	// stats' bits
+	base := Options{Features: path, Config: cfg, ShardSize: 20, BatchSize: 32, BlockRows: 64, FailShard: -1}
 
 	clean := base
 	clean.Out, clean.StatsOut = filepath.Join(dir, "clean.flycl"), filepath.Join(dir, "clean.stats")
@@ -107,6 +110,17 @@ func TestInjectedFailure(t *testing.T) {
 	if !slices.Equal(a.IDs, b.IDs) {
 		t.Error("the runs' statistics list different samples")
 	}
+	// prism's tree stages (20 shards: 5 levels) add the shards as flycl
+	// merge adds flycl stats' statistics of the same 20 shards
+	plan, err := MakePlan(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := modelfile.MergeStats(shardStatsFiles(t, cfg, plan, fs.X, fs.Labels, fs.D)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameStats(t, "flycl merge of the shards", merged.Stats, a.Stats)
 }
 
 // driveBundle runs fn over shards as one bundle, as a runner does.

@@ -1,8 +1,10 @@
 // Command flycl-beam learns one Fly-CL task on Apache Beam: images of a
 // data set (through a backbone) or rows of a feature file are sharded over
 // the runner's workers, which extract, expand and sum the training
-// statistics per bundle; a final step verifies that every sample was
-// counted exactly once, chooses λ by GCV and writes the model file.
+// statistics per shard; the shards' statistics are added in the fixed
+// binary tree flycl merge uses (the same bits on any number of workers);
+// a final step verifies that every sample was counted exactly once,
+// chooses λ by GCV and writes the model file.
 //
 //	flycl-beam --data folder:cifar10-jpeg.tar.gz --backbone squeezenet --out m.flycl
 //	flycl-beam --features train.npz --out m.flycl --runner=flink --endpoint=localhost:8099

@@ -48,7 +48,7 @@ func main() {
 		ortLib    = flag.String("ort-lib", "", "ONNX Runtime library on the workers (default $FLYCL_ORT_LIB, else as flycl finds it: a release archive's lib/, else .cache/onnxruntime/... for this machine's architecture in the current folder or a parent)")
 		feats     = flag.String("features", "", "feature file (.npz) instead of --data: a local path, or gs://... through Beam's file systems")
 		perClass  = flag.Int("per-class", 0, "use only the first N samples of each class (0: all)")
-		shard     = flag.Int("shard-size", 64, "samples per input element")
+		shard     = flag.Int("shard-size", 0, "samples per input element (0: max(64, m²/50000), 2000 at m = 10000: each shard ships its own G of 8·m(m+1)/2 bytes)")
 		batch     = flag.Int("batch", 32, "images per inference call")
 		threads   = flag.Int("threads", 1, "ONNX Runtime and decoding threads per extraction")
 		workers   = flag.Int("workers", 0, "concurrent extractions per worker process (0: number of CPUs)")

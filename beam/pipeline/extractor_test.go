@@ -72,7 +72,7 @@ func TestWorkersExtractLikeFlycl(t *testing.T) {
 	}
 
 	// the DoFn's features, directly
-	fn := &extractFn{Opt: opt, Dim: plan.Dim}
+	fn := &extractFn{Opt: opt, Dim: plan.Dim, Leaves: len(plan.Shards)}
 	fn.Opt.defaults()
 	if err := fn.Setup(ctx); err != nil {
 		t.Fatal(err)

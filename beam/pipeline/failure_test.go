@@ -58,7 +58,10 @@ func TestInjectedFailure(t *testing.T) {
 	path, fs := syntheticFeatures(t, 400)
 	cfg := smallConfig()
 	dir := t.TempDir()
-	base := Options{Features: path, Config: cfg, ShardSize: 20, BatchSize: 16, BlockRows: 64, FailShard: -1}
+	// one batch per shard (BatchSize ≥ ShardSize), as flycl stats sums a
+	// shard of 20 samples in one chunk: each shard's statistics are flycl
+	// stats' bits
+	base := Options{Features: path, Config: cfg, ShardSize: 20, BatchSize: 32, BlockRows: 64, FailShard: -1}
 
 	clean := base
 	clean.Out, clean.StatsOut = filepath.Join(dir, "clean.flycl"), filepath.Join(dir, "clean.stats")
@@ -92,10 +95,9 @@ func TestInjectedFailure(t *testing.T) {
 	compareModels(t, ref, got, fs.X)
 	compareModels(t, want, got, fs.X)
 
-	// The codes are the same bits in any bundle (sparse gather), so the
-	// two runs' statistics differ only by the order of float64 additions:
-	// at most n·2⁻⁵³ relative to the largest entry; 1e-12 bounds it for
-	// n = 400 with a wide margin.
+	// The codes are the same bits in any bundle (sparse gather) and the
+	// shards are added in the same tree: the two runs' statistics are the
+	// same bits.
 	a, err := modelfile.LoadStats(clean.StatsOut)
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +106,21 @@ func TestInjectedFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareStats(t, a.Stats, b.Stats, 1e-12)
+	sameStats(t, "rerun", a.Stats, b.Stats)
 	if !slices.Equal(a.IDs, b.IDs) {
 		t.Error("the runs' statistics list different samples")
 	}
+	// prism's tree stages (20 shards: 5 levels) add the shards as flycl
+	// merge adds flycl stats' statistics of the same 20 shards
+	plan, err := MakePlan(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := modelfile.MergeStats(shardStatsFiles(t, cfg, plan, fs.X, fs.Labels, fs.D)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameStats(t, "flycl merge of the shards", merged.Stats, a.Stats)
 }
 
 // driveBundle runs fn over shards as one bundle, as a runner does.
@@ -125,81 +138,13 @@ func driveBundle(ctx context.Context, fn *extractFn, shards []Shard) ([]Partial,
 	return out, fn.FinishBundle(ctx, emit)
 }
 
-// TestBundlingDoesNotMatter: prism ran the tests' shards as one bundle
-// (its bundling is greedy), so the sums across bundles are tested here by
-// driving the DoFn the way a cluster runner would, over 1, 3 and 7 bundles
-// in shuffled order, with the runner's per-block combine (mergePartials)
-// in shuffled order too. Every split gives the same statistics up to the
-// order of float64 additions (1e-12 of the largest entry bounds n·2⁻⁵³
-// with a wide margin) and exactly the same samples, and the same model.
-func TestBundlingDoesNotMatter(t *testing.T) {
-	path, fs := syntheticFeatures(t, 210)
-	opt := Options{Features: path, Config: smallConfig(), ShardSize: 10, BatchSize: 8, BlockRows: 70, FailShard: -1}
-	plan, err := MakePlan(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.defaults()
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(5, 6))
-	var first *modelfile.StatsFile
-	for _, bundles := range []int{1, 3, 7} {
-		shards := slices.Clone(plan.Shards)
-		rng.Shuffle(len(shards), func(i, j int) { shards[i], shards[j] = shards[j], shards[i] })
-		byBlock := map[int][]Partial{}
-		for b := 0; b < bundles; b++ {
-			fn := &extractFn{Opt: opt, Dim: plan.Dim}
-			if err := fn.Setup(ctx); err != nil {
-				t.Fatal(err)
-			}
-			out, err := driveBundle(ctx, fn, shards[b*len(shards)/bundles:(b+1)*len(shards)/bundles])
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range out {
-				byBlock[p.Block] = append(byBlock[p.Block], p)
-			}
-		}
-		var pieces []*Partial
-		for _, ps := range byBlock {
-			rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
-			acc := ps[0]
-			for _, p := range ps[1:] {
-				if acc, err = mergePartials(acc, p); err != nil {
-					t.Fatal(err)
-				}
-			}
-			pieces = append(pieces, &acc)
-		}
-		sf, err := Statistics(opt.Config, plan, pieces, opt.BlockRows)
-		if err != nil {
-			t.Fatalf("%d bundles: %v", bundles, err)
-		}
-		if first == nil {
-			first = sf
-			continue
-		}
-		compareStats(t, first.Stats, sf.Stats, 1e-12)
-		if !slices.Equal(first.IDs, sf.IDs) {
-			t.Errorf("%d bundles: different samples", bundles)
-		}
-		a, err := Learn(ctx, opt.Config, first)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := Learn(ctx, opt.Config, sf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		compareModels(t, a, b, fs.X)
-	}
-}
-
 // TestRetriedBundleCountsOnce drives the extraction DoFn through what a
 // runner that retries bundles does: an attempt that fails part-way is
-// abandoned (nothing was emitted: the statistics leave the worker only in
-// FinishBundle), and the retry starts from StartBundle. The retry must
-// emit exactly what one clean attempt emits.
+// abandoned, and the retry starts from StartBundle. What the failed
+// attempt emitted (the statistics of the shards before the failing one,
+// each shard's own) is discarded with it, as Beam discards every output of
+// a failed bundle; the retry must emit exactly what one clean attempt
+// emits.
 func TestRetriedBundleCountsOnce(t *testing.T) {
 	path, _ := syntheticFeatures(t, 120)
 	opt := Options{Features: path, Config: smallConfig(), ShardSize: 10, BatchSize: 8, BlockRows: 50,
@@ -223,19 +168,24 @@ func TestRetriedBundleCountsOnce(t *testing.T) {
 		return out, fn.FinishBundle(ctx, emit)
 	}
 	opt.defaults()
-	retried := &extractFn{Opt: opt, Dim: plan.Dim}
+	retried := &extractFn{Opt: opt, Dim: plan.Dim, Leaves: len(plan.Shards)}
 	if err := retried.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
 	out, err := run(retried, plan.Shards)
-	if err == nil || len(out) != 0 {
-		t.Fatalf("first attempt: %d pieces emitted, error %v; want none and the injected failure", len(out), err)
+	if err == nil || !strings.Contains(err.Error(), "injected failure in shard 4") {
+		t.Fatalf("first attempt: error %v, want the injected failure", err)
+	}
+	for _, p := range out {
+		if p.Level != 0 || p.Node >= 4 {
+			t.Fatalf("failed attempt emitted a piece at (%d, %d): want only the leaves of shards 0-3, before the failure", p.Level, p.Node)
+		}
 	}
 	got, err := run(retried, plan.Shards)
 	if err != nil {
 		t.Fatal(err)
 	}
-	once := &extractFn{Opt: opt, Dim: plan.Dim}
+	once := &extractFn{Opt: opt, Dim: plan.Dim, Leaves: len(plan.Shards)}
 	once.Opt.FailShard = -1
 	if err := once.Setup(ctx); err != nil {
 		t.Fatal(err)
@@ -255,8 +205,14 @@ func TestRetriedBundleCountsOnce(t *testing.T) {
 			t.Errorf("piece %d of the retried bundle differs from a clean attempt's", want[i].Block)
 		}
 	}
-	if got[0].N != plan.N {
-		t.Errorf("retried bundle counts %d samples, want %d", got[0].N, plan.N)
+	var n int64
+	for _, p := range got {
+		if p.Block == SBlock {
+			n += p.N
+		}
+	}
+	if n != plan.N {
+		t.Errorf("retried bundle counts %d samples, want %d", n, plan.N)
 	}
 }
 
@@ -310,7 +266,7 @@ func TestDoubleDeliveryDetected(t *testing.T) {
 }
 
 func TestPartialCoding(t *testing.T) {
-	p := &Partial{Block: SBlock, M: 3, Labels: []int{2, 5}, Counts: []int{1, 4}, S: []float64{1, 2, 3, 4, 5, math.Pi},
+	p := &Partial{Block: SBlock, Level: 2, Node: 3, M: 3, Labels: []int{2, 5}, Counts: []int{1, 4}, S: []float64{1, 2, 3, 4, 5, math.Pi},
 		IDs: []uint64{1, 1 << 63}, N: 5, IDSum: 7, IDSq: 9}
 	var b bytes.Buffer
 	if err := EncodePartial(&b, p); err != nil {
@@ -322,7 +278,7 @@ func TestPartialCoding(t *testing.T) {
 	}
 	var c bytes.Buffer
 	EncodePartial(&c, q)
-	if !bytes.Equal(b.Bytes(), c.Bytes()) || q.S[5] != math.Pi || q.IDs[1] != 1<<63 || q.Labels[1] != 5 || q.Counts[1] != 4 {
+	if !bytes.Equal(b.Bytes(), c.Bytes()) || q.S[5] != math.Pi || q.IDs[1] != 1<<63 || q.Labels[1] != 5 || q.Counts[1] != 4 || q.Level != 2 || q.Node != 3 {
 		t.Errorf("round trip: %+v, want %+v", q, p)
 	}
 	for _, n := range []int{0, 5, len(b.Bytes()) - 1} {

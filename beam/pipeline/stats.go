@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/flycl/flycl/internal/sumtree"
 	"github.com/flycl/flycl/ridge"
 )
 
@@ -21,11 +22,18 @@ import (
 // exactly once in every piece: no bundle lost, none counted twice.
 //
 // Sums are float64 as in ridge.Stats: products of float32 codes are exact
-// in float64, so the result depends on how the runner splits and orders
-// bundles only through float64 rounding of the additions (about 1e-16
-// relative), far below the float32 the model is solved in.
+// in float64, and the only rounding is in the additions. A piece also
+// carries its position in the tree the shards are added in
+// (internal/sumtree): a shard's own statistics are leaf (0, shard ID),
+// and a piece of node (l, j) sums the shards [j·2ˡ, (j+1)·2ˡ), its left
+// child plus its right child. The tree's shape depends on the number of
+// shards alone, so the sums are the same bits however the runner spreads
+// the shards over bundles and workers and in whatever order the pieces
+// arrive, and the same bits as flycl merge of the shards' statistics.
 type Partial struct {
 	Block  int
+	Level  int // tree position: level (0: one shard's statistics)
+	Node   int // and index at that level (the shard ID at level 0)
 	M      int
 	Lo, Hi int
 	G      []float64
@@ -42,7 +50,8 @@ type Partial struct {
 const SBlock = -1
 
 // Merge adds q into p (the same piece of the statistics of disjoint
-// samples). A sample present in both is an error.
+// samples), in p's memory. A sample present in both is an error. It
+// leaves the tree position alone: AddChildren places the sum.
 func (p *Partial) Merge(q *Partial) error {
 	if p.Block != q.Block || p.M != q.M || p.Lo != q.Lo || p.Hi != q.Hi || len(p.G) != len(q.G) {
 		return fmt.Errorf("merge statistics pieces: block %d m=%d rows [%d,%d) with block %d m=%d rows [%d,%d)",
@@ -92,6 +101,41 @@ func (p *Partial) mergeS(q *Partial) error {
 	return nil
 }
 
+// AddChildren returns the piece of tree node parent from the pieces of
+// its children (one: a left child whose right sibling covers no shard;
+// two: left plus right, added in that order into the left child's
+// memory), in whatever order they are given.
+func AddChildren(parent sumtree.Node, leaves int, in []Partial) (Partial, error) {
+	if len(in) == 0 || len(in) > 2 {
+		return Partial{}, fmt.Errorf("statistics tree: node (%d, %d) has %d pieces, want 1 or 2", parent.Level, parent.Index, len(in))
+	}
+	if len(in) == 2 && in[1].Node < in[0].Node {
+		in[0], in[1] = in[1], in[0]
+	}
+	left, right := sumtree.Node{Level: parent.Level - 1, Index: 2 * parent.Index}, sumtree.Node{Level: parent.Level - 1, Index: 2*parent.Index + 1}
+	want := []sumtree.Node{left}
+	if right.In(leaves) {
+		want = append(want, right)
+	}
+	if !parent.In(leaves) || len(in) != len(want) {
+		return Partial{}, fmt.Errorf("statistics tree: node (%d, %d) of %d shards has %d pieces, want %d (a piece lost or delivered twice)", parent.Level, parent.Index, leaves, len(in), len(want))
+	}
+	for k, p := range in {
+		if p.Level != want[k].Level || p.Node != want[k].Index || p.Block != in[0].Block {
+			return Partial{}, fmt.Errorf("statistics tree: node (%d, %d) got the piece of block %d at (%d, %d), want block %d at (%d, %d)",
+				parent.Level, parent.Index, p.Block, p.Level, p.Node, in[0].Block, want[k].Level, want[k].Index)
+		}
+	}
+	sum := in[0]
+	if len(in) == 2 {
+		if err := sum.Merge(&in[1]); err != nil {
+			return Partial{}, err
+		}
+	}
+	sum.Level, sum.Node = parent.Level, parent.Index
+	return sum, nil
+}
+
 func mergeIDs(a, b []uint64) ([]uint64, error) {
 	out := make([]uint64, 0, len(a)+len(b))
 	i, j := 0, 0
@@ -112,7 +156,7 @@ func mergeIDs(a, b []uint64) ([]uint64, error) {
 }
 
 // Accumulator sums the codes of one bundle into ridge.Stats (float64) and
-// keeps their identities. It is reused across bundles.
+// keeps their identities. It is reused across shards.
 type Accumulator struct {
 	st  *ridge.Stats
 	ids []uint64
@@ -246,13 +290,13 @@ func Assemble(pieces []*Partial, m, blockRows int, wantN int64, wantSum, wantSq 
 // Binary coding of Partial for the runner (the default coders would spend
 // reflection and varints on hundreds of megabytes of floats).
 
-const partialMagic = "FCP1"
+const partialMagic = "FCP2"
 
 // EncodePartial writes p to w.
 func EncodePartial(w io.Writer, p *Partial) error {
 	var buf bytes.Buffer
 	buf.WriteString(partialMagic)
-	hdr := []int64{int64(p.Block), int64(p.M), int64(p.Lo), int64(p.Hi), int64(len(p.G)), int64(len(p.Labels)), int64(len(p.S)), int64(len(p.IDs)), p.N, int64(p.IDSum), int64(p.IDSq)}
+	hdr := []int64{int64(p.Block), int64(p.M), int64(p.Lo), int64(p.Hi), int64(len(p.G)), int64(len(p.Labels)), int64(len(p.S)), int64(len(p.IDs)), p.N, int64(p.IDSum), int64(p.IDSq), int64(p.Level), int64(p.Node)}
 	binary.Write(&buf, binary.LittleEndian, hdr)
 	for _, v := range [][]int{p.Labels, p.Counts} {
 		for _, c := range v {
@@ -269,7 +313,7 @@ func EncodePartial(w io.Writer, p *Partial) error {
 // DecodePartial reads a Partial written by EncodePartial from b, checking
 // every length against the bytes actually present before allocating.
 func DecodePartial(b []byte) (*Partial, error) {
-	const nh = 11
+	const nh = 13
 	if len(b) < len(partialMagic)+8*nh || string(b[:len(partialMagic)]) != partialMagic {
 		return nil, errors.New("decode statistics piece: bad header")
 	}
@@ -283,7 +327,8 @@ func DecodePartial(b []byte) (*Partial, error) {
 	if ng < 0 || nc < 0 || ns < 0 || ni < 0 || ng > rest || nc > rest || ns > rest || ni > rest || (ng+2*nc+ns+ni)*8 != int64(r.Len()) {
 		return nil, fmt.Errorf("decode statistics piece: header claims %d+2×%d+%d+%d values, %d bytes present", ng, nc, ns, ni, r.Len())
 	}
-	p := &Partial{Block: int(hdr[0]), M: int(hdr[1]), Lo: int(hdr[2]), Hi: int(hdr[3]), N: hdr[8], IDSum: uint64(hdr[9]), IDSq: uint64(hdr[10])}
+	p := &Partial{Block: int(hdr[0]), M: int(hdr[1]), Lo: int(hdr[2]), Hi: int(hdr[3]), N: hdr[8], IDSum: uint64(hdr[9]), IDSq: uint64(hdr[10]),
+		Level: int(hdr[11]), Node: int(hdr[12])}
 	lc := make([]int64, 2*nc)
 	p.G = make([]float64, ng)
 	p.S = make([]float64, ns)

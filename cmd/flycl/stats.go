@@ -159,9 +159,12 @@ overlapping samples are refused. So is a set that is not one whole split of one
 source: a shard missing (0/3 and 2/3 without 1/3), shards of two feature files or
 data sets, or one source split two ways (0/3 with 1/2); the error names what is
 missing or different. --partial merges such a set anyway, when that is what you
-mean. The merge sums in float64 in a canonical order, so the result does not
-depend on the order of the files; nor, up to float64 rounding (below one float32
-rounding of the model's G), on the number of shards.
+mean. The merge sums in float64 in a fixed binary tree over the shards, so the
+result does not depend on the order of the files, nor on how merges are nested
+when each intermediate file holds an aligned run of 2^l shards (0-1, 2-3, 0-3,
+...): it is bit for bit what flycl-beam computes over the same shards. Across
+different numbers of shards it agrees up to float64 rounding (below one float32
+rounding of the model's G).
 
 With --out the merged statistics are written instead. Merges can be nested: a
 merged file records the shards it holds, so the intermediate merges need

@@ -90,9 +90,11 @@
 // and only the additions round (2⁻⁵³ relative each); partial sums from any
 // number of shards add up to the single-process sums within that, and
 // rounded to a model's float32 they agree bit for bit except, rarely, in
-// the last bit (ridge.Stats). MergeStats also sums the parts in a
-// canonical order (by their smallest sample identity), so the same parts
-// merged in any order give identical bits.
+// the last bit (ridge.Stats). MergeStats adds the parts in a fixed binary
+// tree over the shards of the split (internal/sumtree), so the same parts
+// merged in any order give identical bits, and so do nested merges whose
+// intermediate files each hold an aligned run of 2ˡ shards (a node of the
+// tree), and the Beam pipeline over the same shards.
 //
 // The sample identities (a 64-bit FNV-1a hash of each sample's key, see
 // SampleID) let a merge refuse overlapping parts: the same shard given

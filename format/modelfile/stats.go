@@ -15,6 +15,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/internal/atomicfile"
 	"github.com/flycl/flycl/internal/codec"
+	"github.com/flycl/flycl/internal/sumtree"
 	"github.com/flycl/flycl/projection"
 	"github.com/flycl/flycl/ridge"
 )
@@ -361,8 +362,14 @@ func LoadStats(path string) (*StatsFile, error) { return loadFile(path, decodeSt
 // have the same configuration (d, m, p, k, W, top-k) and pipeline, give
 // each class name the same label, and hold disjoint samples: the same
 // shard twice, or overlapping shards, is an error naming both. The parts
-// are summed in a canonical order (by smallest sample identity), so the
-// result does not depend on the order they are given in. The parts are
+// are added in a fixed binary tree (internal/sumtree), so the result does
+// not depend on the order they are given in: when every part holds shards
+// of one split (i/N of one source) that make up a node of the tree over
+// the N shards (one shard, two neighbours 2j and 2j+1, four aligned ones,
+// ...), the tree is the one over the shards, so nested merges and the Beam
+// pipeline (which adds its shards' statistics in the same tree) give the
+// same bits as one merge of all the shards; other parts are the leaves of
+// a tree in the order of their smallest sample identity. The parts are
 // not modified. The result records the shards of every part; whether
 // they make up one whole split of one source (no shard missing, no two
 // sources or shard counts mixed) is CheckComplete's question, which
@@ -457,15 +464,12 @@ func MergeStats(parts ...*StatsFile) (*StatsFile, error) {
 		}
 		ids, owner = ids2, own2
 	}
-	total, err := ridge.NewStats(first.Config.M)
+	total, err := treeSum(parts, order)
 	if err != nil {
 		return nil, err
 	}
 	var shards []Shard
 	for _, i := range order {
-		if err := total.Merge(parts[i].Stats); err != nil {
-			return nil, fmt.Errorf("modelfile: merge: part %d: %w", i+1, err)
-		}
 		shards = append(shards, parts[i].Shards...)
 	}
 	names := make([]string, len(total.Labels))
@@ -532,4 +536,89 @@ func LearnStats(ctx context.Context, m *flycl.Model, p *Pipeline, f *StatsFile, 
 		copy(st.S[r*mm:(r+1)*mm], src.S[i*mm:(i+1)*mm])
 	}
 	return m.Learn(ctx, nil, nil, &flycl.LearnOptions{Stats: st, Lambda: lambda})
+}
+
+// treePositions returns the tree the parts are added in and each part's
+// node: the tree over the N shards of one split when every part holds
+// shards i/N of one source that make up a node of it; otherwise the tree
+// over the parts themselves, in order (by smallest sample identity).
+func treePositions(parts []*StatsFile, order []int) (int, []sumtree.Node) {
+	pos := make([]sumtree.Node, len(parts))
+	if s0 := parts[0].Shards; len(s0) > 0 {
+		count, src := s0[0].Count, s0[0].Source
+		split := true
+		for i, p := range parts {
+			idx := make([]int, 0, len(p.Shards))
+			for _, s := range p.Shards {
+				if s.Count != count || s.Source != src {
+					split = false
+				}
+				idx = append(idx, s.Index)
+			}
+			slices.Sort(idx)
+			v, ok := sumtree.Node{}, len(idx) > 0
+			for k := 1; ok && k < len(idx); k++ {
+				ok = idx[k] == idx[0]+k
+			}
+			if ok {
+				v, ok = sumtree.Covering(idx[0], idx[0]+len(idx), count)
+			}
+			if !split || !ok {
+				split = false
+				break
+			}
+			pos[i] = v
+		}
+		if split {
+			return count, pos
+		}
+	}
+	for k, i := range order {
+		pos[i] = sumtree.Leaf(k)
+	}
+	return len(parts), pos
+}
+
+// treeSum adds the parts' statistics in the tree of treePositions. The
+// parts' statistics are not modified: a node's sum starts as a copy of
+// its left child's.
+func treeSum(parts []*StatsFile, order []int) (*ridge.Stats, error) {
+	type sum struct {
+		st    *ridge.Stats
+		owned bool // st is a copy this merge made
+		part  int
+	}
+	add := func(l, r sum) (sum, error) {
+		if !l.owned {
+			l = sum{l.st.Clone(), true, l.part}
+		}
+		if err := l.st.Merge(r.st); err != nil {
+			return l, fmt.Errorf("modelfile: merge: part %d: %w", r.part+1, err)
+		}
+		return l, nil
+	}
+	n, pos := treePositions(parts, order)
+	f, err := sumtree.NewForest(n, add)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range order {
+		if err := f.Put(pos[i], sum{st: parts[i].Stats, part: i}); err != nil {
+			return nil, fmt.Errorf("modelfile: merge: part %d: %w", i+1, err)
+		}
+	}
+	// a partial merge whose parts leave gaps: the nodes held, from the left
+	var held []sum
+	for _, v := range f.Nodes() {
+		x, _ := f.Value(v)
+		held = append(held, x)
+	}
+	total, err := sumtree.Sum(held, add)
+	if err != nil {
+		return nil, err
+	}
+	if !total.owned {
+		total.st = total.st.Clone()
+	}
+	return total.st, nil
 }

@@ -1,8 +1,10 @@
 // Command flycl-beam learns one Fly-CL task on Apache Beam: images of a
 // data set (through a backbone) or rows of a feature file are sharded over
 // the runner's workers, which extract, expand and sum the training
-// statistics per bundle; a final step verifies that every sample was
-// counted exactly once, chooses λ by GCV and writes the model file.
+// statistics per shard; the shards' statistics are added in the fixed
+// binary tree flycl merge uses (the same bits on any number of workers);
+// a final step verifies that every sample was counted exactly once,
+// chooses λ by GCV and writes the model file.
 //
 //	flycl-beam --data folder:cifar10-jpeg.tar.gz --backbone squeezenet --out m.flycl
 //	flycl-beam --features train.npz --out m.flycl --runner=flink --endpoint=localhost:8099
@@ -46,7 +48,7 @@ func main() {
 		ortLib    = flag.String("ort-lib", "", "ONNX Runtime library on the workers (default $FLYCL_ORT_LIB, else as flycl finds it: a release archive's lib/, else .cache/onnxruntime/... for this machine's architecture in the current folder or a parent)")
 		feats     = flag.String("features", "", "feature file (.npz) instead of --data: a local path, or gs://... through Beam's file systems")
 		perClass  = flag.Int("per-class", 0, "use only the first N samples of each class (0: all)")
-		shard     = flag.Int("shard-size", 64, "samples per input element")
+		shard     = flag.Int("shard-size", 0, "samples per input element (0: max(64, m²/50000), 2000 at m = 10000: each shard ships its own G of 8·m(m+1)/2 bytes)")
 		batch     = flag.Int("batch", 32, "images per inference call")
 		threads   = flag.Int("threads", 1, "ONNX Runtime and decoding threads per extraction")
 		workers   = flag.Int("workers", 0, "concurrent extractions per worker process (0: number of CPUs)")

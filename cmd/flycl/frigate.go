@@ -17,6 +17,7 @@ import (
 
 	"github.com/flycl/flycl/app/frigate"
 	"github.com/flycl/flycl/app/watch/mqtt"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/internal/smallfile"
 )
 
@@ -70,7 +71,7 @@ func (f *frigateFlags) addFlags(c *cobra.Command) {
 	fl.IntVar(&f.queue, "queue", 64, "snapshots waiting for classification at most (the oldest is dropped)")
 	fl.IntVar(&f.retries, "retries", 3, "retries of a failed HTTP request (backoff doubling from 200 ms)")
 	fl.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: its default)")
-	fl.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+"; see flycl help environment)")
+	fl.String("ort-lib", "", "path to libonnxruntime.so (default $"+cli.EnvORTLib+"; see flycl help environment)")
 }
 
 func frigateCmd() *cobra.Command {

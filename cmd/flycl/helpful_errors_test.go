@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/cmd/internal/cli"
 )
 
 // TestFlagSuggestionsEveryCommand: for every command of the tree, each of
@@ -33,7 +34,7 @@ func TestFlagSuggestionsEveryCommand(t *testing.T) {
 			if typo == f.Name || c.Flags().Lookup(typo) != nil {
 				return
 			}
-			err := flagError(c, pflagUnknown(typo))
+			err := cli.FlagError(c, pflagUnknown(typo))
 			if !flycl.IsInput(err) || !strings.Contains(err.Error(), "did you mean") || !strings.Contains(err.Error(), "--"+f.Name) {
 				t.Errorf("%s --%s (for --%s): %v", c.CommandPath(), typo, f.Name, err)
 			}
@@ -81,22 +82,6 @@ func TestHelpfulErrors(t *testing.T) {
 		}
 		if exitCode(err) != exitInput {
 			t.Errorf("%v: exit status %d, want %d (input refused)", tc.args, exitCode(err), exitInput)
-		}
-	}
-	// a flag far from every other gets no guess
-	if s := suggestFlags(newRoot(), "unknown flag: --zzzzzzzz"); s != "" {
-		t.Errorf("a wild flag got %q", s)
-	}
-}
-
-// TestEditDistance against hand-counted edits.
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		d    int
-	}{{"modle", "model", 1}, {"model", "model", 0}, {"", "abc", 3}, {"adr", "addr", 1}, {"kitten", "sitting", 3}, {"ca", "abc", 3}} {
-		if got := editDistance(tc.a, tc.b); got != tc.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
 		}
 	}
 }

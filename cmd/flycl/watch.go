@@ -12,6 +12,7 @@ import (
 
 	"github.com/flycl/flycl/app/watch"
 	"github.com/flycl/flycl/app/watch/cameras"
+	"github.com/flycl/flycl/cmd/internal/cli"
 )
 
 // watchFlags are flycl watch's flags: one camera's (cameras.Single),
@@ -64,7 +65,7 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 	fs.StringVar(&f.cam.Unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number")
 	fs.StringVar(&f.cam.Backbone, "backbone", "", "another location of the model's backbone weights (default: the model's own)")
 	fs.IntVar(&f.cam.Threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
-	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+cli.EnvORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
 	fs.StringVar(&f.cam.FFmpeg, "ffmpeg", "ffmpeg", "the ffmpeg program")
 	fs.IntVar(&f.cam.MaxPixels, "max-frame-pixels", watch.DefaultMaxPixels, "largest frame (width × height) read from ffmpeg")
 	fs.StringVar(&f.cam.Save.Dir, "save-doubtful", "", "folder to save frames answered unknown (or below --save-below) for labelling")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/analysis"
 	"github.com/flycl/flycl/lab/report"
 )
@@ -20,9 +21,9 @@ func analyzeCmd() *cobra.Command {
 }
 
 type analyzeProjectionFlags struct {
-	data  dataFlags
+	data  cli.DataFlags
 	pairs int
-	model modelFlags
+	model cli.ModelFlags
 	out   string
 }
 
@@ -41,10 +42,10 @@ distortion. Writes projection.json and projection.png (histograms) to --out.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd) },
 	}
 	fs := c.Flags()
-	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz)")
-	fs.StringVar(&f.data.data, "data", "", "built-in data set instead: mnist[:DIR] or fashion-mnist[:DIR] (raw pixels)")
+	fs.StringVar(&f.data.Train, "train", "", "training feature file (.npz)")
+	fs.StringVar(&f.data.Data, "data", "", "built-in data set instead: mnist[:DIR] or fashion-mnist[:DIR] (raw pixels)")
 	fs.IntVar(&f.pairs, "pairs", 5000, "number of random pairs")
-	f.model.register(fs)
+	f.model.Register(fs)
 	fs.StringVar(&f.out, "out", "out/projection", "output directory")
 	return c
 }
@@ -53,21 +54,21 @@ func (f *analyzeProjectionFlags) run(cmd *cobra.Command) error {
 	if f.pairs < 1 {
 		return fmt.Errorf("--pairs %d: need at least 1", f.pairs)
 	}
-	if f.data.train != "" && f.data.test == "" {
-		f.data.test = f.data.train // only the training split is used
+	if f.data.Train != "" && f.data.Test == "" {
+		f.data.Test = f.data.Train // only the training split is used
 	}
-	train, _, _, err := f.data.load()
+	train, _, _, err := f.data.Load()
 	if err != nil {
 		return err
 	}
-	cfg, err := f.model.config()
+	cfg, err := f.model.Config()
 	if err != nil {
 		return err
 	}
-	if err := f.model.validate(cfg, train.D); err != nil {
+	if err := f.model.Validate(cfg, train.D); err != nil {
 		return err
 	}
-	if err := checkOut(f.out); err != nil {
+	if err := cli.CheckOut(f.out); err != nil {
 		return err
 	}
 	res, err := analysis.ProjectionDistortion(cmd.Context(), train.X, train.D, cfg.M, cfg.P, cfg.K, cfg.TopK, f.pairs, cfg.Seed)
@@ -77,9 +78,9 @@ func (f *analyzeProjectionFlags) run(cmd *cobra.Command) error {
 	if err := report.WriteJSON(filepath.Join(f.out, "projection.json"), res); err != nil {
 		return err
 	}
-	name := f.data.data
+	name := f.data.Data
 	if name == "" {
-		name = f.data.train
+		name = f.data.Train
 	}
 	var names []string
 	var samples [][]float64

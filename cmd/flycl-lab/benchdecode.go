@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/bench"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/imageio"
@@ -35,7 +36,7 @@ func (o *decodeBudgetOptions) AddFlags(c *cobra.Command) {
 	fs.Int64SliceVar(&o.budgets, "budgets", []int64{-1, imageio.DefaultBudgetPixels}, "decoding budgets to compare, in pixels (-1: none)")
 	fs.BoolVar(&o.one, "one", false, "measure the one --budgets value in this process and print the result as JSON")
 	fs.MarkHidden("one")
-	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+cli.EnvORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
 }
 
 func benchDecodeBudgetCmd() *cobra.Command {
@@ -61,7 +62,7 @@ wall time.`,
 
 // run measures one budget in this process (--one, bench.DecodeBudget), or each budget in a child process, and prints the table.
 func (o *decodeBudgetOptions) run(cmd *cobra.Command, _ []string) error {
-	lib, err := ortLibrary(cmd.Flags())
+	lib, err := cli.ORTLibrary(cmd.Flags())
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func (o *decodeBudgetOptions) run(cmd *cobra.Command, _ []string) error {
 		if err := backbone.Init(lib); err != nil {
 			return err
 		}
-		bb, err := openBackbone(o.spec)
+		bb, err := cli.OpenBackbone(o.spec)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flycl/flycl/app/configflag"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/lab/experiment"
@@ -23,8 +24,8 @@ import (
 
 // runFlags are the flags shared by run and sweep.
 type runFlags struct {
-	data          dataFlags
-	ext           extractFlags
+	data          cli.DataFlags
+	ext           cli.ExtractFlags
 	methods       string
 	seeds         string
 	order         string
@@ -33,7 +34,7 @@ type runFlags struct {
 	trainPerClass int
 	out           string
 	config        string
-	model         modelFlags
+	model         cli.ModelFlags
 	quiet         bool
 	onlineBatch   int
 	onlineLambda  float64
@@ -43,10 +44,10 @@ type runFlags struct {
 
 func (f *runFlags) register(c *cobra.Command) {
 	fs := c.Flags()
-	f.ext.register(c)
-	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz with features, labels)")
-	fs.StringVar(&f.data.test, "test", "", "test feature file (.npz with features, labels)")
-	fs.StringVar(&f.data.data, "data", "", "data set instead of feature files: any of "+strings.Join(dataset.Kinds, ", ")+" as kind:path, through --backbone (default "+extract.DefaultBackbone+"); without --backbone, mnist[:DIR] and fashion-mnist[:DIR] are learned as raw pixels")
+	f.ext.Register(c)
+	fs.StringVar(&f.data.Train, "train", "", "training feature file (.npz with features, labels)")
+	fs.StringVar(&f.data.Test, "test", "", "test feature file (.npz with features, labels)")
+	fs.StringVar(&f.data.Data, "data", "", "data set instead of feature files: any of "+strings.Join(dataset.Kinds, ", ")+" as kind:path, through --backbone (default "+extract.DefaultBackbone+"); without --backbone, mnist[:DIR] and fashion-mnist[:DIR] are learned as raw pixels")
 	fs.StringVar(&f.methods, "methods", "flycl", methodsHelp())
 	fs.StringVar(&f.seeds, "seeds", "1993", "comma-separated seeds (one run per seed)")
 	fs.StringVar(&f.order, "order", "flycl", "class order: flycl (Python random.sample), pilot (numpy permutation), none, or a comma-separated list")
@@ -56,7 +57,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.IntVar(&f.trainPerClass, "train-per-class", 0, "keep only the first N training samples of each class (0: all)")
 	fs.StringVar(&f.out, "out", "out/run", "output directory")
 	fs.StringVar(&f.config, "config", "", "JSON file of flag values ({\"tasks\": 5, \"seeds\": \"1,2\"}); flags given on the command line win")
-	f.model.register(fs)
+	f.model.Register(fs)
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors (no progress, warnings or table; the files are written as usual)")
 	fs.StringVar(&f.wFile, "w", "", "use this projection W (.npz from flycl export-w or another implementation: indices/values/shape or a dense W) instead of generating it")
 	fs.IntVar(&f.onlineBatch, "online-batch", deploy.DefaultOnlineBatch, "mini-batch size of the flycl-online method")
@@ -100,34 +101,34 @@ func applyConfig(fs *pflag.FlagSet, path string) error {
 // load returns the train and test features: from feature files, from
 // raw pixels, or extracted with --backbone from an image data set.
 func (f *runFlags) load(cmd *cobra.Command) (train, test *features.Set, desc string, err error) {
-	if f.ext.backbone == "" && f.data.data != "" && f.data.train == "" && f.data.test == "" {
+	if f.ext.Backbone == "" && f.data.Data != "" && f.data.Train == "" && f.data.Test == "" {
 		// images (not mnist/fashion-mnist pixels) go through the default backbone
-		if s, err := f.data.spec(); err == nil && !s.Grey() {
-			f.ext.backbone = extract.DefaultBackbone
+		if s, err := f.data.Spec(); err == nil && !s.Grey() {
+			f.ext.Backbone = extract.DefaultBackbone
 		}
 	}
-	if f.ext.backbone == "" {
+	if f.ext.Backbone == "" {
 		for _, name := range []string{"precision", "calib", "calib-method"} {
 			if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 				return nil, nil, "", fmt.Errorf("--%s applies to a backbone: give --backbone and --data", name)
 			}
 		}
-		return f.data.load()
+		return f.data.Load()
 	}
-	if f.data.data == "" {
+	if f.data.Data == "" {
 		return nil, nil, "", fmt.Errorf("--backbone needs --data kind:path")
 	}
-	spec, err := f.data.spec()
+	spec, err := f.data.Spec()
 	if err != nil {
 		return nil, nil, "", err
 	}
-	if train, err = f.ext.features(cmd, spec, "train", f.quiet); err != nil {
+	if train, err = f.ext.Features(cmd, spec, "train", f.quiet); err != nil {
 		return nil, nil, "", err
 	}
-	if test, err = f.ext.features(cmd, spec, "test", f.quiet); err != nil {
+	if test, err = f.ext.Features(cmd, spec, "test", f.quiet); err != nil {
 		return nil, nil, "", err
 	}
-	return train, test, fmt.Sprintf("%s features of %s", f.ext.backbone, f.data.data), nil
+	return train, test, fmt.Sprintf("%s features of %s", f.ext.Backbone, f.data.Data), nil
 }
 
 // options checks the flags and resolves the one configuration that every
@@ -142,7 +143,7 @@ func (f *runFlags) options(fs *pflag.FlagSet) (methods.Options, error) {
 		return opts, err
 	}
 	var err error
-	if opts.FlyCL, err = f.model.config(); err != nil {
+	if opts.FlyCL, err = f.model.Config(); err != nil {
 		return opts, err
 	}
 	if f.wFile != "" {
@@ -169,13 +170,13 @@ func runProgress(quiet bool) func(experiment.Event) {
 	if quiet {
 		return nil
 	}
-	p := newProgress(quiet, 1)
+	p := cli.NewProgress(quiet, 1)
 	return func(e experiment.Event) {
 		acc := "n/a (no test samples yet)"
 		if !math.IsNaN(e.Acc) {
 			acc = fmt.Sprintf("%.2f%%", 100*e.Acc)
 		}
-		p.update(e.Step, e.Steps, fmt.Sprintf("%s seed %d task %d/%d: A_t %s, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, acc, e.TauPost))
+		p.Update(e.Step, e.Steps, fmt.Sprintf("%s seed %d task %d/%d: A_t %s, tau_post %.2fs", e.Method, e.Seed, e.Task, e.Of, acc, e.TauPost))
 	}
 }
 
@@ -234,7 +235,7 @@ func (f *runFlags) begin(cmd *cobra.Command, describe func(methods.Options) chec
 	if err := describe(opts).Check(); err != nil {
 		return nil, nil, "", err
 	}
-	if err := checkOut(f.out); err != nil {
+	if err := cli.CheckOut(f.out); err != nil {
 		return nil, nil, "", err
 	}
 	return f.load(cmd)
@@ -264,7 +265,7 @@ func (o *runOptions) run(cmd *cobra.Command, args []string) error {
 	out, err := e.Run(cmd.Context(), train, test, experiment.Hooks{Progress: runProgress(o.quiet), Warn: warner(o.quiet)})
 	var de *methods.DimensionError
 	if errors.As(err, &de) {
-		return o.model.explain(de.Config, de.Err)
+		return o.model.Explain(de.Config, de.Err)
 	}
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/bench"
 	"github.com/flycl/flycl/vision/backbone"
 )
@@ -15,7 +16,7 @@ import (
 // stages alone and overlapped, per backbone and precision.
 // pipelineOptions are flycl bench pipeline's flags.
 type pipelineOptions struct {
-	data                                   dataFlags
+	data                                   cli.DataFlags
 	which, precisions, split               string
 	images, batch, threads, workers, calib int
 	spin                                   bool
@@ -23,7 +24,7 @@ type pipelineOptions struct {
 
 // AddFlags adds bench pipeline's flags to c.
 func (o *pipelineOptions) AddFlags(c *cobra.Command) {
-	c.Flags().StringVar(&o.data.data, "data", "", "data set as kind:path")
+	c.Flags().StringVar(&o.data.Data, "data", "", "data set as kind:path")
 	c.Flags().StringVar(&o.split, "split", "test", "split to read")
 	c.Flags().StringVar(&o.which, "backbones", "squeezenet,mobilenetv2", "backbones (as --backbone of extract)")
 	c.Flags().StringVar(&o.precisions, "precision", "fp32,int8", "precisions, side by side")
@@ -33,7 +34,7 @@ func (o *pipelineOptions) AddFlags(c *cobra.Command) {
 	c.Flags().IntVar(&o.workers, "workers", 0, "decoding goroutines (0: one per CPU)")
 	c.Flags().IntVar(&o.calib, "calib", 64, "int8: calibration images from the training split")
 	c.Flags().BoolVar(&o.spin, "spin", false, "let ONNX Runtime's idle threads spin (faster alone, steals CPU from decoding)")
-	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+cli.EnvORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
 }
 
 func pipelineCmd() *cobra.Command {
@@ -57,14 +58,14 @@ need all the cores, end to end cannot beat it.`,
 
 // run loads ONNX Runtime, opens the data set and the backbones and measures them (bench.Pipeline).
 func (o *pipelineOptions) run(cmd *cobra.Command, args []string) error {
-	if o.data.data == "" {
+	if o.data.Data == "" {
 		return fmt.Errorf("give --data")
 	}
-	spec, err := o.data.spec()
+	spec, err := o.data.Spec()
 	if err != nil {
 		return err
 	}
-	if err := initORT(cmd.Flags()); err != nil {
+	if err := cli.InitORT(cmd.Flags()); err != nil {
 		return err
 	}
 	ds, err := spec.Open(o.split)
@@ -83,13 +84,13 @@ func (o *pipelineOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	var models []*backbone.Model
 	for _, name := range strings.Split(o.which, ",") {
-		m, err := openBackbone(strings.TrimSpace(name))
+		m, err := cli.OpenBackbone(strings.TrimSpace(name))
 		if err != nil {
 			return fmt.Errorf("--backbones %s: %w", name, err)
 		}
 		models = append(models, m)
 	}
-	return bench.Pipeline(cmd.Context(), os.Stdout, bench.PipelineOptions{Data: ds, CalibData: calibSet, Label: o.data.data + " " + o.split,
+	return bench.Pipeline(cmd.Context(), os.Stdout, bench.PipelineOptions{Data: ds, CalibData: calibSet, Label: o.data.Data + " " + o.split,
 		Backbones: models, Precisions: precs, Images: o.images, Batch: o.batch, Threads: o.threads, Workers: o.workers,
-		Calib: o.calib, Method: backbone.CalibMethod(defaultCalibMethod), Spin: o.spin})
+		Calib: o.calib, Method: backbone.CalibMethod(cli.DefaultCalibMethod), Spin: o.spin})
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"testing"
@@ -14,25 +14,25 @@ import (
 // means none.
 func TestDecodeBudgetFlag(t *testing.T) {
 	c := &cobra.Command{}
-	var e extractFlags
-	e.register(c)
+	var e ExtractFlags
+	e.Register(c)
 	if err := c.ParseFlags([]string{"--decode-pixels", "5000"}); err != nil {
 		t.Fatal(err)
 	}
-	a, b := e.decoder(), e.decoder()
-	if a.Budget == nil || a.Budget != b.Budget || a.Budget.Max() != 5000 || e.budget() != a.Budget {
+	a, b := e.Decoder(), e.Decoder()
+	if a.Budget == nil || a.Budget != b.Budget || a.Budget.Max() != 5000 || e.Budget() != a.Budget {
 		t.Fatalf("decoders' budgets %p %p (max %d), want one of 5000 pixels", a.Budget, b.Budget, a.Budget.Max())
 	}
-	var none extractFlags
-	none.register(&cobra.Command{})
-	none.decodePixels = -1
-	if none.decoder().Budget != nil {
+	var none ExtractFlags
+	none.Register(&cobra.Command{})
+	none.DecodePixels = -1
+	if none.Decoder().Budget != nil {
 		t.Fatal("--decode-pixels -1 made a budget")
 	}
-	var def extractFlags
+	var def ExtractFlags
 	d := &cobra.Command{}
-	def.register(d)
-	if got := def.decoder().Budget.Max(); got != imageio.DefaultBudgetPixels {
+	def.Register(d)
+	if got := def.Decoder().Budget.Max(); got != imageio.DefaultBudgetPixels {
 		t.Fatalf("default budget %d pixels, want %d", got, imageio.DefaultBudgetPixels)
 	}
 }

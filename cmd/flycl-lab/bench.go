@@ -6,18 +6,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/bench"
 	"github.com/flycl/flycl/lab/enginebench"
 	"github.com/flycl/flycl/vision/backbone"
-	"github.com/spf13/cobra"
 )
 
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Measure the engine and its parts on this machine"}
 	var floorRuns int
 	var o enginebench.Options
-	mf := someModelFlags(flycl.DefaultConfig(), "M", "P", "K", "Lambdas", "GCV")
+	mf := cli.SomeModelFlags(flycl.DefaultConfig(), "M", "P", "K", "Lambdas", "GCV")
 	eng := &cobra.Command{
 		Use:   "engine",
 		Short: "Time every stage of learning synthetic tasks next to the BLAS floor (ssyrk + spotrf)",
@@ -31,12 +33,12 @@ cub (10 tasks × 600 samples × d=768, 20 classes per task) and cifar10 (5
 tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			if o.Config, err = mf.config(); err != nil {
+			if o.Config, err = mf.Config(); err != nil {
 				return err
 			}
 			sc, cfg, err := o.Resolve()
 			if err != nil {
-				return mf.explain(cfg, err)
+				return mf.Explain(cfg, err)
 			}
 			res, err := enginebench.Run(cmd.Context(), sc, cfg, floorRuns, os.Stderr)
 			if err != nil {
@@ -49,7 +51,7 @@ tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 	eng.Flags().StringVar(&o.Scale, "scale", "cub", "cifar100, cub or cifar10")
 	eng.Flags().IntVar(&o.Tasks, "tasks", 0, "number of tasks (default: the scale's)")
 	eng.Flags().IntVar(&floorRuns, "floor-runs", 3, "times the floor is measured (median)")
-	mf.register(eng.Flags()) // --m --p --k --lambdas --gcv
+	mf.Register(eng.Flags()) // --m --p --k --lambdas --gcv
 	c.AddCommand(eng, backbonesCmd(), componentsCmd(), pipelineCmd(), benchServeCmd(), benchServeLearnCmd(), benchUnknownCmd(), benchFewShotCmd(), benchLearnUpdateCmd(), benchDecodeBudgetCmd(), benchCameraCmd(), benchDualCmd(), benchRecipeCmd())
 	return c
 }
@@ -69,7 +71,7 @@ func (o *backbonesOptions) AddFlags(c *cobra.Command) {
 	c.Flags().StringVar(&o.precisions, "precision", "fp32,int8", "precisions to measure, side by side per backbone (int8 calibrated on synthetic images: speed only)")
 	c.Flags().StringVar(&o.which, "backbones", "squeezenet,mobilenetv2,resnet50,vit", "backbones to measure")
 	c.Flags().StringVar(&o.torch, "torch", "", "Python interpreter with torch and torchvision for the side-by-side (e.g. /usr/bin/python3)")
-	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+cli.EnvORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
 }
 
 func backbonesCmd() *cobra.Command {
@@ -93,7 +95,7 @@ binary). Prints the ratios.`,
 
 // run loads ONNX Runtime, opens the backbones (real weights for SqueezeNet and MobileNetV2, random ones for ResNet-50 and ViT-B/16: speed only) and measures them (bench.Backbones).
 func (o *backbonesOptions) run(cmd *cobra.Command, args []string) error {
-	if err := initORT(cmd.Flags()); err != nil {
+	if err := cli.InitORT(cmd.Flags()); err != nil {
 		return err
 	}
 	dur := time.Duration(o.seconds * float64(time.Second))
@@ -107,7 +109,7 @@ func (o *backbonesOptions) run(cmd *cobra.Command, args []string) error {
 		var err error
 		switch strings.TrimSpace(name) {
 		case "squeezenet", "mobilenetv2":
-			m, err = openBackbone(name)
+			m, err = cli.OpenBackbone(name)
 		case "resnet50":
 			m, err = backbone.ResNet50(backbone.RandomResNet50(1))
 		case "vit":

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/experiment"
 	"github.com/flycl/flycl/lab/methods"
 	"github.com/flycl/flycl/vision/extract"
@@ -15,21 +16,21 @@ import (
 // (methods.Options.ResultConfig: the configuration of the run and the
 // identity of its input files, path as given, size, SHA-256).
 func (f *runFlags) inputs() (methods.Inputs, error) {
-	in := methods.Inputs{Data: f.data.data, Backbone: f.ext.backbone, Preset: f.ext.preset, Output: f.ext.output,
-		Sources: experiment.Sources{Train: f.data.train, Test: f.data.test, W: f.wFile}}
-	if f.data.data != "" {
-		s, err := f.data.spec()
+	in := methods.Inputs{Data: f.data.Data, Backbone: f.ext.Backbone, Preset: f.ext.Preset, Output: f.ext.Output,
+		Sources: experiment.Sources{Train: f.data.Train, Test: f.data.Test, W: f.wFile}}
+	if f.data.Data != "" {
+		s, err := f.data.Spec()
 		if err != nil {
 			return in, err
 		}
-		in.Sources.Data, in.Sources.DataGiven = s.Path, f.data.given().Path
+		in.Sources.Data, in.Sources.DataGiven = s.Path, f.data.Given().Path
 	}
-	if f.ext.backbone != "" {
-		spec, err := extract.ParseBackbone(f.ext.backbone)
+	if f.ext.Backbone != "" {
+		spec, err := extract.ParseBackbone(f.ext.Backbone)
 		if err != nil {
 			return in, fmt.Errorf("--backbone: %w", err)
 		}
-		in.Sources.Weights, in.Sources.WeightsGiven = spec.WeightsPath(modelsDir()), spec.Path
+		in.Sources.Weights, in.Sources.WeightsGiven = spec.WeightsPath(cli.ModelsDir()), spec.Path
 	}
 	return in, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/projection"
 )
@@ -16,7 +17,7 @@ func exportWCmd() *cobra.Command {
 	var oldSeed uint64 // --seed, the old name of --w-seed
 	var out string
 	def := flycl.DefaultConfig()
-	mf := someModelFlags(def, "M", "P", "Seed")
+	mf := cli.SomeModelFlags(def, "M", "P", "Seed")
 	c := &cobra.Command{
 		Use:   "export-w",
 		Short: "Write Fly-CL's projection W for a seed as .npz (indices, values, shape, seed), for use by another implementation",
@@ -24,7 +25,7 @@ func exportWCmd() *cobra.Command {
 			if d < 1 {
 				return fmt.Errorf("--d %d: must be at least 1", d)
 			}
-			cfg := mf.given()
+			cfg := mf.Given()
 			if cmd.Flags().Changed("seed") {
 				if cmd.Flags().Changed("w-seed") {
 					return fmt.Errorf("--seed is the old name of --w-seed: give one")
@@ -33,7 +34,7 @@ func exportWCmd() *cobra.Command {
 			}
 			seed := cfg.Seed
 			cfg.K = flycl.KForM(cfg.M) // W has no k: the one valid for m
-			if err := mf.validate(cfg, d); err != nil {
+			if err := mf.Validate(cfg, d); err != nil {
 				return err
 			}
 			m, p := cfg.M, cfg.P
@@ -48,7 +49,7 @@ func exportWCmd() *cobra.Command {
 			return nil
 		},
 	}
-	mf.register(c.Flags()) // --m --p --w-seed
+	mf.Register(c.Flags()) // --m --p --w-seed
 	c.Flags().IntVar(&d, "d", 768, "columns (feature dimension; 768 is ViT-B/16's)")
 	c.Flags().Uint64Var(&oldSeed, "seed", def.Seed, "seed of W (the old name of --w-seed)")
 	c.Flags().MarkDeprecated("seed", "use --w-seed, the name every command gives W's seed")

@@ -6,17 +6,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/analysis"
 	"github.com/flycl/flycl/lab/report"
 )
 
 // heatmapFlags configure "flycl heatmap".
 type heatmapFlags struct {
-	data          dataFlags
+	data          cli.DataFlags
 	classes       int
 	trainPerClass int
 	center        bool
-	model         modelFlags
+	model         cli.ModelFlags
 	out           string
 }
 
@@ -42,40 +43,40 @@ features share.`,
 		},
 	}
 	fs := c.Flags()
-	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz)")
-	fs.StringVar(&f.data.data, "data", "", "built-in data set instead: mnist[:DIR] or fashion-mnist[:DIR] (raw pixels)")
+	fs.StringVar(&f.data.Train, "train", "", "training feature file (.npz)")
+	fs.StringVar(&f.data.Data, "data", "", "built-in data set instead: mnist[:DIR] or fashion-mnist[:DIR] (raw pixels)")
 	fs.IntVar(&f.classes, "classes", 10, "number of classes (the smallest labels)")
 	fs.IntVar(&f.trainPerClass, "train-per-class", 1000, "use the first N training samples of each class (0: all)")
 	fs.BoolVar(&f.center, "center", false, "subtract the mean training feature before learning")
-	f.model.register(fs)
+	f.model.Register(fs)
 	fs.StringVar(&f.out, "out", "out/heatmap", "output directory")
 	return c
 }
 
 func (f *heatmapFlags) run(cmd *cobra.Command) error {
-	if f.data.train != "" && f.data.test == "" {
-		f.data.test = f.data.train // only the training split is used
+	if f.data.Train != "" && f.data.Test == "" {
+		f.data.Test = f.data.Train // only the training split is used
 	}
-	if err := checkOut(f.out); err != nil {
+	if err := cli.CheckOut(f.out); err != nil {
 		return err
 	}
-	train, _, desc, err := f.data.load()
+	train, _, desc, err := f.data.Load()
 	if err != nil {
 		return err
 	}
-	if f.data.train != "" {
-		desc = f.data.train
+	if f.data.Train != "" {
+		desc = f.data.Train
 	}
 	task, err := analysis.SelectTask(train, desc, f.classes, f.trainPerClass)
 	if err != nil {
 		return err
 	}
 	classes := task.Classes
-	cfg, err := f.model.config()
+	cfg, err := f.model.Config()
 	if err != nil {
 		return err
 	}
-	if err := f.model.validate(cfg, train.D); err != nil {
+	if err := f.model.Validate(cfg, train.D); err != nil {
 		return err
 	}
 	st, lambda, err := analysis.Heatmap(cmd.Context(), cfg, task, f.center)

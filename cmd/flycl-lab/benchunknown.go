@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/openset"
 	"github.com/flycl/flycl/reject"
 )
@@ -15,7 +16,7 @@ import (
 // package openset on feature files.
 func benchUnknownCmd() *cobra.Command {
 	var cfg openset.Config
-	mf := someModelFlags(flycl.DefaultConfig(), "M", "P", "K", "Lambdas")
+	mf := cli.SomeModelFlags(flycl.DefaultConfig(), "M", "P", "K", "Lambdas")
 	var sets []string
 	var seeds []uint
 	var trainPer, testPer int
@@ -44,7 +45,7 @@ Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`
 				return fmt.Errorf("--features: give at least one NAME=DIR")
 			}
 			var err error
-			if cfg.Model, err = mf.config(); err != nil {
+			if cfg.Model, err = mf.Config(); err != nil {
 				return err
 			}
 			in, err := openset.LoadSets(sets, trainPer, testPer)
@@ -84,7 +85,7 @@ Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`
 	fs.StringVar(&score, "score", string(reject.ScoreTopCosine), "the score the model calibrates its stored threshold for: top+cosine (the model's default; its row is \"top + cosine NCM (codes)\"), top, margin or energy")
 	fs.IntVar(&cfg.KNN, "knn", 10, "k of the k-th nearest neighbour score")
 	fs.Float64Var(&cfg.Shrink, "shrink", 0.1, "shrinkage of the Mahalanobis covariance towards its mean variance")
-	mf.register(fs) // --m --p --k --lambdas
+	mf.Register(fs) // --m --p --k --lambdas
 	return c
 }
 
@@ -95,7 +96,7 @@ func benchFewShotCmd() *cobra.Command {
 	// a smaller m than the paper's, for speed, with the relative grid
 	def := flycl.Config{M: 2000, P: 300, LambdaScale: flycl.LambdaRelative}
 	def.K = flycl.KForM(def.M)
-	mf := someModelFlags(def, "M", "P", "K", "Lambdas", "LambdaScale", "WidenGrid", "Dual")
+	mf := cli.SomeModelFlags(def, "M", "P", "K", "Lambdas", "LambdaScale", "WidenGrid", "Dual")
 	var sets []string
 	var groupsFile string
 	var scores []string
@@ -129,7 +130,7 @@ grouping (lines wnid<TAB>group).`,
 			if err != nil {
 				return err
 			}
-			if cfg.Model, err = mf.config(); err != nil {
+			if cfg.Model, err = mf.Config(); err != nil {
 				return err
 			}
 			for _, s := range scores {
@@ -166,6 +167,6 @@ grouping (lines wnid<TAB>group).`,
 	fs.StringSliceVar(&scores, "scores", []string{"top+cosine", "top", "margin", "energy"}, "open-set scores compared")
 	fs.UintVar(&seed, "seed", 1, "seed of the draws (W's seed is it plus the split)")
 	fs.BoolVar(&cfg.Compare, "compare", false, "add, side by side, a threshold taken from the extrapolated leave-one-out values, and a temperature fitted on the exact ones (the rule before)")
-	mf.register(fs) // --m --p --k --lambdas --lambda-scale
+	mf.Register(fs) // --m --p --k --lambdas --lambda-scale
 	return c
 }

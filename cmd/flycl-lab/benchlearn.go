@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/bench"
 )
 
@@ -15,7 +16,7 @@ import (
 // itself holds.
 func benchServeLearnCmd() *cobra.Command {
 	var o bench.ServeLearnOptions // the flags set it; RunE passes it on
-	mf := someModelFlags(flycl.DefaultConfig(), "M")
+	mf := cli.SomeModelFlags(flycl.DefaultConfig(), "M")
 	c := &cobra.Command{
 		Use:   "serve-learn [--m 10000] [--d 512] [--n 20] [--learns 10] [--lambda-policy keep|gcv]",
 		Short: "Peak memory and time of one learn of flycl serve's model file backend (learn + save + publish)",
@@ -31,12 +32,12 @@ G (the copy per learn it replaced made it about 3.3). A last row reopens the fil
 restart, or the undo of a failed learn) with no model in memory before.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.M = mf.given().M // checked by ServeLearn, with k = min(k, m)
+			o.M = mf.Given().M // checked by ServeLearn, with k = min(k, m)
 			return bench.ServeLearn(cmd.Context(), os.Stdout, os.Stderr, o)
 		},
 	}
 	fs := c.Flags()
-	mf.register(fs) // --m
+	mf.Register(fs) // --m
 	fs.IntVar(&o.D, "d", 512, "feature dimension")
 	fs.IntVar(&o.N, "n", 20, "samples per learn")
 	fs.IntVar(&o.Classes, "classes", 2, "new classes per learn")

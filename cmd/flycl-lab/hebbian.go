@@ -6,17 +6,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/analysis"
 	"github.com/flycl/flycl/lab/report"
 )
 
 // hebbianFlags configure "flycl hebbian".
 type hebbianFlags struct {
-	data          dataFlags
+	data          cli.DataFlags
 	classes       int
 	trainPerClass int
 	passes, every int
-	model         modelFlags
+	model         cli.ModelFlags
 	out           string
 }
 
@@ -35,14 +36,14 @@ Writes hebbian.json, hebbian-distance.png and hebbian-accuracy.png to --out.`,
 		RunE:    func(cmd *cobra.Command, args []string) error { return f.run(cmd) },
 	}
 	fs := c.Flags()
-	fs.StringVar(&f.data.train, "train", "", "training feature file (.npz)")
-	fs.StringVar(&f.data.test, "test", "", "test feature file (.npz)")
-	fs.StringVar(&f.data.data, "data", "", "built-in data set instead: mnist[:DIR] or fashion-mnist[:DIR] (raw pixels)")
+	fs.StringVar(&f.data.Train, "train", "", "training feature file (.npz)")
+	fs.StringVar(&f.data.Test, "test", "", "test feature file (.npz)")
+	fs.StringVar(&f.data.Data, "data", "", "built-in data set instead: mnist[:DIR] or fashion-mnist[:DIR] (raw pixels)")
 	fs.IntVar(&f.classes, "classes", 10, "number of classes (the smallest labels)")
 	fs.IntVar(&f.trainPerClass, "train-per-class", 500, "use the first N training samples of each class (0: all)")
 	fs.IntVar(&f.passes, "passes", 1000, "Hebbian passes over the task's statistics")
 	fs.IntVar(&f.every, "every", 10, "record distance and accuracy every N passes")
-	f.model.register(fs)
+	f.model.Register(fs)
 	fs.StringVar(&f.out, "out", "out/hebbian", "output directory")
 	return c
 }
@@ -52,7 +53,7 @@ func (f *hebbianFlags) run(cmd *cobra.Command) error {
 	if err := hs.Check(); err != nil {
 		return err
 	}
-	train, test, desc, err := f.data.load()
+	train, test, desc, err := f.data.Load()
 	if err != nil {
 		return err
 	}
@@ -65,11 +66,11 @@ func (f *hebbianFlags) run(cmd *cobra.Command) error {
 	if len(yt) == 0 {
 		return fmt.Errorf("%s: no test samples of classes %v", desc, classes)
 	}
-	cfg, err := f.model.config()
+	cfg, err := f.model.Config()
 	if err != nil {
 		return err
 	}
-	if err := checkOut(f.out); err != nil {
+	if err := cli.CheckOut(f.out); err != nil {
 		return err
 	}
 	curve, err := analysis.Hebbian(cmd.Context(), cfg, task.D, task.X, task.Y, xt, yt, f.passes, f.every)
@@ -83,9 +84,9 @@ func (f *hebbianFlags) run(cmd *cobra.Command) error {
 	for i, p := range curve.Points {
 		pts[i] = report.HebbianPoint{Pass: p.Pass, RelDist: p.RelDist, Accuracy: p.Accuracy}
 	}
-	name := f.data.data // as the user gave it, not the resolved path
+	name := f.data.Data // as the user gave it, not the resolved path
 	if name == "" {
-		name = f.data.train
+		name = f.data.Train
 	}
 	title := fmt.Sprintf("%s, %d classes", name, len(classes))
 	if err := report.HebbianPlots(filepath.Join(f.out, "hebbian-distance.png"), filepath.Join(f.out, "hebbian-accuracy.png"), title, pts, curve.RidgeAccuracy); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/bench"
 )
 
@@ -22,7 +23,7 @@ func benchServeCmd() *cobra.Command {
 	var n, learns int
 	var clients []int
 	var seconds float64
-	var mf modelFlags
+	var mf cli.ModelFlags
 	c := &cobra.Command{
 		Use:   "serve --images DIR [--backbone squeezenet]",
 		Short: "Predict latency of flycl serve next to the bare backbone, feature predicts/s, predict latency during learns (loopback)",
@@ -44,10 +45,10 @@ measures, in one run:
 Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := initORT(cmd.Flags()); err != nil {
+			if err := cli.InitORT(cmd.Flags()); err != nil {
 				return err
 			}
-			cfg, err := mf.config()
+			cfg, err := mf.Config()
 			if err != nil {
 				return err
 			}
@@ -69,7 +70,7 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 			if err != nil {
 				return err
 			}
-			bb, err := openBackbone(spec)
+			bb, err := cli.OpenBackbone(spec)
 			if err != nil {
 				return err
 			}
@@ -86,7 +87,7 @@ Everything is bounded: --n requests for 1, --seconds for 2, --learns for 3.`,
 	fs.Float64Var(&seconds, "seconds", 5, "seconds of feature predicts")
 	fs.BoolVar(&ortSpin, "ort-spin", true, "let ONNX Runtime's idle threads spin (its default), in the server's session and the bare backbone's alike; false: they sleep")
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file (go tool pprof)")
-	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
-	mf.register(fs)
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+cli.EnvORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+	mf.Register(fs)
 	return c
 }

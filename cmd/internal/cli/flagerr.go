@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 	"github.com/flycl/flycl"
 )
 
-// flagError is every command's flag error handler (cobra asks the root's
+// FlagError is every command's flag error handler (cobra asks the root's
 // for a command that sets none): an unknown flag gets the command's
 // nearest flags as suggestions, as cobra suggests mistyped commands; the
 // error is input refused either way (exit status 2).
-func flagError(cmd *cobra.Command, err error) error {
+func FlagError(cmd *cobra.Command, err error) error {
 	if s := suggestFlags(cmd, err.Error()); s != "" {
 		err = fmt.Errorf("%w; %s", err, s)
 	}
@@ -47,7 +47,7 @@ func suggestFlags(cmd *cobra.Command, msg string) string {
 	for i := range near {
 		near[i] = "--" + near[i]
 	}
-	return "did you mean " + strings.Join(near, " or ") + "? (flycl " + cmd.Name() + " --help lists its flags)"
+	return "did you mean " + strings.Join(near, " or ") + "? (" + cmd.CommandPath() + " --help lists its flags)"
 }
 
 // nearNames are the names within a small edit distance of typed (at most

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/cmd/internal/cli"
 )
 
 func TestConfigFileAndFlagPrecedence(t *testing.T) {
@@ -101,29 +100,6 @@ func FuzzApplyConfig(f *testing.F) {
 			t.Fatalf("error without the file's name: %v", err)
 		}
 	})
-}
-
-func writeBlobs(t *testing.T, path string, seed uint64, perClass int) {
-	t.Helper()
-	r := rand.New(rand.NewPCG(seed, 1))
-	s := &features.Set{D: 6}
-	for c := 0; c < 4; c++ {
-		mr := rand.New(rand.NewPCG(uint64(c), 2))
-		mean := make([]float64, 6)
-		for j := range mean {
-			mean[j] = 3 * mr.NormFloat64()
-		}
-		for i := 0; i < perClass; i++ {
-			for j := range mean {
-				s.X = append(s.X, float32(mean[j]+r.NormFloat64()))
-			}
-			s.Labels = append(s.Labels, c)
-			s.N++
-		}
-	}
-	if err := features.Save(path, s); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestRunEndToEnd(t *testing.T) {
@@ -252,10 +228,10 @@ func TestFlagErrors(t *testing.T) {
 
 // TestDefaultsFromOneSource: the flags' defaults are flycl.DefaultConfig.
 func TestDefaultsFromOneSource(t *testing.T) {
-	var f modelFlags
+	var f cli.ModelFlags
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
-	f.register(fs)
-	cfg, err := f.config()
+	f.Register(fs)
+	cfg, err := f.Config()
 	if err != nil {
 		t.Fatal(err)
 	}

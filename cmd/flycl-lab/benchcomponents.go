@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/enginebench"
 )
 
@@ -13,7 +14,7 @@ import (
 // savings per post-extraction component, measured side by side.
 func componentsCmd() *cobra.Command {
 	var scale string
-	mf := someModelFlags(flycl.DefaultConfig(), "M", "P", "K", "Lambdas")
+	mf := cli.SomeModelFlags(flycl.DefaultConfig(), "M", "P", "K", "Lambdas")
 	cs := enginebench.ComponentSettings{Folds: 5, Runs: 3, TestPerCls: 30}
 	c := &cobra.Command{
 		Use:   "components",
@@ -28,13 +29,13 @@ The vanilla cross-validation is timed once (it factors an m×m matrix per
 fold and grid value); everything else is the median of --runs.`,
 		Example: `  flycl bench components --scale cub`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := mf.config()
+			cfg, err := mf.Config()
 			if err != nil {
 				return err
 			}
 			cs.M, cs.P, cs.K, cs.Lambdas = cfg.M, cfg.P, cfg.K, cfg.Lambdas
 			if err := cs.Setup(scale); err != nil {
-				return mf.explain(cfg, err)
+				return mf.Explain(cfg, err)
 			}
 			comps, err := enginebench.Components(cmd.Context(), cs, os.Stderr)
 			if err != nil {
@@ -46,7 +47,7 @@ fold and grid value); everything else is the median of --runs.`,
 	}
 	fs := c.Flags()
 	fs.StringVar(&scale, "scale", "cub", "scale of the synthetic task")
-	mf.register(fs) // --m --p --k --lambdas
+	mf.Register(fs) // --m --p --k --lambdas
 	fs.IntVar(&cs.Folds, "folds", cs.Folds, "folds of the vanilla cross-validation")
 	fs.IntVar(&cs.Runs, "runs", cs.Runs, "repetitions of each fast measurement (median)")
 	fs.IntVar(&cs.TestPerCls, "test-per-class", cs.TestPerCls, "test codes per class for the similarity step")

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/lab/bench"
 )
 
@@ -15,7 +16,7 @@ import (
 // written).
 func benchLearnUpdateCmd() *cobra.Command {
 	var o bench.LearnUpdateOptions // the flags set it; RunE passes it on
-	mf := someModelFlags(flycl.DefaultConfig(), "M")
+	mf := cli.SomeModelFlags(flycl.DefaultConfig(), "M")
 	c := &cobra.Command{
 		Use:   "learn-update [--m 10000] [--d 512] [--n 20] [--learns 10] [--lambda-policy gcv|keep]",
 		Short: "Time of a small learn: keeping the Cholesky factor (low-rank term) vs refactoring (solve only)",
@@ -31,12 +32,12 @@ keeps the first learn's λ): no model file is written, so the times are the
 learn's alone, without a save.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.M = mf.given().M // checked by LearnUpdate, with k = min(k, m)
+			o.M = mf.Given().M // checked by LearnUpdate, with k = min(k, m)
 			return bench.LearnUpdate(cmd.Context(), os.Stdout, o)
 		},
 	}
 	fs := c.Flags()
-	mf.register(fs) // --m
+	mf.Register(fs) // --m
 	fs.IntVar(&o.D, "d", 512, "feature dimension")
 	fs.IntVar(&o.N, "n", 20, "samples per learn")
 	fs.IntVar(&o.Classes, "classes", 2, "new classes per learn")

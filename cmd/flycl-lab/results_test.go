@@ -149,21 +149,6 @@ func TestScaledFeaturesProbe(t *testing.T) {
 	}
 }
 
-func writeScaledBlobs(t *testing.T, path string, seed uint64, perClass int, scale float32) {
-	t.Helper()
-	writeBlobs(t, path, seed, perClass)
-	s, err := features.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range s.X {
-		s.X[i] *= scale
-	}
-	if err := features.Save(path, s); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A class with training samples but no test samples: the run finishes,
 // its cells are n/a, nothing is NaN (before: "plotter: NaN data point"
 // after writing NaN into result.json and table.md).

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"golang.org/x/term"
 )
 
-// progress shows long work on stderr: a bar on a terminal, a line every
+// Progress shows long work on stderr: a bar on a terminal, a line every
 // `every` steps (and at the end) otherwise, nothing when quiet.
-type progress struct {
+type Progress struct {
 	quiet bool
 	tty   bool
 	every int
@@ -20,12 +20,12 @@ type progress struct {
 	last  int
 }
 
-func newProgress(quiet bool, every int) *progress {
-	return &progress{quiet: quiet, tty: term.IsTerminal(int(os.Stderr.Fd())), every: max(every, 1), w: os.Stderr}
+func NewProgress(quiet bool, every int) *Progress {
+	return &Progress{quiet: quiet, tty: term.IsTerminal(int(os.Stderr.Fd())), every: max(every, 1), w: os.Stderr}
 }
 
-// update reports done of total with a description of the last step.
-func (p *progress) update(done, total int, msg string) {
+// Update reports done of total with a description of the last step.
+func (p *Progress) Update(done, total int, msg string) {
 	if p == nil || p.quiet {
 		return
 	}

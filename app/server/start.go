@@ -233,7 +233,7 @@ func (o Options) extractor(ctx context.Context, be Served, bb *backbone.Model) (
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", o.Model, err)
 	}
-	// idle threads sleep unless Spin (measured quietly by flycl bench
+	// idle threads sleep unless Spin (measured quietly by flycl-lab bench
 	// serve: spinning costs about 7 ms of CPU per image and does not lower
 	// the served predict's latency)
 	ex.BatchSize, ex.Threads, ex.Spin = ExtractBatch, o.Threads, o.Spin

@@ -37,8 +37,8 @@ func analyzeProjectionCmd() *cobra.Command {
 before and after top-k (--k), the ratio ‖f(x) − f(y)‖ / (√(m·p/d)·‖x − y‖).
 Before top-k its mean square is 1 by construction; its spread is the
 distortion. Writes projection.json and projection.png (histograms) to --out.`,
-		Example: `  flycl analyze projection --data mnist --pairs 5000
-  flycl analyze projection --train out/features/cifar10-squeezenet/train.npz --p 100`,
+		Example: `  flycl-lab analyze projection --data mnist --pairs 5000
+  flycl-lab analyze projection --train out/features/cifar10-squeezenet/train.npz --p 100`,
 		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd) },
 	}
 	fs := c.Flags()

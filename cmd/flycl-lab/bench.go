@@ -56,7 +56,7 @@ tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 	return c
 }
 
-// backbonesOptions are flycl bench backbones's flags.
+// backbonesOptions are flycl-lab bench backbones's flags.
 type backbonesOptions struct {
 	batch, threads           int
 	seconds                  float64

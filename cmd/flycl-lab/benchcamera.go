@@ -11,7 +11,7 @@ import (
 	"github.com/flycl/flycl/lab/bench"
 )
 
-// benchCameraCmd is "flycl bench camera": the sizes of a new model learned
+// benchCameraCmd is "flycl-lab bench camera": the sizes of a new model learned
 // from a few photos (internal/bench.Camera) on feature files.
 func benchCameraCmd() *cobra.Command {
 	var sets, shots, grids []string

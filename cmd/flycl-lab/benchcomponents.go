@@ -10,7 +10,7 @@ import (
 	"github.com/flycl/flycl/lab/enginebench"
 )
 
-// componentsCmd is "flycl bench components": the paper's table of time
+// componentsCmd is "flycl-lab bench components": the paper's table of time
 // savings per post-extraction component, measured side by side.
 func componentsCmd() *cobra.Command {
 	var scale string
@@ -27,7 +27,7 @@ cross-validation over the grid vs GCV), prototype calculation (LU vs
 Cholesky) and similarity comparison (dense codes vs top-k-sparse codes).
 The vanilla cross-validation is timed once (it factors an m×m matrix per
 fold and grid value); everything else is the median of --runs.`,
-		Example: `  flycl bench components --scale cub`,
+		Example: `  flycl-lab bench components --scale cub`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := mf.Config()
 			if err != nil {

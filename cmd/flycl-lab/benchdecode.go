@@ -19,7 +19,7 @@ import (
 // benchDecodeBudgetCmd measures the server's memory and a small predict's
 // latency under a burst of large images, with and without the decoding
 // budget, side by side, one process per budget.
-// decodeBudgetOptions are flycl bench decode-budget's flags.
+// decodeBudgetOptions are flycl-lab bench decode-budget's flags.
 type decodeBudgetOptions struct {
 	spec        string
 	side, large int

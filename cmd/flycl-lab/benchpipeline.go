@@ -12,9 +12,9 @@ import (
 	"github.com/flycl/flycl/vision/backbone"
 )
 
-// pipelineCmd is "flycl bench pipeline": extraction's decode and inference
+// pipelineCmd is "flycl-lab bench pipeline": extraction's decode and inference
 // stages alone and overlapped, per backbone and precision.
-// pipelineOptions are flycl bench pipeline's flags.
+// pipelineOptions are flycl-lab bench pipeline's flags.
 type pipelineOptions struct {
 	data                                   cli.DataFlags
 	which, precisions, split               string
@@ -49,7 +49,7 @@ alone (the same images preprocessed in memory), and extraction end to end
 Prints end-to-end / min(decode, model) (1 when the overlap hides the faster
 stage), and the shared-CPU ceiling 1/(1/decode + 1/model): when both stages
 need all the cores, end to end cannot beat it.`,
-		Example: `  flycl bench pipeline --data folder:../shared/data/cifar10-jpeg.tar.gz --backbones squeezenet,mobilenetv2 --images 512`,
+		Example: `  flycl-lab bench pipeline --data folder:../shared/data/cifar10-jpeg.tar.gz --backbones squeezenet,mobilenetv2 --images 512`,
 		RunE:    o.run,
 	}
 	o.AddFlags(c)

@@ -10,7 +10,7 @@ import (
 	"github.com/flycl/flycl/lab/openset"
 )
 
-// benchRecipeCmd is "flycl bench frigate-recipe": flycl and Frigate's
+// benchRecipeCmd is "flycl-lab bench frigate-recipe": flycl and Frigate's
 // custom-classification recipe side by side on the few-shot benchmark.
 func benchRecipeCmd() *cobra.Command {
 	var cfg openset.RecipeConfig
@@ -21,7 +21,7 @@ func benchRecipeCmd() *cobra.Command {
 		Use:   "frigate-recipe --features NAME=DIR",
 		Short: "flycl against Frigate's custom-classification recipe on the same photos and features",
 		Long: `Runs flycl and the recipe of Frigate 0.17's custom classification side by side
-on the splits of "flycl bench fewshot" (the same seed draws the same photos):
+on the splits of "flycl-lab bench fewshot" (the same seed draws the same photos):
 flycl learns each split's photos in one learn with the defaults of a new
 photo model (those of flycl learn) and answers with its calibrated "unknown";
 the recipe's head (Dense(128, relu), Dropout(0.3), Dense(classes, softmax) on
@@ -33,7 +33,7 @@ class-incremental sequence of each split: 3 classes, then a 4th and a 5th
 (flycl learns each; the recipe trains again). Prints the answers, the unknown
 photos rejected at the same kept share, times and memory.
 
-DIR holds train.npz and test.npz as for flycl bench fewshot. With
+DIR holds train.npz and test.npz as for flycl-lab bench fewshot. With
 --backbone-ms (the backbone's time per photo, decoding included) the time
 of the recipe as Frigate runs it (the backbone in every epoch) is estimated
 as that × training photos × 50 epochs + the head's training.
@@ -74,7 +74,7 @@ scripts/bench-frigate-recipe prepares everything and runs it.`,
 	fs.StringVar(&groupsFile, "groups", "", "file of lines wnid<TAB>group (default: the built-in WordNet grouping)")
 	fs.IntSliceVar(&cfg.Shots, "shots", []int{3, 5, 10}, "photos per class learned")
 	fs.IntVar(&cfg.Splits, "splits", 20, "random draws per shot count")
-	fs.UintVar(&seed, "seed", 1, "seed of the draws (flycl bench fewshot's)")
+	fs.UintVar(&seed, "seed", 1, "seed of the draws (flycl-lab bench fewshot's)")
 	fs.IntVar(&cfg.None, "none", 0, "photos in the recipe's none class (0: as many as a class)")
 	fs.Float64Var(&cfg.Threshold, "threshold", 0.8, "the recipe's softmax threshold (Frigate's default)")
 	fs.Float64Var(&backboneMS, "backbone-ms", 0, "the backbone's time per photo in ms, decoding included, for the estimate with the backbone in every epoch (0: none)")

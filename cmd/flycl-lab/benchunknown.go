@@ -12,7 +12,7 @@ import (
 	"github.com/flycl/flycl/reject"
 )
 
-// benchUnknownCmd is "flycl bench unknown": the open-set benchmark of
+// benchUnknownCmd is "flycl-lab bench unknown": the open-set benchmark of
 // package openset on feature files.
 func benchUnknownCmd() *cobra.Command {
 	var cfg openset.Config
@@ -89,7 +89,7 @@ Each DIR holds train.npz and test.npz as "flycl extract --out DIR" writes them.`
 	return c
 }
 
-// benchFewShotCmd is "flycl bench fewshot": the few-shot "unknown" and
+// benchFewShotCmd is "flycl-lab bench fewshot": the few-shot "unknown" and
 // calibration benchmark of package openset on feature files.
 func benchFewShotCmd() *cobra.Command {
 	var cfg openset.FewShotConfig

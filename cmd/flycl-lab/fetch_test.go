@@ -44,7 +44,7 @@ func weightsServer(t *testing.T, body *atomic.Pointer[[]byte]) (*httptest.Server
 	return s, &n
 }
 
-// TestFetchCommandTrustOnFirstUse: flycl fetch vit (no published digest,
+// TestFetchCommandTrustOnFirstUse: flycl-lab fetch vit (no published digest,
 // about 346 MB of safetensors) refuses a 13-byte download, records
 // nothing and keeps nothing; with a digest recorded in the lock file, a
 // download is verified against it and a different one refused; --forget
@@ -162,7 +162,7 @@ func TestFetchCommandFlags(t *testing.T) {
 	}
 }
 
-// TestFetchCommandProxyFromEnvironment runs flycl fetch in a child process
+// TestFetchCommandProxyFromEnvironment runs flycl-lab fetch in a child process
 // (net/http reads the proxy variables once per process) with HTTP_PROXY
 // pointing at a loopback proxy, and a URL whose host does not exist.
 func TestFetchCommandProxyFromEnvironment(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/flycl/flycl/lab/report"
 )
 
-// heatmapFlags configure "flycl heatmap".
+// heatmapFlags configure "flycl-lab heatmap".
 type heatmapFlags struct {
 	data          cli.DataFlags
 	classes       int
@@ -36,8 +36,8 @@ mean |r| off the diagonal of each printed.
 data the model learns, so nothing from outside the task is used): it shows
 how much of the correlation comes from the offset that non-negative (ReLU)
 features share.`,
-		Example: `  flycl heatmap --train out/features/cifar10-squeezenet/train.npz --lambdas 1e4,1e5,1e6,1e7,1e8,1e9
-  flycl heatmap --data mnist --center --lambdas 1e-2,1,100,1e4,1e6`,
+		Example: `  flycl-lab heatmap --train out/features/cifar10-squeezenet/train.npz --lambdas 1e4,1e5,1e6,1e7,1e8,1e9
+  flycl-lab heatmap --data mnist --center --lambdas 1e-2,1,100,1e4,1e6`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.run(cmd)
 		},

@@ -17,7 +17,7 @@ import (
 
 // Non-negative features that share a large offset have highly correlated
 // class prototypes; centring removes exactly that offset. The feature-stage
-// correlations written by "flycl heatmap" are checked against prototypes
+// correlations written by "flycl-lab heatmap" are checked against prototypes
 // computed here by hand (offset-free class means).
 func TestHeatmapCenter(t *testing.T) {
 	const d, classes, per = 8, 3, 40

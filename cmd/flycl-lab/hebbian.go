@@ -11,7 +11,7 @@ import (
 	"github.com/flycl/flycl/lab/report"
 )
 
-// hebbianFlags configure "flycl hebbian".
+// hebbianFlags configure "flycl-lab hebbian".
 type hebbianFlags struct {
 	data          cli.DataFlags
 	classes       int
@@ -32,7 +32,7 @@ statistics and GCV λ, with the classifier updated by ΔC = η(S − GC − λC)
 η = 1/(λmax(G) + λ)), and records every --every passes the Hebbian
 classifier's distance to the ridge solution C* and its test accuracy.
 Writes hebbian.json, hebbian-distance.png and hebbian-accuracy.png to --out.`,
-		Example: `  flycl hebbian --data mnist --classes 10 --train-per-class 500 --m 2000 --k 600 --lambdas 1e2,1e3,1e4,1e5 --passes 2000 --every 20`,
+		Example: `  flycl-lab hebbian --data mnist --classes 10 --train-per-class 500 --m 2000 --k 600 --lambdas 1e2,1e3,1e4,1e5 --passes 2000 --every 20`,
 		RunE:    func(cmd *cobra.Command, args []string) error { return f.run(cmd) },
 	}
 	fs := c.Flags()

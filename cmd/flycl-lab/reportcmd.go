@@ -9,7 +9,7 @@ import (
 	"github.com/flycl/flycl/lab/report"
 )
 
-// reportOptions are flycl report's flags.
+// reportOptions are flycl-lab report's flags.
 type reportOptions struct {
 	out     string
 	compare bool
@@ -32,8 +32,8 @@ seed) and writes the combined table and plots to --out.
 With --compare the files are different experiments instead: it prints one
 Markdown table with a column per file (named by its directory) and a row per
 method, each cell Ā ± std over seeds with A_T in parentheses.`,
-		Example: `  flycl report --out results/mnist results/mnist/seed*/result.json
-  flycl report --compare results/*/result.json`,
+		Example: `  flycl-lab report --out results/mnist results/mnist/seed*/result.json
+  flycl-lab report --compare results/*/result.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: o.run,
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/flycl/flycl/app/fetch"
 )
 
-// reproduceOptions are flycl reproduce's flags.
+// reproduceOptions are flycl-lab reproduce's flags.
 type reproduceOptions struct {
 	ff                  fetchFlags
 	weightsDir, dataDir string
@@ -34,9 +34,9 @@ func reproduceCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "reproduce SETTING [--dry-run]",
 		Short: "Fetch what one of the paper's settings needs and run its command (docs/REPRODUCE.md)",
-		Long: `Fetches the backbone and data set of a setting of the paper (see "flycl
-reproduce --list" or docs/REPRODUCE.md), verified as "flycl fetch" does, then
-runs the setting's flycl run command. --dry-run prints what would be downloaded
+		Long: `Fetches the backbone and data set of a setting of the paper (see "flycl-lab
+reproduce --list" or docs/REPRODUCE.md), verified as "flycl-lab fetch" does, then
+runs the setting's flycl-lab run command. --dry-run prints what would be downloaded
 (names, sizes), the command, and the time it took on the machine the docs
 measured, without doing anything.`,
 		Args: cobra.MaximumNArgs(1),
@@ -46,7 +46,7 @@ measured, without doing anything.`,
 	return c
 }
 
-// run plans the setting (fetch.PlanSetting) and prints the plan, or fetches its assets and runs its flycl run command.
+// run plans the setting (fetch.PlanSetting) and prints the plan, or fetches its assets and runs its flycl-lab run command.
 func (o *reproduceOptions) run(cmd *cobra.Command, args []string) error {
 	out := cmd.OutOrStdout()
 	if o.list || len(args) == 0 {
@@ -75,8 +75,8 @@ func (o *reproduceOptions) run(cmd *cobra.Command, args []string) error {
 		printResult(out, res, a.Dir)
 	}
 	line := plan.Command
-	fmt.Fprintf(out, "running: flycl %s\n", strings.Join(line, " "))
-	run := runCmd() // the very command "flycl run" is, on its own
+	fmt.Fprintf(out, "running: flycl-lab %s\n", strings.Join(line, " "))
+	run := runCmd() // the very command "flycl-lab run" is, on its own
 	run.SilenceUsage, run.SilenceErrors = true, true
 	run.SetArgs(line[1:])
 	run.SetOut(cmd.OutOrStdout())
@@ -98,7 +98,7 @@ func printSettings(w io.Writer, weightsDir, dataDir string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "\nflycl reproduce SETTING --dry-run shows what it downloads and runs.")
+	_, err := fmt.Fprintln(w, "\nflycl-lab reproduce SETTING --dry-run shows what it downloads and runs.")
 	return err
 }
 
@@ -122,7 +122,7 @@ func printPlan(w io.Writer, p *fetch.Plan) error {
 			fmt.Fprintf(w, "  %-12s converted into %s/ (train/<class>/, test/<class>/)\n", "", a.Path(a.Dir))
 		}
 	}
-	fmt.Fprintf(w, "\nwould run:\n  flycl %s\n\n", strings.Join(p.Command, " "))
+	fmt.Fprintf(w, "\nwould run:\n  flycl-lab %s\n\n", strings.Join(p.Command, " "))
 	m, e := fetch.DocsMeasured, p.Estimate
 	fmt.Fprintf(w, "expected time, from the docs' measurements (%s; %s):\n", m.Machine, m.Commands)
 	if e.Extract > 0 {

@@ -10,7 +10,7 @@ import (
 )
 
 // TestReproduceDocsMatchSettings: docs/REPRODUCE.md shows every setting's
-// command exactly as flycl reproduce runs it, and every catalogue asset
+// command exactly as flycl-lab reproduce runs it, and every catalogue asset
 // with its digest.
 func TestReproduceDocsMatchSettings(t *testing.T) {
 	b, err := os.ReadFile("../../docs/REPRODUCE.md")
@@ -23,7 +23,7 @@ func TestReproduceDocsMatchSettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := "bin/flycl " + strings.Join(line, " "); !strings.Contains(doc, want) {
+		if want := "bin/flycl-lab " + strings.Join(line, " "); !strings.Contains(doc, want) {
 			t.Errorf("docs/REPRODUCE.md lacks the command of %s:\n%s", s.Name, want)
 		}
 		if !strings.Contains(doc, "`"+s.Name+"`") {
@@ -37,7 +37,7 @@ func TestReproduceDocsMatchSettings(t *testing.T) {
 	}
 }
 
-// TestReproduceCommandsParse: every setting's command is a valid flycl run
+// TestReproduceCommandsParse: every setting's command is a valid flycl-lab run
 // command line (its flags parse, its preset exists).
 func TestReproduceCommandsParse(t *testing.T) {
 	for _, s := range fetch.Settings() {
@@ -67,7 +67,7 @@ func TestReproduceDryRun(t *testing.T) {
 	}
 	s, _ := fetch.LookupSetting("cub-resnet50")
 	line, _ := s.Command(dir+"/w", dir+"/d")
-	for _, w := range []string{"flycl " + strings.Join(line, " "), "102.5 MB", "1.15 GB", "resnet50-11ad3fa6.pth", "CUB_200_2011.tgz",
+	for _, w := range []string{"flycl-lab " + strings.Join(line, " "), "102.5 MB", "1.15 GB", "resnet50-11ad3fa6.pth", "CUB_200_2011.tgz",
 		"11788 images at 39.7 images/s: about 5 min", "2-core AMD EPYC", "Ā = 80.25"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("dry run lacks %q:\n%s", w, out)

@@ -59,7 +59,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.config, "config", "", "JSON file of flag values ({\"tasks\": 5, \"seeds\": \"1,2\"}); flags given on the command line win")
 	f.model.Register(fs)
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors (no progress, warnings or table; the files are written as usual)")
-	fs.StringVar(&f.wFile, "w", "", "use this projection W (.npz from flycl export-w or another implementation: indices/values/shape or a dense W) instead of generating it")
+	fs.StringVar(&f.wFile, "w", "", "use this projection W (.npz from flycl-lab export-w or another implementation: indices/values/shape or a dense W) instead of generating it")
 	fs.IntVar(&f.onlineBatch, "online-batch", deploy.DefaultOnlineBatch, "mini-batch size of the flycl-online method")
 	fs.Float64Var(&f.onlineLambda, "online-lambda", 0, "fixed λ of flycl-online (0: GCV on every mini-batch)")
 	fs.IntVar(&f.hebbianPasses, "hebbian-passes", 100, "Hebbian-rule passes per task of the flycl-hebbian method")
@@ -180,7 +180,7 @@ func runProgress(quiet bool) func(experiment.Event) {
 	}
 }
 
-// runOptions are flycl run's flags.
+// runOptions are flycl-lab run's flags.
 type runOptions struct {
 	runFlags
 	heatmap bool
@@ -209,8 +209,8 @@ for every method and seed, and writes to --out:
 
 A_t is the mean of per-task accuracies, as in the reference code; the pooled
 top-1 over all seen test samples is reported alongside.`,
-		Example: `  flycl run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000
-  flycl run --train cifar100_train.npz --test cifar100_test.npz --tasks 10 --order flycl --seeds 1993`,
+		Example: `  flycl-lab run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000
+  flycl-lab run --train cifar100_train.npz --test cifar100_test.npz --tasks 10 --order flycl --seeds 1993`,
 		RunE: o.run,
 	}
 	o.AddFlags(c)

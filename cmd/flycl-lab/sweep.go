@@ -11,7 +11,7 @@ import (
 	"github.com/flycl/flycl/lab/sweep"
 )
 
-// sweepOptions are flycl sweep's flags.
+// sweepOptions are flycl-lab sweep's flags.
 type sweepOptions struct {
 	runFlags
 	param, values string
@@ -31,8 +31,8 @@ func sweepCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "sweep",
 		Short: "Sensitivity of Fly-CL to m, p or k: run the protocol for each value and plot Ā",
-		Example: `  flycl sweep --data mnist --tasks 5 --train-per-class 500 --param k --values 500,1000,3000,6000
-  flycl sweep --train tr.npz --test te.npz --param m --values 2000,5000,10000,20000`,
+		Example: `  flycl-lab sweep --data mnist --tasks 5 --train-per-class 500 --param k --values 500,1000,3000,6000
+  flycl-lab sweep --train tr.npz --test te.npz --param m --values 2000,5000,10000,20000`,
 		RunE: o.run,
 	}
 	o.AddFlags(c)

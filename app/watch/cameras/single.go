@@ -157,9 +157,9 @@ func (s *Single) Check() error {
 	}
 	switch {
 	case s.Model == "":
-		return &FieldError{Field: "Model", Value: s.Model, Problem: " FILE", form: formGive}
+		return withForm(&FieldError{Field: "Model", Value: s.Model, Problem: " FILE"}, formGive)
 	case s.Source == "":
-		return &FieldError{Field: "Source", Value: s.Source, Problem: " (a video file, a URL or /dev/videoN)", form: formGive}
+		return withForm(&FieldError{Field: "Source", Value: s.Source, Problem: " (a video file, a URL or /dev/videoN)"}, formGive)
 	case s.FPS < 0:
 		return mustBe("FPS", s.FPS, "0 (every frame) or positive")
 	case s.Top <= 0:
@@ -187,7 +187,7 @@ func (s *Single) Check() error {
 		return failed("Zones", s.Zones, err)
 	}
 	if _, err := watch.ParseZoneModels(s.ZoneModels, zones); err != nil {
-		return &FieldError{Field: "ZoneModels", Value: s.ZoneModels, Err: err, form: formSpaceErr}
+		return withForm(&FieldError{Field: "ZoneModels", Value: s.ZoneModels, Err: err}, formSpaceErr)
 	}
 	if s.MQTT.Broker == "" {
 		if s.MQTT.Image {
@@ -218,8 +218,8 @@ func (s *Single) checkInbox(given func(string) bool) error {
 	if errors.As(inbox.CheckGiven(inbox.Options{MaxItems: ib.MaxItems, MaxBytes: ib.MaxBytes}, inbox.Policy{Probability: ib.Below, Margin: ib.Margin}), &be) {
 		switch be.Field {
 		case "MaxItems", "MaxBytes":
-			return &FieldError{Field: "Inbox.MaxItems", Value: ib.MaxItems, Other: "Inbox.MaxBytes", OtherValue: ib.MaxBytes,
-				Problem: be.Problem, form: formPair}
+			return withForm(&FieldError{Field: "Inbox.MaxItems", Value: ib.MaxItems, Other: "Inbox.MaxBytes", OtherValue: ib.MaxBytes,
+				Problem: be.Problem}, formPair)
 		case "Probability":
 			return badValue("Inbox.Below", ib.Below, be.Problem)
 		}

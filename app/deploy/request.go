@@ -25,19 +25,21 @@ var ErrNothingLearned = errors.New("deploy: images cannot be read; nothing was l
 // set and a feature file, with the options that apply to each. Check
 // applies the rules; Open turns the request into InputOptions and opens
 // the input; Refuse applies the rule on unreadable images to what
-// Input.Shard returns.
+// Input.Shard returns. A field's flag (or arg) tag is the model commands'
+// flag (positional argument) for it (internal/flagbind.Names: how they
+// name the field in an InputError).
 type InputRequest struct {
 	// Files are image files without labels.
-	Files []string
+	Files []string `arg:"IMAGE..."`
 	// Data is a data set as KIND:PATH, resolved by ParseData (nil:
 	// dataset.ParseSpec), and Split the split to read.
-	Data      string
+	Data      string `flag:"data"`
 	ParseData func(string) (dataset.Spec, error)
 	Split     string
 	// Features is a feature file, and ClassNames (nil: the file's) the
 	// names of its labels; they apply to Features only.
-	Features   string
-	ClassNames []string
+	Features   string   `flag:"features"`
+	ClassNames []string `flag:"class-names"`
 	// Backbone is the backbone asked for ("": the model's): without one a
 	// grey data set is read as raw pixels when Pixels is set (PixelsInput).
 	Backbone string
@@ -51,7 +53,7 @@ type InputRequest struct {
 	Labelled, Pixels bool
 	// SkipBad leaves out the images that cannot be read (InputOptions);
 	// without it they refuse labelled samples whole (Refuse).
-	SkipBad bool
+	SkipBad bool `flag:"skip-bad"`
 }
 
 // InputError is an InputRequest refused by its rules. Field is the field

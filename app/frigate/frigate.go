@@ -43,11 +43,13 @@ const (
 	SkipNoAgreement   = "no_agreement"    // the object ended with tries that did not agree
 )
 
-// Config configures a Labeller.
+// Config configures a Labeller. A field's flag tag is flycl frigate's flag
+// for it (internal/flagbind.Names: how the command names the field in a
+// FieldError).
 type Config struct {
 	// Frigate is the base URL of Frigate's HTTP API: http://HOST:5000
 	// (no login) or https://HOST:8971 (with User and Password).
-	Frigate string
+	Frigate string `flag:"frigate"`
 	// User and Password log in on Frigate's authenticated port (Login);
 	// the user must have Frigate's admin role (the sub_label endpoint
 	// requires it: frigate/api/event.py, require_role(["admin"])).
@@ -61,22 +63,23 @@ type Config struct {
 	// name are trimmed, as in "person, car", and empty names dropped).
 	Labels, Cameras []string
 	// MinBox is the least shorter side of an object's box, in pixels.
-	MinBox float64
+	MinBox float64 `flag:"min-box"`
 	// MinProbability is the least probability of a try that votes for
 	// its class (a try below it votes for none).
-	MinProbability float64
+	MinProbability float64 `flag:"min-probability"`
 	// Rule decides an object from its tries (zero: Frigate's 3 tries
 	// and 60%); MaxTries bounds the tries of one object (0: Frigate's
 	// 16).
 	Rule     Rule
-	MaxTries int
+	MaxTries int `flag:"max-tries"`
 	// Overwrite lets a sub-label set by another source (face
 	// recognition, licence plates, Frigate's classifiers, a person) be
 	// replaced; by default such an object is left alone.
 	Overwrite bool
 	// Quality and Height are the snapshot's JPEG quality (0: 95) and
 	// height in pixels (0: Frigate's crop as it is); see snapshotURL.
-	Quality, Height int
+	Quality int `flag:"quality"`
+	Height  int `flag:"height"`
 	// Queue bounds the objects waiting for classification (≤ 0: 64); when
 	// full, the oldest is dropped and counted.
 	Queue int

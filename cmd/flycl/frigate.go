@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"github.com/flycl/flycl/app/frigate"
 	"github.com/flycl/flycl/app/watch/mqtt"
 	"github.com/flycl/flycl/cmd/internal/cli"
+	"github.com/flycl/flycl/internal/flagbind"
 	"github.com/flycl/flycl/internal/smallfile"
 )
 
@@ -193,15 +193,6 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 	return nil
 }
 
-// frigateFlagError names a *frigate.FieldError's field by its flag.
-func frigateFlagError(err error) error {
-	var fe *frigate.FieldError
-	if errors.As(err, &fe) {
-		fe.Name = func(field string) string {
-			return map[string]string{"MinBox": "--min-box", "MinProbability": "--min-probability", "Frigate": "--frigate",
-				"Rule.MinTries": "--min-tries", "Rule.Agreement": "--agreement", "MaxTries": "--max-tries", "Quality": "--quality",
-				"Height": "--height"}[field]
-		}
-	}
-	return err
-}
+// frigateFlagError makes the field error in err name flycl frigate's
+// flags (frigate.Config's flag tags: flagbind.Names).
+func frigateFlagError(err error) error { return namedByFlags(err, flagbind.Names(frigate.Config{})) }

@@ -12,6 +12,8 @@ import (
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/fielderr"
+	"github.com/flycl/flycl/internal/flagbind"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/dataset"
 	"github.com/flycl/flycl/vision/extract"
@@ -159,20 +161,30 @@ func (f *inputFlags) request(cmd *cobra.Command, images []string, labelled, pixe
 	return r
 }
 
-// inputFlagOf names the flag of each field of deploy.InputRequest that
-// its errors name; inputOptionOf is the field (or backbone option) of a
-// flag.
-var (
-	inputFlagOf = map[string]string{"Files": "IMAGE...", "Data": "--data", "Features": "--features", "ClassNames": "--class-names",
-		"SkipBad": "--skip-bad", "Precision": "--precision", "Calib": "--calib", "CalibMethod": "--calib-method"}
-	inputOptionOf = map[string]string{"precision": "Precision", "calib": "Calib", "calib-method": "CalibMethod"}
-)
+// inputOptionOf is the backbone option (deploy.InputRequest.BackboneOptions)
+// of a flag.
+var inputOptionOf = map[string]string{"precision": "Precision", "calib": "Calib", "calib-method": "CalibMethod"}
 
-// flagNames makes a *deploy.InputError in err name flags.
-func flagNames(err error) error {
-	var ie *deploy.InputError
-	if errors.As(err, &ie) {
-		ie.Name = func(field string) string { return inputFlagOf[field] }
+// inputFlagNames are the input flags by the field of deploy.InputRequest (its
+// flag tags: flagbind.Names) or the backbone option they set.
+func inputFlagNames() map[string]string {
+	names := flagbind.Names(deploy.InputRequest{})
+	for flag, option := range inputOptionOf {
+		names[option] = "--" + flag
+	}
+	return names
+}
+
+// flagNames makes the field error in err name the input flags.
+func flagNames(err error) error { return namedByFlags(err, inputFlagNames()) }
+
+// namedByFlags makes the field error in err (internal/fielderr: the one
+// type of every library's settings errors) name its fields as names
+// does: by their flags.
+func namedByFlags(err error, names map[string]string) error {
+	var fe *fielderr.Error
+	if errors.As(err, &fe) {
+		fe.Name = func(field string) string { return names[field] }
 	}
 	return err
 }

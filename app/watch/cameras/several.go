@@ -21,7 +21,7 @@ import (
 // *FieldError.
 type Several struct {
 	// Config is the configuration file (Load).
-	Config string
+	Config string `flag:"config"`
 	// FFmpeg is the ffmpeg program (looked up in $PATH), MaxPixels the
 	// largest frame read (> 0).
 	FFmpeg    string

@@ -19,6 +19,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/configflag"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/format/features"
 )
 
@@ -180,4 +181,103 @@ func SchemaFlags(t *testing.T, root *cobra.Command, other map[string]bool) {
 		})
 	}
 	walk(root)
+}
+
+// ExamplesParse checks that every example line of program's help (the
+// tree newRoot makes) names a command that exists, with flags it has and
+// values they take (the flags are parsed by the command's own flag set,
+// with its checks of required flags), as written.
+func ExamplesParse(t *testing.T, program string, newRoot func() *cobra.Command) {
+	n := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		for _, line := range strings.FieldsFunc(c.Example, func(r rune) bool { return r == '\n' || r == ';' }) {
+			line, _, _ = strings.Cut(line, "#")
+			if a, b, ok := strings.Cut(line, "&&"); ok { // two commands: the first here, the second below
+				line = a
+				defer func(b string) { checkExample(t, program, newRoot, c, strings.TrimSpace(b), &n) }(b)
+			}
+			checkExample(t, program, newRoot, c, strings.TrimSpace(line), &n)
+		}
+	}
+	walk(newRoot())
+	if n < 10 {
+		t.Errorf("only %d example lines found", n)
+	}
+}
+
+// checkExample parses one example command line of c's help (see
+// ExamplesParse), counting it in n.
+func checkExample(t *testing.T, program string, newRoot func() *cobra.Command, c *cobra.Command, line string, n *int) {
+	t.Helper()
+	if line == "" || strings.HasPrefix(line, "$") {
+		return
+	}
+	words := strings.Fields(line)
+	if words[0] != program || strings.ContainsAny(line, "|<>`$'\"\\") {
+		return // shell around the program: not its line alone
+	}
+	*n++
+	root := newRoot()
+	found, rest, err := root.Find(words[1:])
+	if err != nil || found == root && len(words) > 1 && !strings.HasPrefix(words[1], "-") {
+		t.Errorf("%s example %q: no such command (%v)", c.CommandPath(), line, err)
+		return
+	}
+	found.SetOut(new(strings.Builder))
+	if err := found.ParseFlags(rest); err != nil {
+		t.Errorf("%s example %q: %v", c.CommandPath(), line, err)
+		return
+	}
+	if err := found.ValidateRequiredFlags(); err != nil {
+		t.Errorf("%s example %q: %v", c.CommandPath(), line, err)
+	}
+	if err := found.ValidateArgs(found.Flags().Args()); err != nil {
+		t.Errorf("%s example %q: %v", c.CommandPath(), line, err)
+	}
+}
+
+// FlagSuggestions checks that, for every command of root's tree, each of
+// its flags mistyped by swapping two letters (the commonest typo) is
+// refused by cli.FlagError as input with that flag among the
+// suggestions, as cobra suggests a mistyped command.
+func FlagSuggestions(t *testing.T, root *cobra.Command) {
+	var walk func(c *cobra.Command)
+	checked := 0
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if !c.Runnable() {
+			return
+		}
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden || len(f.Name) < 4 || checked > 4000 {
+				return
+			}
+			typo := f.Name[:1] + f.Name[2:3] + f.Name[1:2] + f.Name[3:]
+			if typo == f.Name || c.Flags().Lookup(typo) != nil {
+				return
+			}
+			err := cli.FlagError(c, pflagUnknown(typo))
+			if !flycl.IsInput(err) || !strings.Contains(err.Error(), "did you mean") || !strings.Contains(err.Error(), "--"+f.Name) {
+				t.Errorf("%s --%s (for --%s): %v", c.CommandPath(), typo, f.Name, err)
+			}
+			checked++
+		})
+	}
+	walk(root)
+	if checked < 100 {
+		t.Errorf("only %d flags checked", checked)
+	}
+}
+
+// pflagUnknown is pflag's own error for an unknown flag, made by pflag.
+func pflagUnknown(name string) error {
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	fs.SetOutput(new(strings.Builder))
+	return fs.Parse([]string{"--" + name})
 }

@@ -1,6 +1,8 @@
 # flycl — make targets. Every number in the README and docs/ comes from one of these.
 GO ?= go
 BIN := bin/flycl
+# The research lab (the paper's protocol, benchmarks): its own program.
+LAB := bin/flycl-lab
 # The version every build is stamped with (scripts/version: the release of
 # internal/buildinfo, and between releases the commit count and hash);
 # "flycl version" prints it.
@@ -27,9 +29,10 @@ ort:
 build: deps
 	@[ -x $(BIN) ] || echo "build: compiling bin/flycl (the first build compiles the cgo packages: a minute or two)"
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flycl
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(LAB) ./cmd/flycl-lab
 
 # flycl installed under PREFIX (default ~/.local; docs/INSTALL.md): the
-# binary, ONNX Runtime, libflycl with flycl.h, and the Python package, laid
+# binaries (flycl, flycl-lab), ONNX Runtime, libflycl with flycl.h, and the Python package, laid
 # out so that each finds the others from its own path with no environment
 # variable (scripts/install says where each goes).
 install: build libflycl ort
@@ -136,14 +139,14 @@ GCV_M ?= 10000
 GCV_K ?= 3000
 .PHONY: gcv-scope
 gcv-scope: build
-	for s in task all; do ./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995,1996,1997 \
+	for s in task all; do ./$(LAB) run --data mnist --tasks 5 --seeds 1993,1994,1995,1996,1997 \
 		--train-per-class 1000 --methods flycl --m $(GCV_M) --k $(GCV_K) --gcv-scope $$s \
 		--lambdas 1e-2,1e-1,1,10,100,1e3,1e4,1e5,1e6,1e7,1e8,1e9 --quiet \
 		--out out/gcv-scope/m$(GCV_M)-$$s || exit 1; done
 
 demo: build
 	@echo "demo: Fly-CL, NCM, RanPAC, F-OAL and RanDumb on MNIST pixels, 5 tasks x 2 classes, 3 seeds (about 5 minutes on 2 cores); progress per task follows"
-	./$(BIN) run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000 \
+	./$(LAB) run --data mnist --tasks 5 --seeds 1993,1994,1995 --train-per-class 1000 \
 		--methods flycl,ncm,ranpac,foal,randumb --lambdas 1e-2,1e-1,1,10,100,1e3,1e4,1e5,1e6,1e7,1e8,1e9 \
 		--out out/demo
 
@@ -159,15 +162,15 @@ results: build ort
 GRID10 := 1e3,1e4,1e5,1e6,1e7,1e8,1e9,1e10,1e11,1e12
 bench-engine: build
 	for env in "env OPENBLAS_CORETYPE=Haswell" "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"; do \
-	  $$env ./$(BIN) bench engine --scale cub && \
-	  $$env ./$(BIN) bench engine --scale cifar100 && \
-	  $$env ./$(BIN) bench engine --scale cifar100 --lambdas $(GRID10) && \
-	  $$env ./$(BIN) bench engine --scale cifar10 --lambdas 1e4,1e5,1e6,1e7,1e8,1e9 || exit 1; \
+	  $$env ./$(LAB) bench engine --scale cub && \
+	  $$env ./$(LAB) bench engine --scale cifar100 && \
+	  $$env ./$(LAB) bench engine --scale cifar100 --lambdas $(GRID10) && \
+	  $$env ./$(LAB) bench engine --scale cifar10 --lambdas 1e4,1e5,1e6,1e7,1e8,1e9 || exit 1; \
 	done
 
 # The paper's component table: vanilla vs Fly-CL per post-extraction step.
 bench-components: build
-	./$(BIN) bench components --scale cub
+	./$(LAB) bench components --scale cub
 
 # Micro-benchmarks that justify implementation choices (dense vs sparse
 # projection, top-k, GCV methods).
@@ -179,20 +182,20 @@ bench-parts: deps
 # vs PyTorch (needs Debian's python3-torch and python3-torchvision for the
 # PyTorch column).
 bench-backbones: build ort
-	./$(BIN) bench backbones --torch /usr/bin/python3
+	./$(LAB) bench backbones --torch /usr/bin/python3
 
 # Extraction pipeline: decode-only, model-only and end-to-end images/s on
 # CIFAR-10 test images, per backbone and precision.
 bench-pipeline: build ort
-	./$(BIN) bench pipeline --data folder:../shared/data/cifar10-jpeg.tar.gz --images 512
+	./$(LAB) bench pipeline --data folder:../shared/data/cifar10-jpeg.tar.gz --images 512
 
 # flycl serve on loopback (issue 12's targets): single-image predict next to
 # the bare backbone, feature predicts/s with 4 and 16 clients, predicts during
 # learns; then the same with ONNX Runtime's threads not spinning; then the
 # predict kernel (SdotRows) against sgemm for 1 to 64 samples.
 bench-serve: build ort
-	./$(BIN) bench serve --images ../shared/data/imagenet-sample-500 --n 100 --seconds 5 --learns 3
-	./$(BIN) bench serve --images ../shared/data/imagenet-sample-500 --n 100 --seconds 5 --learns 3 --ort-spin=false
+	./$(LAB) bench serve --images ../shared/data/imagenet-sample-500 --n 100 --seconds 5 --learns 3
+	./$(LAB) bench serve --images ../shared/data/imagenet-sample-500 --n 100 --seconds 5 --learns 3 --ort-spin=false
 	$(GO) test -run XXX -bench SdotRows -benchtime 200x ./linalg
 
 bench: bench-parts bench-engine bench-components bench-backbones bench-pipeline bench-serve

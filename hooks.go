@@ -4,23 +4,48 @@ import (
 	"context"
 
 	"github.com/flycl/flycl/internal/modelhook"
+	"github.com/flycl/flycl/projection"
+	"github.com/flycl/flycl/reject"
+	"github.com/flycl/flycl/ridge"
 )
 
-// The functions the model file's codec (internal/codec) reaches a model
-// through, set once before any package can use them and kept out of this
-// package's API.
-func init() {
-	modelhook.Restore = restoreModel
-	modelhook.NewSnapshot = newSnapshot
-	modelhook.AppendLowerRow = (*Snapshot).appendLowerRow
-	modelhook.View = (*Model).snapshotView
-	modelhook.CalibrationPool = (*Model).calibrationPool
-	modelhook.RestoreCalibration = (*Model).restoreCalibration
-	modelhook.LeaveOneOut = (*Model).leaveOneOut
-	modelhook.InputScale = (*Model).inputScale
-	modelhook.Expand = (*Model).expandCodes
-	modelhook.BatchPredictor = (*Model).batchPredictor
-	modelhook.SetUpdateLimit = (*Model).setUpdateLimit
+// Internal returns the functions inside a model that the module's own
+// model-file codec (internal/codec) reaches it through. They are not part
+// of this package's API: the argument's type is internal to this module,
+// so no other module can call Internal.
+func Internal(modelhook.Key) modelhook.Hooks[*Model, *Snapshot, *Predictor, State] {
+	return hooks{}
+}
+
+// hooks implements modelhook.Hooks with this package's functions; it
+// holds nothing.
+type hooks struct{}
+
+func (hooks) Restore(st State, w *projection.Matrix, acc *ridge.Accumulator) (*Model, error) {
+	return restoreModel(st, w, acc)
+}
+
+func (hooks) NewSnapshot(st State, w *projection.Matrix, g, s []float32, samples int) (*Snapshot, error) {
+	return newSnapshot(st, w, g, s, samples)
+}
+
+func (hooks) AppendLowerRow(s *Snapshot, dst []float32, i int) []float32 {
+	return s.appendLowerRow(dst, i)
+}
+
+func (hooks) View(m *Model) *Snapshot                 { return m.snapshotView() }
+func (hooks) CalibrationPool(m *Model) []float32      { return m.calibrationPool() }
+func (hooks) LeaveOneOut(m *Model) ([]float32, []int) { return m.leaveOneOut() }
+func (hooks) InputScale(m *Model) float64             { return m.inputScale() }
+func (hooks) BatchPredictor(m *Model) *Predictor      { return m.batchPredictor() }
+func (hooks) SetUpdateLimit(m *Model, n int)          { m.setUpdateLimit(n) }
+
+func (hooks) RestoreCalibration(m *Model, r reject.Rule, pool []float32) error {
+	return m.restoreCalibration(r, pool)
+}
+
+func (hooks) Expand(m *Model, ctx context.Context, x []float32) ([]float32, error) {
+	return m.expandCodes(ctx, x)
 }
 
 // setUpdateLimit sets how many samples learned or forgotten since the

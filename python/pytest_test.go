@@ -68,6 +68,8 @@ func TestPython(t *testing.T) {
 	for _, args := range [][]string{
 		{"build", "-buildmode=c-shared", "-o", lib, "../cmd/libflycl"},
 		{"build", "-o", bin, "../cmd/flycl"},
+		// beside flycl, which runs the research lab's commands (run) through it
+		{"build", "-o", filepath.Join(dir, "flycl-lab"), "../cmd/flycl-lab"},
 	} {
 		cmd := exec.CommandContext(ctx, "go", args...)
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -12,5 +12,5 @@
 // create when the file does not exist (sized for images when it learns
 // through a backbone), NewFromStats the one flycl merge creates.
 // ReadSettings parses a settings file (a JSON object of flag names and
-// values, flycl run --config) into flag text.
+// values, flycl-lab run --config) into flag text.
 package configflag

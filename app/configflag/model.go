@@ -60,7 +60,7 @@ func (f *Flags) AgreeStats(sc modelfile.StatsConfig) error {
 // (through a backbone) takes deploy.DefaultImageConfig for every size and
 // λ flag not given (--k follows a given --m: flycl.KForM), so that flycl
 // learn, serve and the page create models sized for a few photos while
-// flycl run keeps the paper's m = 10000.
+// flycl-lab run keeps the paper's m = 10000.
 func (f *Flags) NewConfig(d int, images bool) (flycl.Config, error) {
 	if !images {
 		return f.Config()

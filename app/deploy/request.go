@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/fielderr"
 	"github.com/flycl/flycl/vision/dataset"
 	"github.com/flycl/flycl/vision/extract"
 )
@@ -24,19 +25,21 @@ var ErrNothingLearned = errors.New("deploy: images cannot be read; nothing was l
 // set and a feature file, with the options that apply to each. Check
 // applies the rules; Open turns the request into InputOptions and opens
 // the input; Refuse applies the rule on unreadable images to what
-// Input.Shard returns.
+// Input.Shard returns. A field's flag (or arg) tag is the model commands'
+// flag (positional argument) for it (internal/flagbind.Names: how they
+// name the field in an InputError).
 type InputRequest struct {
 	// Files are image files without labels.
-	Files []string
+	Files []string `arg:"IMAGE..."`
 	// Data is a data set as KIND:PATH, resolved by ParseData (nil:
 	// dataset.ParseSpec), and Split the split to read.
-	Data      string
+	Data      string `flag:"data"`
 	ParseData func(string) (dataset.Spec, error)
 	Split     string
 	// Features is a feature file, and ClassNames (nil: the file's) the
 	// names of its labels; they apply to Features only.
-	Features   string
-	ClassNames []string
+	Features   string   `flag:"features"`
+	ClassNames []string `flag:"class-names"`
 	// Backbone is the backbone asked for ("": the model's): without one a
 	// grey data set is read as raw pixels when Pixels is set (PixelsInput).
 	Backbone string
@@ -50,54 +53,40 @@ type InputRequest struct {
 	Labelled, Pixels bool
 	// SkipBad leaves out the images that cannot be read (InputOptions);
 	// without it they refuse labelled samples whole (Refuse).
-	SkipBad bool
+	SkipBad bool `flag:"skip-bad"`
 }
 
 // InputError is an InputRequest refused by its rules. Field is the field
 // of InputRequest at fault; the message names fields through Name (nil:
-// by their Go names), which a command sets to say its flags instead.
-type InputError struct {
-	Field string
-	// Name names a field (or an entry of BackboneOptions) in the message.
-	Name func(field string) string
-	// Err is ErrNoInput, ErrOptionUnused, or ErrNothingLearned with the
-	// error of the unreadable images (Bad).
-	Err error
-	Bad error
+// by their Go names), which a command sets to say its flags instead. It
+// is the one field error type of the module (internal/fielderr): Rule is
+// ErrNoInput, ErrOptionUnused or ErrNothingLearned, and Err, with
+// ErrNothingLearned, the error of the unreadable images (a
+// *BadFilesError: an input error, flycl.IsInput).
+type InputError = fielderr.Error
 
-	labelled, pixels bool
-	other            int // the samples that can be read (ErrNothingLearned)
-}
-
-func (e *InputError) Error() string {
-	name := e.Name
-	if name == nil {
-		name = func(f string) string { return f }
-	}
-	switch {
-	case e.Err == ErrNoInput && e.pixels:
-		return fmt.Sprintf("give exactly one of %s KIND:PATH (or mnist / fashion-mnist pixels) or %s FILE.npz", name("Data"), name("Features"))
-	case e.Err == ErrNoInput && e.labelled:
-		return fmt.Sprintf("give exactly one of %s KIND:PATH (with a backbone) or %s FILE.npz", name("Data"), name("Features"))
-	case e.Err == ErrNoInput:
-		return fmt.Sprintf("give exactly one of %s, %s KIND:PATH or %s FILE.npz", name("Files"), name("Data"), name("Features"))
-	case e.Err == ErrOptionUnused && e.Field == "ClassNames":
-		return fmt.Sprintf("%s applies to %s only (a data set names its classes)", name("ClassNames"), name("Features"))
-	case e.Err == ErrOptionUnused:
-		return fmt.Sprintf("%s applies to images through a backbone, not to %s", name(e.Field), name("Features"))
-	case e.Err == ErrNothingLearned:
-		return fmt.Sprintf("%v\nnothing was learned: remove or fix them, or give %s to learn the other %d", e.Bad, name("SkipBad"), e.other)
-	}
-	return e.Err.Error()
-}
-
-// Unwrap returns Err, and Bad when set (a *BadFilesError: an input
-// error, flycl.IsInput).
-func (e *InputError) Unwrap() []error {
-	if e.Bad != nil {
-		return []error{e.Err, e.Bad}
-	}
-	return []error{e.Err}
+// inputErr is the request refused by rule at field: labelled and pixels
+// say which inputs it takes (ErrNoInput), bad and other the unreadable
+// images and the count of the others (ErrNothingLearned).
+func inputErr(field string, rule error, labelled, pixels bool, bad error, other int) *InputError {
+	return &InputError{Field: field, Rule: rule, Err: bad, Message: func(e *InputError) string {
+		name := e.NameOf
+		switch {
+		case rule == ErrNoInput && pixels:
+			return fmt.Sprintf("give exactly one of %s KIND:PATH (or mnist / fashion-mnist pixels) or %s FILE.npz", name("Data"), name("Features"))
+		case rule == ErrNoInput && labelled:
+			return fmt.Sprintf("give exactly one of %s KIND:PATH (with a backbone) or %s FILE.npz", name("Data"), name("Features"))
+		case rule == ErrNoInput:
+			return fmt.Sprintf("give exactly one of %s, %s KIND:PATH or %s FILE.npz", name("Files"), name("Data"), name("Features"))
+		case rule == ErrOptionUnused && field == "ClassNames":
+			return fmt.Sprintf("%s applies to %s only (a data set names its classes)", name("ClassNames"), name("Features"))
+		case rule == ErrOptionUnused:
+			return fmt.Sprintf("%s applies to images through a backbone, not to %s", name(field), name("Features"))
+		case rule == ErrNothingLearned:
+			return fmt.Sprintf("%v\nnothing was learned: remove or fix them, or give %s to learn the other %d", bad, name("SkipBad"), other)
+		}
+		return rule.Error()
+	}}
 }
 
 // Check applies the request's rules: exactly one of Files, Data and
@@ -115,15 +104,15 @@ func (r *InputRequest) Check() error {
 		if r.Labelled || r.Pixels {
 			field = "Data"
 		}
-		return &InputError{Field: field, Err: ErrNoInput, labelled: r.Labelled, pixels: r.Pixels}
+		return inputErr(field, ErrNoInput, r.Labelled, r.Pixels, nil, 0)
 	}
 	switch {
 	case r.Features != "":
 		if len(r.BackboneOptions) > 0 {
-			return &InputError{Field: r.BackboneOptions[0], Err: ErrOptionUnused}
+			return inputErr(r.BackboneOptions[0], ErrOptionUnused, false, false, nil, 0)
 		}
 	case r.ClassNames != nil:
-		return &InputError{Field: "ClassNames", Err: ErrOptionUnused}
+		return inputErr("ClassNames", ErrOptionUnused, false, false, nil, 0)
 	}
 	return nil
 }
@@ -169,7 +158,7 @@ func (r *InputRequest) Open(mp *modelfile.Pipeline, trained bool) (*Input, error
 func (r *InputRequest) Refuse(err error) error {
 	var bad *BadFilesError
 	if errors.As(err, &bad) && !r.SkipBad && r.Labelled {
-		return &InputError{Field: "SkipBad", Err: ErrNothingLearned, Bad: err, other: bad.Total - len(bad.Files)}
+		return inputErr("SkipBad", ErrNothingLearned, false, false, err, bad.Total-len(bad.Files))
 	}
 	return err
 }

@@ -86,7 +86,7 @@ const (
 	splitDigestNote = "MD5 published by the RevisitingCIL (ADAM) authors, whose archives PILOT and RanPAC use: github.com/zhoudw-zdw/RevisitingCIL issue 5"
 )
 
-// catalogue is every asset flycl fetch knows. Digests marked published come
+// catalogue is every asset flycl-lab fetch knows. Digests marked published come
 // from the publisher (torchvision's file names embed the first 8 hex digits
 // of the SHA-256; the CIFAR page lists MD5s) or from public records of the
 // same files; the two ViT-B/16 weight files have none and are trusted on

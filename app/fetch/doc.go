@@ -24,5 +24,5 @@
 // verified by its file count and the SHA-256 of its sorted file list.
 //
 // Settings lists the paper's settings (every row of docs/REPRODUCE.md): the
-// assets each needs and the exact flycl run arguments.
+// assets each needs and the exact flycl-lab run arguments.
 package fetch

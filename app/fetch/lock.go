@@ -51,7 +51,7 @@ type lockFile struct {
 	Splits  map[string]LockedSplit `json:"splits,omitempty"`
 }
 
-const lockNote = "written by flycl fetch: SHA-256 of the first download of files without a published digest (trust on first use), and the file lists of converted splits; later downloads are verified against it"
+const lockNote = "written by flycl-lab fetch: SHA-256 of the first download of files without a published digest (trust on first use), and the file lists of converted splits; later downloads are verified against it"
 
 // ParseLock decodes a lock file. Every entry is checked: a plain file name,
 // a 64-digit lower-case hex SHA-256, a size and count that are not negative.

@@ -8,14 +8,14 @@ import (
 )
 
 // Setting is one of the paper's settings: the data set and backbone it
-// needs from the catalogue and the flycl run arguments that reproduce it.
+// needs from the catalogue and the flycl-lab run arguments that reproduce it.
 // docs/REPRODUCE.md shows Command for every setting (a test checks it).
 type Setting struct {
 	Name     string // e.g. "cifar100-vit"
 	Title    string
 	Data     string   // catalogue name of the data set
 	Backbone string   // catalogue name of the weights
-	Args     []string // flycl run arguments after --data and --backbone
+	Args     []string // flycl-lab run arguments after --data and --backbone
 	Tasks    int      // the --tasks value (for the estimate)
 	Seeds    int      // how many seeds (for the estimate)
 	// Paper is the paper's figure for Fly-CL (empty if it reports none).

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/internal/fielderr"
 	"github.com/flycl/flycl/vision/imageio"
 )
 
@@ -42,11 +43,13 @@ const (
 	SkipNoAgreement   = "no_agreement"    // the object ended with tries that did not agree
 )
 
-// Config configures a Labeller.
+// Config configures a Labeller. A field's flag tag is flycl frigate's flag
+// for it (internal/flagbind.Names: how the command names the field in a
+// FieldError).
 type Config struct {
 	// Frigate is the base URL of Frigate's HTTP API: http://HOST:5000
 	// (no login) or https://HOST:8971 (with User and Password).
-	Frigate string
+	Frigate string `flag:"frigate"`
 	// User and Password log in on Frigate's authenticated port (Login);
 	// the user must have Frigate's admin role (the sub_label endpoint
 	// requires it: frigate/api/event.py, require_role(["admin"])).
@@ -60,22 +63,23 @@ type Config struct {
 	// name are trimmed, as in "person, car", and empty names dropped).
 	Labels, Cameras []string
 	// MinBox is the least shorter side of an object's box, in pixels.
-	MinBox float64
+	MinBox float64 `flag:"min-box"`
 	// MinProbability is the least probability of a try that votes for
 	// its class (a try below it votes for none).
-	MinProbability float64
+	MinProbability float64 `flag:"min-probability"`
 	// Rule decides an object from its tries (zero: Frigate's 3 tries
 	// and 60%); MaxTries bounds the tries of one object (0: Frigate's
 	// 16).
 	Rule     Rule
-	MaxTries int
+	MaxTries int `flag:"max-tries"`
 	// Overwrite lets a sub-label set by another source (face
 	// recognition, licence plates, Frigate's classifiers, a person) be
 	// replaced; by default such an object is left alone.
 	Overwrite bool
 	// Quality and Height are the snapshot's JPEG quality (0: 95) and
 	// height in pixels (0: Frigate's crop as it is); see snapshotURL.
-	Quality, Height int
+	Quality int `flag:"quality"`
+	Height  int `flag:"height"`
 	// Queue bounds the objects waiting for classification (≤ 0: 64); when
 	// full, the oldest is dropped and counted.
 	Queue int
@@ -192,7 +196,7 @@ func New(cfg Config) (*Labeller, error) {
 	}
 	u, err := url.Parse(cfg.Frigate)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &FieldError{Field: "Frigate", Value: cfg.Frigate, Problem: "want http://HOST:PORT"}
+		return nil, badField("Frigate", cfg.Frigate, "want http://HOST:PORT")
 	}
 	if cfg.Classify == nil {
 		return nil, errors.New("frigate: no classifier")
@@ -223,7 +227,7 @@ func New(cfg Config) (*Labeller, error) {
 		cfg.MaxTries = 16
 	}
 	if cfg.Rule.MinTries > cfg.MaxTries {
-		return nil, &FieldError{Field: "MaxTries", Value: cfg.MaxTries, Problem: fmt.Sprintf("must be ≥ the least tries (%d)", cfg.Rule.MinTries)}
+		return nil, badField("MaxTries", cfg.MaxTries, fmt.Sprintf("must be ≥ the least tries (%d)", cfg.Rule.MinTries))
 	}
 	if cfg.Quality <= 0 {
 		cfg.Quality = 95
@@ -243,24 +247,19 @@ func New(cfg Config) (*Labeller, error) {
 
 // A FieldError is a value of a Config field out of its range, named by
 // the field ("MinBox", "MinProbability", "Frigate", "Rule.MinTries", …);
-// a command maps the field to its flag (Name).
-type FieldError struct {
-	Field   string
-	Value   any
-	Problem string // e.g. "must be ≥ 0"
-	// Name, when set, names the field in Error (a command's flag).
-	Name func(field string) string
-}
+// a command names the field by its flag (Name). It is the one field
+// error type of the module (internal/fielderr).
+type FieldError = fielderr.Error
 
-func (e *FieldError) Error() string {
-	name := e.Field
-	if e.Name != nil {
-		name = e.Name(e.Field)
-	}
-	if e.Field == "Frigate" {
-		return fmt.Sprintf("frigate: %s %q: %s", name, e.Value, e.Problem)
-	}
-	return fmt.Sprintf("%s %s, got %v", name, e.Problem, e.Value)
+// badField is field's value v out of its range: "NAME PROBLEM, got V"
+// ("frigate: NAME "V": PROBLEM" for the Frigate URL).
+func badField(field string, v any, problem string) *FieldError {
+	return &FieldError{Field: field, Value: v, Problem: problem, Message: func(e *FieldError) string {
+		if e.Field == "Frigate" {
+			return fmt.Sprintf("frigate: %s %q: %s", e.NameOf(e.Field), e.Value, e.Problem)
+		}
+		return fmt.Sprintf("%s %s, got %v", e.NameOf(e.Field), e.Problem, e.Value)
+	}}
 }
 
 // Check checks the bounds a command takes from its user, so that they
@@ -269,21 +268,21 @@ func (e *FieldError) Error() string {
 func (cfg Config) Check() error {
 	switch {
 	case !(cfg.MinBox >= 0):
-		return &FieldError{Field: "MinBox", Value: cfg.MinBox, Problem: "must be ≥ 0"}
+		return badField("MinBox", cfg.MinBox, "must be ≥ 0")
 	case !(cfg.MinProbability >= 0 && cfg.MinProbability <= 1):
-		return &FieldError{Field: "MinProbability", Value: cfg.MinProbability, Problem: "must be in [0, 1]"}
+		return badField("MinProbability", cfg.MinProbability, "must be in [0, 1]")
 	case cfg.Rule != (Rule{}) && cfg.Rule.MinTries < 1:
-		return &FieldError{Field: "Rule.MinTries", Value: cfg.Rule.MinTries, Problem: "must be ≥ 1"}
+		return badField("Rule.MinTries", cfg.Rule.MinTries, "must be ≥ 1")
 	case cfg.Rule != (Rule{}) && !(cfg.Rule.Agreement > 0.5 && cfg.Rule.Agreement <= 1):
 		// Over a half: two classes can never both agree.
-		return &FieldError{Field: "Rule.Agreement", Value: cfg.Rule.Agreement, Problem: "must be in (0.5, 1]"}
+		return badField("Rule.Agreement", cfg.Rule.Agreement, "must be in (0.5, 1]")
 	case cfg.MaxTries < 0 || (cfg.MaxTries > 0 && cfg.Rule.MinTries > cfg.MaxTries):
-		return &FieldError{Field: "MaxTries", Value: cfg.MaxTries, Problem: "must be ≥ the least tries"}
+		return badField("MaxTries", cfg.MaxTries, "must be ≥ the least tries")
 	case cfg.Quality < 0 || cfg.Quality > 100:
 		// Frigate's SnapshotsConfig.quality: 0–100.
-		return &FieldError{Field: "Quality", Value: cfg.Quality, Problem: "must be in [1, 100]"}
+		return badField("Quality", cfg.Quality, "must be in [1, 100]")
 	case cfg.Height < 0:
-		return &FieldError{Field: "Height", Value: cfg.Height, Problem: "must be ≥ 0"}
+		return badField("Height", cfg.Height, "must be ≥ 0")
 	}
 	return nil
 }

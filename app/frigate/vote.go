@@ -30,10 +30,10 @@ type vote struct {
 // Rule decides an object from its tries.
 type Rule struct {
 	// MinTries is the least number of tries before a decision (Frigate: 3).
-	MinTries int
+	MinTries int `flag:"min-tries"`
 	// Agreement is the least share of all tries that name the class
 	// (Frigate: 0.6).
-	Agreement float64
+	Agreement float64 `flag:"agreement"`
 }
 
 // decide returns the class the votes agree on and its mean probability

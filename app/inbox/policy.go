@@ -1,6 +1,10 @@
 package inbox
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/flycl/flycl/internal/fielderr"
+)
 
 // Policy says which predictions an inbox keeps: those rejected as
 // unknown, and those the model was least sure of.
@@ -71,15 +75,18 @@ func (p Policy) Keep(unknown bool, probability float64, hasProbability bool, row
 }
 
 // A BoundError is an inbox bound or policy value out of its range, named
-// by its field of Options or Policy.
-type BoundError struct {
-	Field   string // "MaxItems", "MaxBytes", "Probability" or "Margin"
-	Value   any
-	Problem string // e.g. "must be at least 1"
-}
+// by its field of Options or Policy ("MaxItems", "MaxBytes",
+// "Probability" or "Margin"), with its value and the problem ("must be at
+// least 1"). It is the one field error type of the module
+// (internal/fielderr).
+type BoundError = fielderr.Error
 
-func (e *BoundError) Error() string {
-	return fmt.Sprintf("inbox: %s %v: %s", e.Field, e.Value, e.Problem)
+// outOfBounds is field's value v out of its range: "inbox: NAME V:
+// PROBLEM".
+func outOfBounds(field string, v any, problem string) *BoundError {
+	return &BoundError{Field: field, Value: v, Problem: problem, Message: func(e *BoundError) string {
+		return fmt.Sprintf("inbox: %s %v: %s", e.NameOf(e.Field), e.Value, e.Problem)
+	}}
 }
 
 // CheckGiven checks bounds and a policy that a user gave explicitly (a
@@ -91,13 +98,13 @@ func (e *BoundError) Error() string {
 func CheckGiven(o Options, p Policy) error {
 	switch {
 	case o.MaxItems < 1:
-		return &BoundError{"MaxItems", o.MaxItems, "must be at least 1"}
+		return outOfBounds("MaxItems", o.MaxItems, "must be at least 1")
 	case o.MaxBytes < 1:
-		return &BoundError{"MaxBytes", o.MaxBytes, "must be at least 1"}
+		return outOfBounds("MaxBytes", o.MaxBytes, "must be at least 1")
 	case !(p.Probability > 0 && p.Probability <= 1):
-		return &BoundError{"Probability", p.Probability, "must be in (0, 1]"}
+		return outOfBounds("Probability", p.Probability, "must be in (0, 1]")
 	case !(p.Margin > 0) || p.Margin > 1e30:
-		return &BoundError{"Margin", p.Margin, "must be positive"}
+		return outOfBounds("Margin", p.Margin, "must be positive")
 	}
 	return nil
 }

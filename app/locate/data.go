@@ -11,7 +11,7 @@ func DataHint(kind string) string {
 	case "fashion-mnist":
 		return "install Debian's dataset-fashion-mnist (--data fashion-mnist then finds it), or give fashion-mnist:DIR with the four IDX files of github.com/zalandoresearch/fashion-mnist"
 	case "cifar10", "cifar100", "cub":
-		return fmt.Sprintf("\"flycl fetch %s\" downloads it (into data/)", kind)
+		return fmt.Sprintf("\"flycl-lab fetch %s\" downloads it (into data/)", kind)
 	case "folder":
 		return "give a folder, .tar or .tar.gz of <class>/<image> or <split>/<class>/<image> files"
 	}

@@ -17,7 +17,7 @@ func TestDataHint(t *testing.T) {
 		if h == fallback {
 			t.Errorf("%s: the generic hint", k)
 		}
-		if _, err := fetch.Lookup(k); err == nil && !strings.Contains(h, "flycl fetch "+k) {
+		if _, err := fetch.Lookup(k); err == nil && !strings.Contains(h, "flycl-lab fetch "+k) {
 			t.Errorf("%s: fetch has it, the hint does not say so: %q", k, h)
 		}
 	}

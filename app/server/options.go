@@ -12,6 +12,7 @@ import (
 	"github.com/flycl/flycl/app/inbox"
 	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/fielderr"
 	"github.com/flycl/flycl/vision/backbone"
 )
 
@@ -120,35 +121,27 @@ var (
 
 // OptionError is an option of Options refused. Field is the option at
 // fault; the message names options through Name (nil: by their field
-// names), which a command sets to say its flags instead.
-type OptionError struct {
-	Field string
-	Value any // the value refused (nil: not quoted)
-	// Rule is the rule broken (ErrRange, ErrInvalid, ErrWriterOnly,
-	// ErrNotApplicable, ErrModelFixed, ErrNoModel); nil when Err, the
-	// error of what the option asked for (the backbone's weights, the
-	// inbox's folder, the extractor's resolution), says it.
-	Rule error
-	// Problem says what is out of range ("must be at least 1").
-	Problem string
-	// Other is the option the rule relates Field to, with its value
-	// (the model's, for ErrModelFixed and deploy.ErrCalibUnused).
-	Other      string
-	OtherValue any
-	// Model is the model file, for a rule about it.
-	Model string
-	// Err is the error behind the refusal (a parse error, an open
-	// error); nil for a rule alone.
-	Err error
-	// Name names an option in the message.
-	Name func(field string) string
+// names), which a command sets to say its flags instead. It is the one
+// field error type of the module (internal/fielderr): Value is the value
+// refused (nil: not quoted); Rule the rule broken (ErrRange, ErrInvalid,
+// ErrWriterOnly, ErrNotApplicable, ErrModelFixed, ErrNoModel), nil when
+// Err, the error of what the option asked for (the backbone's weights,
+// the inbox's folder, the extractor's resolution), says it; Problem what
+// is out of range ("must be at least 1"); Other the option the rule
+// relates Field to, with its value (the model's, for ErrModelFixed and
+// deploy.ErrCalibUnused).
+type OptionError = fielderr.Error
+
+// optionErr gives e its message, about the model file model for a rule
+// about it ("": none).
+func optionErr(e *OptionError, model string) *OptionError {
+	e.Message = func(e *OptionError) string { return optionMessage(e, model) }
+	return e
 }
 
-func (e *OptionError) Error() string {
-	name := e.Name
-	if name == nil {
-		name = func(f string) string { return f }
-	}
+// optionMessage is e's message, naming options through e.NameOf.
+func optionMessage(e *OptionError, model string) string {
+	name := e.NameOf
 	f, v, o, ov := name(e.Field), e.Value, name(e.Other), e.OtherValue
 	switch {
 	case e.Rule == ErrWriterOnly:
@@ -160,7 +153,7 @@ func (e *OptionError) Error() string {
 	case e.Rule == ErrNotApplicable:
 		return fmt.Sprintf("%s, %s and %s apply to images through a backbone: give %s", name("Precision"), name("Calib"), name("CalibMethod"), o)
 	case e.Rule == ErrModelFixed:
-		return fmt.Sprintf("%s %v, but the model %s has d=%v: a model's configuration is fixed when it is created", f, v, e.Model, ov)
+		return fmt.Sprintf("%s %v, but the model %s has d=%v: a model's configuration is fixed when it is created", f, v, model, ov)
 	case e.Rule == ErrNoModel:
 		return fmt.Sprintf("%v (give %s or %s to create a new model)", e.Err, name("Backbone"), name("Dim"))
 	case e.Rule == ErrRange && e.Other == "Config.MaxBodyBytes":
@@ -175,27 +168,16 @@ func (e *OptionError) Error() string {
 	case e.Rule == ErrRange:
 		return fmt.Sprintf("%s %v: %s", f, v, e.Problem)
 	case errors.Is(e.Err, deploy.ErrPrecision):
-		return fmt.Sprintf("%s %v: %s: %v", f, v, e.Model, e.Err)
+		return fmt.Sprintf("%s %v: %s: %v", f, v, model, e.Err)
 	case errors.Is(e.Err, ErrInt8Learned):
-		return fmt.Sprintf("%s %v: the model %s learned from feature vectors without a backbone; int8 is for a new model", f, v, e.Model)
+		return fmt.Sprintf("%s %v: the model %s learned from feature vectors without a backbone; int8 is for a new model", f, v, model)
 	case errors.Is(e.Err, deploy.ErrCalibUnused):
 		return fmt.Sprintf("%s and %s calibrate the backbone of a new model served with %s int8; the model %s is served with %v features",
-			name("Calib"), name("CalibMethod"), name("Precision"), e.Model, ov)
+			name("Calib"), name("CalibMethod"), name("Precision"), model, ov)
 	case e.Rule == nil && e.Field == "Backbone":
 		return fmt.Sprintf("open the model's backbone (give %s to use another copy of the same weights): %v", f, e.Err)
 	}
 	return fmt.Sprintf("%s: %v", f, e.Err) // ErrInvalid, or what the option opened
-}
-
-// Unwrap returns Rule and Err, those set.
-func (e *OptionError) Unwrap() []error {
-	var out []error
-	for _, err := range []error{e.Rule, e.Err} {
-		if err != nil {
-			out = append(out, err)
-		}
-	}
-	return out
 }
 
 // given reports whether the user set field (Given).
@@ -232,7 +214,7 @@ func (o Options) Check() error {
 		{"Dim", int64(o.Dim), 0}, {"Threads", int64(o.Threads), 0}, {"Calib", int64(o.Calib), 1},
 	} {
 		if r.v < r.min {
-			return &OptionError{Field: r.field, Value: r.v, Rule: ErrRange, Problem: fmt.Sprintf("must be at least %d", r.min)}
+			return optionErr(&OptionError{Field: r.field, Value: r.v, Rule: ErrRange, Problem: fmt.Sprintf("must be at least %d", r.min)}, "")
 		}
 	}
 	for _, r := range []struct {
@@ -244,26 +226,26 @@ func (o Options) Check() error {
 		{"Config.DecodeWait", c.DecodeWait},
 	} {
 		if r.v <= 0 {
-			return &OptionError{Field: r.field, Value: r.v, Rule: ErrRange, Problem: "must be positive"}
+			return optionErr(&OptionError{Field: r.field, Value: r.v, Rule: ErrRange, Problem: "must be positive"}, "")
 		}
 	}
 	if d := c.MaxDecodeBytes; d < 0 || (d > 0 && d < c.MaxBodyBytes) {
-		return &OptionError{Field: "Config.MaxDecodeBytes", Value: d, Rule: ErrRange, Other: "Config.MaxBodyBytes", OtherValue: c.MaxBodyBytes}
+		return optionErr(&OptionError{Field: "Config.MaxDecodeBytes", Value: d, Rule: ErrRange, Other: "Config.MaxBodyBytes", OtherValue: c.MaxBodyBytes}, "")
 	}
 	if c.DecodePixels == 0 || c.DecodePixels < -1 {
-		return &OptionError{Field: "Config.DecodePixels", Value: c.DecodePixels, Rule: ErrRange, Problem: "give a positive budget, or -1 for none"}
+		return optionErr(&OptionError{Field: "Config.DecodePixels", Value: c.DecodePixels, Rule: ErrRange, Problem: "give a positive budget, or -1 for none"}, "")
 	}
 	if int64(c.MaxPixels) > c.MaxRequestPixels {
-		return &OptionError{Field: "Config.MaxPixels", Value: c.MaxPixels, Rule: ErrRange, Other: "Config.MaxRequestPixels", OtherValue: c.MaxRequestPixels}
+		return optionErr(&OptionError{Field: "Config.MaxPixels", Value: c.MaxPixels, Rule: ErrRange, Other: "Config.MaxRequestPixels", OtherValue: c.MaxRequestPixels}, "")
 	}
 	if _, err := backbone.ParsePrecision(o.Precision); err != nil {
-		return &OptionError{Field: "Precision", Value: o.Precision, Rule: ErrInvalid, Err: err}
+		return optionErr(&OptionError{Field: "Precision", Value: o.Precision, Rule: ErrInvalid, Err: err}, "")
 	}
 	if err := o.checkInbox(); err != nil {
 		return err
 	}
 	if _, err := backbone.ParseCalibMethod(o.CalibMethod); err != nil {
-		return &OptionError{Field: "CalibMethod", Value: o.CalibMethod, Rule: ErrInvalid, Err: err}
+		return optionErr(&OptionError{Field: "CalibMethod", Value: o.CalibMethod, Rule: ErrInvalid, Err: err}, "")
 	}
 	return nil
 }
@@ -278,11 +260,11 @@ func (o Options) checkInbox() error {
 	}
 	switch be.Field {
 	case "MaxItems":
-		return &OptionError{Field: "Inbox.MaxItems", Value: lim.MaxItems, Rule: ErrRange, Problem: be.Problem, Other: "Inbox.MaxBytes", OtherValue: lim.MaxBytes}
+		return optionErr(&OptionError{Field: "Inbox.MaxItems", Value: lim.MaxItems, Rule: ErrRange, Problem: be.Problem, Other: "Inbox.MaxBytes", OtherValue: lim.MaxBytes}, "")
 	case "MaxBytes":
-		return &OptionError{Field: "Inbox.MaxBytes", Value: lim.MaxBytes, Rule: ErrRange, Problem: be.Problem, Other: "Inbox.MaxItems", OtherValue: lim.MaxItems}
+		return optionErr(&OptionError{Field: "Inbox.MaxBytes", Value: lim.MaxBytes, Rule: ErrRange, Problem: be.Problem, Other: "Inbox.MaxItems", OtherValue: lim.MaxItems}, "")
 	}
-	return &OptionError{Field: "InboxPolicy." + be.Field, Value: be.Value, Rule: ErrRange, Problem: be.Problem}
+	return optionErr(&OptionError{Field: "InboxPolicy." + be.Field, Value: be.Value, Rule: ErrRange, Problem: be.Problem}, "")
 }
 
 // WriterOnly are the options of the model file's writer, that change or
@@ -298,14 +280,14 @@ var WriterOnly = []string{"Dim", "Precision", "Calib", "CalibMethod", "Lock.Wait
 func (o Options) CheckReadOnly() error {
 	if o.ReadOnly {
 		if f := o.firstGiven(WriterOnly...); f != "" {
-			return flycl.Input(&OptionError{Field: f, Rule: ErrWriterOnly})
+			return flycl.Input(optionErr(&OptionError{Field: f, Rule: ErrWriterOnly}, ""))
 		}
 		if o.ReloadEvery <= 0 {
-			return flycl.Input(&OptionError{Field: "ReloadEvery", Value: o.ReloadEvery, Rule: ErrRange, Problem: "must be positive"})
+			return flycl.Input(optionErr(&OptionError{Field: "ReloadEvery", Value: o.ReloadEvery, Rule: ErrRange, Problem: "must be positive"}, ""))
 		}
 	}
 	if !o.ReadOnly && o.given("ReloadEvery") {
-		return flycl.Input(&OptionError{Field: "ReloadEvery", Rule: ErrNotApplicable, Other: "ReadOnly"})
+		return flycl.Input(optionErr(&OptionError{Field: "ReloadEvery", Rule: ErrNotApplicable, Other: "ReadOnly"}, ""))
 	}
 	return nil
 }

@@ -127,7 +127,7 @@ func Start(ctx context.Context, o Options) (_ *Running, err error) {
 	if statErr == nil {
 		// An existing model: its configuration is fixed, as for learn.
 		if d := be.Current().Dim(); o.given("Dim") && o.Dim != d {
-			return nil, &OptionError{Field: "Dim", Value: o.Dim, Rule: ErrModelFixed, Model: o.Model, OtherValue: d}
+			return nil, optionErr(&OptionError{Field: "Dim", Value: o.Dim, Rule: ErrModelFixed, OtherValue: d}, o.Model)
 		}
 		if o.ModelConfig != nil {
 			if err := o.ModelConfig.AgreeModel(be.Config()); err != nil {
@@ -143,7 +143,7 @@ func Start(ctx context.Context, o Options) (_ *Running, err error) {
 		r.closers = append(r.closers, ex.Close)
 		cfg.Extractor, r.Backbone = ex, ex.Spec
 	} else if f := o.firstGiven("Precision", "Calib", "CalibMethod"); f != "" {
-		return nil, &OptionError{Field: f, Rule: ErrNotApplicable, Other: "Backbone"}
+		return nil, optionErr(&OptionError{Field: f, Rule: ErrNotApplicable, Other: "Backbone"}, "")
 	}
 	cfg.Backend = be
 	if o.InboxDir != "" {
@@ -154,7 +154,7 @@ func Start(ctx context.Context, o Options) (_ *Running, err error) {
 		r.closers = append(r.closers, ib.Close)
 		cfg.Inbox, cfg.InboxPolicy = ib, o.InboxPolicy
 	} else if f := o.firstGiven("Inbox.MaxItems", "Inbox.MaxBytes", "InboxPolicy.Probability", "InboxPolicy.Margin"); f != "" {
-		return nil, &OptionError{Field: f, Rule: ErrNotApplicable, Other: "InboxDir"}
+		return nil, optionErr(&OptionError{Field: f, Rule: ErrNotApplicable, Other: "InboxDir"}, "")
 	}
 	if r.Server, err = New(cfg); err != nil {
 		return nil, err
@@ -185,9 +185,9 @@ func (o Options) open(ctx context.Context, create func() (*flycl.Model, error), 
 		File: FileOptions{Create: create, Lock: o.Lock, LambdaPolicy: o.LambdaPolicy, Checkpoints: o.Checkpoints}})
 	switch {
 	case err != nil && o.ReadOnly:
-		return nil, &OptionError{Field: "ReadOnly", Err: err}
+		return nil, optionErr(&OptionError{Field: "ReadOnly", Err: err}, "")
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, &OptionError{Field: "Model", Value: o.Model, Rule: ErrNoModel, Err: err}
+		return nil, optionErr(&OptionError{Field: "Model", Value: o.Model, Rule: ErrNoModel, Err: err}, "")
 	}
 	return be, err
 }
@@ -211,7 +211,7 @@ func (o Options) extractor(ctx context.Context, be Served, bb *backbone.Model) (
 			}
 			var err error
 			if bb, err = o.Resolver.OpenBackboneSpec(s); err != nil {
-				openErr = &OptionError{Field: "Backbone", Err: err}
+				openErr = optionErr(&OptionError{Field: "Backbone", Err: err}, "")
 				return nil, openErr
 			}
 			return bb, nil
@@ -227,13 +227,13 @@ func (o Options) extractor(ctx context.Context, be Served, bb *backbone.Model) (
 	case errors.As(err, &refused):
 		return nil, refused.Err
 	case errors.Is(err, deploy.ErrPrecision), errors.Is(err, ErrInt8Learned):
-		return nil, &OptionError{Field: "Precision", Value: prec, Model: o.Model, Err: err}
+		return nil, optionErr(&OptionError{Field: "Precision", Value: prec, Err: err}, o.Model)
 	case errors.Is(err, deploy.ErrCalibUnused):
-		return nil, &OptionError{Field: o.firstGiven("Calib", "CalibMethod"), Model: o.Model, OtherValue: deploy.PipelinePrecision(be.Pipeline()), Err: err}
+		return nil, optionErr(&OptionError{Field: o.firstGiven("Calib", "CalibMethod"), OtherValue: deploy.PipelinePrecision(be.Pipeline()), Err: err}, o.Model)
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", o.Model, err)
 	}
-	// idle threads sleep unless Spin (measured quietly by flycl bench
+	// idle threads sleep unless Spin (measured quietly by flycl-lab bench
 	// serve: spinning costs about 7 ms of CPU per image and does not lower
 	// the served predict's latency)
 	ex.BatchSize, ex.Threads, ex.Spin = ExtractBatch, o.Threads, o.Spin
@@ -249,7 +249,7 @@ func (o Options) openInbox(log *slog.Logger) (*inbox.Inbox, error) {
 	opts.Logger = log
 	ib, err := inbox.Open(o.InboxDir, opts)
 	if err != nil {
-		return nil, &OptionError{Field: "InboxDir", Err: err}
+		return nil, optionErr(&OptionError{Field: "InboxDir", Err: err}, "")
 	}
 	n, b := ib.Len()
 	log.Info("labelling inbox", "dir", o.InboxDir, "items", n, "bytes", b, "max_items", opts.MaxItems, "max_bytes", opts.MaxBytes)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/fielderr"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -14,35 +15,29 @@ import (
 // when a model is created, given for a model file that exists.
 var ErrCreateOnly = errors.New("applies when a model is created")
 
-// OptionError is a refused option of a learn (NewModel's W, Recalibration's
-// Keep or Score), naming the field; Name, when not nil, names it in the
-// message (a command's flag: "--w"), else the field's name is used.
-type OptionError struct {
-	Field string
-	Name  func(field string) string
-	// Value is the value refused, quoted after the name (nil: not quoted).
-	Value any
-	// Path is the model file, for ErrCreateOnly.
-	Path string
-	// Err is ErrCreateOnly, or what is wrong with the value.
-	Err error
-}
+// OptionError is a refused option of a learn (NewModel's W,
+// Recalibration's Keep or Score), naming the field; Name, when not nil,
+// names it in the message (a command's flag: "--w"), else the field's
+// name is used. It is the one field error type of the module
+// (internal/fielderr); Err is ErrCreateOnly, or what is wrong with the
+// value.
+type OptionError = fielderr.Error
 
-func (e *OptionError) Error() string {
-	name := e.Field
-	if e.Name != nil {
-		name = e.Name(e.Field)
-	}
-	if errors.Is(e.Err, ErrCreateOnly) {
-		return fmt.Sprintf("%s %s; %s exists", name, e.Err, e.Path)
-	}
-	if e.Value != nil {
-		name = fmt.Sprintf("%s %v", name, e.Value)
-	}
-	return fmt.Sprintf("%s: %s", name, e.Err)
+// optionErr is field's option refused: "NAME VALUE: ERR" (VALUE when not
+// nil), or for ErrCreateOnly "NAME applies when a model is created; PATH
+// exists".
+func optionErr(field string, v any, path string, err error) *OptionError {
+	return &OptionError{Field: field, Value: v, Err: err, Message: func(e *OptionError) string {
+		n := e.NameOf(e.Field)
+		if errors.Is(e.Err, ErrCreateOnly) {
+			return fmt.Sprintf("%s %s; %s exists", n, e.Err, path)
+		}
+		if e.Value != nil {
+			n = fmt.Sprintf("%s %v", n, e.Value)
+		}
+		return fmt.Sprintf("%s: %s", n, e.Err)
+	}}
 }
-
-func (e *OptionError) Unwrap() error { return e.Err }
 
 // NewModel is the model a learn creates when the model file does not
 // exist yet: Make returns it for the learned data's dimension and pipeline
@@ -57,7 +52,7 @@ type NewModel struct {
 // for a model file that exists is an *OptionError wrapping ErrCreateOnly.
 func (s *Store) CheckNew(n NewModel) error {
 	if s.model != nil && n.W != "" {
-		return &OptionError{Field: "W", Path: s.path, Err: ErrCreateOnly}
+		return optionErr("W", nil, s.path, ErrCreateOnly)
 	}
 	return nil
 }
@@ -102,7 +97,7 @@ func (r Recalibration) Prepare() func(*deploy.Model) error {
 	}
 	return func(m *deploy.Model) error {
 		if !(r.Keep > 0 && r.Keep <= 1) {
-			return &OptionError{Field: "Keep", Value: r.Keep, Err: errKeepRange}
+			return optionErr("Keep", r.Keep, "", errKeepRange)
 		}
 		c := reject.Calibration{Score: m.Rejection().Score, Keep: r.Keep}
 		if !r.KeepGiven && m.Rejection().Keep > 0 {
@@ -111,11 +106,11 @@ func (r Recalibration) Prepare() func(*deploy.Model) error {
 		if r.ScoreGiven {
 			var err error
 			if c.Score, err = reject.ParseScore(r.Score); err != nil {
-				return &OptionError{Field: "Score", Err: err}
+				return optionErr("Score", nil, "", err)
 			}
 		}
 		if err := m.SetCalibration(&c); err != nil {
-			return &OptionError{Field: "Keep", Err: err}
+			return optionErr("Keep", nil, "", err)
 		}
 		return nil
 	}

@@ -1,59 +1,16 @@
 package main
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flycl/flycl/cmd/internal/clitest"
 )
 
-// docCommand finds a flycl command line in a line of a user doc: the text
-// after "flycl " (or "bin/flycl "), up to a shell operator or a comment.
-var docCommand = regexp.MustCompile(`(?:^|[\s;(|&$])(?:\./)?(?:bin/)?flycl\s+([^|;&<>)#` + "`" + `]*)`)
-
-// docLines returns the lines of a markdown file that show commands: every
-// line of a fenced code block (continuation lines joined) and every
-// backtick span outside them, each with its line number.
-func docLines(t *testing.T, path string) (lines []string, at []int) {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	fenced, n, pending, start := false, 0, "", 0
-	span := regexp.MustCompile("`([^`]+)`")
-	for sc.Scan() {
-		n++
-		l := sc.Text()
-		if strings.HasPrefix(strings.TrimSpace(l), "```") {
-			fenced = !fenced
-			continue
-		}
-		if !fenced {
-			for _, m := range span.FindAllStringSubmatch(l, -1) {
-				lines, at = append(lines, m[1]), append(at, n)
-			}
-			continue
-		}
-		if pending == "" {
-			start = n
-		}
-		if strings.HasSuffix(l, `\`) {
-			pending += strings.TrimSuffix(l, `\`) + " "
-			continue
-		}
-		lines, at = append(lines, pending+l), append(at, start)
-		pending = ""
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return lines, at
-}
+// docCommand finds a flycl command line in a line of a user doc.
+var docCommand = clitest.CommandLine("flycl")
 
 // TestDocsFlagsExist: every flycl command line that README.md and docs/
 // show (in a code block or in backticks) names flags that its command
@@ -68,7 +25,7 @@ func TestDocsFlagsExist(t *testing.T) {
 	root := newRoot()
 	checked := 0
 	for _, path := range docs {
-		lines, at := docLines(t, path)
+		lines, at := clitest.DocLines(t, path)
 		for i, l := range lines {
 			for _, m := range docCommand.FindAllStringSubmatch(l, -1) {
 				args := strings.Fields(m[1])
@@ -76,8 +33,8 @@ func TestDocsFlagsExist(t *testing.T) {
 					continue
 				}
 				c, rest, err := root.Find(args)
-				if err != nil || c == root {
-					continue // not a command: prose, or output
+				if err != nil || c == root || slices.Contains(labCommands, c.Name()) {
+					continue // not a command (prose, or output), or flycl-lab's (its own test)
 				}
 				checked++
 				for _, a := range rest {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/app/export"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/internal/atomicfile"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/extract"
@@ -27,7 +28,7 @@ func (f *exportFlags) addFlags(c *cobra.Command) {
 	fs.StringVar(&f.precision, "precision", "", "the backbone precision expected: fp32 or int8 (default: the model's; another is refused)")
 	fs.StringVar(&f.form, "w", "dense", "how the graph stores W: dense (d×m, fastest) or sparse (m×p columns and values, smaller)")
 	fs.StringVar(&f.backbone, "backbone", "", "another location of the model's backbone weights (default: the one its file records)")
-	fs.String("ort-lib", "", "path to libonnxruntime.so, for a backbone from an .onnx file (default $"+envORTLib+"; see flycl help environment)")
+	fs.String("ort-lib", "", "path to libonnxruntime.so, for a backbone from an .onnx file (default $"+cli.EnvORTLib+"; see flycl help environment)")
 }
 
 func exportCmd() *cobra.Command {
@@ -74,7 +75,7 @@ func runExport(cmd *cobra.Command, f *exportFlags) error {
 		Open: func(s extract.BackboneSpec) (*backbone.Model, error) {
 			if s.Name == "onnx" {
 				// a user's .onnx file: its inputs and outputs are read by ONNX Runtime
-				lib, err := ortLibrary(cmd.Flags())
+				lib, err := cli.ORTLibrary(cmd.Flags())
 				if err != nil {
 					return nil, err
 				}
@@ -82,9 +83,9 @@ func runExport(cmd *cobra.Command, f *exportFlags) error {
 					return nil, err
 				}
 			}
-			bm, err := openBackboneSpec(s)
+			bm, err := cli.OpenBackboneSpec(s)
 			if err != nil {
-				return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s; --backbone gives another location of the same weights)", err, envModels)
+				return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s; --backbone gives another location of the same weights)", err, cli.EnvModels)
 			}
 			return bm, nil
 		}})

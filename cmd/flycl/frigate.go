@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -18,6 +17,8 @@ import (
 	"github.com/flycl/flycl/app/frigate"
 	"github.com/flycl/flycl/app/watch"
 	"github.com/flycl/flycl/app/watch/mqtt"
+	"github.com/flycl/flycl/cmd/internal/cli"
+	"github.com/flycl/flycl/internal/flagbind"
 	"github.com/flycl/flycl/internal/smallfile"
 )
 
@@ -72,7 +73,7 @@ func (f *frigateFlags) addFlags(c *cobra.Command) {
 	fl.IntVar(&f.queue, "queue", 64, "snapshots waiting for classification at most (the oldest is dropped)")
 	fl.IntVar(&f.retries, "retries", 3, "retries of a failed HTTP request (backoff doubling from 200 ms)")
 	fl.IntVar(&f.threads, "threads", 0, "ONNX Runtime threads (0: its default)")
-	fl.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+"; see flycl help environment)")
+	fl.String("ort-lib", "", "path to libonnxruntime.so (default $"+cli.EnvORTLib+"; see flycl help environment)")
 }
 
 func frigateCmd() *cobra.Command {
@@ -196,15 +197,6 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 	return nil
 }
 
-// frigateFlagError names a *frigate.FieldError's field by its flag.
-func frigateFlagError(err error) error {
-	var fe *frigate.FieldError
-	if errors.As(err, &fe) {
-		fe.Name = func(field string) string {
-			return map[string]string{"MinBox": "--min-box", "MinProbability": "--min-probability", "Frigate": "--frigate",
-				"Rule.MinTries": "--min-tries", "Rule.Agreement": "--agreement", "MaxTries": "--max-tries", "Quality": "--quality",
-				"Height": "--height"}[field]
-		}
-	}
-	return err
-}
+// frigateFlagError makes the field error in err name flycl frigate's
+// flags (frigate.Config's flag tags: flagbind.Names).
+func frigateFlagError(err error) error { return namedByFlags(err, flagbind.Names(frigate.Config{})) }

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/cmd/internal/clitest"
 )
 
 // helpOf is "flycl help CMD" as printed.
@@ -111,58 +110,8 @@ func TestHelpDefaultsArePhotoLearns(t *testing.T) {
 }
 
 // TestHelpExamplesParse: every example line of every command's help names
-// a command that exists, with flags it has and values they take (the
-// flags are parsed by the command's own flag set, with its checks of
-// required flags), as written.
+// a command that exists, with flags it has and values they take
+// (clitest.ExamplesParse).
 func TestHelpExamplesParse(t *testing.T) {
-	n := 0
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-		for _, line := range strings.FieldsFunc(c.Example, func(r rune) bool { return r == '\n' || r == ';' }) {
-			line, _, _ = strings.Cut(line, "#")
-			if a, b, ok := strings.Cut(line, "&&"); ok { // two commands: the first here, the second below
-				line = a
-				defer func(b string) { checkExample(t, c, strings.TrimSpace(b), &n) }(b)
-			}
-			checkExample(t, c, strings.TrimSpace(line), &n)
-		}
-	}
-	walk(newRoot())
-	if n < 10 {
-		t.Errorf("only %d example lines found", n)
-	}
-}
-
-// checkExample parses one example command line of c's help (see
-// TestHelpExamplesParse), counting it in n.
-func checkExample(t *testing.T, c *cobra.Command, line string, n *int) {
-	t.Helper()
-	if line == "" || strings.HasPrefix(line, "$") {
-		return
-	}
-	words := strings.Fields(line)
-	if words[0] != "flycl" || strings.ContainsAny(line, "|<>`$'\"\\") {
-		return // shell around flycl: not a flycl line alone
-	}
-	*n++
-	root := newRoot()
-	found, rest, err := root.Find(words[1:])
-	if err != nil || found == root && len(words) > 1 && !strings.HasPrefix(words[1], "-") {
-		t.Errorf("%s example %q: no such command (%v)", c.CommandPath(), line, err)
-		return
-	}
-	found.SetOut(new(strings.Builder))
-	if err := found.ParseFlags(rest); err != nil {
-		t.Errorf("%s example %q: %v", c.CommandPath(), line, err)
-		return
-	}
-	if err := found.ValidateRequiredFlags(); err != nil {
-		t.Errorf("%s example %q: %v", c.CommandPath(), line, err)
-	}
-	if err := found.ValidateArgs(found.Flags().Args()); err != nil {
-		t.Errorf("%s example %q: %v", c.CommandPath(), line, err)
-	}
+	clitest.ExamplesParse(t, "flycl", newRoot)
 }

@@ -5,52 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
-	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/cmd/internal/clitest"
 )
 
-// TestFlagSuggestionsEveryCommand: for every command of the tree, each of
-// its flags mistyped by swapping two letters (the commonest typo) is
-// refused as input with that flag among the suggestions, as cobra
-// suggests a mistyped command.
+// TestFlagSuggestionsEveryCommand: each flag of every command, mistyped,
+// is refused as input with that flag suggested (clitest.FlagSuggestions).
 func TestFlagSuggestionsEveryCommand(t *testing.T) {
-	var walk func(c *cobra.Command)
-	checked := 0
-	walk = func(c *cobra.Command) {
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-		if !c.Runnable() {
-			return
-		}
-		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
-			if f.Hidden || len(f.Name) < 4 || checked > 4000 {
-				return
-			}
-			typo := f.Name[:1] + f.Name[2:3] + f.Name[1:2] + f.Name[3:]
-			if typo == f.Name || c.Flags().Lookup(typo) != nil {
-				return
-			}
-			err := flagError(c, pflagUnknown(typo))
-			if !flycl.IsInput(err) || !strings.Contains(err.Error(), "did you mean") || !strings.Contains(err.Error(), "--"+f.Name) {
-				t.Errorf("%s --%s (for --%s): %v", c.CommandPath(), typo, f.Name, err)
-			}
-			checked++
-		})
-	}
-	walk(newRoot())
-	if checked < 100 {
-		t.Errorf("only %d flags checked", checked)
-	}
-}
-
-// pflagUnknown is pflag's own error for an unknown flag, made by pflag.
-func pflagUnknown(name string) error {
-	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-	fs.SetOutput(new(strings.Builder))
-	return fs.Parse([]string{"--" + name})
+	clitest.FlagSuggestions(t, newRoot())
 }
 
 // TestHelpfulErrors: through the command line, a mistyped flag is
@@ -81,22 +42,6 @@ func TestHelpfulErrors(t *testing.T) {
 		}
 		if exitCode(err) != exitInput {
 			t.Errorf("%v: exit status %d, want %d (input refused)", tc.args, exitCode(err), exitInput)
-		}
-	}
-	// a flag far from every other gets no guess
-	if s := suggestFlags(newRoot(), "unknown flag: --zzzzzzzz"); s != "" {
-		t.Errorf("a wild flag got %q", s)
-	}
-}
-
-// TestEditDistance against hand-counted edits.
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		d    int
-	}{{"modle", "model", 1}, {"model", "model", 0}, {"", "abc", 3}, {"adr", "addr", 1}, {"kitten", "sitting", 3}, {"ca", "abc", 3}} {
-		if got := editDistance(tc.a, tc.b); got != tc.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
 		}
 	}
 }

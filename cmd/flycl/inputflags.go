@@ -10,7 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/fielderr"
+	"github.com/flycl/flycl/internal/flagbind"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/dataset"
 	"github.com/flycl/flycl/vision/extract"
@@ -21,7 +24,7 @@ import (
 // inputFlags select labelled (or unlabelled) samples for a model command:
 // a data set through a backbone, or a feature file.
 type inputFlags struct {
-	ext        extractFlags
+	ext        cli.ExtractFlags
 	data       string
 	split      string
 	features   string
@@ -30,13 +33,13 @@ type inputFlags struct {
 }
 
 func (f *inputFlags) register(c *cobra.Command, split string) {
-	f.ext.register(c)
+	f.ext.Register(c)
 	fs := c.Flags()
 	fs.StringVar(&f.data, "data", "", "images as kind:path (folder:DIR reads DIR/<class>/<image>, or DIR/<split>/<class>/<image>); through --backbone, else the model's, else "+extract.DefaultBackbone)
 	fs.StringVar(&f.split, "split", split, "split of --data to read")
 	fs.StringVar(&f.features, "features", "", "feature file (.npz with features, labels, optional class_names) instead of images")
 	fs.StringVar(&f.classNames, "class-names", "", "comma-separated class names for the labels 0,1,... of --features (default: the file's class_names, else the numbers)")
-	fs.BoolVar(&f.ext.quiet, "quiet", false, "no progress output")
+	fs.BoolVar(&f.ext.Quiet, "quiet", false, "no progress output")
 }
 
 // samples are loaded inputs: features, and class names when known.
@@ -55,26 +58,26 @@ type samples struct {
 // a trained model fixes and calibrates a new model's int8 backbone on
 // --data) and opens the extractor.
 func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool) (*extract.Extractor, error) {
-	if f.ext.maxPixels == 0 {
+	if f.ext.MaxPixels == 0 {
 		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
 	}
-	o := deploy.ExtractorOptions{Spec: f.ext.backbone, Default: extract.DefaultBackbone, Model: mp, Trained: trained,
-		Output: f.ext.output, Decoder: imageio.Decoder{MaxPixels: f.ext.maxPixels, Budget: f.ext.budget()},
+	o := deploy.ExtractorOptions{Spec: f.ext.Backbone, Default: extract.DefaultBackbone, Model: mp, Trained: trained,
+		Output: f.ext.Output, Decoder: imageio.Decoder{MaxPixels: f.ext.MaxPixels, Budget: f.ext.Budget()},
 		Open: func(spec extract.BackboneSpec) (*backbone.Model, error) {
-			bm, err := openBackboneSpec(spec)
+			bm, err := cli.OpenBackboneSpec(spec)
 			if err != nil {
-				return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s)", err, envModels)
+				return nil, fmt.Errorf("%w (see \"flycl help environment\" for %s)", err, cli.EnvModels)
 			}
 			return bm, nil
 		}}
-	if f.ext.preset != "" {
-		p, err := transform.LookupPreset(f.ext.preset)
+	if f.ext.Preset != "" {
+		p, err := transform.LookupPreset(f.ext.Preset)
 		if err != nil {
 			return nil, err
 		}
 		o.Preset = &p
 	}
-	prec, err := backbone.ParsePrecision(f.ext.precision)
+	prec, err := backbone.ParsePrecision(f.ext.Precision)
 	if err != nil {
 		return nil, fmt.Errorf("--precision: %w", err)
 	}
@@ -82,10 +85,10 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 		o.Precision = prec // else the model's (fp32, the flag's default, for a new model)
 	}
 	if prec == backbone.INT8 {
-		if o.Calib.Method, err = f.ext.method(); err != nil {
+		if o.Calib.Method, err = f.ext.Method(); err != nil {
 			return nil, err
 		}
-		o.Calib.N, o.Calib.Threads = f.ext.calib, f.ext.threads
+		o.Calib.N, o.Calib.Threads = f.ext.Calib, f.ext.Threads
 		if f.data != "" {
 			// calibrate on the data being learned (its training images)
 			o.CalibImages = func() (dataset.Dataset, error) {
@@ -113,8 +116,8 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 		return nil, err
 	}
 	bm := e.Backbone
-	e.CacheDir, e.BatchSize, e.Threads = cacheDir(cmd.Flags()), f.ext.batch, f.ext.threads
-	if !f.ext.quiet {
+	e.CacheDir, e.BatchSize, e.Threads = cli.CacheDir(cmd.Flags()), f.ext.Batch, f.ext.Threads
+	if !f.ext.Quiet {
 		last := time.Now()
 		e.Progress = func(done, total int, rate float64) {
 			if done == total || time.Since(last) > 2*time.Second {
@@ -144,9 +147,9 @@ func (f *inputFlags) open(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 
 // request is the deploy.InputRequest of the flags.
 func (f *inputFlags) request(cmd *cobra.Command, images []string, labelled, pixels bool) *deploy.InputRequest {
-	r := &deploy.InputRequest{Files: images, Data: f.data, Features: f.features, Split: f.split, Backbone: f.ext.backbone,
+	r := &deploy.InputRequest{Files: images, Data: f.data, Features: f.features, Split: f.split, Backbone: f.ext.Backbone,
 		Labelled: labelled, Pixels: pixels, SkipBad: f.skipBad,
-		ParseData: func(data string) (dataset.Spec, error) { return (&dataFlags{data: data}).spec() }}
+		ParseData: func(data string) (dataset.Spec, error) { return (&cli.DataFlags{Data: data}).Spec() }}
 	if f.classNames != "" {
 		r.ClassNames = strings.Split(f.classNames, ",")
 	}
@@ -158,20 +161,30 @@ func (f *inputFlags) request(cmd *cobra.Command, images []string, labelled, pixe
 	return r
 }
 
-// inputFlagOf names the flag of each field of deploy.InputRequest that
-// its errors name; inputOptionOf is the field (or backbone option) of a
-// flag.
-var (
-	inputFlagOf = map[string]string{"Files": "IMAGE...", "Data": "--data", "Features": "--features", "ClassNames": "--class-names",
-		"SkipBad": "--skip-bad", "Precision": "--precision", "Calib": "--calib", "CalibMethod": "--calib-method"}
-	inputOptionOf = map[string]string{"precision": "Precision", "calib": "Calib", "calib-method": "CalibMethod"}
-)
+// inputOptionOf is the backbone option (deploy.InputRequest.BackboneOptions)
+// of a flag.
+var inputOptionOf = map[string]string{"precision": "Precision", "calib": "Calib", "calib-method": "CalibMethod"}
 
-// flagNames makes a *deploy.InputError in err name flags.
-func flagNames(err error) error {
-	var ie *deploy.InputError
-	if errors.As(err, &ie) {
-		ie.Name = func(field string) string { return inputFlagOf[field] }
+// inputFlagNames are the input flags by the field of deploy.InputRequest (its
+// flag tags: flagbind.Names) or the backbone option they set.
+func inputFlagNames() map[string]string {
+	names := flagbind.Names(deploy.InputRequest{})
+	for flag, option := range inputOptionOf {
+		names[option] = "--" + flag
+	}
+	return names
+}
+
+// flagNames makes the field error in err name the input flags.
+func flagNames(err error) error { return namedByFlags(err, inputFlagNames()) }
+
+// namedByFlags makes the field error in err (internal/fielderr: the one
+// type of every library's settings errors) name its fields as names
+// does: by their flags.
+func namedByFlags(err error, names map[string]string) error {
+	var fe *fielderr.Error
+	if errors.As(err, &fe) {
+		fe.Name = func(field string) string { return names[field] }
 	}
 	return err
 }
@@ -190,7 +203,7 @@ func (f *inputFlags) samples(cmd *cobra.Command, in *deploy.Input, mp *modelfile
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.Cached && !f.ext.quiet {
+	if s.Cached && !f.ext.Quiet {
 		fmt.Fprintf(os.Stderr, "extract %s: %d features from the cache\n", e.Backbone.Name, s.N)
 	}
 	return s, e, nil
@@ -208,7 +221,7 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 				fmt.Fprintf(os.Stderr, "skipped %d file(s) that are not images (by their extension):\n  %s\n", len(sk), strings.Join(sk, "\n  "))
 			},
 			Cached: func(bm string, n int) {
-				if !f.ext.quiet {
+				if !f.ext.Quiet {
 					fmt.Fprintf(os.Stderr, "extract %s: %d features from the cache\n", bm, n)
 				}
 			},

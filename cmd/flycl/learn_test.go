@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -211,11 +210,7 @@ func TestLearnRefusesConflictingFlags(t *testing.T) {
 	}
 
 	wf := filepath.Join(dir, "w.npz")
-	ew := exportWCmd()
-	ew.SetArgs([]string{"--m", "50", "--d", "6", "--p", "3", "--seed", "0", "--out", wf})
-	if err := ew.ExecuteContext(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	writeW(t, wf, 50, 6, 3, 0) // as flycl-lab export-w writes it
 	for _, args := range [][]string{{"--m", "60"}, {"--p", "4"}, {"--w-seed", "3"}} {
 		wm := filepath.Join(dir, "w.flycl")
 		_, err := runCLI(t, append([]string{"learn", "--model", wm, "--features", train, "--w", wf, "--k", "20"}, args...)...)

@@ -2,21 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/cmd/internal/cli"
 )
 
 // groups are flycl's subcommands by who reads them ("flycl help" lists
-// each group alphabetically, in this order): first what a camera user
-// needs (a model file; serving it), then the research lab. A new command
-// is one line here.
+// each group alphabetically, in this order): what a camera user needs (a
+// model file; serving it). The research lab's commands are flycl-lab's
+// (lab.go). A new command is one line here.
 var groups = []struct {
 	id, title string
 	commands  []func() *cobra.Command
@@ -27,20 +25,21 @@ var groups = []struct {
 	{"deploy", "Deploy (serve a model, watch cameras, export it):", []func() *cobra.Command{
 		serveCmd, watchCmd, frigateCmd, exportCmd,
 	}},
-	{"research", "Research (the paper's protocol, data and figures):", []func() *cobra.Command{
-		runCmd, sweepCmd, extractCmd, reportCmd, heatmapCmd, hebbianCmd, analyzeCmd, exportWCmd, fetchCmd, reproduceCmd,
-	}},
-	{"bench", "Benchmarks:", []func() *cobra.Command{benchCmd}},
+	{"features", "Features (a data set through a backbone, for learn --features and flycl-lab):", []func() *cobra.Command{extractCmd}},
 }
 
 // ungrouped are the commands and help topics outside the groups.
-var ungrouped = []func() *cobra.Command{versionCmd, environmentHelp, weightsHelp}
+var ungrouped = []func() *cobra.Command{versionCmd, environmentHelp, weightsHelp, researchHelp}
 
 // newRoot builds the command tree.
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "flycl",
-		Short:         "Fly-CL: class-incremental learning with a sparse random expansion and streaming ridge",
+		Use:   "flycl",
+		Short: "Fly-CL: class-incremental learning with a sparse random expansion and streaming ridge",
+		Long: `Fly-CL: class-incremental learning with a sparse random expansion and streaming ridge.
+
+The research lab's commands (run, sweep, fetch, bench, ...) are flycl-lab's:
+flycl help research.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -55,9 +54,10 @@ func newRoot() *cobra.Command {
 	for _, c := range ungrouped {
 		root.AddCommand(c())
 	}
+	addLabCommands(root)
 	// flycl --version: the same lines as flycl version
 	root.Flags().Bool("version", false, "print the versions (as flycl version) and exit")
-	root.Flags().String("ort-lib", "", "with --version: path to libonnxruntime.so (default $"+envORTLib+"; see flycl help environment)")
+	root.Flags().String("ort-lib", "", "with --version: path to libonnxruntime.so (default $"+cli.EnvORTLib+"; see flycl help environment)")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if v, _ := cmd.Flags().GetBool("version"); v {
 			collectVersion(ortVersion(cmd)).write(cmd.OutOrStdout())
@@ -68,8 +68,8 @@ func newRoot() *cobra.Command {
 	// flags listed by group (helpgroups.go)
 	root.SetUsageTemplate(groupedUsageTemplate(root.UsageTemplate()))
 	// a flag value that does not parse, or an unknown flag: input refused,
-	// with the nearest flags suggested (flagError)
-	root.SetFlagErrorFunc(flagError)
+	// with the nearest flags suggested (cli.FlagError)
+	root.SetFlagErrorFunc(cli.FlagError)
 	return root
 }
 
@@ -77,26 +77,19 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := newRoot().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "flycl:", err)
+		if !ranLab(err) { // flycl-lab said it
+			fmt.Fprintln(os.Stderr, "flycl:", err)
+		}
 		os.Exit(exitCode(err))
 	}
 }
 
-// Exit statuses of flycl (docs/DEPLOY.md, "Exit status"). The one place an
-// error becomes a status: by the library's typed errors, with errors.Is.
+// Exit statuses of flycl (cli.ExitCode).
 const (
-	exitFailure = 1 // anything else: a failed computation, I/O, a bug
-	exitInput   = 2 // the input given was refused: data, features, names, flags
-	exitLocked  = 3 // the model file is held by another writer (retry, or --wait)
+	exitFailure = cli.ExitFailure
+	exitInput   = cli.ExitInput
+	exitLocked  = cli.ExitLocked
 )
 
-// exitCode maps an error to flycl's exit status.
-func exitCode(err error) int {
-	switch {
-	case errors.Is(err, modelfile.ErrLocked):
-		return exitLocked
-	case flycl.IsInput(err):
-		return exitInput
-	}
-	return exitFailure
-}
+// exitCode maps an error to flycl's exit status (cli.ExitCode).
+func exitCode(err error) int { return cli.ExitCode(err) }

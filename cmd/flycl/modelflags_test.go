@@ -4,98 +4,29 @@ import (
 	"encoding"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/configflag"
+	"github.com/flycl/flycl/cmd/internal/clitest"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/flagbind"
 )
 
 // TestEveryCommandHasEveryConfigFlag: every command that takes Fly-CL's
-// configuration (it has --w-seed, a flag only the model flags have) has a
-// flag for every field of flycl.Config, with the field's help text (its
-// tag, as flycl.Config.FlagHelp completes it) and flycl.DefaultConfig's
-// default, so a field added to flycl.Config is a flag of all of them; and
-// learn, run, sweep, stats, merge and serve are among them.
+// configuration has a flag for every field of flycl.Config, with its help
+// and default (clitest.ConfigFlags); learn, stats, merge and serve are
+// among them (flycl-lab's run and sweep: its own test).
 func TestEveryCommandHasEveryConfigFlag(t *testing.T) {
-	// export-w draws W and learns nothing: it takes W's fields only (m, p
-	// and the seed; TestConfigFlagsFromTheSchema checks their help)
-	drawsWOnly := map[string]bool{"flycl export-w": true}
-	typ := reflect.TypeFor[flycl.Config]()
-	cf := configflag.New()
-	defaults := map[string]string{}
-	for _, v := range cf.Values() {
-		defaults[v.Flag] = v.String()
-	}
-	help := func(f reflect.StructField) string { return flycl.Config{}.FlagHelp(f.Name, f.Tag.Get("help")) }
-	var found []string
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-		fs := c.Flags()
-		if fs.Lookup("w-seed") == nil || drawsWOnly[c.CommandPath()] {
-			return
-		}
-		found = append(found, c.CommandPath())
-		for i := range typ.NumField() {
-			field := typ.Field(i)
-			name := cf.Flag(field.Name)
-			fl := fs.Lookup(name)
-			switch {
-			case fl == nil:
-				t.Errorf("%s: no --%s for flycl.Config.%s", c.CommandPath(), name, field.Name)
-			case fl.Usage != help(field):
-				t.Errorf("%s --%s: help %q, flycl.Config.%s's is %q", c.CommandPath(), name, fl.Usage, field.Name, help(field))
-			case fl.DefValue != defaults[name]:
-				t.Errorf("%s --%s: default %q, flycl.DefaultConfig's %q", c.CommandPath(), name, fl.DefValue, defaults[name])
-			}
-		}
-	}
-	walk(newRoot())
-	for _, want := range []string{"flycl learn", "flycl run", "flycl sweep", "flycl stats", "flycl merge", "flycl serve"} {
-		if !slices.Contains(found, want) {
-			t.Errorf("%s does not take the model flags (commands that do: %s)", want, strings.Join(found, ", "))
-		}
-	}
+	clitest.ConfigFlags(t, newRoot(), nil, "flycl learn", "flycl stats", "flycl merge", "flycl serve")
 }
 
 // TestConfigFlagsFromTheSchema: a flag of any command named as a field
-// of flycl.Config (--m, --lambdas, ...) is that field's, bound from the
-// schema: its help is flycl.Config's, so that no command declares a
-// hyper-parameter by hand (a benchmark may give another default). The
-// exceptions are bench camera's and bench dual's --m, lists of m values
-// to compare.
+// of flycl.Config is that field's, bound from the schema
+// (clitest.SchemaFlags).
 func TestConfigFlagsFromTheSchema(t *testing.T) {
-	cf := configflag.New()
-	schema := map[string]string{}
-	for _, v := range cf.Values() {
-		schema[v.Flag] = v.Help
-	}
-	other := map[string]bool{"flycl bench camera --m": true, "flycl bench dual --m": true}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-		c.Flags().VisitAll(func(fl *pflag.Flag) {
-			h, ok := schema[fl.Name]
-			if !ok || other[c.CommandPath()+" --"+fl.Name] {
-				return
-			}
-			if fl.Usage != h {
-				t.Errorf("%s --%s: help %q, not flycl.Config's %q (bind it with configflag)", c.CommandPath(), fl.Name, fl.Usage, h)
-			}
-		})
-	}
-	walk(newRoot())
+	clitest.SchemaFlags(t, newRoot(), nil)
 }
 
 // TestLearnChecksEveryConfigFlag: on an existing model, each model flag

@@ -22,6 +22,7 @@ import (
 	"github.com/flycl/flycl/app/export"
 	"github.com/flycl/flycl/app/server/api"
 	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/format/onnx"
 	"github.com/flycl/flycl/internal/testimages"
@@ -104,10 +105,10 @@ func TestNewUserImagePath(t *testing.T) {
 		}
 		t.Setenv("NODE_PATH", nm)
 	}
-	t.Setenv(envModels, "")
-	os.Unsetenv(envModels)
+	t.Setenv(cli.EnvModels, "")
+	os.Unsetenv(cli.EnvModels)
 	t.Chdir(t.TempDir()) // no ../shared/models beside the working folder
-	if d := modelsDir(); d != "" {
+	if d := cli.ModelsDir(); d != "" {
 		t.Fatalf("a models folder resolved: %q", d)
 	}
 	train, held := t.TempDir(), t.TempDir()
@@ -251,7 +252,7 @@ func TestNewUserImagePath(t *testing.T) {
 		}
 		// flycl's preprocessing of the pictures, as the exported graph's
 		// users are told to do it
-		bm, err := openBackbone(f.Pipeline.Backbone) // the built-in weights
+		bm, err := cli.OpenBackbone(f.Pipeline.Backbone) // the built-in weights
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,12 +11,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/inbox"
 	"github.com/flycl/flycl/app/server"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/vision/extract"
-	"github.com/spf13/cobra"
 )
 
 // serveFlags are the options of flycl serve: server.Options, bound to

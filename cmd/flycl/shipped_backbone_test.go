@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/vision/backbone/zoo"
@@ -60,10 +61,10 @@ func TestShippedBackboneByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(envModels, "")
-	os.Unsetenv(envModels) // unset, not empty: restored by Setenv's cleanup
-	t.Chdir(t.TempDir())   // no ../shared/models beside the working folder
-	if d := modelsDir(); d != "" {
+	t.Setenv(cli.EnvModels, "")
+	os.Unsetenv(cli.EnvModels) // unset, not empty: restored by Setenv's cleanup
+	t.Chdir(t.TempDir())       // no ../shared/models beside the working folder
+	if d := cli.ModelsDir(); d != "" {
 		t.Fatalf("a models folder resolved: %q", d)
 	}
 	train, test := t.TempDir(), t.TempDir()
@@ -156,17 +157,17 @@ func TestOpenBackboneResolution(t *testing.T) {
 		models string
 		same   bool
 	}{{"", true}, {dir, false}} {
-		t.Setenv(envModels, c.models)
-		m, err := openBackbone("squeezenet")
+		t.Setenv(cli.EnvModels, c.models)
+		m, err := cli.OpenBackbone("squeezenet")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if (m.Hash == builtin.Hash) != c.same {
-			t.Errorf("%s=%q: digest %s, built-in %s; want same=%v", envModels, c.models, m.Hash, builtin.Hash, c.same)
+			t.Errorf("%s=%q: digest %s, built-in %s; want same=%v", cli.EnvModels, c.models, m.Hash, builtin.Hash, c.same)
 		}
 	}
-	t.Setenv(envModels, filepath.Join(dir, "none"))
-	if _, err := openBackbone("squeezenet"); err == nil || !strings.Contains(err.Error(), "none") {
+	t.Setenv(cli.EnvModels, filepath.Join(dir, "none"))
+	if _, err := cli.OpenBackbone("squeezenet"); err == nil || !strings.Contains(err.Error(), "none") {
 		t.Errorf("a models folder without the backbone: %v, want an error naming it", err)
 	}
 }

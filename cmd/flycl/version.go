@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/internal/buildinfo"
 	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/vision/backbone"
@@ -48,12 +49,12 @@ func (vi versionInfo) write(w io.Writer) {
 // $FLYCL_ORT_LIB, the install folders) and returns its version and path,
 // or "not found" and why.
 func ortVersion(cmd *cobra.Command) string {
-	lib, err := ortLibrary(cmd.Flags())
+	lib, err := cli.ORTLibrary(cmd.Flags())
 	if err != nil {
 		if err := backbone.Supported(); err != nil {
 			return "not available (" + err.Error() + ")"
 		}
-		return "not found (--ort-lib or $" + envORTLib + " names it; see flycl help environment)"
+		return "not found (--ort-lib or $" + cli.EnvORTLib + " names it; see flycl help environment)"
 	}
 	if err := backbone.Init(lib); err != nil {
 		return fmt.Sprintf("not loaded from %s: %v", lib, err)
@@ -75,6 +76,6 @@ not found), and the CPU's SIMD features. "flycl --version" prints the same.`,
 			return nil
 		},
 	}
-	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+	c.Flags().String("ort-lib", "", "path to libonnxruntime.so (default $"+cli.EnvORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
 	return c
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/flycl/flycl/app/watch"
 	"github.com/flycl/flycl/app/watch/cameras"
+	"github.com/flycl/flycl/cmd/internal/cli"
+	"github.com/flycl/flycl/internal/flagbind"
 )
 
 // watchFlags are flycl watch's flags: one camera's (cameras.Single),
@@ -64,7 +65,7 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 	fs.StringVar(&f.cam.Unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number")
 	fs.StringVar(&f.cam.Backbone, "backbone", "", "another location of the model's backbone weights (default: the model's own)")
 	fs.IntVar(&f.cam.Threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
-	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
+	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+cli.EnvORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
 	fs.StringVar(&f.cam.FFmpeg, "ffmpeg", "ffmpeg", "the ffmpeg program")
 	fs.IntVar(&f.cam.MaxPixels, "max-frame-pixels", watch.DefaultMaxPixels, "largest frame (width × height) read from ffmpeg")
 	fs.StringVar(&f.cam.Save.Dir, "save-doubtful", "", "folder to save frames answered unknown (or below --save-below) for labelling")
@@ -110,7 +111,8 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		return runWatchCameras(cmd, f)
 	}
 	s := f.cam
-	s.Given = func(field string) bool { return cmd.Flags().Changed(strings.TrimPrefix(watchFlagOf[field], "--")) }
+	fields := watchFields()
+	s.Given = func(field string) bool { return cmd.Flags().Changed(strings.TrimPrefix(fields[field], "--")) }
 	s.Resolver, s.Warn = resolver(cmd.Flags()), func(w string) { fmt.Fprintf(os.Stderr, "warning: %s\n", w) }
 	s.Out, s.Signals = os.Stdout, []os.Signal{syscall.SIGTERM, os.Interrupt}
 	s.SWVersion, _ = buildVersion()
@@ -118,25 +120,9 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 	return watchFlagNames(err)
 }
 
-// watchFlagOf is the flag of each field of cameras.Single and
-// cameras.Several.
-var watchFlagOf = map[string]string{"Model": "--model", "Source": "--source", "FPS": "--fps", "Zones": "--zone", "ZoneModels": "--zone-model",
-	"Debounce": "--debounce", "Webhook": "--webhook", "WebhookQueue": "--webhook-queue", "Top": "--top", "Unknown": "--unknown",
-	"Backbone": "--backbone", "Threads": "--threads", "FFmpeg": "--ffmpeg", "MaxPixels": "--max-frame-pixels",
-	"Save.Dir": "--save-doubtful", "Save.Below": "--save-below", "Save.Max": "--save-max", "Save.Every": "--save-every",
-	"Collect.Dir": "--collect", "Collect.Every": "--collect-every", "Collect.Max": "--collect-max", "EveryFrame": "--every-frame",
-	"Retries": "--retries", "Stall": "--stall", "Flush": "--flush", "LogFormat": "--log-format",
-	"MQTT.Broker": "--mqtt", "MQTT.User": "--mqtt-user", "MQTT.PasswordFile": "--mqtt-password-file", "MQTT.ClientID": "--mqtt-client-id",
-	"MQTT.Prefix": "--mqtt-prefix", "MQTT.CA": "--mqtt-ca", "Camera": "--camera", "MQTT.Discovery": "--ha-discovery",
-	"MQTT.DiscoveryPrefix": "--ha-prefix", "MQTT.Image": "--ha-image", "Config": "--config", "Metrics": "--metrics",
-	"Inbox.Dir": "--inbox", "Inbox.MaxItems": "--inbox-max-items", "Inbox.MaxBytes": "--inbox-max-bytes", "Inbox.Below": "--inbox-below",
-	"Inbox.Margin": "--inbox-margin", "Inbox.Every": "--inbox-every", "Inbox.Changes": "--inbox-changes", "Reload": "--reload"}
+// watchFields are flycl watch's flags by the field of cameras.Single and
+// cameras.Several they set (their flag tags: flagbind.Names).
+func watchFields() map[string]string { return flagbind.Names(cameras.Single{}, cameras.Several{}) }
 
-// watchFlagNames makes a *cameras.FieldError in err name flags.
-func watchFlagNames(err error) error {
-	var fe *cameras.FieldError
-	if errors.As(err, &fe) {
-		fe.Name = func(field string) string { return watchFlagOf[field] }
-	}
-	return err
-}
+// watchFlagNames makes the field error in err name flycl watch's flags.
+func watchFlagNames(err error) error { return namedByFlags(err, watchFields()) }

@@ -5,14 +5,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/frigate"
 	"github.com/flycl/flycl/app/watch/cameras"
+	"github.com/flycl/flycl/internal/flagbind"
 )
 
-// TestWatchFlagOf: each field that watchFlagOf names a flag for is a
-// field of cameras.Single or cameras.Several (a dotted path), and each
-// flag is one of flycl watch's; every flag bound to a field of
-// cameras.Single has its field in watchFlagOf, so that an error on it
-// (and Single.Given) names the flag.
+// TestWatchFlagOf: each field that watchFields (the flag tags of
+// cameras.Single and cameras.Several) names a flag for is a field of
+// cameras.Single or cameras.Several (a dotted path), and each flag is one
+// of flycl watch's; every flag bound to a field of cameras.Single has its
+// field tagged, so that an error on it (and Single.Given) names the flag.
 func TestWatchFlagOf(t *testing.T) {
 	cmd := watchCmd()
 	has := func(typ reflect.Type, path string) bool {
@@ -25,22 +30,58 @@ func TestWatchFlagOf(t *testing.T) {
 		}
 		return true
 	}
-	for field, flag := range watchFlagOf {
+	for field, flag := range watchFields() {
 		if !has(reflect.TypeFor[cameras.Single](), field) && !has(reflect.TypeFor[cameras.Several](), field) {
-			t.Errorf("watchFlagOf[%q]: no such field of cameras.Single or cameras.Several", field)
+			t.Errorf("watchFields[%q]: no such field of cameras.Single or cameras.Several", field)
 		}
 		if cmd.Flags().Lookup(strings.TrimPrefix(flag, "--")) == nil {
-			t.Errorf("watchFlagOf[%q] = %q: no such flag", field, flag)
+			t.Errorf("watchFields[%q] = %q: no such flag", field, flag)
 		}
 	}
 	named := map[string]bool{}
-	for _, flag := range watchFlagOf {
+	for _, flag := range watchFields() {
 		named[strings.TrimPrefix(flag, "--")] = true
 	}
 	for _, flag := range append(cameraFlags, "ffmpeg", "max-frame-pixels", "threads", "flush", "log-format", "metrics", "config", "reload",
 		"inbox", "inbox-max-items", "inbox-max-bytes", "inbox-below", "inbox-margin", "inbox-every", "inbox-changes") {
 		if !named[flag] {
-			t.Errorf("--%s: not in watchFlagOf", flag)
+			t.Errorf("--%s: no field of cameras.Single or Several is tagged with it", flag)
 		}
+	}
+}
+
+// TestFieldFlagsExist: every flag that the flag tags of a library's
+// settings name (flagbind.Names: what the library's field errors are
+// named by) is a flag of the command that takes those settings, and a
+// field error the library returns names it: flycl frigate's
+// frigate.Config, the input flags' deploy.InputRequest (with the backbone
+// options) on learn.
+func TestFieldFlagsExist(t *testing.T) {
+	for _, tc := range []struct {
+		cmd   *cobra.Command
+		names map[string]string
+	}{
+		{frigateCmd(), flagbind.Names(frigate.Config{})},
+		{learnCmd(), inputFlagNames()},
+	} {
+		if len(tc.names) < 3 {
+			t.Errorf("flycl %s: only %d fields named", tc.cmd.Name(), len(tc.names))
+		}
+		for field, flag := range tc.names {
+			if flag == "IMAGE..." {
+				continue // a positional argument
+			}
+			if tc.cmd.Flags().Lookup(strings.TrimPrefix(flag, "--")) == nil {
+				t.Errorf("flycl %s: %s names %s, which it does not have", tc.cmd.Name(), field, flag)
+			}
+		}
+	}
+	err := frigateFlagError(frigate.Config{Frigate: "http://x:5000", MinBox: -1}.Check())
+	if err == nil || !strings.HasPrefix(err.Error(), "--min-box must be ≥ 0") {
+		t.Errorf("frigate.Config.Check named by flags: %v", err)
+	}
+	err = flagNames((&deploy.InputRequest{Features: "f.npz", ClassNames: []string{"a"}, BackboneOptions: []string{"CalibMethod"}}).Check())
+	if err == nil || err.Error() != "--calib-method applies to images through a backbone, not to --features" {
+		t.Errorf("deploy.InputRequest.Check named by flags: %v", err)
 	}
 }

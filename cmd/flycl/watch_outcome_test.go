@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/cmd/internal/cli"
 )
 
 // TestWatchSingleJPEGDeadWebhook: flycl watch of a source that is one
@@ -27,8 +28,8 @@ func TestWatchSingleJPEGDeadWebhook(t *testing.T) {
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Skipf("ffmpeg not installed (apt-get install ffmpeg): %v", err)
 	}
-	t.Setenv(envModels, "")
-	os.Unsetenv(envModels) // the weights built into flycl
+	t.Setenv(cli.EnvModels, "")
+	os.Unsetenv(cli.EnvModels) // the weights built into flycl
 	train := t.TempDir()
 	colourImages(t, train, 4, 1)
 	model := filepath.Join(t.TempDir(), "cam.flycl")

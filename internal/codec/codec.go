@@ -10,12 +10,18 @@ import (
 	"github.com/flycl/flycl/ridge"
 )
 
+// hooks are package flycl's functions inside a model (flycl.Internal: a
+// value holding nothing, typed by modelhook.Hooks).
+func hooks() modelhook.Hooks[*flycl.Model, *flycl.Snapshot, *flycl.Predictor, flycl.State] {
+	return flycl.Internal(modelhook.Key{})
+}
+
 // Restore rebuilds a model from its state, W and statistics, checking
 // that they fit together (see flycl.State). The model takes ownership of
 // acc. Learning then continues exactly as it would have in the original
 // model.
 func Restore(st flycl.State, w *projection.Matrix, acc *ridge.Accumulator) (*flycl.Model, error) {
-	return modelhook.Restore.(func(flycl.State, *projection.Matrix, *ridge.Accumulator) (*flycl.Model, error))(st, w, acc)
+	return hooks().Restore(st, w, acc)
 }
 
 // NewSnapshot assembles a snapshot from decoded parts, checking that they
@@ -25,7 +31,7 @@ func Restore(st flycl.State, w *projection.Matrix, acc *ridge.Accumulator) (*fly
 // packed lower triangle (see ridge.Accumulator.PackedLower). The snapshot
 // takes ownership of g and s.
 func NewSnapshot(st flycl.State, w *projection.Matrix, g, s []float32, samples int) (*flycl.Snapshot, error) {
-	return modelhook.NewSnapshot.(func(flycl.State, *projection.Matrix, []float32, []float32, int) (*flycl.Snapshot, error))(st, w, g, s, samples)
+	return hooks().NewSnapshot(st, w, g, s, samples)
 }
 
 // LowerRow returns G[i][0..i] of the snapshot's statistics (shared, or a
@@ -35,7 +41,7 @@ func LowerRow(s *flycl.Snapshot, i int) []float32 { return AppendLowerRow(nil, s
 // AppendLowerRow appends G[i][0..i] of the snapshot's statistics to dst
 // and returns it (for encoders that reuse one buffer).
 func AppendLowerRow(dst []float32, s *flycl.Snapshot, i int) []float32 {
-	return modelhook.AppendLowerRow.(func(*flycl.Snapshot, []float32, int) []float32)(s, dst, i)
+	return hooks().AppendLowerRow(s, dst, i)
 }
 
 // View returns a snapshot of m that shares the model's statistics G and
@@ -44,14 +50,14 @@ func AppendLowerRow(dst []float32, s *flycl.Snapshot, i int) []float32 {
 // view is valid only until the model next changes; use m.Snapshot for
 // one that outlives that.
 func View(m *flycl.Model) *flycl.Snapshot {
-	return modelhook.View.(func(*flycl.Model) *flycl.Snapshot)(m)
+	return hooks().View(m)
 }
 
 // CalibrationPool returns the pool of recent leave-one-out open-set
 // scores m's rejection threshold was taken from (newest first; see
 // flycl.Model.SetCalibration).
 func CalibrationPool(m *flycl.Model) []float32 {
-	return modelhook.CalibrationPool.(func(*flycl.Model) []float32)(m)
+	return hooks().CalibrationPool(m)
 }
 
 // RestoreCalibration puts back a calibration m had before: the rejection
@@ -68,7 +74,7 @@ func CalibrationPool(m *flycl.Model) []float32 {
 // reject.MaxCalibrationPool or holds a value that is not finite, is
 // refused with the model unchanged.
 func RestoreCalibration(m *flycl.Model, r reject.Rule, pool []float32) error {
-	return modelhook.RestoreCalibration.(func(*flycl.Model, reject.Rule, []float32) error)(m, r, pool)
+	return hooks().RestoreCalibration(m, r, pool)
 }
 
 // LeaveOneOut returns the exact leave-one-out class scores (rows of
@@ -77,7 +83,7 @@ func RestoreCalibration(m *flycl.Model, r reject.Rule, pool []float32) error {
 // calibrates scores of its own on the same samples
 // (reject.CalibrationSamples gives their rows in the learn).
 func LeaveOneOut(m *flycl.Model) (scores []float32, classes []int) {
-	return modelhook.LeaveOneOut.(func(*flycl.Model) ([]float32, []int))(m)
+	return hooks().LeaveOneOut(m)
 }
 
 // SetUpdateLimit sets how many samples learned or forgotten since the
@@ -88,7 +94,7 @@ func LeaveOneOut(m *flycl.Model) (scores []float32, classes []int) {
 // the result is the same up to float32 rounding (see
 // ridge.DriftTolerance).
 func SetUpdateLimit(m *flycl.Model, n int) {
-	modelhook.SetUpdateLimit.(func(*flycl.Model, int))(m, n)
+	hooks().SetUpdateLimit(m, n)
 }
 
 // State returns a copy of m's state (what m.Snapshot().State() returns,
@@ -103,7 +109,7 @@ func Projection(m *flycl.Model) *projection.Matrix { return View(m).Projection()
 // is 1 unless the λ grid is relative: see flycl.LambdaRelative): for the
 // research baselines and analyses that work on Fly-CL's codes.
 func Expand(ctx context.Context, m *flycl.Model, x []float32) ([]float32, error) {
-	return modelhook.Expand.(func(*flycl.Model, context.Context, []float32) ([]float32, error))(m, ctx, x)
+	return hooks().Expand(m, ctx, x)
 }
 
 // BatchPredictor returns m's predictor (as m.Predictor) scoring whole
@@ -114,12 +120,12 @@ func Expand(ctx context.Context, m *flycl.Model, x []float32) ([]float32, error)
 // and analysis), not for serving: a server must answer a sample the same
 // alone or in a batch (flycl.Predictor.Scores).
 func BatchPredictor(m *flycl.Model) *flycl.Predictor {
-	return modelhook.BatchPredictor.(func(*flycl.Model) *flycl.Predictor)(m)
+	return hooks().BatchPredictor(m)
 }
 
 // InputScale returns the power of two m multiplies its inputs by (1
 // unless Config.LambdaScale is flycl.LambdaRelative and a task was
 // learned): the scale of the codes Expand returns.
 func InputScale(m *flycl.Model) float64 {
-	return modelhook.InputScale.(func(*flycl.Model) float64)(m)
+	return hooks().InputScale(m)
 }

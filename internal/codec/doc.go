@@ -7,6 +7,7 @@
 // rejection through an undo, gives the codes a model learns from, and
 // scores test sets by sgemm. None of it is part of package flycl's API.
 //
-// The functions come from package flycl through internal/modelhook (flycl
-// sets them in its init); codec gives them their types.
+// The functions come from package flycl through flycl.Internal, which only
+// this module can call (its argument's type is internal/modelhook's Key);
+// modelhook.Hooks types them.
 package codec

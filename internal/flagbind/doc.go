@@ -15,6 +15,11 @@
 // implements encoding.TextUnmarshaler and whose value implements
 // encoding.TextMarshaler (an enumeration written by its name).
 //
+// Names reads the flag tags of a library's settings struct without
+// binding it, so that a command names the fields of the library's field
+// errors (internal/fielderr) by their flags and tells which were given,
+// with no list of its own.
+//
 // Set.Agree is the one check of "the flags the user set agree with this
 // configuration" (a model file's, a statistics file's).
 package flagbind

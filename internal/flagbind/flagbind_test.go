@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -273,4 +274,31 @@ func TestOnly(t *testing.T) {
 			t.Errorf("Only(%v): %v, want ErrTag", bad, err)
 		}
 	}
+}
+
+// TestNames: flag tags of nested structs by dotted path, an arg tag as it
+// is, untagged and "-" fields left out, the first struct winning a path
+// two structs have, and a pointer taken as its struct.
+func TestNames(t *testing.T) {
+	type inner struct {
+		Dir   string `flag:"save-dir"`
+		Every int
+	}
+	type a struct {
+		Files  []string `arg:"IMAGE..."`
+		Model  string   `flag:"model"`
+		Hidden string   `flag:"-"`
+		Save   inner
+		plain  int
+	}
+	type b struct {
+		Model  string `flag:"other"`
+		Config string `flag:"config"`
+	}
+	got := Names(&a{}, b{})
+	want := map[string]string{"Files": "IMAGE...", "Model": "--model", "Save.Dir": "--save-dir", "Config": "--config"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Names: %v, want %v", got, want)
+	}
+	_ = a{}.plain
 }

@@ -1,14 +1,16 @@
-// Package modelhook hands the few functions that reach inside a flycl
+// Package modelhook types the few functions that reach inside a flycl
 // model (to restore one from a model file's parts, to write its
-// statistics, to carry its calibration through a journal) from the root
-// package to internal/codec, which sits above the root and types them.
-// They are kept out of the root package's API: only the module's own
-// readers and writers of model files, and its research and benchmark
-// harnesses, use them.
+// statistics, to carry its calibration through a journal, to score test
+// sets by sgemm) for internal/codec, which sits above the root package
+// and is their one caller. They are kept out of the root package's API:
+// only the module's own readers and writers of model files, and its
+// research and benchmark harnesses, use them (through codec).
 //
-// Package flycl sets every variable once, in its init, before any other
-// package can read them; nothing changes them after. Each is a func of
-// the type its comment gives (internal/codec asserts it), in the style of
-// grpc's internal package: this package cannot name flycl's types, which
-// import it.
+// Package flycl implements Hooks with a stateless value that
+// flycl.Internal returns. Internal's argument is a Key, which no package
+// outside this module can name or build, so no other module can call it;
+// nothing is registered and no variable is set. Hooks takes flycl's
+// types as type parameters because this package cannot import flycl,
+// which imports it; codec instantiates it with them, so every call is
+// checked by the compiler.
 package modelhook

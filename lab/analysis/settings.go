@@ -6,7 +6,7 @@ import (
 	"github.com/flycl/flycl/format/features"
 )
 
-// SelectTask is FirstClasses as flycl heatmap and hebbian take it from a
+// SelectTask is FirstClasses as flycl-lab heatmap and hebbian take it from a
 // user: at least 2 classes, no more than the set desc has, and perClass
 // ≥ 0 (0: all). Errors name the setting (--classes) and quote the value.
 func SelectTask(s *features.Set, desc string, classes, perClass int) (*Task, error) {
@@ -22,7 +22,7 @@ func SelectTask(s *features.Set, desc string, classes, perClass int) (*Task, err
 	return FirstClasses(s, classes, perClass)
 }
 
-// HebbianSettings are flycl hebbian's settings: the task (Classes,
+// HebbianSettings are flycl-lab hebbian's settings: the task (Classes,
 // TrainPerClass as SelectTask takes them), the passes of the Hebbian rule
 // and how often its curve is recorded.
 type HebbianSettings struct {

@@ -9,7 +9,7 @@ import (
 )
 
 // Task is one task made of a feature set's first classes: what the heat
-// map (Heatmap, flycl heatmap) and the Hebbian curve (flycl hebbian)
+// map (Heatmap, flycl-lab heatmap) and the Hebbian curve (flycl-lab hebbian)
 // learn.
 type Task struct {
 	X       []float32 // N×D, row-major

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # (Built into flycl with go:embed and fed to python on stdin.)
-# PyTorch side of "flycl bench backbones": images/s of the same four
+# PyTorch side of "flycl-lab bench backbones": images/s of the same four
 # architectures with random weights, eval mode, no_grad, float32, batch and
 # threads as given. Prints one JSON object. Needs Debian's python3-torch
 # and python3-torchvision (a benchmark tool only, never a run-time need).

@@ -172,7 +172,7 @@ func PrintDecodeBudget(out io.Writer, backbone string, side, large int, rs []Dec
 	if len(rs) > 0 {
 		png = rs[0].PNGBytes
 	}
-	fmt.Fprintf(out, "flycl bench decode-budget: %s, %d concurrent predicts of a %d×%d all-zero RGB PNG (%d bytes, %.1f megapixels), one 224×224 predict 0.5 s later; %d CPUs; one process per budget\n\n",
+	fmt.Fprintf(out, "flycl-lab bench decode-budget: %s, %d concurrent predicts of a %d×%d all-zero RGB PNG (%d bytes, %.1f megapixels), one 224×224 predict 0.5 s later; %d CPUs; one process per budget\n\n",
 		backbone, large, side, side, png, float64(side)*float64(side)/1e6, runtime.NumCPU())
 	fmt.Fprintf(out, "%-16s %14s %14s %9s %10s %8s\n", "decode budget", "peak RSS rise", "small predict", "large ok", "large 503", "wall")
 	for _, r := range rs {

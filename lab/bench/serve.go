@@ -43,7 +43,7 @@ type ServeOptions struct {
 // Serve measures flycl's server on loopback in this process and prints
 // the table to out: single-image predict latency next to the bare
 // backbone, feature-vector predicts per second with each number of
-// clients, and predict latency while learns run (see "flycl bench serve
+// clients, and predict latency while learns run (see "flycl-lab bench serve
 // --help").
 func Serve(ctx context.Context, out io.Writer, o ServeOptions) error {
 	files, bb, cfg, n, clients, learns, dur, noSpin := o.Images, o.Backbone, o.Config, o.N, o.Clients, o.Learns, o.Duration, o.NoSpin
@@ -65,7 +65,7 @@ func Serve(ctx context.Context, out io.Writer, o ServeOptions) error {
 			return err
 		}
 	}
-	fmt.Fprintf(out, "flycl bench serve: %s (d=%d), m=%d p=%d k=%d, %d CPUs, GOMAXPROCS %d, ONNX Runtime spinning %v, loopback\n",
+	fmt.Fprintf(out, "flycl-lab bench serve: %s (d=%d), m=%d p=%d k=%d, %d CPUs, GOMAXPROCS %d, ONNX Runtime spinning %v, loopback\n",
 		bb.Name, bb.Dim(), cfg.M, cfg.P, cfg.K, runtime.NumCPU(), runtime.GOMAXPROCS(0), !noSpin)
 
 	// The bare backbone, one image at a time, in this process.

@@ -8,7 +8,7 @@ import (
 	"github.com/flycl/flycl"
 )
 
-// Options are flycl bench engine's settings as a user gives them: a scale
+// Options are flycl-lab bench engine's settings as a user gives them: a scale
 // by name, a number of tasks (0: the scale's) and the model's
 // configuration. Resolve checks them; its errors name the setting
 // (--scale) and quote the value, or are the configuration's
@@ -53,7 +53,7 @@ func LookupScale(name string) (Scale, error) {
 	return sc, nil
 }
 
-// Setup checks flycl bench components's settings as a user gives them and
+// Setup checks flycl-lab bench components's settings as a user gives them and
 // sets cs.Scale to the named scale.
 func (cs *ComponentSettings) Setup(scale string) error {
 	sc, err := LookupScale(scale)

@@ -9,7 +9,7 @@ import (
 )
 
 // ProtocolSettings are a protocol as a user writes it (the flags and
-// settings file of flycl run and sweep, which share these names): seeds
+// settings file of flycl-lab run and sweep, which share these names): seeds
 // and order as text, and which of Init and Increment were given (they go
 // together, and override Tasks). Check and Protocol turn them into a Protocol; their errors
 // name the setting (--tasks) and quote the value given.

@@ -8,8 +8,8 @@ import (
 	"github.com/flycl/flycl/lab/experiment"
 )
 
-// Experiment is one flycl run: the methods, for every seed, on the
-// class-incremental protocol, as a user gives them (flycl run's flags).
+// Experiment is one flycl-lab run: the methods, for every seed, on the
+// class-incremental protocol, as a user gives them (flycl-lab run's flags).
 // Check checks what needs no data; Run checks the rest against the data
 // and runs it.
 type Experiment struct {
@@ -48,7 +48,7 @@ func (e *DimensionError) Unwrap() error { return e.Err }
 
 // Check checks the settings that need no data: the protocol
 // (ProtocolSettings.Check), the options (Options.Check) and the methods
-// (Parse). Errors name the setting as flycl run's flag.
+// (Parse). Errors name the setting as flycl-lab run's flag.
 func (e Experiment) Check() error {
 	if err := e.Protocol.Check(); err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 )
 
 // Check checks the settings of the methods built on Fly-CL that a user
-// gives (flycl run's flags of the same names); every error names the
+// gives (flycl-lab run's flags of the same names); every error names the
 // setting and quotes the value. A zero value is not a default here: the
 // command line always gives one.
 func (o Options) Check() error {

@@ -9,7 +9,7 @@ import (
 )
 
 // Prototypes records the prototype correlations of a run (the paper's
-// Figure 3: analysis.FirstClassPrototypes) for flycl run's heat maps: of
+// Figure 3: analysis.FirstClassPrototypes) for flycl-lab run's heat maps: of
 // the first Fly-CL run to finish, its first classes in arrival order, on
 // the training samples the protocol learns (Protocol.TrainSet of Train,
 // taken then). Use Finished as experiment.Hooks.Finished.

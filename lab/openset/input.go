@@ -9,7 +9,7 @@ import (
 )
 
 // ParseSetSpec splits a feature set given as NAME=DIR (the --features of
-// flycl bench unknown and fewshot); both parts must be non-empty.
+// flycl-lab bench unknown and fewshot); both parts must be non-empty.
 func ParseSetSpec(s string) (name, dir string, err error) {
 	name, dir, ok := strings.Cut(s, "=")
 	if !ok || name == "" || dir == "" {

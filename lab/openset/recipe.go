@@ -708,7 +708,7 @@ func (res *RecipeResult) Markdown(w io.Writer) {
 			pct(f.AccAfter), pct(g.AccAfter), float64(f.ModelBytes)/(1<<20), float64(g.ModelBytes)/1024)
 	}
 	c := res.Config
-	fmt.Fprintf(w, "\n%s features, %d broad classes; %d splits per shot count, seed %d (flycl bench fewshot's draws); flycl: m=%d, p=%d, k=%d, %s λ grid; "+
+	fmt.Fprintf(w, "\n%s features, %d broad classes; %d splits per shot count, seed %d (flycl-lab bench fewshot's draws); flycl: m=%d, p=%d, k=%d, %s λ grid; "+
 		"Frigate's recipe: none class of %d photos (at %d shots; as many as a class unless --none), threshold %.2g, %d epochs; backbone %.3g ms per photo; peak RSS: flycl's process %.0f MiB, the head's %.0f MiB.\n",
 		res.Set, res.Groups, c.Splits, c.Seed, c.Model.M, c.Model.P, c.Model.K, lambdaScaleName(c.Model.LambdaScale),
 		res.None, c.Shots[0], c.Threshold, RecipeEpochs, 1000*c.BackboneSeconds, float64(res.Rows[0].Flycl.PeakRSS)/(1<<20), float64(res.Rows[0].Frigate.PeakRSS)/(1<<20))

@@ -201,7 +201,7 @@ func TestRecipeOracle(t *testing.T) {
 			}
 		}
 		if !sameSet(known, dr.learnRows) || main.Classes != groups+1 || len(main.Train) != (groups+1)*shots {
-			t.Errorf("split %d: the head trains on %v (%d classes), flycl bench fewshot draws %v", split, main.Train, main.Classes, dr.learnRows)
+			t.Errorf("split %d: the head trains on %v (%d classes), flycl-lab bench fewshot draws %v", split, main.Train, main.Classes, dr.learnRows)
 		}
 		if len(main.Test) != len(dr.testRows)+len(unknownIN)-shots+s.Other.N {
 			t.Errorf("split %d: %d photos scored", split, len(main.Test))

@@ -8,7 +8,7 @@ import (
 	"github.com/flycl/flycl/lab/methods"
 )
 
-// Sweep is flycl sweep as a user gives it: Fly-CL with Options, Param set
+// Sweep is flycl-lab sweep as a user gives it: Fly-CL with Options, Param set
 // to each of Values (comma-separated, ParseValues), on the protocol.
 // Check checks what needs no data; Run checks the rest against the data
 // and runs it.
@@ -20,7 +20,7 @@ type Sweep struct {
 
 // Check checks the settings that need no data: the protocol
 // (ProtocolSettings.Check), the options (methods.Options.Check) and the
-// values (ParseValues). Errors name the setting as flycl sweep's flag.
+// values (ParseValues). Errors name the setting as flycl-lab sweep's flag.
 func (s Sweep) Check() error {
 	if err := s.Protocol.Check(); err != nil {
 		return err

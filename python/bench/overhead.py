@@ -2,7 +2,7 @@
 
     PYTHONPATH=python python3 python/bench/overhead.py [--m 10000 --n 5000 --tasks 2 --calls 2000]
 
-1. τ_post at the CIFAR-100 scale of ``flycl bench engine`` (d = 768,
+1. τ_post at the CIFAR-100 scale of ``flycl-lab bench engine`` (d = 768,
    tasks of 5000 samples of 10 classes, m = 10000, p = 300, k = 3000, the
    default grid): each task learned through ``flycl.Model.learn`` from
    Python, with the time inside the C call (flycl_learn) separated from the

@@ -2,7 +2,7 @@
 
 This is the comparison point of ``python/bench/torch_vs_flycl.py`` and of a
 test: an independent implementation of the same algorithm, with the same
-projection W (flycl's, read from ``flycl export-w`` or from a model), so that
+projection W (flycl's, read from ``flycl-lab export-w`` or from a model), so that
 predictions can be compared sample by sample and times side by side.
 
 Per task, as the official code:

@@ -5,7 +5,7 @@
         print(r.task, r.lambda_, r.A_t, r.tau_post)
     print(run.A_T, run.A_bar, run.bwt)
 
-Definitions (as ``flycl run`` and the reference code): the classes are
+Definitions (as ``flycl-lab run`` and the reference code): the classes are
 shuffled once by the seed (``order="flycl"``: Python's
 ``random.sample(range(C), C)`` after ``random.seed(seed)``, the official
 Fly-CL code's; ``"pilot"``: ``numpy.random.seed(seed);

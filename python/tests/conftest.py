@@ -1,8 +1,8 @@
 """Shared helpers of the Python package's tests.
 
 Run from python/ (``PYTHONPATH=. python3 -m pytest tests``) or through
-``go test ./python`` (make test), which builds libflycl.so and bin/flycl
-into a temporary folder and passes them as $FLYCL_LIB and $FLYCL_BIN.
+``go test ./python`` (make test), which builds libflycl.so, bin/flycl and
+bin/flycl-lab into a temporary folder and passes them as $FLYCL_LIB and $FLYCL_BIN.
 """
 
 import json
@@ -22,7 +22,7 @@ def flycl_bin():
     """The flycl command built from this tree ($FLYCL_BIN, else bin/flycl)."""
     p = os.environ.get("FLYCL_BIN") or str(ROOT / "bin" / "flycl")
     if not os.path.exists(p):
-        pytest.skip(f"no flycl command at {p}: build it (go build -o bin/flycl ./cmd/flycl) or set FLYCL_BIN")
+        pytest.skip(f"no flycl command at {p}: build it (make build: bin/flycl and bin/flycl-lab, which flycl runs the research commands through) or set FLYCL_BIN")
     return p
 
 

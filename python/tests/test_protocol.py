@@ -1,4 +1,4 @@
-"""flycl.protocol and the example script against ``flycl run``: the same
+"""flycl.protocol and the example script against ``flycl-lab run``: the same
 class order, the same λ per task and the same accuracy matrix, on synthetic
 features and on CIFAR-10 features of ../shared's images when present."""
 
@@ -37,7 +37,7 @@ def test_class_order_is_the_reference_codes():
 
 
 def compare_with_flycl_run(tmp_path, train, test, tasks, cfg, example=True):
-    """Runs the protocol in Python and with flycl run; asserts they agree."""
+    """Runs the protocol in Python and with flycl-lab run; asserts they agree."""
     np.savez(tmp_path / "train.npz", features=train[0], labels=train[1])
     np.savez(tmp_path / "test.npz", features=test[0], labels=test[1])
     lam = ",".join(repr(float(v)) for v in cfg["lambdas"])

@@ -6,7 +6,7 @@
 //	msize predict MODEL TEST.npz N
 //
 // split orders the classes of TRAIN.npz by the Fly-CL reference code's
-// convention for SEED (protocol.OrderFlyCL, as `flycl run --order flycl`)
+// convention for SEED (protocol.OrderFlyCL, as `flycl-lab run --order flycl`)
 // and writes OUTDIR/task1.npz ... OUTDIR/taskTASKS.npz, each with the
 // samples of that task's classes (labels and class names unchanged), for
 // one `flycl learn` per task, and prints the feature dimension d.

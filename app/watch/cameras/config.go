@@ -44,21 +44,21 @@ type File struct {
 
 // MQTT is the broker part of a configuration file.
 type MQTT struct {
-	Broker       string // mqtt://HOST[:PORT] or mqtts://HOST[:PORT]
-	User         string
-	PasswordFile string // its first line is the password
-	CA           string // PEM file of the CA that signed an mqtts:// broker's certificate
-	Prefix       string // first level of the topics (default "flycl")
+	Broker       string `flag:"mqtt"` // mqtt://HOST[:PORT] or mqtts://HOST[:PORT]
+	User         string `flag:"mqtt-user"`
+	PasswordFile string `flag:"mqtt-password-file"` // its first line is the password
+	CA           string `flag:"mqtt-ca"`            // PEM file of the CA that signed an mqtts:// broker's certificate
+	Prefix       string `flag:"mqtt-prefix"`        // first level of the topics (default "flycl")
 	// Discovery announces each camera to Home Assistant (default true)
 	// under DiscoveryPrefix (default "homeassistant").
-	Discovery       bool
-	DiscoveryPrefix string
+	Discovery       bool   `flag:"ha-discovery"`
+	DiscoveryPrefix string `flag:"ha-prefix"`
 	// Image publishes the frame (zone crop) that confirmed each answer
 	// and announces it as a Home Assistant image entity (default false).
-	Image bool
+	Image bool `flag:"ha-image"`
 	// ClientID names the connection ("": flycl-PREFIX_CAMERA): a
 	// Single's only (a file's cameras each take the default).
-	ClientID string
+	ClientID string `flag:"mqtt-client-id"`
 }
 
 // Camera is one stream of a configuration file with its model and its

@@ -1,32 +1,21 @@
 package cameras
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/flycl/flycl/internal/fielderr"
+)
 
 // FieldError is a field of a Single (or of a Several) that breaks a rule,
 // or that cannot be used (a file that cannot be read, a program not
 // found). Field is the field at fault, as Go names it ("FPS",
 // "MQTT.User", "Collect.Every"); the message names fields through Name
-// (nil: by their Go names), which a command sets to say its flags.
-type FieldError struct {
-	Field string
-	Value any // the field's value
-	// Problem says what is wrong ("must be positive"); with Need, it is
-	// a format whose %s is the field needed ("needs %s DIR"); with Err,
-	// a hint written after it ("": none).
-	Problem string
-	// Need is the field that Field needs (Field is given without it).
-	Need string
-	// Other and OtherValue are a second field that the Problem is about
-	// too, and its value.
-	Other      string
-	OtherValue any
-	// Err is the error met using the field (nil for a broken rule).
-	Err error
-	// Name names a field in the message.
-	Name func(field string) string
-
-	form form
-}
+// (nil: by their Go names), which a command sets to say its flags. It is
+// the one field error type of the module (internal/fielderr): Problem
+// says what is wrong ("must be positive"; with a field needed, Other, a
+// format whose %s names it: "needs %s DIR"; with Err, a hint written
+// after it, "": none).
+type FieldError = fielderr.Error
 
 // form is how a FieldError's message is written.
 type form int
@@ -42,19 +31,23 @@ const (
 	formSpaceErr             // NAME ERR
 )
 
-func (e *FieldError) Error() string {
-	name := e.Name
-	if name == nil {
-		name = func(f string) string { return f }
-	}
+// withForm gives e the message of form f.
+func withForm(e *FieldError, f form) *FieldError {
+	e.Message = f.message
+	return e
+}
+
+// message is e's message in form f.
+func (f form) message(e *FieldError) string {
+	name := e.NameOf
 	n := name(e.Field)
-	switch e.form {
+	switch f {
 	case formGive:
 		return "give " + n + e.Problem
 	case formGot:
 		return fmt.Sprintf("%s %s, got %v", n, e.Problem, e.Value)
 	case formNeed:
-		return n + " " + fmt.Sprintf(e.Problem, name(e.Need))
+		return n + " " + fmt.Sprintf(e.Problem, name(e.Other))
 	case formPair:
 		return fmt.Sprintf("%s %v, %s %v: %s", n, e.Value, name(e.Other), e.OtherValue, e.Problem)
 	case formErr:
@@ -70,32 +63,29 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s %v: %s", n, e.Value, e.Problem)
 }
 
-// Unwrap returns Err.
-func (e *FieldError) Unwrap() error { return e.Err }
-
 // badValue is a value that breaks a rule: "NAME VALUE: problem".
 func badValue(field string, v any, problem string) *FieldError {
-	return &FieldError{Field: field, Value: v, Problem: problem}
+	return withForm(&FieldError{Field: field, Value: v, Problem: problem}, formValue)
 }
 
 // mustBe is a value that breaks a rule: "NAME must be …, got VALUE".
 func mustBe(field string, v any, problem string) *FieldError {
-	return &FieldError{Field: field, Value: v, Problem: "must be " + problem, form: formGot}
+	return withForm(&FieldError{Field: field, Value: v, Problem: "must be " + problem}, formGot)
 }
 
 // needs is a field given without the one it needs: problem's %s names
 // that one.
 func needs(field string, v any, need, problem string) *FieldError {
-	return &FieldError{Field: field, Value: v, Need: need, Problem: problem, form: formNeed}
+	return withForm(&FieldError{Field: field, Value: v, Other: need, Problem: problem}, formNeed)
 }
 
 // failed is a field that could not be used: "NAME: err".
 func failed(field string, v any, err error) *FieldError {
-	return &FieldError{Field: field, Value: v, Err: err, form: formErr}
+	return withForm(&FieldError{Field: field, Value: v, Err: err}, formErr)
 }
 
 // failedValue is a field that could not be used, its value written:
 // "NAME VALUE: err".
 func failedValue(field string, v any, err error) *FieldError {
-	return &FieldError{Field: field, Value: v, Err: err, form: formValueErr}
+	return withForm(&FieldError{Field: field, Value: v, Err: err}, formValueErr)
 }

@@ -21,7 +21,7 @@ import (
 // *FieldError.
 type Several struct {
 	// Config is the configuration file (Load).
-	Config string
+	Config string `flag:"config"`
 	// FFmpeg is the ffmpeg program (looked up in $PATH), MaxPixels the
 	// largest frame read (> 0).
 	FFmpeg    string
@@ -121,7 +121,7 @@ func (v *Several) Run(ctx context.Context) ([]Result, error) {
 func tools(ffmpegName string, log *slog.Logger, format string, w io.Writer) (string, *slog.Logger, error) {
 	ffmpeg, err := exec.LookPath(ffmpegName)
 	if err != nil {
-		return "", nil, &FieldError{Field: "FFmpeg", Value: ffmpegName, Err: err, Problem: " (install ffmpeg, e.g. apt-get install ffmpeg)", form: formValueErr}
+		return "", nil, withForm(&FieldError{Field: "FFmpeg", Value: ffmpegName, Err: err, Problem: " (install ffmpeg, e.g. apt-get install ffmpeg)"}, formValueErr)
 	}
 	if log == nil {
 		if log, err = NewLogger(format, w); err != nil {

@@ -23,36 +23,46 @@ import (
 // camera's name, and it may save doubtful frames (Save), collect frames
 // (Collect), keep frames in a labelling inbox (Inbox) and reload its
 // model files (Reload).
+//
+// A field's flag tag is flycl watch's flag for it (internal/flagbind.Names:
+// how the command names the field in a FieldError and tells whether it
+// was given).
 type Single struct {
 	// Model is the model file; Backbone another location of its
 	// backbone's weights ("": the model's own); Unknown its rejection
 	// (auto, off or a number); Top the classes per frame line (> 0);
 	// Threads ONNX Runtime's threads (0: one per CPU).
-	Model, Backbone, Unknown string
-	Top, Threads             int
+	Model    string `flag:"model"`
+	Backbone string `flag:"backbone"`
+	Unknown  string `flag:"unknown"`
+	Top      int    `flag:"top"`
+	Threads  int    `flag:"threads"`
 	// Source is what ffmpeg opens (a file, an rtsp:// or http:// URL, a
 	// /dev/videoN device): a file ends Run at its end. FFmpeg is the
 	// ffmpeg program (looked up in $PATH), MaxPixels the largest frame
 	// read (> 0), FPS the frames sampled per second (0: every frame).
-	Source, FFmpeg string
-	MaxPixels      int
-	FPS            float64
+	Source    string  `flag:"source"`
+	FFmpeg    string  `flag:"ffmpeg"`
+	MaxPixels int     `flag:"max-frame-pixels"`
+	FPS       float64 `flag:"fps"`
 	// Zones are the zones, each NAME=X,Y,W,H (watch.ParseZones), and
 	// ZoneModels the zones' own models, each NAME=FILE
 	// (watch.ParseZoneModels): zones naming one file share one loaded
 	// copy.
-	Zones, ZoneModels []string
+	Zones      []string `flag:"zone"`
+	ZoneModels []string `flag:"zone-model"`
 	// Debounce, Retries, EveryFrame and Stall are watch.Config's.
-	Debounce, Retries int
-	EveryFrame        bool
-	Stall             time.Duration
+	Debounce   int           `flag:"debounce"`
+	Retries    int           `flag:"retries"`
+	EveryFrame bool          `flag:"every-frame"`
+	Stall      time.Duration `flag:"stall"`
 	// Webhook is a URL events are POSTed to ("": none), through a queue
 	// of WebhookQueue events (> 0).
-	Webhook      string
-	WebhookQueue int
+	Webhook      string `flag:"webhook"`
+	WebhookQueue int    `flag:"webhook-queue"`
 	// Flush is how long the webhook's queue and the MQTT publisher may
 	// take to empty at the end.
-	Flush time.Duration
+	Flush time.Duration `flag:"flush"`
 	// Save keeps doubtful frames (a watch.Saver; Save.Dir "": none).
 	Save Save
 	// Collect keeps a frame every Collect.Every (a watch.Collector;
@@ -63,21 +73,21 @@ type Single struct {
 	MQTT MQTT
 	// Camera names the stream in the MQTT topics, to Home Assistant and
 	// in the labelling inbox's items.
-	Camera string
+	Camera string `flag:"camera"`
 	// Inbox keeps the frames the model is unsure of in a labelling inbox
 	// (a watch.Keeper; Inbox.Dir "": none).
 	Inbox Inbox
 	// Reload is how often the model files are checked for a new version
 	// (0: never; each file reloads on its own).
-	Reload time.Duration
+	Reload time.Duration `flag:"reload"`
 	// LogFormat is the log's format, text or json: Run logs to Log, or,
 	// when Log is nil, in this format to LogTo (nil: os.Stderr).
-	LogFormat string
+	LogFormat string `flag:"log-format"`
 	Log       *slog.Logger
 	LogTo     io.Writer
 	// Metrics is refused: metrics are served for the cameras of a file
 	// (it needs the field "Config" of the command).
-	Metrics string
+	Metrics string `flag:"metrics"`
 	// Given says whether a field was given (a flag set on the command
 	// line): a field that applies only with another is refused without
 	// it when given, even at its default value (nil: none given).
@@ -102,17 +112,18 @@ type Single struct {
 // calibrated probability is below Below, saved in Dir, at most Max, one
 // in Every frames at most (watch.Saver).
 type Save struct {
-	Dir        string
-	Below      float64
-	Max, Every int
+	Dir   string  `flag:"save-doubtful"`
+	Below float64 `flag:"save-below"`
+	Max   int     `flag:"save-max"`
+	Every int     `flag:"save-every"`
 }
 
 // Collect is a Single's collected frames: one (each zone's crop) every
 // Every (> 0), at most Max (> 0), in Dir (watch.Collector).
 type Collect struct {
-	Dir   string
-	Every time.Duration
-	Max   int
+	Dir   string        `flag:"collect"`
+	Every time.Duration `flag:"collect-every"`
+	Max   int           `flag:"collect-max"`
 }
 
 // Inbox is a Single's labelling inbox (package inbox) in Dir: its bounds
@@ -121,12 +132,13 @@ type Collect struct {
 // positive), one kept frame of a zone in Every (at least 1), and the
 // frames that confirm a change (Changes).
 type Inbox struct {
-	Dir           string
-	MaxItems      int
-	MaxBytes      int64
-	Below, Margin float64
-	Every         int
-	Changes       bool
+	Dir      string  `flag:"inbox"`
+	MaxItems int     `flag:"inbox-max-items"`
+	MaxBytes int64   `flag:"inbox-max-bytes"`
+	Below    float64 `flag:"inbox-below"`
+	Margin   float64 `flag:"inbox-margin"`
+	Every    int     `flag:"inbox-every"`
+	Changes  bool    `flag:"inbox-changes"`
 }
 
 // inboxFields are the fields of Inbox that apply with Inbox.Dir only.
@@ -157,9 +169,9 @@ func (s *Single) Check() error {
 	}
 	switch {
 	case s.Model == "":
-		return &FieldError{Field: "Model", Value: s.Model, Problem: " FILE", form: formGive}
+		return withForm(&FieldError{Field: "Model", Value: s.Model, Problem: " FILE"}, formGive)
 	case s.Source == "":
-		return &FieldError{Field: "Source", Value: s.Source, Problem: " (a video file, a URL or /dev/videoN)", form: formGive}
+		return withForm(&FieldError{Field: "Source", Value: s.Source, Problem: " (a video file, a URL or /dev/videoN)"}, formGive)
 	case s.FPS < 0:
 		return mustBe("FPS", s.FPS, "0 (every frame) or positive")
 	case s.Top <= 0:
@@ -187,7 +199,7 @@ func (s *Single) Check() error {
 		return failed("Zones", s.Zones, err)
 	}
 	if _, err := watch.ParseZoneModels(s.ZoneModels, zones); err != nil {
-		return &FieldError{Field: "ZoneModels", Value: s.ZoneModels, Err: err, form: formSpaceErr}
+		return withForm(&FieldError{Field: "ZoneModels", Value: s.ZoneModels, Err: err}, formSpaceErr)
 	}
 	if s.MQTT.Broker == "" {
 		if s.MQTT.Image {
@@ -218,8 +230,8 @@ func (s *Single) checkInbox(given func(string) bool) error {
 	if errors.As(inbox.CheckGiven(inbox.Options{MaxItems: ib.MaxItems, MaxBytes: ib.MaxBytes}, inbox.Policy{Probability: ib.Below, Margin: ib.Margin}), &be) {
 		switch be.Field {
 		case "MaxItems", "MaxBytes":
-			return &FieldError{Field: "Inbox.MaxItems", Value: ib.MaxItems, Other: "Inbox.MaxBytes", OtherValue: ib.MaxBytes,
-				Problem: be.Problem, form: formPair}
+			return withForm(&FieldError{Field: "Inbox.MaxItems", Value: ib.MaxItems, Other: "Inbox.MaxBytes", OtherValue: ib.MaxBytes,
+				Problem: be.Problem}, formPair)
 		case "Probability":
 			return badValue("Inbox.Below", ib.Below, be.Problem)
 		}

@@ -53,7 +53,7 @@ func (f *frigateFlags) addFlags(c *cobra.Command) {
 	fl.StringVar(&f.cookie, "frigate-cookie", "frigate_token", "name of Frigate's token cookie (its auth.cookie_name)")
 	fl.StringVar(&f.model, "model", "", "model file")
 	fl.StringVar(&f.backbone, "backbone", "", "backbone weights (default: the model's)")
-	fl.StringVar(&f.unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number; an unknown try votes for none")
+	fl.StringVar(&f.unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, a number (a raw score), or keep:SHARE (the threshold that keeps that share of the photos it learned, e.g. keep:0.9); an unknown try votes for none")
 	fl.StringSliceVar(&f.labels, "labels", nil, "Frigate labels to classify (default: all)")
 	fl.StringSliceVar(&f.cameras, "cameras", nil, "Frigate cameras to classify (default: all)")
 	fl.Float64Var(&f.minBox, "min-box", 64, "least shorter side of an object's box, in pixels")

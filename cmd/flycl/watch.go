@@ -61,7 +61,7 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 	fs.StringVar(&f.cam.Webhook, "webhook", "", "URL to POST events to (JSON)")
 	fs.IntVar(&f.cam.WebhookQueue, "webhook-queue", 256, "events waiting for the webhook at most (the oldest is dropped beyond)")
 	fs.IntVar(&f.cam.Top, "top", 3, "classes per frame line")
-	fs.StringVar(&f.cam.Unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number")
+	fs.StringVar(&f.cam.Unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, a number (a raw score), or keep:SHARE (the threshold that keeps that share of the photos it learned, e.g. keep:0.9)")
 	fs.StringVar(&f.cam.Backbone, "backbone", "", "another location of the model's backbone weights (default: the model's own)")
 	fs.IntVar(&f.cam.Threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
 	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+envORTLib+", else where scripts/install-deps puts it; see flycl help environment)")

@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/reject"
 )
 
 // ErrConfig is wrapped by every error of a configuration file that cannot
@@ -323,6 +324,39 @@ func str(dst *string, what, key string) func(*yaml.Node) error {
 	}
 }
 
+// oneOf refuses a mapping that has both keys a and b, naming the line
+// of the second.
+func oneOf(n *yaml.Node, what, a, b string) error {
+	var seen *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Value == a || k.Value == b {
+			if seen != nil && seen.Value != k.Value {
+				return fmt.Errorf("%w: line %d: %s: give %s or %s, not both (keep is a share of known photos, unknown a raw score)", ErrConfig, k.Line, what, a, b)
+			}
+			seen = k
+		}
+	}
+	return nil
+}
+
+// keepShare reads keep: a share of the known photos the rejection keeps
+// (0.95, or 95%), the threshold taken from the model's calibration pool
+// (watch.ParseRejection's keep:SHARE); it is stored in dst, the
+// unknown choice (a mapping with both is refused: oneOf).
+func keepShare(dst *string, what string) func(*yaml.Node) error {
+	return func(n *yaml.Node) error {
+		v, err := scalar(n, what, "keep")
+		if err != nil {
+			return err
+		}
+		if _, _, err := reject.ParseKeep(reject.KeepPrefix + v); err != nil || n.Tag == "!!null" {
+			return bad(n, what, "keep", "want the share of known photos kept, in (0, 1] (0.95) or a percentage (95%)")
+		}
+		*dst = reject.KeepPrefix + v
+		return nil
+	}
+}
+
 func boolean(dst *bool, what, key string) func(*yaml.Node) error {
 	return func(n *yaml.Node) error {
 		v, err := scalar(n, what, key)
@@ -413,6 +447,7 @@ func parseCamera(n *yaml.Node, c *Camera, what string, defaults bool) error {
 		"model":         str(&c.Model, what, "model"),
 		"backbone":      str(&c.Backbone, what, "backbone"),
 		"unknown":       str(&c.Unknown, what, "unknown"),
+		"keep":          keepShare(&c.Unknown, what),
 		"top":           integer(&c.Top, 1, 1000, what, "top"),
 		"debounce":      integer(&c.Debounce, 1, 1000, what, "debounce"),
 		"webhook":       str(&c.Webhook, what, "webhook"),
@@ -428,6 +463,9 @@ func parseCamera(n *yaml.Node, c *Camera, what string, defaults bool) error {
 		fs["source"] = str(&c.Source, what, "source")
 	}
 	if err := fields(n, what, fs); err != nil {
+		return err
+	}
+	if err := oneOf(n, what, "unknown", "keep"); err != nil {
 		return err
 	}
 	if !defaults {

@@ -223,3 +223,34 @@ func TestLoadRelative(t *testing.T) {
 		t.Fatalf("a missing file: %v", err)
 	}
 }
+
+// keep: a share of the known photos kept, in a person's units, is the
+// camera's rejection choice keep:SHARE (watch.ParseRejection turns it into
+// a threshold from the model's pool); a bad share, or keep beside a raw
+// unknown, is refused naming the line.
+func TestParseKeep(t *testing.T) {
+	cam := "cameras:\n  - name: a\n    source: clip.mp4\n    model: m.flycl\n"
+	for _, c := range []struct{ yaml, want string }{
+		{cam + "    keep: 0.9\n", "keep:0.9"},
+		{cam + "    keep: 95%\n", "keep:95%"},
+		{"defaults:\n  keep: 0.8\n" + cam, "keep:0.8"},
+	} {
+		f, err := Parse([]byte(c.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if got := f.Cameras[0].Unknown; got != c.want {
+			t.Errorf("%q: unknown %q, want %q", c.yaml, got, c.want)
+		}
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{cam + "    keep: 1.5\n", `line 5: camera 1: keep`},
+		{cam + "    keep: 0\n", `line 5: camera 1: keep`},
+		{cam + "    keep: lots\n", `line 5: camera 1: keep`},
+		{cam + "    unknown: \"-2\"\n    keep: 0.9\n", "line 6: camera 1: give unknown or keep, not both"},
+	} {
+		if _, err := Parse([]byte(c.yaml)); err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one naming %q", c.yaml, err, c.want)
+		}
+	}
+}

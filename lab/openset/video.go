@@ -41,6 +41,11 @@ type VideoConfig struct {
 	None int
 	// Seed seeds the draws (default 1).
 	Seed uint64
+	// ExcludeReserved takes the thresholds from the learned classes'
+	// leave-one-out values alone; by default they are taken from the
+	// model's own pool, the reserved classes' samples included, as a
+	// deployed model's are (the rows "margin" always exclude them).
+	ExcludeReserved bool
 }
 
 func (c VideoConfig) withDefaults() VideoConfig {
@@ -125,6 +130,11 @@ type VideoRow struct {
 	// Objects and Strangers are the numbers of known and stranger
 	// objects scored, over the splits.
 	Objects, Strangers int
+	// AUROCFrame and AUROCObject are the AUROC of the known objects'
+	// against the strangers' open-set values, per frame and per object
+	// (the mean of its frames' values), mean over the splits: how much
+	// the frames of one object add, whatever the threshold.
+	AUROCFrame, AUROCObject float64
 }
 
 // VideoResult is Video's output.
@@ -314,6 +324,7 @@ type videoAcc struct {
 	strF, strFN, strO, strON             int
 	keptF, keptFN, keptO, rightO, keptON int
 	emptyF, emptyFN, emptyW, emptyWN     int
+	aucF, aucO                           []float64
 }
 
 func (a *videoAcc) result() VideoRow {
@@ -328,6 +339,7 @@ func (a *videoAcc) result() VideoRow {
 	r.KeptFrame, r.KeptObject, r.RightObject = div(a.keptF, a.keptFN), div(a.keptO, a.keptON), div(a.rightO, a.keptON)
 	r.EmptyFrame, r.EmptyWindow = div(a.emptyF, a.emptyFN), div(a.emptyW, a.emptyWN)
 	r.Objects, r.Strangers = a.keptON, a.strON
+	r.AUROCFrame, r.AUROCObject = mean(a.aucF), mean(a.aucO)
 	return r
 }
 
@@ -411,7 +423,7 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 	// reserved classes' samples are no known object
 	var cal, rm []float64
 	for j, ci := range looCls {
-		if reserved[labels[ci]] {
+		if reserved[labels[ci]] && (c.ExcludeReserved || sp.margin) {
 			continue
 		}
 		cal = append(cal, (float64(pool[2*j])-rej.TopMean)/rej.TopStd+(float64(pool[2*j+1])-rej.CosMean)/rej.CosStd)
@@ -489,7 +501,9 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 			return cl, known
 		}
 	}
-	// known objects, strangers, empty windows
+	// known objects, strangers, empty windows; the values of the first
+	// two for the AUROC
+	var frameVals, objVals [2][]float64
 	for _, kind := range []int{0, 1, 2} {
 		var rows [][]int
 		var truth []int
@@ -517,6 +531,16 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 		frs, err := score(all)
 		if err != nil {
 			return err
+		}
+		if kind < 2 {
+			for i := range rows {
+				m := 0.0
+				for _, fr := range frs[i*c.Tries : (i+1)*c.Tries] {
+					frameVals[kind] = append(frameVals[kind], fr.value)
+					m += fr.value / float64(c.Tries)
+				}
+				objVals[kind] = append(objVals[kind], m)
+			}
 		}
 		for _, rule := range []string{RuleFirst, RuleVote, RuleTrack} {
 			a := accOf(rule)
@@ -549,6 +573,11 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 			}
 		}
 	}
+	aucF, aucO := AUROC(frameVals[0], frameVals[1]), AUROC(objVals[0], objVals[1])
+	for _, rule := range []string{RuleFirst, RuleVote, RuleTrack} {
+		a := accOf(rule)
+		a.aucF, a.aucO = append(a.aucF, aucF), append(a.aucO, aucO)
+	}
 	return nil
 }
 
@@ -560,11 +589,11 @@ func (r *VideoResult) Markdown(w io.Writer) {
 		}
 		return fmt.Sprintf("%.1f", 100*v)
 	}
-	fmt.Fprintf(w, "| features | view | learned | rule | frame keep %% | strangers labelled, per frame %% | per object %% | known kept, per frame %% | per object %% | known right, per object %% | empty scene labelled, per frame %% | per %d frames %% |\n", r.Config.Tries)
-	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "| features | view | learned | rule | frame keep %% | strangers labelled, per frame %% | per object %% | known kept, per frame %% | per object %% | known right, per object %% | empty scene labelled, per frame %% | per %d frames %% | AUROC %%, per frame | per object |\n", r.Config.Tries)
+	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, x := range r.Rows {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Set, x.View, x.Learn, x.Rule, pct(x.FrameKeep),
-			pct(x.StrangerFrame), pct(x.StrangerObject), pct(x.KeptFrame), pct(x.KeptObject), pct(x.RightObject), pct(x.EmptyFrame), pct(x.EmptyWindow))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Set, x.View, x.Learn, x.Rule, pct(x.FrameKeep),
+			pct(x.StrangerFrame), pct(x.StrangerObject), pct(x.KeptFrame), pct(x.KeptObject), pct(x.RightObject), pct(x.EmptyFrame), pct(x.EmptyWindow), pct(x.AUROCFrame), pct(x.AUROCObject))
 	}
 }
 

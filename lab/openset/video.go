@@ -8,9 +8,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/watch"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/reject"
@@ -103,14 +105,19 @@ const (
 
 // The rules compared by Video, per object: the first frame decides (one
 // try, the single-frame rule); Frigate's vote as flycl runs it (at least
-// 3 tries, 60% of them name the class, a rejected try votes for none); the
-// track rule (reject.Track: Quorum of Tries frames kept and naming the
+// 3 tries, 60% of them name the class, a rejected try votes for none); a
+// zone's debounce as flycl watch runs it (watch.Debouncer: 3 frames in a
+// row with one answer confirm it); the track rule (reject.Track: Quorum of Tries frames kept and naming the
 // class, the per-frame threshold calibrated for the object's keep).
 const (
-	RuleFirst = "first frame"
-	RuleVote  = "vote 3 tries, 60%"
-	RuleTrack = "track rule"
+	RuleFirst    = "first frame"
+	RuleVote     = "vote 3 tries, 60%"
+	RuleTrack    = "track rule"
+	RuleDebounce = "debounce 3"
 )
+
+// videoRules are the rules in the order of the table.
+var videoRules = []string{RuleFirst, RuleVote, RuleDebounce, RuleTrack}
 
 // VideoRow is one line of Video's result, over all splits.
 type VideoRow struct {
@@ -297,7 +304,7 @@ func Video(ctx context.Context, sets []VideoSet, cfg VideoConfig, progress func(
 					if view != ViewCrop {
 						viewKind = "scene"
 					}
-					for _, rule := range []string{RuleFirst, RuleVote, RuleTrack} {
+					for _, rule := range videoRules {
 						key := viewKind + "|" + learn + "|" + rule
 						if acc[key] == nil {
 							acc[key] = &videoAcc{row: VideoRow{Set: s.Name, View: viewKind, Learn: learn, Rule: rule}}
@@ -496,6 +503,8 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 			return answers[0], known
 		case RuleVote:
 			return frigateVote(answers, 3, 0.6), known
+		case RuleDebounce:
+			return debounced(answers, 3), known
 		default:
 			cl, _ := reject.DecideTrack(track, answers, -1)
 			return cl, known
@@ -542,7 +551,7 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 				objVals[kind] = append(objVals[kind], m)
 			}
 		}
-		for _, rule := range []string{RuleFirst, RuleVote, RuleTrack} {
+		for _, rule := range videoRules {
 			a := accOf(rule)
 			a.row.FrameKeep = c.Keep
 			if rule == RuleTrack {
@@ -574,7 +583,7 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 		}
 	}
 	aucF, aucO := AUROC(frameVals[0], frameVals[1]), AUROC(objVals[0], objVals[1])
-	for _, rule := range []string{RuleFirst, RuleVote, RuleTrack} {
+	for _, rule := range videoRules {
 		a := accOf(rule)
 		a.aucF, a.aucO = append(a.aucF, aucF), append(a.aucO, aucO)
 	}
@@ -654,4 +663,21 @@ func meanStdOf(v []float64) (mean, std float64) {
 		std = 1
 	}
 	return mean, std
+}
+
+// debounced is the class a zone's watch.Debouncer confirms over the
+// answers (-1: none, answered "unknown"), -1 when it confirms none.
+func debounced(answers []int, n int) int {
+	d := watch.NewDebouncer(n)
+	for i, a := range answers {
+		name := watch.UnknownAnswer
+		if a >= 0 {
+			name = strconv.Itoa(a)
+		}
+		if c, ok := d.Observe(i, name); ok && c.To != watch.UnknownAnswer {
+			cl, _ := strconv.Atoi(c.To)
+			return cl
+		}
+	}
+	return -1
 }

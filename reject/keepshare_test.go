@@ -65,3 +65,19 @@ func TestParseKeep(t *testing.T) {
 		}
 	}
 }
+
+// ParseKeep never panics, and a share it accepts is in (0, 1].
+func FuzzParseKeep(f *testing.F) {
+	for _, s := range []string{"keep:0.9", "keep:95%", "keep:", "keep:1e-400", "keep:-0", "keep:Inf%", "auto", "keep: 0x1p-2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, ok, err := ParseKeep(s)
+		if err == nil && ok && !(k > 0 && k <= 1) {
+			t.Fatalf("%q: accepted share %g", s, k)
+		}
+		if !ok && err != nil {
+			t.Fatalf("%q: not a keep choice, yet an error %v", s, err)
+		}
+	})
+}

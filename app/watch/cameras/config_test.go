@@ -155,6 +155,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("mqtt: {broker: mqtt://h}\ncameras:\n  - {name: a, source: x, model: m, mqtt: true, stall: 1h}\n"))
 	f.Add([]byte("cameras:\n  - name: a\n    source: x\n    model: m\n    zones:\n      - {name: g, rect: \"0,0,0.5,1.0\", model: g.flycl, unknown: \"0.4\"}\n      - d=1,1,2,2\n"))
 	f.Add([]byte("defaults:\n  zones:\n    - name: g\n      rect: 0,0,1,1\n      model: g\ncameras:\n  - {name: a, source: x, model: m}\n"))
+	f.Add([]byte("defaults: {keep: 95%}\ncameras:\n  - {name: a, source: x, model: m, keep: 0.9, unknown: auto}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		file, err := Parse(b)
 		if err != nil {

@@ -554,8 +554,8 @@ func parseZones(n *yaml.Node, what string) ([]watch.Zone, map[string]ZoneModel, 
 }
 
 // parseZoneMapping reads a zone written as a mapping: name and rect
-// required, model, unknown and backbone optional (unknown and backbone
-// only with a model).
+// required, model, unknown (or keep) and backbone optional (unknown, keep
+// and backbone only with a model).
 func parseZoneMapping(n *yaml.Node, what string) (watch.Zone, ZoneModel, error) {
 	var name, rect string
 	var zm ZoneModel
@@ -565,8 +565,12 @@ func parseZoneMapping(n *yaml.Node, what string) (watch.Zone, ZoneModel, error) 
 		"rect":     func(v *yaml.Node) error { rectLine = v.Line; return str(&rect, what, "rect")(v) },
 		"model":    str(&zm.Model, what, "model"),
 		"unknown":  str(&zm.Unknown, what, "unknown"),
+		"keep":     keepShare(&zm.Unknown, what),
 		"backbone": str(&zm.Backbone, what, "backbone"),
 	})
+	if err == nil {
+		err = oneOf(n, what, "unknown", "keep")
+	}
 	if err != nil {
 		return watch.Zone{}, ZoneModel{}, err
 	}
@@ -576,7 +580,7 @@ func parseZoneMapping(n *yaml.Node, what string) (watch.Zone, ZoneModel, error) 
 	case rect == "":
 		return watch.Zone{}, ZoneModel{}, fmt.Errorf("%w: line %d: %s: no rect (X,Y,W,H in pixels, or in fractions of the frame with a decimal point)", ErrConfig, n.Line, what)
 	case zm.Model == "" && (zm.Unknown != "" || zm.Backbone != ""):
-		return watch.Zone{}, ZoneModel{}, fmt.Errorf("%w: line %d: %s: unknown and backbone go with the zone's own model: give model: FILE too", ErrConfig, n.Line, what)
+		return watch.Zone{}, ZoneModel{}, fmt.Errorf("%w: line %d: %s: unknown, keep and backbone go with the zone's own model: give model: FILE too", ErrConfig, n.Line, what)
 	}
 	z, err := watch.ParseZone(name + "=" + rect)
 	if err != nil {

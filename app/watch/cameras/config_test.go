@@ -128,7 +128,7 @@ func TestParseErrors(t *testing.T) {
 		{"zone mapping bad rect", cam + "    zones:\n      - gate=0,0,1,1\n      - name: door\n        rect: 0,0,2.5,1\n", `line 8: camera "a": zone 2: rect: watch: bad zone "door"`},
 		{"zone mapping unknown key", cam + "    zones:\n      - name: gate\n        rect: 0,0,1,1\n        modle: g.flycl\n", `line 8: camera "a": zone 1: unknown key "modle"`},
 		{"zone mapping model list", cam + "    zones:\n      - {name: gate, rect: \"0,0,1,1\", model: [g]}\n", `line 6: camera "a": zone 1: model: want a single value`},
-		{"zone unknown without model", cam + "    zones:\n      - {name: gate, rect: \"0,0,1,1\", unknown: off}\n", `line 6: camera "a": zone 1: unknown and backbone go with the zone's own model`},
+		{"zone unknown without model", cam + "    zones:\n      - {name: gate, rect: \"0,0,1,1\", unknown: off}\n", `line 6: camera "a": zone 1: unknown, keep and backbone go with the zone's own model`},
 		{"zone mapping twice", cam + "    zones:\n      - {name: gate, rect: \"0,0,1,1\"}\n      - {name: gate, rect: \"1,1,1,1\", model: g}\n", `line 7: camera "a": zones: two zones are named "gate"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -244,11 +244,17 @@ func TestParseKeep(t *testing.T) {
 			t.Errorf("%q: unknown %q, want %q", c.yaml, got, c.want)
 		}
 	}
+	f, err := Parse([]byte(cam + "    zones:\n      - {name: g, rect: \"0,0,1,1\", model: g.flycl, keep: 0.9}\n"))
+	if err != nil || f.Cameras[0].ZoneModels["g"].Unknown != "keep:0.9" {
+		t.Fatalf("a zone model's keep: %+v, %v", f, err)
+	}
 	for _, c := range []struct{ yaml, want string }{
 		{cam + "    keep: 1.5\n", `line 5: camera 1: keep`},
 		{cam + "    keep: 0\n", `line 5: camera 1: keep`},
 		{cam + "    keep: lots\n", `line 5: camera 1: keep`},
 		{cam + "    unknown: \"-2\"\n    keep: 0.9\n", "line 6: camera 1: give unknown or keep, not both"},
+		{cam + "    zones:\n      - {name: g, rect: \"0,0,1,1\", keep: 0.9}\n", "keep and backbone go with the zone's own model"},
+		{cam + "    zones:\n      - {name: g, rect: \"0,0,1,1\", model: g.flycl, keep: 0.9, unknown: off}\n", "give unknown or keep, not both"},
 	} {
 		if _, err := Parse([]byte(c.yaml)); err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one naming %q", c.yaml, err, c.want)

@@ -83,7 +83,11 @@ type Camera struct {
 	Model, Backbone, Unknown string
 	Top                      int
 	Debounce                 int // frames a new answer must hold (default 3)
-	Zones                    []watch.Zone
+	// ObjectKeep is the share of known objects a zone's state confirms
+	// (object_keep:); when set, Unknown becomes ObjectKeepChoice's
+	// per-frame share for Debounce (0: Unknown as given).
+	ObjectKeep float64
+	Zones      []watch.Zone
 	// ZoneModels gives zones (by name) a model of their own instead of
 	// Model (a zone written as a mapping with model:).
 	ZoneModels map[string]ZoneModel
@@ -324,19 +328,29 @@ func str(dst *string, what, key string) func(*yaml.Node) error {
 	}
 }
 
-// oneOf refuses a mapping that has both keys a and b, naming the line
-// of the second.
-func oneOf(n *yaml.Node, what, a, b string) error {
+// oneOf refuses a mapping that has two of keys, naming the line of the
+// second.
+func oneOf(n *yaml.Node, what string, keys ...string) error {
 	var seen *yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i]; k.Value == a || k.Value == b {
+		if k := n.Content[i]; slices.Contains(keys, k.Value) {
 			if seen != nil && seen.Value != k.Value {
-				return fmt.Errorf("%w: line %d: %s: give %s or %s, not both (keep is a share of known photos, unknown a raw score)", ErrConfig, k.Line, what, a, b)
+				return fmt.Errorf("%w: line %d: %s: give one of %s, not both %s and %s (unknown is a raw score, keep a share of known photos, object_keep of known objects)", ErrConfig, k.Line, what, strings.Join(keys, ", "), seen.Value, k.Value)
 			}
 			seen = k
 		}
 	}
 	return nil
+}
+
+// hasKey reports whether the mapping n has the key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // keepShare reads keep: a share of the known photos the rejection keeps
@@ -444,10 +458,22 @@ func parseCamera(n *yaml.Node, c *Camera, what string, defaults bool) error {
 			c.FPS = f
 			return nil
 		},
-		"model":         str(&c.Model, what, "model"),
-		"backbone":      str(&c.Backbone, what, "backbone"),
-		"unknown":       str(&c.Unknown, what, "unknown"),
-		"keep":          keepShare(&c.Unknown, what),
+		"model":    str(&c.Model, what, "model"),
+		"backbone": str(&c.Backbone, what, "backbone"),
+		"unknown":  str(&c.Unknown, what, "unknown"),
+		"keep":     keepShare(&c.Unknown, what),
+		"object_keep": func(n *yaml.Node) error {
+			v, err := scalar(n, what, "object_keep")
+			if err != nil {
+				return err
+			}
+			k, ok, err := reject.ParseKeep(reject.KeepPrefix + v)
+			if err != nil || !ok || n.Tag == "!!null" {
+				return bad(n, what, "object_keep", "want the share of known objects kept, in (0, 1] (0.95) or a percentage (95%)")
+			}
+			c.ObjectKeep = k
+			return nil
+		},
 		"top":           integer(&c.Top, 1, 1000, what, "top"),
 		"debounce":      integer(&c.Debounce, 1, 1000, what, "debounce"),
 		"webhook":       str(&c.Webhook, what, "webhook"),
@@ -465,8 +491,14 @@ func parseCamera(n *yaml.Node, c *Camera, what string, defaults bool) error {
 	if err := fields(n, what, fs); err != nil {
 		return err
 	}
-	if err := oneOf(n, what, "unknown", "keep"); err != nil {
+	if err := oneOf(n, what, "unknown", "keep", "object_keep"); err != nil {
 		return err
+	}
+	if hasKey(n, "unknown") || hasKey(n, "keep") {
+		c.ObjectKeep = 0 // this mapping's own choice overrides the defaults' object_keep
+	}
+	if !defaults && c.ObjectKeep > 0 {
+		c.Unknown, _ = ObjectKeepChoice(c.ObjectKeep, c.Debounce) // a valid share: parsed above
 	}
 	if !defaults {
 		if c.Name == "" {

@@ -2,6 +2,7 @@ package cameras
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/reject"
 )
 
 const full = `# two cameras, one broker
@@ -252,12 +254,57 @@ func TestParseKeep(t *testing.T) {
 		{cam + "    keep: 1.5\n", `line 5: camera 1: keep`},
 		{cam + "    keep: 0\n", `line 5: camera 1: keep`},
 		{cam + "    keep: lots\n", `line 5: camera 1: keep`},
-		{cam + "    unknown: \"-2\"\n    keep: 0.9\n", "line 6: camera 1: give unknown or keep, not both"},
+		{cam + "    unknown: \"-2\"\n    keep: 0.9\n", "line 6: camera 1: give one of unknown, keep, object_keep, not both unknown and keep"},
 		{cam + "    zones:\n      - {name: g, rect: \"0,0,1,1\", keep: 0.9}\n", "keep and backbone go with the zone's own model"},
-		{cam + "    zones:\n      - {name: g, rect: \"0,0,1,1\", model: g.flycl, keep: 0.9, unknown: off}\n", "give unknown or keep, not both"},
+		{cam + "    zones:\n      - {name: g, rect: \"0,0,1,1\", model: g.flycl, keep: 0.9, unknown: off}\n", "not both keep and unknown"},
 	} {
 		if _, err := Parse([]byte(c.yaml)); err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one naming %q", c.yaml, err, c.want)
 		}
+	}
+}
+
+// object_keep: the share of known objects a zone's state confirms becomes
+// the per-frame share 1 − (1 − K)/debounce (every frame of the debounce
+// must pass: the union bound), the camera's own choice overriding the
+// defaults' either way.
+func TestParseObjectKeep(t *testing.T) {
+	cam := "cameras:\n  - name: a\n    source: clip.mp4\n    model: m.flycl\n"
+	frameKeep := func(u string) float64 {
+		k, ok, err := reject.ParseKeep(u)
+		if !ok || err != nil {
+			t.Fatalf("%q: not a keep choice (%v)", u, err)
+		}
+		return k
+	}
+	for _, c := range []struct {
+		yaml string
+		want float64
+	}{
+		{cam + "    object_keep: 0.95\n", 1 - 0.05/3},
+		{cam + "    object_keep: 90%\n    debounce: 5\n", 1 - 0.1/5},
+		{"defaults:\n  object_keep: 0.95\n  debounce: 2\n" + cam, 1 - 0.05/2},
+		{"defaults:\n  object_keep: 0.95\n" + cam + "    keep: 0.8\n", 0.8},
+		{"defaults:\n  keep: 0.8\n" + cam + "    object_keep: 0.95\n", 1 - 0.05/3},
+	} {
+		f, err := Parse([]byte(c.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		// 6 significant digits are written
+		if got := frameKeep(f.Cameras[0].Unknown); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("%q: per-frame keep %g, want %g", c.yaml, got, c.want)
+		}
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{cam + "    object_keep: 0\n", "line 5: camera 1: object_keep"},
+		{cam + "    object_keep: 0.9\n    unknown: off\n", "not both object_keep and unknown"},
+	} {
+		if _, err := Parse([]byte(c.yaml)); err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one naming %q", c.yaml, err, c.want)
+		}
+	}
+	if _, err := ObjectKeepChoice(1.5, 3); err == nil {
+		t.Error("ObjectKeepChoice accepted 1.5")
 	}
 }

@@ -109,6 +109,9 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		return watchFlagNames(err)
 	}
 	if f.config != "" {
+		if cmd.Flags().Changed("object-keep") {
+			return fmt.Errorf("--object-keep: with --config each camera sets object_keep in the file (see docs/WATCH.md)")
+		}
 		return runWatchCameras(cmd, f)
 	}
 	s := f.cam

@@ -12,7 +12,7 @@ import (
 
 // cameraFlags are watch's flags that a camera of --config's file sets
 // for itself.
-var cameraFlags = []string{"model", "source", "fps", "zone", "zone-model", "debounce", "webhook", "webhook-queue", "top", "unknown", "object-keep", "backbone",
+var cameraFlags = []string{"model", "source", "fps", "zone", "zone-model", "debounce", "webhook", "webhook-queue", "top", "unknown", "backbone",
 	"save-doubtful", "save-below", "save-max", "save-every", "collect", "collect-every", "collect-max", "every-frame", "retries", "stall",
 	"mqtt", "mqtt-user", "mqtt-password-file", "mqtt-client-id", "mqtt-prefix", "mqtt-ca", "camera", "ha-discovery", "ha-prefix", "ha-image"}
 

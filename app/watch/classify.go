@@ -13,7 +13,9 @@ import (
 type Prediction struct {
 	Top []flycl.Ranked `json:"top"`
 	// Answer is the top class's name, or UnknownAnswer when the model's
-	// rejection says the frame shows none of its classes.
+	// rejection says the frame shows none of its classes or its top class
+	// is reserved (IsReserved: the empty scene, "none of these"); Unknown
+	// is then true.
 	Answer  string `json:"answer"`
 	Unknown bool   `json:"unknown"`
 	// Probability is the calibrated probability of the top class (nil for

@@ -36,7 +36,9 @@ func (c *ModelClassifier) ClassifyFeatures(ctx context.Context, img *imageio.RGB
 	if len(r) != 1 || len(r[0]) == 0 {
 		return Prediction{}, nil, fmt.Errorf("watch: the model has no classes")
 	}
-	p := Prediction{Top: r[0], Answer: r[0][0].Name, Unknown: c.Rejection.Reject(scores, cos[0]), ModelVersion: c.Predictor.Version()}
+	// a reserved class (the empty scene, "none of these") is never an
+	// answer: the frame is not recognised
+	p := Prediction{Top: r[0], Answer: r[0][0].Name, Unknown: c.Rejection.Reject(scores, cos[0]) || IsReserved(r[0][0].Name), ModelVersion: c.Predictor.Version()}
 	if p.Unknown {
 		p.Answer = UnknownAnswer
 	}

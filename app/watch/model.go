@@ -7,7 +7,6 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
-	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/extract"
 )
@@ -21,9 +20,11 @@ type ModelOptions struct {
 	// the one its pipeline records); Open opens a backbone spec.
 	Backbone string
 	Open     func(extract.BackboneSpec) (*backbone.Model, error)
-	// Unknown is the rejection (reject.ParseRule: auto, off or a
-	// threshold).
+	// Unknown is the rejection (ParseRejection: auto, off, a threshold
+	// or keep:SHARE) and Pool the model's calibration pool that a share
+	// is taken from.
 	Unknown string
+	Pool    []float32
 	// Threads are the ONNX Runtime threads (0: one per CPU).
 	Threads int
 }
@@ -40,7 +41,7 @@ func NewModelClassifier(ctx context.Context, p *flycl.Predictor, mp *modelfile.P
 	if mp == nil {
 		return nil, nil, fmt.Errorf("%s learned from feature vectors: it has no backbone to classify %s with", o.Name, o.What)
 	}
-	rej, err := reject.ParseRule(o.Unknown, p.Rejection())
+	rej, err := ParseRejection(o.Unknown, p.Rejection(), o.Pool)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--unknown: %w", err)
 	}

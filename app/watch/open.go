@@ -54,6 +54,9 @@ func OpenFile(ctx context.Context, path string, o ModelOptions, r locate.Resolve
 			return bm, nil
 		}
 	}
+	if o.Pool == nil {
+		o.Pool = mf.Snapshot.State().CalibrationPool
+	}
 	mc, ex, err := NewModelClassifier(ctx, mf.Snapshot.Predictor(), mf.Pipeline, o)
 	if err != nil {
 		return nil, err

@@ -11,7 +11,6 @@ import (
 
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
-	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/vision/imageio"
 )
 
@@ -87,9 +86,9 @@ type FileWatcher struct {
 	Interval time.Duration
 	// Into receives the new classifiers.
 	Into *Reloading
-	// Unknown is the rejection choice for a new version (reject.ParseRule:
-	// "auto" takes each version's own calibrated rejection, "off", or a
-	// threshold).
+	// Unknown is the rejection choice for a new version (ParseRejection:
+	// "auto" takes each version's own calibrated rejection, "off", a
+	// threshold, or keep:SHARE, taken again from each version's pool).
 	Unknown string
 	// Pipeline is what the running extractor computes: a version that
 	// needs another backbone or transform is refused (nil: not checked).
@@ -207,7 +206,7 @@ func (w *FileWatcher) load() (*ModelClassifier, error) {
 	if p.InputDim() != cur.Predictor.InputDim() {
 		return nil, fmt.Errorf("%s takes %d features, the running extractor gives %d", w.Path, p.InputDim(), cur.Predictor.InputDim())
 	}
-	rej, err := reject.ParseRule(w.Unknown, p.Rejection())
+	rej, err := ParseRejection(w.Unknown, p.Rejection(), f.Snapshot.State().CalibrationPool)
 	if err != nil {
 		return nil, err
 	}

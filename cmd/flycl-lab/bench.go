@@ -52,7 +52,7 @@ tasks × 10000 samples × d=768, 2 classes per task: n = m at the default m).`,
 	eng.Flags().IntVar(&o.Tasks, "tasks", 0, "number of tasks (default: the scale's)")
 	eng.Flags().IntVar(&floorRuns, "floor-runs", 3, "times the floor is measured (median)")
 	mf.Register(eng.Flags()) // --m --p --k --lambdas --gcv
-	c.AddCommand(eng, backbonesCmd(), componentsCmd(), pipelineCmd(), benchServeCmd(), benchServeLearnCmd(), benchUnknownCmd(), benchFewShotCmd(), benchLearnUpdateCmd(), benchDecodeBudgetCmd(), benchCameraCmd(), benchDualCmd(), benchRecipeCmd())
+	c.AddCommand(eng, backbonesCmd(), componentsCmd(), pipelineCmd(), benchServeCmd(), benchServeLearnCmd(), benchUnknownCmd(), benchFewShotCmd(), benchLearnUpdateCmd(), benchDecodeBudgetCmd(), benchCameraCmd(), benchDualCmd(), benchRecipeCmd(), benchVideoFramesCmd(), benchVideoCmd())
 	return c
 }
 

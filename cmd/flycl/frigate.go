@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/internal/flagbind"
 	"github.com/flycl/flycl/internal/smallfile"
+	"github.com/flycl/flycl/reject"
 )
 
 // addMQTTLoginFlags adds the broker login flags flycl watch and flycl
@@ -35,7 +37,7 @@ type frigateFlags struct {
 	frigateUser, frigatePasswordFile, frigateCA, cookie       string
 	inbox                                                     inboxFlags
 	labels, cameras                                           []string
-	minBox, minProb, agreement                                float64
+	minBox, minProb, agreement, objectKeep                    float64
 	queue, retries, threads, minTries, maxTries               int
 	quality, height, workers                                  int
 	timeout, reload                                           time.Duration
@@ -55,13 +57,14 @@ func (f *frigateFlags) addFlags(c *cobra.Command) {
 	fl.StringVar(&f.cookie, "frigate-cookie", "frigate_token", "name of Frigate's token cookie (its auth.cookie_name)")
 	fl.StringVar(&f.model, "model", "", "model file")
 	fl.StringVar(&f.backbone, "backbone", "", "backbone weights (default: the model's)")
-	fl.StringVar(&f.unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number; an unknown try votes for none")
+	fl.StringVar(&f.unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, a number (a raw score), or keep:SHARE (the threshold that keeps that share of the photos it learned, e.g. keep:0.9); an unknown try votes for none")
 	fl.StringSliceVar(&f.labels, "labels", nil, "Frigate labels to classify (default: all)")
 	fl.StringSliceVar(&f.cameras, "cameras", nil, "Frigate cameras to classify (default: all)")
 	fl.Float64Var(&f.minBox, "min-box", 64, "least shorter side of an object's box, in pixels")
 	fl.Float64Var(&f.minProb, "min-probability", 0, "least probability of a try that votes for its class (below: a vote for none)")
 	fl.IntVar(&f.minTries, "min-tries", 3, "tries (distinct snapshots) of an object before its sub-label is decided (Frigate's classifier: 3)")
 	fl.Float64Var(&f.agreement, "agreement", 0.6, "least share of an object's tries, unknown ones included, that name its sub-label (Frigate's classifier: 0.6)")
+	fl.Float64Var(&f.objectKeep, "object-keep", 0, "share of known objects (seen --min-tries times) the vote labels: the per-try threshold is calibrated for it (keep:SHARE of --unknown at frigate.Rule.TryKeep; 0: --unknown decides)")
 	fl.IntVar(&f.maxTries, "max-tries", 16, "tries of one object at most (Frigate's classifier: 16)")
 	fl.BoolVar(&f.noUpdate, "no-tracked-object-update", false, "do not publish PREFIX/tracked_object_update when a sub-label is set (as Frigate's own classifier does)")
 	fl.BoolVar(&f.overwrite, "overwrite", false, "replace a sub-label another source set (face recognition, licence plates, Frigate's classifiers, a person)")
@@ -125,6 +128,16 @@ func runFrigate(cmd *cobra.Command, f *frigateFlags) error {
 	}
 	if err := cfg.Check(); err != nil { // before the model loads
 		return frigateFlagError(err)
+	}
+	if f.objectKeep != 0 {
+		if !(f.objectKeep > 0 && f.objectKeep <= 1) {
+			return fmt.Errorf("--object-keep must be a share in (0, 1], got %g", f.objectKeep)
+		}
+		if f.unknown != "auto" {
+			return fmt.Errorf("--object-keep sets the per-try threshold: give it or --unknown, not both")
+		}
+		f.unknown = reject.KeepPrefix + strconv.FormatFloat(cfg.Rule.TryKeep(f.objectKeep), 'g', -1, 64)
+		log.Info("per-try rejection calibrated for the objects' share", "object_keep", f.objectKeep, "try_keep", f.unknown)
 	}
 	if f.queue <= 0 { // frigate.Config's 0 is its default; the flag's is 64
 		return fmt.Errorf("--queue must be positive, got %d", f.queue)

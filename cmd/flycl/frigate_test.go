@@ -332,6 +332,8 @@ func TestFrigateFlagErrors(t *testing.T) {
 		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--frigate-user", "admin"}, "--frigate-password-file"},
 		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--mqtt-password-file", "/nonexistent"}, "--mqtt-password-file"},
 		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--inbox-sample", "3"}, "--inbox"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--object-keep", "1.5"}, "--object-keep"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--object-keep", "0.95", "--unknown", "-2"}, "--object-keep"},
 	} {
 		out, err := runCLI(t, append([]string{"frigate"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

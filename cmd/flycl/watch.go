@@ -18,9 +18,10 @@ import (
 // watchFlags are flycl watch's flags: one camera's (cameras.Single),
 // or a file of cameras (--config: cameras.Several).
 type watchFlags struct {
-	cam    cameras.Single
-	config string // several cameras from a file (watch_cameras.go)
-	remove bool   // --mqtt-remove
+	cam        cameras.Single
+	objectKeep float64 // --object-keep
+	config     string  // several cameras from a file (watch_cameras.go)
+	remove     bool    // --mqtt-remove
 }
 
 func watchCmd() *cobra.Command {
@@ -62,7 +63,8 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
 	fs.StringVar(&f.cam.Webhook, "webhook", "", "URL to POST events to (JSON)")
 	fs.IntVar(&f.cam.WebhookQueue, "webhook-queue", 256, "events waiting for the webhook at most (the oldest is dropped beyond)")
 	fs.IntVar(&f.cam.Top, "top", 3, "classes per frame line")
-	fs.StringVar(&f.cam.Unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, or a number")
+	fs.StringVar(&f.cam.Unknown, "unknown", "auto", "answer \"unknown\" below a threshold: auto (the model's calibrated one), off, a number (a raw score), or keep:SHARE (the threshold that keeps that share of the photos it learned, e.g. keep:0.9)")
+	fs.Float64Var(&f.objectKeep, "object-keep", 0, "share of known objects a zone's state confirms: the per-frame threshold keeps 1 − (1 − SHARE)/--debounce of the known photos (0: --unknown decides)")
 	fs.StringVar(&f.cam.Backbone, "backbone", "", "another location of the model's backbone weights (default: the model's own)")
 	fs.IntVar(&f.cam.Threads, "threads", 0, "ONNX Runtime threads (0: one per CPU)")
 	fs.String("ort-lib", "", "path to libonnxruntime.so (default $"+cli.EnvORTLib+", else where scripts/install-deps puts it; see flycl help environment)")
@@ -108,9 +110,22 @@ func runWatch(cmd *cobra.Command, f *watchFlags) error {
 		return watchFlagNames(err)
 	}
 	if f.config != "" {
+		if cmd.Flags().Changed("object-keep") {
+			return fmt.Errorf("--object-keep: with --config each camera sets object_keep in the file (see docs/WATCH.md)")
+		}
 		return runWatchCameras(cmd, f)
 	}
 	s := f.cam
+	if f.objectKeep != 0 {
+		if cmd.Flags().Changed("unknown") {
+			return fmt.Errorf("--object-keep sets the per-frame threshold: give it or --unknown, not both")
+		}
+		u, err := cameras.ObjectKeepChoice(f.objectKeep, s.Debounce)
+		if err != nil {
+			return fmt.Errorf("--object-keep: %w", err)
+		}
+		s.Unknown = u
+	}
 	fields := watchFields()
 	s.Given = func(field string) bool { return cmd.Flags().Changed(strings.TrimPrefix(fields[field], "--")) }
 	s.Resolver, s.Warn = resolver(cmd.Flags()), func(w string) { fmt.Fprintf(os.Stderr, "warning: %s\n", w) }

@@ -164,6 +164,7 @@ func TestWatchConfigFlagErrors(t *testing.T) {
 	}{
 		{[]string{"watch", "--config", conf, "--model", "m.flycl"}, "--model: with --config each camera sets this"},
 		{[]string{"watch", "--config", conf, "--zone", "a=0,0,1,1"}, "--zone: with --config"},
+		{[]string{"watch", "--config", conf, "--object-keep", "0.9"}, "--object-keep: with --config each camera sets object_keep"},
 		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--metrics", "127.0.0.1:0"}, "--metrics needs --config"},
 		{[]string{"watch", "--config", conf}, `line 4: camera 1: fps: want frames per second`},
 		{[]string{"watch", "--config", filepath.Join(t.TempDir(), "none.yaml")}, "none.yaml"},

@@ -228,6 +228,8 @@ func TestWatchFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"watch", "--source", "x.mp4"}, "--model"},
+		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--object-keep", "1.5"}, "--object-keep"},
+		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--object-keep", "0.9", "--unknown", "off"}, "--object-keep"},
 		{[]string{"watch", "--model", "m.flycl"}, "--source"},
 		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--fps", "-1"}, "--fps"},
 		{[]string{"watch", "--model", "m.flycl", "--source", "x.mp4", "--webhook-queue", "0"}, "--webhook-queue"},

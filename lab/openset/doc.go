@@ -32,4 +32,12 @@
 // its splits: the recipe's head (Dense, dropout, softmax, trained by Adam
 // as Keras trains it) runs outside Go, through a HeadRunner (PythonHead:
 // python/bench/frigate_head.py, PyTorch).
+//
+// Video is the video benchmark: WriteVideoFrames makes object tracks
+// (several crops of a photo, as a detector's crop and pasted into a
+// camera's scene) and empty scenes from the ImageNet sample, and Video
+// measures the strangers labelled as a known class per frame and per
+// object under each multi-frame rule (the first frame, flycl's Frigate
+// vote, a zone's debounce, reject.Track), with and without the reserved
+// classes background and none.
 package openset

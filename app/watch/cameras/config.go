@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/reject"
 )
 
 // ErrConfig is wrapped by every error of a configuration file that cannot
@@ -82,7 +83,11 @@ type Camera struct {
 	Model, Backbone, Unknown string
 	Top                      int
 	Debounce                 int // frames a new answer must hold (default 3)
-	Zones                    []watch.Zone
+	// ObjectKeep is the share of known objects a zone's state confirms
+	// (object_keep:); when set, Unknown becomes ObjectKeepChoice's
+	// per-frame share for Debounce (0: Unknown as given).
+	ObjectKeep float64
+	Zones      []watch.Zone
 	// ZoneModels gives zones (by name) a model of their own instead of
 	// Model (a zone written as a mapping with model:).
 	ZoneModels map[string]ZoneModel
@@ -323,6 +328,49 @@ func str(dst *string, what, key string) func(*yaml.Node) error {
 	}
 }
 
+// oneOf refuses a mapping that has two of keys, naming the line of the
+// second.
+func oneOf(n *yaml.Node, what string, keys ...string) error {
+	var seen *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; slices.Contains(keys, k.Value) {
+			if seen != nil && seen.Value != k.Value {
+				return fmt.Errorf("%w: line %d: %s: give one of %s, not both %s and %s (unknown is a raw score, keep a share of known photos, object_keep of known objects)", ErrConfig, k.Line, what, strings.Join(keys, ", "), seen.Value, k.Value)
+			}
+			seen = k
+		}
+	}
+	return nil
+}
+
+// hasKey reports whether the mapping n has the key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// keepShare reads keep: a share of the known photos the rejection keeps
+// (0.95, or 95%), the threshold taken from the model's calibration pool
+// (watch.ParseRejection's keep:SHARE); it is stored in dst, the
+// unknown choice (a mapping with both is refused: oneOf).
+func keepShare(dst *string, what string) func(*yaml.Node) error {
+	return func(n *yaml.Node) error {
+		v, err := scalar(n, what, "keep")
+		if err != nil {
+			return err
+		}
+		if _, _, err := reject.ParseKeep(reject.KeepPrefix + v); err != nil || n.Tag == "!!null" {
+			return bad(n, what, "keep", "want the share of known photos kept, in (0, 1] (0.95) or a percentage (95%)")
+		}
+		*dst = reject.KeepPrefix + v
+		return nil
+	}
+}
+
 func boolean(dst *bool, what, key string) func(*yaml.Node) error {
 	return func(n *yaml.Node) error {
 		v, err := scalar(n, what, key)
@@ -410,9 +458,22 @@ func parseCamera(n *yaml.Node, c *Camera, what string, defaults bool) error {
 			c.FPS = f
 			return nil
 		},
-		"model":         str(&c.Model, what, "model"),
-		"backbone":      str(&c.Backbone, what, "backbone"),
-		"unknown":       str(&c.Unknown, what, "unknown"),
+		"model":    str(&c.Model, what, "model"),
+		"backbone": str(&c.Backbone, what, "backbone"),
+		"unknown":  str(&c.Unknown, what, "unknown"),
+		"keep":     keepShare(&c.Unknown, what),
+		"object_keep": func(n *yaml.Node) error {
+			v, err := scalar(n, what, "object_keep")
+			if err != nil {
+				return err
+			}
+			k, ok, err := reject.ParseKeep(reject.KeepPrefix + v)
+			if err != nil || !ok || n.Tag == "!!null" {
+				return bad(n, what, "object_keep", "want the share of known objects kept, in (0, 1] (0.95) or a percentage (95%)")
+			}
+			c.ObjectKeep = k
+			return nil
+		},
 		"top":           integer(&c.Top, 1, 1000, what, "top"),
 		"debounce":      integer(&c.Debounce, 1, 1000, what, "debounce"),
 		"webhook":       str(&c.Webhook, what, "webhook"),
@@ -429,6 +490,15 @@ func parseCamera(n *yaml.Node, c *Camera, what string, defaults bool) error {
 	}
 	if err := fields(n, what, fs); err != nil {
 		return err
+	}
+	if err := oneOf(n, what, "unknown", "keep", "object_keep"); err != nil {
+		return err
+	}
+	if hasKey(n, "unknown") || hasKey(n, "keep") {
+		c.ObjectKeep = 0 // this mapping's own choice overrides the defaults' object_keep
+	}
+	if !defaults && c.ObjectKeep > 0 {
+		c.Unknown, _ = ObjectKeepChoice(c.ObjectKeep, c.Debounce) // a valid share: parsed above
 	}
 	if !defaults {
 		if c.Name == "" {
@@ -516,8 +586,8 @@ func parseZones(n *yaml.Node, what string) ([]watch.Zone, map[string]ZoneModel, 
 }
 
 // parseZoneMapping reads a zone written as a mapping: name and rect
-// required, model, unknown and backbone optional (unknown and backbone
-// only with a model).
+// required, model, unknown (or keep) and backbone optional (unknown, keep
+// and backbone only with a model).
 func parseZoneMapping(n *yaml.Node, what string) (watch.Zone, ZoneModel, error) {
 	var name, rect string
 	var zm ZoneModel
@@ -527,8 +597,12 @@ func parseZoneMapping(n *yaml.Node, what string) (watch.Zone, ZoneModel, error) 
 		"rect":     func(v *yaml.Node) error { rectLine = v.Line; return str(&rect, what, "rect")(v) },
 		"model":    str(&zm.Model, what, "model"),
 		"unknown":  str(&zm.Unknown, what, "unknown"),
+		"keep":     keepShare(&zm.Unknown, what),
 		"backbone": str(&zm.Backbone, what, "backbone"),
 	})
+	if err == nil {
+		err = oneOf(n, what, "unknown", "keep")
+	}
 	if err != nil {
 		return watch.Zone{}, ZoneModel{}, err
 	}
@@ -538,7 +612,7 @@ func parseZoneMapping(n *yaml.Node, what string) (watch.Zone, ZoneModel, error) 
 	case rect == "":
 		return watch.Zone{}, ZoneModel{}, fmt.Errorf("%w: line %d: %s: no rect (X,Y,W,H in pixels, or in fractions of the frame with a decimal point)", ErrConfig, n.Line, what)
 	case zm.Model == "" && (zm.Unknown != "" || zm.Backbone != ""):
-		return watch.Zone{}, ZoneModel{}, fmt.Errorf("%w: line %d: %s: unknown and backbone go with the zone's own model: give model: FILE too", ErrConfig, n.Line, what)
+		return watch.Zone{}, ZoneModel{}, fmt.Errorf("%w: line %d: %s: unknown, keep and backbone go with the zone's own model: give model: FILE too", ErrConfig, n.Line, what)
 	}
 	z, err := watch.ParseZone(name + "=" + rect)
 	if err != nil {

@@ -2,6 +2,7 @@ package cameras
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/reject"
 )
 
 const full = `# two cameras, one broker
@@ -128,7 +130,7 @@ func TestParseErrors(t *testing.T) {
 		{"zone mapping bad rect", cam + "    zones:\n      - gate=0,0,1,1\n      - name: door\n        rect: 0,0,2.5,1\n", `line 8: camera "a": zone 2: rect: watch: bad zone "door"`},
 		{"zone mapping unknown key", cam + "    zones:\n      - name: gate\n        rect: 0,0,1,1\n        modle: g.flycl\n", `line 8: camera "a": zone 1: unknown key "modle"`},
 		{"zone mapping model list", cam + "    zones:\n      - {name: gate, rect: \"0,0,1,1\", model: [g]}\n", `line 6: camera "a": zone 1: model: want a single value`},
-		{"zone unknown without model", cam + "    zones:\n      - {name: gate, rect: \"0,0,1,1\", unknown: off}\n", `line 6: camera "a": zone 1: unknown and backbone go with the zone's own model`},
+		{"zone unknown without model", cam + "    zones:\n      - {name: gate, rect: \"0,0,1,1\", unknown: off}\n", `line 6: camera "a": zone 1: unknown, keep and backbone go with the zone's own model`},
 		{"zone mapping twice", cam + "    zones:\n      - {name: gate, rect: \"0,0,1,1\"}\n      - {name: gate, rect: \"1,1,1,1\", model: g}\n", `line 7: camera "a": zones: two zones are named "gate"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -155,6 +157,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("mqtt: {broker: mqtt://h}\ncameras:\n  - {name: a, source: x, model: m, mqtt: true, stall: 1h}\n"))
 	f.Add([]byte("cameras:\n  - name: a\n    source: x\n    model: m\n    zones:\n      - {name: g, rect: \"0,0,0.5,1.0\", model: g.flycl, unknown: \"0.4\"}\n      - d=1,1,2,2\n"))
 	f.Add([]byte("defaults:\n  zones:\n    - name: g\n      rect: 0,0,1,1\n      model: g\ncameras:\n  - {name: a, source: x, model: m}\n"))
+	f.Add([]byte("defaults: {keep: 95%}\ncameras:\n  - {name: a, source: x, model: m, keep: 0.9, unknown: auto}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		file, err := Parse(b)
 		if err != nil {
@@ -221,5 +224,87 @@ func TestLoadRelative(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(dir, "none.yaml")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a missing file: %v", err)
+	}
+}
+
+// keep: a share of the known photos kept, in a person's units, is the
+// camera's rejection choice keep:SHARE (watch.ParseRejection turns it into
+// a threshold from the model's pool); a bad share, or keep beside a raw
+// unknown, is refused naming the line.
+func TestParseKeep(t *testing.T) {
+	cam := "cameras:\n  - name: a\n    source: clip.mp4\n    model: m.flycl\n"
+	for _, c := range []struct{ yaml, want string }{
+		{cam + "    keep: 0.9\n", "keep:0.9"},
+		{cam + "    keep: 95%\n", "keep:95%"},
+		{"defaults:\n  keep: 0.8\n" + cam, "keep:0.8"},
+	} {
+		f, err := Parse([]byte(c.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if got := f.Cameras[0].Unknown; got != c.want {
+			t.Errorf("%q: unknown %q, want %q", c.yaml, got, c.want)
+		}
+	}
+	f, err := Parse([]byte(cam + "    zones:\n      - {name: g, rect: \"0,0,1,1\", model: g.flycl, keep: 0.9}\n"))
+	if err != nil || f.Cameras[0].ZoneModels["g"].Unknown != "keep:0.9" {
+		t.Fatalf("a zone model's keep: %+v, %v", f, err)
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{cam + "    keep: 1.5\n", `line 5: camera 1: keep`},
+		{cam + "    keep: 0\n", `line 5: camera 1: keep`},
+		{cam + "    keep: lots\n", `line 5: camera 1: keep`},
+		{cam + "    unknown: \"-2\"\n    keep: 0.9\n", "line 6: camera 1: give one of unknown, keep, object_keep, not both unknown and keep"},
+		{cam + "    zones:\n      - {name: g, rect: \"0,0,1,1\", keep: 0.9}\n", "keep and backbone go with the zone's own model"},
+		{cam + "    zones:\n      - {name: g, rect: \"0,0,1,1\", model: g.flycl, keep: 0.9, unknown: off}\n", "not both keep and unknown"},
+	} {
+		if _, err := Parse([]byte(c.yaml)); err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one naming %q", c.yaml, err, c.want)
+		}
+	}
+}
+
+// object_keep: the share of known objects a zone's state confirms becomes
+// the per-frame share 1 − (1 − K)/debounce (every frame of the debounce
+// must pass: the union bound), the camera's own choice overriding the
+// defaults' either way.
+func TestParseObjectKeep(t *testing.T) {
+	cam := "cameras:\n  - name: a\n    source: clip.mp4\n    model: m.flycl\n"
+	frameKeep := func(u string) float64 {
+		k, ok, err := reject.ParseKeep(u)
+		if !ok || err != nil {
+			t.Fatalf("%q: not a keep choice (%v)", u, err)
+		}
+		return k
+	}
+	for _, c := range []struct {
+		yaml string
+		want float64
+	}{
+		{cam + "    object_keep: 0.95\n", 1 - 0.05/3},
+		{cam + "    object_keep: 90%\n    debounce: 5\n", 1 - 0.1/5},
+		{"defaults:\n  object_keep: 0.95\n  debounce: 2\n" + cam, 1 - 0.05/2},
+		{"defaults:\n  object_keep: 0.95\n" + cam + "    keep: 0.8\n", 0.8},
+		{"defaults:\n  keep: 0.8\n" + cam + "    object_keep: 0.95\n", 1 - 0.05/3},
+	} {
+		f, err := Parse([]byte(c.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		// 6 significant digits are written
+		if got := frameKeep(f.Cameras[0].Unknown); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("%q: per-frame keep %g, want %g", c.yaml, got, c.want)
+		}
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{cam + "    object_keep: 0\n", "line 5: camera 1: object_keep"},
+		{cam + "    object_keep: 0.9\n    unknown: off\n", "not both object_keep and unknown"},
+	} {
+		if _, err := Parse([]byte(c.yaml)); err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one naming %q", c.yaml, err, c.want)
+		}
+	}
+	if _, err := ObjectKeepChoice(1.5, 3); err == nil {
+		t.Error("ObjectKeepChoice accepted 1.5")
 	}
 }

@@ -1,0 +1,683 @@
+package openset
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/watch"
+	"github.com/flycl/flycl/format/features"
+	"github.com/flycl/flycl/internal/codec"
+	"github.com/flycl/flycl/reject"
+)
+
+// VideoConfig is the video benchmark's protocol (Video).
+type VideoConfig struct {
+	// Model is the model's configuration (W's seed is Seed + the split).
+	Model flycl.Config
+	// Shots is the number of photos per broad class learned, each from
+	// the first frame of its track in the view (default 5).
+	Shots int
+	// Splits is the number of random draws (default 10).
+	Splits int
+	// Keep is the share of known objects asked to be kept (default
+	// reject.DefaultKeep).
+	Keep float64
+	// Tries and Quorum are the track rule's (reject.Track; defaults 5
+	// and 3). Tries is at most the frames of the set's tracks.
+	Tries, Quorum int
+	// Background is the number of a scene's empty frames learned as the
+	// reserved background class in the rows "background" (default 20);
+	// the scene's other empty frames are scored.
+	Background int
+	// None is the number of photos of untaught classes a user gives as
+	// "none of these" in the rows "none" (default 10); they are no
+	// stranger of that split.
+	None int
+	// Seed seeds the draws (default 1).
+	Seed uint64
+	// ExcludeReserved takes the thresholds from the learned classes'
+	// leave-one-out values alone; by default they are taken from the
+	// model's own pool, the reserved classes' samples included, as a
+	// deployed model's are (the rows "margin" always exclude them).
+	ExcludeReserved bool
+}
+
+func (c VideoConfig) withDefaults() VideoConfig {
+	if c.Shots == 0 {
+		c.Shots = 5
+	}
+	if c.Splits == 0 {
+		c.Splits = 10
+	}
+	if c.Keep == 0 {
+		c.Keep = reject.DefaultKeep
+	}
+	if c.Tries == 0 {
+		c.Tries = 5
+	}
+	if c.Quorum == 0 {
+		c.Quorum = 3
+	}
+	if c.Background == 0 {
+		c.Background = 20
+	}
+	if c.None == 0 {
+		c.None = 10
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	return c
+}
+
+// VideoSet is one backbone's features of the frames WriteVideoFrames
+// writes (Frames: one set, its paths named as VideoFrameName reads them)
+// and the grouping of their photos into broad classes (a photo of no
+// group is a stranger).
+type VideoSet struct {
+	Name   string
+	Frames *features.Set
+	Groups map[string]string
+}
+
+// The learns compared by Video: the broad classes alone, and with the
+// reserved classes that are never an answer.
+const (
+	VideoPlain      = "classes only"
+	VideoNone       = "+ none photos"
+	VideoBackground = "+ background"
+	VideoBoth       = "+ background + none"
+	// the same learns, the reserved classes read as a margin (the best
+	// learned class's score less the best reserved class's) fused with
+	// the open-set value and calibrated on the learned samples'
+	// leave-one-out rows
+	VideoNoneMargin = "+ none photos, margin"
+	VideoBothMargin = "+ background + none, margin"
+)
+
+// The rules compared by Video, per object: the first frame decides (one
+// try, the single-frame rule); Frigate's vote as flycl runs it (at least
+// 3 tries, 60% of them name the class, a rejected try votes for none); a
+// zone's debounce as flycl watch runs it (watch.Debouncer: 3 frames in a
+// row with one answer confirm it); the track rule (reject.Track: Quorum of Tries frames kept and naming the
+// class, the per-frame threshold calibrated for the object's keep).
+const (
+	RuleFirst    = "first frame"
+	RuleVote     = "vote 3 tries, 60%"
+	RuleTrack    = "track rule"
+	RuleDebounce = "debounce 3"
+)
+
+// videoRules are the rules in the order of the table.
+var videoRules = []string{RuleFirst, RuleVote, RuleDebounce, RuleTrack}
+
+// VideoRow is one line of Video's result, over all splits.
+type VideoRow struct {
+	Set, View, Learn, Rule string
+	// FrameKeep is the per-frame keep share the threshold was taken at.
+	FrameKeep float64
+	// StrangerFrame and StrangerObject are the shares of the strangers'
+	// frames and objects labelled as a known class; KeptFrame and
+	// KeptObject the shares of the known objects' frames and objects
+	// labelled as a known class (not rejected), RightObject those
+	// labelled as their own class; EmptyFrame and EmptyWindow the shares
+	// of a scene's empty frames, and of its runs of Tries empty frames,
+	// labelled as a known class (NaN for the crop view).
+	StrangerFrame, StrangerObject      float64
+	KeptFrame, KeptObject, RightObject float64
+	EmptyFrame, EmptyWindow            float64
+	// Objects and Strangers are the numbers of known and stranger
+	// objects scored, over the splits.
+	Objects, Strangers int
+	// AUROCFrame and AUROCObject are the AUROC of the known objects'
+	// against the strangers' open-set values, per frame and per object
+	// (the mean of its frames' values), mean over the splits: how much
+	// the frames of one object add, whatever the threshold.
+	AUROCFrame, AUROCObject float64
+}
+
+// VideoResult is Video's output.
+type VideoResult struct {
+	Config VideoConfig
+	Groups []string
+	Rows   []VideoRow
+}
+
+// videoTracks indexes a VideoSet: per view, per photo, the rows of its
+// frames in track order.
+type videoTracks struct {
+	views   []string                    // object views, sorted (crop first)
+	tracks  map[string]map[string][]int // view → photo → rows
+	empty   map[string][]int            // scene view → rows of its empty frames
+	known   map[string][]string         // group → photos
+	strange []string                    // photos of no group
+	frames  int                         // the shortest track
+}
+
+func indexVideo(s VideoSet) (*videoTracks, error) {
+	f := s.Frames
+	if f == nil || len(f.Paths) != f.N {
+		return nil, fmt.Errorf("openset: video set %q: want frames with their paths", s.Name)
+	}
+	t := &videoTracks{tracks: map[string]map[string][]int{}, empty: map[string][]int{}, known: map[string][]string{}}
+	type fr struct{ row, k int }
+	byTrack := map[[2]string][]fr{}
+	for i, p := range f.Paths {
+		view, photo, k, err := VideoFrameName(p)
+		if err != nil {
+			return nil, fmt.Errorf("openset: video set %q: %w", s.Name, err)
+		}
+		byTrack[[2]string{view, photo}] = append(byTrack[[2]string{view, photo}], fr{i, k})
+	}
+	photos := map[string]bool{}
+	t.frames = -1
+	for key, frs := range byTrack {
+		sort.Slice(frs, func(a, b int) bool { return frs[a].k < frs[b].k })
+		rows := make([]int, len(frs))
+		for i, x := range frs {
+			rows[i] = x.row
+		}
+		view, photo := key[0], key[1]
+		if scene, ok := strings.CutPrefix(view, emptyClassPrefix); ok {
+			t.empty[scene] = rows
+			continue
+		}
+		if t.tracks[view] == nil {
+			t.tracks[view] = map[string][]int{}
+			t.views = append(t.views, view)
+		}
+		t.tracks[view][photo] = rows
+		photos[photo] = true
+		if t.frames < 0 || len(rows) < t.frames {
+			t.frames = len(rows)
+		}
+	}
+	slices.SortFunc(t.views, func(a, b string) int {
+		if (a == ViewCrop) != (b == ViewCrop) {
+			if a == ViewCrop {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	for p := range photos {
+		for _, v := range t.views {
+			if _, ok := t.tracks[v][p]; !ok {
+				return nil, fmt.Errorf("openset: video set %q: photo %s has no track in view %s", s.Name, p, v)
+			}
+		}
+		wnid, _, _ := strings.Cut(p, "_")
+		if g, ok := s.Groups[wnid]; ok {
+			t.known[g] = append(t.known[g], p)
+		} else {
+			t.strange = append(t.strange, p)
+		}
+	}
+	for g := range t.known {
+		slices.Sort(t.known[g])
+	}
+	slices.Sort(t.strange)
+	return t, nil
+}
+
+// Video runs the video benchmark: in each split, for each view, a new
+// model learns Shots photos of each broad class (the first frame of each
+// one's track), alone and with the reserved classes (the scene's empty
+// frames as "background", None photos of untaught classes as "none"),
+// and every other photo's track is decided frame by frame and per object
+// by each rule. A frame is labelled as a known class when its open-set
+// value passes the threshold and its top class is not reserved.
+func Video(ctx context.Context, sets []VideoSet, cfg VideoConfig, progress func(string)) (*VideoResult, error) {
+	c := cfg.withDefaults()
+	if progress == nil {
+		progress = func(string) {}
+	}
+	if c.Quorum < 1 || c.Quorum > c.Tries {
+		return nil, fmt.Errorf("openset: video: quorum %d of %d tries", c.Quorum, c.Tries)
+	}
+	res := &VideoResult{Config: c}
+	for _, s := range sets {
+		t, err := indexVideo(s)
+		if err != nil {
+			return nil, err
+		}
+		if t.frames < c.Tries {
+			return nil, fmt.Errorf("openset: video set %q: tracks of %d frames, want %d tries", s.Name, t.frames, c.Tries)
+		}
+		groups := make([]string, 0, len(t.known))
+		for g, ps := range t.known {
+			if len(ps) <= c.Shots {
+				return nil, fmt.Errorf("openset: video set %q: group %s has %d photos, want more than %d", s.Name, g, len(ps), c.Shots)
+			}
+			groups = append(groups, g)
+		}
+		sort.Strings(groups)
+		res.Groups = groups
+		if len(t.strange) <= c.None {
+			return nil, fmt.Errorf("openset: video set %q: %d strangers, want more than %d", s.Name, len(t.strange), c.None)
+		}
+		acc := map[string]*videoAcc{}
+		var order []string
+		for split := 0; split < c.Splits; split++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			r := rand.New(rand.NewPCG(c.Seed, uint64(split)))
+			learned := map[string][]string{}
+			var test []string
+			var testG []int
+			for gi, g := range groups {
+				ps := slices.Clone(t.known[g])
+				r.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+				learned[g] = ps[:c.Shots]
+				for _, p := range ps[c.Shots:] {
+					test, testG = append(test, p), append(testG, gi)
+				}
+			}
+			st := slices.Clone(t.strange)
+			r.Shuffle(len(st), func(i, j int) { st[i], st[j] = st[j], st[i] })
+			none, strangers := st[:c.None], st[c.None:]
+			for _, view := range t.views {
+				learns := []string{VideoPlain, VideoNone}
+				if _, ok := t.empty[view]; ok {
+					learns = append(learns, VideoBackground, VideoBoth)
+				}
+				learns = append(learns, VideoNoneMargin)
+				if _, ok := t.empty[view]; ok {
+					learns = append(learns, VideoBothMargin)
+				}
+				for _, learn := range learns {
+					sp := videoSplit{s: s, t: t, c: c, view: view, groups: groups, learned: learned, test: test, testG: testG,
+						none: none, strangers: strangers, withNone: learn != VideoPlain && learn != VideoBackground,
+						withBackground: learn == VideoBackground || learn == VideoBoth || learn == VideoBothMargin,
+						margin:         learn == VideoNoneMargin || learn == VideoBothMargin, seed: c.Seed + uint64(split)}
+					viewKind := view
+					if view != ViewCrop {
+						viewKind = "scene"
+					}
+					for _, rule := range videoRules {
+						key := viewKind + "|" + learn + "|" + rule
+						if acc[key] == nil {
+							acc[key] = &videoAcc{row: VideoRow{Set: s.Name, View: viewKind, Learn: learn, Rule: rule}}
+							order = append(order, key)
+						}
+					}
+					if err := sp.run(ctx, func(rule string) *videoAcc { return acc[viewKind+"|"+learn+"|"+rule] }); err != nil {
+						return nil, err
+					}
+				}
+			}
+			progress(fmt.Sprintf("%s: split %d of %d", s.Name, split+1, c.Splits))
+		}
+		for _, k := range order {
+			res.Rows = append(res.Rows, acc[k].result())
+		}
+	}
+	return res, nil
+}
+
+// videoAcc counts one row's decisions over the splits.
+type videoAcc struct {
+	row                                  VideoRow
+	strF, strFN, strO, strON             int
+	keptF, keptFN, keptO, rightO, keptON int
+	emptyF, emptyFN, emptyW, emptyWN     int
+	aucF, aucO                           []float64
+}
+
+func (a *videoAcc) result() VideoRow {
+	r := a.row
+	div := func(a, b int) float64 {
+		if b == 0 {
+			return math.NaN()
+		}
+		return float64(a) / float64(b)
+	}
+	r.StrangerFrame, r.StrangerObject = div(a.strF, a.strFN), div(a.strO, a.strON)
+	r.KeptFrame, r.KeptObject, r.RightObject = div(a.keptF, a.keptFN), div(a.keptO, a.keptON), div(a.rightO, a.keptON)
+	r.EmptyFrame, r.EmptyWindow = div(a.emptyF, a.emptyFN), div(a.emptyW, a.emptyWN)
+	r.Objects, r.Strangers = a.keptON, a.strON
+	r.AUROCFrame, r.AUROCObject = mean(a.aucF), mean(a.aucO)
+	return r
+}
+
+// videoSplit is one learn of one split in one view.
+type videoSplit struct {
+	s                        VideoSet
+	t                        *videoTracks
+	c                        VideoConfig
+	view                     string
+	groups                   []string
+	learned                  map[string][]string
+	test                     []string
+	testG                    []int
+	none, strangers          []string
+	withNone, withBackground bool
+	margin                   bool
+	seed                     uint64
+}
+
+// frame is one frame's answer: its top class (-1: a reserved class) and
+// its open-set value.
+type frame struct {
+	class int
+	value float64
+}
+
+func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc) error {
+	f, c := sp.s.Frames, sp.c
+	d := f.D
+	tracks := sp.t.tracks[sp.view]
+	var x []float32
+	var y []int
+	add := func(row, label int) {
+		x, y = append(x, f.Row(row)...), append(y, label)
+	}
+	ng := len(sp.groups)
+	for gi, g := range sp.groups {
+		for _, p := range sp.learned[g] {
+			add(tracks[p][0], gi)
+		}
+	}
+	reserved := map[int]bool{}
+	if sp.withNone {
+		reserved[ng] = true
+		for _, p := range sp.none {
+			add(tracks[p][0], ng)
+		}
+	}
+	var emptyTest []int
+	if e := sp.t.empty[sp.view]; e != nil {
+		nb := min(c.Background, len(e)-c.Tries)
+		if sp.withBackground {
+			reserved[ng+1] = true
+			for _, row := range e[:nb] {
+				add(row, ng+1)
+			}
+		}
+		emptyTest = e[nb:]
+	}
+	mc := c.Model
+	mc.Seed = sp.seed
+	model, err := flycl.New(mc, d)
+	if err != nil {
+		return err
+	}
+	if err := model.SetCalibration(&reject.Calibration{Keep: c.Keep}); err != nil {
+		return err
+	}
+	if _, err := model.Learn(ctx, x, y, nil); err != nil {
+		return err
+	}
+	labels := model.Classes().Labels() // class index → label
+	nc := len(labels)
+	rej := model.Rejection()
+	loo, looCls := codec.LeaveOneOut(model)
+	pool := codec.CalibrationPool(model)
+	if rej.Score != reject.ScoreTopCosine || len(pool) != 2*len(looCls) {
+		return fmt.Errorf("openset: video: rejection %v with a pool of %d values for %d samples", rej, len(pool), len(looCls))
+	}
+	// the threshold is taken from the learned objects' values alone: the
+	// reserved classes' samples are no known object
+	var cal, rm []float64
+	for j, ci := range looCls {
+		if reserved[labels[ci]] && (c.ExcludeReserved || sp.margin) {
+			continue
+		}
+		cal = append(cal, (float64(pool[2*j])-rej.TopMean)/rej.TopStd+(float64(pool[2*j+1])-rej.CosMean)/rej.CosStd)
+		rm = append(rm, reservedMargin(loo[j*nc:(j+1)*nc], labels, reserved))
+	}
+	// the margin to the reserved classes, standardized on the learned
+	// samples' leave-one-out rows and added to the open-set value
+	var rMean, rStd float64
+	if sp.margin {
+		rMean, rStd = meanStdOf(rm)
+		for i := range cal {
+			cal[i] += (rm[i] - rMean) / rStd
+		}
+	}
+	track := reject.Track{Tries: c.Tries, Quorum: c.Quorum}
+	thFrame := reject.KeepThreshold(cal, c.Keep)
+	thTrack := reject.KeepThreshold(cal, track.FrameKeep(c.Keep))
+
+	score := func(rows []int) ([]frame, error) {
+		xs := make([]float32, 0, len(rows)*d)
+		for _, r := range rows {
+			xs = append(xs, f.Row(r)...)
+		}
+		sc, cos, err := model.Predictor().ScoresCosines(ctx, xs)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]frame, len(rows))
+		for i := range out {
+			row := sc[i*nc : (i+1)*nc]
+			l := labels[slices.Index(row, slices.Max(row))]
+			v := rej.Value(row, cos[i])
+			if sp.margin {
+				// the best learned class answers; the margin to the
+				// reserved ones lowers the value
+				best := -1
+				for j, lj := range labels {
+					if !reserved[lj] && (best < 0 || row[j] > row[best]) {
+						best = j
+					}
+				}
+				l = labels[best]
+				v += (reservedMargin(row, labels, reserved) - rMean) / rStd
+			}
+			if reserved[l] {
+				l = -1
+			}
+			out[i] = frame{class: l, value: v}
+		}
+		return out, nil
+	}
+	// decide returns the class a rule labels the frames with (-1: none)
+	// and, for the per-frame count, how many frames it labels known
+	decide := func(rule string, frs []frame) (int, int) {
+		th := thFrame
+		if rule == RuleTrack {
+			th = thTrack
+		}
+		answers := make([]int, len(frs))
+		known := 0
+		for i, fr := range frs {
+			answers[i] = -1
+			if fr.class >= 0 && fr.value >= th {
+				answers[i] = fr.class
+				known++
+			}
+		}
+		switch rule {
+		case RuleFirst:
+			return answers[0], known
+		case RuleVote:
+			return frigateVote(answers, 3, 0.6), known
+		case RuleDebounce:
+			return debounced(answers, 3), known
+		default:
+			cl, _ := reject.DecideTrack(track, answers, -1)
+			return cl, known
+		}
+	}
+	// known objects, strangers, empty windows; the values of the first
+	// two for the AUROC
+	var frameVals, objVals [2][]float64
+	for _, kind := range []int{0, 1, 2} {
+		var rows [][]int
+		var truth []int
+		switch kind {
+		case 0:
+			for i, p := range sp.test {
+				rows, truth = append(rows, tracks[p][:c.Tries]), append(truth, sp.testG[i])
+			}
+		case 1:
+			for _, p := range sp.strangers {
+				rows, truth = append(rows, tracks[p][:c.Tries]), append(truth, -1)
+			}
+		case 2:
+			for i := 0; i+c.Tries <= len(emptyTest); i += c.Tries {
+				rows, truth = append(rows, emptyTest[i:i+c.Tries]), append(truth, -1)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		all := make([]int, 0, len(rows)*c.Tries)
+		for _, r := range rows {
+			all = append(all, r...)
+		}
+		frs, err := score(all)
+		if err != nil {
+			return err
+		}
+		if kind < 2 {
+			for i := range rows {
+				m := 0.0
+				for _, fr := range frs[i*c.Tries : (i+1)*c.Tries] {
+					frameVals[kind] = append(frameVals[kind], fr.value)
+					m += fr.value / float64(c.Tries)
+				}
+				objVals[kind] = append(objVals[kind], m)
+			}
+		}
+		for _, rule := range videoRules {
+			a := accOf(rule)
+			a.row.FrameKeep = c.Keep
+			if rule == RuleTrack {
+				a.row.FrameKeep = track.FrameKeep(c.Keep)
+			}
+			for i := range rows {
+				cl, known := decide(rule, frs[i*c.Tries:(i+1)*c.Tries])
+				switch kind {
+				case 0:
+					a.keptF, a.keptFN, a.keptON = a.keptF+known, a.keptFN+c.Tries, a.keptON+1
+					if cl >= 0 {
+						a.keptO++
+					}
+					if cl == truth[i] {
+						a.rightO++
+					}
+				case 1:
+					a.strF, a.strFN, a.strON = a.strF+known, a.strFN+c.Tries, a.strON+1
+					if cl >= 0 {
+						a.strO++
+					}
+				case 2:
+					a.emptyF, a.emptyFN, a.emptyWN = a.emptyF+known, a.emptyFN+c.Tries, a.emptyWN+1
+					if cl >= 0 {
+						a.emptyW++
+					}
+				}
+			}
+		}
+	}
+	aucF, aucO := AUROC(frameVals[0], frameVals[1]), AUROC(objVals[0], objVals[1])
+	for _, rule := range videoRules {
+		a := accOf(rule)
+		a.aucF, a.aucO = append(a.aucF, aucF), append(a.aucO, aucO)
+	}
+	return nil
+}
+
+// Markdown writes the result as a table.
+func (r *VideoResult) Markdown(w io.Writer) {
+	pct := func(v float64) string {
+		if v != v {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f", 100*v)
+	}
+	fmt.Fprintf(w, "| features | view | learned | rule | frame keep %% | strangers labelled, per frame %% | per object %% | known kept, per frame %% | per object %% | known right, per object %% | empty scene labelled, per frame %% | per %d frames %% | AUROC %%, per frame | per object |\n", r.Config.Tries)
+	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, x := range r.Rows {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Set, x.View, x.Learn, x.Rule, pct(x.FrameKeep),
+			pct(x.StrangerFrame), pct(x.StrangerObject), pct(x.KeptFrame), pct(x.KeptObject), pct(x.RightObject), pct(x.EmptyFrame), pct(x.EmptyWindow), pct(x.AUROCFrame), pct(x.AUROCObject))
+	}
+}
+
+// frigateVote is flycl's Frigate vote (app/frigate's Rule) on class
+// indices (-1: none): at least minTries answers, the most frequent class
+// (ties to the smaller index) named by at least the share agreement of
+// all of them, a none answer counted in the total.
+func frigateVote(answers []int, minTries int, agreement float64) int {
+	if len(answers) < minTries {
+		return -1
+	}
+	count := map[int]int{}
+	best := -1
+	for _, a := range answers {
+		if a < 0 {
+			continue
+		}
+		count[a]++
+		if c := count[a]; best < 0 || c > count[best] || (c == count[best] && a < best) {
+			best = a
+		}
+	}
+	if best < 0 || float64(count[best]) < agreement*float64(len(answers)) {
+		return -1
+	}
+	return best
+}
+
+// reservedMargin is a row's best score of a learned class less its best
+// score of a reserved one (0 without reserved classes).
+func reservedMargin(row []float32, labels []int, reserved map[int]bool) float64 {
+	bk, br := math.Inf(-1), math.Inf(-1)
+	for j, l := range labels {
+		if reserved[l] {
+			br = max(br, float64(row[j]))
+		} else {
+			bk = max(bk, float64(row[j]))
+		}
+	}
+	if math.IsInf(br, -1) {
+		return 0
+	}
+	return bk - br
+}
+
+// meanStdOf is the mean and population standard deviation of v (the
+// deviation 1 when it is 0).
+func meanStdOf(v []float64) (mean, std float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	for _, x := range v {
+		std += (x - mean) * (x - mean)
+	}
+	std = math.Sqrt(std / float64(len(v)))
+	if !(std > 0) {
+		std = 1
+	}
+	return mean, std
+}
+
+// debounced is the class a zone's watch.Debouncer confirms over the
+// answers (-1: none, answered "unknown"), -1 when it confirms none.
+func debounced(answers []int, n int) int {
+	d := watch.NewDebouncer(n)
+	for i, a := range answers {
+		name := watch.UnknownAnswer
+		if a >= 0 {
+			name = strconv.Itoa(a)
+		}
+		if c, ok := d.Observe(i, name); ok && c.To != watch.UnknownAnswer {
+			cl, _ := strconv.Atoi(c.To)
+			return cl
+		}
+	}
+	return -1
+}

@@ -1,0 +1,193 @@
+package openset
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/format/features"
+)
+
+// WriteVideoFrames writes every track and empty scene under names
+// VideoFrameName reads back, and the same config writes the same bytes.
+func TestWriteVideoFrames(t *testing.T) {
+	photos := t.TempDir()
+	for i, name := range []string{"n00000001_cat.JPEG", "n00000002_dog_x.JPEG", "n00000003_patio.JPEG"} {
+		img := image.NewRGBA(image.Rect(0, 0, 40+8*i, 30))
+		for p := range img.Pix {
+			img.Pix[p] = uint8(37*p + 11*i)
+		}
+		var b bytes.Buffer
+		if err := jpeg.Encode(&b, img, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(photos, name), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := VideoFramesConfig{Photos: photos, Scenes: []string{"n00000003_patio.JPEG"}, Frames: 3, Empty: 2, Size: 32}
+	read := func(dir string) map[string][]byte {
+		out := map[string][]byte{}
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				out[p[len(dir):]], _ = os.ReadFile(p)
+			}
+			return err
+		})
+		return out
+	}
+	a, b := t.TempDir(), t.TempDir()
+	for _, dir := range []string{a, b} {
+		n, err := WriteVideoFrames(context.Background(), cfg, dir)
+		if want := 2*3*2 + 2; err != nil || n != want { // 2 photos × 3 frames × (crop + 1 scene) + 2 empty
+			t.Fatalf("%d frames, %v; want %d", n, err, want)
+		}
+	}
+	fa, fb := read(a), read(b)
+	views := map[string]int{}
+	for name, data := range fa {
+		if !bytes.Equal(data, fb[name]) {
+			t.Errorf("%s differs between two runs", name)
+		}
+		view, photo, k, err := VideoFrameName(name)
+		if err != nil || k < 0 || k > 2 {
+			t.Fatalf("%s: %v", name, err)
+		}
+		views[view]++
+		img, err := jpeg.Decode(bytes.NewReader(data))
+		if err != nil || img.Bounds().Dx() != 32 || img.Bounds().Dy() != 32 {
+			t.Errorf("%s: not a 32×32 JPEG (%v)", name, err)
+		}
+		if view == "empty-n00000003_patio" && photo != "n00000003_patio" {
+			t.Errorf("%s: an empty frame of photo %s", name, photo)
+		}
+	}
+	if views[ViewCrop] != 6 || views["n00000003_patio"] != 6 || views["empty-n00000003_patio"] != 2 {
+		t.Errorf("frames per view %v", views)
+	}
+	if _, _, _, err := VideoFrameName("x/crop@a.jpg"); err == nil {
+		t.Error("a name without a frame index parsed")
+	}
+}
+
+// videoSet makes a feature set of tracks: groups g0, g1 of 8 photos each
+// and 20 strangers, each photo a point (class directions for the known,
+// another direction for the strangers) whose frames are that point plus
+// noise, in a crop view and a scene view with 12 empty frames.
+func videoSet(noise float64) (VideoSet, map[string]string) {
+	const d, frames = 12, 5
+	r := rand.New(rand.NewPCG(9, 10))
+	set := &features.Set{D: d}
+	groups := map[string]string{}
+	add := func(view, photo string, centre []float64) {
+		for k := 0; k < frames; k++ {
+			for j := 0; j < d; j++ {
+				set.X = append(set.X, float32(centre[j]+noise*r.NormFloat64()))
+			}
+			set.Labels = append(set.Labels, 0)
+			set.Paths = append(set.Paths, fmt.Sprintf("f/%s@%s@%d.jpg", view, photo, k))
+			set.N++
+		}
+	}
+	point := func(dir int, spread float64) []float64 {
+		c := make([]float64, d)
+		c[dir] = 3
+		for j := range c {
+			c[j] += spread * r.NormFloat64()
+		}
+		return c
+	}
+	var photos []struct {
+		name   string
+		centre []float64
+	}
+	for g := 0; g < 2; g++ {
+		for i := 0; i < 8; i++ {
+			wnid := fmt.Sprintf("n%08d", 100*g+i)
+			groups[wnid] = fmt.Sprintf("g%d", g)
+			photos = append(photos, struct {
+				name   string
+				centre []float64
+			}{wnid + "_p", point(g, 0.5)})
+		}
+	}
+	for i := 0; i < 20; i++ {
+		photos = append(photos, struct {
+			name   string
+			centre []float64
+		}{fmt.Sprintf("n%08d_s", 900+i), point(2+i%5, 1)})
+	}
+	for _, p := range photos {
+		add(ViewCrop, p.name, p.centre)
+		add("n99999999_scene", p.name, p.centre)
+	}
+	scene := point(10, 0.2)
+	for k := 0; k < 12; k++ {
+		for j := 0; j < d; j++ {
+			set.X = append(set.X, float32(scene[j]+0.05*r.NormFloat64()))
+		}
+		set.Labels = append(set.Labels, 0)
+		set.Paths = append(set.Paths, fmt.Sprintf("f/empty-n99999999_scene@n99999999_scene@%d.jpg", k))
+		set.N++
+	}
+	return VideoSet{Name: "synthetic", Frames: set, Groups: groups}, groups
+}
+
+// On tracks whose frames are all the same point, every rule that decides
+// an object from its frames at the per-frame threshold decides it as its
+// first frame does: each object is labelled all or nothing, so its share
+// per object is its share per frame, exactly. The counts are those of
+// the protocol (splits × views × the photos not learned).
+func TestVideoIdenticalFrames(t *testing.T) {
+	s, _ := videoSet(0)
+	cfg := VideoConfig{Model: flycl.Config{M: 200, P: 6, K: 60, LambdaScale: flycl.LambdaRelative}, Shots: 3, Splits: 2, None: 4, Background: 6}
+	res, err := Video(context.Background(), []VideoSet{s}, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) == 0 {
+		t.Fatal("no rows")
+	}
+	for _, r := range res.Rows {
+		if r.Objects != 2*(8-3)*2 || r.Strangers != 2*(20-4) {
+			t.Errorf("%s %s %s: %d known objects and %d strangers, want %d and %d", r.View, r.Learn, r.Rule, r.Objects, r.Strangers, 20, 32)
+		}
+		if r.Rule == RuleTrack {
+			continue
+		}
+		if math.Abs(r.StrangerObject-r.StrangerFrame) > 1e-12 || math.Abs(r.KeptObject-r.KeptFrame) > 1e-12 {
+			t.Errorf("%s %s %s: identical frames, yet per object %g/%g and per frame %g/%g", r.View, r.Learn, r.Rule, r.StrangerObject, r.KeptObject, r.StrangerFrame, r.KeptFrame)
+		}
+	}
+}
+
+// Strangers in directions no class has are rejected, known objects near
+// their class are kept and named right, and the learned empty scene is
+// never labelled: the separable case every rule must get right.
+func TestVideoSeparable(t *testing.T) {
+	s, _ := videoSet(0.05)
+	cfg := VideoConfig{Model: flycl.Config{M: 200, P: 6, K: 60, LambdaScale: flycl.LambdaRelative}, Shots: 3, Splits: 2, None: 4, Background: 6}
+	res, err := Video(context.Background(), []VideoSet{s}, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Rows {
+		if r.Learn != VideoPlain && r.Learn != VideoBackground {
+			continue
+		}
+		if r.StrangerObject > 0.1 || r.RightObject < 0.9 {
+			t.Errorf("%s %s %s: strangers labelled %g, known right %g", r.View, r.Learn, r.Rule, r.StrangerObject, r.RightObject)
+		}
+		if r.Learn == VideoBackground && r.EmptyFrame != 0 {
+			t.Errorf("%s %s: the learned empty scene labelled in %g of its frames", r.View, r.Rule, r.EmptyFrame)
+		}
+	}
+}

@@ -188,15 +188,7 @@ func (d *Dual) appendRows(cols [][]int32, vals [][]float32, cls []int) {
 		parallel.For(b1, func(lo, hi int) {
 			s := make([]float64, nb)
 			for j := lo; j < hi; j++ {
-				clear(s)
-				vals := d.vals[j]
-				for t, c := range d.cols[j] {
-					v := float64(vals[t])
-					col := buf[int(c)*nb:][:nb]
-					for r := range s {
-						s[r] += col[r] * v
-					}
-				}
+				linalg.DgatherSparse(d.cols[j], d.vals[j], buf, nb, s)
 				for r, v := range s {
 					if i := b0 + r; j <= i {
 						k[i*n+j], k[j*n+i] = v, v
@@ -743,14 +735,7 @@ func (s *Solution) Coef() []float32 {
 				cols, vals := d.cols[i], d.vals[i]
 				t0, _ := slices.BinarySearch(cols, int32(lo))
 				t1, _ := slices.BinarySearch(cols, int32(hi))
-				ai := at[i*g : (i+1)*g]
-				for t := t0; t < t1; t++ {
-					v := float64(vals[t])
-					row := acc[(int(cols[t])-lo)*g:][:g]
-					for c, a := range ai {
-						row[c] += a * v
-					}
-				}
+				linalg.DscatterSparse(cols[t0:t1], vals[t0:t1], lo, at[i*g:(i+1)*g], acc, g)
 			}
 			for j := lo; j < hi; j++ {
 				for c := range g {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/flycl/flycl/linalg"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -235,7 +236,12 @@ func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int
 		}
 	}
 	out := make([]float32, k*nc)
-	scoreRows(hs, k, mm, m.coef, nc, out)
+	if m.dual != nil {
+		// row by row, as the predictor scores (no BLAS threads for a few rows)
+		linalg.SdotRows(k, nc, mm, hs, mm, m.coef, mm, out, nc)
+	} else {
+		scoreRows(hs, k, mm, m.coef, nc, out)
+	}
 	full = slices.Clone(out)
 	levs = make([]float64, k)
 	for i, s := range sel {

@@ -60,13 +60,53 @@ func LeaveOneOutCosines(s []float32, nc, m int, h []float32, sel, idx []int) []f
 	for c := range norms {
 		norms[c] = math.Sqrt(norms[c])
 	}
+	// Per sample, ClassCosine's sums for the classes it is not of run over
+	// the code's non-zeros only (a top-k code is mostly zeros): the terms
+	// skipped are exact zeros, which leave a sum that starts at +0
+	// unchanged, so every cosine has ClassCosine's bits at a fraction of
+	// its cost; the own class's sum less the code is summed densely, as
+	// ClassCosine sums it.
 	out := make([]float64, len(sel))
 	x := make([]float64, m)
+	nz := make([]int32, 0, m)
 	for k, i := range sel {
+		nz = nz[:0]
+		xn := 0.0
 		for j, v := range h[i*m : (i+1)*m] {
-			x[j] = float64(v)
+			f := float64(v)
+			x[j] = f
+			if v != 0 {
+				nz = append(nz, int32(j))
+				xn += f * f
+			}
 		}
-		out[k], _ = ClassCosine(x, sums, norms, idx[i])
+		xn = math.Sqrt(xn)
+		best := math.Inf(-1)
+		own := idx[i]
+		for c := range norms {
+			sc := sums[c*m : (c+1)*m]
+			var num, den float64
+			if c == own {
+				var ss float64
+				for j, v := range sc {
+					r := v - x[j]
+					num += r * x[j]
+					ss += r * r
+				}
+				den = math.Sqrt(ss)
+			} else {
+				for _, j := range nz {
+					num += sc[j] * x[j]
+				}
+				den = norms[c]
+			}
+			if den > 0 && xn > 0 {
+				best = max(best, num/(den*xn))
+			}
+		}
+		if !math.IsInf(best, -1) {
+			out[k] = best
+		}
 	}
 	return out
 }

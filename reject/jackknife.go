@@ -67,32 +67,31 @@ func Jackknife(ctx context.Context, loo, full []float32, lev []float64, cos []fl
 	// the sums run over hᵢ's non-zeros only (a top-k code is mostly
 	// zeros): the terms skipped are exact zeros, which leave a sum that
 	// starts at +0 unchanged, so each sum has the bits of the dense one
-	nz := make([]int32, 0, m)
+	nz, hv := make([]int32, 0, m), make([]float64, 0, m)
 	for i := range k {
 		hi := code(i)
-		nz = nz[:0]
+		nz, hv = nz[:0], hv[:0]
 		for t, v := range hi {
 			if v != 0 {
-				nz = append(nz, int32(t))
+				nz, hv = append(nz, int32(t)), append(hv, float64(v))
 			}
 		}
 		for c := range nc {
 			sc := s[c*m : (c+1)*m]
 			d := 0.0
-			for _, t := range nz {
-				d += float64(hi[t]) * float64(sc[t])
+			for q, t := range nz {
+				d += hv[q] * float64(sc[t])
 			}
 			pc[i*nc+c] = d
 		}
-		for _, t := range nz {
-			v := hi[t]
-			kk[i] += float64(v) * float64(v)
+		for _, v := range hv {
+			kk[i] += v * v
 		}
 		for q, j := range pj {
 			hj := code(j)
 			d := 0.0
-			for _, t := range nz {
-				d += float64(hi[t]) * float64(hj[t])
+			for p, t := range nz {
+				d += hv[p] * float64(hj[t])
 			}
 			kp[i*np+q] = d
 		}

@@ -317,4 +317,70 @@ func TestDualSumsAfterChanges(t *testing.T) {
 	check(c, "set class")
 	c.GrowClasses(6)
 	check(c, "grow classes")
+	// adds after a reused answer: S grows from the sums it had (the
+	// rows before are a prefix), also by classes not seen before
+	more := slices.Clone(labels[:10])
+	more[3], more[7] = 6, 7
+	if err := c.Add(h[:10*m], 10, more); err != nil {
+		t.Fatal(err)
+	}
+	check(c, "add after the changes, new classes")
+	if err := c.Add(h[10*m:15*m], 5, labels[10:15]); err != nil {
+		t.Fatal(err)
+	}
+	check(c, "add again")
+}
+
+// TestDualCholeskyEqualsEigen: the solution by the Cholesky factor of
+// K + λI (what Solve uses) and by K's eigendecomposition (its fallback)
+// give the same A, W and hat entries. Both are backward-stable float64
+// solves of a system of condition (λmax+λ)/(λmin+λ), at most about
+// tr K/λ ≤ 1e7 here (duplicate rows make K singular): they agree to about
+// cond·n·2⁻⁵³ ≈ 1e-7 relative of the largest entry, plus W's rounding
+// to float32 (6e-8).
+func TestDualCholeskyEqualsEigen(t *testing.T) {
+	const n, m, k, nc = 24, 200, 60, 4
+	h, labels := dualCodes(11, n, m, k, nc)
+	copy(h[5*m:6*m], h[2*m:3*m]) // a duplicate sample: K singular
+	labels[5] = labels[2]
+	d, _ := NewDual(m)
+	if err := d.Add(h, n, labels); err != nil {
+		t.Fatal(err)
+	}
+	mean := d.Trace() / n
+	rows := []int{0, 2, 5, 17}
+	for _, rel := range []float64{1e-6, 1e-3, 1, 1e3} {
+		lambda := rel * mean
+		ch, err := d.Solve(context.Background(), lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.chol == nil {
+			t.Fatalf("λ=%g: Solve did not factor K + λI", lambda)
+		}
+		eg, err := d.solveEigen(context.Background(), lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := relErr64(ch.a, eg.a); e > 1e-6 {
+			t.Errorf("λ=%g: A differs by %.3g relative", lambda, e)
+		}
+		if e := relErr(ch.Coef(), toF64(eg.Coef())); e > 1e-6 {
+			t.Errorf("λ=%g: W differs by %.3g relative", lambda, e)
+		}
+		hc, he := ch.Hat(rows, rows), eg.Hat(rows, rows)
+		for i := range hc {
+			if math.Abs(hc[i]-he[i]) > 1e-6 {
+				t.Errorf("λ=%g: hat entry %d: Cholesky %.12g, eigen %.12g", lambda, i, hc[i], he[i])
+			}
+		}
+	}
+}
+
+func toF64(a []float32) []float64 {
+	out := make([]float64, len(a))
+	for i, v := range a {
+		out[i] = float64(v)
+	}
+	return out
 }

@@ -67,10 +67,11 @@ func (m *Model) toPrimal() error {
 	return nil
 }
 
-// classSums returns S (classes × m): the primal's, or the dual rows' sums.
+// classSums returns S (classes × m): the primal's, or the dual rows' sums
+// (shared with the dual form: callers only read it).
 func (m *Model) classSums() []float32 {
 	if m.dual != nil {
-		return m.dual.S()
+		return m.dual.SharedS()
 	}
 	return m.acc.S()
 }

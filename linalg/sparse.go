@@ -54,11 +54,13 @@ func sgatherRowsGo(n, m, p int, cols []int32, vals []float32, xt []float32, ldx 
 	}
 }
 
-// DgatherSparse sets s[r] = Σ_t float64(vals[t])·buf[cols[t]*ldb+r] for
-// r < len(s): one sparse row (columns cols, values vals) times the len(s)
-// columns of buf (row c of buf holds column c's values, stride ldb), in
-// float64, summed from 0 in the order of the non-zeros.
-func DgatherSparse(cols []int32, vals []float32, buf []float64, ldb int, s []float64) {
+// DgatherSparse sets s[r] = Σ_t float64(vals[t])·float64(buf[cols[t]*ldb+r])
+// for r < len(s): one sparse row (columns cols, values vals) times the
+// len(s) columns of buf (row c of buf holds column c's values, stride
+// ldb), summed in float64 from 0 in the order of the non-zeros. The
+// products of two float32 values are exact in float64, so each sum has the
+// bits of the float64 sum of the exact products in that order.
+func DgatherSparse(cols []int32, vals []float32, buf []float32, ldb int, s []float64) {
 	nb := len(s)
 	if len(vals) != len(cols) || nb > ldb {
 		panic(fmt.Sprintf("linalg.DgatherSparse: %d columns, %d values, %d sums, ldb=%d", len(cols), len(vals), nb, ldb))
@@ -77,12 +79,12 @@ func DgatherSparse(cols []int32, vals []float32, buf []float64, ldb int, s []flo
 	}
 }
 
-func dgatherSparseGo(cols []int32, vals []float32, buf []float64, ldb int, s []float64) {
+func dgatherSparseGo(cols []int32, vals []float32, buf []float32, ldb int, s []float64) {
 	clear(s)
 	for t, c := range cols {
 		v, src := float64(vals[t]), buf[int(c)*ldb:][:len(s)]
 		for r := range s {
-			s[r] += float64(src[r] * v)
+			s[r] += float64(float64(src[r]) * v)
 		}
 	}
 }

@@ -65,22 +65,23 @@ static int sgather_avx2(int n, int m, int p, const int32_t *cols, const float *v
 }
 
 __attribute__((target("avx2")))
-static int dgather_avx2(int nb, int nnz, const int32_t *cols, const float *vals, const double *buf, int rows, int ldb, double *s) {
+static int dgather_avx2(int nb, int nnz, const int32_t *cols, const float *vals, const float *buf, int rows, int ldb, double *s) {
 	for (int r0 = 0; r0 < nb; r0 += 32) {
 		const int nr = nb - r0 < 32 ? nb - r0 : 32;
 		const int full = nr >> 2, rem = nr & 3;
 		const __m256i mask = flycl_mask4(rem);
 		__m256d a[8], at = _mm256_setzero_pd();
 		for (int q = 0; q < 8; q++) a[q] = _mm256_setzero_pd();
-		const double *b0 = buf + r0;
+		const __m128i mask32 = _mm_cmpgt_epi32(_mm_set1_epi32(rem), _mm_setr_epi32(0, 1, 2, 3));
+		const float *b0 = buf + r0;
 		for (int t = 0; t < nnz; t++) {
 			if ((uint32_t)cols[t] >= (uint32_t)rows) return 0;
-			const double *x = b0 + (size_t)cols[t] * ldb;
+			const float *x = b0 + (size_t)cols[t] * ldb;
 			const __m256d w = _mm256_set1_pd((double)vals[t]);
 			for (int q = 0; q < full; q++) {
-				a[q] = _mm256_add_pd(a[q], _mm256_mul_pd(_mm256_loadu_pd(x + 4 * q), w));
+				a[q] = _mm256_add_pd(a[q], _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + 4 * q)), w));
 			}
-			if (rem) at = _mm256_add_pd(at, _mm256_mul_pd(_mm256_maskload_pd(x + 4 * full, mask), w));
+			if (rem) at = _mm256_add_pd(at, _mm256_mul_pd(_mm256_cvtps_pd(_mm_maskload_ps(x + 4 * full, mask32)), w));
 		}
 		for (int q = 0; q < full; q++) _mm256_storeu_pd(s + r0 + 4 * q, a[q]);
 		if (rem) _mm256_maskstore_pd(s + r0 + 4 * full, mask, at);
@@ -135,7 +136,7 @@ static int flycl_sgather(int n, int m, int p, const int32_t *cols, const float *
 	return -1;
 }
 
-static int flycl_dgather(int nb, int nnz, const int32_t *cols, const float *vals, const double *buf, int rows, int ldb, double *s) {
+static int flycl_dgather(int nb, int nnz, const int32_t *cols, const float *vals, const float *buf, int rows, int ldb, double *s) {
 #ifdef FLYCL_SPARSE_X86
 	if (flycl_sparse_select() == 1) {
 		return dgather_avx2(nb, nnz, cols, vals, buf, rows, ldb, s);
@@ -187,11 +188,11 @@ func sgatherRowsVec(n, m, p int, cols []int32, vals []float32, xt []float32, d, 
 	return int(C.flycl_sgather(C.int(n), C.int(m), C.int(p), iptr(cols), fptr(vals), fptr(xt), C.int(d), C.int(ldx), fptr(h), C.int(ldh)))
 }
 
-func dgatherSparseVec(cols []int32, vals []float32, buf []float64, rows, ldb int, s []float64) int {
+func dgatherSparseVec(cols []int32, vals []float32, buf []float32, rows, ldb int, s []float64) int {
 	if !fits(len(s), len(cols), rows, ldb) {
 		return -1
 	}
-	return int(C.flycl_dgather(C.int(len(s)), C.int(len(cols)), iptr(cols), fptr(vals), dptr(buf), C.int(rows), C.int(ldb), dptr(s)))
+	return int(C.flycl_dgather(C.int(len(s)), C.int(len(cols)), iptr(cols), fptr(vals), fptr(buf), C.int(rows), C.int(ldb), dptr(s)))
 }
 
 func dscatterSparseVec(cols []int32, vals []float32, lo int, a []float64, acc []float64, rows, lda int) int {

@@ -6,7 +6,7 @@ func sgatherRowsVec(n, m, p int, cols []int32, vals []float32, xt []float32, d, 
 	return -1
 }
 
-func dgatherSparseVec(cols []int32, vals []float32, buf []float64, rows, ldb int, s []float64) int {
+func dgatherSparseVec(cols []int32, vals []float32, buf []float32, rows, ldb int, s []float64) int {
 	return -1
 }
 

@@ -75,9 +75,9 @@ func TestDgatherSparse(t *testing.T) {
 		t.Run(fmt.Sprint("nb=", nb), func(t *testing.T) {
 			d, nnz, ldb := 300, 120, nb+1
 			cols, vals := sparseRows(r, 1, nnz, d)
-			buf := make([]float64, d*ldb)
+			buf := make([]float32, d*ldb)
 			for i := range buf {
-				buf[i] = float64(float32(r.NormFloat64()))
+				buf[i] = float32(r.NormFloat64())
 			}
 			s, want := make([]float64, nb), make([]float64, nb)
 			for i := range s {
@@ -88,7 +88,7 @@ func TestDgatherSparse(t *testing.T) {
 			for i := range nb {
 				var ref float64
 				for q, c := range cols {
-					ref += buf[int(c)*ldb+i] * float64(vals[q])
+					ref += float64(buf[int(c)*ldb+i]) * float64(vals[q])
 				}
 				if math.Float64bits(s[i]) != math.Float64bits(want[i]) || s[i] != ref {
 					t.Fatalf("s[%d] = %v, Go loop %v, reference %v (kernel %s)", i, s[i], want[i], ref, SparseKernel())
@@ -145,7 +145,7 @@ func TestSparseBounds(t *testing.T) {
 	h := make([]float32, 4*2)
 	panics("SgatherRows", func() { SgatherRows(4, 2, 1, []int32{3, 10}, []float32{1, 1}, xt, 4, h, 2) })
 	panics("SgatherRows negative", func() { SgatherRows(4, 1, 1, []int32{-1}, []float32{1}, xt, 4, h, 2) })
-	buf := make([]float64, 10*4)
+	buf := make([]float32, 10*4)
 	panics("DgatherSparse", func() { DgatherSparse([]int32{2, 10}, []float32{1, 1}, buf, 4, make([]float64, 4)) })
 	acc := make([]float64, 10*4)
 	panics("DscatterSparse", func() { DscatterSparse([]int32{5, 15}, []float32{1, 1}, 5, make([]float64, 4), acc, 4) })

@@ -87,6 +87,9 @@ type Matrix struct {
 
 	denseOnce sync.Once
 	dense     []float32
+
+	digestOnce sync.Once
+	digest     string
 }
 
 // Generate returns the m×d matrix with p non-zeros per row drawn from the

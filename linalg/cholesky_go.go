@@ -9,7 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// This file makes the pure-Go build use every CPU where the learn spends
+// This file is compiled in every build: the cgo build uses it for
+// DpotrfGo and DpotrsGo only. It makes the pure-Go build use every CPU where the learn spends
 // its time: the symmetric rank-k update of the Gram matrix (Ssyrk), the
 // Cholesky factorisation (Spotrf) and the solves (Spotrs). gonum's Ssyrk
 // and Strsm run on one goroutine, and its Cholesky is float64-only and

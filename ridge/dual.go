@@ -23,8 +23,10 @@ import (
 //	GCV(λ) = (‖(I − hat) Y‖²/n) / (tr(I − hat)/n)²
 //
 // so GCV costs O(n·nc) per λ and can be minimised over every λ > 0
-// (BestContinuous), the leave-one-out predictions come from the hat
-// matrix's entries (Hat), and taking samples back out (Remove) leaves
+// (BestContinuous). The solution at one λ needs less: the Cholesky
+// factor of K + λI (Solve) gives A and the hat matrix's entries
+// (Hat: K(K + λI)⁻¹ = I − λ(K + λI)⁻¹), from which the leave-one-out
+// predictions come. Taking samples back out (Remove) leaves
 // exactly what a fresh Dual of the remaining samples holds: each entry of
 // K depends on its two rows alone, computed the same way whatever else
 // the Dual holds.
@@ -177,8 +179,9 @@ func (d *Dual) appendRows(cols [][]int32, vals [][]float32, cls []int) {
 		copy(k[i*n:i*n+n0], d.k[i*n0:(i+1)*n0])
 	}
 	// The new rows go by blocks of up to dualBlock, scattered transposed
-	// (column c holds the block's values at c, contiguous): row j's
-	// gather then reads, per non-zero, the block's values together. Entry
+	// (column c holds the block's values at c, contiguous, in float32):
+	// row j's gather (linalg.DgatherSparse) then reads, per non-zero, the
+	// block's values together. Entry
 	// (i, j) is Σ over row j's columns, ascending, of hᵢ[c]·hⱼ[c] in
 	// float64 (exact products of float32 values; columns where row i is
 	// zero add an exact 0): the same sum in the same order as one row

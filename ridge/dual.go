@@ -889,6 +889,57 @@ func (s *Solution) Hat(rows, cols []int) []float64 {
 	return out
 }
 
+// LeaveOneOut returns, for the rows given, their fitted class scores
+// (len(rows)×nc, row-major), their exact leave-one-out class scores (the
+// scores each would get from the solution without it) and their
+// leverages hat[i][i], all in float64 by the closed forms of the dual:
+// with B = (K + λI)⁻¹ and A = BY, the residual is Y − KA = λA, so
+//
+//	fitted  = y − λA,   leverage = 1 − λBᵢᵢ,   leave-one-out = y − A/Bᵢᵢ
+//
+// (the leave-one-out residual is the residual over 1 − hᵢᵢ). No
+// difference of nearly equal numbers is formed: where the leverage nears
+// 1 (small λ) the leave-one-out scores keep their precision, which the
+// form (f − hᵢᵢy)/(1 − hᵢᵢ) from scores f rounded to float32 loses.
+func (s *Solution) LeaveOneOut(rows []int) (fitted, loo, lev []float64) {
+	d := s.d
+	n, nc := len(d.cls), d.nc
+	binv := make([]float64, len(rows)) // Bᵢᵢ
+	if s.chol != nil {
+		x := make([]float64, len(rows)*n)
+		for p, i := range rows {
+			x[p*n+i] = 1
+		}
+		potrs(n, len(rows), s.chol, x)
+		for p, i := range rows {
+			binv[p] = x[p*n+i]
+		}
+	} else {
+		for p, i := range rows {
+			var v float64
+			for q, e := range d.eigval {
+				u := d.eigvec[q*n+i]
+				v += u * u / (e + s.lambda)
+			}
+			binv[p] = v
+		}
+	}
+	fitted, loo, lev = make([]float64, len(rows)*nc), make([]float64, len(rows)*nc), make([]float64, len(rows))
+	for p, i := range rows {
+		lev[p] = 1 - s.lambda*binv[p]
+		for c := range nc {
+			y := 0.0
+			if d.cls[i] == c {
+				y = 1
+			}
+			a := s.a[c*n+i]
+			fitted[p*nc+c] = y - s.lambda*a
+			loo[p*nc+c] = y - a/binv[p]
+		}
+	}
+	return fitted, loo, lev
+}
+
 // Fitted returns the fitted class scores (hat Y) of the rows given
 // (len(rows)×nc, row-major): hᵢᵀW in exact arithmetic.
 func (s *Solution) Fitted(rows []int) []float64 {

@@ -113,12 +113,18 @@ func LeaveOneOutCosines(s []float32, nc, m int, h []float32, sel, idx []int) []f
 	return out
 }
 
-// transposed returns the rows×cols matrix a (row-major) transposed.
+// transposed returns the rows×cols matrix a (row-major) transposed, by
+// tiles of 64 columns (the tile of the result, 64 rows of it, stays in
+// cache while every row of a writes its column into it).
 func transposed(a []float32, rows, cols int) []float32 {
 	t := make([]float32, rows*cols)
-	for r := range rows {
-		for c, v := range a[r*cols : (r+1)*cols] {
-			t[c*rows+r] = v
+	const tile = 64
+	for c0 := 0; c0 < cols; c0 += tile {
+		c1 := min(cols, c0+tile)
+		for r := range rows {
+			for c, v := range a[r*cols+c0 : r*cols+c1] {
+				t[(c0+c)*rows+r] = v
+			}
 		}
 	}
 	return t

@@ -148,11 +148,18 @@ func (d *Dual) Add(h []float32, n int, labels []int) error {
 	cols, vals := make([][]int32, n), make([][]float32, n)
 	for i := range n {
 		row := h[i*d.m : (i+1)*d.m]
+		nz := 0
 		for j, v := range row {
 			if v != 0 {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 					return fmt.Errorf("ridge: dual add: code %d of sample %d is %v", j, i, v)
 				}
+				nz++
+			}
+		}
+		cols[i], vals[i] = make([]int32, 0, nz), make([]float32, 0, nz)
+		for j, v := range row {
+			if v != 0 {
 				cols[i] = append(cols[i], int32(j))
 				vals[i] = append(vals[i], v)
 			}

@@ -208,31 +208,22 @@ func (m *Model) restoreCalibration(r reject.Rule, pool []float32) error {
 // and the leverages are the hat matrix's diagonal.
 func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int, rows []int) (loo, full []float32, levs []float64, err error) {
 	mm, nc, k := m.cfg.M, len(m.labels), len(sel)
+	if m.dual != nil {
+		return m.looScoresDual(ctx, sel, rows)
+	}
 	hs := make([]float32, k*mm)
 	for i, s := range sel {
 		copy(hs[i*mm:(i+1)*mm], h[s*mm:(s+1)*mm])
 	}
-	var lev []float64
+	// The leverages of a learn that kept the factor come with its
+	// low-rank change (ridge.Accumulator.Leverages); otherwise two
+	// triangular solves per sample give them.
 	var z []float32
-	if m.dual != nil {
-		sol, err := m.solution(ctx)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		lev = make([]float64, len(h)/mm)
-		for _, s := range sel {
-			lev[s] = sol.Hat(rows[s:s+1], rows[s:s+1])[0]
-		}
-	} else {
-		// The leverages of a learn that kept the factor come with its
-		// low-rank change (ridge.Accumulator.Leverages); otherwise two
-		// triangular solves per sample give them.
-		lev = m.acc.Leverages()
-		if len(lev) != len(h)/mm {
-			lev = nil
-			z = slices.Clone(hs)
-			m.acc.SolveRows(z, k)
-		}
+	lev := m.acc.Leverages()
+	if len(lev) != len(h)/mm {
+		lev = nil
+		z = slices.Clone(hs)
+		m.acc.SolveRows(z, k)
 	}
 	out := make([]float32, k*nc)
 	scoreRows(hs, k, mm, m.coef, nc, out)
@@ -265,6 +256,42 @@ func (m *Model) looScores(ctx context.Context, h []float32, sel []int, idx []int
 		return nil, nil, nil, fmt.Errorf("flycl: leave-one-out score %d is %v", i, out[i])
 	}
 	return out, full, levs, ctx.Err()
+}
+
+// looScoresDual is looScores in the dual form: the fitted and the exact
+// leave-one-out scores, and the leverages, of the rows holding the codes,
+// by the dual's closed forms in float64 (ridge.Solution.LeaveOneOut).
+// They are what the primal form's formula gives in exact arithmetic; the
+// formula's (f − a·y)/(1 − a) from float32 scores f loses most of its
+// digits where the leverage a nears 1 (λ small: a few photos per class),
+// as much as the scores' last bits are amplified by 1/(1 − a).
+func (m *Model) looScoresDual(ctx context.Context, sel, rows []int) (loo, full []float32, levs []float64, err error) {
+	sol, err := m.solution(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rs := make([]int, len(sel))
+	for i, s := range sel {
+		rs[i] = rows[s]
+	}
+	fitted, l, lev := sol.LeaveOneOut(rs)
+	nc := len(m.labels)
+	if len(fitted) != len(sel)*nc {
+		return nil, nil, nil, fmt.Errorf("flycl: the dual form has %d classes, the model %d", len(fitted)/max(1, len(sel)), nc)
+	}
+	for i, a := range lev {
+		if !(a >= 0 && a < 1) {
+			return nil, nil, nil, fmt.Errorf("flycl: leverage %g of sample %d is outside [0, 1)", a, sel[i])
+		}
+	}
+	loo, full = make([]float32, len(l)), make([]float32, len(fitted))
+	for i := range l {
+		loo[i], full[i] = float32(l[i]), float32(fitted[i])
+	}
+	if i := firstNonFinite(loo); i >= 0 {
+		return nil, nil, nil, fmt.Errorf("flycl: leave-one-out score %d is %v", i, loo[i])
+	}
+	return loo, full, lev, ctx.Err()
 }
 
 // hatColumns returns hᵢᵀ(G+λI)⁻¹hⱼ for the rows i of sel and the rows

@@ -67,10 +67,11 @@ func (m *Model) toPrimal() error {
 	return nil
 }
 
-// classSums returns S (classes × m): the primal's, or the dual rows' sums.
+// classSums returns S (classes × m): the primal's, or the dual rows' sums
+// (shared with the dual form: callers only read it).
 func (m *Model) classSums() []float32 {
 	if m.dual != nil {
-		return m.dual.S()
+		return m.dual.SharedS()
 	}
 	return m.acc.S()
 }
@@ -316,12 +317,13 @@ func appendDualLowerRow(dst []float32, d *ridge.Dual, i int) []float32 {
 // DualLimit is the number of samples up to which a learn in the dual form
 // costs less than one in the primal form at expansion dimension m: a new
 // model from images (deploy.DefaultImageConfig) stays dual up to it. The
-// dual learn's cost grows with n³ (K's eigendecomposition), the primal's
-// with m³ (G + λI factored when GCV moves λ) whatever n, so the crossover
-// grows with m; measured by flycl bench dual (docs/PERFORMANCE.md, "The
-// dual form") on 2 cores: CPU time of a learn of 10 samples, dual equal
-// to primal near n = 800 at m = 3000 (0.16 s), dual 0.1 s at n = 400
-// against primal 4.9 s at m = 10000. m/4 stays below both crossovers; its
-// memory, 8 bytes per non-zero of the codes and 16·n² for K and its
-// eigenvectors, is then 160 MB at m = 10000 against G's 381 MiB.
+// dual learn's cost grows with n²·k (K's new rows, W = HᵀA) and n³/3 (the
+// Cholesky factor of K + λI), the primal's with m³ (G + λI factored when
+// GCV moves λ) whatever n, so the crossover grows with m; measured by
+// flycl bench dual (docs/PERFORMANCE.md, "The dual form") on 2 cores:
+// CPU time of a learn of 10 samples, dual 0.10 s at n = 1600 against
+// primal 0.14 s at m = 3000, dual 0.28 s at n = 1600 against primal 4.2 s
+// at m = 10000. m/4 stays below both crossovers; its memory, 8 bytes per
+// non-zero of the codes and 16·n² for K and the factor of K + λI, is then
+// 160 MB at m = 10000 against G's 381 MiB.
 func DualLimit(m int) int { return max(1, m/4) }

@@ -132,7 +132,8 @@ func (m *Model) dropClass(label int) (TaskRecord, error) {
 	if len(m.labels) == 0 {
 		m.coef = nil
 	} else {
-		m.coef = slices.Delete(m.coef, c*m.cfg.M, (c+1)*m.cfg.M)
+		// a new slice: predictors share the old one (stateShared)
+		m.coef = slices.Concat(m.coef[:c*m.cfg.M], m.coef[(c+1)*m.cfg.M:])
 	}
 	rec := TaskRecord{Removed: []int{label}, Lambda: m.lambda}
 	m.record(rec)

@@ -148,7 +148,7 @@ func (m *Model) Version() uint64 { return m.version }
 // included), for example to learn off to the side while the original
 // keeps serving.
 func (m *Model) Clone() *Model {
-	st := m.state()
+	st := m.stateShared() // restoreModel copies the coefficients
 	var acc *ridge.Accumulator
 	if m.dual != nil {
 		st.Dual = m.dual.Clone()

@@ -15,7 +15,7 @@ import (
 // Predictor returns an immutable classifier with the model's current
 // classes and coefficients (a copy: later learning does not change it).
 func (m *Model) Predictor() *Predictor {
-	return newPredictor(m.state(), m.w, m.Samples(), m.classSums())
+	return newPredictor(m.stateShared(), m.w, m.Samples(), m.classSums())
 }
 
 // Predictor is an immutable Fly-CL classifier: W, the class map and C.

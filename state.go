@@ -53,6 +53,15 @@ type State struct {
 
 // state returns a copy of the model's state.
 func (m *Model) state() State {
+	st := m.stateShared()
+	st.Coef = slices.Clone(st.Coef)
+	return st
+}
+
+// stateShared is state with the coefficients shared with the model, for
+// a reader that keeps them unchanged (a Predictor, restoreModel's copy):
+// no method changes m.coef in place, every change makes a new slice.
+func (m *Model) stateShared() State {
 	classes := m.Classes()
 	return State{
 		Config:   m.Config(),
@@ -60,7 +69,7 @@ func (m *Model) state() State {
 		Labels:   slices.Clone(m.labels),
 		History:  cloneHistory(m.hist),
 		Lambda:   m.lambda,
-		Coef:     slices.Clone(m.coef),
+		Coef:     m.coef,
 		Counts:   classes.Counts(),
 		Names:    classes.Names(),
 		Version:  m.version,

@@ -1,5 +1,3 @@
-//go:build !cgo || noopenblas
-
 package linalg
 
 import (
@@ -8,9 +6,11 @@ import (
 
 	"github.com/flycl/flycl/internal/parallel"
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// This file makes the pure-Go build use every CPU where the learn spends
+// This file is compiled in every build: the cgo build uses it for
+// DpotrfGo and DpotrsGo only. It makes the pure-Go build use every CPU where the learn spends
 // its time: the symmetric rank-k update of the Gram matrix (Ssyrk), the
 // Cholesky factorisation (Spotrf) and the solves (Spotrs). gonum's Ssyrk
 // and Strsm run on one goroutine, and its Cholesky is float64-only and
@@ -42,8 +42,49 @@ type kernels[T float32 | float64] struct {
 	trsm func(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int)
 }
 
-func kernels32() kernels[float32] { return kernels[float32]{impl.Sgemm, impl.Ssyrk, impl.Strsm} }
-func kernels64() kernels[float64] { return kernels[float64]{impl.Dgemm, impl.Dsyrk, impl.Dtrsm} }
+func kernels32() kernels[float32] {
+	var g gonum.Implementation
+	return kernels[float32]{g.Sgemm, g.Ssyrk, g.Strsm}
+}
+
+func kernels64() kernels[float64] {
+	var g gonum.Implementation
+	return kernels[float64]{g.Dgemm, g.Dsyrk, g.Dtrsm}
+}
+
+// DpotrfGo is Dpotrf computed in Go (gonum's kernels, on goroutines) in
+// every build. A small system, of a few hundred unknowns, costs less this
+// way than with OpenBLAS, whose threads, once woken by a call, spin for a
+// while after it: on a machine of two cores that spinning takes several
+// times the CPU of the factorisation itself.
+func DpotrfGo(n int, a []float64, lda int) error {
+	checkSym("DpotrfGo", n, lda, len(a))
+	if n == 0 {
+		return nil
+	}
+	if o := ppotrf(kernels64(), n, a, lda); o > 0 {
+		return &NotPositiveDefiniteError{Order: o}
+	}
+	return nil
+}
+
+// DpotrsGo is Dpotrs computed in Go, for a factor from DpotrfGo (or
+// Dpotrf): see DpotrfGo.
+func DpotrsGo(n, nrhs int, a []float64, lda int, bt []float64, ldb int) {
+	checkSym("DpotrsGo", n, lda, len(a))
+	checkRows("DpotrsGo", nrhs, n, ldb, len(bt))
+	if n == 0 || nrhs == 0 {
+		return
+	}
+	ppotrs(kernels64(), n, nrhs, a, lda, bt, ldb)
+}
+
+func tr(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
 
 // tile is one piece of a syrk: rows [i0,i1) × columns [j0,j1) of C; diag
 // when it is the diagonal block (i0 == j0, i1 == j1).

@@ -16,13 +16,20 @@
 // chosen separately (imageio's noturbojpeg tag); Backend names the one in
 // use.
 //
-// SdotRows is the one routine of its own: a product a bᵀ whose every
+// SdotRows is a routine of its own: a product a bᵀ whose every
 // element is computed by one fixed sequence of operations, so that a row
 // of the result has the same bits whatever the other rows of the call (a
 // BLAS gemm rounds an element by its place in the kernel's blocks). It is
 // C with AVX2 and FMA intrinsics where the CPU has them (portable C
 // otherwise, Go without cgo) and never starts threads; flycl.Predictor
-// scores with it.
+// scores with it. So are the sparse kernels SgatherRows, DgatherSparse
+// and DscatterSparse (the sparse projection's product, and the dual ridge
+// form's kernel rows and W = HᵀA): sums over the non-zeros of sparse rows
+// in their order, C with AVX2 intrinsics where the CPU has them and the
+// same bits as their Go loops (no fused multiply-add), on the calling
+// goroutine only. DpotrfGo and DpotrsGo are the Cholesky factorisation
+// and solves in Go in every build, for systems small enough that waking
+// OpenBLAS's threads costs more than the work.
 //
 // Conventions. All matrices are row-major with an explicit leading
 // dimension (the distance between the starts of consecutive rows). A

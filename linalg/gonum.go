@@ -21,13 +21,6 @@ var (
 	lpk  glapack.Implementation
 )
 
-func tr(t bool) blas.Transpose {
-	if t {
-		return blas.Trans
-	}
-	return blas.NoTrans
-}
-
 // Sgemm computes c = alpha*op(a)*op(b) + beta*c, where op(a) is m×k and
 // op(b) is k×n; op transposes when tA (tB) is true.
 func Sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

@@ -2,6 +2,7 @@ package projection
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -36,17 +37,9 @@ func (s *normalSource) intn(n int) int {
 	}
 }
 
-func mulHiLo(a, b uint64) (hi, lo uint64) {
-	const mask32 = 1<<32 - 1
-	a0, a1 := a&mask32, a>>32
-	b0, b1 := b&mask32, b>>32
-	w0 := a0 * b0
-	t := a1*b0 + w0>>32
-	w1 := t&mask32 + a0*b1
-	hi = a1*b1 + t>>32 + w1>>32
-	lo = a * b
-	return
-}
+// mulHiLo returns the 128-bit product of a and b (math/bits.Mul64: an
+// instruction where the CPU has one, exact everywhere).
+func mulHiLo(a, b uint64) (hi, lo uint64) { return bits.Mul64(a, b) }
 
 // norm returns a standard normal value (Marsaglia's polar method).
 func (s *normalSource) norm() float64 {

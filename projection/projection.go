@@ -87,6 +87,9 @@ type Matrix struct {
 
 	denseOnce sync.Once
 	dense     []float32
+
+	digestOnce sync.Once
+	digest     string
 }
 
 // Generate returns the m×d matrix with p non-zeros per row drawn from the
@@ -305,108 +308,36 @@ func (w *Matrix) check(ctx context.Context, x []float32, n int, h []float32) err
 }
 
 // applySparse processes blocks of samples: each row of W adds p scaled
-// columns of the transposed block, a contiguous axpy over the block.
+// columns of the transposed block (linalg.SgatherRows: the samples of the
+// block side by side, each value summed in the order of the row's
+// columns, so a code's bits depend on its sample alone).
 func (w *Matrix) applySparse(x []float32, n int, h []float32) {
 	const blk = 64
 	nb := (n + blk - 1) / blk
+	transpose := func(xt []float32, r0, nr int) {
+		for r := 0; r < nr; r++ {
+			for c := 0; c < w.D; c++ {
+				xt[c*blk+r] = x[(r0+r)*w.D+c]
+			}
+		}
+	}
 	if nb == 1 {
 		// one block (a few samples, as a learn of a few photos): the rows
 		// of W split among the workers instead, each value summed as below
 		xt := make([]float32, w.D*blk)
-		for r := 0; r < n; r++ {
-			for c := 0; c < w.D; c++ {
-				xt[c*blk+r] = x[r*w.D+c]
-			}
-		}
+		transpose(xt, 0, n)
 		parallel.For(w.M, func(lo, hi int) {
-			acc := make([]float32, blk)
-			for j := lo; j < hi; j++ {
-				a := acc[:n]
-				gatherRow(a, xt, blk, w.Cols[j*w.P:(j+1)*w.P], w.Vals[j*w.P:(j+1)*w.P])
-				for r := 0; r < n; r++ {
-					h[r*w.M+j] = a[r]
-				}
-			}
+			linalg.SgatherRows(n, hi-lo, w.P, w.Cols[lo*w.P:hi*w.P], w.Vals[lo*w.P:hi*w.P], xt, blk, h[lo:], w.M)
 		})
 		return
 	}
 	parallel.For(nb, func(lo, hi int) {
 		xt := make([]float32, w.D*blk)
-		acc := make([]float32, blk)
 		for b := lo; b < hi; b++ {
 			r0 := b * blk
-			r1 := min(n, r0+blk)
-			nr := r1 - r0
-			for r := 0; r < nr; r++ {
-				for c := 0; c < w.D; c++ {
-					xt[c*blk+r] = x[(r0+r)*w.D+c]
-				}
-			}
-			for j := 0; j < w.M; j++ {
-				a := acc[:nr]
-				gatherRow(a, xt, blk, w.Cols[j*w.P:(j+1)*w.P], w.Vals[j*w.P:(j+1)*w.P])
-				for r := 0; r < nr; r++ {
-					h[(r0+r)*w.M+j] = a[r]
-				}
-			}
+			nr := min(n, r0+blk) - r0
+			transpose(xt, r0, nr)
+			linalg.SgatherRows(nr, w.M, w.P, w.Cols, w.Vals, xt, blk, h[r0*w.M:], w.M)
 		}
 	})
-}
-
-// gatherRow sets a[r] to row r's value of one row of W (columns cols,
-// values vals) for the len(a) samples of the transposed block xt (stride
-// blk): a[r] = (((0 + v₀x₀) + v₁x₁) + …), summed in the order of cols.
-// Eight (then four) columns go at a time, each value still summed term by
-// term in that order, so a[r] is loaded and stored once per eight terms
-// instead of once per term.
-func gatherRow(a, xt []float32, blk int, cols []int32, vals []float32) {
-	clear(a)
-	n := len(a)
-	i := 0
-	for ; i+8 <= len(cols); i += 8 {
-		v0, v1, v2, v3 := vals[i], vals[i+1], vals[i+2], vals[i+3]
-		v4, v5, v6, v7 := vals[i+4], vals[i+5], vals[i+6], vals[i+7]
-		s0 := xt[int(cols[i])*blk:][:n]
-		s1 := xt[int(cols[i+1])*blk:][:n]
-		s2 := xt[int(cols[i+2])*blk:][:n]
-		s3 := xt[int(cols[i+3])*blk:][:n]
-		s4 := xt[int(cols[i+4])*blk:][:n]
-		s5 := xt[int(cols[i+5])*blk:][:n]
-		s6 := xt[int(cols[i+6])*blk:][:n]
-		s7 := xt[int(cols[i+7])*blk:][:n]
-		for r := range a {
-			t := a[r]
-			t += v0 * s0[r]
-			t += v1 * s1[r]
-			t += v2 * s2[r]
-			t += v3 * s3[r]
-			t += v4 * s4[r]
-			t += v5 * s5[r]
-			t += v6 * s6[r]
-			t += v7 * s7[r]
-			a[r] = t
-		}
-	}
-	for ; i+4 <= len(cols); i += 4 {
-		v0, v1, v2, v3 := vals[i], vals[i+1], vals[i+2], vals[i+3]
-		s0 := xt[int(cols[i])*blk:][:n]
-		s1 := xt[int(cols[i+1])*blk:][:n]
-		s2 := xt[int(cols[i+2])*blk:][:n]
-		s3 := xt[int(cols[i+3])*blk:][:n]
-		for r := range a {
-			t := a[r]
-			t += v0 * s0[r]
-			t += v1 * s1[r]
-			t += v2 * s2[r]
-			t += v3 * s3[r]
-			a[r] = t
-		}
-	}
-	for ; i < len(cols); i++ {
-		v := vals[i]
-		src := xt[int(cols[i])*blk:][:n]
-		for r := range a {
-			a[r] += v * src[r]
-		}
-	}
 }

@@ -2,6 +2,8 @@ package reject
 
 import (
 	"math"
+
+	"github.com/flycl/flycl/linalg"
 )
 
 // ClassCosine returns the largest cosine of x to the class sums (nc rows
@@ -52,23 +54,80 @@ func ClassCosine(x, sums, norms []float64, own int) (cos float64, ok bool) {
 // s (nc×m, the rows of S, which hold them): 0 for a sample with no class
 // to compare with.
 func LeaveOneOutCosines(s []float32, nc, m int, h []float32, sel, idx []int) []float64 {
-	sums, norms := make([]float64, nc*m), make([]float64, nc)
-	for i, v := range s[:nc*m] {
-		sums[i] = float64(v)
-		norms[i/m] += float64(v) * float64(v)
-	}
+	norms := make([]float64, nc)
 	for c := range norms {
-		norms[c] = math.Sqrt(norms[c])
-	}
-	out := make([]float64, len(sel))
-	x := make([]float64, m)
-	for k, i := range sel {
-		for j, v := range h[i*m : (i+1)*m] {
-			x[j] = float64(v)
+		var t float64
+		for _, v := range s[c*m : (c+1)*m] {
+			t += float64(v) * float64(v)
 		}
-		out[k], _ = ClassCosine(x, sums, norms, idx[i])
+		norms[c] = math.Sqrt(t)
+	}
+	// Per sample, ClassCosine's sums for the classes it is not of run over
+	// the code's non-zeros only (a top-k code is mostly zeros), all classes
+	// at once from S transposed (linalg.DgatherSparse): the terms skipped
+	// are exact zeros, which leave a sum that starts at +0 unchanged, and
+	// the products of two float32 values are exact in float64, so every
+	// cosine has ClassCosine's bits at a fraction of its cost; the own
+	// class's sum less the code is summed densely, as ClassCosine sums it.
+	st := transposed(s, nc, m)
+	out := make([]float64, len(sel))
+	nz, hv := make([]int32, 0, m), make([]float32, 0, m)
+	num := make([]float64, nc)
+	for k, i := range sel {
+		hi := h[i*m : (i+1)*m]
+		nz, hv = nz[:0], hv[:0]
+		xn := 0.0
+		for j, v := range hi {
+			if v != 0 {
+				nz, hv = append(nz, int32(j)), append(hv, v)
+				xn += float64(v) * float64(v)
+			}
+		}
+		xn = math.Sqrt(xn)
+		if nc > 0 {
+			linalg.DgatherSparse(nz, hv, st, nc, num)
+		}
+		best := math.Inf(-1)
+		own := idx[i]
+		for c := range norms {
+			n, den := num[c], norms[c]
+			if c == own {
+				var ss float64
+				n = 0
+				for j, v := range s[c*m : (c+1)*m] {
+					x := float64(hi[j])
+					r := float64(v) - x
+					n += r * x
+					ss += r * r
+				}
+				den = math.Sqrt(ss)
+			}
+			if den > 0 && xn > 0 {
+				best = max(best, n/(den*xn))
+			}
+		}
+		if !math.IsInf(best, -1) {
+			out[k] = best
+		}
 	}
 	return out
+}
+
+// transposed returns the rows×cols matrix a (row-major) transposed, by
+// tiles of 64 columns (the tile of the result, 64 rows of it, stays in
+// cache while every row of a writes its column into it).
+func transposed(a []float32, rows, cols int) []float32 {
+	t := make([]float32, rows*cols)
+	const tile = 64
+	for c0 := 0; c0 < cols; c0 += tile {
+		c1 := min(cols, c0+tile)
+		for r := range rows {
+			for c, v := range a[r*cols+c0 : r*cols+c1] {
+				t[(c0+c)*rows+r] = v
+			}
+		}
+	}
+	return t
 }
 
 // UnitRows returns the rows of s (nc × m) scaled to unit length, and

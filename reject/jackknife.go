@@ -3,6 +3,8 @@ package reject
 import (
 	"context"
 	"math"
+
+	"github.com/flycl/flycl/linalg"
 )
 
 // MaxJackknifePartners bounds the samples j whose leave-two-out effect the
@@ -65,36 +67,33 @@ func Jackknife(ctx context.Context, loo, full []float32, lev []float64, cos []fl
 		}
 	}
 	// the sums run over hᵢ's non-zeros only (a top-k code is mostly
-	// zeros): the terms skipped are exact zeros, which leave a sum that
-	// starts at +0 unchanged, so each sum has the bits of the dense one
-	nz := make([]int32, 0, m)
+	// zeros), for all classes (all partners) at once from S (the partner
+	// codes) transposed (linalg.DgatherSparse): the terms skipped are
+	// exact zeros, which leave a sum that starts at +0 unchanged, and the
+	// products of two float32 values are exact in float64, so each sum
+	// has the bits of the dense one
+	st := transposed(s, nc, m)
+	pcodes := make([]float32, np*m)
+	for q, j := range pj {
+		copy(pcodes[q*m:(q+1)*m], code(j))
+	}
+	pt := transposed(pcodes, np, m)
+	nz, hv := make([]int32, 0, m), make([]float32, 0, m)
 	for i := range k {
-		hi := code(i)
-		nz = nz[:0]
-		for t, v := range hi {
+		nz, hv = nz[:0], hv[:0]
+		for t, v := range code(i) {
 			if v != 0 {
-				nz = append(nz, int32(t))
+				nz, hv = append(nz, int32(t)), append(hv, v)
 			}
 		}
-		for c := range nc {
-			sc := s[c*m : (c+1)*m]
-			d := 0.0
-			for _, t := range nz {
-				d += float64(hi[t]) * float64(sc[t])
-			}
-			pc[i*nc+c] = d
+		if nc > 0 {
+			linalg.DgatherSparse(nz, hv, st, nc, pc[i*nc:(i+1)*nc])
 		}
-		for _, t := range nz {
-			v := hi[t]
+		for _, v := range hv {
 			kk[i] += float64(v) * float64(v)
 		}
-		for q, j := range pj {
-			hj := code(j)
-			d := 0.0
-			for _, t := range nz {
-				d += float64(hi[t]) * float64(hj[t])
-			}
-			kp[i*np+q] = d
+		if np > 0 {
+			linalg.DgatherSparse(nz, hv, pt, np, kp[i*np:(i+1)*np])
 		}
 	}
 	if err := ctx.Err(); err != nil {

@@ -317,4 +317,145 @@ func TestDualSumsAfterChanges(t *testing.T) {
 	check(c, "set class")
 	c.GrowClasses(6)
 	check(c, "grow classes")
+	// adds after a reused answer: S grows from the sums it had (the
+	// rows before are a prefix), also by classes not seen before
+	more := slices.Clone(labels[:10])
+	more[3], more[7] = 6, 7
+	if err := c.Add(h[:10*m], 10, more); err != nil {
+		t.Fatal(err)
+	}
+	check(c, "add after the changes, new classes")
+	if err := c.Add(h[10*m:15*m], 5, labels[10:15]); err != nil {
+		t.Fatal(err)
+	}
+	check(c, "add again")
+}
+
+// TestDualCholeskyEqualsEigen: the solution by the Cholesky factor of
+// K + λI (what Solve uses) and by K's eigendecomposition (its fallback)
+// give the same A, W and hat entries. Both are backward-stable float64
+// solves of a system of condition (λmax+λ)/(λmin+λ), at most about
+// tr K/λ ≤ 1e7 here (duplicate rows make K singular): they agree to about
+// cond·n·2⁻⁵³ ≈ 1e-7 relative of the largest entry, plus W's rounding
+// to float32 (6e-8).
+func TestDualCholeskyEqualsEigen(t *testing.T) {
+	const n, m, k, nc = 24, 200, 60, 4
+	h, labels := dualCodes(11, n, m, k, nc)
+	copy(h[5*m:6*m], h[2*m:3*m]) // a duplicate sample: K singular
+	labels[5] = labels[2]
+	d, _ := NewDual(m)
+	if err := d.Add(h, n, labels); err != nil {
+		t.Fatal(err)
+	}
+	mean := d.Trace() / n
+	rows := []int{0, 2, 5, 17}
+	for _, rel := range []float64{1e-6, 1e-3, 1, 1e3} {
+		lambda := rel * mean
+		ch, err := d.Solve(context.Background(), lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.chol == nil {
+			t.Fatalf("λ=%g: Solve did not factor K + λI", lambda)
+		}
+		eg, err := d.solveEigen(context.Background(), lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := relErr64(ch.a, eg.a); e > 1e-6 {
+			t.Errorf("λ=%g: A differs by %.3g relative", lambda, e)
+		}
+		if e := relErr(ch.Coef(), toF64(eg.Coef())); e > 1e-6 {
+			t.Errorf("λ=%g: W differs by %.3g relative", lambda, e)
+		}
+		hc, he := ch.Hat(rows, rows), eg.Hat(rows, rows)
+		for i := range hc {
+			if math.Abs(hc[i]-he[i]) > 1e-6 {
+				t.Errorf("λ=%g: hat entry %d: Cholesky %.12g, eigen %.12g", lambda, i, hc[i], he[i])
+			}
+		}
+	}
+}
+
+func toF64(a []float32) []float64 {
+	out := make([]float64, len(a))
+	for i, v := range a {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// TestDualLeaveOneOut checks the closed forms of Solution.LeaveOneOut
+// against their definitions: the leave-one-out scores of row i against
+// the solution of a fresh Dual of the other rows, evaluated at row i (its
+// kernel entries with them); the fitted scores against K·A; the
+// leverages against Hat. λ from 10⁻⁶ to 10 of the mean eigenvalue, on
+// the Cholesky and the eigen solution. The fresh solve is a float64 solve
+// of condition at most (λmax+λ)/λ ≤ 1e7·n: 1e-7 absolute bounds the
+// differences of scores of size 1 with room (the closed form itself is
+// good to about 1e-12 here).
+func TestDualLeaveOneOut(t *testing.T) {
+	const n, m, k, nc = 18, 150, 40, 3
+	h, labels := dualCodes(21, n, m, k, nc)
+	d, _ := NewDual(m)
+	if err := d.Add(h, n, labels); err != nil {
+		t.Fatal(err)
+	}
+	mean := d.Trace() / n
+	rows := []int{0, 7, 17}
+	for _, rel := range []float64{1e-6, 1e-3, 1, 10} {
+		lambda := rel * mean
+		ch, err := d.Solve(context.Background(), lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eg, err := d.solveEigen(context.Background(), lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sol := range []*Solution{ch, eg} {
+			fitted, loo, lev := sol.LeaveOneOut(rows)
+			want := sol.Fitted(rows)
+			hat := sol.Hat(rows, rows)
+			for p, i := range rows {
+				if math.Abs(lev[p]-hat[p*len(rows)+p]) > 1e-9 {
+					t.Errorf("λ=%g row %d: leverage %v, hat %v", lambda, i, lev[p], hat[p*len(rows)+p])
+				}
+				// the fresh solve without row i
+				var keep []int
+				for r := range n {
+					if r != i {
+						keep = append(keep, r)
+					}
+				}
+				hs := make([]float32, 0, (n-1)*m)
+				ls := make([]int, 0, n-1)
+				for _, r := range keep {
+					hs = append(hs, h[r*m:(r+1)*m]...)
+					ls = append(ls, labels[r])
+				}
+				f, _ := NewDual(m)
+				f.GrowClasses(nc)
+				if err := f.Add(hs, n-1, ls); err != nil {
+					t.Fatal(err)
+				}
+				fs, err := f.Solve(context.Background(), lambda)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for c := range nc {
+					var ref float64 // Σ_r K[i][r]·A_fresh[r][c]
+					for q, r := range keep {
+						ref += d.k[i*n+r] * fs.a[c*(n-1)+q]
+					}
+					if math.Abs(loo[p*nc+c]-ref) > 1e-7 {
+						t.Errorf("λ=%g row %d class %d: leave-one-out %.12g, fresh solve %.12g", lambda, i, c, loo[p*nc+c], ref)
+					}
+					if math.Abs(fitted[p*nc+c]-want[p*nc+c]) > 1e-7 {
+						t.Errorf("λ=%g row %d class %d: fitted %.12g, K·A %.12g", lambda, i, c, fitted[p*nc+c], want[p*nc+c])
+					}
+				}
+			}
+		}
+	}
 }

@@ -72,7 +72,7 @@ func TestREADMEIsAFrontPage(t *testing.T) {
 	}
 	for name, want := range map[string][]string{
 		"commands": {"make build", "make test"},
-		"research": {"bin/flycl run "},
+		"research": {"bin/flycl-lab run "},
 		"deploy":   {"bin/flycl learn ", "bin/flycl predict ", "bin/flycl serve "},
 	} {
 		_, block, ok := strings.Cut(readme, "<!-- quickstart:"+name+" -->\n")

@@ -59,38 +59,12 @@ func New(cfg flycl.Config, d int, w *projection.Matrix, p *modelfile.Pipeline) (
 	return &Model{Model: m, Pipeline: p}, nil
 }
 
-// Load reads a model file.
-//
-// A model file with a journal (modelfile.OpenJournal) is read as its
-// checkpoint and the changes journalled since, replayed in order.
-func Load(path string) (*Model, error) {
-	f, m, err := modelfile.LoadForLearning(path)
-	if err != nil {
-		return nil, err
-	}
-	Calibrate(m)
-	dm := &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created, crc: f.CRC, base: m.Version(), id: f.ID}
-	jc, err := modelfile.ReadJournal(path, dm.Checkpoint())
-	if err != nil {
-		return nil, err
-	}
-	if jc.Torn != nil {
-		dm.Warnings = append(dm.Warnings, fmt.Sprintf("%s: %s", modelfile.JournalPath(path), jc.Torn))
-	}
-	if err := dm.replay(jc.Entries); err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	return dm, nil
-}
-
-// replay applies journal entries read after the model's checkpoint.
-func (m *Model) replay(entries []*modelfile.JournalEntry) error {
-	for _, e := range entries {
-		if err := m.Replay(context.Background(), e); err != nil {
-			return err
-		}
-	}
-	return nil
+// OfFile returns the model of a model file loaded for learning
+// (modelfile.LoadForLearning gives f and m), keeping f's pipeline,
+// creation time, CRC and ID: the checkpoint its journal continues. The
+// store loads a model so (store.Load), and replays the journal on it.
+func OfFile(f *modelfile.File, m *flycl.Model) *Model {
+	return &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created, crc: f.CRC, base: m.Version(), id: f.ID}
 }
 
 // CheckpointCRC returns the CRC-32C of the model file this model was last
@@ -112,15 +86,18 @@ func (m *Model) ID() modelfile.ModelID { return m.id }
 // last loaded from (before its journal's changes) or saved to.
 func (m *Model) CheckpointVersion() uint64 { return m.base }
 
-// Save writes the model to path atomically (modelfile.Save). It reads the
-// statistics in place (codec.View), with no copy of G.
-func (m *Model) Save(path string) error {
-	f := &modelfile.File{Snapshot: codec.View(m.Model), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
-	if err := modelfile.Save(path, f); err != nil {
-		return err
-	}
+// FileView returns the model as the modelfile.File its save writes
+// (store.Store: the one writer of model files), reading the statistics in
+// place (codec.View), with no copy of G: valid until the model changes.
+func (m *Model) FileView() *modelfile.File {
+	return &modelfile.File{Snapshot: codec.View(m.Model), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
+}
+
+// Saved records that f, the model's FileView, was saved (modelfile.Save
+// set its creation time, CRC and ID): the model's checkpoint is now that
+// file, at the model's version.
+func (m *Model) Saved(f *modelfile.File) {
 	m.Created, m.crc, m.base, m.id = f.Created, f.CRC, m.Version(), f.ID
-	return nil
 }
 
 // File returns the model as a modelfile.File (for Encode).

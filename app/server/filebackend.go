@@ -271,12 +271,12 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, op
 		if err := m.CheckLearn(x, names, nil, dopt); err != nil {
 			return &refused{&InputError{err}}
 		}
-		before := m.Prior() // what an undo of this learn puts back
+		before := store.PriorOf(m) // what an undo of this learn puts back
 		var err error
 		if res, err = m.Learn(ctx, x, names, nil, dopt); err != nil {
 			return asInput(err)
 		}
-		b.entry = deploy.LearnEntry(m.Version(), before, x, names, m.InputDim(), dopt)
+		b.entry = store.LearnEntry(m.Version(), before, x, names, m.InputDim(), dopt)
 		return nil
 	})
 	if err != nil {
@@ -320,7 +320,7 @@ func (b *FileBackend) ForgetExact(ctx context.Context, class string, x []float32
 			return asInput(err)
 		}
 		n = len(xs) / m.InputDim()
-		b.entry = deploy.ForgetEntry(m.Version(), class, xs, m.InputDim())
+		b.entry = store.ForgetEntry(m.Version(), class, xs, m.InputDim())
 		return nil
 	})
 	if err != nil {
@@ -427,16 +427,16 @@ func asInput(err error) error {
 
 // Undo takes learns back out exactly, as the model's journal records
 // them (deploy.Model.Undo), each saved as any change: the last learn (to
-// nil), or every learn after version *to, as deploy.UndoPlan decides. It
+// nil), or every learn after version *to, as store.UndoPlan decides. It
 // returns the learns taken back, newest first. It is the store's one undo
 // loop (store.Store.UndoEach, which flycl undo runs too); every version it
 // saves is published at once. An undo the journal cannot do is an
 // *InputError.
-func (b *FileBackend) Undo(ctx context.Context, u store.Undo) (ModelView, []deploy.Undone, error) {
+func (b *FileBackend) Undo(ctx context.Context, u store.Undo) (ModelView, []store.Undone, error) {
 	to := u.To
-	var done []deploy.Undone
+	var done []store.Undone
 	_, err := b.st.UndoIf(ctx, u, func(learn, _ *modelfile.JournalEntry) {
-		done = append(done, deploy.UndoneOf(learn))
+		done = append(done, store.UndoneOf(learn))
 		b.cur.Store(b.snapshot())
 	})
 	if errors.Is(err, store.ErrNotRecorded) && !errors.Is(err, modelfile.ErrLockLost) && to == nil && len(done) == 1 {
@@ -446,7 +446,7 @@ func (b *FileBackend) Undo(ctx context.Context, u store.Undo) (ModelView, []depl
 		err = nil
 	}
 	if err != nil {
-		if errors.Is(err, deploy.ErrNoUndo) {
+		if errors.Is(err, store.ErrNoUndo) {
 			err = &InputError{err}
 		}
 		if len(done) > 0 {
@@ -458,5 +458,5 @@ func (b *FileBackend) Undo(ctx context.Context, u store.Undo) (ModelView, []depl
 }
 
 // History lists the changes the model's journal records
-// (deploy.History).
-func (b *FileBackend) History() ([]deploy.HistoryItem, error) { return deploy.History(b.path) }
+// (store.History).
+func (b *FileBackend) History() ([]store.HistoryItem, error) { return store.History(b.path) }

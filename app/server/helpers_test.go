@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/flycl/flycl/app/deploy"
 	"image"
 	"image/color"
 	"image/png"
@@ -15,6 +14,9 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/vision/imageio"
@@ -90,7 +92,7 @@ func newFileBackend(t testing.TB, path string) *FileBackend {
 // for a test to check what was saved while its writer still runs.
 func savedModel(t testing.TB, path string) *deploy.Model {
 	t.Helper()
-	m, err := deploy.Load(path)
+	m, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

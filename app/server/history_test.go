@@ -13,6 +13,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/internal/codec"
 )
 
@@ -78,7 +79,7 @@ func TestUndoAndHistory(t *testing.T) {
 	s.Close()
 	s = open() // the undo is in the journal
 	hs = newLoopbackServer(t, s)
-	got, err := deploy.Load(path)
+	got, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestUndoAndHistory(t *testing.T) {
 	if len(ur.Undone) != 1 || ur.Undone[0].Version != 2 || ur.Undone[0].Samples != 8 {
 		t.Fatalf("undo to 1 says it took back %+v, want the learn of version 2 (8 samples)", ur.Undone)
 	}
-	if got, err = deploy.Load(path); err != nil {
+	if got, err = store.Load(path); err != nil {
 		t.Fatal(err)
 	}
 	sameModelContent(t, "undo to version 1", got, ref(1))

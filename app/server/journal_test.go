@@ -11,6 +11,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
 )
@@ -101,7 +102,7 @@ func TestJournalledBackend(t *testing.T) {
 	if err := jb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := deploy.Load(path)
+	m, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +118,11 @@ func TestJournalledBackend(t *testing.T) {
 // solves its last changes again on load, where the other kept its factor).
 func sameLoaded(t *testing.T, a, b string) {
 	t.Helper()
-	ma, err := deploy.Load(a)
+	ma, err := store.Load(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb, err := deploy.Load(b)
+	mb, err := store.Load(b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // TestOpen: Open gives the writer or the reader that its options ask for,
 // as the file and its lock allow: the truth is what each backend does
 // (a reader refuses a learn with ErrReadOnly; a writer's learn is in the
-// file deploy.Load reads back; a second writer meets the lock).
+// file store.Load reads back; a second writer meets the lock).
 func TestOpen(t *testing.T) {
 	dir := t.TempDir()
 	saved := filepath.Join(dir, "saved.flycl")

@@ -41,7 +41,7 @@ type ReadOnlyOptions struct {
 // file, so it starts on a file it may not write (mode 0444, a read-only
 // directory) and while a writer holds the lock.
 //
-// It loads the file as every reader does (deploy.Load: the checkpoint
+// It loads the file as every reader does (store.Load: the checkpoint
 // and the changes its journal holds since), and loads it again when the
 // file or its journal changes (Reload, every Poll). A new version replaces
 // the served one atomically, and only when it loaded whole and the files
@@ -129,7 +129,7 @@ func (b *ReadOnlyBackend) load() (*deploy.Model, readIdent, error) {
 	if err != nil {
 		return nil, id, err
 	}
-	m, err := deploy.Load(b.path)
+	m, err := store.Load(b.path)
 	if err != nil {
 		return nil, id, err
 	}
@@ -311,13 +311,13 @@ func (b *ReadOnlyBackend) Forget(context.Context, string, []float32) (ModelView,
 }
 
 // Undo fails with ErrReadOnly.
-func (b *ReadOnlyBackend) Undo(context.Context, store.Undo) (ModelView, []deploy.Undone, error) {
+func (b *ReadOnlyBackend) Undo(context.Context, store.Undo) (ModelView, []store.Undone, error) {
 	return nil, nil, ErrReadOnly
 }
 
-// History lists the changes the model's journal records (deploy.History:
+// History lists the changes the model's journal records (store.History:
 // it reads only).
-func (b *ReadOnlyBackend) History() ([]deploy.HistoryItem, error) { return deploy.History(b.path) }
+func (b *ReadOnlyBackend) History() ([]store.HistoryItem, error) { return store.History(b.path) }
 
 // viewOf is the published view of a model (FileBackend's and
 // ReadOnlyBackend's).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 )
 
 // TestUndoTo: POST /v1/model/undo {"to": N} takes back every learn after
@@ -53,7 +54,7 @@ func TestUndoTo(t *testing.T) {
 		return code, ur, string(b)
 	}
 	code, ur, body := undo(`{"to": 1}`)
-	want := []deploy.Undone{{Version: 3, Op: "learn", Classes: []string{"delta"}, Samples: 8}, {Version: 2, Op: "learn", Classes: []string{"gamma"}, Samples: 8}}
+	want := []store.Undone{{Version: 3, Op: "learn", Classes: []string{"delta"}, Samples: 8}, {Version: 2, Op: "learn", Classes: []string{"gamma"}, Samples: 8}}
 	if code != http.StatusOK || ur.Version != 5 || ur.To == nil || *ur.To != 1 || len(ur.Undone) != 2 {
 		t.Fatalf("undo to 1: %d %s", code, body)
 	}
@@ -74,7 +75,7 @@ func TestUndoTo(t *testing.T) {
 	if _, _, err := rb.Learn(context.Background(), slices.Concat(first...), names, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := deploy.Load(path)
+	got, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,34 +73,34 @@ func (c *crasher) faults() *Faults {
 			tmp := filepath.Join(dir, "."+base+".tmp-1")
 			other := filepath.Join(dir, "other-"+base)
 			c.point("save: write (half a temporary file)", func() {
-				if m.Save(other) == nil {
+				if saveModel(m, other) == nil {
 					b, _ := os.ReadFile(other)
 					os.WriteFile(tmp, b[:len(b)/2], 0o666)
 					os.Remove(other)
 				}
 			})
 			c.point("save: sync (temporary file whole, not renamed)", func() {
-				if m.Save(other) == nil {
+				if saveModel(m, other) == nil {
 					os.Rename(other, tmp)
 				}
 			})
 			c.point("save: rename (model file in place, journal not started anew)", func() {
-				if m.Save(other) == nil {
+				if saveModel(m, other) == nil {
 					os.Rename(other, path)
 				}
 			})
 			c.point("save: sync the folder", func() {
-				if m.Save(other) == nil {
+				if saveModel(m, other) == nil {
 					os.Rename(other, path)
 				}
 			})
 			c.point("save: journal anew (temporary journal written)", func() {
-				if m.Save(other) == nil {
+				if saveModel(m, other) == nil {
 					os.Rename(other, path)
 				}
 			})
-			c.point("save: journal anew (renamed)", func() { m.Save(path) })
-			return m.Save(path)
+			c.point("save: journal anew (renamed)", func() { saveModel(m, path) })
+			return saveModel(m, path)
 		},
 	}
 }
@@ -260,7 +260,7 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 	if last := hist[len(hist)-1].Version; last != m.Version() {
 		t.Fatalf("the history ends at version %d, the model is at %d", last, m.Version())
 	}
-	if i := deploy.Unbroken(hist); i != 0 || hist[0].VersionBefore != 0 {
+	if i := Unbroken(hist); i != 0 || hist[0].VersionBefore != 0 {
 		t.Fatalf("the history has a gap before entry %d (%+v)", i, hist[i])
 	}
 	if hasOp(hist, "merge") != hasClass(m, "ma") {
@@ -275,7 +275,7 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 		t.Fatal(err)
 	}
 	for _, e := range hist {
-		if err := r.Replay(ctx, e); err != nil {
+		if err := Replay(ctx, r, e); err != nil {
 			t.Fatalf("replay the history: %v", err)
 		}
 	}
@@ -284,7 +284,7 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 	// undo --to 1: refused (a forget after it), or the model as a fresh
 	// learn of version 1's samples gives
 	one := uint64(1)
-	if _, err := deploy.UndoPlan(hist, m.Version(), &one); err != nil {
+	if _, err := UndoPlan(hist, m.Version(), &one); err != nil {
 		if hasOp(hist, "forget") {
 			return
 		}

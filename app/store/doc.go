@@ -17,7 +17,7 @@
 //		if _, err := m.Learn(ctx, x, names, nil, opt); err != nil {
 //			return store.Change{}, err
 //		}
-//		return store.Change{Entry: deploy.LearnEntry(m.Version(), before, x, names, d, opt)}, nil
+//		return store.Change{Entry: LearnEntry(m.Version(), before, x, names, d, opt)}, nil
 //	})
 //
 // A change's record is appended to the journal and synced before the
@@ -25,7 +25,7 @@
 // change is in the history if and only if it is in the model (the next
 // load completes a record the model file does not hold yet, or drops a
 // merge's); each record names the version it started from, and an undo
-// does not reach past a gap (deploy.Unbroken). A journal changed behind
+// does not reach past a gap (Unbroken). A journal changed behind
 // the store (its bytes checked against a running CRC-32C) is answered by
 // saving the model, which holds every acknowledged change, to a new
 // checkpoint. UndoIf undoes on a precondition (the learn it takes back,

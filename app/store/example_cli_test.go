@@ -35,11 +35,11 @@ func Example_cli() {
 	x := []float32{1, 2, 3, 3, 2, 1, 1.5, 2, 2.5, 2.5, 2, 1.5}
 	names := []string{"cat", "dog", "cat", "dog"}
 	err = st.Update(ctx, func(m *deploy.Model) (store.Change, error) {
-		before := m.Prior()
+		before := store.PriorOf(m)
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 			return store.Change{}, err
 		}
-		return store.Change{Entry: deploy.LearnEntry(m.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
+		return store.Change{Entry: store.LearnEntry(m.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -38,11 +38,11 @@ func samples(c, n int) []float32 {
 // records it in the journal (so that an undo can take it back out).
 func learn(ctx context.Context, x []float32, names []string) func(*deploy.Model) (store.Change, error) {
 	return func(m *deploy.Model) (store.Change, error) {
-		before := m.Prior()
+		before := store.PriorOf(m)
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 			return store.Change{}, err
 		}
-		return store.Change{Entry: deploy.LearnEntry(m.Version(), before, x, names, d, deploy.LearnOptions{})}, nil
+		return store.Change{Entry: store.LearnEntry(m.Version(), before, x, names, d, deploy.LearnOptions{})}, nil
 	}
 }
 

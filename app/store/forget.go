@@ -78,7 +78,7 @@ func (s *Store) Forget(ctx context.Context, class string, data func(*deploy.Mode
 		if res.Record, res.Exact, err = m.Forget(ctx, class, x, nil); err != nil {
 			return Change{}, fmt.Errorf("forget (%s unchanged): %w", s.path, err)
 		}
-		return Change{Entry: deploy.ForgetEntry(m.Version(), class, x, m.InputDim())}, nil
+		return Change{Entry: ForgetEntry(m.Version(), class, x, m.InputDim())}, nil
 	})
 	if err != nil && !errors.Is(err, ErrNotRecorded) {
 		return nil, err

@@ -29,7 +29,7 @@ type Learned struct {
 }
 
 // Learn teaches the model the data (deploy.Model.Learn with opt) as one
-// durable change recorded in the journal (deploy.LearnEntry), so that an
+// durable change recorded in the journal (LearnEntry), so that an
 // undo takes it back. prepare, when not nil, changes the model first in
 // the same change (a new "unknown" calibration): the undo takes that back
 // too. A store whose file does not exist yet needs Create first. A learn
@@ -41,8 +41,8 @@ func (s *Store) Learn(ctx context.Context, d LearnData, opt deploy.LearnOptions,
 	if s.model == nil {
 		return nil, fmt.Errorf("%s does not exist", s.path)
 	}
-	before := s.model.Prior() // what an undo of this learn puts back
-	v0 := s.model.Version()   // where its record starts: prepare may count as a change
+	before := PriorOf(s.model) // what an undo of this learn puts back
+	v0 := s.model.Version()    // where its record starts: prepare may count as a change
 	if prepare != nil {
 		if err := prepare(s.model); err != nil {
 			return nil, err
@@ -60,7 +60,7 @@ func (s *Store) Learn(ctx context.Context, d LearnData, opt deploy.LearnOptions,
 			return Change{}, fmt.Errorf("learn (%s unchanged): %w", s.path, err)
 		}
 		res.Learn, t1 = time.Since(t0), time.Now()
-		e := deploy.LearnEntry(m.Version(), before, d.X, d.Names, d.D, opt)
+		e := LearnEntry(m.Version(), before, d.X, d.Names, d.D, opt)
 		e.VersionBefore = v0
 		return Change{Entry: e}, nil
 	})

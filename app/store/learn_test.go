@@ -48,7 +48,7 @@ func TestLearn(t *testing.T) {
 			defer st.Close()
 			was, _ := os.ReadFile(path)
 			wasKeep := st.Model().Rejection().Keep
-			ref, err := deploy.Load(path)
+			ref, err := Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +79,7 @@ func TestLearn(t *testing.T) {
 			// file keeps G in float32, so the model read back scores within
 			// float32 rounding amplified by this small ridge's conditioning
 			// (below 100 on the grid 0.1..10): 1e-5 relative.
-			onDisk, err := deploy.Load(path)
+			onDisk, err := Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -72,7 +72,7 @@ type Faults struct {
 
 // Change is what an Update did, for the journal.
 type Change struct {
-	// Entry records the change (deploy.LearnEntry, ForgetEntry, an undo's
+	// Entry records the change (LearnEntry, ForgetEntry, an undo's
 	// entry, MergeEntry); nil records none (and, with Checkpoints, makes
 	// the change a checkpoint).
 	Entry *modelfile.JournalEntry
@@ -185,7 +185,7 @@ func Open(ctx context.Context, path string, opt *Options) (*Store, error) {
 // there is none and never was).
 func (s *Store) load() error {
 	s.model = nil // free the old model's statistics before reading
-	m, err := deploy.Load(s.path)
+	m, err := Load(s.path)
 	switch {
 	case err == nil:
 		s.model, s.exists = m, true
@@ -353,7 +353,7 @@ func (s *Store) refuseWriter() error {
 // new checkpoint after its journal was changed behind the store (so that
 // none of them is lost with the journal), and starts the journal anew on
 // it, keeping what history the changed journal still gives (an undo does
-// not reach past what it lost: deploy.Unbroken). The store takes no more
+// not reach past what it lost: Unbroken). The store takes no more
 // changes (the journal was changed by another program: a restart loads
 // the file as it then is); its Health says whether the rescue was done.
 // The lock must still be this store's and the model file the one it
@@ -413,7 +413,7 @@ func (s *Store) save(m *deploy.Model) error {
 	if f := s.opt.Faults; f != nil && f.Save != nil {
 		return f.Save(m, s.path)
 	}
-	return m.Save(s.path)
+	return saveModel(m, s.path)
 }
 
 func (s *Store) appendEntry(j *modelfile.Journal, e *modelfile.JournalEntry) error {
@@ -672,11 +672,11 @@ func (s *Store) History() ([]*modelfile.JournalEntry, error) {
 }
 
 // Undo takes learns back out exactly, one durable change each, as
-// deploy.UndoPlan decides: the last learn (to nil), or every learn after
+// UndoPlan decides: the last learn (to nil), or every learn after
 // version *to not undone yet, newest first (*to 0: the model as created;
 // nothing when it already is). It returns the undo entries written. An
-// undo the journal cannot do (UndoPlan's refusals, deploy.Model.Undo's)
-// wraps deploy.ErrNoUndo and changes nothing.
+// undo the journal cannot do (UndoPlan's refusals, UndoLast's)
+// wraps ErrNoUndo and changes nothing.
 func (s *Store) Undo(ctx context.Context, to *uint64) ([]*modelfile.JournalEntry, error) {
 	return s.UndoEach(ctx, to, nil)
 }
@@ -696,12 +696,12 @@ type Undo struct {
 	// To: every learn after this version (nil: the last learn).
 	To *uint64
 	// Version, when not nil, is the learn the undo must take back first:
-	// when it is not the last (deploy.CheckLast), nothing is undone and
-	// the error wraps deploy.ErrNotLast.
+	// when it is not the last (CheckLast), nothing is undone and
+	// the error wraps ErrNotLast.
 	Version *uint64
 	// Model, when not nil, is the version the model must be at (an HTTP
 	// If-Match): else nothing is undone and the error wraps
-	// deploy.ErrNotLast.
+	// ErrNotLast.
 	Model *uint64
 }
 
@@ -717,14 +717,14 @@ func (s *Store) UndoIf(ctx context.Context, u Undo, each func(learn, undo *model
 		return nil, err
 	}
 	if u.Model != nil && *u.Model != s.model.Version() {
-		return nil, flycl.Input(fmt.Errorf("%w: the model is at version %d, not %d: another change came first, so nothing is undone", deploy.ErrNotLast, s.model.Version(), *u.Model))
+		return nil, flycl.Input(fmt.Errorf("%w: the model is at version %d, not %d: another change came first, so nothing is undone", ErrNotLast, s.model.Version(), *u.Model))
 	}
 	if u.Version != nil {
-		if err := deploy.CheckLast(hist, *u.Version); err != nil {
+		if err := CheckLast(hist, *u.Version); err != nil {
 			return nil, err
 		}
 	}
-	plan, err := deploy.UndoPlan(hist, s.model.Version(), to)
+	plan, err := UndoPlan(hist, s.model.Version(), to)
 	if err != nil {
 		return nil, err
 	}
@@ -736,8 +736,8 @@ func (s *Store) UndoIf(ctx context.Context, u Undo, each func(learn, undo *model
 		var e *modelfile.JournalEntry
 		err = s.Update(ctx, func(m *deploy.Model) (Change, error) {
 			var err error
-			if e, err = m.Undo(ctx, hist); err != nil {
-				if errors.Is(err, deploy.ErrNoUndo) {
+			if e, err = UndoLast(ctx, m, hist); err != nil {
+				if errors.Is(err, ErrNoUndo) {
 					// refused before the model changed: nothing to read back
 					return Change{}, Refused(err)
 				}
@@ -779,7 +779,7 @@ func (s *Store) JournalSamples(class string) []float32 {
 	if err != nil || n <= 0 {
 		return nil
 	}
-	if xs := deploy.JournalSamples(hist, class); len(xs) == n*m.InputDim() {
+	if xs := JournalSamples(hist, class); len(xs) == n*m.InputDim() {
 		return xs
 	}
 	return nil
@@ -807,7 +807,7 @@ func Repair(ctx context.Context, path string, opt *Options) (*modelfile.RepairRe
 	if err := lk.Check(); err != nil {
 		return rep, nil, err
 	}
-	m, err := deploy.Load(path)
+	m, err := Load(path)
 	if err != nil {
 		return rep, nil, fmt.Errorf("the model still does not load: %w", err)
 	}

@@ -67,7 +67,7 @@ func TestJournalTamperedUnderWriter(t *testing.T) {
 			if h := st.Health(); h == nil || !strings.Contains(h.Error(), "saved to a new checkpoint") {
 				t.Fatalf("health after the rescue: %v", h)
 			}
-			got, err := deploy.Load(path)
+			got, err := Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestLearnPrepareNoGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := deploy.Unbroken(hist); i != 0 {
+	if i := Unbroken(hist); i != 0 {
 		t.Fatalf("a gap before entry %d: %+v", i, hist)
 	}
 	one := uint64(1)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -49,11 +50,11 @@ func build(t *testing.T) (*deploy.Model, []*modelfile.JournalEntry) {
 	}
 	var hist []*modelfile.JournalEntry
 	learn := func(x []float32, names []string) {
-		before := m.Prior()
+		before := store.PriorOf(m)
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		hist = append(hist, deploy.LearnEntry(m.Version(), before, x, names, testD, deploy.LearnOptions{}))
+		hist = append(hist, store.LearnEntry(m.Version(), before, x, names, testD, deploy.LearnOptions{}))
 	}
 	x1, n1 := blobs([]string{"a", "b", "c"}, 5, 1)
 	learn(x1, n1)
@@ -64,7 +65,7 @@ func build(t *testing.T) (*deploy.Model, []*modelfile.JournalEntry) {
 	if _, _, err := m.Forget(ctx, "x", xx, nil); err != nil {
 		t.Fatal(err)
 	}
-	hist = append(hist, deploy.ForgetEntry(m.Version(), "x", xx, testD))
+	hist = append(hist, store.ForgetEntry(m.Version(), "x", xx, testD))
 	return m, hist
 }
 
@@ -347,11 +348,11 @@ func TestReportAsManyAsTheLastLearn(t *testing.T) {
 	var starts []int
 	for k, per := range []int{6, 1} {
 		x, names := blobs([]string{"a", "b", "c"}, per, 10+uint64(k))
-		before := m.Prior()
+		before := store.PriorOf(m)
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{LambdaPolicy: flycl.LambdaKeep}); err != nil {
 			t.Fatal(err)
 		}
-		hist = append(hist, deploy.LearnEntry(m.Version(), before, x, names, testD, deploy.LearnOptions{}))
+		hist = append(hist, store.LearnEntry(m.Version(), before, x, names, testD, deploy.LearnOptions{}))
 		starts = append(starts, len(allNames))
 		all, allNames = append(all, x...), append(allNames, names...)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/inbox"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/internal/testimages"
 	"github.com/flycl/flycl/vision/imageio"
 )
@@ -136,7 +137,7 @@ func TestRunZoneModels(t *testing.T) {
 		}
 	}
 	load := func(path string) *ModelClassifier {
-		f, err := deploy.LoadFile(path)
+		f, err := store.LoadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +210,7 @@ func TestRunZoneModels(t *testing.T) {
 	waitFrames(30, 0)
 	// a new version of the drive model: more of the same pictures
 	learnDrawn(t, drive, [][2]string{{"car", "checks"}, {"empty", "rings"}}, 4, r)
-	if err := drive.Save(drivePath); err != nil {
+	if err := store.Save(context.Background(), drivePath, drive); err != nil {
 		t.Fatal(err)
 	}
 	vDrive2 = drive.Version()

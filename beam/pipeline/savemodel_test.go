@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -64,7 +64,7 @@ func TestFinalizerWritesThroughStore(t *testing.T) {
 	if err := saveModel(ctx, path, m, sf); err != nil {
 		t.Fatal(err)
 	}
-	got, err := deploy.Load(path)
+	got, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

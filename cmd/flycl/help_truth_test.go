@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 )
 
 // helpOf is "flycl help CMD" as printed.
@@ -58,7 +58,7 @@ func TestHelpDefaultsArePhotoLearns(t *testing.T) {
 	if out, err := runCLI(t, "learn", "--model", model, "--data", "folder:"+train, "--ort-lib", lib, "--cache", "", "--quiet"); err != nil {
 		t.Fatalf("learn: %v\n%s", err, out)
 	}
-	f, err := deploy.LoadFile(model)
+	f, err := store.LoadFile(model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,12 +116,12 @@ func warnNotRecorded(err error) error {
 	return err
 }
 
-// loadFile reads a model file for reading only (deploy.LoadFile) and
+// loadFile reads a model file for reading only (store.LoadFile) and
 // prints what the load noticed and ignored (a torn journal tail). A file
 // that does not exist is one not learned yet: the error says so, with the
 // command that makes it.
 func loadFile(path string) (*modelfile.File, error) {
-	f, err := deploy.LoadFile(path)
+	f, err := store.LoadFile(path)
 	if err != nil {
 		return nil, notLearnedYet(path, err)
 	}

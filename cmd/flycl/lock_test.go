@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/server/api"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -86,7 +86,7 @@ func TestConcurrentLearns(t *testing.T) {
 				}
 			}
 		}
-		m, err := deploy.Load(model)
+		m, err := store.Load(model)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestWritersAndServe(t *testing.T) {
 	if err := waiting.Wait(); err != nil {
 		t.Fatalf("learn --wait after the server stopped: %v\n%s", err, wout.String())
 	}
-	m, err := deploy.Load(model)
+	m, err := store.Load(model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,13 +225,13 @@ func TestFileReplacedUnderServer(t *testing.T) {
 	// the served model's journal stays beside the copied file: a load
 	// refuses it (it is another model's), naming the command that gets
 	// out; after it the file is the other model, untouched
-	if _, err := deploy.Load(model); !errors.Is(err, modelfile.ErrForeignJournal) || !strings.Contains(err.Error(), "flycl repair --model "+model) {
+	if _, err := store.Load(model); !errors.Is(err, modelfile.ErrForeignJournal) || !strings.Contains(err.Error(), "flycl repair --model "+model) {
 		t.Fatalf("a load of the copied file beside the server's journal: %v", err)
 	}
 	if out, err := exec.Command(bin, "repair", "--model", model).CombinedOutput(); err != nil || !strings.Contains(string(out), "moved the journal aside") {
 		t.Fatalf("repair: %v\n%s", err, out)
 	}
-	if m, err := deploy.Load(model); err != nil || strings.Join(m.Classes().Names(), ",") != "other0,other1,other2" {
+	if m, err := store.Load(model); err != nil || strings.Join(m.Classes().Names(), ",") != "other0,other1,other2" {
 		t.Fatalf("the replaced file was changed: %v", err)
 	}
 }

@@ -305,7 +305,7 @@ func TestSoak(t *testing.T) {
 		}
 
 		// The file after the kill.
-		f, err := deploy.Load(model)
+		f, err := store.Load(model)
 		if os.IsNotExist(errUnwrapAll(err)) && !slices.ContainsFunc(ops, func(o soakOp) bool { return o.state == "acked" }) {
 			continue
 		}
@@ -418,7 +418,7 @@ func TestSoak(t *testing.T) {
 			}
 		}
 		rebuilt = len(ops)
-		g, err := deploy.Load(filepath.Join(dir, "rebuild.flycl"))
+		g, err := store.Load(filepath.Join(dir, "rebuild.flycl"))
 		if err != nil && rebuilt > 0 && !os.IsNotExist(errUnwrapAll(err)) {
 			t.Fatal(err)
 		}
@@ -468,8 +468,8 @@ func soakHistory(t *testing.T, round int, path string, f *deploy.Model, d int, r
 	if len(hist) == 0 {
 		return 0, 0, 0
 	}
-	if last := hist[len(hist)-1].Version; last != f.Version() || deploy.Unbroken(hist) != 0 {
-		t.Errorf("round %d: the history ends at version %d with a gap before entry %d, the model is at %d", round, last, deploy.Unbroken(hist), f.Version())
+	if last := hist[len(hist)-1].Version; last != f.Version() || store.Unbroken(hist) != 0 {
+		t.Errorf("round %d: the history ends at version %d with a gap before entry %d, the model is at %d", round, last, store.Unbroken(hist), f.Version())
 		return 1, 0, 0
 	}
 	if hist[0].VersionBefore != 0 {
@@ -499,7 +499,7 @@ func soakHistory(t *testing.T, round int, path string, f *deploy.Model, d int, r
 	var wantNames []string
 	wantSamples := 0
 	for _, e := range hist {
-		if err := m.Replay(context.Background(), e); err != nil {
+		if err := store.Replay(context.Background(), m, e); err != nil {
 			t.Fatalf("round %d: replay the history: %v", round, err)
 		}
 		if e.Version == n {
@@ -527,7 +527,7 @@ func soakHistory(t *testing.T, round int, path string, f *deploy.Model, d int, r
 		}
 		return 0, 0, 0 // refused (a forget or an undo after N)
 	}
-	got, err := deploy.Load(cp)
+	got, err := store.Load(cp)
 	if err != nil {
 		t.Fatal(err)
 	}

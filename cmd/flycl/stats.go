@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -77,7 +78,7 @@ func (o *statsOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	var m *deploy.Model
 	if o.model != "" {
-		if m, err = deploy.Load(o.model); err != nil {
+		if m, err = store.Load(o.model); err != nil {
 			return err
 		}
 		if err := o.mf.bound().AgreeModel(m.Config()); err != nil {

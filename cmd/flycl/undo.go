@@ -125,12 +125,12 @@ func historyCmd() *cobra.Command {
 	return c
 }
 
-// run reads the journal's history (deploy.History) and prints it.
+// run reads the journal's history (store.History) and prints it.
 func (o *historyOptions) run(cmd *cobra.Command, _ []string) error {
 	if o.model == "" {
 		return fmt.Errorf("give --model FILE")
 	}
-	h, err := deploy.History(o.model)
+	h, err := store.History(o.model)
 	if err != nil {
 		return err
 	}

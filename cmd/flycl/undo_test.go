@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/internal/codec"
 )
 
@@ -47,11 +47,11 @@ func TestUndoHistoryForgetFromJournal(t *testing.T) {
 	}
 	same := func(what, a, b string) {
 		t.Helper()
-		ma, err := deploy.Load(a)
+		ma, err := store.Load(a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		mb, err := deploy.Load(b)
+		mb, err := store.Load(b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestUndoHistoryForgetFromJournal(t *testing.T) {
 		}
 	}
 	same("after undo", model, ref)
-	m, _ := deploy.Load(model)
+	m, _ := store.Load(model)
 	if m.Version() != 4 {
 		t.Fatalf("version %d after an undo of version 3, want 4 (versions only grow)", m.Version())
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 )
 
 // TestUndoToCLI: flycl undo --to N prints every learn it takes back and
@@ -50,7 +50,7 @@ func TestUndoToCLI(t *testing.T) {
 	if out, err = runCLI(t, "undo", "--model", model, "--to", "0"); err != nil || !strings.Contains(out, "undid the learn of version 1 (16 samples of ant, bee)") {
 		t.Fatalf("undo --to 0: %v\n%s", err, out)
 	}
-	m, err := deploy.Load(model)
+	m, err := store.Load(model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/inbox"
+	"github.com/flycl/flycl/app/store"
 )
 
 // TestWatchInbox: flycl watch --inbox keeps the frames of a clip (through
@@ -50,7 +50,7 @@ func TestWatchInbox(t *testing.T) {
 		"--camera", "drive", "--inbox", ibDir, "--inbox-below", "1", "--inbox-margin", "1e9", "--inbox-every", "1"); err != nil {
 		t.Fatalf("watch: %v\n%s", err, out)
 	}
-	m, err := deploy.Load(model)
+	m, err := store.Load(model)
 	if err != nil {
 		t.Fatal(err)
 	}

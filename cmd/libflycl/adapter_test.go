@@ -14,6 +14,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -80,7 +81,7 @@ func TestStatusOf(t *testing.T) {
 		{wrap(flycl.ErrUnknownClass), FLYCL_E_UNKNOWN_CLASS},
 		{wrap(flycl.ErrTooLarge), FLYCL_E_TOO_LARGE},
 		{wrap(&flycl.NameError{Name: " a", Rule: "starts with white space"}), FLYCL_E_CLASS_NAME},
-		{wrap(deploy.ErrNoUndo), FLYCL_E_NO_UNDO},
+		{wrap(store.ErrNoUndo), FLYCL_E_NO_UNDO},
 		{errorf(FLYCL_E_CONFIG, "bad"), FLYCL_E_CONFIG},
 		{errors.New("a factorization failed"), FLYCL_E_FAILED},
 	} {

@@ -41,7 +41,7 @@ type model struct {
 	mu   sync.RWMutex
 	dm   *deploy.Model // nil once freed
 	pred *predictor    // the classifier of dm's current state
-	// hist is the history of changes an unlearn reads (deploy.Undoable):
+	// hist is the history of changes an unlearn reads (store.Undoable):
 	// the learns with their features, forgets and unlearns, oldest first,
 	// the learns' features at most modelfile.HistoryBytes.
 	hist      []*modelfile.JournalEntry
@@ -306,12 +306,12 @@ func (m *model) learn(x []float32, n, d int, y []int32, names []string, lambda f
 		if err := checkInput(x, n, d, dm.InputDim()); err != nil {
 			return err
 		}
-		before := dm.Prior()
+		before := store.PriorOf(dm)
 		res, err := dm.Learn(context.Background(), x, per, nil, opt)
 		if err != nil {
 			return err
 		}
-		m.push(deploy.LearnEntry(dm.Version(), before, x, per, d, opt))
+		m.push(store.LearnEntry(dm.Version(), before, x, per, d, opt))
 		out = res.Lambda
 		return nil
 	})
@@ -334,7 +334,7 @@ func (m *model) forget(name string, x []float32, d int) (exact bool, err error) 
 			return err
 		}
 		if x == nil && count > 0 {
-			if xs := deploy.JournalSamples(m.hist, canon); len(xs) == count*dm.InputDim() {
+			if xs := store.JournalSamples(m.hist, canon); len(xs) == count*dm.InputDim() {
 				x = xs
 			}
 		}
@@ -342,7 +342,7 @@ func (m *model) forget(name string, x []float32, d int) (exact bool, err error) 
 		if err != nil {
 			return err
 		}
-		m.push(deploy.ForgetEntry(dm.Version(), canon, nil, dm.InputDim()))
+		m.push(store.ForgetEntry(dm.Version(), canon, nil, dm.InputDim()))
 		return nil
 	})
 	return exact, err
@@ -351,10 +351,10 @@ func (m *model) forget(name string, x []float32, d int) (exact bool, err error) 
 // unlearn takes the last learn back out.
 func (m *model) unlearn() error {
 	return m.change(func(dm *deploy.Model) error {
-		if len(deploy.Undoable(m.hist)) == 0 {
-			return fmt.Errorf("%w: no learn to take back (a model keeps its learns since it was created or loaded from a file with a journal, up to the last forget; one loaded from bytes keeps none)", deploy.ErrNoUndo)
+		if len(store.Undoable(m.hist)) == 0 {
+			return fmt.Errorf("%w: no learn to take back (a model keeps its learns since it was created or loaded from a file with a journal, up to the last forget; one loaded from bytes keeps none)", store.ErrNoUndo)
 		}
-		e, err := dm.Undo(context.Background(), m.hist)
+		e, err := store.UndoLast(context.Background(), dm, m.hist)
 		if err != nil {
 			return err
 		}

@@ -124,13 +124,13 @@ func newGoModel(t *testing.T) *goModel {
 }
 
 func (g *goModel) learn(tk task, names []string, opt deploy.LearnOptions) float64 {
-	before := g.m.Prior()
+	before := store.PriorOf(g.m)
 	per := tk.names(names)
 	res, err := g.m.Learn(context.Background(), tk.x, per, nil, opt)
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	g.hist = append(g.hist, deploy.LearnEntry(g.m.Version(), before, tk.x, per, testD, opt))
+	g.hist = append(g.hist, store.LearnEntry(g.m.Version(), before, tk.x, per, testD, opt))
 	return res.Lambda
 }
 
@@ -162,12 +162,12 @@ func writeCLIModel(t *testing.T, path string, tasks []task, names [][]string) {
 	}
 	for i, tk := range tasks {
 		err := st.Update(ctx, func(m *deploy.Model) (store.Change, error) {
-			before := m.Prior()
+			before := store.PriorOf(m)
 			per := tk.names(names[i])
 			if _, err := m.Learn(ctx, tk.x, per, nil, deploy.LearnOptions{}); err != nil {
 				return store.Change{}, err
 			}
-			return store.Change{Entry: deploy.LearnEntry(m.Version(), before, tk.x, per, testD, deploy.LearnOptions{})}, nil
+			return store.Change{Entry: store.LearnEntry(m.Version(), before, tk.x, per, testD, deploy.LearnOptions{})}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -365,7 +365,7 @@ func testDocExample(t *testing.T, dir string, run bool) {
 	if err != nil {
 		t.Fatalf("the example failed: %v", err)
 	}
-	m, err := deploy.Load(filepath.Join(ex, "pets.flycl"))
+	m, err := store.Load(filepath.Join(ex, "pets.flycl"))
 	if err != nil {
 		t.Fatal(err)
 	}

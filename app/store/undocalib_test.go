@@ -1,4 +1,4 @@
-package deploy
+package store
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/projection"
@@ -62,7 +63,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := flycl.Config{K: 30, Lambdas: []float64{0.1, 1, 10}}
-	m, err := New(cfg, d, w, nil)
+	m, err := deploy.New(cfg, d, w, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,23 +72,25 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	xb, nb := data(60, 1, 3) // more of a known class, and a new one
 	test, _ := data(200, 0, 1, 2, 3)
 
-	learn := func(x []float32, names []string, opt LearnOptions) {
+	learn := func(x []float32, names []string, opt deploy.LearnOptions) {
 		t.Helper()
-		before := m.Prior()
+		before := PriorOf(m)
 		if _, err := m.Learn(ctx, x, names, nil, opt); err != nil {
 			t.Fatal(err)
 		}
-		if err := m.Save(path); err != nil {
+		if err := saveModel(m, path); err != nil {
 			t.Fatal(err)
 		}
-		if err := m.StartJournal(path); err != nil {
+		j, _, err := modelfile.OpenJournal(path, m.Checkpoint())
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := m.AppendHistory(path, LearnEntry(m.Version(), before, x, names, d, opt)); err != nil {
+		defer j.Close()
+		if err := j.Append(LearnEntry(m.Version(), before, x, names, d, opt)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	learn(xa, na, LearnOptions{})
+	learn(xa, na, deploy.LearnOptions{})
 	rejA, poolA := m.Rejection(), codec.CalibrationPool(m.Model)
 	afterA := m.Clone()
 	// the cosines of the codes to the class sums, which a rejection on
@@ -107,12 +110,12 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	if err := m.SetCalibration(&reject.Calibration{Keep: 0.8}); err != nil {
 		t.Fatal(err)
 	}
-	learn(xb, nb, LearnOptions{})
+	learn(xb, nb, deploy.LearnOptions{})
 	if rb := m.Rejection(); rb.Threshold == rejA.Threshold || rb.Temperature == rejA.Temperature || rb.Keep == rejA.Keep {
 		t.Fatalf("B did not change the calibration (%+v after A, %+v after B): the test would prove nothing", rejA, rb)
 	}
 
-	check := func(what string, got *Model) {
+	check := func(what string, got *deploy.Model) {
 		t.Helper()
 		if rg := got.Rejection(); rg != rejA {
 			t.Fatalf("%s: rejection %+v, want %+v (after A)", what, rg, rejA)
@@ -160,7 +163,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := m.Undo(ctx, hist)
+	e, err := UndoLast(ctx, m, hist)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +188,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	check("reloaded, the undo replayed from the journal", back)
 	// the next learn calibrates with the share after A again
 	xc, nc := data(30, 0, 2)
-	if res, err := back.Learn(ctx, xc, nc, nil, LearnOptions{}); err != nil || res.Rejection.Keep != rejA.Keep {
+	if res, err := back.Learn(ctx, xc, nc, nil, deploy.LearnOptions{}); err != nil || res.Rejection.Keep != rejA.Keep {
 		t.Fatalf("a learn after the undo: %+v, %v; want keep %g", res.Rejection, err, rejA.Keep)
 	}
 
@@ -200,16 +203,21 @@ func TestUndoRestoresCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	lambdaBefore := old.Lambda()
-	if _, err := old.Learn(ctx, xb, nb, nil, LearnOptions{}); err != nil {
+	if _, err := old.Learn(ctx, xb, nb, nil, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	legacy := LearnEntry(old.Version(), Prior{Lambda: lambdaBefore}, xb, nb, d, LearnOptions{})
+	legacy := LearnEntry(old.Version(), Prior{Lambda: lambdaBefore}, xb, nb, d, deploy.LearnOptions{})
 	legacy.Calibration = nil
 	rb := old.Rejection()
-	if _, err := old.Undo(ctx, append(hist, legacy)); err != nil {
+	if _, err := UndoLast(ctx, old, append(hist, legacy)); err != nil {
 		t.Fatal(err)
 	}
 	if got := old.Rejection(); got != rb {
 		t.Fatalf("undo of a learn without a recorded calibration: %+v, want the model's own %+v", got, rb)
 	}
+}
+
+// sameBits: a and b hold the same float32 values bit for bit.
+func sameBits(a, b []float32) bool {
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
 }

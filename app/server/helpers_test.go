@@ -211,3 +211,12 @@ func learnFeatures(t testing.TB, url, token string, x [][]float32, y []int) Lear
 	}
 	return lr
 }
+
+// model returns the backend's model, for tests that inspect it between
+// changes (the backend itself reaches it only inside store.Store.View,
+// Hold and Update).
+func (b *FileBackend) model() *deploy.Model {
+	var m *deploy.Model
+	b.st.Hold(func(dm *deploy.Model) error { m = dm; return nil })
+	return m
+}

@@ -324,7 +324,7 @@ func (b *ReadOnlyBackend) History() ([]store.HistoryItem, error) { return store.
 func viewOf(dm *deploy.Model, path string) *fileView {
 	m := dm.Model
 	cfg := m.Config()
-	s := &fileView{pred: m.Predictor(),
+	s := &fileView{pred: m.Predictor(), config: cfg, pipeline: dm.Pipeline,
 		info: Info{Version: m.Version(), Dim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K,
 			Lambda: m.Lambda(), Samples: m.Samples(), Classes: m.Classes().Len(), Path: path}}
 	if b, err := json.Marshal(cfg); err == nil { // a loaded model's configuration is valid

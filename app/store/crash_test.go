@@ -246,7 +246,7 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 		t.Fatalf("reopen after the crash: %v", err)
 	}
 	defer st.Close()
-	m := st.Model()
+	m := st.model
 	hist, err := st.History()
 	if err != nil {
 		t.Fatalf("history after the crash: %v", err)
@@ -317,7 +317,7 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 			rows += 2 * e.Rows()
 		}
 	}
-	checkClose(t, "undo --to 1", st.Model(), "a fresh learn of version 1", f, all, float64(rows)*0x1p-24)
+	checkClose(t, "undo --to 1", st.model, "a fresh learn of version 1", f, all, float64(rows)*0x1p-24)
 }
 
 // checkClose is checkSame up to float32 rounding: |G_ij - G'_ij| ≤

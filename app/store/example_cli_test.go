@@ -45,7 +45,10 @@ func Example_cli() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), st.Model().Version(), st.Model().Classes().Names())
+	st.View(func(m *deploy.Model) error {
+		fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), m.Version(), m.Classes().Names())
+		return nil
+	})
 	st.Close()
 
 	// flycl forget --model cam.flycl --class dog (no data: the journal
@@ -62,11 +65,17 @@ func Example_cli() {
 		return
 	}
 	fmt.Printf("forgot dog exactly=%v: %d samples from %s\n", res.Exact, res.Record.Samples, res.Source)
-	fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), st.Model().Version(), st.Model().Classes().Names())
+	st.View(func(m *deploy.Model) error {
+		fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), m.Version(), m.Classes().Names())
+		return nil
+	})
 
 	// a class the model does not have: refused, nothing changed
 	_, err = st.Forget(ctx, "owl", nil)
-	fmt.Println(errors.Is(err, flycl.ErrUnknownClass), st.Model().Version())
+	st.View(func(m *deploy.Model) error {
+		fmt.Println(errors.Is(err, flycl.ErrUnknownClass), m.Version())
+		return nil
+	})
 	// Output:
 	// model cam.flycl: version 1, classes [cat dog]
 	// forgot dog exactly=true: 2 samples from the model's journal

@@ -66,7 +66,10 @@ func ExampleStore() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("exists:", st.Exists(), "model:", st.Model() != nil)
+	st.View(func(m *deploy.Model) error {
+		fmt.Println("exists:", st.Exists(), "model:", m != nil)
+		return nil
+	})
 	m, err := deploy.New(config, d, nil, nil)
 	if err != nil {
 		fmt.Println(err)
@@ -169,14 +172,20 @@ func ExampleStore_Undo() {
 			return
 		}
 	}
-	fmt.Println("version", st.Model().Version(), "classes", st.Model().Classes().Names())
+	st.View(func(m *deploy.Model) error {
+		fmt.Println("version", m.Version(), "classes", m.Classes().Names())
+		return nil
+	})
 
 	undone, err := st.Undo(ctx, nil) // the last learn
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("undid", len(undone), "learn: version", st.Model().Version(), "classes", st.Model().Classes().Names())
+	st.View(func(m *deploy.Model) error {
+		fmt.Println("undid", len(undone), "learn: version", m.Version(), "classes", m.Classes().Names())
+		return nil
+	})
 
 	to := uint64(0) // back to the model as created
 	undone, err = st.Undo(ctx, &to)
@@ -184,7 +193,10 @@ func ExampleStore_Undo() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("undid", len(undone), "learn: version", st.Model().Version(), "classes", st.Model().Classes().Names(), "samples", st.Model().Samples())
+	st.View(func(m *deploy.Model) error {
+		fmt.Println("undid", len(undone), "learn: version", m.Version(), "classes", m.Classes().Names(), "samples", m.Samples())
+		return nil
+	})
 
 	hist, err := st.History()
 	if err != nil {

@@ -45,7 +45,8 @@ type Forgotten struct {
 // history holds every sample the class learned (JournalSamples). Without
 // either only the class's column is dropped. A class the model does not
 // have is an error wrapping flycl.ErrUnknownClass, data without a sample
-// of the class or of another dimension an error, and the model unchanged.
+// of the class or of another dimension an error that is input
+// (flycl.IsInput), and the model unchanged.
 // As with Update, a change saved but not recorded in the journal returns
 // its Forgotten with an error wrapping ErrNotRecorded.
 func (s *Store) Forget(ctx context.Context, class string, data func(*deploy.Model) (*ForgetData, error)) (*Forgotten, error) {
@@ -63,11 +64,14 @@ func (s *Store) Forget(ctx context.Context, class string, data func(*deploy.Mode
 		if err != nil {
 			return nil, err
 		}
-		if d.D != m.InputDim() {
-			return nil, fmt.Errorf("the data has %d-dimensional features, the model d=%d", d.D, m.InputDim())
+		switch {
+		case d.D != m.InputDim():
+			return nil, flycl.Input(fmt.Errorf("%s has %d-dimensional features, the model d=%d", d.Source, d.D, m.InputDim()))
+		case len(d.X) != len(d.Names)*d.D:
+			return nil, flycl.Input(fmt.Errorf("%s has %d feature values for %d samples of d=%d", d.Source, len(d.X), len(d.Names), d.D))
 		}
 		if x = deploy.Select(d.X, d.D, d.Names, class); x == nil {
-			return nil, fmt.Errorf("%s has no samples of class %q", d.Source, class)
+			return nil, flycl.Input(fmt.Errorf("%s has no samples of class %q", d.Source, class))
 		}
 		res.Source = d.Source
 	} else if x = s.JournalSamples(class); x != nil {

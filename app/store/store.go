@@ -106,13 +106,19 @@ var (
 	ErrNotDurable = errors.New("store: the last change could not be saved")
 )
 
-// Store is an open model file. Update, Undo, Checkpoint and Close are
-// for one goroutine at a time; Health may be called from any.
+// Store is an open model file. Its changes (Create, Declare, Update,
+// Learn, Forget, Merge, Undo, Checkpoint, Close) are for one goroutine at
+// a time; View and Health may be called from any. The model reaches
+// callers only inside View, Hold and Update, under the store's lock: no
+// caller keeps a pointer to it.
 type Store struct {
-	path  string
-	opt   Options
-	log   *slog.Logger
-	lock  *modelfile.Lock
+	path string
+	opt  Options
+	log  *slog.Logger
+	lock *modelfile.Lock
+	// vmu guards the model between a change (held for writing from its
+	// start to its end, the read-back included) and View (for reading).
+	vmu   sync.RWMutex
 	model *deploy.Model // nil: no model yet (the file does not exist), or it could not be read back
 	// exists: the file was loaded or written (a model that cannot be read
 	// back from it is an error, never a new one).
@@ -260,16 +266,40 @@ func (s *Store) Create(m *deploy.Model) error {
 	if s.exists {
 		return fmt.Errorf("store: %s exists", s.path)
 	}
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
 	s.model = m
 	return nil
 }
 
 // View calls fn with the model (nil when the file does not exist and no
-// model was created). fn must not change it.
+// model was created, or while it cannot be read back after a failed
+// change), under the store's read lock: a change waits for it. fn must
+// not change the model, keep it (or anything of it that a change alters)
+// after it returns, or call the store's changes. A store opened ReadOnly
+// has a model too.
 func (s *Store) View(fn func(*deploy.Model) error) error {
 	if s.isClosed() {
 		return ErrClosed
 	}
+	s.vmu.RLock()
+	defer s.vmu.RUnlock()
+	return fn(s.model)
+}
+
+// Hold calls fn with the model (nil as for View) under the store's lock
+// held alone, for what changes the model in memory only and is no change
+// of it: its caches (a factor of G + λI that a report computes as a learn
+// would), or the pipeline a server declares for a model that has learned
+// nothing yet (its first change saves it). Nothing is recorded or saved,
+// and a failed change's read-back forgets it. fn must not keep the model
+// after it returns, or call the store's changes.
+func (s *Store) Hold(fn func(*deploy.Model) error) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
 	return fn(s.model)
 }
 
@@ -436,6 +466,13 @@ func (s *Store) appendEntry(j *modelfile.Journal, e *modelfile.JournalEntry) err
 // checkpoint follows when due (one that fails leaves the change to the
 // journal). Update returns nil only once the change is durable.
 func (s *Store) Update(ctx context.Context, fn func(*deploy.Model) (Change, error)) (err error) {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	return s.update(ctx, fn)
+}
+
+// update is Update, the store's lock held.
+func (s *Store) update(ctx context.Context, fn func(*deploy.Model) (Change, error)) (err error) {
 	if err := s.refuseWriter(); err != nil {
 		return err
 	}
@@ -623,6 +660,8 @@ func (s *Store) rollback(cause error) error {
 // Checkpoint rewrites the model file whole when its journal holds
 // changes, and starts the journal anew. Close calls it.
 func (s *Store) Checkpoint() error {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
 	if s.journal == nil || s.model == nil {
 		return nil
 	}
@@ -761,10 +800,6 @@ func (s *Store) UndoIf(ctx context.Context, u Undo, each func(learn, undo *model
 	}
 	return done, nil
 }
-
-// Model returns the model (nil when there is none yet). The caller must
-// not change it outside Update.
-func (s *Store) Model() *deploy.Model { return s.model }
 
 // JournalSamples returns the features of class's samples when the
 // journal's history holds every one the model learned (an exact forget

@@ -35,7 +35,7 @@ func create(t *testing.T, path string, journal bool) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Model() == nil {
+	if st.model == nil {
 		m, err := deploy.New(cfg, 3, nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -71,8 +71,8 @@ func TestUpdateRollback(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != string(saved) {
 		t.Fatal("a failed change wrote the file")
 	}
-	if _, ok := st.Model().Classes().LabelOf("b"); ok || st.Model().Version() != 1 {
-		t.Fatalf("after a failed change the model is at version %d with %v", st.Model().Version(), st.Model().Classes().Names())
+	if _, ok := st.model.Classes().LabelOf("b"); ok || st.model.Version() != 1 {
+		t.Fatalf("after a failed change the model is at version %d with %v", st.model.Version(), st.model.Classes().Names())
 	}
 	func() {
 		defer func() {
@@ -85,8 +85,8 @@ func TestUpdateRollback(t *testing.T) {
 			panic("a bug in the change")
 		})
 	}()
-	if _, ok := st.Model().Classes().LabelOf("c"); ok || st.Model().Version() != 1 {
-		t.Fatalf("after a panicking change the model is at version %d with %v", st.Model().Version(), st.Model().Classes().Names())
+	if _, ok := st.model.Classes().LabelOf("c"); ok || st.model.Version() != 1 {
+		t.Fatalf("after a panicking change the model is at version %d with %v", st.model.Version(), st.model.Classes().Names())
 	}
 	if err := st.Update(ctx, learn(ctx, "d", 3)); err != nil {
 		t.Fatal(err)
@@ -152,14 +152,14 @@ func TestUndoAndMerge(t *testing.T) {
 		}
 	}
 	done, err := st.Undo(ctx, nil)
-	if err != nil || len(done) != 1 || done[0].Undoes != 3 || st.Model().Version() != 4 {
+	if err != nil || len(done) != 1 || done[0].Undoes != 3 || st.model.Version() != 4 {
 		t.Fatalf("undo: %d, %v", len(done), err)
 	}
 	one := uint64(1)
 	if done, err = st.Undo(ctx, &one); err != nil || len(done) != 1 || done[0].Undoes != 2 {
 		t.Fatalf("undo to 1: %d, %v", len(done), err)
 	}
-	if got := st.Model().Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
+	if got := st.model.Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
 		t.Fatalf("classes after undo to 1: %v", got)
 	}
 	err = st.Update(ctx, func(m *deploy.Model) (Change, error) {
@@ -234,7 +234,7 @@ func TestUndoEach(t *testing.T) {
 	if !slices.Equal(learns, []uint64{3, 2}) {
 		t.Fatalf("called back for the learns %v, want [3 2]", learns)
 	}
-	if got := st.Model().Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
+	if got := st.model.Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
 		t.Fatalf("after the undo to 1 the classes are %v", got)
 	}
 }

@@ -111,7 +111,7 @@ func TestLearnPrepareNoGap(t *testing.T) {
 	if _, err := st.Undo(ctx, &one); err != nil {
 		t.Fatalf("undo --to 1: %v", err)
 	}
-	if names := st.Model().Classes().Names(); !slices.Equal(names, []string{"a", "a2"}) {
+	if names := st.model.Classes().Names(); !slices.Equal(names, []string{"a", "a2"}) {
 		t.Fatalf("after undo --to 1: %v", names)
 	}
 }

@@ -132,7 +132,7 @@ func TestRunZoneModels(t *testing.T) {
 		m    *deploy.Model
 		path string
 	}{{gate, gatePath}, {drive, drivePath}} {
-		if err := s.m.Save(s.path); err != nil {
+		if err := store.Save(context.Background(), s.path, s.m); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -89,18 +89,22 @@ func openStore(cmd *cobra.Command, path string, w waitFlag, args []string, journ
 }
 
 // openModel is openStore for a command that creates the model when the
-// file does not exist (st.Model() is then nil), checking explicit model
-// flags against an existing model's configuration.
+// file does not exist (store.Store.View then gives nil), checking explicit
+// model flags against an existing model's configuration.
 func openModel(cmd *cobra.Command, path string, w waitFlag, args []string, mf *modelFlags, journal bool) (*store.Store, error) {
 	st, err := openStore(cmd, path, w, args, journal)
 	if err != nil {
 		return nil, err
 	}
-	if m := st.Model(); m != nil {
-		if err := mf.bound().AgreeModel(m.Config()); err != nil {
-			st.Close()
-			return nil, err
+	err = st.View(func(m *deploy.Model) error {
+		if m == nil {
+			return nil
 		}
+		return mf.bound().AgreeModel(m.Config())
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
 	}
 	return st, nil
 }

@@ -206,9 +206,8 @@ func (o *mergeOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer st.Close()
-	m := st.Model() // an existing model's configuration agrees with the flags (openModel: AgreeModel)
-	if m == nil {
-		m, err = o.mf.bound().NewFromStats(merged, o.wFile)
+	if !st.Exists() { // else its configuration agrees with the flags (openModel: AgreeModel)
+		m, err := o.mf.bound().NewFromStats(merged, o.wFile)
 		if errors.Is(err, deploy.ErrNeedW) {
 			return fmt.Errorf("%w: give it with --w to create %s", err, o.model)
 		}
@@ -224,7 +223,6 @@ func (o *mergeOptions) run(cmd *cobra.Command, args []string) error {
 	if err = warnNotRecorded(err); err != nil {
 		return err
 	}
-	m = st.Model()
 	fmt.Printf("learned %d samples of %d classes from %d statistics files in %.2fs\n", merged.Stats.N, len(merged.Names), len(args), time.Since(t0).Seconds())
 	if rec.GCV != nil {
 		// The λ values scored: with --lambda-scale relative these are
@@ -242,6 +240,8 @@ func (o *mergeOptions) run(cmd *cobra.Command, args []string) error {
 		fmt.Printf(" (raised from %g for a positive-definite factor)", rec.RaisedFrom)
 	}
 	fmt.Println()
-	fmt.Printf("model %s: version %d, %d classes, %d samples\n", o.model, m.Version(), m.Classes().Len(), m.Samples())
-	return nil
+	return st.View(func(m *deploy.Model) error {
+		fmt.Printf("model %s: version %d, %d classes, %d samples\n", o.model, m.Version(), m.Classes().Len(), m.Samples())
+		return nil
+	})
 }

@@ -148,23 +148,19 @@ func (r *registry) newModel(configJSON string, d int) (uint64, error) {
 	return r.add(wrap(dm, nil)), nil
 }
 
-// load reads a model file through the store (read-only: no lock taken,
+// load reads a model file as the store does (store.Load: no lock taken,
 // nothing written), its journal replayed, with its journal's history of
-// learns for unlearn.
+// learns for unlearn. The handle's model is its own: the file is never
+// written but by save, to a new file.
 func (r *registry) load(path string) (uint64, error) {
 	if _, err := os.Stat(path); err != nil {
 		return 0, err
 	}
-	st, err := store.Open(context.Background(), path, &store.Options{ReadOnly: true})
+	dm, err := store.Load(path)
 	if err != nil {
 		return 0, orCode(err, FLYCL_E_FORMAT)
 	}
-	defer st.Close()
-	dm := st.Model()
-	if dm == nil {
-		return 0, errorf(FLYCL_E_IO, "libflycl: %s: no model file", path)
-	}
-	hist, _ := st.History() // no readable history: nothing to unlearn
+	hist, _ := modelfile.ReadHistory(path, dm.ID()) // no readable history: nothing to unlearn
 	return r.add(wrap(dm, hist)), nil
 }
 

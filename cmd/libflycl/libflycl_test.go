@@ -135,7 +135,7 @@ func (g *goModel) learn(tk task, names []string, opt deploy.LearnOptions) float6
 }
 
 func (g *goModel) undo() {
-	e, err := g.m.Undo(context.Background(), g.hist)
+	e, err := store.UndoLast(context.Background(), g.m, g.hist)
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -253,16 +253,16 @@ func TestCProgram(t *testing.T) {
 
 	// the CLI's file, its last learn undone through its journal
 	{
-		st, err := store.Open(context.Background(), filepath.Join(dir, "cli.flycl"), &store.Options{ReadOnly: true})
+		path := filepath.Join(dir, "cli.flycl")
+		m, err := store.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		hist, err := st.History()
+		hist, err := modelfile.ReadHistory(path, m.ID())
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &goModel{t: t, m: st.Model(), hist: hist}
-		st.Close()
+		c := &goModel{t: t, m: m, hist: hist}
 		c.undo()
 		checkBits(t, "cliundo", got, c.scores(xt))
 	}
@@ -545,12 +545,11 @@ func checkImages(t *testing.T, got map[string][]string, paths []string) {
 		t.Fatal(err)
 	}
 	checkBits(t, "imgfeatures", got, set.X)
-	st, err := store.Open(context.Background(), filepath.Join(filepath.Dir(paths[0]), "images.flycl"), &store.Options{ReadOnly: true})
+	m, err := store.Load(filepath.Join(filepath.Dir(paths[0]), "images.flycl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	if p := st.Model().Pipeline; p == nil || p.Backbone != "mobilenetv2" || p.Dim != set.D {
+	if p := m.Pipeline; p == nil || p.Backbone != "mobilenetv2" || p.Dim != set.D {
 		t.Errorf("the saved model's pipeline: %+v", p)
 	}
 }

@@ -27,7 +27,7 @@ func TestPredictInputs(t *testing.T) {
 	if _, err := m.Learn(ctx, x, []string{"a", "a", "b", "b", "c", "c"}, nil, LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p := m.Snapshot().Predictor()
+	p := m.Model.Snapshot().Predictor()
 	want, err := p.Top(ctx, x, 2)
 	if err != nil {
 		t.Fatal(err)

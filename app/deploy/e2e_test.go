@@ -196,24 +196,24 @@ func TestEndToEndRealImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(res.Added, []string{"ship"}) || model.Version() != 2 {
-		t.Fatalf("added %v version %d", res.Added, model.Version())
+	if !slices.Equal(res.Added, []string{"ship"}) || model.Model.Version() != 2 {
+		t.Fatalf("added %v version %d", res.Added, model.Model.Version())
 	}
 
 	back, err := roundTrip(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := model.Predictor().Scores(ctx, test.X)
+	want, err := model.Model.Predictor().Scores(ctx, test.X)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := back.Predictor().Scores(ctx, test.X)
+	got, _ := back.Model.Predictor().Scores(ctx, test.X)
 	if !sameBits(got, want) {
 		t.Fatal("reloaded model scores differ")
 	}
-	if !slices.Equal(back.Classes().Names(), []string{"bird", "cat", "ship"}) || !slices.Equal(back.Classes().Counts(), []int{8, 8, 8}) {
-		t.Fatalf("reloaded classes %v counts %v", back.Classes().Names(), back.Classes().Counts())
+	if !slices.Equal(back.Model.Classes().Names(), []string{"bird", "cat", "ship"}) || !slices.Equal(back.Model.Classes().Counts(), []int{8, 8, 8}) {
+		t.Fatalf("reloaded classes %v counts %v", back.Model.Classes().Names(), back.Model.Classes().Counts())
 	}
 	// Image files through the pipeline stored in the file.
 	e2, err := extract.ForModel(back.Pipeline, bm, "squeezenet")
@@ -224,12 +224,12 @@ func TestEndToEndRealImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ = back.Predictor().Scores(ctx, fromFiles.X)
+	got, _ = back.Model.Predictor().Scores(ctx, fromFiles.X)
 	if !sameBits(got, want) {
 		t.Fatal("scores of image files differ from those of the data set")
 	}
 	testNames, _ := Names(test.Labels, test.ClassNames)
-	top, _ := back.Predictor().Top(ctx, test.X, 1)
+	top, _ := back.Model.Predictor().Top(ctx, test.X, 1)
 	hit := 0
 	for i, r := range top {
 		if r[0].Name == testNames[i] {
@@ -242,14 +242,14 @@ func TestEndToEndRealImages(t *testing.T) {
 	if _, exact, err := back.Forget(ctx, "ship", x2, e.Pipeline()); err != nil || !exact {
 		t.Fatalf("forget: exact %v, %v", exact, err)
 	}
-	pa, err := back.Predictor().Predict(ctx, test.X)
+	pa, err := back.Model.Predictor().Predict(ctx, test.X)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, _ := never.Predictor().Predict(ctx, test.X)
-	if !slices.Equal(pa, pb) || !slices.Equal(back.Classes().Names(), never.Classes().Names()) || back.Lambda() != never.Lambda() {
+	pb, _ := never.Model.Predictor().Predict(ctx, test.X)
+	if !slices.Equal(pa, pb) || !slices.Equal(back.Model.Classes().Names(), never.Model.Classes().Names()) || back.Model.Lambda() != never.Model.Lambda() {
 		t.Fatalf("forgotten model %v λ=%g predicts %v; never-seen %v λ=%g predicts %v",
-			back.Classes().Names(), back.Lambda(), pa, never.Classes().Names(), never.Lambda(), pb)
+			back.Model.Classes().Names(), back.Model.Lambda(), pa, never.Model.Classes().Names(), never.Model.Lambda(), pb)
 	}
 
 	// Another backbone's features are refused, and so is its extractor.
@@ -258,7 +258,7 @@ func TestEndToEndRealImages(t *testing.T) {
 		t.Fatalf("mobilenetv2 for a squeezenet model: %v", err)
 	}
 	other, _ := extract.NewExtractor(mnv2, "mobilenetv2", "features", nil)
-	if _, err := back.Learn(ctx, make([]float32, back.InputDim()), []string{"x"}, other.Pipeline(), LearnOptions{}); err == nil {
+	if _, err := back.Learn(ctx, make([]float32, back.Model.InputDim()), []string{"x"}, other.Pipeline(), LearnOptions{}); err == nil {
 		t.Fatal("learning with another backbone's pipeline: no error")
 	}
 }

@@ -25,7 +25,7 @@ func ExamplePredict() {
 		panic(err)
 	}
 
-	p := m.Snapshot().Predictor()
+	p := m.Model.Snapshot().Predictor()
 	rej, err := reject.ParseRule("off", p.Rejection()) // --unknown off
 	if err != nil {
 		panic(err)

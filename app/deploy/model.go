@@ -19,7 +19,10 @@ import (
 // made. Its methods are not safe for concurrent use; take a
 // Model.Predictor() for concurrent predictions.
 type Model struct {
-	*flycl.Model
+	// Model is the core model, a named field rather than embedded: its
+	// methods are reached as m.Model.X, and Model's own (Learn and Forget
+	// by class name, with their journal-free checks) never shadow them.
+	Model *flycl.Model
 	// Pipeline is how images become features; nil for a model that
 	// learns from feature vectors given directly.
 	Pipeline *modelfile.Pipeline
@@ -97,12 +100,12 @@ func (m *Model) FileView() *modelfile.File {
 // set its creation time, CRC and ID): the model's checkpoint is now that
 // file, at the model's version.
 func (m *Model) Saved(f *modelfile.File) {
-	m.Created, m.crc, m.base, m.id = f.Created, f.CRC, m.Version(), f.ID
+	m.Created, m.crc, m.base, m.id = f.Created, f.CRC, m.Model.Version(), f.ID
 }
 
 // File returns the model as a modelfile.File (for Encode).
 func (m *Model) File() *modelfile.File {
-	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
+	return &modelfile.File{Snapshot: m.Model.Snapshot(), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
 }
 
 // CheckPipeline reports whether features made by p fit the model: same
@@ -117,7 +120,7 @@ func (m *Model) CheckPipeline(p *modelfile.Pipeline) error {
 		return nil
 	case p == nil:
 		return nil // features given directly: their dimension is checked
-	case m.Pipeline == nil && m.Classes().Len() > 0:
+	case m.Pipeline == nil && m.Model.Classes().Len() > 0:
 		return fmt.Errorf("the model learned from feature vectors without a backbone; it cannot tell whether %s makes the same features", p.Backbone)
 	case m.Pipeline == nil:
 		return nil
@@ -262,7 +265,7 @@ func EdgeWarnings(steps []flycl.TaskRecord) []string {
 // checks, so a caller that restores the model after a failed Learn need
 // not do so for refused input.
 func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, opt LearnOptions) error {
-	d := m.InputDim()
+	d := m.Model.InputDim()
 	if len(names) == 0 {
 		return flycl.Input(errors.New("deploy: no samples to learn"))
 	}
@@ -284,7 +287,7 @@ func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, o
 			continue
 		}
 		seen[n] = true
-		if _, ok := m.Classes().LabelOf(n); !ok {
+		if _, ok := m.Model.Classes().LabelOf(n); !ok {
 			if err := flycl.CheckClassName(n); err != nil {
 				return err
 			}
@@ -295,7 +298,7 @@ func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, o
 	if opt.Online && opt.Batch > 0 {
 		step = min(step, opt.Batch)
 	}
-	return m.CheckLearnBytes(step, fresh, opt.MaxBytes)
+	return m.Model.CheckLearnBytes(step, fresh, opt.MaxBytes)
 }
 
 // Learn adds n×d features x whose classes are names (one per sample).
@@ -315,7 +318,7 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 	if err := m.CheckLearn(x, names, p, opt); err != nil {
 		return nil, err
 	}
-	d := m.InputDim()
+	d := m.Model.InputDim()
 	res := &LearnResult{Samples: len(names)}
 	// Report the names as the model stores them (Unicode NFC for new
 	// ones): two forms of one name are one class.
@@ -325,8 +328,8 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 			continue
 		}
 		seen[n] = true
-		if l, ok := m.Classes().LabelOf(n); ok {
-			if name := m.Classes().Name(l); !listed[name] {
+		if l, ok := m.Model.Classes().LabelOf(n); ok {
+			if name := m.Model.Classes().Name(l); !listed[name] {
 				listed[name] = true
 				res.Known = append(res.Known, name)
 			}
@@ -335,7 +338,7 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 			res.Added = append(res.Added, v)
 		}
 	}
-	labels, err := m.LabelsFor(names)
+	labels, err := m.Model.LabelsFor(names)
 	if err != nil {
 		return nil, err
 	}
@@ -356,8 +359,8 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 	if m.Pipeline == nil && p != nil {
 		m.Pipeline = p
 	}
-	res.Lambda, res.LambdaRequested = m.Lambda(), opt.Lambda
-	res.Rejection = m.Rejection()
+	res.Lambda, res.LambdaRequested = m.Model.Lambda(), opt.Lambda
+	res.Rejection = m.Model.Rejection()
 	res.Warnings = append(LambdaWarnings(res.Steps, opt.Lambda), EdgeWarnings(res.Steps)...)
 	return res, nil
 }
@@ -367,9 +370,9 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 // with x nil only its column goes and G keeps its samples
 // (flycl.Model.Forget with x nil). exact reports which.
 func (m *Model) Forget(ctx context.Context, name string, x []float32, p *modelfile.Pipeline) (rec flycl.TaskRecord, exact bool, err error) {
-	label, ok := m.Classes().LabelOf(name)
+	label, ok := m.Model.Classes().LabelOf(name)
 	if !ok {
-		return rec, false, fmt.Errorf("deploy: %w %q (the model has %v)", flycl.ErrUnknownClass, name, m.Classes().Names())
+		return rec, false, fmt.Errorf("deploy: %w %q (the model has %v)", flycl.ErrUnknownClass, name, m.Model.Classes().Names())
 	}
 	if x == nil {
 		rec, err = m.Model.Forget(ctx, label, nil)

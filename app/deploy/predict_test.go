@@ -20,7 +20,7 @@ func TestPredict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p0 := m.Snapshot().Predictor()
+	p0 := m.Model.Snapshot().Predictor()
 	if _, err := Predict(ctx, p0, reject.Rule{}, make([]float32, d), 2); !errors.Is(err, flycl.ErrNotTrained) {
 		t.Errorf("no classes: %v, want ErrNotTrained", err)
 	}
@@ -29,7 +29,7 @@ func TestPredict(t *testing.T) {
 	if _, err := m.Learn(ctx, x, names, nil, LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p := m.Snapshot().Predictor()
+	p := m.Model.Snapshot().Predictor()
 	want, err := p.Top(ctx, x, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func TestCalibrationFollowsTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&reject.Calibration{Keep: 0.8}); err != nil {
+	if err := m.Model.SetCalibration(&reject.Calibration{Keep: 0.8}); err != nil {
 		t.Fatal(err)
 	}
 	x, names := data(2) // one of each class

@@ -201,10 +201,10 @@ func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
 			if err := m.Pipeline.Check(p); err != nil {
 				return fmt.Errorf("%s: %w", b.path, err)
 			}
-		case m.Version() > 0:
+		case m.Model.Version() > 0:
 			return fmt.Errorf("%s was learned from feature vectors of unknown origin: it cannot take images from %s (serve it without a backbone)", b.path, p.Backbone)
-		case p.Dim != m.InputDim():
-			return fmt.Errorf("backbone %s gives %d features, the model %s wants d=%d", p.Backbone, p.Dim, b.path, m.InputDim())
+		case p.Dim != m.Model.InputDim():
+			return fmt.Errorf("backbone %s gives %d features, the model %s wants d=%d", p.Backbone, p.Dim, b.path, m.Model.InputDim())
 		default:
 			m.Pipeline, b.declared = p, p
 		}

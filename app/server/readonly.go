@@ -112,7 +112,7 @@ func OpenReadOnly(path string, opt ReadOnlyOptions) (*ReadOnlyBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.pipeline, b.cfg, b.dim, b.seen = m.Pipeline, m.Config(), m.InputDim(), id
+	b.pipeline, b.cfg, b.dim, b.seen = m.Pipeline, m.Model.Config(), m.Model.InputDim(), id
 	b.cur.Store(viewOf(m, path))
 	if opt.Poll > 0 {
 		go b.follow(opt.Poll)
@@ -217,11 +217,11 @@ func (b *ReadOnlyBackend) Reload() (bool, error) {
 func (b *ReadOnlyBackend) compatible(m *deploy.Model) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if d := m.InputDim(); d != b.dim {
+	if d := m.Model.InputDim(); d != b.dim {
 		return fmt.Errorf("the file now holds a model of d=%d, the server serves d=%d: restart it to serve the new model", d, b.dim)
 	}
 	switch {
-	case (m.Pipeline == nil) != (b.pipeline == nil) && m.Version() > 0 && b.cur.Load().Version() > 0:
+	case (m.Pipeline == nil) != (b.pipeline == nil) && m.Model.Version() > 0 && b.cur.Load().Version() > 0:
 		return fmt.Errorf("the file now holds a model of another backbone: restart the server to serve it")
 	case m.Pipeline != nil && b.pipeline != nil:
 		if err := b.pipeline.Check(m.Pipeline); err != nil {

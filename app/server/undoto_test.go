@@ -93,7 +93,7 @@ func TestUndoTo(t *testing.T) {
 	if code, ur, body = undo(`{"to": 0}`); code != http.StatusOK || ur.Classes != 0 || len(ur.Undone) != 1 || ur.Undone[0].Version != 1 || !slices.Equal(ur.Undone[0].Classes, []string{"alpha", "beta"}) {
 		t.Fatalf("undo to 0: %d %s", code, body)
 	}
-	if m := savedModel(t, path); m.Classes().Len() != 0 || m.Samples() != 0 || m.Version() != 6 {
-		t.Fatalf("after undo to 0: %d classes, %d samples, version %d", m.Classes().Len(), m.Samples(), m.Version())
+	if m := savedModel(t, path); m.Model.Classes().Len() != 0 || m.Model.Samples() != 0 || m.Model.Version() != 6 {
+		t.Fatalf("after undo to 0: %d classes, %d samples, version %d", m.Model.Classes().Len(), m.Model.Samples(), m.Model.Version())
 	}
 }

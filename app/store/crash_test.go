@@ -252,13 +252,13 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 		t.Fatalf("history after the crash: %v", err)
 	}
 	if len(hist) == 0 {
-		if m.Version() != 0 || m.Classes().Len() != 0 {
-			t.Fatalf("no history, but the model is at version %d with %v", m.Version(), m.Classes().Names())
+		if m.Model.Version() != 0 || m.Model.Classes().Len() != 0 {
+			t.Fatalf("no history, but the model is at version %d with %v", m.Model.Version(), m.Model.Classes().Names())
 		}
 		return
 	}
-	if last := hist[len(hist)-1].Version; last != m.Version() {
-		t.Fatalf("the history ends at version %d, the model is at %d", last, m.Version())
+	if last := hist[len(hist)-1].Version; last != m.Model.Version() {
+		t.Fatalf("the history ends at version %d, the model is at %d", last, m.Model.Version())
 	}
 	if i := Unbroken(hist); i != 0 || hist[0].VersionBefore != 0 {
 		t.Fatalf("the history has a gap before entry %d (%+v)", i, hist[i])
@@ -284,7 +284,7 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 	// undo --to 1: refused (a forget after it), or the model as a fresh
 	// learn of version 1's samples gives
 	one := uint64(1)
-	if _, err := UndoPlan(hist, m.Version(), &one); err != nil {
+	if _, err := UndoPlan(hist, m.Model.Version(), &one); err != nil {
 		if hasOp(hist, "forget") {
 			return
 		}
@@ -325,11 +325,11 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 // row the models ever learned (all's G) and n its rows.
 func checkClose(t *testing.T, what string, a *deploy.Model, than string, b, all *deploy.Model, tol float64) {
 	t.Helper()
-	if !slices.Equal(a.Classes().Names(), b.Classes().Names()) || a.Samples() != b.Samples() {
-		t.Fatalf("%s has classes %v and %d samples, %s %v and %d", what, a.Classes().Names(), a.Samples(), than, b.Classes().Names(), b.Samples())
+	if !slices.Equal(a.Model.Classes().Names(), b.Model.Classes().Names()) || a.Model.Samples() != b.Model.Samples() {
+		t.Fatalf("%s has classes %v and %d samples, %s %v and %d", what, a.Model.Classes().Names(), a.Model.Samples(), than, b.Model.Classes().Names(), b.Model.Samples())
 	}
-	sa, sb, sall := a.Snapshot(), b.Snapshot(), all.Snapshot()
-	m := a.Config().M
+	sa, sb, sall := a.Model.Snapshot(), b.Model.Snapshot(), all.Model.Snapshot()
+	m := a.Model.Config().M
 	diag := make([]float64, m)
 	for i := range m {
 		diag[i] = float64(codec.LowerRow(sall, i)[i])
@@ -346,7 +346,7 @@ func checkClose(t *testing.T, what string, a *deploy.Model, than string, b, all 
 	if len(Sa) != len(Sb) {
 		t.Fatalf("%s: S of %d values, %s %d", what, len(Sa), than, len(Sb))
 	}
-	n := float64(all.Samples())
+	n := float64(all.Model.Samples())
 	for k := range Sa {
 		i := k % m
 		if d := math.Abs(float64(Sa[k]) - float64(Sb[k])); d > tol*math.Sqrt(diag[i]*n) {
@@ -366,11 +366,11 @@ func hasOp(hist []*modelfile.JournalEntry, op string) bool {
 // same bits.
 func checkSame(t *testing.T, what string, a *deploy.Model, than string, b *deploy.Model) {
 	t.Helper()
-	if !slices.Equal(a.Classes().Names(), b.Classes().Names()) || a.Samples() != b.Samples() {
-		t.Fatalf("%s has classes %v and %d samples, %s %v and %d", what, a.Classes().Names(), a.Samples(), than, b.Classes().Names(), b.Samples())
+	if !slices.Equal(a.Model.Classes().Names(), b.Model.Classes().Names()) || a.Model.Samples() != b.Model.Samples() {
+		t.Fatalf("%s has classes %v and %d samples, %s %v and %d", what, a.Model.Classes().Names(), a.Model.Samples(), than, b.Model.Classes().Names(), b.Model.Samples())
 	}
-	sa, sb := a.Snapshot(), b.Snapshot()
-	for i := range a.Config().M {
+	sa, sb := a.Model.Snapshot(), b.Model.Snapshot()
+	for i := range a.Model.Config().M {
 		if !slices.Equal(codec.LowerRow(sa, i), codec.LowerRow(sb, i)) {
 			t.Fatalf("%s: G row %d differs from %s", what, i, than)
 		}

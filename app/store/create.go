@@ -104,9 +104,9 @@ func (r Recalibration) Prepare() func(*deploy.Model) error {
 		if !(r.Keep > 0 && r.Keep <= 1) {
 			return &OptionError{Field: "Keep", Value: r.Keep, Err: errKeepRange}
 		}
-		c := reject.Calibration{Score: m.Rejection().Score, Keep: r.Keep}
-		if !r.KeepGiven && m.Rejection().Keep > 0 {
-			c.Keep = m.Rejection().Keep
+		c := reject.Calibration{Score: m.Model.Rejection().Score, Keep: r.Keep}
+		if !r.KeepGiven && m.Model.Rejection().Keep > 0 {
+			c.Keep = m.Model.Rejection().Keep
 		}
 		if r.ScoreGiven {
 			var err error
@@ -114,7 +114,7 @@ func (r Recalibration) Prepare() func(*deploy.Model) error {
 				return &OptionError{Field: "Score", Err: err}
 			}
 		}
-		if err := m.SetCalibration(&c); err != nil {
+		if err := m.Model.SetCalibration(&c); err != nil {
 			return &OptionError{Field: "Keep", Err: err}
 		}
 		return nil

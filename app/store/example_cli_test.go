@@ -39,14 +39,14 @@ func Example_cli() {
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 			return store.Change{}, err
 		}
-		return store.Change{Entry: store.LearnEntry(m.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
+		return store.Change{Entry: store.LearnEntry(m.Model.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
 	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	st.View(func(m *deploy.Model) error {
-		fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), m.Version(), m.Classes().Names())
+		fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), m.Model.Version(), m.Model.Classes().Names())
 		return nil
 	})
 	st.Close()
@@ -66,14 +66,14 @@ func Example_cli() {
 	}
 	fmt.Printf("forgot dog exactly=%v: %d samples from %s\n", res.Exact, res.Record.Samples, res.Source)
 	st.View(func(m *deploy.Model) error {
-		fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), m.Version(), m.Classes().Names())
+		fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), m.Model.Version(), m.Model.Classes().Names())
 		return nil
 	})
 
 	// a class the model does not have: refused, nothing changed
 	_, err = st.Forget(ctx, "owl", nil)
 	st.View(func(m *deploy.Model) error {
-		fmt.Println(errors.Is(err, flycl.ErrUnknownClass), m.Version())
+		fmt.Println(errors.Is(err, flycl.ErrUnknownClass), m.Model.Version())
 		return nil
 	})
 	// Output:

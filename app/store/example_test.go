@@ -42,7 +42,7 @@ func learn(ctx context.Context, x []float32, names []string) func(*deploy.Model)
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 			return store.Change{}, err
 		}
-		return store.Change{Entry: store.LearnEntry(m.Version(), before, x, names, d, deploy.LearnOptions{})}, nil
+		return store.Change{Entry: store.LearnEntry(m.Model.Version(), before, x, names, d, deploy.LearnOptions{})}, nil
 	}
 }
 
@@ -94,13 +94,13 @@ func ExampleStore() {
 	fmt.Println("refused:", err != nil)
 
 	err = st.View(func(m *deploy.Model) error {
-		fmt.Println("version", m.Version(), "classes", m.Classes().Names(), "samples", m.Classes().Counts())
-		labels, err := m.Predictor().Predict(ctx, append(samples(0, 1), samples(4, 1)...))
+		fmt.Println("version", m.Model.Version(), "classes", m.Model.Classes().Names(), "samples", m.Model.Classes().Counts())
+		labels, err := m.Model.Predictor().Predict(ctx, append(samples(0, 1), samples(4, 1)...))
 		if err != nil {
 			return err
 		}
 		for _, l := range labels {
-			fmt.Println("predicted", m.Classes().Name(l))
+			fmt.Println("predicted", m.Model.Classes().Name(l))
 		}
 		return nil
 	})
@@ -120,7 +120,7 @@ func ExampleStore() {
 	}
 	defer ro.Close()
 	err = ro.View(func(m *deploy.Model) error {
-		fmt.Println("read-only: version", m.Version(), "classes", m.Classes().Names())
+		fmt.Println("read-only: version", m.Model.Version(), "classes", m.Model.Classes().Names())
 		return nil
 	})
 	if err != nil {
@@ -173,7 +173,7 @@ func ExampleStore_Undo() {
 		}
 	}
 	st.View(func(m *deploy.Model) error {
-		fmt.Println("version", m.Version(), "classes", m.Classes().Names())
+		fmt.Println("version", m.Model.Version(), "classes", m.Model.Classes().Names())
 		return nil
 	})
 
@@ -183,7 +183,7 @@ func ExampleStore_Undo() {
 		return
 	}
 	st.View(func(m *deploy.Model) error {
-		fmt.Println("undid", len(undone), "learn: version", m.Version(), "classes", m.Classes().Names())
+		fmt.Println("undid", len(undone), "learn: version", m.Model.Version(), "classes", m.Model.Classes().Names())
 		return nil
 	})
 
@@ -194,7 +194,7 @@ func ExampleStore_Undo() {
 		return
 	}
 	st.View(func(m *deploy.Model) error {
-		fmt.Println("undid", len(undone), "learn: version", m.Version(), "classes", m.Classes().Names(), "samples", m.Samples())
+		fmt.Println("undid", len(undone), "learn: version", m.Model.Version(), "classes", m.Model.Classes().Names(), "samples", m.Model.Samples())
 		return nil
 	})
 

@@ -54,8 +54,8 @@ func (s *Store) Forget(ctx context.Context, class string, data func(*deploy.Mode
 	if m == nil {
 		return nil, fmt.Errorf("%s does not exist", s.path)
 	}
-	if _, ok := m.Classes().LabelOf(class); !ok {
-		return nil, fmt.Errorf("%w: %s has no class %q (classes: %v)", flycl.ErrUnknownClass, s.path, class, m.Classes().Names())
+	if _, ok := m.Model.Classes().LabelOf(class); !ok {
+		return nil, fmt.Errorf("%w: %s has no class %q (classes: %v)", flycl.ErrUnknownClass, s.path, class, m.Model.Classes().Names())
 	}
 	res := &Forgotten{Held: classCount(m, class)}
 	var x []float32
@@ -65,8 +65,8 @@ func (s *Store) Forget(ctx context.Context, class string, data func(*deploy.Mode
 			return nil, err
 		}
 		switch {
-		case d.D != m.InputDim():
-			return nil, flycl.Input(fmt.Errorf("%s has %d-dimensional features, the model d=%d", d.Source, d.D, m.InputDim()))
+		case d.D != m.Model.InputDim():
+			return nil, flycl.Input(fmt.Errorf("%s has %d-dimensional features, the model d=%d", d.Source, d.D, m.Model.InputDim()))
 		case len(d.X) != len(d.Names)*d.D:
 			return nil, flycl.Input(fmt.Errorf("%s has %d feature values for %d samples of d=%d", d.Source, len(d.X), len(d.Names), d.D))
 		}
@@ -82,7 +82,7 @@ func (s *Store) Forget(ctx context.Context, class string, data func(*deploy.Mode
 		if res.Record, res.Exact, err = m.Forget(ctx, class, x, nil); err != nil {
 			return Change{}, fmt.Errorf("forget (%s unchanged): %w", s.path, err)
 		}
-		return Change{Entry: ForgetEntry(m.Version(), class, x, m.InputDim())}, nil
+		return Change{Entry: ForgetEntry(m.Model.Version(), class, x, m.Model.InputDim())}, nil
 	})
 	if err != nil && !errors.Is(err, ErrNotRecorded) {
 		return nil, err
@@ -95,13 +95,13 @@ func (s *Store) Forget(ctx context.Context, class string, data func(*deploy.Mode
 
 // classCount is how many samples m's class learned (-1: no such class).
 func classCount(m *deploy.Model, class string) int {
-	label, ok := m.Classes().LabelOf(class)
+	label, ok := m.Model.Classes().LabelOf(class)
 	if !ok {
 		return -1
 	}
-	for i, l := range m.Classes().Labels() {
+	for i, l := range m.Model.Classes().Labels() {
 		if l == label {
-			return m.Classes().Counts()[i]
+			return m.Model.Classes().Counts()[i]
 		}
 	}
 	return -1

@@ -25,9 +25,9 @@ type Prior struct {
 // PriorOf returns the model's Prior: call it just before a learn, and
 // give it to LearnEntry.
 func PriorOf(m *deploy.Model) Prior {
-	p := Prior{Calibration: modelfile.JournalCalibration{Rejection: m.Rejection(), Pool: codec.CalibrationPool(m.Model)}}
-	if m.Classes().Len() > 0 {
-		p.Lambda = m.Lambda()
+	p := Prior{Calibration: modelfile.JournalCalibration{Rejection: m.Model.Rejection(), Pool: codec.CalibrationPool(m.Model)}}
+	if m.Model.Classes().Len() > 0 {
+		p.Lambda = m.Model.Lambda()
 	}
 	return p
 }
@@ -80,11 +80,11 @@ func MergeEntry(version uint64, names []string, d int) *modelfile.JournalEntry {
 // entry's version, and is at it after (a change that ends elsewhere means
 // the journal does not continue this model).
 func Replay(ctx context.Context, m *deploy.Model, e *modelfile.JournalEntry) error {
-	if e.Version <= m.Version() {
-		return fmt.Errorf("store: journal entry of version %d on a model at version %d", e.Version, m.Version())
+	if e.Version <= m.Model.Version() {
+		return fmt.Errorf("store: journal entry of version %d on a model at version %d", e.Version, m.Model.Version())
 	}
-	if e.D != m.InputDim() {
-		return fmt.Errorf("store: journal entry of d=%d on a model of d=%d", e.D, m.InputDim())
+	if e.D != m.Model.InputDim() {
+		return fmt.Errorf("store: journal entry of d=%d on a model of d=%d", e.D, m.Model.InputDim())
 	}
 	switch e.Op {
 	case "learn":
@@ -106,7 +106,7 @@ func Replay(ctx context.Context, m *deploy.Model, e *modelfile.JournalEntry) err
 	case "unlearn":
 		labels, err := labelsOf(m, e.Names)
 		if err == nil {
-			_, err = m.Unlearn(ctx, e.X, labels, e.LambdaBefore)
+			_, err = m.Model.Unlearn(ctx, e.X, labels, e.LambdaBefore)
 		}
 		if err == nil {
 			err = restoreCalibration(m, e.Calibration)
@@ -119,10 +119,10 @@ func Replay(ctx context.Context, m *deploy.Model, e *modelfile.JournalEntry) err
 	default:
 		return fmt.Errorf("store: journal entry of version %d: unknown op %q", e.Version, e.Op)
 	}
-	if m.Version() != e.Version {
+	if m.Model.Version() != e.Version {
 		// an online learn is one change of the file but several versions
 		// of the model: it is journalled with the version it ended at
-		return fmt.Errorf("store: the replayed change of version %d left the model at version %d", e.Version, m.Version())
+		return fmt.Errorf("store: the replayed change of version %d left the model at version %d", e.Version, m.Model.Version())
 	}
 	return nil
 }

@@ -47,8 +47,8 @@ func (s *Store) Learn(ctx context.Context, d LearnData, opt deploy.LearnOptions,
 		if err := m.CheckLearn(d.X, d.Names, d.Pipeline, opt); err != nil {
 			return Change{}, Refused(flycl.Input(fmt.Errorf("learn %s (%s unchanged): %w", d.Source, s.path, err)))
 		}
-		before := PriorOf(m) // what an undo of this learn puts back
-		v0 := m.Version()    // where its record starts: prepare may count as a change
+		before := PriorOf(m)    // what an undo of this learn puts back
+		v0 := m.Model.Version() // where its record starts: prepare may count as a change
 		if prepare != nil {
 			if err := prepare(m); err != nil {
 				return Change{}, Refused(err)
@@ -63,7 +63,7 @@ func (s *Store) Learn(ctx context.Context, d LearnData, opt deploy.LearnOptions,
 			return Change{}, fmt.Errorf("learn (%s unchanged): %w", s.path, err)
 		}
 		res.Learn, t1 = time.Since(t0), time.Now()
-		e := LearnEntry(m.Version(), before, d.X, d.Names, d.D, opt)
+		e := LearnEntry(m.Model.Version(), before, d.X, d.Names, d.D, opt)
 		e.VersionBefore = v0
 		return Change{Entry: e}, nil
 	})

@@ -25,7 +25,7 @@ func TestLearn(t *testing.T) {
 	names := []string{"a", "b", "a", "b"}
 	keep := 0.5
 	prepare := func(m *deploy.Model) error {
-		return m.SetCalibration(&reject.Calibration{Score: m.Rejection().Score, Keep: keep})
+		return m.Model.SetCalibration(&reject.Calibration{Score: m.Model.Rejection().Score, Keep: keep})
 	}
 	for _, tc := range []struct {
 		name    string
@@ -47,7 +47,7 @@ func TestLearn(t *testing.T) {
 			st = create(t, path, true) // the store's model and the reference both read from the file
 			defer st.Close()
 			was, _ := os.ReadFile(path)
-			wasKeep := st.model.Rejection().Keep
+			wasKeep := st.model.Model.Rejection().Keep
 			ref, err := Load(path)
 			if err != nil {
 				t.Fatal(err)
@@ -84,11 +84,11 @@ func TestLearn(t *testing.T) {
 				t.Fatal(err)
 			}
 			probe := []float32{1, 2, 2}
-			a, _ := st.model.Snapshot().Predictor().Scores(ctx, probe)
-			b, _ := ref.Snapshot().Predictor().Scores(ctx, probe)
-			c, _ := onDisk.Snapshot().Predictor().Scores(ctx, probe)
-			if !slices.Equal(a, b) || st.model.Rejection().Keep != ref.Rejection().Keep || onDisk.Rejection().Keep != ref.Rejection().Keep {
-				t.Errorf("scores %v keep %g (file: keep %g), reference %v keep %g", a, st.model.Rejection().Keep, onDisk.Rejection().Keep, b, ref.Rejection().Keep)
+			a, _ := st.model.Model.Snapshot().Predictor().Scores(ctx, probe)
+			b, _ := ref.Model.Snapshot().Predictor().Scores(ctx, probe)
+			c, _ := onDisk.Model.Snapshot().Predictor().Scores(ctx, probe)
+			if !slices.Equal(a, b) || st.model.Model.Rejection().Keep != ref.Model.Rejection().Keep || onDisk.Model.Rejection().Keep != ref.Model.Rejection().Keep {
+				t.Errorf("scores %v keep %g (file: keep %g), reference %v keep %g", a, st.model.Model.Rejection().Keep, onDisk.Model.Rejection().Keep, b, ref.Model.Rejection().Keep)
 			}
 			for i := range b {
 				if d := math.Abs(float64(c[i] - b[i])); d > 1e-5*math.Abs(float64(b[i]))+1e-7 {
@@ -98,8 +98,8 @@ func TestLearn(t *testing.T) {
 			if _, err := st.Undo(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
-			if n := st.model.Classes().Names(); !slices.Equal(n, []string{"z", "z2"}) || st.model.Rejection().Keep != wasKeep {
-				t.Errorf("after undo: classes %v keep %g, want [z z2] keep %g", n, st.model.Rejection().Keep, wasKeep)
+			if n := st.model.Model.Classes().Names(); !slices.Equal(n, []string{"z", "z2"}) || st.model.Model.Rejection().Keep != wasKeep {
+				t.Errorf("after undo: classes %v keep %g, want [z z2] keep %g", n, st.model.Model.Rejection().Keep, wasKeep)
 			}
 		})
 	}

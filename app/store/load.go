@@ -57,7 +57,7 @@ func LoadFile(path string) (*modelfile.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: f.Created, Saved: f.Saved, Format: f.Format, CRC: f.CRC, ID: f.ID, Warnings: f.Warnings}, nil
+	return &modelfile.File{Snapshot: m.Model.Snapshot(), Pipeline: m.Pipeline, Created: f.Created, Saved: f.Saved, Format: f.Format, CRC: f.CRC, ID: f.ID, Warnings: f.Warnings}, nil
 }
 
 // saveModel writes the model to path atomically (modelfile.Save) and

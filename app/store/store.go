@@ -408,8 +408,8 @@ func (s *Store) rescue(cause error) {
 		if jerr := s.openJournal(); jerr != nil {
 			s.log.Warn("the journal could not be started anew on the new checkpoint", "model", s.path, "reason", jerr.Error())
 		}
-		lost = fmt.Errorf("%w; every change acknowledged (up to version %d) was saved to a new checkpoint of %s and its journal started anew (its history from before may be lost: an undo does not reach past it); restart to take changes again", cause, m.Version(), s.path)
-		s.log.Warn("the journal was changed behind the store: every change acknowledged was saved to a new checkpoint", "model", s.path, "version", m.Version())
+		lost = fmt.Errorf("%w; every change acknowledged (up to version %d) was saved to a new checkpoint of %s and its journal started anew (its history from before may be lost: an undo does not reach past it); restart to take changes again", cause, m.Model.Version(), s.path)
+		s.log.Warn("the journal was changed behind the store: every change acknowledged was saved to a new checkpoint", "model", s.path, "version", m.Model.Version())
 	}
 	s.mu.Lock()
 	s.lost = lost
@@ -497,7 +497,7 @@ func (s *Store) update(ctx context.Context, fn func(*deploy.Model) (Change, erro
 			panic(p)
 		}
 	}()
-	v0 := s.model.Version()
+	v0 := s.model.Model.Version()
 	ch, err := fn(s.model)
 	if err != nil {
 		var r *refused
@@ -755,15 +755,15 @@ func (s *Store) UndoIf(ctx context.Context, u Undo, each func(learn, undo *model
 	if err != nil {
 		return nil, err
 	}
-	if u.Model != nil && *u.Model != s.model.Version() {
-		return nil, flycl.Input(fmt.Errorf("%w: the model is at version %d, not %d: another change came first, so nothing is undone", ErrNotLast, s.model.Version(), *u.Model))
+	if u.Model != nil && *u.Model != s.model.Model.Version() {
+		return nil, flycl.Input(fmt.Errorf("%w: the model is at version %d, not %d: another change came first, so nothing is undone", ErrNotLast, s.model.Model.Version(), *u.Model))
 	}
 	if u.Version != nil {
 		if err := CheckLast(hist, *u.Version); err != nil {
 			return nil, err
 		}
 	}
-	plan, err := UndoPlan(hist, s.model.Version(), to)
+	plan, err := UndoPlan(hist, s.model.Model.Version(), to)
 	if err != nil {
 		return nil, err
 	}
@@ -814,7 +814,7 @@ func (s *Store) JournalSamples(class string) []float32 {
 	if err != nil || n <= 0 {
 		return nil
 	}
-	if xs := JournalSamples(hist, class); len(xs) == n*m.InputDim() {
+	if xs := JournalSamples(hist, class); len(xs) == n*m.Model.InputDim() {
 		return xs
 	}
 	return nil

@@ -25,7 +25,7 @@ func learn(ctx context.Context, class string, v float32) func(*deploy.Model) (Ch
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 			return Change{}, err
 		}
-		return Change{Entry: LearnEntry(m.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
+		return Change{Entry: LearnEntry(m.Model.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
 	}
 }
 
@@ -71,8 +71,8 @@ func TestUpdateRollback(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != string(saved) {
 		t.Fatal("a failed change wrote the file")
 	}
-	if _, ok := st.model.Classes().LabelOf("b"); ok || st.model.Version() != 1 {
-		t.Fatalf("after a failed change the model is at version %d with %v", st.model.Version(), st.model.Classes().Names())
+	if _, ok := st.model.Model.Classes().LabelOf("b"); ok || st.model.Model.Version() != 1 {
+		t.Fatalf("after a failed change the model is at version %d with %v", st.model.Model.Version(), st.model.Model.Classes().Names())
 	}
 	func() {
 		defer func() {
@@ -85,8 +85,8 @@ func TestUpdateRollback(t *testing.T) {
 			panic("a bug in the change")
 		})
 	}()
-	if _, ok := st.model.Classes().LabelOf("c"); ok || st.model.Version() != 1 {
-		t.Fatalf("after a panicking change the model is at version %d with %v", st.model.Version(), st.model.Classes().Names())
+	if _, ok := st.model.Model.Classes().LabelOf("c"); ok || st.model.Model.Version() != 1 {
+		t.Fatalf("after a panicking change the model is at version %d with %v", st.model.Model.Version(), st.model.Model.Classes().Names())
 	}
 	if err := st.Update(ctx, learn(ctx, "d", 3)); err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestUpdateRollback(t *testing.T) {
 		t.Fatalf("lock file after Close: %v", err)
 	}
 	m, err := Load(path)
-	if err != nil || m.Version() != 2 || !slices.Equal(m.Classes().Names(), []string{"a", "a2", "d", "d2"}) {
+	if err != nil || m.Model.Version() != 2 || !slices.Equal(m.Model.Classes().Names(), []string{"a", "a2", "d", "d2"}) {
 		t.Fatalf("file: %v", err)
 	}
 }
@@ -132,8 +132,8 @@ func TestUpdateLockRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m.Classes().LabelOf("b"); !ok {
-		t.Fatalf("the second writer's acknowledged learn was overwritten: %v", m.Classes().Names())
+	if _, ok := m.Model.Classes().LabelOf("b"); !ok {
+		t.Fatalf("the second writer's acknowledged learn was overwritten: %v", m.Model.Classes().Names())
 	}
 }
 
@@ -152,18 +152,18 @@ func TestUndoAndMerge(t *testing.T) {
 		}
 	}
 	done, err := st.Undo(ctx, nil)
-	if err != nil || len(done) != 1 || done[0].Undoes != 3 || st.model.Version() != 4 {
+	if err != nil || len(done) != 1 || done[0].Undoes != 3 || st.model.Model.Version() != 4 {
 		t.Fatalf("undo: %d, %v", len(done), err)
 	}
 	one := uint64(1)
 	if done, err = st.Undo(ctx, &one); err != nil || len(done) != 1 || done[0].Undoes != 2 {
 		t.Fatalf("undo to 1: %d, %v", len(done), err)
 	}
-	if got := st.model.Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
+	if got := st.model.Model.Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
 		t.Fatalf("classes after undo to 1: %v", got)
 	}
 	err = st.Update(ctx, func(m *deploy.Model) (Change, error) {
-		return Change{Entry: MergeEntry(m.Version()+1, []string{"z"}, 3)}, learnVersionBump(ctx, m)
+		return Change{Entry: MergeEntry(m.Model.Version()+1, []string{"z"}, 3)}, learnVersionBump(ctx, m)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -224,8 +224,8 @@ func TestUndoEach(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Version() != undo.Version || slices.Contains(m.Classes().Names(), learn.Names[0]) {
-			t.Errorf("called back before the undo of %d was in the file: it holds version %d with %v", learn.Version, m.Version(), m.Classes().Names())
+		if m.Model.Version() != undo.Version || slices.Contains(m.Model.Classes().Names(), learn.Names[0]) {
+			t.Errorf("called back before the undo of %d was in the file: it holds version %d with %v", learn.Version, m.Model.Version(), m.Model.Classes().Names())
 		}
 	})
 	if err != nil || len(done) != 2 {
@@ -234,7 +234,7 @@ func TestUndoEach(t *testing.T) {
 	if !slices.Equal(learns, []uint64{3, 2}) {
 		t.Fatalf("called back for the learns %v, want [3 2]", learns)
 	}
-	if got := st.model.Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
+	if got := st.model.Model.Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
 		t.Fatalf("after the undo to 1 the classes are %v", got)
 	}
 }

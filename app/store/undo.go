@@ -65,12 +65,12 @@ func Unbroken(hist []*modelfile.JournalEntry) int {
 // and returns the journal entry of that change. The model
 // must be the one the history ends at.
 func UndoLast(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEntry) (*modelfile.JournalEntry, error) {
-	if len(hist) > 0 && hist[len(hist)-1].Version != m.Version() {
-		return nil, fmt.Errorf("%w: the journal ends at version %d, the model is at %d (changed without the journal)", ErrNoUndo, hist[len(hist)-1].Version, m.Version())
+	if len(hist) > 0 && hist[len(hist)-1].Version != m.Model.Version() {
+		return nil, fmt.Errorf("%w: the journal ends at version %d, the model is at %d (changed without the journal)", ErrNoUndo, hist[len(hist)-1].Version, m.Model.Version())
 	}
 	st := Undoable(hist)
 	if len(st) == 0 {
-		if len(hist) == 0 && m.Version() == 0 {
+		if len(hist) == 0 && m.Model.Version() == 0 {
 			return nil, fmt.Errorf("%w: the model has learned nothing yet (version 0): there is no learn to take back", ErrNoUndo)
 		}
 		if len(hist) == 0 {
@@ -89,9 +89,9 @@ func UndoLast(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEnt
 	lambda := e.LambdaBefore
 	if lambda == 0 {
 		// the learn was the model's first: nothing is left to solve for
-		lambda = m.Lambda()
+		lambda = m.Model.Lambda()
 	}
-	if _, err := m.Unlearn(ctx, e.X, labels, lambda); err != nil {
+	if _, err := m.Model.Unlearn(ctx, e.X, labels, lambda); err != nil {
 		return nil, fmt.Errorf("store: undo the learn of version %d: %w", e.Version, err)
 	}
 	// the threshold, temperature and pool of the version before the learn
@@ -99,7 +99,7 @@ func UndoLast(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEnt
 	if err := restoreCalibration(m, e.Calibration); err != nil {
 		return nil, fmt.Errorf("store: undo the learn of version %d: its calibration: %w", e.Version, err)
 	}
-	return &modelfile.JournalEntry{Op: "unlearn", Version: m.Version(), Time: time.Now().UTC(), LambdaBefore: lambda,
+	return &modelfile.JournalEntry{Op: "unlearn", Version: m.Model.Version(), Time: time.Now().UTC(), LambdaBefore: lambda,
 		Undoes: e.Version, Names: slices.Clone(e.Names), D: e.D, X: e.X, Calibration: e.Calibration}, nil
 }
 
@@ -108,7 +108,7 @@ func UndoLast(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEnt
 func labelsOf(m *deploy.Model, names []string) ([]int, error) {
 	out := make([]int, len(names))
 	for i, n := range names {
-		l, ok := m.Classes().LabelOf(n)
+		l, ok := m.Model.Classes().LabelOf(n)
 		if !ok {
 			return nil, fmt.Errorf("store: %w %q", flycl.ErrUnknownClass, n)
 		}

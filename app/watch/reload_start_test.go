@@ -37,7 +37,7 @@ func TestFileWatcherStart(t *testing.T) {
 			if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 				return store.Change{}, err
 			}
-			return store.Change{Entry: store.LearnEntry(m.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
+			return store.Change{Entry: store.LearnEntry(m.Model.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
 		})
 		if err != nil {
 			t.Fatal(err)

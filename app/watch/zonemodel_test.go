@@ -144,7 +144,7 @@ func TestRunZoneModels(t *testing.T) {
 		return &ModelClassifier{Extractor: meanExtractor{}, Predictor: f.Snapshot.Predictor(), Top: 2}
 	}
 	rlGate, rlDrive := NewReloading(load(gatePath)), NewReloading(load(drivePath))
-	vGate, vDrive := gate.Version(), drive.Version()
+	vGate, vDrive := gate.Model.Version(), drive.Model.Version()
 	var vDrive2 uint64 // the drive model's next version (below)
 	if vGate == vDrive {
 		t.Fatalf("both models at version %d: the test cannot tell them apart", vGate)
@@ -213,7 +213,7 @@ func TestRunZoneModels(t *testing.T) {
 	if err := store.Save(context.Background(), drivePath, drive); err != nil {
 		t.Fatal(err)
 	}
-	vDrive2 = drive.Version()
+	vDrive2 = drive.Model.Version()
 	if vDrive2 == vDrive || vDrive2 == vGate {
 		t.Fatalf("the drive model's new version %d is not new (gate %d, drive %d)", vDrive2, vGate, vDrive)
 	}
@@ -295,7 +295,7 @@ func TestRunZoneModelsInbox(t *testing.T) {
 			t.Fatal(err)
 		}
 		learnDrawn(t, m, classes, 6, r)
-		return &ModelClassifier{Extractor: meanExtractor{}, Predictor: m.Snapshot().Predictor(), Top: 2}
+		return &ModelClassifier{Extractor: meanExtractor{}, Predictor: m.Model.Snapshot().Predictor(), Top: 2}
 	}
 	gate := newModel([][2]string{{"open", "discs"}, {"closed", "stripes"}})
 	drive := newModel([][2]string{{"car", "checks"}, {"empty", "rings"}})

@@ -48,7 +48,7 @@ func TestLearnDiskFull(t *testing.T) {
 		t.Fatal("the model file changed")
 	}
 	m, err := store.Load(model)
-	if err != nil || m.Version() != 1 {
+	if err != nil || m.Model.Version() != 1 {
 		t.Fatalf("after the failed learn: %v", err)
 	}
 	entries, err := os.ReadDir(dir)

@@ -53,7 +53,7 @@ func TestNewModelConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return m.Config()
+		return m.Model.Config()
 	}
 	common := []string{"--data", "folder:" + photos, "--backbone", "squeezenet", "--ort-lib", lib, "--cache", "", "--quiet"}
 	img := filepath.Join(dir, "img.flycl")

@@ -100,7 +100,7 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 	learned := false // the model exists and has classes
 	st.View(func(m *deploy.Model) error {
 		if m != nil {
-			mp, learned = m.Pipeline, m.Classes().Len() > 0
+			mp, learned = m.Pipeline, m.Model.Classes().Len() > 0
 		}
 		return nil
 	})
@@ -123,7 +123,7 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("learn: saved %s but cannot stat it: %w", o.model, err)
 	}
 	return st.View(func(m *deploy.Model) error {
-		fmt.Printf("model %s: version %d, %d classes, %d samples, %s\n", o.model, m.Version(), m.Classes().Len(), m.Samples(), size(fi.Size()))
+		fmt.Printf("model %s: version %d, %d classes, %d samples, %s\n", o.model, m.Model.Version(), m.Model.Classes().Len(), m.Model.Samples(), size(fi.Size()))
 		return nil
 	})
 }

@@ -100,7 +100,7 @@ func openModel(cmd *cobra.Command, path string, w waitFlag, args []string, mf *m
 		if m == nil {
 			return nil
 		}
-		return mf.bound().AgreeModel(m.Config())
+		return mf.bound().AgreeModel(m.Model.Config())
 	})
 	if err != nil {
 		st.Close()

@@ -81,14 +81,14 @@ func (o *statsOptions) run(cmd *cobra.Command, args []string) error {
 		if m, err = store.Load(o.model); err != nil {
 			return err
 		}
-		if err := o.mf.bound().AgreeModel(m.Config()); err != nil {
+		if err := o.mf.bound().AgreeModel(m.Model.Config()); err != nil {
 			return err
 		}
 	}
 	var mp *modelfile.Pipeline
 	trained := false
 	if m != nil {
-		mp, trained = m.Pipeline, m.Classes().Len() > 0
+		mp, trained = m.Pipeline, m.Model.Classes().Len() > 0
 	}
 	input, err := o.in.open(cmd, mp, trained, nil, true, true)
 	if err != nil {
@@ -241,7 +241,7 @@ func (o *mergeOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	fmt.Println()
 	return st.View(func(m *deploy.Model) error {
-		fmt.Printf("model %s: version %d, %d classes, %d samples\n", o.model, m.Version(), m.Classes().Len(), m.Samples())
+		fmt.Printf("model %s: version %d, %d classes, %d samples\n", o.model, m.Model.Version(), m.Model.Classes().Len(), m.Model.Samples())
 		return nil
 	})
 }

@@ -94,11 +94,11 @@ func (o *undoOptions) run(cmd *cobra.Command, args []string) error {
 	return st.View(func(m *deploy.Model) error {
 		switch {
 		case target == nil:
-			fmt.Printf("model %s: version %d, %d classes\n", o.model, m.Version(), m.Classes().Len())
+			fmt.Printf("model %s: version %d, %d classes\n", o.model, m.Model.Version(), m.Model.Classes().Len())
 		case len(done) == 0:
-			fmt.Printf("nothing to undo: %s (version %d) is as it was at version %d\n", o.model, m.Version(), o.to)
+			fmt.Printf("nothing to undo: %s (version %d) is as it was at version %d\n", o.model, m.Model.Version(), o.to)
 		default:
-			fmt.Printf("%s is as it was at version %d: version %d, %d classes\n", o.model, o.to, m.Version(), m.Classes().Len())
+			fmt.Printf("%s is as it was at version %d: version %d, %d classes\n", o.model, o.to, m.Model.Version(), m.Model.Classes().Len())
 		}
 		return nil
 	})

@@ -54,7 +54,7 @@ func TestUndoToCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Classes().Len() != 0 || m.Version() != 6 {
-		t.Fatalf("after undo --to 0: %d classes at version %d", m.Classes().Len(), m.Version())
+	if m.Model.Classes().Len() != 0 || m.Model.Version() != 6 {
+		t.Fatalf("after undo --to 0: %d classes at version %d", m.Model.Classes().Len(), m.Model.Version())
 	}
 }

@@ -64,9 +64,9 @@ func TestWatchInbox(t *testing.T) {
 		t.Fatalf("%d items kept of the 4 banana frames", len(items))
 	}
 	for _, it := range items {
-		if it.Camera != "drive" || it.Zone != "" || it.ModelVersion != m.Version() || it.Dim != m.InputDim() || !it.Image ||
+		if it.Camera != "drive" || it.Zone != "" || it.ModelVersion != m.Model.Version() || it.Dim != m.Model.InputDim() || !it.Image ||
 			(it.Guess != "tench" && it.Guess != "magpie") || (it.Why != inbox.Unknown && it.Why != inbox.LowProbability) {
-			t.Fatalf("item %+v: want camera drive, version %d, d=%d, an image, a guess of the model's, kept as unsure", it, m.Version(), m.InputDim())
+			t.Fatalf("item %+v: want camera drive, version %d, d=%d, an image, a guess of the model's, kept as unsure", it, m.Model.Version(), m.Model.InputDim())
 		}
 	}
 }

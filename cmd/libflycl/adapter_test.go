@@ -23,7 +23,7 @@ import (
 // model's calibrated rejection, its probability and margin.
 func checkAnswers(t *testing.T, got []string, m *deploy.Model, xt []float32) {
 	t.Helper()
-	p := m.Predictor()
+	p := m.Model.Predictor()
 	rej, err := reject.ParseRule("auto", p.Rejection())
 	if err != nil {
 		t.Fatal(err)

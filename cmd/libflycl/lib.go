@@ -299,7 +299,7 @@ func (m *model) learn(x []float32, n, d int, y []int32, names []string, lambda f
 	}
 	var out float64
 	err = m.change(func(dm *deploy.Model) error {
-		if err := checkInput(x, n, d, dm.InputDim()); err != nil {
+		if err := checkInput(x, n, d, dm.Model.InputDim()); err != nil {
 			return err
 		}
 		before := store.PriorOf(dm)
@@ -307,7 +307,7 @@ func (m *model) learn(x []float32, n, d int, y []int32, names []string, lambda f
 		if err != nil {
 			return err
 		}
-		m.push(store.LearnEntry(dm.Version(), before, x, per, d, opt))
+		m.push(store.LearnEntry(dm.Model.Version(), before, x, per, d, opt))
 		out = res.Lambda
 		return nil
 	})
@@ -320,7 +320,7 @@ func (m *model) learn(x []float32, n, d int, y []int32, names []string, lambda f
 func (m *model) forget(name string, x []float32, d int) (exact bool, err error) {
 	err = m.change(func(dm *deploy.Model) error {
 		if x != nil {
-			if err := checkInput(x, len(x)/max(d, 1), d, dm.InputDim()); err != nil {
+			if err := checkInput(x, len(x)/max(d, 1), d, dm.Model.InputDim()); err != nil {
 				return err
 			}
 		}
@@ -330,7 +330,7 @@ func (m *model) forget(name string, x []float32, d int) (exact bool, err error) 
 			return err
 		}
 		if x == nil && count > 0 {
-			if xs := store.JournalSamples(m.hist, canon); len(xs) == count*dm.InputDim() {
+			if xs := store.JournalSamples(m.hist, canon); len(xs) == count*dm.Model.InputDim() {
 				x = xs
 			}
 		}
@@ -338,7 +338,7 @@ func (m *model) forget(name string, x []float32, d int) (exact bool, err error) 
 		if err != nil {
 			return err
 		}
-		m.push(store.ForgetEntry(dm.Version(), canon, nil, dm.InputDim()))
+		m.push(store.ForgetEntry(dm.Model.Version(), canon, nil, dm.Model.InputDim()))
 		return nil
 	})
 	return exact, err
@@ -458,8 +458,8 @@ func (m *model) useExtractor(x *extractor) error {
 		return errFreed
 	}
 	return m.change(func(dm *deploy.Model) error {
-		if p.Dim != dm.InputDim() {
-			return inputError(fmt.Errorf("libflycl: the extractor makes %d-dimensional features, the model's are %d", p.Dim, dm.InputDim()))
+		if p.Dim != dm.Model.InputDim() {
+			return inputError(fmt.Errorf("libflycl: the extractor makes %d-dimensional features, the model's are %d", p.Dim, dm.Model.InputDim()))
 		}
 		if err := dm.CheckPipeline(p); err != nil {
 			return inputError(err)

@@ -130,7 +130,7 @@ func (g *goModel) learn(tk task, names []string, opt deploy.LearnOptions) float6
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	g.hist = append(g.hist, store.LearnEntry(g.m.Version(), before, tk.x, per, testD, opt))
+	g.hist = append(g.hist, store.LearnEntry(g.m.Model.Version(), before, tk.x, per, testD, opt))
 	return res.Lambda
 }
 
@@ -143,7 +143,7 @@ func (g *goModel) undo() {
 }
 
 func (g *goModel) scores(xt []float32) []float32 {
-	s, err := g.m.Predictor().Scores(context.Background(), xt)
+	s, err := g.m.Model.Predictor().Scores(context.Background(), xt)
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func writeCLIModel(t *testing.T, path string, tasks []task, names [][]string) {
 			if _, err := m.Learn(ctx, tk.x, per, nil, deploy.LearnOptions{}); err != nil {
 				return store.Change{}, err
 			}
-			return store.Change{Entry: store.LearnEntry(m.Version(), before, tk.x, per, testD, deploy.LearnOptions{})}, nil
+			return store.Change{Entry: store.LearnEntry(m.Model.Version(), before, tk.x, per, testD, deploy.LearnOptions{})}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -243,7 +243,7 @@ func TestCProgram(t *testing.T) {
 	checkFloat(t, "lambda2", got, l2)
 	s12 := g.scores(xt)
 	checkBits(t, "scores12", got, s12)
-	if want := g.m.Classes().Names(); !slices.Equal(got["names"], want) {
+	if want := g.m.Model.Classes().Names(); !slices.Equal(got["names"], want) {
 		t.Errorf("names: C %q, Go %q", got["names"], want)
 	}
 	checkTop(t, got["top"], g.m, s12, 5)
@@ -300,7 +300,7 @@ func TestCProgram(t *testing.T) {
 		if err := json.Unmarshal([]byte(strings.Join(got["onlinehistory"], " ")), &hc); err != nil {
 			t.Fatalf("onlinehistory: %v", err)
 		}
-		want := modelfile.Records(u.m.History())
+		want := modelfile.Records(u.m.Model.History())
 		if len(hc) != len(want) {
 			t.Fatalf("online history: C %d records, Go %d", len(hc), len(want))
 		}
@@ -369,8 +369,8 @@ func testDocExample(t *testing.T, dir string, run bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.Classes().Names(), []string{"cat", "dog"}) || m.Pipeline == nil {
-		t.Errorf("the example's model: classes %q, pipeline %+v", m.Classes().Names(), m.Pipeline)
+	if !slices.Equal(m.Model.Classes().Names(), []string{"cat", "dog"}) || m.Pipeline == nil {
+		t.Errorf("the example's model: classes %q, pipeline %+v", m.Model.Classes().Names(), m.Pipeline)
 	}
 }
 
@@ -431,7 +431,7 @@ func checkBits(t *testing.T, key string, got map[string][]string, want []float32
 // classes.
 func checkTop(t *testing.T, got []string, m *deploy.Model, s []float32, k int) {
 	t.Helper()
-	nc := len(m.Classes().Names())
+	nc := len(m.Model.Classes().Names())
 	if len(got) != nTest*k {
 		t.Fatalf("top: C printed %d entries, want %d", len(got), nTest*k)
 	}
@@ -469,7 +469,7 @@ func checkHistory(t *testing.T, got []string, m *deploy.Model) {
 	if err := json.Unmarshal([]byte(strings.Join(got, " ")), &c); err != nil {
 		t.Fatalf("history: %v", err)
 	}
-	b, _ := json.Marshal(modelfile.Records(m.History()))
+	b, _ := json.Marshal(modelfile.Records(m.Model.History()))
 	json.Unmarshal(b, &g)
 	for _, r := range append(c, g...) {
 		delete(r, "seconds")
@@ -485,8 +485,8 @@ func checkInfo(t *testing.T, got []string, m *deploy.Model) {
 	if err := json.Unmarshal([]byte(strings.Join(got, " ")), &in); err != nil {
 		t.Fatalf("info: %v", err)
 	}
-	if in.D != testD || !slices.Equal(in.Classes, m.Classes().Names()) || !slices.Equal(in.Counts, m.Classes().Counts()) ||
-		in.Samples != m.Samples() || in.Lambda != m.Lambda() || in.Version != m.Version() || in.Config.M != 256 {
+	if in.D != testD || !slices.Equal(in.Classes, m.Model.Classes().Names()) || !slices.Equal(in.Counts, m.Model.Classes().Counts()) ||
+		in.Samples != m.Model.Samples() || in.Lambda != m.Model.Lambda() || in.Version != m.Model.Version() || in.Config.M != 256 {
 		t.Errorf("info: %+v", in)
 	}
 }

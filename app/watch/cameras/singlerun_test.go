@@ -95,7 +95,7 @@ func TestSingleRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		versions[zone] = m.Version()
+		versions[zone] = m.Model.Version()
 	}
 	if versions["left"] == versions["right"] {
 		t.Fatalf("the two models have one version, %d", versions["left"])

@@ -20,9 +20,11 @@ import (
 // FileBackend serves a Fly-CL model kept in a model file: it loads the
 // file when opened and saves it atomically (temporary file, fsync,
 // rename) after every change, before the change is acknowledged. The
-// model is a deploy.Model, learned and forgotten as the CLI's learn and
-// forget do. The learner goroutine (the only caller of Learn and Forget)
-// owns it and changes it in place, with no copy of the m×m statistics;
+// model is a deploy.Model held by a store.Store, learned, forgotten and
+// undone by the store's transactions (store.Store.Learn, Forget, UndoIf),
+// the CLI's own. The learner goroutine (the only caller of Learn, Forget
+// and Undo) changes it in place through them, with no copy of the m×m
+// statistics, and reads it only inside store.Store.View and Hold;
 // predictions read the published snapshot, an immutable flycl.Predictor
 // (W, C and the class names), which a change replaces only once saved.
 // A change that fails after it began to alter the model (a failed solve
@@ -408,7 +410,7 @@ func asInput(err error) error {
 }
 
 // Undo takes learns back out exactly, as the model's journal records
-// them (deploy.Model.Undo), each saved as any change: the last learn (to
+// them (store.UndoLast), each saved as any change: the last learn (to
 // nil), or every learn after version *to, as store.UndoPlan decides. It
 // returns the learns taken back, newest first. It is the store's one undo
 // loop (store.Store.UndoEach, which flycl undo runs too); every version it

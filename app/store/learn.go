@@ -36,16 +36,16 @@ type Learned struct {
 // learn that fails leaves the file as it was; input the model refuses
 // (deploy.Model.CheckLearn: a wrong dimension or pipeline, a bad class
 // name, λ or batch, a task over opt.MaxBytes) is refused before the model
-// changes, with an error that is input (flycl.IsInput) naming the data's
-// Source, as is input a learn refuses later (then the model is read back
-// from its file). As with Update, a learn saved but not recorded in the
+// changes (an error naming the data's Source when it is input:
+// flycl.IsInput), as is input a learn refuses later (then the model is
+// read back from its file). As with Update, a learn saved but not recorded in the
 // journal returns its Learned with an error wrapping ErrNotRecorded.
 func (s *Store) Learn(ctx context.Context, d LearnData, opt deploy.LearnOptions, prepare func(*deploy.Model) error) (*Learned, error) {
 	res := &Learned{}
 	var t1 time.Time
 	err := s.Update(ctx, func(m *deploy.Model) (Change, error) {
 		if err := m.CheckLearn(d.X, d.Names, d.Pipeline, opt); err != nil {
-			return Change{}, Refused(flycl.Input(fmt.Errorf("learn %s (%s unchanged): %w", d.Source, s.path, err)))
+			return Change{}, Refused(s.learnError(d, err))
 		}
 		before := PriorOf(m)    // what an undo of this learn puts back
 		v0 := m.Model.Version() // where its record starts: prepare may count as a change
@@ -57,10 +57,7 @@ func (s *Store) Learn(ctx context.Context, d LearnData, opt deploy.LearnOptions,
 		t0 := time.Now()
 		var err error
 		if res.LearnResult, err = m.Learn(ctx, d.X, d.Names, d.Pipeline, opt); err != nil {
-			if flycl.IsInput(err) {
-				return Change{}, fmt.Errorf("learn %s (%s unchanged): %w", d.Source, s.path, err)
-			}
-			return Change{}, fmt.Errorf("learn (%s unchanged): %w", s.path, err)
+			return Change{}, s.learnError(d, err)
 		}
 		res.Learn, t1 = time.Since(t0), time.Now()
 		e := LearnEntry(m.Model.Version(), before, d.X, d.Names, d.D, opt)
@@ -74,4 +71,13 @@ func (s *Store) Learn(ctx context.Context, d LearnData, opt deploy.LearnOptions,
 		return nil, err
 	}
 	return res, err
+}
+
+// learnError says that the learn of d failed, and the model file is
+// unchanged; an input error names the data.
+func (s *Store) learnError(d LearnData, err error) error {
+	if flycl.IsInput(err) {
+		return fmt.Errorf("learn %s (%s unchanged): %w", d.Source, s.path, err)
+	}
+	return fmt.Errorf("learn (%s unchanged): %w", s.path, err)
 }

@@ -272,7 +272,7 @@ func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Mo
 }
 
 // ForgetExact is Forget, exact without the data when the model's journal
-// holds every sample the class learned (store.Store.JournalSamples), as
+// holds every sample the class learned (store.JournalSamples), as
 // flycl forget is. It returns the samples subtracted (0: only the
 // column was dropped).
 func (b *FileBackend) ForgetExact(ctx context.Context, class string, x []float32) (ModelView, int, error) {

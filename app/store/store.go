@@ -801,10 +801,10 @@ func (s *Store) UndoIf(ctx context.Context, u Undo, each func(learn, undo *model
 	return done, nil
 }
 
-// JournalSamples returns the features of class's samples when the
+// journalSamples returns the features of class's samples when the
 // journal's history holds every one the model learned (an exact forget
-// without the data), else nil.
-func (s *Store) JournalSamples(class string) []float32 {
+// without the data), else nil. The store's lock is held (Forget's Update).
+func (s *Store) journalSamples(class string) []float32 {
 	m := s.model
 	if m == nil {
 		return nil

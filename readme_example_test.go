@@ -3,20 +3,25 @@ package flycl_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/features"
-	"github.com/flycl/flycl/format/modelfile"
 )
 
 // Using flycl as a library, as the README shows it: features from any
 // framework (numpy.savez("train.npz", features=F, labels=y)), one task
-// learned, predictions, and the model saved to resume later. (Compiled,
-// not run: it needs the two feature files.)
+// learned, predictions, and the model saved to resume later through the
+// store, the one writer of model files. (Compiled, not run: it needs the
+// two feature files, and the default m = 10000; TestREADMESaveResumes
+// runs its save and resume at a small m.)
 func Example_library() {
 	ctx := context.Background()
 	// README:begin
@@ -27,8 +32,63 @@ func Example_library() {
 	fmt.Println("λ chosen by GCV:", rec.Lambda)
 	pred, _ := model.Predictor().Predict(ctx, test.X)
 	fmt.Println("first test sample is class", pred[0])
-	modelfile.SaveModel("model.flycl", model) // resume later, bit for bit
+	store.Save(ctx, "model.flycl", &deploy.Model{Model: model}) // resume later, bit for bit
 	// README:end
+}
+
+// TestREADMESaveResumes: the README's save (store.Save of the learned
+// model) gives a file that store.Load resumes bit for bit: the same
+// scores as the model saved, which a second learn of the same task then
+// moves exactly as it moves the model that never left memory.
+func TestREADMESaveResumes(t *testing.T) {
+	ctx := context.Background()
+	const d, n = 8, 60
+	x := make([]float32, n*d)
+	y := make([]int, n)
+	for i := range y {
+		y[i] = i % 3
+		for j := 0; j < d; j++ {
+			x[i*d+j] = float32((i*7+j*3)%11) / 11
+		}
+		x[i*d+y[i]] += 2
+	}
+	cfg := flycl.Config{M: 96, P: 4, K: 24, Seed: 1, Lambdas: []float64{0.1, 1, 10}}
+	model, err := flycl.New(cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := model.Learn(ctx, x, y, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "model.flycl")
+	if err := store.Save(ctx, path, &deploy.Model{Model: model}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := store.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := 0; step < 2; step++ {
+		want, err := model.Predictor().Scores(ctx, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := back.Model.Predictor().Scores(ctx, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, want, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+			t.Fatalf("step %d: the resumed model's scores differ from the saved model's", step)
+		}
+		if step == 0 {
+			if _, err := model.Learn(ctx, x, y, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := back.Model.Learn(ctx, x, y, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // TestREADMESnippet: the README's Go snippet is Example_library's body,

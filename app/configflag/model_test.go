@@ -143,7 +143,7 @@ func TestNewModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := m.Config(); c.M != 40 || c.P != 4 || c.K != 12 {
+	if c := m.Model.Config(); c.M != 40 || c.P != 4 || c.K != 12 {
 		t.Errorf("model m=%d p=%d k=%d, want W's m=40 p=4 and --k 12", c.M, c.P, c.K)
 	}
 	if got, want := modelfile.StatsConfigOf(m.Model).WSHA256, w.Digest(); got != want {
@@ -191,8 +191,8 @@ func TestNewModelConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(got, m.Config()) {
-			t.Errorf("%v pipeline %v: %+v, want NewConfig(16, %v) %+v, NewModel's %+v", tc.args, tc.p != nil, got, tc.images, want, m.Config())
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(got, m.Model.Config()) {
+			t.Errorf("%v pipeline %v: %+v, want NewConfig(16, %v) %+v, NewModel's %+v", tc.args, tc.p != nil, got, tc.images, want, m.Model.Config())
 		}
 	}
 }
@@ -222,7 +222,7 @@ func TestNewFromStats(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := m.Config()
+		got := m.Model.Config()
 		if got.M != sc.M || got.P != sc.P || got.K != sc.K || got.Seed != sc.Seed {
 			t.Errorf("pipeline %v %v: m, p, k, seed %d %d %d %d, want the statistics' %d %d %d %d", tc.p != nil, tc.args, got.M, got.P, got.K, got.Seed, sc.M, sc.P, sc.K, sc.Seed)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/answer"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/reject"
 )
@@ -25,19 +26,19 @@ func ExamplePredict() {
 		panic(err)
 	}
 
-	p := m.Snapshot().Predictor()
+	p := m.Model.Snapshot().Predictor()
 	rej, err := reject.ParseRule("off", p.Rejection()) // --unknown off
 	if err != nil {
 		panic(err)
 	}
-	preds, err := deploy.Predict(ctx, p, rej, x, 2) // --top 2
+	preds, err := answer.Predict(ctx, p, rej, x, 2) // --top 2
 	if err != nil {
 		panic(err)
 	}
 	for i, pr := range preds {
 		fmt.Printf("input %d: %s (truth %s)\n", i, pr.Answer, truth[i])
 	}
-	acc := deploy.Accuracy(preds, truth, p.Classes().Names())
+	acc := answer.Accuracy(preds, truth, p.Classes().Names())
 	fmt.Printf("accuracy %.0f%% (%d/%d)\n", 100*acc.Accuracy, acc.Correct, acc.Evaluated)
 	// Output:
 	// input 0: cat (truth cat)

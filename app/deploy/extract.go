@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"os"
 	"path/filepath"
 
 	"github.com/flycl/flycl/vision/dataset"
@@ -65,4 +66,13 @@ func OpenSplit(spec dataset.Spec, split string) (dataset.Dataset, string, error)
 		return nil, "", err
 	}
 	return ds, key, nil
+}
+
+// statDir reports whether p is a folder.
+func statDir(p string) (bool, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return false, err
+	}
+	return fi.IsDir(), nil
 }

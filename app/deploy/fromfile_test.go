@@ -45,12 +45,12 @@ func TestFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.ID() != id || !got.Created.Equal(created) || got.Pipeline == nil || got.Pipeline.Backbone != "b" ||
-		!slices.Equal(got.Classes().Names(), m.Classes().Names()) || got.Version() != m.Version() || got.Rejection() != m.Rejection() {
+		!slices.Equal(got.Model.Classes().Names(), m.Model.Classes().Names()) || got.Model.Version() != m.Model.Version() || got.Model.Rejection() != m.Model.Rejection() {
 		t.Errorf("FromFile: id %v created %v pipeline %+v classes %q version %d rejection %+v",
-			got.ID(), got.Created, got.Pipeline, got.Classes().Names(), got.Version(), got.Rejection())
+			got.ID(), got.Created, got.Pipeline, got.Model.Classes().Names(), got.Model.Version(), got.Model.Rejection())
 	}
-	want, _ := m.Predictor().Scores(ctx, x)
-	have, _ := got.Predictor().Scores(ctx, x)
+	want, _ := m.Model.Predictor().Scores(ctx, x)
+	have, _ := got.Model.Predictor().Scores(ctx, x)
 	if !slices.Equal(want, have) {
 		t.Errorf("scores %v, want %v", have, want)
 	}
@@ -61,8 +61,8 @@ func TestFromFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want, _ = m.Predictor().Scores(ctx, x)
-	have, _ = got.Predictor().Scores(ctx, x)
+	want, _ = m.Model.Predictor().Scores(ctx, x)
+	have, _ = got.Model.Predictor().Scores(ctx, x)
 	if !slices.Equal(want, have) {
 		t.Errorf("after a learn: scores %v, want %v", have, want)
 	}

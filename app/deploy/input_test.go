@@ -268,7 +268,7 @@ func TestShardStatsMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := fromStats.Config(); c.M != cfg.M || c.P != cfg.P || c.K != cfg.K || c.Seed != cfg.Seed {
+	if c := fromStats.Model.Config(); c.M != cfg.M || c.P != cfg.P || c.K != cfg.K || c.Seed != cfg.Seed {
 		t.Fatalf("model from statistics: m=%d p=%d k=%d seed=%d, want the statistics' %+v", c.M, c.P, c.K, c.Seed, cfg)
 	}
 	rec, err := fromStats.LearnStatsFile(ctx, merged, 1)
@@ -285,9 +285,9 @@ func TestShardStatsMerge(t *testing.T) {
 	if rec.Lambda != res.Lambda {
 		t.Errorf("λ %g from statistics, %g from the learn", rec.Lambda, res.Lambda)
 	}
-	p1, _ := fromStats.Predictor().Predict(ctx, all.X)
-	p2, _ := learned.Predictor().Predict(ctx, all.X)
-	if !slices.Equal(p1, p2) || !slices.Equal(fromStats.Classes().Names(), learned.Classes().Names()) {
+	p1, _ := fromStats.Model.Predictor().Predict(ctx, all.X)
+	p2, _ := learned.Model.Predictor().Predict(ctx, all.X)
+	if !slices.Equal(p1, p2) || !slices.Equal(fromStats.Model.Classes().Names(), learned.Model.Classes().Names()) {
 		t.Errorf("model from statistics predicts %v, the learned one %v", p1, p2)
 	}
 }

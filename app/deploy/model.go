@@ -19,7 +19,10 @@ import (
 // made. Its methods are not safe for concurrent use; take a
 // Model.Predictor() for concurrent predictions.
 type Model struct {
-	*flycl.Model
+	// Model is the core model, a named field rather than embedded: its
+	// methods are reached as m.Model.X, and Model's own (Learn and Forget
+	// by class name, with their journal-free checks) never shadow them.
+	Model *flycl.Model
 	// Pipeline is how images become features; nil for a model that
 	// learns from feature vectors given directly.
 	Pipeline *modelfile.Pipeline
@@ -59,38 +62,12 @@ func New(cfg flycl.Config, d int, w *projection.Matrix, p *modelfile.Pipeline) (
 	return &Model{Model: m, Pipeline: p}, nil
 }
 
-// Load reads a model file.
-//
-// A model file with a journal (modelfile.OpenJournal) is read as its
-// checkpoint and the changes journalled since, replayed in order.
-func Load(path string) (*Model, error) {
-	f, m, err := modelfile.LoadForLearning(path)
-	if err != nil {
-		return nil, err
-	}
-	Calibrate(m)
-	dm := &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created, crc: f.CRC, base: m.Version(), id: f.ID}
-	jc, err := modelfile.ReadJournal(path, dm.Checkpoint())
-	if err != nil {
-		return nil, err
-	}
-	if jc.Torn != nil {
-		dm.Warnings = append(dm.Warnings, fmt.Sprintf("%s: %s", modelfile.JournalPath(path), jc.Torn))
-	}
-	if err := dm.replay(jc.Entries); err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	return dm, nil
-}
-
-// replay applies journal entries read after the model's checkpoint.
-func (m *Model) replay(entries []*modelfile.JournalEntry) error {
-	for _, e := range entries {
-		if err := m.Replay(context.Background(), e); err != nil {
-			return err
-		}
-	}
-	return nil
+// OfFile returns the model of a model file loaded for learning
+// (modelfile.LoadForLearning gives f and m), keeping f's pipeline,
+// creation time, CRC and ID: the checkpoint its journal continues. The
+// store loads a model so (store.Load), and replays the journal on it.
+func OfFile(f *modelfile.File, m *flycl.Model) *Model {
+	return &Model{Model: m, Pipeline: f.Pipeline, Created: f.Created, crc: f.CRC, base: m.Version(), id: f.ID}
 }
 
 // CheckpointCRC returns the CRC-32C of the model file this model was last
@@ -112,20 +89,23 @@ func (m *Model) ID() modelfile.ModelID { return m.id }
 // last loaded from (before its journal's changes) or saved to.
 func (m *Model) CheckpointVersion() uint64 { return m.base }
 
-// Save writes the model to path atomically (modelfile.Save). It reads the
-// statistics in place (codec.View), with no copy of G.
-func (m *Model) Save(path string) error {
-	f := &modelfile.File{Snapshot: codec.View(m.Model), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
-	if err := modelfile.Save(path, f); err != nil {
-		return err
-	}
-	m.Created, m.crc, m.base, m.id = f.Created, f.CRC, m.Version(), f.ID
-	return nil
+// FileView returns the model as the modelfile.File its save writes
+// (store.Store: the one writer of model files), reading the statistics in
+// place (codec.View), with no copy of G: valid until the model changes.
+func (m *Model) FileView() *modelfile.File {
+	return &modelfile.File{Snapshot: codec.View(m.Model), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
+}
+
+// Saved records that f, the model's FileView, was saved (modelfile.Save
+// set its creation time, CRC and ID): the model's checkpoint is now that
+// file, at the model's version.
+func (m *Model) Saved(f *modelfile.File) {
+	m.Created, m.crc, m.base, m.id = f.Created, f.CRC, m.Model.Version(), f.ID
 }
 
 // File returns the model as a modelfile.File (for Encode).
 func (m *Model) File() *modelfile.File {
-	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
+	return &modelfile.File{Snapshot: m.Model.Snapshot(), Pipeline: m.Pipeline, Created: m.Created, ID: m.id}
 }
 
 // CheckPipeline reports whether features made by p fit the model: same
@@ -140,7 +120,7 @@ func (m *Model) CheckPipeline(p *modelfile.Pipeline) error {
 		return nil
 	case p == nil:
 		return nil // features given directly: their dimension is checked
-	case m.Pipeline == nil && m.Classes().Len() > 0:
+	case m.Pipeline == nil && m.Model.Classes().Len() > 0:
 		return fmt.Errorf("the model learned from feature vectors without a backbone; it cannot tell whether %s makes the same features", p.Backbone)
 	case m.Pipeline == nil:
 		return nil
@@ -285,7 +265,7 @@ func EdgeWarnings(steps []flycl.TaskRecord) []string {
 // checks, so a caller that restores the model after a failed Learn need
 // not do so for refused input.
 func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, opt LearnOptions) error {
-	d := m.InputDim()
+	d := m.Model.InputDim()
 	if len(names) == 0 {
 		return flycl.Input(errors.New("deploy: no samples to learn"))
 	}
@@ -307,7 +287,7 @@ func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, o
 			continue
 		}
 		seen[n] = true
-		if _, ok := m.Classes().LabelOf(n); !ok {
+		if _, ok := m.Model.Classes().LabelOf(n); !ok {
 			if err := flycl.CheckClassName(n); err != nil {
 				return err
 			}
@@ -318,7 +298,7 @@ func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, o
 	if opt.Online && opt.Batch > 0 {
 		step = min(step, opt.Batch)
 	}
-	return m.CheckLearnBytes(step, fresh, opt.MaxBytes)
+	return m.Model.CheckLearnBytes(step, fresh, opt.MaxBytes)
 }
 
 // Learn adds n×d features x whose classes are names (one per sample).
@@ -338,7 +318,7 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 	if err := m.CheckLearn(x, names, p, opt); err != nil {
 		return nil, err
 	}
-	d := m.InputDim()
+	d := m.Model.InputDim()
 	res := &LearnResult{Samples: len(names)}
 	// Report the names as the model stores them (Unicode NFC for new
 	// ones): two forms of one name are one class.
@@ -348,8 +328,8 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 			continue
 		}
 		seen[n] = true
-		if l, ok := m.Classes().LabelOf(n); ok {
-			if name := m.Classes().Name(l); !listed[name] {
+		if l, ok := m.Model.Classes().LabelOf(n); ok {
+			if name := m.Model.Classes().Name(l); !listed[name] {
 				listed[name] = true
 				res.Known = append(res.Known, name)
 			}
@@ -358,7 +338,7 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 			res.Added = append(res.Added, v)
 		}
 	}
-	labels, err := m.LabelsFor(names)
+	labels, err := m.Model.LabelsFor(names)
 	if err != nil {
 		return nil, err
 	}
@@ -379,8 +359,8 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 	if m.Pipeline == nil && p != nil {
 		m.Pipeline = p
 	}
-	res.Lambda, res.LambdaRequested = m.Lambda(), opt.Lambda
-	res.Rejection = m.Rejection()
+	res.Lambda, res.LambdaRequested = m.Model.Lambda(), opt.Lambda
+	res.Rejection = m.Model.Rejection()
 	res.Warnings = append(LambdaWarnings(res.Steps, opt.Lambda), EdgeWarnings(res.Steps)...)
 	return res, nil
 }
@@ -390,9 +370,9 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 // with x nil only its column goes and G keeps its samples
 // (flycl.Model.Forget with x nil). exact reports which.
 func (m *Model) Forget(ctx context.Context, name string, x []float32, p *modelfile.Pipeline) (rec flycl.TaskRecord, exact bool, err error) {
-	label, ok := m.Classes().LabelOf(name)
+	label, ok := m.Model.Classes().LabelOf(name)
 	if !ok {
-		return rec, false, fmt.Errorf("deploy: %w %q (the model has %v)", flycl.ErrUnknownClass, name, m.Classes().Names())
+		return rec, false, fmt.Errorf("deploy: %w %q (the model has %v)", flycl.ErrUnknownClass, name, m.Model.Classes().Names())
 	}
 	if x == nil {
 		rec, err = m.Model.Forget(ctx, label, nil)

@@ -24,11 +24,11 @@ func TestLearnRefusesBadLambda(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "lambda") {
 			t.Fatalf("λ=%g: %v", l, err)
 		}
-		if m.Version() != 0 || m.Classes().Len() != 0 {
+		if m.Model.Version() != 0 || m.Model.Classes().Len() != 0 {
 			t.Fatalf("λ=%g: a refused learn changed the model", l)
 		}
 	}
-	if _, err := m.Learn(context.Background(), x, []string{"a", "b"}, nil, LearnOptions{Lambda: 2}); err != nil || m.Lambda() != 2 {
-		t.Fatalf("λ=2: %v (λ %g)", err, m.Lambda())
+	if _, err := m.Learn(context.Background(), x, []string{"a", "b"}, nil, LearnOptions{Lambda: 2}); err != nil || m.Model.Lambda() != 2 {
+		t.Fatalf("λ=2: %v (λ %g)", err, m.Model.Lambda())
 	}
 }

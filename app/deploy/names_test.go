@@ -58,21 +58,21 @@ func TestLearnNormalisesNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(res.Added, []string{"caf\u00e9", "tea"}) || !slices.Equal(m.Classes().Names(), []string{"caf\u00e9", "tea"}) {
-		t.Fatalf("added %q, stored %q: want the NFC form once", res.Added, m.Classes().Names())
+	if !slices.Equal(res.Added, []string{"caf\u00e9", "tea"}) || !slices.Equal(m.Model.Classes().Names(), []string{"caf\u00e9", "tea"}) {
+		t.Fatalf("added %q, stored %q: want the NFC form once", res.Added, m.Model.Classes().Names())
 	}
 	res, err = m.Learn(context.Background(), x, []string{"cafe\u0301", "tea", "milk", "milk"}, nil, LearnOptions{})
 	if err != nil || !slices.Equal(res.Known, []string{"caf\u00e9", "tea"}) || !slices.Equal(res.Added, []string{"milk"}) {
 		t.Fatalf("second learn: known %q, added %q, %v", res.Known, res.Added, err)
 	}
-	v := m.Version()
+	v := m.Model.Version()
 	for _, bad := range []string{"milk ", "\u202emilk", "m\u200bilk", ""} {
 		_, err := m.Learn(context.Background(), x, []string{"tea", bad, "tea", "tea"}, nil, LearnOptions{})
 		var ne *flycl.NameError
 		if !errors.As(err, &ne) || ne.Name != bad {
 			t.Errorf("%q: error %v, want a *flycl.NameError", bad, err)
 		}
-		if m.Version() != v || m.Classes().Len() != 3 {
+		if m.Model.Version() != v || m.Model.Classes().Len() != 3 {
 			t.Fatalf("%q: a refused learn changed the model", bad)
 		}
 	}
@@ -113,8 +113,8 @@ func TestLearnReportsRaisedLambda(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.LambdaRequested != tc.opt.Lambda || res.Lambda != m.Lambda() {
-			t.Errorf("%+v: requested %g, used %g (model %g)", tc.opt, res.LambdaRequested, res.Lambda, m.Lambda())
+		if res.LambdaRequested != tc.opt.Lambda || res.Lambda != m.Model.Lambda() {
+			t.Errorf("%+v: requested %g, used %g (model %g)", tc.opt, res.LambdaRequested, res.Lambda, m.Model.Lambda())
 		}
 		if tc.want == "" {
 			if res.Warnings != nil || res.Lambda != tc.opt.Lambda {

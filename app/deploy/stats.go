@@ -82,10 +82,10 @@ func (in *Input) Shard(ctx context.Context, e *extract.Extractor, i, n int) (*Sa
 // files of a task's shards merge (modelfile.MergeStats) and teach a model
 // (LearnStatsFile).
 func (m *Model) ShardStats(ctx context.Context, in *Input, s *Samples, index, count int) (*modelfile.StatsFile, error) {
-	if s.D != m.InputDim() {
-		return nil, fmt.Errorf("deploy: features have dimension %d, the model d=%d", s.D, m.InputDim())
+	if s.D != m.Model.InputDim() {
+		return nil, fmt.Errorf("deploy: features have dimension %d, the model d=%d", s.D, m.Model.InputDim())
 	}
-	st, err := m.TaskStats(ctx, s.X, s.Labels)
+	st, err := m.Model.TaskStats(ctx, s.X, s.Labels)
 	if err != nil {
 		return nil, err
 	}

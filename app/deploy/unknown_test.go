@@ -3,7 +3,6 @@ package deploy
 import (
 	"context"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 
 	"github.com/flycl/flycl"
@@ -36,7 +35,7 @@ func TestCalibrationFollowsTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCalibration(&reject.Calibration{Keep: 0.8}); err != nil {
+	if err := m.Model.SetCalibration(&reject.Calibration{Keep: 0.8}); err != nil {
 		t.Fatal(err)
 	}
 	x, names := data(2) // one of each class
@@ -47,11 +46,7 @@ func TestCalibrationFollowsTheModel(t *testing.T) {
 	if rj := res.Rejection; rj.Enabled() || rj.Keep != 0.8 || rj.Samples != 0 || rj.Temperature != 0 {
 		t.Fatalf("after one sample of each class: %+v, want off with keep 0.8", rj)
 	}
-	path := filepath.Join(t.TempDir(), "m.flycl")
-	if err := m.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	back, err := Load(path)
+	back, err := roundTrip(m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
@@ -21,9 +20,11 @@ import (
 // FileBackend serves a Fly-CL model kept in a model file: it loads the
 // file when opened and saves it atomically (temporary file, fsync,
 // rename) after every change, before the change is acknowledged. The
-// model is a deploy.Model, learned and forgotten as the CLI's learn and
-// forget do. The learner goroutine (the only caller of Learn and Forget)
-// owns it and changes it in place, with no copy of the m×m statistics;
+// model is a deploy.Model held by a store.Store, learned, forgotten and
+// undone by the store's transactions (store.Store.Learn, Forget, UndoIf),
+// the CLI's own. The learner goroutine (the only caller of Learn, Forget
+// and Undo) changes it in place through them, with no copy of the m×m
+// statistics, and reads it only inside store.Store.View and Hold;
 // predictions read the published snapshot, an immutable flycl.Predictor
 // (W, C and the class names), which a change replaces only once saved.
 // A change that fails after it began to alter the model (a failed solve
@@ -55,9 +56,6 @@ type FileBackend struct {
 	cur atomic.Pointer[fileView]
 	// policy is FileOptions.LambdaPolicy.
 	policy flycl.LambdaPolicy
-	// entry is the journal entry of the change in progress (set by the
-	// change's function).
-	entry *modelfile.JournalEntry
 	// refactor is FileOptions.Refactor.
 	refactor bool
 	log      *slog.Logger
@@ -147,9 +145,14 @@ func OpenFileWith(ctx context.Context, path string, opt FileOptions) (*FileBacke
 	if err != nil {
 		return nil, err
 	}
-	if st.Model() == nil {
+	if err := st.View(func(m *deploy.Model) error {
+		if m == nil {
+			return fmt.Errorf("open %s: %w", path, fs.ErrNotExist)
+		}
+		return nil
+	}); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("open %s: %w", path, fs.ErrNotExist)
+		return nil, err
 	}
 	for _, w := range st.Warnings {
 		b.log.Warn(w, "model", path)
@@ -183,79 +186,62 @@ var ErrClosed = store.ErrClosed
 // cleared by the next change that is).
 func (b *FileBackend) Health() error { return b.st.Health() }
 
-// model returns the model (nil while it cannot be read back).
-func (b *FileBackend) model() *deploy.Model { return b.st.Model() }
-
 // Pipeline returns how the model's features are made from an image (nil
 // when unknown: a model learned from feature vectors only).
-func (b *FileBackend) Pipeline() *modelfile.Pipeline { return b.model().Pipeline }
+func (b *FileBackend) Pipeline() *modelfile.Pipeline { return b.cur.Load().pipeline }
 
 // SetPipeline declares the backbone that turns images into features. It
 // must be the one the model learned with (modelfile.Pipeline.Check); a
 // model without a pipeline takes it only while it has learned nothing.
 // Call it before serving.
 func (b *FileBackend) SetPipeline(p *modelfile.Pipeline) error {
-	m := b.model()
-	if m == nil {
-		return fmt.Errorf("the model could not be read back from %s after a failed change", b.path)
-	}
-	switch {
-	case m.Pipeline != nil:
-		if err := m.Pipeline.Check(p); err != nil {
-			return fmt.Errorf("%s: %w", b.path, err)
+	err := b.st.Hold(func(m *deploy.Model) error {
+		switch {
+		case m == nil:
+			return fmt.Errorf("the model could not be read back from %s after a failed change", b.path)
+		case m.Pipeline != nil:
+			if err := m.Pipeline.Check(p); err != nil {
+				return fmt.Errorf("%s: %w", b.path, err)
+			}
+		case m.Model.Version() > 0:
+			return fmt.Errorf("%s was learned from feature vectors of unknown origin: it cannot take images from %s (serve it without a backbone)", b.path, p.Backbone)
+		case p.Dim != m.Model.InputDim():
+			return fmt.Errorf("backbone %s gives %d features, the model %s wants d=%d", p.Backbone, p.Dim, b.path, m.Model.InputDim())
+		default:
+			m.Pipeline, b.declared = p, p
 		}
-	case m.Version() > 0:
-		return fmt.Errorf("%s was learned from feature vectors of unknown origin: it cannot take images from %s (serve it without a backbone)", b.path, p.Backbone)
-	case p.Dim != m.InputDim():
-		return fmt.Errorf("backbone %s gives %d features, the model %s wants d=%d", p.Backbone, p.Dim, b.path, m.InputDim())
-	default:
-		m.Pipeline, b.declared = p, p
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	b.cur.Store(b.snapshot())
 	return nil
 }
 
 // Config returns the model's Fly-CL configuration.
-func (b *FileBackend) Config() flycl.Config { return b.model().Config() }
+func (b *FileBackend) Config() flycl.Config { return b.cur.Load().config }
 
 // Current returns the latest snapshot.
 func (b *FileBackend) Current() ModelView { return b.cur.Load() }
 
-// change applies f to the model in place and makes it durable
-// (store.Store.Update: appended to the journal, or a checkpoint). When f
-// or the save fails, the model is read back from the file, so memory
-// again holds exactly the last saved, published model. A panic is undone
-// the same way, then goes on up (the server answers 500).
-func (b *FileBackend) change(f func(m *deploy.Model) error) (save time.Duration, err error) {
-	var t time.Time
-	err = b.st.Update(context.Background(), func(m *deploy.Model) (store.Change, error) {
-		b.entry = nil
-		if err := f(m); err != nil {
-			if r, ok := err.(*refused); ok {
-				return store.Change{}, store.Refused(r.err)
-			}
-			return store.Change{}, err
-		}
-		t = time.Now()
-		return store.Change{Entry: b.entry}, nil
-	})
+// notRecorded makes the error of a change that is saved but not recorded
+// in the journal's history (store.ErrNotRecorded: only its record, for
+// undo, is missing) a warning, and returns nil for it.
+func (b *FileBackend) notRecorded(err error) error {
 	if errors.Is(err, store.ErrNotRecorded) && !errors.Is(err, modelfile.ErrLockLost) {
-		// the change is saved (in a checkpoint); only its record in the
-		// history (for undo) is missing
 		b.log.Warn("a change is saved, but not recorded in the journal's history", "model", b.path, "reason", err.Error())
-		err = nil
+		return nil
 	}
-	if err != nil {
-		return 0, err
-	}
-	return time.Since(t), nil
+	return err
 }
 
 // Learn learns the features x (n×d) with their class names: as one task
 // (λ by GCV on it, or opt.Lambda), or with opt.Online in mini-batches of
-// opt.Batch; it saves the model and returns the new snapshot. Input the
-// model refuses is an *InputError and changes nothing; a learn that fails
-// later is undone (see FileBackend).
+// opt.Batch, as the store's one learn transaction (store.Store.Learn:
+// recorded in the journal, durable before it returns), and returns the
+// new snapshot. Input the model refuses is an *InputError and changes
+// nothing; a learn that fails later is undone (see FileBackend).
 func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, opt deploy.LearnOptions) (LearnReport, ModelView, error) {
 	d := b.cur.Load().Dim()
 	if len(x) == 0 || len(x)%d != 0 || len(x)/d != len(names) {
@@ -266,23 +252,12 @@ func (b *FileBackend) Learn(ctx context.Context, x []float32, names []string, op
 		return LearnReport{}, nil, &InputError{err}
 	}
 	dopt.LambdaPolicy = b.policy
-	var res *deploy.LearnResult
-	save, err := b.change(func(m *deploy.Model) error {
-		if err := m.CheckLearn(x, names, nil, dopt); err != nil {
-			return &refused{&InputError{err}}
-		}
-		before := m.Prior() // what an undo of this learn puts back
-		var err error
-		if res, err = m.Learn(ctx, x, names, nil, dopt); err != nil {
-			return asInput(err)
-		}
-		b.entry = deploy.LearnEntry(m.Version(), before, x, names, m.InputDim(), dopt)
-		return nil
-	})
-	if err != nil {
-		return LearnReport{}, nil, err
+	l, err := b.st.Learn(ctx, store.LearnData{X: x, D: d, Names: names, Source: "the request"}, dopt, nil)
+	if err = b.notRecorded(err); err != nil {
+		return LearnReport{}, nil, asInput(err)
 	}
-	rep := LearnReport{Samples: res.Samples, NewClasses: res.Added, Lambda: res.Lambda, Steps: len(res.Steps), Stages: res.Stages, Save: save, Warnings: res.Warnings}
+	res := l.LearnResult
+	rep := LearnReport{Samples: res.Samples, NewClasses: res.Added, Lambda: res.Lambda, Steps: len(res.Steps), Stages: res.Stages, Save: l.Save, Warnings: res.Warnings}
 	sn := b.snapshot()
 	b.cur.Store(sn)
 	return rep, sn, nil
@@ -297,7 +272,7 @@ func (b *FileBackend) Forget(ctx context.Context, class string, x []float32) (Mo
 }
 
 // ForgetExact is Forget, exact without the data when the model's journal
-// holds every sample the class learned (store.Store.JournalSamples), as
+// holds every sample the class learned (store.JournalSamples), as
 // flycl forget is. It returns the samples subtracted (0: only the
 // column was dropped).
 func (b *FileBackend) ForgetExact(ctx context.Context, class string, x []float32) (ModelView, int, error) {
@@ -307,38 +282,44 @@ func (b *FileBackend) ForgetExact(ctx context.Context, class string, x []float32
 	if len(x) == 0 {
 		x = nil // no data: from the journal, or drop the column
 	}
+	var data func(*deploy.Model) (*store.ForgetData, error)
+	if x != nil {
+		d := b.cur.Load().Dim()
+		if len(x)%d != 0 {
+			return nil, 0, &InputError{fmt.Errorf("%d feature values are not a multiple of d=%d", len(x), d)}
+		}
+		names := make([]string, len(x)/d)
+		for i := range names {
+			names[i] = class
+		}
+		data = func(*deploy.Model) (*store.ForgetData, error) {
+			return &store.ForgetData{X: x, D: d, Names: names, Source: "the request"}, nil
+		}
+	}
+	res, err := b.st.Forget(ctx, class, data)
+	if err = b.notRecorded(err); err != nil {
+		return nil, 0, asInput(err)
+	}
 	n := 0
-	_, err := b.change(func(m *deploy.Model) error {
-		if x != nil && len(x)%m.InputDim() != 0 {
-			return &refused{&InputError{fmt.Errorf("%d feature values are not a multiple of d=%d", len(x), m.InputDim())}}
-		}
-		xs := x
-		if xs == nil {
-			xs = b.st.JournalSamples(class)
-		}
-		if _, _, err := m.Forget(ctx, class, xs, nil); err != nil {
-			return asInput(err)
-		}
-		n = len(xs) / m.InputDim()
-		b.entry = deploy.ForgetEntry(m.Version(), class, xs, m.InputDim())
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
+	if res.Exact {
+		n = res.Record.Samples
 	}
 	sn := b.snapshot()
 	b.cur.Store(sn)
 	return sn, n, nil
 }
 
-// refused marks an error of a change that was refused before it altered
-// the model: nothing needs restoring.
-type refused struct{ err error }
-
-func (e *refused) Error() string { return e.err.Error() }
-func (e *refused) Unwrap() error { return e.err }
-
-func (b *FileBackend) snapshot() *fileView { return viewOf(b.model(), b.path) }
+// snapshot makes the published snapshot of the model as it is now.
+func (b *FileBackend) snapshot() *fileView {
+	v := b.cur.Load() // while the model cannot be read back: the last one
+	b.st.View(func(m *deploy.Model) error {
+		if m != nil {
+			v = viewOf(m, b.path)
+		}
+		return nil
+	})
+	return v
+}
 
 // fileView is a published model (a ModelView): an immutable flycl.Predictor.
 type fileView struct {
@@ -347,6 +328,9 @@ type fileView struct {
 	// typ is the rejection's pool in a person's units (typOK: there is one)
 	typ   reject.Typical
 	typOK bool
+	// config and pipeline are the model's (FileBackend.Config, Pipeline)
+	config   flycl.Config
+	pipeline *modelfile.Pipeline
 }
 
 func (s *fileView) Version() uint64 { return s.pred.Version() }
@@ -426,17 +410,17 @@ func asInput(err error) error {
 }
 
 // Undo takes learns back out exactly, as the model's journal records
-// them (deploy.Model.Undo), each saved as any change: the last learn (to
-// nil), or every learn after version *to, as deploy.UndoPlan decides. It
+// them (store.UndoLast), each saved as any change: the last learn (to
+// nil), or every learn after version *to, as store.UndoPlan decides. It
 // returns the learns taken back, newest first. It is the store's one undo
 // loop (store.Store.UndoEach, which flycl undo runs too); every version it
 // saves is published at once. An undo the journal cannot do is an
 // *InputError.
-func (b *FileBackend) Undo(ctx context.Context, u store.Undo) (ModelView, []deploy.Undone, error) {
+func (b *FileBackend) Undo(ctx context.Context, u store.Undo) (ModelView, []store.Undone, error) {
 	to := u.To
-	var done []deploy.Undone
+	var done []store.Undone
 	_, err := b.st.UndoIf(ctx, u, func(learn, _ *modelfile.JournalEntry) {
-		done = append(done, deploy.UndoneOf(learn))
+		done = append(done, store.UndoneOf(learn))
 		b.cur.Store(b.snapshot())
 	})
 	if errors.Is(err, store.ErrNotRecorded) && !errors.Is(err, modelfile.ErrLockLost) && to == nil && len(done) == 1 {
@@ -446,7 +430,7 @@ func (b *FileBackend) Undo(ctx context.Context, u store.Undo) (ModelView, []depl
 		err = nil
 	}
 	if err != nil {
-		if errors.Is(err, deploy.ErrNoUndo) {
+		if errors.Is(err, store.ErrNoUndo) {
 			err = &InputError{err}
 		}
 		if len(done) > 0 {
@@ -458,5 +442,5 @@ func (b *FileBackend) Undo(ctx context.Context, u store.Undo) (ModelView, []depl
 }
 
 // History lists the changes the model's journal records
-// (deploy.History).
-func (b *FileBackend) History() ([]deploy.HistoryItem, error) { return deploy.History(b.path) }
+// (store.History).
+func (b *FileBackend) History() ([]store.HistoryItem, error) { return store.History(b.path) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/flycl/flycl/app/deploy"
 	"image"
 	"image/color"
 	"image/png"
@@ -15,6 +14,9 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+
+	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/vision/imageio"
@@ -90,7 +92,7 @@ func newFileBackend(t testing.TB, path string) *FileBackend {
 // for a test to check what was saved while its writer still runs.
 func savedModel(t testing.TB, path string) *deploy.Model {
 	t.Helper()
-	m, err := deploy.Load(path)
+	m, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,4 +210,13 @@ func learnFeatures(t testing.TB, url, token string, x [][]float32, y []int) Lear
 		t.Fatalf("learn: %d %s", code, b)
 	}
 	return lr
+}
+
+// model returns the backend's model, for tests that inspect it between
+// changes (the backend itself reaches it only inside store.Store.View,
+// Hold and Update).
+func (b *FileBackend) model() *deploy.Model {
+	var m *deploy.Model
+	b.st.Hold(func(dm *deploy.Model) error { m = dm; return nil })
+	return m
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/internal/onejson"
 )
@@ -21,13 +20,13 @@ import (
 // changes (FileBackend, with its journal).
 type Undoer interface {
 	// Undo takes the last learn back out (u.To nil), or every learn after
-	// version *u.To (deploy.UndoPlan says which), on u's conditions
-	// (store.Undo: an error wrapping deploy.ErrNotLast when they do not
+	// version *u.To (store.UndoPlan says which), on u's conditions
+	// (store.Undo: an error wrapping store.ErrNotLast when they do not
 	// hold, nothing undone), and returns the new snapshot and the learns
 	// it took back, newest first.
-	Undo(ctx context.Context, u store.Undo) (ModelView, []deploy.Undone, error)
+	Undo(ctx context.Context, u store.Undo) (ModelView, []store.Undone, error)
 	// History lists the model's changes, oldest first.
-	History() ([]deploy.HistoryItem, error)
+	History() ([]store.HistoryItem, error)
 }
 
 // UndoRequest is the JSON body of POST /v1/model/undo (empty or {}: undo
@@ -35,7 +34,7 @@ type Undoer interface {
 type UndoRequest struct {
 	// To, when given, undoes every learn after version To, so that the
 	// model ends as it was at version To (0: as created, before its first
-	// learn), as a new version; see deploy.UndoPlan. When the model is
+	// learn), as a new version; see store.UndoPlan. When the model is
 	// already as it was at To, nothing is undone.
 	To *uint64 `json:"to,omitempty"`
 	// Version, when given, is the learn the undo must take back (the
@@ -54,14 +53,14 @@ type UndoResponse struct {
 	To *uint64 `json:"to,omitempty"`
 	// Undone lists the learns taken back, newest first (empty: the model
 	// already was as asked).
-	Undone  []deploy.Undone `json:"undone"`
-	Seconds float64         `json:"seconds"`
+	Undone  []store.Undone `json:"undone"`
+	Seconds float64        `json:"seconds"`
 }
 
 // HistoryResponse answers GET /v1/model/history.
 type HistoryResponse struct {
-	Version uint64               `json:"version"`
-	Changes []deploy.HistoryItem `json:"changes"`
+	Version uint64              `json:"version"`
+	Changes []store.HistoryItem `json:"changes"`
 }
 
 func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
@@ -93,13 +92,13 @@ func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var sn ModelView
-	var undone []deploy.Undone
+	var undone []store.Undone
 	err = s.submit(func(ctx context.Context) (ModelView, error) {
 		var err error
 		sn, undone, err = u.Undo(ctx, store.Undo{To: req.To, Version: req.Version, Model: ifMatch})
 		return sn, err
 	})
-	if errors.Is(err, deploy.ErrNotLast) {
+	if errors.Is(err, store.ErrNotLast) {
 		writeError(w, http.StatusConflict, "%v", err)
 		return
 	}
@@ -108,7 +107,7 @@ func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if undone == nil {
-		undone = []deploy.Undone{}
+		undone = []store.Undone{}
 	}
 	versions := make([]uint64, len(undone))
 	for i, u := range undone {
@@ -130,7 +129,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h == nil {
-		h = []deploy.HistoryItem{}
+		h = []store.HistoryItem{}
 	}
 	writeJSON(w, http.StatusOK, HistoryResponse{Version: s.View().Version(), Changes: h})
 }

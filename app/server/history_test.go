@@ -13,6 +13,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/internal/codec"
 )
 
@@ -78,7 +79,7 @@ func TestUndoAndHistory(t *testing.T) {
 	s.Close()
 	s = open() // the undo is in the journal
 	hs = newLoopbackServer(t, s)
-	got, err := deploy.Load(path)
+	got, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestUndoAndHistory(t *testing.T) {
 	if len(ur.Undone) != 1 || ur.Undone[0].Version != 2 || ur.Undone[0].Samples != 8 {
 		t.Fatalf("undo to 1 says it took back %+v, want the learn of version 2 (8 samples)", ur.Undone)
 	}
-	if got, err = deploy.Load(path); err != nil {
+	if got, err = store.Load(path); err != nil {
 		t.Fatal(err)
 	}
 	sameModelContent(t, "undo to version 1", got, ref(1))
@@ -116,20 +117,20 @@ func TestUndoAndHistory(t *testing.T) {
 // on probe vectors.
 func sameModelContent(t *testing.T, what string, a, b *deploy.Model) {
 	t.Helper()
-	if !slices.Equal(a.Classes().Names(), b.Classes().Names()) || !slices.Equal(a.Classes().Counts(), b.Classes().Counts()) || a.Lambda() != b.Lambda() || a.Samples() != b.Samples() {
-		t.Fatalf("%s: %v %v λ=%g n=%d, want %v %v λ=%g n=%d", what, a.Classes().Names(), a.Classes().Counts(), a.Lambda(), a.Samples(),
-			b.Classes().Names(), b.Classes().Counts(), b.Lambda(), b.Samples())
+	if !slices.Equal(a.Model.Classes().Names(), b.Model.Classes().Names()) || !slices.Equal(a.Model.Classes().Counts(), b.Model.Classes().Counts()) || a.Model.Lambda() != b.Model.Lambda() || a.Model.Samples() != b.Model.Samples() {
+		t.Fatalf("%s: %v %v λ=%g n=%d, want %v %v λ=%g n=%d", what, a.Model.Classes().Names(), a.Model.Classes().Counts(), a.Model.Lambda(), a.Model.Samples(),
+			b.Model.Classes().Names(), b.Model.Classes().Counts(), b.Model.Lambda(), b.Model.Samples())
 	}
-	if a.Rejection() != b.Rejection() || !slices.Equal(codec.CalibrationPool(a.Model), codec.CalibrationPool(b.Model)) || !(a.Rejection().Temperature > 0) {
-		t.Fatalf("%s: rejection %+v (pool of %d), want %+v (pool of %d)", what, a.Rejection(), len(codec.CalibrationPool(a.Model)), b.Rejection(), len(codec.CalibrationPool(b.Model)))
+	if a.Model.Rejection() != b.Model.Rejection() || !slices.Equal(codec.CalibrationPool(a.Model), codec.CalibrationPool(b.Model)) || !(a.Model.Rejection().Temperature > 0) {
+		t.Fatalf("%s: rejection %+v (pool of %d), want %+v (pool of %d)", what, a.Model.Rejection(), len(codec.CalibrationPool(a.Model)), b.Model.Rejection(), len(codec.CalibrationPool(b.Model)))
 	}
 	r := rand.New(rand.NewPCG(9, 9))
 	x, _ := clusters(r, []int{0, 1, 2, 3}, 10)
-	pa, err := a.Predictor().Predict(context.Background(), slices.Concat(x...))
+	pa, err := a.Model.Predictor().Predict(context.Background(), slices.Concat(x...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, _ := b.Predictor().Predict(context.Background(), slices.Concat(x...))
+	pb, _ := b.Model.Predictor().Predict(context.Background(), slices.Concat(x...))
 	if !slices.Equal(pa, pb) {
 		t.Fatalf("%s: predictions differ", what)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
 )
@@ -101,12 +102,12 @@ func TestJournalledBackend(t *testing.T) {
 	if err := jb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := deploy.Load(path)
+	m, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.CheckpointVersion() != m.Version() {
-		t.Fatalf("after Close: checkpoint version %d, model %d", m.CheckpointVersion(), m.Version())
+	if m.CheckpointVersion() != m.Model.Version() {
+		t.Fatalf("after Close: checkpoint version %d, model %d", m.CheckpointVersion(), m.Model.Version())
 	}
 	sameLoaded(t, path, ref.path)
 }
@@ -117,20 +118,20 @@ func TestJournalledBackend(t *testing.T) {
 // solves its last changes again on load, where the other kept its factor).
 func sameLoaded(t *testing.T, a, b string) {
 	t.Helper()
-	ma, err := deploy.Load(a)
+	ma, err := store.Load(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb, err := deploy.Load(b)
+	mb, err := store.Load(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(ma.Classes().Names(), mb.Classes().Names()) || ma.Version() != mb.Version() || ma.Lambda() != mb.Lambda() || ma.Samples() != mb.Samples() {
-		t.Fatalf("loaded: %v v%d λ=%g n=%d, want %v v%d λ=%g n=%d", ma.Classes().Names(), ma.Version(), ma.Lambda(), ma.Samples(),
-			mb.Classes().Names(), mb.Version(), mb.Lambda(), mb.Samples())
+	if !slices.Equal(ma.Model.Classes().Names(), mb.Model.Classes().Names()) || ma.Model.Version() != mb.Model.Version() || ma.Model.Lambda() != mb.Model.Lambda() || ma.Model.Samples() != mb.Model.Samples() {
+		t.Fatalf("loaded: %v v%d λ=%g n=%d, want %v v%d λ=%g n=%d", ma.Model.Classes().Names(), ma.Model.Version(), ma.Model.Lambda(), ma.Model.Samples(),
+			mb.Model.Classes().Names(), mb.Model.Version(), mb.Model.Lambda(), mb.Model.Samples())
 	}
-	sa, sb := ma.Snapshot(), mb.Snapshot()
-	for i := range ma.Config().M {
+	sa, sb := ma.Model.Snapshot(), mb.Model.Snapshot()
+	for i := range ma.Model.Config().M {
 		if !slices.Equal(codec.LowerRow(sa, i), codec.LowerRow(sb, i)) {
 			t.Fatalf("G row %d differs", i)
 		}
@@ -140,25 +141,25 @@ func sameLoaded(t *testing.T, a, b string) {
 	}
 	r := rand.New(rand.NewPCG(5, 5))
 	x, _ := clusters(r, []int{0, 1, 2, 3}, 5)
-	pa, err := ma.Predictor().Scores(context.Background(), slices.Concat(x...))
+	pa, err := ma.Model.Predictor().Scores(context.Background(), slices.Concat(x...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, err := mb.Predictor().Scores(context.Background(), slices.Concat(x...))
+	pb, err := mb.Model.Predictor().Scores(context.Background(), slices.Concat(x...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	trace := 0.0
-	for i := range ma.Config().M {
+	for i := range ma.Model.Config().M {
 		row := codec.LowerRow(sa, i)
 		trace += float64(row[len(row)-1])
 	}
-	tol := float64(ma.Config().M) * 0x1p-24 * (trace + ma.Lambda()) / ma.Lambda()
+	tol := float64(ma.Model.Config().M) * 0x1p-24 * (trace + ma.Model.Lambda()) / ma.Model.Lambda()
 	scale := 0.0
 	for _, v := range pb {
 		scale = math.Max(scale, math.Abs(float64(v)))
 	}
-	c := len(ma.Classes().Names())
+	c := len(ma.Model.Classes().Names())
 	for i := 0; i < len(pa)/c; i++ {
 		ra, rb := pa[i*c:(i+1)*c], pb[i*c:(i+1)*c]
 		if slices.Index(ra, slices.Max(ra)) != slices.Index(rb, slices.Max(rb)) {

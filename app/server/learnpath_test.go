@@ -106,8 +106,8 @@ func TestFailedSaveRestores(t *testing.T) {
 	saves := 0
 	be.faults.Save = func(m *deploy.Model, p string) error {
 		saves++
-		if m.Version() != 2 {
-			t.Errorf("save of version %d: the failed learn did not change the model in place", m.Version())
+		if m.Model.Version() != 2 {
+			t.Errorf("save of version %d: the failed learn did not change the model in place", m.Model.Version())
 		}
 		return errors.New("injected: no space left on device")
 	}
@@ -155,7 +155,7 @@ func TestFailedSaveRestores(t *testing.T) {
 		}
 	}
 	sameModel(t, path, ref)
-	if got := savedModel(t, path).Version(); got != s.View().Version() {
+	if got := savedModel(t, path).Model.Version(); got != s.View().Version() {
 		t.Fatalf("reopened file: version %d, served %d", got, s.View().Version())
 	}
 }

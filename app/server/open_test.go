@@ -16,7 +16,7 @@ import (
 // TestOpen: Open gives the writer or the reader that its options ask for,
 // as the file and its lock allow: the truth is what each backend does
 // (a reader refuses a learn with ErrReadOnly; a writer's learn is in the
-// file deploy.Load reads back; a second writer meets the lock).
+// file store.Load reads back; a second writer meets the lock).
 func TestOpen(t *testing.T) {
 	dir := t.TempDir()
 	saved := filepath.Join(dir, "saved.flycl")
@@ -87,7 +87,7 @@ func TestOpen(t *testing.T) {
 				if _, ok := be.(*ReadOnlyBackend); !ok || !errors.Is(lerr, ErrReadOnly) {
 					t.Fatalf("%T, learn: %v; want a ReadOnlyBackend refusing it with ErrReadOnly", be, lerr)
 				}
-				if v, version := be.Current().Version(), savedModel(t, filepath.Join(dir, tc.file)).Version(); v != version {
+				if v, version := be.Current().Version(), savedModel(t, filepath.Join(dir, tc.file)).Model.Version(); v != version {
 					t.Errorf("reader serves version %d, the file has %d", v, version)
 				}
 				return
@@ -95,7 +95,7 @@ func TestOpen(t *testing.T) {
 			if _, ok := be.(*FileBackend); !ok || lerr != nil {
 				t.Fatalf("%T, learn: %v; want a FileBackend that learns", be, lerr)
 			}
-			if got, want := savedModel(t, filepath.Join(dir, tc.file)).Version(), be.Current().Version(); got != want {
+			if got, want := savedModel(t, filepath.Join(dir, tc.file)).Model.Version(), be.Current().Version(); got != want {
 				t.Errorf("the file holds version %d after the learn, the writer serves %d", got, want)
 			}
 		})

@@ -360,8 +360,8 @@ func TestStartServe(t *testing.T) {
 		t.Fatalf("Serve: %v", err)
 	}
 	m := savedModel(t, model)
-	if n := m.Classes().Len(); n != 2 || m.Config().M != testConfig().M {
-		t.Errorf("the file holds %d classes, m=%d; want 2 classes, m=%d", n, m.Config().M, testConfig().M)
+	if n := m.Model.Classes().Len(); n != 2 || m.Model.Config().M != testConfig().M {
+		t.Errorf("the file holds %d classes, m=%d; want 2 classes, m=%d", n, m.Model.Config().M, testConfig().M)
 	}
 	be, err := Open(context.Background(), model, OpenOptions{})
 	if err != nil {

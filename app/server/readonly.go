@@ -41,7 +41,7 @@ type ReadOnlyOptions struct {
 // file, so it starts on a file it may not write (mode 0444, a read-only
 // directory) and while a writer holds the lock.
 //
-// It loads the file as every reader does (deploy.Load: the checkpoint
+// It loads the file as every reader does (store.Load: the checkpoint
 // and the changes its journal holds since), and loads it again when the
 // file or its journal changes (Reload, every Poll). A new version replaces
 // the served one atomically, and only when it loaded whole and the files
@@ -112,7 +112,7 @@ func OpenReadOnly(path string, opt ReadOnlyOptions) (*ReadOnlyBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.pipeline, b.cfg, b.dim, b.seen = m.Pipeline, m.Config(), m.InputDim(), id
+	b.pipeline, b.cfg, b.dim, b.seen = m.Pipeline, m.Model.Config(), m.Model.InputDim(), id
 	b.cur.Store(viewOf(m, path))
 	if opt.Poll > 0 {
 		go b.follow(opt.Poll)
@@ -129,7 +129,7 @@ func (b *ReadOnlyBackend) load() (*deploy.Model, readIdent, error) {
 	if err != nil {
 		return nil, id, err
 	}
-	m, err := deploy.Load(b.path)
+	m, err := store.Load(b.path)
 	if err != nil {
 		return nil, id, err
 	}
@@ -217,11 +217,11 @@ func (b *ReadOnlyBackend) Reload() (bool, error) {
 func (b *ReadOnlyBackend) compatible(m *deploy.Model) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if d := m.InputDim(); d != b.dim {
+	if d := m.Model.InputDim(); d != b.dim {
 		return fmt.Errorf("the file now holds a model of d=%d, the server serves d=%d: restart it to serve the new model", d, b.dim)
 	}
 	switch {
-	case (m.Pipeline == nil) != (b.pipeline == nil) && m.Version() > 0 && b.cur.Load().Version() > 0:
+	case (m.Pipeline == nil) != (b.pipeline == nil) && m.Model.Version() > 0 && b.cur.Load().Version() > 0:
 		return fmt.Errorf("the file now holds a model of another backbone: restart the server to serve it")
 	case m.Pipeline != nil && b.pipeline != nil:
 		if err := b.pipeline.Check(m.Pipeline); err != nil {
@@ -311,20 +311,20 @@ func (b *ReadOnlyBackend) Forget(context.Context, string, []float32) (ModelView,
 }
 
 // Undo fails with ErrReadOnly.
-func (b *ReadOnlyBackend) Undo(context.Context, store.Undo) (ModelView, []deploy.Undone, error) {
+func (b *ReadOnlyBackend) Undo(context.Context, store.Undo) (ModelView, []store.Undone, error) {
 	return nil, nil, ErrReadOnly
 }
 
-// History lists the changes the model's journal records (deploy.History:
+// History lists the changes the model's journal records (store.History:
 // it reads only).
-func (b *ReadOnlyBackend) History() ([]deploy.HistoryItem, error) { return deploy.History(b.path) }
+func (b *ReadOnlyBackend) History() ([]store.HistoryItem, error) { return store.History(b.path) }
 
 // viewOf is the published view of a model (FileBackend's and
 // ReadOnlyBackend's).
 func viewOf(dm *deploy.Model, path string) *fileView {
 	m := dm.Model
 	cfg := m.Config()
-	s := &fileView{pred: m.Predictor(),
+	s := &fileView{pred: m.Predictor(), config: cfg, pipeline: dm.Pipeline,
 		info: Info{Version: m.Version(), Dim: m.InputDim(), M: cfg.M, P: cfg.P, K: cfg.K,
 			Lambda: m.Lambda(), Samples: m.Samples(), Classes: m.Classes().Len(), Path: path}}
 	if b, err := json.Marshal(cfg); err == nil { // a loaded model's configuration is valid

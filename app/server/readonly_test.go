@@ -133,11 +133,11 @@ func TestReadOnlyFollowsWriter(t *testing.T) {
 		waitVersion(t, r1.URL, v)
 		waitVersion(t, r2.URL, v)
 		fresh := savedModel(t, path)
-		if fresh.Version() != v {
-			t.Fatalf("%s: the file loads as version %d, the writer is at %d", step, fresh.Version(), v)
+		if fresh.Model.Version() != v {
+			t.Fatalf("%s: the file loads as version %d, the writer is at %d", step, fresh.Model.Version(), v)
 		}
 		flat := slices.Concat(probe...)
-		want, err := fresh.Predictor().Scores(context.Background(), flat)
+		want, err := fresh.Model.Predictor().Scores(context.Background(), flat)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -381,7 +381,7 @@ func TestReadOnlyKeepsGoodView(t *testing.T) {
 	if changed, err := rb.Reload(); !changed || err != nil {
 		t.Fatalf("the whole newer file: %v %v", changed, err)
 	}
-	if v, w := rb.Current().Version(), savedModel(t, path).Version(); v != w || v == good.Version() {
+	if v, w := rb.Current().Version(), savedModel(t, path).Model.Version(); v != w || v == good.Version() {
 		t.Fatalf("serves version %d, the file holds %d (was %d)", v, w, good.Version())
 	}
 	var h api.Health

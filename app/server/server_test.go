@@ -522,8 +522,8 @@ func TestGracefulShutdown(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
-	if m := savedModel(t, path); m.Version() != 1 {
-		t.Fatalf("saved version %d", m.Version())
+	if m := savedModel(t, path); m.Model.Version() != 1 {
+		t.Fatalf("saved version %d", m.Model.Version())
 	}
 }
 
@@ -573,9 +573,9 @@ func TestForget(t *testing.T) {
 		}
 	}
 	b := savedModel(t, path)
-	names := b.Classes().Names()
-	if b.Version() != 3 || strings.Join(names, ",") != "alpha,delta" {
-		t.Fatalf("saved: version %d classes %v", b.Version(), names)
+	names := b.Model.Classes().Names()
+	if b.Model.Version() != 3 || strings.Join(names, ",") != "alpha,delta" {
+		t.Fatalf("saved: version %d classes %v", b.Model.Version(), names)
 	}
 }
 

@@ -93,10 +93,10 @@ func TestServerLockRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := savedModel(t, path)
-	if m.Version() != b.Current().Version() {
-		t.Fatalf("saved version %d, the second server acknowledged %d", m.Version(), b.Current().Version())
+	if m.Model.Version() != b.Current().Version() {
+		t.Fatalf("saved version %d, the second server acknowledged %d", m.Model.Version(), b.Current().Version())
 	}
-	if _, ok := m.Classes().LabelOf(className(2) + "c"); ok {
+	if _, ok := m.Model.Classes().LabelOf(className(2) + "c"); ok {
 		t.Fatal("the first server's refused learn is in the file")
 	}
 }
@@ -189,10 +189,10 @@ func TestServerDiskFull(t *testing.T) {
 		t.Fatalf("health once changes are saved again: %v", err)
 	}
 	m := savedModel(t, path)
-	if m.Version() != b.Current().Version() {
-		t.Fatalf("a load reads version %d, the server acknowledged %d", m.Version(), b.Current().Version())
+	if m.Model.Version() != b.Current().Version() {
+		t.Fatalf("a load reads version %d, the server acknowledged %d", m.Model.Version(), b.Current().Version())
 	}
-	if _, ok := m.Classes().LabelOf(className(4) + "e"); ok {
+	if _, ok := m.Model.Classes().LabelOf(className(4) + "e"); ok {
 		t.Fatal("the refused learn is in the file")
 	}
 }
@@ -217,7 +217,7 @@ func TestForgetExactOverHTTP(t *testing.T) {
 		t.Fatalf("forget from the journal: %d %s", code, b)
 	}
 	m := savedModel(t, path)
-	if m.Samples() != 20 || slices.Contains(m.Classes().Names(), className(1)) {
-		t.Fatalf("after an exact forget: %d samples, classes %v", m.Samples(), m.Classes().Names())
+	if m.Model.Samples() != 20 || slices.Contains(m.Model.Classes().Names(), className(1)) {
+		t.Fatalf("after an exact forget: %d samples, classes %v", m.Model.Samples(), m.Model.Classes().Names())
 	}
 }

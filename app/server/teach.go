@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/teach"
 )
 
@@ -25,7 +26,15 @@ func (b *FileBackend) Teach(ctx context.Context, opt teach.Options) (*teach.Repo
 	if err != nil {
 		return nil, err
 	}
-	return teach.Compute(ctx, b.model(), hist, opt)
+	var rep *teach.Report
+	err = b.st.Hold(func(m *deploy.Model) error {
+		if m == nil {
+			return fmt.Errorf("the model could not be read back from %s after a failed change", b.path)
+		}
+		rep, err = teach.Compute(ctx, m, hist, opt) // it may factor G + λI: the lock held alone
+		return err
+	})
+	return rep, err
 }
 
 // TeachResponse is the body of GET /v1/teach: "have I taught it

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/app/teach"
 )
@@ -44,7 +43,7 @@ func TestTeachEndpoint(t *testing.T) {
 		t.Fatalf("GET /v1/teach: %d %s", code, b)
 	}
 	// the truth: the report of the files as a reader loads them
-	m, err := deploy.Load(path)
+	m, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -182,7 +182,7 @@ func TestRestoreFreesTheFailedModel(t *testing.T) {
 			float64(peak-before)/(1<<20), float64(before)/(1<<20), float64(g)/(1<<20))
 	}
 	t.Logf("undo peak %.1f MiB above %.1f MiB; one G %.1f MiB", float64(peak-before)/(1<<20), float64(before)/(1<<20), float64(g)/(1<<20))
-	if v := be.Current().Version(); v != 1 || be.model().Version() != 1 {
-		t.Fatalf("after the undo: snapshot version %d, model %d, want 1", v, be.model().Version())
+	if v := be.Current().Version(); v != 1 || be.model().Model.Version() != 1 {
+		t.Fatalf("after the undo: snapshot version %d, model %d, want 1", v, be.model().Model.Version())
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 )
 
 // TestUndoTo: POST /v1/model/undo {"to": N} takes back every learn after
@@ -53,7 +54,7 @@ func TestUndoTo(t *testing.T) {
 		return code, ur, string(b)
 	}
 	code, ur, body := undo(`{"to": 1}`)
-	want := []deploy.Undone{{Version: 3, Op: "learn", Classes: []string{"delta"}, Samples: 8}, {Version: 2, Op: "learn", Classes: []string{"gamma"}, Samples: 8}}
+	want := []store.Undone{{Version: 3, Op: "learn", Classes: []string{"delta"}, Samples: 8}, {Version: 2, Op: "learn", Classes: []string{"gamma"}, Samples: 8}}
 	if code != http.StatusOK || ur.Version != 5 || ur.To == nil || *ur.To != 1 || len(ur.Undone) != 2 {
 		t.Fatalf("undo to 1: %d %s", code, body)
 	}
@@ -74,7 +75,7 @@ func TestUndoTo(t *testing.T) {
 	if _, _, err := rb.Learn(context.Background(), slices.Concat(first...), names, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := deploy.Load(path)
+	got, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestUndoTo(t *testing.T) {
 	if code, ur, body = undo(`{"to": 0}`); code != http.StatusOK || ur.Classes != 0 || len(ur.Undone) != 1 || ur.Undone[0].Version != 1 || !slices.Equal(ur.Undone[0].Classes, []string{"alpha", "beta"}) {
 		t.Fatalf("undo to 0: %d %s", code, body)
 	}
-	if m := savedModel(t, path); m.Classes().Len() != 0 || m.Samples() != 0 || m.Version() != 6 {
-		t.Fatalf("after undo to 0: %d classes, %d samples, version %d", m.Classes().Len(), m.Samples(), m.Version())
+	if m := savedModel(t, path); m.Model.Classes().Len() != 0 || m.Model.Samples() != 0 || m.Model.Version() != 6 {
+		t.Fatalf("after undo to 0: %d classes, %d samples, version %d", m.Model.Classes().Len(), m.Model.Samples(), m.Model.Version())
 	}
 }

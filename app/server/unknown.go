@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/answer"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -82,10 +82,10 @@ func (s *Server) rejection(sn ModelView) reject.Rule {
 }
 
 // answer sets p's answer, unknown flag, probability and margin from its
-// row of class scores and its cosine (deploy.Decide), and counts the
+// row of class scores and its cosine (answer.Decide), and counts the
 // answer.
 func (s *Server) answer(p *Prediction, rej reject.Rule, typ reject.Typical, row []float32, cos float64) {
-	d := deploy.Decide(p.Class, rej, row, cos)
+	d := answer.Decide(p.Class, rej, row, cos)
 	d.AddTypicality(rej, typ)
 	p.Answer, p.Unknown, p.Probability, p.Margin, p.MoreTypical = d.Answer, d.Unknown, d.Probability, d.Margin, d.MoreTypical
 	if p.Unknown {

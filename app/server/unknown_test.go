@@ -34,7 +34,7 @@ func TestPredictUnknown(t *testing.T) {
 	x, y := clusters(r, []int{0, 1, 2}, 90)
 	learnFeatures(t, hs.URL, "", x, y)
 	saved := savedModel(t, path)
-	rej := saved.Rejection()
+	rej := saved.Model.Rejection()
 	if !rej.Enabled() || rej.Score != reject.ScoreTopCosine || !(rej.Temperature > 0) {
 		t.Fatalf("the served model's rejection after a learn: %+v", rej)
 	}
@@ -45,7 +45,7 @@ func TestPredictUnknown(t *testing.T) {
 	for _, v := range all {
 		flat = append(flat, v...)
 	}
-	sc, cos, err := saved.Predictor().ScoresCosines(context.Background(), flat)
+	sc, cos, err := saved.Model.Predictor().ScoresCosines(context.Background(), flat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestPredictUnknown(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	nc := saved.Classes().Len()
+	nc := saved.Model.Classes().Len()
 	nUnknown, keptKnown := 0, 0
 	for i, p := range pr.Predictions {
 		want := rej.Reject(sc[i*nc:(i+1)*nc], cos[i])

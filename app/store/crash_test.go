@@ -73,34 +73,34 @@ func (c *crasher) faults() *Faults {
 			tmp := filepath.Join(dir, "."+base+".tmp-1")
 			other := filepath.Join(dir, "other-"+base)
 			c.point("save: write (half a temporary file)", func() {
-				if m.Save(other) == nil {
+				if saveModel(m, other) == nil {
 					b, _ := os.ReadFile(other)
 					os.WriteFile(tmp, b[:len(b)/2], 0o666)
 					os.Remove(other)
 				}
 			})
 			c.point("save: sync (temporary file whole, not renamed)", func() {
-				if m.Save(other) == nil {
+				if saveModel(m, other) == nil {
 					os.Rename(other, tmp)
 				}
 			})
 			c.point("save: rename (model file in place, journal not started anew)", func() {
-				if m.Save(other) == nil {
+				if saveModel(m, other) == nil {
 					os.Rename(other, path)
 				}
 			})
 			c.point("save: sync the folder", func() {
-				if m.Save(other) == nil {
+				if saveModel(m, other) == nil {
 					os.Rename(other, path)
 				}
 			})
 			c.point("save: journal anew (temporary journal written)", func() {
-				if m.Save(other) == nil {
+				if saveModel(m, other) == nil {
 					os.Rename(other, path)
 				}
 			})
-			c.point("save: journal anew (renamed)", func() { m.Save(path) })
-			return m.Save(path)
+			c.point("save: journal anew (renamed)", func() { saveModel(m, path) })
+			return saveModel(m, path)
 		},
 	}
 }
@@ -246,21 +246,21 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 		t.Fatalf("reopen after the crash: %v", err)
 	}
 	defer st.Close()
-	m := st.Model()
+	m := st.model
 	hist, err := st.History()
 	if err != nil {
 		t.Fatalf("history after the crash: %v", err)
 	}
 	if len(hist) == 0 {
-		if m.Version() != 0 || m.Classes().Len() != 0 {
-			t.Fatalf("no history, but the model is at version %d with %v", m.Version(), m.Classes().Names())
+		if m.Model.Version() != 0 || m.Model.Classes().Len() != 0 {
+			t.Fatalf("no history, but the model is at version %d with %v", m.Model.Version(), m.Model.Classes().Names())
 		}
 		return
 	}
-	if last := hist[len(hist)-1].Version; last != m.Version() {
-		t.Fatalf("the history ends at version %d, the model is at %d", last, m.Version())
+	if last := hist[len(hist)-1].Version; last != m.Model.Version() {
+		t.Fatalf("the history ends at version %d, the model is at %d", last, m.Model.Version())
 	}
-	if i := deploy.Unbroken(hist); i != 0 || hist[0].VersionBefore != 0 {
+	if i := Unbroken(hist); i != 0 || hist[0].VersionBefore != 0 {
 		t.Fatalf("the history has a gap before entry %d (%+v)", i, hist[i])
 	}
 	if hasOp(hist, "merge") != hasClass(m, "ma") {
@@ -275,7 +275,7 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 		t.Fatal(err)
 	}
 	for _, e := range hist {
-		if err := r.Replay(ctx, e); err != nil {
+		if err := Replay(ctx, r, e); err != nil {
 			t.Fatalf("replay the history: %v", err)
 		}
 	}
@@ -284,7 +284,7 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 	// undo --to 1: refused (a forget after it), or the model as a fresh
 	// learn of version 1's samples gives
 	one := uint64(1)
-	if _, err := deploy.UndoPlan(hist, m.Version(), &one); err != nil {
+	if _, err := UndoPlan(hist, m.Model.Version(), &one); err != nil {
 		if hasOp(hist, "forget") {
 			return
 		}
@@ -317,7 +317,7 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 			rows += 2 * e.Rows()
 		}
 	}
-	checkClose(t, "undo --to 1", st.Model(), "a fresh learn of version 1", f, all, float64(rows)*0x1p-24)
+	checkClose(t, "undo --to 1", st.model, "a fresh learn of version 1", f, all, float64(rows)*0x1p-24)
 }
 
 // checkClose is checkSame up to float32 rounding: |G_ij - G'_ij| ≤
@@ -325,11 +325,11 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 // row the models ever learned (all's G) and n its rows.
 func checkClose(t *testing.T, what string, a *deploy.Model, than string, b, all *deploy.Model, tol float64) {
 	t.Helper()
-	if !slices.Equal(a.Classes().Names(), b.Classes().Names()) || a.Samples() != b.Samples() {
-		t.Fatalf("%s has classes %v and %d samples, %s %v and %d", what, a.Classes().Names(), a.Samples(), than, b.Classes().Names(), b.Samples())
+	if !slices.Equal(a.Model.Classes().Names(), b.Model.Classes().Names()) || a.Model.Samples() != b.Model.Samples() {
+		t.Fatalf("%s has classes %v and %d samples, %s %v and %d", what, a.Model.Classes().Names(), a.Model.Samples(), than, b.Model.Classes().Names(), b.Model.Samples())
 	}
-	sa, sb, sall := a.Snapshot(), b.Snapshot(), all.Snapshot()
-	m := a.Config().M
+	sa, sb, sall := a.Model.Snapshot(), b.Model.Snapshot(), all.Model.Snapshot()
+	m := a.Model.Config().M
 	diag := make([]float64, m)
 	for i := range m {
 		diag[i] = float64(codec.LowerRow(sall, i)[i])
@@ -346,7 +346,7 @@ func checkClose(t *testing.T, what string, a *deploy.Model, than string, b, all 
 	if len(Sa) != len(Sb) {
 		t.Fatalf("%s: S of %d values, %s %d", what, len(Sa), than, len(Sb))
 	}
-	n := float64(all.Samples())
+	n := float64(all.Model.Samples())
 	for k := range Sa {
 		i := k % m
 		if d := math.Abs(float64(Sa[k]) - float64(Sb[k])); d > tol*math.Sqrt(diag[i]*n) {
@@ -366,11 +366,11 @@ func hasOp(hist []*modelfile.JournalEntry, op string) bool {
 // same bits.
 func checkSame(t *testing.T, what string, a *deploy.Model, than string, b *deploy.Model) {
 	t.Helper()
-	if !slices.Equal(a.Classes().Names(), b.Classes().Names()) || a.Samples() != b.Samples() {
-		t.Fatalf("%s has classes %v and %d samples, %s %v and %d", what, a.Classes().Names(), a.Samples(), than, b.Classes().Names(), b.Samples())
+	if !slices.Equal(a.Model.Classes().Names(), b.Model.Classes().Names()) || a.Model.Samples() != b.Model.Samples() {
+		t.Fatalf("%s has classes %v and %d samples, %s %v and %d", what, a.Model.Classes().Names(), a.Model.Samples(), than, b.Model.Classes().Names(), b.Model.Samples())
 	}
-	sa, sb := a.Snapshot(), b.Snapshot()
-	for i := range a.Config().M {
+	sa, sb := a.Model.Snapshot(), b.Model.Snapshot()
+	for i := range a.Model.Config().M {
 		if !slices.Equal(codec.LowerRow(sa, i), codec.LowerRow(sb, i)) {
 			t.Fatalf("%s: G row %d differs from %s", what, i, than)
 		}

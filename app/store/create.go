@@ -99,9 +99,9 @@ func (r Recalibration) Prepare() func(*deploy.Model) error {
 		if !(r.Keep > 0 && r.Keep <= 1) {
 			return optionErr("Keep", r.Keep, "", errKeepRange)
 		}
-		c := reject.Calibration{Score: m.Rejection().Score, Keep: r.Keep}
-		if !r.KeepGiven && m.Rejection().Keep > 0 {
-			c.Keep = m.Rejection().Keep
+		c := reject.Calibration{Score: m.Model.Rejection().Score, Keep: r.Keep}
+		if !r.KeepGiven && m.Model.Rejection().Keep > 0 {
+			c.Keep = m.Model.Rejection().Keep
 		}
 		if r.ScoreGiven {
 			var err error
@@ -109,7 +109,7 @@ func (r Recalibration) Prepare() func(*deploy.Model) error {
 				return optionErr("Score", nil, "", err)
 			}
 		}
-		if err := m.SetCalibration(&c); err != nil {
+		if err := m.Model.SetCalibration(&c); err != nil {
 			return optionErr("Keep", nil, "", err)
 		}
 		return nil

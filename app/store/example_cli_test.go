@@ -35,17 +35,20 @@ func Example_cli() {
 	x := []float32{1, 2, 3, 3, 2, 1, 1.5, 2, 2.5, 2.5, 2, 1.5}
 	names := []string{"cat", "dog", "cat", "dog"}
 	err = st.Update(ctx, func(m *deploy.Model) (store.Change, error) {
-		before := m.Prior()
+		before := store.PriorOf(m)
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 			return store.Change{}, err
 		}
-		return store.Change{Entry: deploy.LearnEntry(m.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
+		return store.Change{Entry: store.LearnEntry(m.Model.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
 	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), st.Model().Version(), st.Model().Classes().Names())
+	st.View(func(m *deploy.Model) error {
+		fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), m.Model.Version(), m.Model.Classes().Names())
+		return nil
+	})
 	st.Close()
 
 	// flycl forget --model cam.flycl --class dog (no data: the journal
@@ -62,11 +65,17 @@ func Example_cli() {
 		return
 	}
 	fmt.Printf("forgot dog exactly=%v: %d samples from %s\n", res.Exact, res.Record.Samples, res.Source)
-	fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), st.Model().Version(), st.Model().Classes().Names())
+	st.View(func(m *deploy.Model) error {
+		fmt.Printf("model %s: version %d, classes %v\n", filepath.Base(path), m.Model.Version(), m.Model.Classes().Names())
+		return nil
+	})
 
 	// a class the model does not have: refused, nothing changed
 	_, err = st.Forget(ctx, "owl", nil)
-	fmt.Println(errors.Is(err, flycl.ErrUnknownClass), st.Model().Version())
+	st.View(func(m *deploy.Model) error {
+		fmt.Println(errors.Is(err, flycl.ErrUnknownClass), m.Model.Version())
+		return nil
+	})
 	// Output:
 	// model cam.flycl: version 1, classes [cat dog]
 	// forgot dog exactly=true: 2 samples from the model's journal

@@ -38,11 +38,11 @@ func samples(c, n int) []float32 {
 // records it in the journal (so that an undo can take it back out).
 func learn(ctx context.Context, x []float32, names []string) func(*deploy.Model) (store.Change, error) {
 	return func(m *deploy.Model) (store.Change, error) {
-		before := m.Prior()
+		before := store.PriorOf(m)
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 			return store.Change{}, err
 		}
-		return store.Change{Entry: deploy.LearnEntry(m.Version(), before, x, names, d, deploy.LearnOptions{})}, nil
+		return store.Change{Entry: store.LearnEntry(m.Model.Version(), before, x, names, d, deploy.LearnOptions{})}, nil
 	}
 }
 
@@ -66,7 +66,10 @@ func ExampleStore() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("exists:", st.Exists(), "model:", st.Model() != nil)
+	st.View(func(m *deploy.Model) error {
+		fmt.Println("exists:", st.Exists(), "model:", m != nil)
+		return nil
+	})
 	m, err := deploy.New(config, d, nil, nil)
 	if err != nil {
 		fmt.Println(err)
@@ -91,13 +94,13 @@ func ExampleStore() {
 	fmt.Println("refused:", err != nil)
 
 	err = st.View(func(m *deploy.Model) error {
-		fmt.Println("version", m.Version(), "classes", m.Classes().Names(), "samples", m.Classes().Counts())
-		labels, err := m.Predictor().Predict(ctx, append(samples(0, 1), samples(4, 1)...))
+		fmt.Println("version", m.Model.Version(), "classes", m.Model.Classes().Names(), "samples", m.Model.Classes().Counts())
+		labels, err := m.Model.Predictor().Predict(ctx, append(samples(0, 1), samples(4, 1)...))
 		if err != nil {
 			return err
 		}
 		for _, l := range labels {
-			fmt.Println("predicted", m.Classes().Name(l))
+			fmt.Println("predicted", m.Model.Classes().Name(l))
 		}
 		return nil
 	})
@@ -117,7 +120,7 @@ func ExampleStore() {
 	}
 	defer ro.Close()
 	err = ro.View(func(m *deploy.Model) error {
-		fmt.Println("read-only: version", m.Version(), "classes", m.Classes().Names())
+		fmt.Println("read-only: version", m.Model.Version(), "classes", m.Model.Classes().Names())
 		return nil
 	})
 	if err != nil {
@@ -169,14 +172,20 @@ func ExampleStore_Undo() {
 			return
 		}
 	}
-	fmt.Println("version", st.Model().Version(), "classes", st.Model().Classes().Names())
+	st.View(func(m *deploy.Model) error {
+		fmt.Println("version", m.Model.Version(), "classes", m.Model.Classes().Names())
+		return nil
+	})
 
 	undone, err := st.Undo(ctx, nil) // the last learn
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("undid", len(undone), "learn: version", st.Model().Version(), "classes", st.Model().Classes().Names())
+	st.View(func(m *deploy.Model) error {
+		fmt.Println("undid", len(undone), "learn: version", m.Model.Version(), "classes", m.Model.Classes().Names())
+		return nil
+	})
 
 	to := uint64(0) // back to the model as created
 	undone, err = st.Undo(ctx, &to)
@@ -184,7 +193,10 @@ func ExampleStore_Undo() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("undid", len(undone), "learn: version", st.Model().Version(), "classes", st.Model().Classes().Names(), "samples", st.Model().Samples())
+	st.View(func(m *deploy.Model) error {
+		fmt.Println("undid", len(undone), "learn: version", m.Model.Version(), "classes", m.Model.Classes().Names(), "samples", m.Model.Samples())
+		return nil
+	})
 
 	hist, err := st.History()
 	if err != nil {

@@ -55,7 +55,7 @@ func TestForget(t *testing.T) {
 			if tc.data {
 				data = given(&ForgetData{X: concat(a0, b0, a1, b1), D: 3, Names: []string{"a", "a2", "a", "a2"}, Source: "photos"})
 			}
-			before := st.Model().Version()
+			before := st.model.Model.Version()
 			res, err := st.Forget(ctx, "a", data)
 			if err != nil {
 				t.Fatal(err)
@@ -69,18 +69,18 @@ func TestForget(t *testing.T) {
 			if res.Exact && res.Record.Samples != 2 {
 				t.Errorf("record of %d samples, want 2", res.Record.Samples)
 			}
-			m := st.Model()
-			if m.Version() != before+1 {
-				t.Errorf("version %d after %d", m.Version(), before)
+			m := st.model
+			if m.Model.Version() != before+1 {
+				t.Errorf("version %d after %d", m.Model.Version(), before)
 			}
-			if _, ok := m.Classes().LabelOf("a"); ok {
+			if _, ok := m.Model.Classes().LabelOf("a"); ok {
 				t.Error("class a still there")
 			}
 			// reopened, the file holds the forget
 			st.Close()
 			st2 := create(t, path, false)
 			defer st2.Close()
-			if _, ok := st2.Model().Classes().LabelOf("a"); ok {
+			if _, ok := st2.model.Model.Classes().LabelOf("a"); ok {
 				t.Error("class a back after reopening")
 			}
 			// the truth: a model that learned only a2's samples
@@ -94,11 +94,11 @@ func TestForget(t *testing.T) {
 				}
 			}
 			probe := concat(a0, b0, a1, b1)
-			got, err := st2.Model().Predictor().Scores(ctx, probe)
+			got, err := st2.model.Model.Predictor().Scores(ctx, probe)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := fresh.Predictor().Scores(ctx, probe)
+			want, err := fresh.Model.Predictor().Scores(ctx, probe)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func TestForgetRefused(t *testing.T) {
 	if err := st.Update(ctx, learn(ctx, "a", 0)); err != nil {
 		t.Fatal(err)
 	}
-	v := st.Model().Version()
+	v := st.model.Model.Version()
 	for _, tc := range []struct {
 		name  string
 		class string
@@ -155,8 +155,8 @@ func TestForgetRefused(t *testing.T) {
 			if read != (tc.data != nil && tc.is == nil) {
 				t.Errorf("data read: %v", read)
 			}
-			if st.Model().Version() != v {
-				t.Errorf("version %d, want %d", st.Model().Version(), v)
+			if st.model.Model.Version() != v {
+				t.Errorf("version %d, want %d", st.model.Model.Version(), v)
 			}
 		})
 	}

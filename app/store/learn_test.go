@@ -25,7 +25,7 @@ func TestLearn(t *testing.T) {
 	names := []string{"a", "b", "a", "b"}
 	keep := 0.5
 	prepare := func(m *deploy.Model) error {
-		return m.SetCalibration(&reject.Calibration{Score: m.Rejection().Score, Keep: keep})
+		return m.Model.SetCalibration(&reject.Calibration{Score: m.Model.Rejection().Score, Keep: keep})
 	}
 	for _, tc := range []struct {
 		name    string
@@ -47,8 +47,8 @@ func TestLearn(t *testing.T) {
 			st = create(t, path, true) // the store's model and the reference both read from the file
 			defer st.Close()
 			was, _ := os.ReadFile(path)
-			wasKeep := st.Model().Rejection().Keep
-			ref, err := deploy.Load(path)
+			wasKeep := st.model.Model.Rejection().Keep
+			ref, err := Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,16 +79,16 @@ func TestLearn(t *testing.T) {
 			// file keeps G in float32, so the model read back scores within
 			// float32 rounding amplified by this small ridge's conditioning
 			// (below 100 on the grid 0.1..10): 1e-5 relative.
-			onDisk, err := deploy.Load(path)
+			onDisk, err := Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			probe := []float32{1, 2, 2}
-			a, _ := st.Model().Snapshot().Predictor().Scores(ctx, probe)
-			b, _ := ref.Snapshot().Predictor().Scores(ctx, probe)
-			c, _ := onDisk.Snapshot().Predictor().Scores(ctx, probe)
-			if !slices.Equal(a, b) || st.Model().Rejection().Keep != ref.Rejection().Keep || onDisk.Rejection().Keep != ref.Rejection().Keep {
-				t.Errorf("scores %v keep %g (file: keep %g), reference %v keep %g", a, st.Model().Rejection().Keep, onDisk.Rejection().Keep, b, ref.Rejection().Keep)
+			a, _ := st.model.Model.Snapshot().Predictor().Scores(ctx, probe)
+			b, _ := ref.Model.Snapshot().Predictor().Scores(ctx, probe)
+			c, _ := onDisk.Model.Snapshot().Predictor().Scores(ctx, probe)
+			if !slices.Equal(a, b) || st.model.Model.Rejection().Keep != ref.Model.Rejection().Keep || onDisk.Model.Rejection().Keep != ref.Model.Rejection().Keep {
+				t.Errorf("scores %v keep %g (file: keep %g), reference %v keep %g", a, st.model.Model.Rejection().Keep, onDisk.Model.Rejection().Keep, b, ref.Model.Rejection().Keep)
 			}
 			for i := range b {
 				if d := math.Abs(float64(c[i] - b[i])); d > 1e-5*math.Abs(float64(b[i]))+1e-7 {
@@ -98,8 +98,8 @@ func TestLearn(t *testing.T) {
 			if _, err := st.Undo(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
-			if n := st.Model().Classes().Names(); !slices.Equal(n, []string{"z", "z2"}) || st.Model().Rejection().Keep != wasKeep {
-				t.Errorf("after undo: classes %v keep %g, want [z z2] keep %g", n, st.Model().Rejection().Keep, wasKeep)
+			if n := st.model.Model.Classes().Names(); !slices.Equal(n, []string{"z", "z2"}) || st.model.Model.Rejection().Keep != wasKeep {
+				t.Errorf("after undo: classes %v keep %g, want [z z2] keep %g", n, st.model.Model.Rejection().Keep, wasKeep)
 			}
 		})
 	}

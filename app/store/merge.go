@@ -21,7 +21,7 @@ func (s *Store) Merge(ctx context.Context, merged *modelfile.StatsFile, lambda f
 		if rec, err = m.LearnStatsFile(ctx, merged, lambda); err != nil {
 			return Change{}, fmt.Errorf("merge (%s unchanged): %w", s.path, err)
 		}
-		return Change{Entry: deploy.MergeEntry(m.Version(), merged.Names, m.InputDim())}, nil
+		return Change{Entry: MergeEntry(m.Model.Version(), merged.Names, m.Model.InputDim())}, nil
 	})
 	return rec, err
 }

@@ -40,13 +40,13 @@ func TestMerge(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "m.flycl")
 	st := create(t, path, true)
-	v := st.Model().Version()
+	v := st.model.Model.Version()
 	rec, err := st.Merge(ctx, f, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Samples != len(labels) || st.Model().Version() != v+1 {
-		t.Errorf("record of %d samples, version %d after %d", rec.Samples, st.Model().Version(), v)
+	if rec.Samples != len(labels) || st.model.Model.Version() != v+1 {
+		t.Errorf("record of %d samples, version %d after %d", rec.Samples, st.model.Model.Version(), v)
 	}
 	st.Close()
 	st = create(t, path, true)
@@ -62,11 +62,11 @@ func TestMerge(t *testing.T) {
 	if _, err := truth.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.Model().Predictor().Scores(ctx, x)
+	got, err := st.model.Model.Predictor().Scores(ctx, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := truth.Predictor().Scores(ctx, x)
+	want, err := truth.Model.Predictor().Scores(ctx, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +79,11 @@ func TestMerge(t *testing.T) {
 		t.Errorf("scores differ by %g (largest %g) from a model that learned the samples", diff, scale)
 	}
 	// a merge that fails changes nothing
-	v = st.Model().Version()
+	v = st.model.Model.Version()
 	if _, err := st.Merge(ctx, f, math.NaN()); err == nil {
 		t.Error("λ NaN: no error")
 	}
-	if st.Model().Version() != v {
-		t.Errorf("a refused merge moved the version to %d from %d", st.Model().Version(), v)
+	if st.model.Model.Version() != v {
+		t.Errorf("a refused merge moved the version to %d from %d", st.model.Model.Version(), v)
 	}
 }

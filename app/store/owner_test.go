@@ -12,9 +12,10 @@ import (
 	"testing"
 )
 
-// owners may write a model file or its journal: the formats (modelfile),
-// the model's save and journal entries (deploy), and this store.
-var owners = []string{"format/modelfile", "app/deploy", "app/store"}
+// owners may write a model file or its journal, or take its lock: the
+// format itself (modelfile: the encoder, the journal and lock types) and
+// this store, which every other package writes through.
+var owners = []string{"format/modelfile", "app/store"}
 
 // pending are the writers not yet moved onto the store, by file: none
 // (the Beam pipeline's finalizer, in its own module, writes through the
@@ -23,13 +24,13 @@ var owners = []string{"format/modelfile", "app/deploy", "app/store"}
 var pending []string
 
 // writers are the calls that write a model file or journal, or take its
-// lock, outside the owners: modelfile's functions and deploy.Model's
-// journal methods by name, and a one-argument Save of a value in a file
-// that imports deploy (deploy.Model.Save; features.Save and the others
-// are package functions with more arguments).
+// lock, outside the owners: modelfile's writing functions by name, and
+// a call of the os package that creates, writes, renames, truncates or
+// removes a path made by modelfile.JournalPath or LockPath.
 var (
 	modelfileWriters = []string{"Save", "SaveModel", "OpenJournal", "ResetJournal", "ResetJournalKeep", "TakeLock", "RepairJournal"}
-	methodWriters    = []string{"AppendHistory", "StartJournal"}
+	osWriters        = []string{"Create", "OpenFile", "WriteFile", "Remove", "RemoveAll", "Rename", "Truncate", "Symlink", "Link", "Chmod"}
+	modelfilePaths   = []string{"JournalPath", "LockPath"}
 )
 
 // TestOnlyStoreWrites: no package but the owners writes a model file or
@@ -68,40 +69,32 @@ func TestOnlyStoreWrites(t *testing.T) {
 			}
 			imports[name] = p
 		}
-		deployName := ""
-		for n, p := range imports {
-			if p == "github.com/flycl/flycl/app/deploy" {
-				deployName = n
-			}
-		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.SelectorExpr:
-				// (*deploy.Model).Save as a method value
-				if p, ok := n.X.(*ast.ParenExpr); ok && n.Sel.Name == "Save" && deployName != "" {
-					if st, ok := p.X.(*ast.StarExpr); ok {
-						if se, ok := st.X.(*ast.SelectorExpr); ok && isIdent(se.X, deployName) && se.Sel.Name == "Model" {
-							found[rel] = append(found[rel], fset.Position(n.Pos()).String()+": (*deploy.Model).Save")
+			if se, ok := n.(*ast.SelectorExpr); ok {
+				// a writer called, or taken as a value
+				if pkg, name := pkgSel(se, imports); pkg == "github.com/flycl/flycl/format/modelfile" && slices.Contains(modelfileWriters, name) {
+					found[rel] = append(found[rel], fset.Position(se.Pos()).String()+": modelfile."+name)
+				}
+				return true
+			}
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			pkg, name := pkgCall(call, imports)
+			switch {
+			case pkg == "github.com/flycl/flycl/app/store" && name == "Open":
+				users[rel] = true
+			case pkg == "os" && slices.Contains(osWriters, name):
+				for _, a := range call.Args {
+					ast.Inspect(a, func(n ast.Node) bool {
+						if c, ok := n.(*ast.CallExpr); ok {
+							if p, fn := pkgCall(c, imports); p == "github.com/flycl/flycl/format/modelfile" && slices.Contains(modelfilePaths, fn) {
+								found[rel] = append(found[rel], fset.Position(call.Pos()).String()+": os."+name+" of modelfile."+fn)
+							}
 						}
-					}
-				}
-			case *ast.CallExpr:
-				se, ok := n.Fun.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
-				x, isID := se.X.(*ast.Ident)
-				_, isPkg := imports[identName(x)]
-				if isID && imports[x.Name] == "github.com/flycl/flycl/app/store" && se.Sel.Name == "Open" {
-					users[rel] = true
-				}
-				switch {
-				case isID && imports[x.Name] == "github.com/flycl/flycl/format/modelfile" && slices.Contains(modelfileWriters, se.Sel.Name):
-					found[rel] = append(found[rel], fset.Position(n.Pos()).String()+": modelfile."+se.Sel.Name)
-				case slices.Contains(methodWriters, se.Sel.Name):
-					found[rel] = append(found[rel], fset.Position(n.Pos()).String()+": "+se.Sel.Name)
-				case se.Sel.Name == "Save" && len(n.Args) == 1 && deployName != "" && !(isID && isPkg):
-					found[rel] = append(found[rel], fset.Position(n.Pos()).String()+": a model's Save")
+						return true
+					})
 				}
 			}
 			return true
@@ -130,14 +123,22 @@ func TestOnlyStoreWrites(t *testing.T) {
 	}
 }
 
-func isIdent(e ast.Expr, name string) bool {
-	id, ok := e.(*ast.Ident)
-	return ok && id.Name == name
+// pkgCall returns the import path and name of a call of a package's
+// function (pkg.Name(...)), or "" when call is not one.
+func pkgCall(call *ast.CallExpr, imports map[string]string) (pkg, name string) {
+	se, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return "", ""
+	}
+	return pkgSel(se, imports)
 }
 
-func identName(id *ast.Ident) string {
-	if id == nil {
-		return ""
+// pkgSel returns the import path and name of a package's member (pkg.Name),
+// or "" when se is not one.
+func pkgSel(se *ast.SelectorExpr, imports map[string]string) (pkg, name string) {
+	x, ok := se.X.(*ast.Ident)
+	if !ok {
+		return "", ""
 	}
-	return id.Name
+	return imports[x.Name], se.Sel.Name
 }

@@ -57,7 +57,7 @@ func TestRepairNamesDamagedRecord(t *testing.T) {
 	if err := os.Truncate(jp, 0); err != nil {
 		t.Fatal(err)
 	}
-	got, err := deploy.Load(path)
+	got, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ type Faults struct {
 
 // Change is what an Update did, for the journal.
 type Change struct {
-	// Entry records the change (deploy.LearnEntry, ForgetEntry, an undo's
+	// Entry records the change (LearnEntry, ForgetEntry, an undo's
 	// entry, MergeEntry); nil records none (and, with Checkpoints, makes
 	// the change a checkpoint).
 	Entry *modelfile.JournalEntry
@@ -106,13 +106,19 @@ var (
 	ErrNotDurable = errors.New("store: the last change could not be saved")
 )
 
-// Store is an open model file. Update, Undo, Checkpoint and Close are
-// for one goroutine at a time; Health may be called from any.
+// Store is an open model file. Its changes (Create, Declare, Update,
+// Learn, Forget, Merge, Undo, Checkpoint, Close) are for one goroutine at
+// a time; View and Health may be called from any. The model reaches
+// callers only inside View, Hold and Update, under the store's lock: no
+// caller keeps a pointer to it.
 type Store struct {
-	path  string
-	opt   Options
-	log   *slog.Logger
-	lock  *modelfile.Lock
+	path string
+	opt  Options
+	log  *slog.Logger
+	lock *modelfile.Lock
+	// vmu guards the model between a change (held for writing from its
+	// start to its end, the read-back included) and View (for reading).
+	vmu   sync.RWMutex
 	model *deploy.Model // nil: no model yet (the file does not exist), or it could not be read back
 	// exists: the file was loaded or written (a model that cannot be read
 	// back from it is an error, never a new one).
@@ -185,7 +191,7 @@ func Open(ctx context.Context, path string, opt *Options) (*Store, error) {
 // there is none and never was).
 func (s *Store) load() error {
 	s.model = nil // free the old model's statistics before reading
-	m, err := deploy.Load(s.path)
+	m, err := Load(s.path)
 	switch {
 	case err == nil:
 		s.model, s.exists = m, true
@@ -260,16 +266,40 @@ func (s *Store) Create(m *deploy.Model) error {
 	if s.exists {
 		return fmt.Errorf("store: %s exists", s.path)
 	}
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
 	s.model = m
 	return nil
 }
 
 // View calls fn with the model (nil when the file does not exist and no
-// model was created). fn must not change it.
+// model was created, or while it cannot be read back after a failed
+// change), under the store's read lock: a change waits for it. fn must
+// not change the model, keep it (or anything of it that a change alters)
+// after it returns, or call the store's changes. A store opened ReadOnly
+// has a model too.
 func (s *Store) View(fn func(*deploy.Model) error) error {
 	if s.isClosed() {
 		return ErrClosed
 	}
+	s.vmu.RLock()
+	defer s.vmu.RUnlock()
+	return fn(s.model)
+}
+
+// Hold calls fn with the model (nil as for View) under the store's lock
+// held alone, for what changes the model in memory only and is no change
+// of it: its caches (a factor of G + λI that a report computes as a learn
+// would), or the pipeline a server declares for a model that has learned
+// nothing yet (its first change saves it). Nothing is recorded or saved,
+// and a failed change's read-back forgets it. fn must not keep the model
+// after it returns, or call the store's changes.
+func (s *Store) Hold(fn func(*deploy.Model) error) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
 	return fn(s.model)
 }
 
@@ -353,7 +383,7 @@ func (s *Store) refuseWriter() error {
 // new checkpoint after its journal was changed behind the store (so that
 // none of them is lost with the journal), and starts the journal anew on
 // it, keeping what history the changed journal still gives (an undo does
-// not reach past what it lost: deploy.Unbroken). The store takes no more
+// not reach past what it lost: Unbroken). The store takes no more
 // changes (the journal was changed by another program: a restart loads
 // the file as it then is); its Health says whether the rescue was done.
 // The lock must still be this store's and the model file the one it
@@ -378,8 +408,8 @@ func (s *Store) rescue(cause error) {
 		if jerr := s.openJournal(); jerr != nil {
 			s.log.Warn("the journal could not be started anew on the new checkpoint", "model", s.path, "reason", jerr.Error())
 		}
-		lost = fmt.Errorf("%w; every change acknowledged (up to version %d) was saved to a new checkpoint of %s and its journal started anew (its history from before may be lost: an undo does not reach past it); restart to take changes again", cause, m.Version(), s.path)
-		s.log.Warn("the journal was changed behind the store: every change acknowledged was saved to a new checkpoint", "model", s.path, "version", m.Version())
+		lost = fmt.Errorf("%w; every change acknowledged (up to version %d) was saved to a new checkpoint of %s and its journal started anew (its history from before may be lost: an undo does not reach past it); restart to take changes again", cause, m.Model.Version(), s.path)
+		s.log.Warn("the journal was changed behind the store: every change acknowledged was saved to a new checkpoint", "model", s.path, "version", m.Model.Version())
 	}
 	s.mu.Lock()
 	s.lost = lost
@@ -413,7 +443,7 @@ func (s *Store) save(m *deploy.Model) error {
 	if f := s.opt.Faults; f != nil && f.Save != nil {
 		return f.Save(m, s.path)
 	}
-	return m.Save(s.path)
+	return saveModel(m, s.path)
 }
 
 func (s *Store) appendEntry(j *modelfile.Journal, e *modelfile.JournalEntry) error {
@@ -436,6 +466,13 @@ func (s *Store) appendEntry(j *modelfile.Journal, e *modelfile.JournalEntry) err
 // checkpoint follows when due (one that fails leaves the change to the
 // journal). Update returns nil only once the change is durable.
 func (s *Store) Update(ctx context.Context, fn func(*deploy.Model) (Change, error)) (err error) {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	return s.update(ctx, fn)
+}
+
+// update is Update, the store's lock held.
+func (s *Store) update(ctx context.Context, fn func(*deploy.Model) (Change, error)) (err error) {
 	if err := s.refuseWriter(); err != nil {
 		return err
 	}
@@ -460,7 +497,7 @@ func (s *Store) Update(ctx context.Context, fn func(*deploy.Model) (Change, erro
 			panic(p)
 		}
 	}()
-	v0 := s.model.Version()
+	v0 := s.model.Model.Version()
 	ch, err := fn(s.model)
 	if err != nil {
 		var r *refused
@@ -623,6 +660,8 @@ func (s *Store) rollback(cause error) error {
 // Checkpoint rewrites the model file whole when its journal holds
 // changes, and starts the journal anew. Close calls it.
 func (s *Store) Checkpoint() error {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
 	if s.journal == nil || s.model == nil {
 		return nil
 	}
@@ -672,11 +711,11 @@ func (s *Store) History() ([]*modelfile.JournalEntry, error) {
 }
 
 // Undo takes learns back out exactly, one durable change each, as
-// deploy.UndoPlan decides: the last learn (to nil), or every learn after
+// UndoPlan decides: the last learn (to nil), or every learn after
 // version *to not undone yet, newest first (*to 0: the model as created;
 // nothing when it already is). It returns the undo entries written. An
-// undo the journal cannot do (UndoPlan's refusals, deploy.Model.Undo's)
-// wraps deploy.ErrNoUndo and changes nothing.
+// undo the journal cannot do (UndoPlan's refusals, UndoLast's)
+// wraps ErrNoUndo and changes nothing.
 func (s *Store) Undo(ctx context.Context, to *uint64) ([]*modelfile.JournalEntry, error) {
 	return s.UndoEach(ctx, to, nil)
 }
@@ -696,12 +735,12 @@ type Undo struct {
 	// To: every learn after this version (nil: the last learn).
 	To *uint64
 	// Version, when not nil, is the learn the undo must take back first:
-	// when it is not the last (deploy.CheckLast), nothing is undone and
-	// the error wraps deploy.ErrNotLast.
+	// when it is not the last (CheckLast), nothing is undone and
+	// the error wraps ErrNotLast.
 	Version *uint64
 	// Model, when not nil, is the version the model must be at (an HTTP
 	// If-Match): else nothing is undone and the error wraps
-	// deploy.ErrNotLast.
+	// ErrNotLast.
 	Model *uint64
 }
 
@@ -716,15 +755,15 @@ func (s *Store) UndoIf(ctx context.Context, u Undo, each func(learn, undo *model
 	if err != nil {
 		return nil, err
 	}
-	if u.Model != nil && *u.Model != s.model.Version() {
-		return nil, flycl.Input(fmt.Errorf("%w: the model is at version %d, not %d: another change came first, so nothing is undone", deploy.ErrNotLast, s.model.Version(), *u.Model))
+	if u.Model != nil && *u.Model != s.model.Model.Version() {
+		return nil, flycl.Input(fmt.Errorf("%w: the model is at version %d, not %d: another change came first, so nothing is undone", ErrNotLast, s.model.Model.Version(), *u.Model))
 	}
 	if u.Version != nil {
-		if err := deploy.CheckLast(hist, *u.Version); err != nil {
+		if err := CheckLast(hist, *u.Version); err != nil {
 			return nil, err
 		}
 	}
-	plan, err := deploy.UndoPlan(hist, s.model.Version(), to)
+	plan, err := UndoPlan(hist, s.model.Model.Version(), to)
 	if err != nil {
 		return nil, err
 	}
@@ -736,8 +775,8 @@ func (s *Store) UndoIf(ctx context.Context, u Undo, each func(learn, undo *model
 		var e *modelfile.JournalEntry
 		err = s.Update(ctx, func(m *deploy.Model) (Change, error) {
 			var err error
-			if e, err = m.Undo(ctx, hist); err != nil {
-				if errors.Is(err, deploy.ErrNoUndo) {
+			if e, err = UndoLast(ctx, m, hist); err != nil {
+				if errors.Is(err, ErrNoUndo) {
 					// refused before the model changed: nothing to read back
 					return Change{}, Refused(err)
 				}
@@ -762,14 +801,10 @@ func (s *Store) UndoIf(ctx context.Context, u Undo, each func(learn, undo *model
 	return done, nil
 }
 
-// Model returns the model (nil when there is none yet). The caller must
-// not change it outside Update.
-func (s *Store) Model() *deploy.Model { return s.model }
-
-// JournalSamples returns the features of class's samples when the
+// journalSamples returns the features of class's samples when the
 // journal's history holds every one the model learned (an exact forget
-// without the data), else nil.
-func (s *Store) JournalSamples(class string) []float32 {
+// without the data), else nil. The store's lock is held (Forget's Update).
+func (s *Store) journalSamples(class string) []float32 {
 	m := s.model
 	if m == nil {
 		return nil
@@ -779,7 +814,7 @@ func (s *Store) JournalSamples(class string) []float32 {
 	if err != nil || n <= 0 {
 		return nil
 	}
-	if xs := deploy.JournalSamples(hist, class); len(xs) == n*m.InputDim() {
+	if xs := JournalSamples(hist, class); len(xs) == n*m.Model.InputDim() {
 		return xs
 	}
 	return nil
@@ -807,7 +842,7 @@ func Repair(ctx context.Context, path string, opt *Options) (*modelfile.RepairRe
 	if err := lk.Check(); err != nil {
 		return rep, nil, err
 	}
-	m, err := deploy.Load(path)
+	m, err := Load(path)
 	if err != nil {
 		return rep, nil, fmt.Errorf("the model still does not load: %w", err)
 	}

@@ -21,11 +21,11 @@ func learn(ctx context.Context, class string, v float32) func(*deploy.Model) (Ch
 	return func(m *deploy.Model) (Change, error) {
 		x := []float32{1 + v, 2, 3 - v, 3, 2 + v, 1}
 		names := []string{class, class + "2"}
-		before := m.Prior()
+		before := PriorOf(m)
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 			return Change{}, err
 		}
-		return Change{Entry: deploy.LearnEntry(m.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
+		return Change{Entry: LearnEntry(m.Model.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
 	}
 }
 
@@ -35,7 +35,7 @@ func create(t *testing.T, path string, journal bool) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Model() == nil {
+	if st.model == nil {
 		m, err := deploy.New(cfg, 3, nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -71,8 +71,8 @@ func TestUpdateRollback(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != string(saved) {
 		t.Fatal("a failed change wrote the file")
 	}
-	if _, ok := st.Model().Classes().LabelOf("b"); ok || st.Model().Version() != 1 {
-		t.Fatalf("after a failed change the model is at version %d with %v", st.Model().Version(), st.Model().Classes().Names())
+	if _, ok := st.model.Model.Classes().LabelOf("b"); ok || st.model.Model.Version() != 1 {
+		t.Fatalf("after a failed change the model is at version %d with %v", st.model.Model.Version(), st.model.Model.Classes().Names())
 	}
 	func() {
 		defer func() {
@@ -85,8 +85,8 @@ func TestUpdateRollback(t *testing.T) {
 			panic("a bug in the change")
 		})
 	}()
-	if _, ok := st.Model().Classes().LabelOf("c"); ok || st.Model().Version() != 1 {
-		t.Fatalf("after a panicking change the model is at version %d with %v", st.Model().Version(), st.Model().Classes().Names())
+	if _, ok := st.model.Model.Classes().LabelOf("c"); ok || st.model.Model.Version() != 1 {
+		t.Fatalf("after a panicking change the model is at version %d with %v", st.model.Model.Version(), st.model.Model.Classes().Names())
 	}
 	if err := st.Update(ctx, learn(ctx, "d", 3)); err != nil {
 		t.Fatal(err)
@@ -101,8 +101,8 @@ func TestUpdateRollback(t *testing.T) {
 	if _, err := os.Stat(modelfile.LockPath(path)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("lock file after Close: %v", err)
 	}
-	m, err := deploy.Load(path)
-	if err != nil || m.Version() != 2 || !slices.Equal(m.Classes().Names(), []string{"a", "a2", "d", "d2"}) {
+	m, err := Load(path)
+	if err != nil || m.Model.Version() != 2 || !slices.Equal(m.Model.Classes().Names(), []string{"a", "a2", "d", "d2"}) {
 		t.Fatalf("file: %v", err)
 	}
 }
@@ -128,12 +128,12 @@ func TestUpdateLockRemoved(t *testing.T) {
 	if err := a.Update(ctx, learn(ctx, "a", 1)); !errors.Is(err, modelfile.ErrLockLost) {
 		t.Fatalf("first writer after its lock file was removed: %v", err)
 	}
-	m, err := deploy.Load(path)
+	m, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m.Classes().LabelOf("b"); !ok {
-		t.Fatalf("the second writer's acknowledged learn was overwritten: %v", m.Classes().Names())
+	if _, ok := m.Model.Classes().LabelOf("b"); !ok {
+		t.Fatalf("the second writer's acknowledged learn was overwritten: %v", m.Model.Classes().Names())
 	}
 }
 
@@ -152,23 +152,23 @@ func TestUndoAndMerge(t *testing.T) {
 		}
 	}
 	done, err := st.Undo(ctx, nil)
-	if err != nil || len(done) != 1 || done[0].Undoes != 3 || st.Model().Version() != 4 {
+	if err != nil || len(done) != 1 || done[0].Undoes != 3 || st.model.Model.Version() != 4 {
 		t.Fatalf("undo: %d, %v", len(done), err)
 	}
 	one := uint64(1)
 	if done, err = st.Undo(ctx, &one); err != nil || len(done) != 1 || done[0].Undoes != 2 {
 		t.Fatalf("undo to 1: %d, %v", len(done), err)
 	}
-	if got := st.Model().Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
+	if got := st.model.Model.Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
 		t.Fatalf("classes after undo to 1: %v", got)
 	}
 	err = st.Update(ctx, func(m *deploy.Model) (Change, error) {
-		return Change{Entry: deploy.MergeEntry(m.Version()+1, []string{"z"}, 3)}, learnVersionBump(ctx, m)
+		return Change{Entry: MergeEntry(m.Model.Version()+1, []string{"z"}, 3)}, learnVersionBump(ctx, m)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Undo(ctx, nil); !errors.Is(err, deploy.ErrNoUndo) || !strings.Contains(err.Error(), "merge") {
+	if _, err := st.Undo(ctx, nil); !errors.Is(err, ErrNoUndo) || !strings.Contains(err.Error(), "merge") {
 		t.Fatalf("undo past a merge: %v", err)
 	}
 }
@@ -191,10 +191,10 @@ func TestOpenMissingFolder(t *testing.T) {
 
 // TestUndoEach: the one undo loop (flycl undo's and the server's) calls
 // back after every learn taken back with the learn's entry and its
-// undo's, newest first, each already in the file (deploy.Load of the file
+// undo's, newest first, each already in the file (Load of the file
 // there gives the undo's version and the learn's classes gone); an undo
 // the journal cannot do (to a version after the model's) wraps
-// deploy.ErrNoUndo, calls back nothing and leaves the file unchanged.
+// ErrNoUndo, calls back nothing and leaves the file unchanged.
 func TestUndoEach(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.flycl")
@@ -207,8 +207,8 @@ func TestUndoEach(t *testing.T) {
 	}
 	saved, _ := os.ReadFile(path)
 	ten := uint64(10)
-	if done, err := st.UndoEach(ctx, &ten, func(_, _ *modelfile.JournalEntry) { t.Error("called back for a refused undo") }); !errors.Is(err, deploy.ErrNoUndo) || len(done) != 0 {
-		t.Fatalf("undo to 10 at version 3: %d done, %v; want deploy.ErrNoUndo", len(done), err)
+	if done, err := st.UndoEach(ctx, &ten, func(_, _ *modelfile.JournalEntry) { t.Error("called back for a refused undo") }); !errors.Is(err, ErrNoUndo) || len(done) != 0 {
+		t.Fatalf("undo to 10 at version 3: %d done, %v; want ErrNoUndo", len(done), err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != string(saved) {
 		t.Fatal("a refused undo wrote the file")
@@ -220,12 +220,12 @@ func TestUndoEach(t *testing.T) {
 		if learn.Op != "learn" || undo.Undoes != learn.Version {
 			t.Errorf("called back with a %s of version %d and an undo of %d", learn.Op, learn.Version, undo.Undoes)
 		}
-		m, err := deploy.Load(path)
+		m, err := Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Version() != undo.Version || slices.Contains(m.Classes().Names(), learn.Names[0]) {
-			t.Errorf("called back before the undo of %d was in the file: it holds version %d with %v", learn.Version, m.Version(), m.Classes().Names())
+		if m.Model.Version() != undo.Version || slices.Contains(m.Model.Classes().Names(), learn.Names[0]) {
+			t.Errorf("called back before the undo of %d was in the file: it holds version %d with %v", learn.Version, m.Model.Version(), m.Model.Classes().Names())
 		}
 	})
 	if err != nil || len(done) != 2 {
@@ -234,7 +234,7 @@ func TestUndoEach(t *testing.T) {
 	if !slices.Equal(learns, []uint64{3, 2}) {
 		t.Fatalf("called back for the learns %v, want [3 2]", learns)
 	}
-	if got := st.Model().Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
+	if got := st.model.Model.Classes().Names(); !slices.Equal(got, []string{"a", "a2"}) {
 		t.Fatalf("after the undo to 1 the classes are %v", got)
 	}
 }

@@ -67,14 +67,14 @@ func TestJournalTamperedUnderWriter(t *testing.T) {
 			if h := st.Health(); h == nil || !strings.Contains(h.Error(), "saved to a new checkpoint") {
 				t.Fatalf("health after the rescue: %v", h)
 			}
-			got, err := deploy.Load(path)
+			got, err := Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			names := got.Classes().Names()
+			names := got.Model.Classes().Names()
 			slices.Sort(names)
-			if !slices.Equal(names, []string{"a", "a2", "b", "b2", "c", "c2"}) || got.Version() != 3 {
-				t.Fatalf("after the rescue the file has %v at version %d, want every acknowledged learn (a, b, c) at version 3", names, got.Version())
+			if !slices.Equal(names, []string{"a", "a2", "b", "b2", "c", "c2"}) || got.Model.Version() != 3 {
+				t.Fatalf("after the rescue the file has %v at version %d, want every acknowledged learn (a, b, c) at version 3", names, got.Model.Version())
 			}
 		})
 	}
@@ -97,21 +97,21 @@ func TestLearnPrepareNoGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := []float32{1, 2, 3, 3, 2, 1}
-	if _, err := st.Learn(ctx, LearnData{X: x, D: 3, Names: []string{"b", "b2"}}, deploy.LearnOptions{}, func(m *deploy.Model) error { return m.SetRejection(rule) }); err != nil {
+	if _, err := st.Learn(ctx, LearnData{X: x, D: 3, Names: []string{"b", "b2"}}, deploy.LearnOptions{}, func(m *deploy.Model) error { return m.Model.SetRejection(rule) }); err != nil {
 		t.Fatal(err)
 	}
 	hist, err := st.History()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := deploy.Unbroken(hist); i != 0 {
+	if i := Unbroken(hist); i != 0 {
 		t.Fatalf("a gap before entry %d: %+v", i, hist)
 	}
 	one := uint64(1)
 	if _, err := st.Undo(ctx, &one); err != nil {
 		t.Fatalf("undo --to 1: %v", err)
 	}
-	if names := st.Model().Classes().Names(); !slices.Equal(names, []string{"a", "a2"}) {
+	if names := st.model.Model.Classes().Names(); !slices.Equal(names, []string{"a", "a2"}) {
 		t.Fatalf("after undo --to 1: %v", names)
 	}
 }

@@ -144,7 +144,7 @@ func journalSamples(hist []*modelfile.JournalEntry, classes map[string]bool) []s
 // (store.Store.History). It factors G + λI when m has no factor at its λ:
 // like a learn, it must not run concurrently with m's other methods.
 func Compute(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEntry, opt Options) (*Report, error) {
-	names := m.Classes().Names()
+	names := m.Model.Classes().Names()
 	if len(names) == 0 {
 		return nil, fmt.Errorf("teach: the model has no classes yet")
 	}
@@ -158,7 +158,7 @@ func Compute(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEntr
 	if len(all) == 0 {
 		return nil, ErrNoSamples
 	}
-	if d := m.InputDim(); len(all) > 0 && len(all[0].x) != d {
+	if d := m.Model.InputDim(); len(all) > 0 && len(all[0].x) != d {
 		return nil, fmt.Errorf("teach: the journal's samples have %d features, the model %d", len(all[0].x), d)
 	}
 	// at most maxN, spread evenly over each class's samples
@@ -175,24 +175,24 @@ func Compute(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEntr
 			use = append(use, ss[i*len(ss)/k])
 		}
 	}
-	rep := &Report{Version: m.Version(), Rejection: m.Rejection().Enabled(), Confusions: []Confusion{}, Hardest: []Sample{}}
-	counts := m.Classes().Counts()
+	rep := &Report{Version: m.Model.Version(), Rejection: m.Model.Rejection().Enabled(), Confusions: []Confusion{}, Hardest: []Sample{}}
+	counts := m.Model.Classes().Counts()
 	rep.Classes = make([]Class, len(names))
 	for i, n := range names {
 		rep.Classes[i] = Class{Name: n, Samples: counts[i]}
 	}
 	if len(use) > 0 {
-		nc, d := len(names), m.InputDim()
+		nc, d := len(names), m.Model.InputDim()
 		x, labels := make([]float32, 0, len(use)*d), make([]int, len(use))
 		for i, s := range use {
 			x = append(x, s.x...)
-			labels[i], _ = m.Classes().LabelOf(s.class)
+			labels[i], _ = m.Model.Classes().LabelOf(s.class)
 		}
-		loo, cos, err := m.LeaveOneOutScores(ctx, x, labels)
+		loo, cos, err := m.Model.LeaveOneOutScores(ctx, x, labels)
 		if err != nil {
 			return nil, fmt.Errorf("teach: %w", err)
 		}
-		rej := m.Rejection()
+		rej := m.Model.Rejection()
 		conf := map[[2]int]int{}
 		var scored []Sample
 		for i, s := range use {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -49,11 +50,11 @@ func build(t *testing.T) (*deploy.Model, []*modelfile.JournalEntry) {
 	}
 	var hist []*modelfile.JournalEntry
 	learn := func(x []float32, names []string) {
-		before := m.Prior()
+		before := store.PriorOf(m)
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		hist = append(hist, deploy.LearnEntry(m.Version(), before, x, names, testD, deploy.LearnOptions{}))
+		hist = append(hist, store.LearnEntry(m.Model.Version(), before, x, names, testD, deploy.LearnOptions{}))
 	}
 	x1, n1 := blobs([]string{"a", "b", "c"}, 5, 1)
 	learn(x1, n1)
@@ -64,7 +65,7 @@ func build(t *testing.T) (*deploy.Model, []*modelfile.JournalEntry) {
 	if _, _, err := m.Forget(ctx, "x", xx, nil); err != nil {
 		t.Fatal(err)
 	}
-	hist = append(hist, deploy.ForgetEntry(m.Version(), "x", xx, testD))
+	hist = append(hist, store.ForgetEntry(m.Model.Version(), "x", xx, testD))
 	return m, hist
 }
 
@@ -88,7 +89,7 @@ func build(t *testing.T) (*deploy.Model, []*modelfile.JournalEntry) {
 func TestReportLeaveOneOut(t *testing.T) {
 	ctx := context.Background()
 	m, hist := build(t)
-	names := m.Classes().Names()
+	names := m.Model.Classes().Names()
 	if !slices.Equal(names, []string{"a", "b", "c"}) {
 		t.Fatalf("classes %v", names)
 	}
@@ -106,10 +107,10 @@ func TestReportLeaveOneOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lambda := m.Lambda()
+	lambda := m.Model.Lambda()
 	kappa, maxA := conditioning(t, h, n, mm, lambda)
 
-	rej := m.Rejection()
+	rej := m.Model.Rejection()
 	if !rej.Enabled() {
 		t.Fatalf("the model's rejection is off (%+v): the test wants to check the rejected shares", rej)
 	}
@@ -139,13 +140,13 @@ func TestReportLeaveOneOut(t *testing.T) {
 		if _, err := mi.Learn(ctx, xo, no, nil, deploy.LearnOptions{Lambda: lambda}); err != nil {
 			t.Fatal(err)
 		}
-		sc, err := mi.Predictor().Scores(ctx, s.x)
+		sc, err := mi.Model.Predictor().Scores(ctx, s.x)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// in the report's column order
 		row := make([]float32, len(names))
-		for j, nm := range mi.Classes().Names() {
+		for j, nm := range mi.Model.Classes().Names() {
 			row[slices.Index(names, nm)] = sc[j]
 		}
 		// the cosine to the other samples' class sums (flycl.ClassCosine's definition)
@@ -197,7 +198,7 @@ func TestReportLeaveOneOut(t *testing.T) {
 	}
 	slices.Sort(vals)
 	rej.Threshold = (vals[n/3] + vals[n/3+1]) / 2
-	if err := m.SetRejection(rej); err != nil {
+	if err := m.Model.SetRejection(rej); err != nil {
 		t.Fatal(err)
 	}
 	for i := range bf {
@@ -347,11 +348,11 @@ func TestReportAsManyAsTheLastLearn(t *testing.T) {
 	var starts []int
 	for k, per := range []int{6, 1} {
 		x, names := blobs([]string{"a", "b", "c"}, per, 10+uint64(k))
-		before := m.Prior()
+		before := store.PriorOf(m)
 		if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{LambdaPolicy: flycl.LambdaKeep}); err != nil {
 			t.Fatal(err)
 		}
-		hist = append(hist, deploy.LearnEntry(m.Version(), before, x, names, testD, deploy.LearnOptions{}))
+		hist = append(hist, store.LearnEntry(m.Model.Version(), before, x, names, testD, deploy.LearnOptions{}))
 		starts = append(starts, len(allNames))
 		all, allNames = append(all, x...), append(allNames, names...)
 	}
@@ -366,8 +367,8 @@ func TestReportAsManyAsTheLastLearn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kappa, maxA := conditioning(t, h, len(allNames), testCfg.M, m.Lambda())
-	names := m.Classes().Names()
+	kappa, maxA := conditioning(t, h, len(allNames), testCfg.M, m.Model.Lambda())
+	names := m.Model.Classes().Names()
 	fromLast := 0
 	for _, s := range rep.Hardest {
 		i := s.Row + starts[slices.IndexFunc(hist, func(e *modelfile.JournalEntry) bool { return e.Version == s.Learn })]
@@ -385,15 +386,15 @@ func TestReportAsManyAsTheLastLearn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mi.Learn(ctx, xo, no, nil, deploy.LearnOptions{Lambda: m.Lambda()}); err != nil {
+		if _, err := mi.Learn(ctx, xo, no, nil, deploy.LearnOptions{Lambda: m.Model.Lambda()}); err != nil {
 			t.Fatal(err)
 		}
-		sc, err := mi.Predictor().Scores(ctx, all[i*testD:(i+1)*testD])
+		sc, err := mi.Model.Predictor().Scores(ctx, all[i*testD:(i+1)*testD])
 		if err != nil {
 			t.Fatal(err)
 		}
 		row := make([]float32, len(names))
-		for j, nm := range mi.Classes().Names() {
+		for j, nm := range mi.Model.Classes().Names() {
 			row[slices.Index(names, nm)] = sc[j]
 		}
 		own := slices.Index(names, s.Class)

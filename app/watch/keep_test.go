@@ -30,7 +30,7 @@ func TestParseRejectionKeep(t *testing.T) {
 	if _, err := m.Learn(context.Background(), x, y, nil, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sn := m.Snapshot()
+	sn := m.Model.Snapshot()
 	cal, pool := sn.Predictor().Rejection(), sn.State().CalibrationPool
 	if !cal.Enabled() {
 		t.Fatal("no calibrated rejection")

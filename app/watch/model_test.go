@@ -59,10 +59,10 @@ func TestNewModelClassifierRefusals(t *testing.T) {
 		err      string
 		opened   int
 	}{
-		{"no classes", empty.Snapshot().Predictor(), own, "auto", "cam.flycl has no classes yet", 0},
-		{"no backbone recorded", learned.Snapshot().Predictor(), nil, "auto", "cam.flycl learned from feature vectors: it has no backbone to classify frames with", 0},
-		{"bad rejection", learned.Snapshot().Predictor(), own, "often", "--unknown", 0},
-		{"not the model's backbone", learned.Snapshot().Predictor(), &other, "off", "cam.flycl: backbone squeezenet: backbone squeezenet (weights " + bb.Hash[:12] + ") is not the model's", 1},
+		{"no classes", empty.Model.Snapshot().Predictor(), own, "auto", "cam.flycl has no classes yet", 0},
+		{"no backbone recorded", learned.Model.Snapshot().Predictor(), nil, "auto", "cam.flycl learned from feature vectors: it has no backbone to classify frames with", 0},
+		{"bad rejection", learned.Model.Snapshot().Predictor(), own, "often", "--unknown", 0},
+		{"not the model's backbone", learned.Model.Snapshot().Predictor(), &other, "off", "cam.flycl: backbone squeezenet: backbone squeezenet (weights " + bb.Hash[:12] + ") is not the model's", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opened := 0

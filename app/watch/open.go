@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/locate"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/extract"
 )
@@ -23,14 +23,14 @@ type File struct {
 // Close closes the extractor.
 func (f *File) Close() error { return f.Extractor.Close() }
 
-// OpenFile loads the model file at path (deploy.LoadFile; warn, when not
+// OpenFile loads the model file at path (store.LoadFile; warn, when not
 // nil, is told what loading it noticed and ignored) and opens its
 // classifier (NewModelClassifier, o.Name defaulting to path): its
 // backbone through r, which loads ONNX Runtime first (locate.Resolver:
 // InitORT, OpenBackboneSpec). o.Open, when not nil, opens the backbone
 // instead of r.
 func OpenFile(ctx context.Context, path string, o ModelOptions, r locate.Resolver, warn func(string)) (*File, error) {
-	mf, err := deploy.LoadFile(path)
+	mf, err := store.LoadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/locate"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/app/watch"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/vision/backbone"
@@ -51,7 +52,7 @@ func TestOpenFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		path := filepath.Join(dir, name)
-		if err := m.Save(path); err != nil {
+		if err := store.Save(context.Background(), path, m); err != nil {
 			t.Fatal(err)
 		}
 		return path

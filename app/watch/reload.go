@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/vision/imageio"
 )
@@ -189,7 +189,7 @@ func (w *FileWatcher) Start(ctx context.Context) (stop func() (reloads, failures
 // load reads the model file as it is now into a classifier with the
 // running one's extractor and settings.
 func (w *FileWatcher) load() (*ModelClassifier, error) {
-	f, err := deploy.LoadFile(w.Path)
+	f, err := store.LoadFile(w.Path)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // TestFileWatcherStart: a started watcher swaps in the version a writer
-// saves (the one deploy.LoadFile reads back), and after stop it has
+// saves (the one store.LoadFile reads back), and after stop it has
 // ended: a later version is not swapped in, and stop's counts are final.
 func TestFileWatcherStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cam.flycl")
@@ -33,11 +33,11 @@ func TestFileWatcherStart(t *testing.T) {
 			names[i] = class
 		}
 		err := st.Update(ctx, func(m *deploy.Model) (store.Change, error) {
-			before := m.Prior()
+			before := store.PriorOf(m)
 			if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 				return store.Change{}, err
 			}
-			return store.Change{Entry: deploy.LearnEntry(m.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
+			return store.Change{Entry: store.LearnEntry(m.Model.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -45,7 +45,7 @@ func TestFileWatcherStart(t *testing.T) {
 	}
 	version := func() uint64 { // the file's version, read on its own
 		t.Helper()
-		f, err := deploy.LoadFile(path)
+		f, err := store.LoadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestFileWatcherStart(t *testing.T) {
 	}
 	learn([3]float32{0.9, 0.1, 0.1}, "red")
 	learn([3]float32{0.1, 0.1, 0.9}, "blue")
-	f, err := deploy.LoadFile(path)
+	f, err := store.LoadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,11 +137,11 @@ func TestReloadLearnFromInbox(t *testing.T) {
 			names[i] = class
 		}
 		err := st.Update(ctx, func(m *deploy.Model) (store.Change, error) {
-			before := m.Prior()
+			before := store.PriorOf(m)
 			if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 				return store.Change{}, err
 			}
-			return store.Change{Entry: deploy.LearnEntry(m.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
+			return store.Change{Entry: store.LearnEntry(m.Model.Version(), before, x, names, 3, deploy.LearnOptions{})}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -153,7 +153,7 @@ func TestReloadLearnFromInbox(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f, err := deploy.LoadFile(path)
+	f, err := store.LoadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestReloadLearnFromInbox(t *testing.T) {
 	learn(x, "green")
 	ib.Remove(ids(items)...)
 	var v1 uint64
-	st.View(func(m *deploy.Model) error { v1 = m.Version(); return nil })
+	st.View(func(m *deploy.Model) error { v1 = m.Model.Version(); return nil })
 	// until 20 more frames were answered green by the new version
 	var frames []FrameLine
 	for {

@@ -36,7 +36,7 @@ func TestReservedClassNotAnAnswer(t *testing.T) {
 	if _, err := m.Learn(context.Background(), x, y, nil, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c := &ModelClassifier{Extractor: meanExtractor{}, Predictor: m.Snapshot().Predictor(), Rejection: reject.Rule{}}
+	c := &ModelClassifier{Extractor: meanExtractor{}, Predictor: m.Model.Snapshot().Predictor(), Rejection: reject.Rule{}}
 	for name, col := range taught {
 		p, err := c.Classify(context.Background(), solid(8, 8, [3]float64{255 * col[0], 255 * col[1], 255 * col[2]}))
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/inbox"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/internal/testimages"
 	"github.com/flycl/flycl/vision/imageio"
 )
@@ -131,19 +132,19 @@ func TestRunZoneModels(t *testing.T) {
 		m    *deploy.Model
 		path string
 	}{{gate, gatePath}, {drive, drivePath}} {
-		if err := s.m.Save(s.path); err != nil {
+		if err := store.Save(context.Background(), s.path, s.m); err != nil {
 			t.Fatal(err)
 		}
 	}
 	load := func(path string) *ModelClassifier {
-		f, err := deploy.LoadFile(path)
+		f, err := store.LoadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return &ModelClassifier{Extractor: meanExtractor{}, Predictor: f.Snapshot.Predictor(), Top: 2}
 	}
 	rlGate, rlDrive := NewReloading(load(gatePath)), NewReloading(load(drivePath))
-	vGate, vDrive := gate.Version(), drive.Version()
+	vGate, vDrive := gate.Model.Version(), drive.Model.Version()
 	var vDrive2 uint64 // the drive model's next version (below)
 	if vGate == vDrive {
 		t.Fatalf("both models at version %d: the test cannot tell them apart", vGate)
@@ -209,10 +210,10 @@ func TestRunZoneModels(t *testing.T) {
 	waitFrames(30, 0)
 	// a new version of the drive model: more of the same pictures
 	learnDrawn(t, drive, [][2]string{{"car", "checks"}, {"empty", "rings"}}, 4, r)
-	if err := drive.Save(drivePath); err != nil {
+	if err := store.Save(context.Background(), drivePath, drive); err != nil {
 		t.Fatal(err)
 	}
-	vDrive2 = drive.Version()
+	vDrive2 = drive.Model.Version()
 	if vDrive2 == vDrive || vDrive2 == vGate {
 		t.Fatalf("the drive model's new version %d is not new (gate %d, drive %d)", vDrive2, vGate, vDrive)
 	}
@@ -294,7 +295,7 @@ func TestRunZoneModelsInbox(t *testing.T) {
 			t.Fatal(err)
 		}
 		learnDrawn(t, m, classes, 6, r)
-		return &ModelClassifier{Extractor: meanExtractor{}, Predictor: m.Snapshot().Predictor(), Top: 2}
+		return &ModelClassifier{Extractor: meanExtractor{}, Predictor: m.Model.Snapshot().Predictor(), Top: 2}
 	}
 	gate := newModel([][2]string{{"open", "discs"}, {"closed", "stripes"}})
 	drive := newModel([][2]string{{"car", "checks"}, {"empty", "rings"}})

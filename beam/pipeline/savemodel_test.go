@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -64,7 +64,7 @@ func TestFinalizerWritesThroughStore(t *testing.T) {
 	if err := saveModel(ctx, path, m, sf); err != nil {
 		t.Fatal(err)
 	}
-	got, err := deploy.Load(path)
+	got, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +72,12 @@ func TestFinalizerWritesThroughStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	have, err := got.Predictor().Scores(ctx, x)
+	have, err := got.Model.Predictor().Scores(ctx, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(have) != len(want) || got.Version() != m.Version() {
-		t.Fatalf("loaded model: %d scores, version %d; want %d, version %d", len(have), got.Version(), len(want), m.Version())
+	if len(have) != len(want) || got.Model.Version() != m.Version() {
+		t.Fatalf("loaded model: %d scores, version %d; want %d, version %d", len(have), got.Model.Version(), len(want), m.Version())
 	}
 	for i := range want {
 		if have[i] != want[i] {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 )
 
 // TestCLIKills: flycl learn, forget and undo processes on one model file
@@ -59,7 +59,7 @@ func TestCLIKills(t *testing.T) {
 			<-done
 			killed++
 		}
-		f, err := deploy.Load(model)
+		f, err := store.Load(model)
 		if os.IsNotExist(errUnwrapAll(err)) {
 			continue
 		}

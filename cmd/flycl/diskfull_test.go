@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -47,8 +47,8 @@ func TestLearnDiskFull(t *testing.T) {
 	if string(after) != string(before) {
 		t.Fatal("the model file changed")
 	}
-	m, err := deploy.Load(model)
-	if err != nil || m.Version() != 1 {
+	m, err := store.Load(model)
+	if err != nil || m.Model.Version() != 1 {
 		t.Fatalf("after the failed learn: %v", err)
 	}
 	entries, err := os.ReadDir(dir)

@@ -14,7 +14,7 @@
 // options struct (its flags), AddFlags, and a run method that opens the
 // model file's store or the input, calls one library function and prints
 // (forget.go: store.Forget decides whether a forget is exact; predict.go:
-// deploy.Predict answers). The rules live in the libraries and are tested
+// answer.Predict answers). The rules live in the libraries and are tested
 // there. Every command is one line of its group in main.go (Models, Deploy,
 // Features: the groups "flycl help" lists). What this command and
 // flycl-lab share on the command line is cmd/internal/cli. See docs/ARCHITECTURE.md.

@@ -80,7 +80,8 @@ func (o *forgetOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		fmt.Printf("dropped %q: its column is gone, but G still holds %s (give --data or --features with its training data to remove it exactly)\n", o.class, held)
 	}
-	m := st.Model()
-	fmt.Printf("model %s: version %d, %d classes\n", o.model, m.Version(), m.Classes().Len())
-	return nil
+	return st.View(func(m *deploy.Model) error {
+		fmt.Printf("model %s: version %d, %d classes\n", o.model, m.Model.Version(), m.Model.Classes().Len())
+		return nil
+	})
 }

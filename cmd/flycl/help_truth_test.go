@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/cmd/internal/clitest"
 )
 
@@ -57,7 +57,7 @@ func TestHelpDefaultsArePhotoLearns(t *testing.T) {
 	if out, err := runCLI(t, "learn", "--model", model, "--data", "folder:"+train, "--ort-lib", lib, "--cache", "", "--quiet"); err != nil {
 		t.Fatalf("learn: %v\n%s", err, out)
 	}
-	f, err := deploy.LoadFile(model)
+	f, err := store.LoadFile(model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 )
 
 // writePhotos writes n random 32×32 PNGs into DIR/<class>/ for each class.
@@ -48,11 +49,11 @@ func TestNewModelConfig(t *testing.T) {
 	dir := t.TempDir()
 	load := func(path string) flycl.Config {
 		t.Helper()
-		m, err := deploy.Load(path)
+		m, err := store.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return m.Config()
+		return m.Model.Config()
 	}
 	common := []string{"--data", "folder:" + photos, "--backbone", "squeezenet", "--ort-lib", lib, "--cache", "", "--quiet"}
 	img := filepath.Join(dir, "img.flycl")

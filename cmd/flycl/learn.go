@@ -96,15 +96,18 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 	if err := st.CheckNew(n); err != nil {
 		return learnFlagNames(err)
 	}
-	m := st.Model()
 	var mp *modelfile.Pipeline
-	if m != nil {
-		mp = m.Pipeline
-	}
+	learned := false // the model exists and has classes
+	st.View(func(m *deploy.Model) error {
+		if m != nil {
+			mp, learned = m.Pipeline, m.Model.Classes().Len() > 0
+		}
+		return nil
+	})
 	if len(args) > 0 {
 		return fmt.Errorf("learn takes no image arguments (images need labels: --data folder:DIR reads DIR/<class>/<image>)")
 	}
-	s, err := o.in.load(cmd, mp, m != nil && m.Classes().Len() > 0, nil, true)
+	s, err := o.in.load(cmd, mp, learned, nil, true)
 	if err != nil {
 		return err
 	}
@@ -114,14 +117,15 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 	if err = warnNotRecorded(learnFlagNames(err)); err != nil {
 		return err
 	}
-	m = l.Model
 	printLearn(os.Stdout, l.LearnResult, s.desc, l.Learn, l.Save)
 	fi, err := os.Stat(o.model)
 	if err != nil {
 		return fmt.Errorf("learn: saved %s but cannot stat it: %w", o.model, err)
 	}
-	fmt.Printf("model %s: version %d, %d classes, %d samples, %s\n", o.model, m.Version(), m.Classes().Len(), m.Samples(), size(fi.Size()))
-	return nil
+	return st.View(func(m *deploy.Model) error {
+		fmt.Printf("model %s: version %d, %d classes, %d samples, %s\n", o.model, m.Model.Version(), m.Model.Classes().Len(), m.Model.Samples(), size(fi.Size()))
+		return nil
+	})
 }
 
 // learnFlagOf names the flag of each field of store.NewModel and

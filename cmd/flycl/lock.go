@@ -89,18 +89,22 @@ func openStore(cmd *cobra.Command, path string, w waitFlag, args []string, journ
 }
 
 // openModel is openStore for a command that creates the model when the
-// file does not exist (st.Model() is then nil), checking explicit model
-// flags against an existing model's configuration.
+// file does not exist (store.Store.View then gives nil), checking explicit
+// model flags against an existing model's configuration.
 func openModel(cmd *cobra.Command, path string, w waitFlag, args []string, mf *modelFlags, journal bool) (*store.Store, error) {
 	st, err := openStore(cmd, path, w, args, journal)
 	if err != nil {
 		return nil, err
 	}
-	if m := st.Model(); m != nil {
-		if err := mf.bound().AgreeModel(m.Config()); err != nil {
-			st.Close()
-			return nil, err
+	err = st.View(func(m *deploy.Model) error {
+		if m == nil {
+			return nil
 		}
+		return mf.bound().AgreeModel(m.Model.Config())
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
 	}
 	return st, nil
 }
@@ -116,12 +120,12 @@ func warnNotRecorded(err error) error {
 	return err
 }
 
-// loadFile reads a model file for reading only (deploy.LoadFile) and
+// loadFile reads a model file for reading only (store.LoadFile) and
 // prints what the load noticed and ignored (a torn journal tail). A file
 // that does not exist is one not learned yet: the error says so, with the
 // command that makes it.
 func loadFile(path string) (*modelfile.File, error) {
-	f, err := deploy.LoadFile(path)
+	f, err := store.LoadFile(path)
 	if err != nil {
 		return nil, notLearnedYet(path, err)
 	}

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/server/api"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -86,11 +86,11 @@ func TestConcurrentLearns(t *testing.T) {
 				}
 			}
 		}
-		m, err := deploy.Load(model)
+		m, err := store.Load(model)
 		if err != nil {
 			t.Fatal(err)
 		}
-		have := m.Classes().Names()
+		have := m.Model.Classes().Names()
 		for _, c := range acked {
 			if !slices.Contains(have, c) {
 				t.Errorf("wait=%v: the acknowledged learn of %s is not in the file (classes %v)", wait, c, have)
@@ -101,8 +101,8 @@ func TestConcurrentLearns(t *testing.T) {
 				t.Errorf("wait=%v: the refused learn of %s is in the file", wait, c)
 			}
 		}
-		if want := 2 + len(acked); len(have) != want || int(m.Version()) != 1+len(acked) {
-			t.Errorf("wait=%v: %d classes at version %d, want %d at %d", wait, len(have), m.Version(), want, 1+len(acked))
+		if want := 2 + len(acked); len(have) != want || int(m.Model.Version()) != 1+len(acked) {
+			t.Errorf("wait=%v: %d classes at version %d, want %d at %d", wait, len(have), m.Model.Version(), want, 1+len(acked))
 		}
 		if wait && len(acked) != 20 {
 			t.Errorf("with --wait %d of 20 learns succeeded", len(acked))
@@ -165,12 +165,12 @@ func TestWritersAndServe(t *testing.T) {
 	if err := waiting.Wait(); err != nil {
 		t.Fatalf("learn --wait after the server stopped: %v\n%s", err, wout.String())
 	}
-	m, err := deploy.Load(model)
+	m, err := store.Load(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(m.Classes().Names(), ","); got != "served0,served1,served2,cli0" || m.Version() != 4 {
-		t.Fatalf("model after serve and learn: version %d, classes %s", m.Version(), got)
+	if got := strings.Join(m.Model.Classes().Names(), ","); got != "served0,served1,served2,cli0" || m.Model.Version() != 4 {
+		t.Fatalf("model after serve and learn: version %d, classes %s", m.Model.Version(), got)
 	}
 }
 
@@ -225,13 +225,13 @@ func TestFileReplacedUnderServer(t *testing.T) {
 	// the served model's journal stays beside the copied file: a load
 	// refuses it (it is another model's), naming the command that gets
 	// out; after it the file is the other model, untouched
-	if _, err := deploy.Load(model); !errors.Is(err, modelfile.ErrForeignJournal) || !strings.Contains(err.Error(), "flycl repair --model "+model) {
+	if _, err := store.Load(model); !errors.Is(err, modelfile.ErrForeignJournal) || !strings.Contains(err.Error(), "flycl repair --model "+model) {
 		t.Fatalf("a load of the copied file beside the server's journal: %v", err)
 	}
 	if out, err := exec.Command(bin, "repair", "--model", model).CombinedOutput(); err != nil || !strings.Contains(string(out), "moved the journal aside") {
 		t.Fatalf("repair: %v\n%s", err, out)
 	}
-	if m, err := deploy.Load(model); err != nil || strings.Join(m.Classes().Names(), ",") != "other0,other1,other2" {
+	if m, err := store.Load(model); err != nil || strings.Join(m.Model.Classes().Names(), ",") != "other0,other1,other2" {
 		t.Fatalf("the replaced file was changed: %v", err)
 	}
 }

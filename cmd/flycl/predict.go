@@ -13,17 +13,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl/app/answer"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/reject"
 )
 
-// prediction is one row of flycl predict's output (deploy.Answer).
-type prediction = deploy.Answer
+// prediction is one row of flycl predict's output (answer.Answer).
+type prediction = answer.Answer
 
 // answerText is a prediction's answer as the table prints it: the class
 // and its probability, or for "unknown" how far below the threshold it
 // is and the best guess with its probability.
-func answerText(p deploy.Answer) string {
+func answerText(p answer.Answer) string {
 	prob := ""
 	if p.Probability != nil {
 		prob = fmt.Sprintf(" (p=%.2f)", *p.Probability)
@@ -107,7 +108,7 @@ probability is the top class's, calibrated by the model's fitted temperature.`,
 	return c
 }
 
-// run reads the model file and the inputs, answers them (deploy.Predict) and prints the answers and the accuracy.
+// run reads the model file and the inputs, answers them (answer.Predict) and prints the answers and the accuracy.
 func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 	if o.model == "" {
 		return fmt.Errorf("give --model FILE")
@@ -139,7 +140,7 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := deploy.PredictInputs(cmd.Context(), p, rej, deploy.Inputs{X: s.x, D: s.d, Names: s.paths, Truth: s.names, Source: s.desc}, o.topN)
+	res, err := answer.PredictInputs(cmd.Context(), p, rej, answer.Inputs{X: s.x, D: s.d, Names: s.paths, Truth: s.names, Source: s.desc}, o.topN)
 	if err != nil {
 		return err
 	}
@@ -161,14 +162,14 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func writePredictions(w io.Writer, format string, preds []deploy.Answer, acc *deploy.Score) error {
+func writePredictions(w io.Writer, format string, preds []answer.Answer, acc *answer.Score) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Predictions []deploy.Answer `json:"predictions"`
-			Accuracy    *deploy.Score   `json:"accuracy,omitempty"`
+			Predictions []answer.Answer `json:"predictions"`
+			Accuracy    *answer.Score   `json:"accuracy,omitempty"`
 		}{preds, acc})
 	case "csv":
 		cw := csv.NewWriter(w)

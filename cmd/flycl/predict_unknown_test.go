@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/answer"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/reject"
@@ -62,7 +62,7 @@ func testPredictUnknown(t *testing.T, flags []string, kind reject.Score) {
 	nc := pred.Classes().Len()
 	type result struct {
 		Predictions []prediction
-		Accuracy    *deploy.Score
+		Accuracy    *answer.Score
 	}
 	predict := func(unknown string) (result, error) {
 		out, err := runCLI(t, "predict", "--model", model, "--features", test, "--format", "json", "--top", "2", "--unknown", unknown)

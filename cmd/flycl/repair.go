@@ -87,6 +87,6 @@ func (o *repairOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	warnLoad(m)
-	fmt.Fprintf(out, "model %s loads: version %d, %d classes\n", o.model, m.Version(), m.Classes().Len())
+	fmt.Fprintf(out, "model %s loads: version %d, %d classes\n", o.model, m.Model.Version(), m.Model.Classes().Len())
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -47,7 +47,7 @@ func TestRepair(t *testing.T) {
 	if out, err := runCLI(t, "classes", "--model", model); err != nil || !strings.Contains(out, "dog") {
 		t.Fatalf("classes with a zero-filled journal tail: %v\n%s", err, out)
 	}
-	if f, err := deploy.LoadFile(model); err != nil || len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "4096 bytes") {
+	if f, err := store.LoadFile(model); err != nil || len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "4096 bytes") {
 		t.Fatalf("the warning of a zero-filled tail: %v, %v", f, err)
 	}
 	if out, err := runCLI(t, "repair", "--model", model); err != nil || !strings.Contains(out, "nothing to repair") && !strings.Contains(out, "never acknowledged") {

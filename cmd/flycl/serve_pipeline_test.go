@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/server/api"
+	"github.com/flycl/flycl/app/store"
 )
 
 // TestServeModelPipeline: serve rebuilds the backbone output and transform
@@ -105,11 +105,11 @@ func TestServeInt8NewModel(t *testing.T) {
 		"--precision", "int8", "--calib", "4", "--cache", "", "--quiet"}, cfg...)...); err != nil {
 		t.Fatal(err)
 	}
-	got, err := deploy.LoadFile(model)
+	got, err := store.LoadFile(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := deploy.LoadFile(ref)
+	want, err := store.LoadFile(ref)
 	if err != nil {
 		t.Fatal(err)
 	}

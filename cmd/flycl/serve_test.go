@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/server"
 	"github.com/flycl/flycl/app/server/api"
+	"github.com/flycl/flycl/app/store"
 )
 
 // built is the flycl binary the tests that run it share: built once per
@@ -223,7 +223,7 @@ func TestServeSurvivesKill9(t *testing.T) {
 		close(stop)
 		wg.Wait()
 
-		f, err := deploy.LoadFile(model)
+		f, err := store.LoadFile(model)
 		if len(acked) == 0 && os.IsNotExist(errUnwrapAll(err)) {
 			continue // killed before the first learn was saved
 		}
@@ -338,7 +338,7 @@ func TestServeSIGTERM(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, log)
 	}
-	f, err := deploy.LoadFile(model)
+	f, err := store.LoadFile(model)
 	if err != nil {
 		t.Fatal(err)
 	}

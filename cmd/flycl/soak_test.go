@@ -305,14 +305,14 @@ func TestSoak(t *testing.T) {
 		}
 
 		// The file after the kill.
-		f, err := deploy.Load(model)
+		f, err := store.Load(model)
 		if os.IsNotExist(errUnwrapAll(err)) && !slices.ContainsFunc(ops, func(o soakOp) bool { return o.state == "acked" }) {
 			continue
 		}
 		if err != nil {
 			t.Fatalf("round %d: the model does not load after kill -9: %v\n%s", round, err, log)
 		}
-		if v := f.Version(); v < lastVersion {
+		if v := f.Model.Version(); v < lastVersion {
 			t.Fatalf("round %d: version %d after %d", round, v, lastVersion)
 		} else {
 			lastVersion = v
@@ -324,7 +324,7 @@ func TestSoak(t *testing.T) {
 		gaps += hg
 		wrongUndos += hu
 		undoTos += ht
-		have := f.Classes().Names()
+		have := f.Model.Classes().Names()
 		// Which changes took effect: the acknowledged ones must have, the
 		// refused ones must not; an unknown one is read off the file
 		// (a learn took effect if its class is there or was forgotten by
@@ -372,7 +372,7 @@ func TestSoak(t *testing.T) {
 		// took effect was settled at its round's check).
 		if rb == nil {
 			if rb, err = server.OpenFileWith(context.Background(), filepath.Join(dir, "rebuild.flycl"), server.FileOptions{
-				Create: func() (*flycl.Model, error) { return flycl.New(f.Config(), d) }, Checkpoints: server.Checkpoints{Entries: 1}}); err != nil {
+				Create: func() (*flycl.Model, error) { return flycl.New(f.Model.Config(), d) }, Checkpoints: server.Checkpoints{Entries: 1}}); err != nil {
 				t.Fatal(err)
 			}
 			defer func() { rb.Close() }()
@@ -408,7 +408,7 @@ func TestSoak(t *testing.T) {
 			learnOf := ops[slices.IndexFunc(ops, func(l soakOp) bool { return l.learn && l.class == o.class })]
 			exact := o.exact
 			if o.state != "acked" {
-				exact = f.Samples() == rb.Current().Info().Samples-len(learnOf.x)/d
+				exact = f.Model.Samples() == rb.Current().Info().Samples-len(learnOf.x)/d
 			}
 			if exact {
 				xs = learnOf.x
@@ -418,7 +418,7 @@ func TestSoak(t *testing.T) {
 			}
 		}
 		rebuilt = len(ops)
-		g, err := deploy.Load(filepath.Join(dir, "rebuild.flycl"))
+		g, err := store.Load(filepath.Join(dir, "rebuild.flycl"))
 		if err != nil && rebuilt > 0 && !os.IsNotExist(errUnwrapAll(err)) {
 			t.Fatal(err)
 		}
@@ -468,8 +468,8 @@ func soakHistory(t *testing.T, round int, path string, f *deploy.Model, d int, r
 	if len(hist) == 0 {
 		return 0, 0, 0
 	}
-	if last := hist[len(hist)-1].Version; last != f.Version() || deploy.Unbroken(hist) != 0 {
-		t.Errorf("round %d: the history ends at version %d with a gap before entry %d, the model is at %d", round, last, deploy.Unbroken(hist), f.Version())
+	if last := hist[len(hist)-1].Version; last != f.Model.Version() || store.Unbroken(hist) != 0 {
+		t.Errorf("round %d: the history ends at version %d with a gap before entry %d, the model is at %d", round, last, store.Unbroken(hist), f.Model.Version())
 		return 1, 0, 0
 	}
 	if hist[0].VersionBefore != 0 {
@@ -492,18 +492,18 @@ func soakHistory(t *testing.T, round int, path string, f *deploy.Model, d int, r
 	if len(reach) > 0 {
 		n = reach[r.IntN(len(reach))]
 	}
-	m, err := deploy.New(f.Config(), d, nil, nil)
+	m, err := deploy.New(f.Model.Config(), d, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wantNames []string
 	wantSamples := 0
 	for _, e := range hist {
-		if err := m.Replay(context.Background(), e); err != nil {
+		if err := store.Replay(context.Background(), m, e); err != nil {
 			t.Fatalf("round %d: replay the history: %v", round, err)
 		}
 		if e.Version == n {
-			wantNames, wantSamples = slices.Clone(m.Classes().Names()), m.Samples()
+			wantNames, wantSamples = slices.Clone(m.Model.Classes().Names()), m.Model.Samples()
 		}
 	}
 	sameSoakModel(t, round, f, m)
@@ -527,12 +527,12 @@ func soakHistory(t *testing.T, round int, path string, f *deploy.Model, d int, r
 		}
 		return 0, 0, 0 // refused (a forget or an undo after N)
 	}
-	got, err := deploy.Load(cp)
+	got, err := store.Load(cp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.Classes().Names(), wantNames) || got.Samples() != wantSamples {
-		t.Errorf("round %d: undo --to %d gives %v (%d samples), the history up to %d %v (%d)", round, n, got.Classes().Names(), got.Samples(), n, wantNames, wantSamples)
+	if !slices.Equal(got.Model.Classes().Names(), wantNames) || got.Model.Samples() != wantSamples {
+		t.Errorf("round %d: undo --to %d gives %v (%d samples), the history up to %d %v (%d)", round, n, got.Model.Classes().Names(), got.Model.Samples(), n, wantNames, wantSamples)
 		return 0, 1, 1
 	}
 	return 0, 0, 1
@@ -574,12 +574,12 @@ func learnedElsewhere(ops []soakOp, i int, class string) bool {
 // solve does, and the same top-1 prediction on probe vectors.
 func sameSoakModel(t *testing.T, round int, f, g *deploy.Model) {
 	t.Helper()
-	if !slices.Equal(f.Classes().Names(), g.Classes().Names()) || f.Version() != g.Version() || f.Lambda() != g.Lambda() || f.Samples() != g.Samples() {
+	if !slices.Equal(f.Model.Classes().Names(), g.Model.Classes().Names()) || f.Model.Version() != g.Model.Version() || f.Model.Lambda() != g.Model.Lambda() || f.Model.Samples() != g.Model.Samples() {
 		t.Fatalf("round %d: file %v v%d λ=%g n=%d, rebuild %v v%d λ=%g n=%d", round,
-			f.Classes().Names(), f.Version(), f.Lambda(), f.Samples(), g.Classes().Names(), g.Version(), g.Lambda(), g.Samples())
+			f.Model.Classes().Names(), f.Model.Version(), f.Model.Lambda(), f.Model.Samples(), g.Model.Classes().Names(), g.Model.Version(), g.Model.Lambda(), g.Model.Samples())
 	}
-	sf, sg := f.Snapshot(), g.Snapshot()
-	for i := range f.Config().M {
+	sf, sg := f.Model.Snapshot(), g.Model.Snapshot()
+	for i := range f.Model.Config().M {
 		if !slices.Equal(codec.LowerRow(sf, i), codec.LowerRow(sg, i)) {
 			t.Fatalf("round %d: G row %d differs", round, i)
 		}
@@ -587,7 +587,7 @@ func sameSoakModel(t *testing.T, round int, f, g *deploy.Model) {
 	if !slices.Equal(sf.S(), sg.S()) {
 		t.Fatalf("round %d: S differs", round)
 	}
-	if len(f.Classes().Names()) == 0 {
+	if len(f.Model.Classes().Names()) == 0 {
 		return
 	}
 	// C: G, S and λ are the rebuild's to the bit, so the file's classifier
@@ -595,8 +595,8 @@ func sameSoakModel(t *testing.T, round int, f, g *deploy.Model) {
 	// residual ‖(G+λI)c − s‖ ≤ 4·m·u·(‖G‖₂+λ)·‖c‖ per class (Higham,
 	// Thm 10.4, with ‖G‖₂ ≤ trace G), whichever factor (fresh, updated, or
 	// refactored after a restart) gave it.
-	m := f.Config().M
-	lambda := f.Lambda()
+	m := f.Model.Config().M
+	lambda := f.Model.Lambda()
 	rows := make([][]float32, m)
 	trace := 0.0
 	for i := range m {
@@ -611,7 +611,7 @@ func sameSoakModel(t *testing.T, round int, f, g *deploy.Model) {
 	}
 	coef, rhs := sf.Coef(), sf.S()
 	u := 0x1p-24
-	for c := 0; c < len(f.Classes().Names()); c++ {
+	for c := 0; c < len(f.Model.Classes().Names()); c++ {
 		cc, sc := coef[c*m:(c+1)*m], rhs[c*m:(c+1)*m]
 		var r2, c2 float64
 		for i := range m {
@@ -632,19 +632,19 @@ func sameSoakModel(t *testing.T, round int, f, g *deploy.Model) {
 	// farther apart than that has the same top-1 in both.
 	tol := float64(m) * u * (trace + lambda) / lambda
 	r := rand.New(rand.NewPCG(uint64(round), 99))
-	x := make([]float32, 50*f.InputDim())
+	x := make([]float32, 50*f.Model.InputDim())
 	for i := range x {
 		x[i] = float32(r.NormFloat64()) + 2
 	}
-	a, err := f.Predictor().Scores(context.Background(), x)
+	a, err := f.Model.Predictor().Scores(context.Background(), x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := g.Predictor().Scores(context.Background(), x)
+	b, err := g.Model.Predictor().Scores(context.Background(), x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc := len(f.Classes().Names())
+	nc := len(f.Model.Classes().Names())
 	scale := 0.0
 	for _, v := range b {
 		scale = math.Max(scale, math.Abs(float64(v)))

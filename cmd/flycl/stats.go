@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -77,17 +78,17 @@ func (o *statsOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	var m *deploy.Model
 	if o.model != "" {
-		if m, err = deploy.Load(o.model); err != nil {
+		if m, err = store.Load(o.model); err != nil {
 			return err
 		}
-		if err := o.mf.bound().AgreeModel(m.Config()); err != nil {
+		if err := o.mf.bound().AgreeModel(m.Model.Config()); err != nil {
 			return err
 		}
 	}
 	var mp *modelfile.Pipeline
 	trained := false
 	if m != nil {
-		mp, trained = m.Pipeline, m.Classes().Len() > 0
+		mp, trained = m.Pipeline, m.Model.Classes().Len() > 0
 	}
 	input, err := o.in.open(cmd, mp, trained, nil, true, true)
 	if err != nil {
@@ -208,9 +209,8 @@ func (o *mergeOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer st.Close()
-	m := st.Model() // an existing model's configuration agrees with the flags (openModel: AgreeModel)
-	if m == nil {
-		m, err = o.mf.bound().NewFromStats(merged, o.wFile)
+	if !st.Exists() { // else its configuration agrees with the flags (openModel: AgreeModel)
+		m, err := o.mf.bound().NewFromStats(merged, o.wFile)
 		if errors.Is(err, deploy.ErrNeedW) {
 			return fmt.Errorf("%w: give it with --w to create %s", err, o.model)
 		}
@@ -226,7 +226,6 @@ func (o *mergeOptions) run(cmd *cobra.Command, args []string) error {
 	if err = warnNotRecorded(err); err != nil {
 		return err
 	}
-	m = st.Model()
 	fmt.Printf("learned %d samples of %d classes from %d statistics files in %.2fs\n", merged.Stats.N, len(merged.Names), len(args), time.Since(t0).Seconds())
 	if rec.GCV != nil {
 		// The λ values scored: with --lambda-scale relative these are
@@ -244,6 +243,8 @@ func (o *mergeOptions) run(cmd *cobra.Command, args []string) error {
 		fmt.Printf(" (raised from %g for a positive-definite factor)", rec.RaisedFrom)
 	}
 	fmt.Println()
-	fmt.Printf("model %s: version %d, %d classes, %d samples\n", o.model, m.Version(), m.Classes().Len(), m.Samples())
-	return nil
+	return st.View(func(m *deploy.Model) error {
+		fmt.Printf("model %s: version %d, %d classes, %d samples\n", o.model, m.Model.Version(), m.Model.Classes().Len(), m.Model.Samples())
+		return nil
+	})
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 )
 
 // TestPredictTypicality: predict's answers carry the share of the learned
@@ -23,7 +23,7 @@ func TestPredictTypicality(t *testing.T) {
 	if out, err := runCLI(t, "learn", "--model", model, "--features", train, "--m", "300", "--k", "90", "--p", "6", "--quiet"); err != nil {
 		t.Fatalf("learn: %v\n%s", err, out)
 	}
-	f, err := deploy.LoadFile(model)
+	f, err := store.LoadFile(model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func (o *undoOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer st.Close()
-	if st.Model() == nil {
+	if !st.Exists() {
 		return fmt.Errorf("%s does not exist", o.model)
 	}
 	var target *uint64
@@ -91,16 +91,17 @@ func (o *undoOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		return fmt.Errorf("undo: %w", err)
 	}
-	m := st.Model()
-	switch {
-	case target == nil:
-		fmt.Printf("model %s: version %d, %d classes\n", o.model, m.Version(), m.Classes().Len())
-	case len(done) == 0:
-		fmt.Printf("nothing to undo: %s (version %d) is as it was at version %d\n", o.model, m.Version(), o.to)
-	default:
-		fmt.Printf("%s is as it was at version %d: version %d, %d classes\n", o.model, o.to, m.Version(), m.Classes().Len())
-	}
-	return nil
+	return st.View(func(m *deploy.Model) error {
+		switch {
+		case target == nil:
+			fmt.Printf("model %s: version %d, %d classes\n", o.model, m.Model.Version(), m.Model.Classes().Len())
+		case len(done) == 0:
+			fmt.Printf("nothing to undo: %s (version %d) is as it was at version %d\n", o.model, m.Model.Version(), o.to)
+		default:
+			fmt.Printf("%s is as it was at version %d: version %d, %d classes\n", o.model, o.to, m.Model.Version(), m.Model.Classes().Len())
+		}
+		return nil
+	})
 }
 
 // historyOptions are flycl history's flags.
@@ -125,12 +126,12 @@ func historyCmd() *cobra.Command {
 	return c
 }
 
-// run reads the journal's history (deploy.History) and prints it.
+// run reads the journal's history (store.History) and prints it.
 func (o *historyOptions) run(cmd *cobra.Command, _ []string) error {
 	if o.model == "" {
 		return fmt.Errorf("give --model FILE")
 	}
-	h, err := deploy.History(o.model)
+	h, err := store.History(o.model)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/internal/codec"
 )
 
@@ -47,38 +47,38 @@ func TestUndoHistoryForgetFromJournal(t *testing.T) {
 	}
 	same := func(what, a, b string) {
 		t.Helper()
-		ma, err := deploy.Load(a)
+		ma, err := store.Load(a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		mb, err := deploy.Load(b)
+		mb, err := store.Load(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(ma.Classes().Names(), mb.Classes().Names()) || !slices.Equal(ma.Classes().Counts(), mb.Classes().Counts()) || ma.Lambda() != mb.Lambda() {
-			t.Fatalf("%s: %v %v λ=%g, want %v %v λ=%g", what, ma.Classes().Names(), ma.Classes().Counts(), ma.Lambda(), mb.Classes().Names(), mb.Classes().Counts(), mb.Lambda())
+		if !slices.Equal(ma.Model.Classes().Names(), mb.Model.Classes().Names()) || !slices.Equal(ma.Model.Classes().Counts(), mb.Model.Classes().Counts()) || ma.Model.Lambda() != mb.Model.Lambda() {
+			t.Fatalf("%s: %v %v λ=%g, want %v %v λ=%g", what, ma.Model.Classes().Names(), ma.Model.Classes().Counts(), ma.Model.Lambda(), mb.Model.Classes().Names(), mb.Model.Classes().Counts(), mb.Model.Lambda())
 		}
 		// the calibration of the version before, bit for bit
-		if ma.Rejection() != mb.Rejection() || !slices.Equal(codec.CalibrationPool(ma.Model), codec.CalibrationPool(mb.Model)) {
-			t.Fatalf("%s: rejection %+v (pool of %d), want %+v (pool of %d)", what, ma.Rejection(), len(codec.CalibrationPool(ma.Model)), mb.Rejection(), len(codec.CalibrationPool(mb.Model)))
+		if ma.Model.Rejection() != mb.Model.Rejection() || !slices.Equal(codec.CalibrationPool(ma.Model), codec.CalibrationPool(mb.Model)) {
+			t.Fatalf("%s: rejection %+v (pool of %d), want %+v (pool of %d)", what, ma.Model.Rejection(), len(codec.CalibrationPool(ma.Model)), mb.Model.Rejection(), len(codec.CalibrationPool(mb.Model)))
 		}
 		x := make([]float32, 40*16)
 		for i := range x {
 			x[i] = float32((i*7919)%23) - 11
 		}
-		pa, err := ma.Predictor().Predict(context.Background(), x)
+		pa, err := ma.Model.Predictor().Predict(context.Background(), x)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pb, _ := mb.Predictor().Predict(context.Background(), x)
+		pb, _ := mb.Model.Predictor().Predict(context.Background(), x)
 		if !slices.Equal(pa, pb) {
 			t.Fatalf("%s: predictions differ", what)
 		}
 	}
 	same("after undo", model, ref)
-	m, _ := deploy.Load(model)
-	if m.Version() != 4 {
-		t.Fatalf("version %d after an undo of version 3, want 4 (versions only grow)", m.Version())
+	m, _ := store.Load(model)
+	if m.Model.Version() != 4 {
+		t.Fatalf("version %d after an undo of version 3, want 4 (versions only grow)", m.Model.Version())
 	}
 	// forget without data: exact from the journal
 	if out, err = runCLI(t, "forget", "--model", model, "--class", "cat"); err != nil || !strings.Contains(out, "exactly") || !strings.Contains(out, "journal") {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -63,7 +63,7 @@ func TestUndoToGapCLI(t *testing.T) {
 		t.Fatalf("the journal kept %d records after the cut, want 1", kept)
 	}
 	learn(files[2])
-	before, err := deploy.Load(model)
+	before, err := store.Load(model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,21 +74,21 @@ func TestUndoToGapCLI(t *testing.T) {
 	if strings.Contains(out, "as it was at version 1") {
 		t.Fatalf("undo --to 1 claims the model is as it was at version 1:\n%s", out)
 	}
-	after, err := deploy.Load(model)
+	after, err := store.Load(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.Version() != before.Version() || after.Classes().Len() != 3 {
-		t.Fatalf("a refused undo --to 1 changed the model: version %d -> %d, classes %v", before.Version(), after.Version(), after.Classes().Names())
+	if after.Model.Version() != before.Model.Version() || after.Model.Classes().Len() != 3 {
+		t.Fatalf("a refused undo --to 1 changed the model: version %d -> %d, classes %v", before.Model.Version(), after.Model.Version(), after.Model.Classes().Names())
 	}
 	if out, err = runCLI(t, "undo", "--model", model); err != nil || !strings.Contains(out, "a3") {
 		t.Fatalf("undo: %v\n%s", err, out)
 	}
-	m, err := deploy.Load(model)
+	m, err := store.Load(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.Classes().Names(); len(got) != 2 || got[0] != "a1" || got[1] != "a2" {
+	if got := m.Model.Classes().Names(); len(got) != 2 || got[0] != "a1" || got[1] != "a2" {
 		t.Fatalf("after undoing the last learn the model has %v, want [a1 a2]", got)
 	}
 	if _, err = runCLI(t, "undo", "--model", model); err == nil || !strings.Contains(err.Error(), "gap") {
@@ -114,7 +114,7 @@ func TestUndoVersionCLI(t *testing.T) {
 	if err == nil || exitCode(err) != exitInput || !strings.Contains(err.Error(), "the last learn is version 2") {
 		t.Fatalf("undo --version 1 with version 2 last: %v (exit %d)\n%s", err, exitCode(err), out)
 	}
-	if m, err := deploy.Load(model); err != nil || m.Classes().Len() != 2 {
+	if m, err := store.Load(model); err != nil || m.Model.Classes().Len() != 2 {
 		t.Fatalf("a refused undo --version changed the model: %v", err)
 	}
 	if out, err = runCLI(t, "undo", "--model", model, "--version", "2"); err != nil || !strings.Contains(out, "undid the learn of version 2") {

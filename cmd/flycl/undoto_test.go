@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 )
 
 // TestUndoToCLI: flycl undo --to N prints every learn it takes back and
@@ -50,11 +50,11 @@ func TestUndoToCLI(t *testing.T) {
 	if out, err = runCLI(t, "undo", "--model", model, "--to", "0"); err != nil || !strings.Contains(out, "undid the learn of version 1 (16 samples of ant, bee)") {
 		t.Fatalf("undo --to 0: %v\n%s", err, out)
 	}
-	m, err := deploy.Load(model)
+	m, err := store.Load(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Classes().Len() != 0 || m.Version() != 6 {
-		t.Fatalf("after undo --to 0: %d classes at version %d", m.Classes().Len(), m.Version())
+	if m.Model.Classes().Len() != 0 || m.Model.Version() != 6 {
+		t.Fatalf("after undo --to 0: %d classes at version %d", m.Model.Classes().Len(), m.Model.Version())
 	}
 }

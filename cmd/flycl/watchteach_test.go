@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/inbox"
+	"github.com/flycl/flycl/app/store"
 )
 
 // TestWatchInbox: flycl watch --inbox keeps the frames of a clip (through
@@ -50,7 +50,7 @@ func TestWatchInbox(t *testing.T) {
 		"--camera", "drive", "--inbox", ibDir, "--inbox-below", "1", "--inbox-margin", "1e9", "--inbox-every", "1"); err != nil {
 		t.Fatalf("watch: %v\n%s", err, out)
 	}
-	m, err := deploy.Load(model)
+	m, err := store.Load(model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,9 +64,9 @@ func TestWatchInbox(t *testing.T) {
 		t.Fatalf("%d items kept of the 4 banana frames", len(items))
 	}
 	for _, it := range items {
-		if it.Camera != "drive" || it.Zone != "" || it.ModelVersion != m.Version() || it.Dim != m.InputDim() || !it.Image ||
+		if it.Camera != "drive" || it.Zone != "" || it.ModelVersion != m.Model.Version() || it.Dim != m.Model.InputDim() || !it.Image ||
 			(it.Guess != "tench" && it.Guess != "magpie") || (it.Why != inbox.Unknown && it.Why != inbox.LowProbability) {
-			t.Fatalf("item %+v: want camera drive, version %d, d=%d, an image, a guess of the model's, kept as unsure", it, m.Version(), m.InputDim())
+			t.Fatalf("item %+v: want camera drive, version %d, d=%d, an image, a guess of the model's, kept as unsure", it, m.Model.Version(), m.Model.InputDim())
 		}
 	}
 }

@@ -94,12 +94,12 @@ type modelFacts struct {
 }
 
 func factsOf(m *deploy.Model) modelFacts {
-	f := modelFacts{d: m.InputDim(), samples: m.Samples(), version: m.Version(), names: m.Classes().Names(),
-		labels: m.Classes().Labels(), counts: m.Classes().Counts(), config: m.Config()}
+	f := modelFacts{d: m.Model.InputDim(), samples: m.Model.Samples(), version: m.Model.Version(), names: m.Model.Classes().Names(),
+		labels: m.Model.Classes().Labels(), counts: m.Model.Classes().Counts(), config: m.Model.Config()}
 	if len(f.labels) > 0 {
-		f.lambda = m.Lambda()
+		f.lambda = m.Model.Lambda()
 	}
-	if r := m.Rejection(); r != (reject.Rule{}) {
+	if r := m.Model.Rejection(); r != (reject.Rule{}) {
 		f.rejection = &r
 	}
 	return f
@@ -113,8 +113,8 @@ type predictor struct {
 }
 
 func predictorOf(m *deploy.Model) *predictor {
-	p := m.Predictor()
-	return &predictor{p: p, d: m.InputDim(), nc: p.Classes().Len()}
+	p := m.Model.Predictor()
+	return &predictor{p: p, d: m.Model.InputDim(), nc: p.Classes().Len()}
 }
 
 func (p *predictor) classes() int { return p.nc }
@@ -232,17 +232,17 @@ func checkNames(names []string) error {
 // classOf returns the name the model stores for the class called name
 // and its count of samples (-1: unknown), or ok false.
 func classOf(m *deploy.Model, name string) (canon string, count int, ok bool) {
-	l, ok := m.Classes().LabelOf(name)
+	l, ok := m.Model.Classes().LabelOf(name)
 	if !ok {
 		return "", 0, false
 	}
 	count = -1
-	for i, c := range m.Classes().Labels() {
+	for i, c := range m.Model.Classes().Labels() {
 		if c == l {
-			count = m.Classes().Counts()[i]
+			count = m.Model.Classes().Counts()[i]
 		}
 	}
-	return m.Classes().Name(l), count, true
+	return m.Model.Classes().Name(l), count, true
 }
 
 // fileView is the model as a model file, its statistics read in place
@@ -253,20 +253,20 @@ func fileView(m *deploy.Model) *modelfile.File {
 
 // classIndex returns the index of the class called name.
 func classIndex(m *deploy.Model, name string) (int, error) {
-	l, ok := m.Classes().LabelOf(name)
+	l, ok := m.Model.Classes().LabelOf(name)
 	if ok {
-		for i, c := range m.Classes().Labels() {
+		for i, c := range m.Model.Classes().Labels() {
 			if c == l {
 				return i, nil
 			}
 		}
 	}
-	return -1, fmt.Errorf("libflycl: %w %q (the model has %q)", flycl.ErrUnknownClass, name, m.Classes().Names())
+	return -1, fmt.Errorf("libflycl: %w %q (the model has %q)", flycl.ErrUnknownClass, name, m.Model.Classes().Names())
 }
 
 // historyJSON is flycl_model_history_json's JSON.
 func historyJSON(m *deploy.Model) (string, error) {
-	b, err := json.Marshal(modelfile.Records(m.History()))
+	b, err := json.Marshal(modelfile.Records(m.Model.History()))
 	return string(b), err
 }
 

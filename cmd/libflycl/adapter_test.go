@@ -14,6 +14,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -22,7 +23,7 @@ import (
 // model's calibrated rejection, its probability and margin.
 func checkAnswers(t *testing.T, got []string, m *deploy.Model, xt []float32) {
 	t.Helper()
-	p := m.Predictor()
+	p := m.Model.Predictor()
 	rej, err := reject.ParseRule("auto", p.Rejection())
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func TestStatusOf(t *testing.T) {
 		{wrap(flycl.ErrUnknownClass), FLYCL_E_UNKNOWN_CLASS},
 		{wrap(flycl.ErrTooLarge), FLYCL_E_TOO_LARGE},
 		{wrap(&flycl.NameError{Name: " a", Rule: "starts with white space"}), FLYCL_E_CLASS_NAME},
-		{wrap(deploy.ErrNoUndo), FLYCL_E_NO_UNDO},
+		{wrap(store.ErrNoUndo), FLYCL_E_NO_UNDO},
 		{errorf(FLYCL_E_CONFIG, "bad"), FLYCL_E_CONFIG},
 		{errors.New("a factorization failed"), FLYCL_E_FAILED},
 	} {

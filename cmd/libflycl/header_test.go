@@ -175,7 +175,7 @@ func FuzzLoadBytes(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a saved model does not load: %v", err)
 		}
-		if m2.Version() != m.Version() || !slices.Equal(m2.Classes().Names(), m.Classes().Names()) || m2.ID() != m.ID() {
+		if m2.Model.Version() != m.Model.Version() || !slices.Equal(m2.Model.Classes().Names(), m.Model.Classes().Names()) || m2.ID() != m.ID() {
 			t.Fatalf("the round trip changed the model")
 		}
 	})

@@ -41,7 +41,7 @@ type model struct {
 	mu   sync.RWMutex
 	dm   *deploy.Model // nil once freed
 	pred *predictor    // the classifier of dm's current state
-	// hist is the history of changes an unlearn reads (deploy.Undoable):
+	// hist is the history of changes an unlearn reads (store.Undoable):
 	// the learns with their features, forgets and unlearns, oldest first,
 	// the learns' features at most modelfile.HistoryBytes.
 	hist      []*modelfile.JournalEntry
@@ -148,23 +148,19 @@ func (r *registry) newModel(configJSON string, d int) (uint64, error) {
 	return r.add(wrap(dm, nil)), nil
 }
 
-// load reads a model file through the store (read-only: no lock taken,
+// load reads a model file as the store does (store.Load: no lock taken,
 // nothing written), its journal replayed, with its journal's history of
-// learns for unlearn.
+// learns for unlearn. The handle's model is its own: the file is never
+// written but by save, to a new file.
 func (r *registry) load(path string) (uint64, error) {
 	if _, err := os.Stat(path); err != nil {
 		return 0, err
 	}
-	st, err := store.Open(context.Background(), path, &store.Options{ReadOnly: true})
+	dm, err := store.Load(path)
 	if err != nil {
 		return 0, orCode(err, FLYCL_E_FORMAT)
 	}
-	defer st.Close()
-	dm := st.Model()
-	if dm == nil {
-		return 0, errorf(FLYCL_E_IO, "libflycl: %s: no model file", path)
-	}
-	hist, _ := st.History() // no readable history: nothing to unlearn
+	hist, _ := modelfile.ReadHistory(path, dm.ID()) // no readable history: nothing to unlearn
 	return r.add(wrap(dm, hist)), nil
 }
 
@@ -303,15 +299,15 @@ func (m *model) learn(x []float32, n, d int, y []int32, names []string, lambda f
 	}
 	var out float64
 	err = m.change(func(dm *deploy.Model) error {
-		if err := checkInput(x, n, d, dm.InputDim()); err != nil {
+		if err := checkInput(x, n, d, dm.Model.InputDim()); err != nil {
 			return err
 		}
-		before := dm.Prior()
+		before := store.PriorOf(dm)
 		res, err := dm.Learn(context.Background(), x, per, nil, opt)
 		if err != nil {
 			return err
 		}
-		m.push(deploy.LearnEntry(dm.Version(), before, x, per, d, opt))
+		m.push(store.LearnEntry(dm.Model.Version(), before, x, per, d, opt))
 		out = res.Lambda
 		return nil
 	})
@@ -324,7 +320,7 @@ func (m *model) learn(x []float32, n, d int, y []int32, names []string, lambda f
 func (m *model) forget(name string, x []float32, d int) (exact bool, err error) {
 	err = m.change(func(dm *deploy.Model) error {
 		if x != nil {
-			if err := checkInput(x, len(x)/max(d, 1), d, dm.InputDim()); err != nil {
+			if err := checkInput(x, len(x)/max(d, 1), d, dm.Model.InputDim()); err != nil {
 				return err
 			}
 		}
@@ -334,7 +330,7 @@ func (m *model) forget(name string, x []float32, d int) (exact bool, err error) 
 			return err
 		}
 		if x == nil && count > 0 {
-			if xs := deploy.JournalSamples(m.hist, canon); len(xs) == count*dm.InputDim() {
+			if xs := store.JournalSamples(m.hist, canon); len(xs) == count*dm.Model.InputDim() {
 				x = xs
 			}
 		}
@@ -342,7 +338,7 @@ func (m *model) forget(name string, x []float32, d int) (exact bool, err error) 
 		if err != nil {
 			return err
 		}
-		m.push(deploy.ForgetEntry(dm.Version(), canon, nil, dm.InputDim()))
+		m.push(store.ForgetEntry(dm.Model.Version(), canon, nil, dm.Model.InputDim()))
 		return nil
 	})
 	return exact, err
@@ -351,10 +347,10 @@ func (m *model) forget(name string, x []float32, d int) (exact bool, err error) 
 // unlearn takes the last learn back out.
 func (m *model) unlearn() error {
 	return m.change(func(dm *deploy.Model) error {
-		if len(deploy.Undoable(m.hist)) == 0 {
-			return fmt.Errorf("%w: no learn to take back (a model keeps its learns since it was created or loaded from a file with a journal, up to the last forget; one loaded from bytes keeps none)", deploy.ErrNoUndo)
+		if len(store.Undoable(m.hist)) == 0 {
+			return fmt.Errorf("%w: no learn to take back (a model keeps its learns since it was created or loaded from a file with a journal, up to the last forget; one loaded from bytes keeps none)", store.ErrNoUndo)
 		}
-		e, err := dm.Undo(context.Background(), m.hist)
+		e, err := store.UndoLast(context.Background(), dm, m.hist)
 		if err != nil {
 			return err
 		}
@@ -462,8 +458,8 @@ func (m *model) useExtractor(x *extractor) error {
 		return errFreed
 	}
 	return m.change(func(dm *deploy.Model) error {
-		if p.Dim != dm.InputDim() {
-			return inputError(fmt.Errorf("libflycl: the extractor makes %d-dimensional features, the model's are %d", p.Dim, dm.InputDim()))
+		if p.Dim != dm.Model.InputDim() {
+			return inputError(fmt.Errorf("libflycl: the extractor makes %d-dimensional features, the model's are %d", p.Dim, dm.Model.InputDim()))
 		}
 		if err := dm.CheckPipeline(p); err != nil {
 			return inputError(err)

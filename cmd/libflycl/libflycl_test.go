@@ -124,18 +124,18 @@ func newGoModel(t *testing.T) *goModel {
 }
 
 func (g *goModel) learn(tk task, names []string, opt deploy.LearnOptions) float64 {
-	before := g.m.Prior()
+	before := store.PriorOf(g.m)
 	per := tk.names(names)
 	res, err := g.m.Learn(context.Background(), tk.x, per, nil, opt)
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	g.hist = append(g.hist, deploy.LearnEntry(g.m.Version(), before, tk.x, per, testD, opt))
+	g.hist = append(g.hist, store.LearnEntry(g.m.Model.Version(), before, tk.x, per, testD, opt))
 	return res.Lambda
 }
 
 func (g *goModel) undo() {
-	e, err := g.m.Undo(context.Background(), g.hist)
+	e, err := store.UndoLast(context.Background(), g.m, g.hist)
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func (g *goModel) undo() {
 }
 
 func (g *goModel) scores(xt []float32) []float32 {
-	s, err := g.m.Predictor().Scores(context.Background(), xt)
+	s, err := g.m.Model.Predictor().Scores(context.Background(), xt)
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -162,12 +162,12 @@ func writeCLIModel(t *testing.T, path string, tasks []task, names [][]string) {
 	}
 	for i, tk := range tasks {
 		err := st.Update(ctx, func(m *deploy.Model) (store.Change, error) {
-			before := m.Prior()
+			before := store.PriorOf(m)
 			per := tk.names(names[i])
 			if _, err := m.Learn(ctx, tk.x, per, nil, deploy.LearnOptions{}); err != nil {
 				return store.Change{}, err
 			}
-			return store.Change{Entry: deploy.LearnEntry(m.Version(), before, tk.x, per, testD, deploy.LearnOptions{})}, nil
+			return store.Change{Entry: store.LearnEntry(m.Model.Version(), before, tk.x, per, testD, deploy.LearnOptions{})}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -243,7 +243,7 @@ func TestCProgram(t *testing.T) {
 	checkFloat(t, "lambda2", got, l2)
 	s12 := g.scores(xt)
 	checkBits(t, "scores12", got, s12)
-	if want := g.m.Classes().Names(); !slices.Equal(got["names"], want) {
+	if want := g.m.Model.Classes().Names(); !slices.Equal(got["names"], want) {
 		t.Errorf("names: C %q, Go %q", got["names"], want)
 	}
 	checkTop(t, got["top"], g.m, s12, 5)
@@ -253,16 +253,16 @@ func TestCProgram(t *testing.T) {
 
 	// the CLI's file, its last learn undone through its journal
 	{
-		st, err := store.Open(context.Background(), filepath.Join(dir, "cli.flycl"), &store.Options{ReadOnly: true})
+		path := filepath.Join(dir, "cli.flycl")
+		m, err := store.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		hist, err := st.History()
+		hist, err := modelfile.ReadHistory(path, m.ID())
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &goModel{t: t, m: st.Model(), hist: hist}
-		st.Close()
+		c := &goModel{t: t, m: m, hist: hist}
 		c.undo()
 		checkBits(t, "cliundo", got, c.scores(xt))
 	}
@@ -300,7 +300,7 @@ func TestCProgram(t *testing.T) {
 		if err := json.Unmarshal([]byte(strings.Join(got["onlinehistory"], " ")), &hc); err != nil {
 			t.Fatalf("onlinehistory: %v", err)
 		}
-		want := modelfile.Records(u.m.History())
+		want := modelfile.Records(u.m.Model.History())
 		if len(hc) != len(want) {
 			t.Fatalf("online history: C %d records, Go %d", len(hc), len(want))
 		}
@@ -365,12 +365,12 @@ func testDocExample(t *testing.T, dir string, run bool) {
 	if err != nil {
 		t.Fatalf("the example failed: %v", err)
 	}
-	m, err := deploy.Load(filepath.Join(ex, "pets.flycl"))
+	m, err := store.Load(filepath.Join(ex, "pets.flycl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.Classes().Names(), []string{"cat", "dog"}) || m.Pipeline == nil {
-		t.Errorf("the example's model: classes %q, pipeline %+v", m.Classes().Names(), m.Pipeline)
+	if !slices.Equal(m.Model.Classes().Names(), []string{"cat", "dog"}) || m.Pipeline == nil {
+		t.Errorf("the example's model: classes %q, pipeline %+v", m.Model.Classes().Names(), m.Pipeline)
 	}
 }
 
@@ -431,7 +431,7 @@ func checkBits(t *testing.T, key string, got map[string][]string, want []float32
 // classes.
 func checkTop(t *testing.T, got []string, m *deploy.Model, s []float32, k int) {
 	t.Helper()
-	nc := len(m.Classes().Names())
+	nc := len(m.Model.Classes().Names())
 	if len(got) != nTest*k {
 		t.Fatalf("top: C printed %d entries, want %d", len(got), nTest*k)
 	}
@@ -469,7 +469,7 @@ func checkHistory(t *testing.T, got []string, m *deploy.Model) {
 	if err := json.Unmarshal([]byte(strings.Join(got, " ")), &c); err != nil {
 		t.Fatalf("history: %v", err)
 	}
-	b, _ := json.Marshal(modelfile.Records(m.History()))
+	b, _ := json.Marshal(modelfile.Records(m.Model.History()))
 	json.Unmarshal(b, &g)
 	for _, r := range append(c, g...) {
 		delete(r, "seconds")
@@ -485,8 +485,8 @@ func checkInfo(t *testing.T, got []string, m *deploy.Model) {
 	if err := json.Unmarshal([]byte(strings.Join(got, " ")), &in); err != nil {
 		t.Fatalf("info: %v", err)
 	}
-	if in.D != testD || !slices.Equal(in.Classes, m.Classes().Names()) || !slices.Equal(in.Counts, m.Classes().Counts()) ||
-		in.Samples != m.Samples() || in.Lambda != m.Lambda() || in.Version != m.Version() || in.Config.M != 256 {
+	if in.D != testD || !slices.Equal(in.Classes, m.Model.Classes().Names()) || !slices.Equal(in.Counts, m.Model.Classes().Counts()) ||
+		in.Samples != m.Model.Samples() || in.Lambda != m.Model.Lambda() || in.Version != m.Model.Version() || in.Config.M != 256 {
 		t.Errorf("info: %+v", in)
 	}
 }
@@ -545,12 +545,11 @@ func checkImages(t *testing.T, got map[string][]string, paths []string) {
 		t.Fatal(err)
 	}
 	checkBits(t, "imgfeatures", got, set.X)
-	st, err := store.Open(context.Background(), filepath.Join(filepath.Dir(paths[0]), "images.flycl"), &store.Options{ReadOnly: true})
+	m, err := store.Load(filepath.Join(filepath.Dir(paths[0]), "images.flycl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	if p := st.Model().Pipeline; p == nil || p.Backbone != "mobilenetv2" || p.Dim != set.D {
+	if p := m.Pipeline; p == nil || p.Backbone != "mobilenetv2" || p.Dim != set.D {
 		t.Errorf("the saved model's pipeline: %+v", p)
 	}
 }

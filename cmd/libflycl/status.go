@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"runtime/debug"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -97,7 +97,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &le):
 		return FLYCL_E_LOCKED
-	case errors.Is(err, deploy.ErrNoUndo):
+	case errors.Is(err, store.ErrNoUndo):
 		return FLYCL_E_NO_UNDO
 	}
 	if c := rootStatus(err); c != 0 {

@@ -77,7 +77,7 @@ type File struct {
 	// recorded.
 	ID ModelID
 	// Warnings are what a load noticed and ignored (a torn journal tail:
-	// deploy.LoadFile), for the caller to show; never written.
+	// store.LoadFile), for the caller to show; never written.
 	Warnings []string
 }
 

@@ -269,13 +269,13 @@ func relativeLambda(ctx context.Context, m *deploy.Model, x []float32, lambda fl
 	for _, v := range h {
 		tr += float64(v) * float64(v)
 	}
-	return lambda / (tr / float64(m.Config().M))
+	return lambda / (tr / float64(m.Model.Config().M))
 }
 
 // cameraScore returns the accuracy of the model on x (names the true
 // classes) and the share of x its rejection keeps (1 when it has none).
 func cameraScore(ctx context.Context, m *deploy.Model, x []float32, names []string) (acc, kept float64, err error) {
-	p := m.Predictor()
+	p := m.Model.Predictor()
 	scores, cos, err := p.ScoresCosines(ctx, x)
 	if err != nil {
 		return 0, 0, err

@@ -317,12 +317,12 @@ func Recipe(ctx context.Context, s FewShotSet, cfg RecipeConfig, head HeadRunner
 				}
 				jobs = append(jobs, HeadJob{Train: str, Y: sty, Classes: len(have) + 1, Seed: c.Seed*1_000_003 + uint64(100_000*(step+1)+1000*shots+split), Test: test})
 			}
-			sc, err := mseq.Predictor().Scores(ctx, rowsOf(s, seqTest))
+			sc, err := mseq.Model.Predictor().Scores(ctx, rowsOf(s, seqTest))
 			if err != nil {
 				return nil, err
 			}
-			nc := mseq.Classes().Len()
-			names = mseq.Classes().Names()
+			nc := mseq.Model.Classes().Len()
+			names = mseq.Model.Classes().Names()
 			right := 0
 			for i := range seqTest {
 				row := sc[i*nc : (i+1)*nc]
@@ -419,16 +419,16 @@ func recipeLearn(ctx context.Context, m *deploy.Model, mc flycl.Config, d int, x
 // flyclAnswers scores the photos x (the split's known test photos first)
 // with m and records flycl's answers in sp.
 func flyclAnswers(ctx context.Context, m *deploy.Model, x []float32, groups []string, sp *recipeSplit) error {
-	rej := m.Rejection()
+	rej := m.Model.Rejection()
 	if !rej.Enabled() {
 		return fmt.Errorf("openset: flycl's model has no rejection after its learn")
 	}
-	sc, cos, err := m.Predictor().ScoresCosines(ctx, x)
+	sc, cos, err := m.Model.Predictor().ScoresCosines(ctx, x)
 	if err != nil {
 		return err
 	}
-	nc := m.Classes().Len()
-	names := m.Classes().Names()
+	nc := m.Model.Classes().Len()
+	names := m.Model.Classes().Names()
 	n := len(cos)
 	sp.flValues, sp.flThreshold = make([]float64, n), rej.Threshold
 	for i := range n {

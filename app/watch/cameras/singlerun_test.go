@@ -22,6 +22,7 @@ import (
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/inbox"
 	"github.com/flycl/flycl/app/locate"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/app/watch"
 	"github.com/flycl/flycl/vision/backbone/zoo"
 	"github.com/flycl/flycl/vision/extract"
@@ -69,7 +70,7 @@ func squeezeModel(t *testing.T, dir, name string, learns int) (string, locate.Re
 		}
 	}
 	path := filepath.Join(dir, name)
-	if err := m.Save(path); err != nil {
+	if err := store.Save(context.Background(), path, m); err != nil {
 		t.Fatal(err)
 	}
 	return path, locate.Resolver{Flags: map[string]string{locate.FlagORTLib: lib}}
@@ -90,11 +91,11 @@ func TestSingleRun(t *testing.T) {
 	zoneModel, _ := squeezeModel(t, dir, "zone.flycl", 2)
 	versions := map[string]uint64{}
 	for zone, path := range map[string]string{"left": model, "right": zoneModel} {
-		m, err := deploy.Load(path)
+		m, err := store.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		versions[zone] = m.Version()
+		versions[zone] = m.Model.Version()
 	}
 	if versions["left"] == versions["right"] {
 		t.Fatalf("the two models have one version, %d", versions["left"])

@@ -1,4 +1,4 @@
-package deploy
+package store
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
 	"github.com/flycl/flycl/projection"
@@ -62,7 +63,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := flycl.Config{K: 30, Lambdas: []float64{0.1, 1, 10}}
-	m, err := New(cfg, d, w, nil)
+	m, err := deploy.New(cfg, d, w, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,25 +72,27 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	xb, nb := data(60, 1, 3) // more of a known class, and a new one
 	test, _ := data(200, 0, 1, 2, 3)
 
-	learn := func(x []float32, names []string, opt LearnOptions) {
+	learn := func(x []float32, names []string, opt deploy.LearnOptions) {
 		t.Helper()
-		before := m.Prior()
+		before := PriorOf(m)
 		if _, err := m.Learn(ctx, x, names, nil, opt); err != nil {
 			t.Fatal(err)
 		}
-		if err := m.Save(path); err != nil {
+		if err := saveModel(m, path); err != nil {
 			t.Fatal(err)
 		}
-		if err := m.StartJournal(path); err != nil {
+		j, _, err := modelfile.OpenJournal(path, m.Checkpoint())
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := m.AppendHistory(path, LearnEntry(m.Version(), before, x, names, d, opt)); err != nil {
+		defer j.Close()
+		if err := j.Append(LearnEntry(m.Model.Version(), before, x, names, d, opt)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	learn(xa, na, LearnOptions{})
-	rejA, poolA := m.Rejection(), codec.CalibrationPool(m.Model)
-	afterA := m.Clone()
+	learn(xa, na, deploy.LearnOptions{})
+	rejA, poolA := m.Model.Rejection(), codec.CalibrationPool(m.Model)
+	afterA := m.Model.Clone()
 	// the cosines of the codes to the class sums, which a rejection on
 	// top+cosine reads (flycl.Predictor.ScoresCosines)
 	_, cosA, err := afterA.Predictor().ScoresCosines(ctx, test)
@@ -104,33 +107,33 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	if !rejA.Enabled() || rejA.Score != reject.ScoreTopCosine || len(poolA) != 2*90 || !(rejA.Temperature > 0) {
 		t.Fatalf("after A: rejection %+v with a pool of %d, want on, top+cosine pairs from 90 samples", rejA, len(poolA))
 	}
-	if err := m.SetCalibration(&reject.Calibration{Keep: 0.8}); err != nil {
+	if err := m.Model.SetCalibration(&reject.Calibration{Keep: 0.8}); err != nil {
 		t.Fatal(err)
 	}
-	learn(xb, nb, LearnOptions{})
-	if rb := m.Rejection(); rb.Threshold == rejA.Threshold || rb.Temperature == rejA.Temperature || rb.Keep == rejA.Keep {
+	learn(xb, nb, deploy.LearnOptions{})
+	if rb := m.Model.Rejection(); rb.Threshold == rejA.Threshold || rb.Temperature == rejA.Temperature || rb.Keep == rejA.Keep {
 		t.Fatalf("B did not change the calibration (%+v after A, %+v after B): the test would prove nothing", rejA, rb)
 	}
 
-	check := func(what string, got *Model) {
+	check := func(what string, got *deploy.Model) {
 		t.Helper()
-		if rg := got.Rejection(); rg != rejA {
+		if rg := got.Model.Rejection(); rg != rejA {
 			t.Fatalf("%s: rejection %+v, want %+v (after A)", what, rg, rejA)
 		}
 		if pg := codec.CalibrationPool(got.Model); !slices.Equal(pg, poolA) {
 			t.Fatalf("%s: calibration pool of %d scores differs from that after A (%d)", what, len(pg), len(poolA))
 		}
-		if !slices.Equal(got.Classes().Names(), afterA.Classes().Names()) || got.Lambda() != afterA.Lambda() {
-			t.Fatalf("%s: classes %v λ=%g, want %v λ=%g", what, got.Classes().Names(), got.Lambda(), afterA.Classes().Names(), afterA.Lambda())
+		if !slices.Equal(got.Model.Classes().Names(), afterA.Classes().Names()) || got.Model.Lambda() != afterA.Lambda() {
+			t.Fatalf("%s: classes %v λ=%g, want %v λ=%g", what, got.Model.Classes().Names(), got.Model.Lambda(), afterA.Classes().Names(), afterA.Lambda())
 		}
-		sc, err := got.Predictor().Scores(ctx, test)
+		sc, err := got.Model.Predictor().Scores(ctx, test)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !sameBits(sc, scoresA) {
 			t.Fatalf("%s: the class scores of the test inputs differ from those after A", what)
 		}
-		_, cosG, err := got.Predictor().ScoresCosines(ctx, test)
+		_, cosG, err := got.Model.Predictor().ScoresCosines(ctx, test)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,8 +145,8 @@ func TestUndoRestoresCalibration(t *testing.T) {
 		for i := 0; i < len(test)/d; i++ {
 			ra, rg := scoresA[i*nc:(i+1)*nc], sc[i*nc:(i+1)*nc]
 			pa, _ := rejA.Probability(ra)
-			pg, _ := got.Rejection().Probability(rg)
-			ua, ug := rejA.Reject(ra, cosA[i]), got.Rejection().Reject(rg, cosG[i])
+			pg, _ := got.Model.Rejection().Probability(rg)
+			ua, ug := rejA.Reject(ra, cosA[i]), got.Model.Rejection().Reject(rg, cosG[i])
 			if slices.Index(ra, slices.Max(ra)) != slices.Index(rg, slices.Max(rg)) || ua != ug || math.Float64bits(pa) != math.Float64bits(pg) {
 				t.Fatalf("%s: input %d: unknown=%v probability %v, after A unknown=%v probability %v", what, i, ug, pg, ua, pa)
 			}
@@ -160,7 +163,7 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := m.Undo(ctx, hist)
+	e, err := UndoLast(ctx, m, hist)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,13 +182,13 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Version() != m.Version() {
-		t.Fatalf("reloaded at version %d, want %d", back.Version(), m.Version())
+	if back.Model.Version() != m.Model.Version() {
+		t.Fatalf("reloaded at version %d, want %d", back.Model.Version(), m.Model.Version())
 	}
 	check("reloaded, the undo replayed from the journal", back)
 	// the next learn calibrates with the share after A again
 	xc, nc := data(30, 0, 2)
-	if res, err := back.Learn(ctx, xc, nc, nil, LearnOptions{}); err != nil || res.Rejection.Keep != rejA.Keep {
+	if res, err := back.Learn(ctx, xc, nc, nil, deploy.LearnOptions{}); err != nil || res.Rejection.Keep != rejA.Keep {
 		t.Fatalf("a learn after the undo: %+v, %v; want keep %g", res.Rejection, err, rejA.Keep)
 	}
 
@@ -199,17 +202,22 @@ func TestUndoRestoresCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lambdaBefore := old.Lambda()
-	if _, err := old.Learn(ctx, xb, nb, nil, LearnOptions{}); err != nil {
+	lambdaBefore := old.Model.Lambda()
+	if _, err := old.Learn(ctx, xb, nb, nil, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	legacy := LearnEntry(old.Version(), Prior{Lambda: lambdaBefore}, xb, nb, d, LearnOptions{})
+	legacy := LearnEntry(old.Model.Version(), Prior{Lambda: lambdaBefore}, xb, nb, d, deploy.LearnOptions{})
 	legacy.Calibration = nil
-	rb := old.Rejection()
-	if _, err := old.Undo(ctx, append(hist, legacy)); err != nil {
+	rb := old.Model.Rejection()
+	if _, err := UndoLast(ctx, old, append(hist, legacy)); err != nil {
 		t.Fatal(err)
 	}
-	if got := old.Rejection(); got != rb {
+	if got := old.Model.Rejection(); got != rb {
 		t.Fatalf("undo of a learn without a recorded calibration: %+v, want the model's own %+v", got, rb)
 	}
+}
+
+// sameBits: a and b hold the same float32 values bit for bit.
+func sameBits(a, b []float32) bool {
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
 }

@@ -1,4 +1,4 @@
-package deploy
+package store
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
 )
@@ -15,18 +16,18 @@ import (
 // model's λ before the learn (0 when it had no class), which the undo
 // re-solves with, and its calibration of "unknown" and of the
 // probabilities then (threshold, temperature, leave-one-out pool), which
-// the undo restores. Take it with Model.Prior just before the learn.
+// the undo restores. Take it with PriorOf just before the learn.
 type Prior struct {
 	Lambda      float64
 	Calibration modelfile.JournalCalibration
 }
 
-// Prior returns the model's Prior: call it just before a learn, and give
-// it to LearnEntry.
-func (m *Model) Prior() Prior {
-	p := Prior{Calibration: modelfile.JournalCalibration{Rejection: m.Rejection(), Pool: codec.CalibrationPool(m.Model)}}
-	if m.Classes().Len() > 0 {
-		p.Lambda = m.Lambda()
+// PriorOf returns the model's Prior: call it just before a learn, and
+// give it to LearnEntry.
+func PriorOf(m *deploy.Model) Prior {
+	p := Prior{Calibration: modelfile.JournalCalibration{Rejection: m.Model.Rejection(), Pool: codec.CalibrationPool(m.Model)}}
+	if m.Model.Classes().Len() > 0 {
+		p.Lambda = m.Model.Lambda()
 	}
 	return p
 }
@@ -35,7 +36,7 @@ func (m *Model) Prior() Prior {
 // class names names and options opt, after which the model is at
 // version; before is the model's Prior, taken just before the learn:
 // what an undo puts back (modelfile.JournalEntry).
-func LearnEntry(version uint64, before Prior, x []float32, names []string, d int, opt LearnOptions) *modelfile.JournalEntry {
+func LearnEntry(version uint64, before Prior, x []float32, names []string, d int, opt deploy.LearnOptions) *modelfile.JournalEntry {
 	cal := before.Calibration
 	cal.Pool = slices.Clone(cal.Pool)
 	e := &modelfile.JournalEntry{Op: "learn", Version: version, Time: time.Now().UTC(), LambdaBefore: before.Lambda,
@@ -48,15 +49,15 @@ func LearnEntry(version uint64, before Prior, x []float32, names []string, d int
 
 // restoreCalibration puts back the calibration an undo entry (or the
 // learn it undoes) records, when it records one, and derives the
-// calibration of later learns from it as Load does (Calibrate).
-func (m *Model) restoreCalibration(c *modelfile.JournalCalibration) error {
+// calibration of later learns from it as Load does (deploy.Calibrate).
+func restoreCalibration(m *deploy.Model, c *modelfile.JournalCalibration) error {
 	if c == nil {
 		return nil
 	}
 	if err := codec.RestoreCalibration(m.Model, c.Rejection, c.Pool); err != nil {
 		return err
 	}
-	Calibrate(m.Model)
+	deploy.Calibrate(m.Model)
 	return nil
 }
 
@@ -78,75 +79,50 @@ func MergeEntry(version uint64, names []string, d int) *modelfile.JournalEntry {
 // done again exactly as it was first done. The model must be below the
 // entry's version, and is at it after (a change that ends elsewhere means
 // the journal does not continue this model).
-func (m *Model) Replay(ctx context.Context, e *modelfile.JournalEntry) error {
-	if e.Version <= m.Version() {
-		return fmt.Errorf("deploy: journal entry of version %d on a model at version %d", e.Version, m.Version())
+func Replay(ctx context.Context, m *deploy.Model, e *modelfile.JournalEntry) error {
+	if e.Version <= m.Model.Version() {
+		return fmt.Errorf("store: journal entry of version %d on a model at version %d", e.Version, m.Model.Version())
 	}
-	if e.D != m.InputDim() {
-		return fmt.Errorf("deploy: journal entry of d=%d on a model of d=%d", e.D, m.InputDim())
+	if e.D != m.Model.InputDim() {
+		return fmt.Errorf("store: journal entry of d=%d on a model of d=%d", e.D, m.Model.InputDim())
 	}
 	switch e.Op {
 	case "learn":
-		opt := LearnOptions{Lambda: e.Lambda, Online: e.Online, Batch: e.Batch}
+		opt := deploy.LearnOptions{Lambda: e.Lambda, Online: e.Online, Batch: e.Batch}
 		if e.LambdaPolicy != "" {
 			p, err := flycl.ParseLambdaPolicy(e.LambdaPolicy)
 			if err != nil {
-				return fmt.Errorf("deploy: journal entry of version %d: %w", e.Version, err)
+				return fmt.Errorf("store: journal entry of version %d: %w", e.Version, err)
 			}
 			opt.LambdaPolicy = p
 		}
 		if _, err := m.Learn(ctx, e.X, e.Names, nil, opt); err != nil {
-			return fmt.Errorf("deploy: replay the learn of version %d: %w", e.Version, err)
+			return fmt.Errorf("store: replay the learn of version %d: %w", e.Version, err)
 		}
 	case "forget":
 		if _, _, err := m.Forget(ctx, e.Names[0], e.X, nil); err != nil {
-			return fmt.Errorf("deploy: replay the forget of version %d: %w", e.Version, err)
+			return fmt.Errorf("store: replay the forget of version %d: %w", e.Version, err)
 		}
 	case "unlearn":
-		labels, err := m.labelsOf(e.Names)
+		labels, err := labelsOf(m, e.Names)
 		if err == nil {
-			_, err = m.Unlearn(ctx, e.X, labels, e.LambdaBefore)
+			_, err = m.Model.Unlearn(ctx, e.X, labels, e.LambdaBefore)
 		}
 		if err == nil {
-			err = m.restoreCalibration(e.Calibration)
+			err = restoreCalibration(m, e.Calibration)
 		}
 		if err != nil {
-			return fmt.Errorf("deploy: replay the undo of version %d: %w", e.Version, err)
+			return fmt.Errorf("store: replay the undo of version %d: %w", e.Version, err)
 		}
 	case "merge":
-		return fmt.Errorf("deploy: the merge of version %d cannot be replayed (a merge is saved whole): the journal does not continue this model file", e.Version)
+		return fmt.Errorf("store: the merge of version %d cannot be replayed (a merge is saved whole): the journal does not continue this model file", e.Version)
 	default:
-		return fmt.Errorf("deploy: journal entry of version %d: unknown op %q", e.Version, e.Op)
+		return fmt.Errorf("store: journal entry of version %d: unknown op %q", e.Version, e.Op)
 	}
-	if m.Version() != e.Version {
+	if m.Model.Version() != e.Version {
 		// an online learn is one change of the file but several versions
 		// of the model: it is journalled with the version it ended at
-		return fmt.Errorf("deploy: the replayed change of version %d left the model at version %d", e.Version, m.Version())
+		return fmt.Errorf("store: the replayed change of version %d left the model at version %d", e.Version, m.Model.Version())
 	}
 	return nil
-}
-
-// LoadFile reads a model file for reading only (predict, info, export):
-// as modelfile.Load, with the changes its journal holds replayed when it
-// has any (then through a mutable model, as Load).
-func LoadFile(path string) (*modelfile.File, error) {
-	f, err := modelfile.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	jc, err := modelfile.ReadJournal(path, f.Checkpoint())
-	if err != nil {
-		return nil, err
-	}
-	if jc.Torn != nil {
-		f.Warnings = append(f.Warnings, fmt.Sprintf("%s: %s", modelfile.JournalPath(path), jc.Torn))
-	}
-	if len(jc.Entries) == 0 {
-		return f, nil
-	}
-	m, err := Load(path)
-	if err != nil {
-		return nil, err
-	}
-	return &modelfile.File{Snapshot: m.Snapshot(), Pipeline: m.Pipeline, Created: f.Created, Saved: f.Saved, Format: f.Format, CRC: f.CRC, ID: f.ID, Warnings: f.Warnings}, nil
 }

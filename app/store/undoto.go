@@ -1,4 +1,4 @@
-package deploy
+package store
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
@@ -21,13 +22,13 @@ type Undone struct {
 
 // UndoneOf describes the learn of journal entry e.
 func UndoneOf(e *modelfile.JournalEntry) Undone {
-	return Undone{Version: e.Version, Op: e.Op, Classes: Distinct(e.Names), Samples: e.Rows()}
+	return Undone{Version: e.Version, Op: e.Op, Classes: deploy.Distinct(e.Names), Samples: e.Rows()}
 }
 
 // ErrNotLast is matched (errors.Is) by the error of an undo that names
 // the learn it takes back (CheckLast) when that learn is not the one an
 // undo would take back now: another change came after it (HTTP 409).
-var ErrNotLast = errors.New("deploy: the learn named is not the last")
+var ErrNotLast = errors.New("store: the learn named is not the last")
 
 // CheckLast reports whether an undo of the history hist (oldest first)
 // takes back the learn of version version: nil when that learn is the last
@@ -58,7 +59,7 @@ func CheckLast(hist []*modelfile.JournalEntry, version uint64) error {
 // UndoPlan decides what an undo takes back, from the journal history hist
 // (modelfile.ReadHistory, oldest first) of a model at version cur, and
 // returns those learns newest first: the order Model.Undo takes them back
-// in, one change each.
+// in, one change each (UndoLast).
 //
 // With to nil, it is the last learn the journal can undo (Undoable).
 //

@@ -1,22 +1,22 @@
-package deploy
+package store
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
 )
 
 // ErrNoUndo is matched (errors.Is) by the error of an undo the model's
 // journal cannot do: no learn to undo, one older than the history kept,
 // one before a forget, or a version that is not a learn's.
-var ErrNoUndo = errors.New("deploy: nothing to undo")
+var ErrNoUndo = errors.New("store: nothing to undo")
 
 // Undoable returns the learns an undo can take back, oldest first, from
 // a model's journal history (modelfile.ReadHistory): the learns not yet
@@ -58,19 +58,19 @@ func Unbroken(hist []*modelfile.JournalEntry) int {
 	return 0
 }
 
-// Undo takes the last learn of the model's journal history back out
+// UndoLast takes the last learn of the model's journal history back out
 // exactly (flycl.Model.Unlearn, with the λ the model had before it), puts
 // back the calibration it had before it (threshold, temperature and
 // leave-one-out pool: codec.RestoreCalibration), as a new version,
 // and returns the journal entry of that change. The model
 // must be the one the history ends at.
-func (m *Model) Undo(ctx context.Context, hist []*modelfile.JournalEntry) (*modelfile.JournalEntry, error) {
-	if len(hist) > 0 && hist[len(hist)-1].Version != m.Version() {
-		return nil, fmt.Errorf("%w: the journal ends at version %d, the model is at %d (changed without the journal)", ErrNoUndo, hist[len(hist)-1].Version, m.Version())
+func UndoLast(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEntry) (*modelfile.JournalEntry, error) {
+	if len(hist) > 0 && hist[len(hist)-1].Version != m.Model.Version() {
+		return nil, fmt.Errorf("%w: the journal ends at version %d, the model is at %d (changed without the journal)", ErrNoUndo, hist[len(hist)-1].Version, m.Model.Version())
 	}
 	st := Undoable(hist)
 	if len(st) == 0 {
-		if len(hist) == 0 && m.Version() == 0 {
+		if len(hist) == 0 && m.Model.Version() == 0 {
 			return nil, fmt.Errorf("%w: the model has learned nothing yet (version 0): there is no learn to take back", ErrNoUndo)
 		}
 		if len(hist) == 0 {
@@ -82,35 +82,35 @@ func (m *Model) Undo(ctx context.Context, hist []*modelfile.JournalEntry) (*mode
 	if e.Op != "learn" {
 		return nil, fmt.Errorf("%w: version %d is a %s", ErrNoUndo, e.Version, e.Op)
 	}
-	labels, err := m.labelsOf(e.Names)
+	labels, err := labelsOf(m, e.Names)
 	if err != nil {
 		return nil, err
 	}
 	lambda := e.LambdaBefore
 	if lambda == 0 {
 		// the learn was the model's first: nothing is left to solve for
-		lambda = m.Lambda()
+		lambda = m.Model.Lambda()
 	}
-	if _, err := m.Unlearn(ctx, e.X, labels, lambda); err != nil {
-		return nil, fmt.Errorf("deploy: undo the learn of version %d: %w", e.Version, err)
+	if _, err := m.Model.Unlearn(ctx, e.X, labels, lambda); err != nil {
+		return nil, fmt.Errorf("store: undo the learn of version %d: %w", e.Version, err)
 	}
 	// the threshold, temperature and pool of the version before the learn
 	// (a learn journalled before they were recorded: the model keeps its own)
-	if err := m.restoreCalibration(e.Calibration); err != nil {
-		return nil, fmt.Errorf("deploy: undo the learn of version %d: its calibration: %w", e.Version, err)
+	if err := restoreCalibration(m, e.Calibration); err != nil {
+		return nil, fmt.Errorf("store: undo the learn of version %d: its calibration: %w", e.Version, err)
 	}
-	return &modelfile.JournalEntry{Op: "unlearn", Version: m.Version(), Time: time.Now().UTC(), LambdaBefore: lambda,
+	return &modelfile.JournalEntry{Op: "unlearn", Version: m.Model.Version(), Time: time.Now().UTC(), LambdaBefore: lambda,
 		Undoes: e.Version, Names: slices.Clone(e.Names), D: e.D, X: e.X, Calibration: e.Calibration}, nil
 }
 
 // labelsOf returns the labels of the classes called names (every one
 // must exist).
-func (m *Model) labelsOf(names []string) ([]int, error) {
+func labelsOf(m *deploy.Model, names []string) ([]int, error) {
 	out := make([]int, len(names))
 	for i, n := range names {
-		l, ok := m.Classes().LabelOf(n)
+		l, ok := m.Model.Classes().LabelOf(n)
 		if !ok {
-			return nil, fmt.Errorf("deploy: %w %q", flycl.ErrUnknownClass, n)
+			return nil, fmt.Errorf("store: %w %q", flycl.ErrUnknownClass, n)
 		}
 		out[i] = l
 	}
@@ -156,7 +156,7 @@ func History(path string) ([]HistoryItem, error) {
 		if op == "unlearn" {
 			op = "undo"
 		}
-		out[i] = HistoryItem{Version: e.Version, Time: e.Time, Op: op, Classes: Distinct(e.Names), Samples: e.Rows(),
+		out[i] = HistoryItem{Version: e.Version, Time: e.Time, Op: op, Classes: deploy.Distinct(e.Names), Samples: e.Rows(),
 			LambdaBefore: e.LambdaBefore, Undoes: e.Undoes, Undoable: undoable[e.Version]}
 		if e.Op == "forget" {
 			out[i].Samples = e.Rows()
@@ -180,41 +180,7 @@ func JournalSamples(hist []*modelfile.JournalEntry, class string) []float32 {
 		if e.Op != "learn" || undone[e.Version] {
 			continue
 		}
-		x = append(x, Select(e.X, e.D, e.Names, class)...)
+		x = append(x, deploy.Select(e.X, e.D, e.Names, class)...)
 	}
 	return x
-}
-
-// AppendHistory records a change a writer saved whole (flycl learn,
-// forget, undo on a model file with a journal) in the journal's history,
-// so that undo and history see it. The model must just have been saved
-// (its file is the journal's checkpoint). No journal: nothing to do.
-func (m *Model) AppendHistory(path string, e *modelfile.JournalEntry) error {
-	if _, err := os.Stat(modelfile.JournalPath(path)); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	j, _, err := modelfile.OpenJournal(path, m.Checkpoint())
-	if err != nil {
-		return err
-	}
-	if err := j.Append(e); err != nil {
-		j.Close()
-		return err
-	}
-	return j.Close()
-}
-
-// StartJournal gives the model file at path, which this model was just
-// loaded from or saved to, a journal when it has none (serve keeps one;
-// flycl learn --journal starts one), so that its changes are recorded
-// for undo and history.
-func (m *Model) StartJournal(path string) error {
-	if _, err := os.Stat(modelfile.JournalPath(path)); err == nil {
-		return nil
-	}
-	j, _, err := modelfile.OpenJournal(path, m.Checkpoint())
-	if err != nil {
-		return err
-	}
-	return j.Close()
 }

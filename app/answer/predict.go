@@ -1,4 +1,4 @@
-package deploy
+package answer
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func (p *Prediction) AddTypicality(rej reject.Rule, typ reject.Typical) {
 func Predict(ctx context.Context, p *flycl.Predictor, rej reject.Rule, x []float32, top int) ([]Prediction, error) {
 	nc := p.Classes().Len()
 	if nc == 0 {
-		return nil, fmt.Errorf("deploy: %w: the model has no classes", flycl.ErrNotTrained)
+		return nil, fmt.Errorf("answer: %w: the model has no classes", flycl.ErrNotTrained)
 	}
 	scores, cos, err := p.ScoresCosines(ctx, x)
 	if err != nil {

@@ -1,4 +1,4 @@
-package deploy
+package answer
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -19,15 +20,15 @@ import (
 func TestPredictInputs(t *testing.T) {
 	ctx := context.Background()
 	const d = 4
-	m, err := New(flycl.Config{M: 40, P: 2, K: 10, Seed: 3, Lambdas: []float64{0.1, 1}}, d, nil, nil)
+	m, err := deploy.New(flycl.Config{M: 40, P: 2, K: 10, Seed: 3, Lambdas: []float64{0.1, 1}}, d, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	x := []float32{1, 0, 0, 0.1, 0.9, 0.1, 0, 0, 0, 1, 0, 0.2, 0, 0.8, 0.1, 0, 0, 0, 1, 0, 0.1, 0, 0.9, 0}
-	if _, err := m.Learn(ctx, x, []string{"a", "a", "b", "b", "c", "c"}, nil, LearnOptions{}); err != nil {
+	if _, err := m.Learn(ctx, x, []string{"a", "a", "b", "b", "c", "c"}, nil, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p := m.Snapshot().Predictor()
+	p := m.Model.Snapshot().Predictor()
 	want, err := p.Top(ctx, x, 2)
 	if err != nil {
 		t.Fatal(err)

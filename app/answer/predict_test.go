@@ -1,4 +1,4 @@
-package deploy
+package answer
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -16,20 +17,20 @@ import (
 func TestPredict(t *testing.T) {
 	ctx := context.Background()
 	const d = 4
-	m, err := New(flycl.Config{M: 40, P: 2, K: 10, Seed: 3, Lambdas: []float64{0.1, 1}}, d, nil, nil)
+	m, err := deploy.New(flycl.Config{M: 40, P: 2, K: 10, Seed: 3, Lambdas: []float64{0.1, 1}}, d, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p0 := m.Snapshot().Predictor()
+	p0 := m.Model.Snapshot().Predictor()
 	if _, err := Predict(ctx, p0, reject.Rule{}, make([]float32, d), 2); !errors.Is(err, flycl.ErrNotTrained) {
 		t.Errorf("no classes: %v, want ErrNotTrained", err)
 	}
 	x := []float32{1, 0, 0, 0.1, 0.9, 0.1, 0, 0, 0, 1, 0, 0.2, 0, 0.8, 0.1, 0, 0, 0, 1, 0, 0.1, 0, 0.9, 0}
 	names := []string{"a", "a", "b", "b", "c", "c"}
-	if _, err := m.Learn(ctx, x, names, nil, LearnOptions{}); err != nil {
+	if _, err := m.Learn(ctx, x, names, nil, deploy.LearnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p := m.Snapshot().Predictor()
+	p := m.Model.Snapshot().Predictor()
 	want, err := p.Top(ctx, x, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/flycl/flycl/app/intake"
 	"io"
 	"io/fs"
 	"math"
@@ -133,7 +134,7 @@ func squeezeNet(t *testing.T, name string) *backbone.Model {
 }
 
 func subset(t *testing.T, s *features.Set, classes ...string) ([]float32, []string) {
-	names, err := Names(s.Labels, s.ClassNames)
+	names, err := intake.Names(s.Labels, s.ClassNames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestEndToEndRealImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := func(split string) *features.Set {
-		ds, key, err := OpenData(dataset.Spec{Kind: "folder", Path: dir}, split)
+		ds, key, err := intake.OpenData(dataset.Spec{Kind: "folder", Path: dir}, split)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +229,7 @@ func TestEndToEndRealImages(t *testing.T) {
 	if !sameBits(got, want) {
 		t.Fatal("scores of image files differ from those of the data set")
 	}
-	testNames, _ := Names(test.Labels, test.ClassNames)
+	testNames, _ := intake.Names(test.Labels, test.ClassNames)
 	top, _ := back.Model.Predictor().Top(ctx, test.X, 1)
 	hit := 0
 	for i, r := range top {

@@ -396,33 +396,6 @@ func Select(x []float32, d int, names []string, name string) []float32 {
 	return out
 }
 
-// Names returns the class name of every sample of a labelled feature set:
-// classNames[label] when given (the set's own or the user's), else the
-// label's decimal number. The class names are checked and normalised as
-// flycl.NormalizeClassNames does (the check flycl stats makes): two labels
-// named alike, which would merge into one class, are an error, as is a
-// name that breaks a rule of flycl.NormalizeClassName.
-func Names(labels []int, classNames []string) ([]string, error) {
-	if classNames != nil {
-		var err error
-		if classNames, err = flycl.NormalizeClassNames(classNames); err != nil {
-			return nil, fmt.Errorf("deploy: class names: %w", err)
-		}
-	}
-	out := make([]string, len(labels))
-	for i, l := range labels {
-		switch {
-		case classNames == nil:
-			out[i] = fmt.Sprint(l)
-		case l < 0 || l >= len(classNames):
-			return nil, fmt.Errorf("deploy: sample %d has label %d, but there are %d class names", i, l, len(classNames))
-		default:
-			out[i] = classNames[l]
-		}
-	}
-	return out, nil
-}
-
 // Distinct returns the distinct names in order of first appearance.
 func Distinct(names []string) []string {
 	var out []string

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/intake"
 )
 
 // TestNamesRefusesDuplicateClassNames: a feature file whose class_names
@@ -30,7 +31,7 @@ func TestNamesRefusesDuplicateClassNames(t *testing.T) {
 		{[]string{"a", "a\u200b"}, nil, "U+200B"},
 		{[]string{"a", "b "}, nil, "ends with white space"},
 	} {
-		got, err := Names(labels, tc.classNames)
+		got, err := intake.Names(labels, tc.classNames)
 		if tc.rule == "" {
 			if err != nil || !slices.Equal(got, tc.want) {
 				t.Errorf("%q: %q, %v", tc.classNames, got, err)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/flycl/flycl/app/intake"
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/projection"
-	"github.com/flycl/flycl/vision/extract"
 )
 
 // ErrNeedW is returned by NewFromStats for statistics computed with an
@@ -65,23 +65,13 @@ func (m *Model) LearnStatsFile(ctx context.Context, sf *modelfile.StatsFile, lam
 	return rec, nil
 }
 
-// Shard returns the samples of shard i of n of the input: [i·N/n,
-// (i+1)·N/n) of its N samples (Samples; only those images are extracted).
-func (in *Input) Shard(ctx context.Context, e *extract.Extractor, i, n int) (*Samples, error) {
-	if n <= 0 || i < 0 || i >= n {
-		return nil, fmt.Errorf("deploy: shard %d of %d: want 0 <= i < n", i, n)
-	}
-	total := in.Len()
-	return in.Samples(ctx, e, i*total/n, (i+1)*total/n)
-}
-
 // ShardStats computes the statistics of samples s of the input in (shard
 // index of count) for the model: its float64 task statistics
 // (flycl.Model.TaskStats), each class named by the input's class names,
 // each sample by its key, with the samples' pipeline; the statistics
 // files of a task's shards merge (modelfile.MergeStats) and teach a model
 // (LearnStatsFile).
-func (m *Model) ShardStats(ctx context.Context, in *Input, s *Samples, index, count int) (*modelfile.StatsFile, error) {
+func (m *Model) ShardStats(ctx context.Context, in *intake.Input, s *intake.Samples, index, count int) (*modelfile.StatsFile, error) {
 	if s.D != m.Model.InputDim() {
 		return nil, fmt.Errorf("deploy: features have dimension %d, the model d=%d", s.D, m.Model.InputDim())
 	}

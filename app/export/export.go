@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/format/onnx"
 	"github.com/flycl/flycl/projection"
@@ -86,8 +86,8 @@ const (
 // ErrNoClasses is returned for a model that has learned no class yet.
 var ErrNoClasses = errors.New("export: the model has learned no classes")
 
-// ErrPrecision is wrapped by CheckPrecision (it is deploy.ErrPrecision).
-var ErrPrecision = deploy.ErrPrecision
+// ErrPrecision is wrapped by CheckPrecision (it is intake.ErrPrecision).
+var ErrPrecision = intake.ErrPrecision
 
 // Options say what to export.
 type Options struct {
@@ -130,7 +130,7 @@ func CheckPrecision(p *modelfile.Pipeline, want string) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	if err := deploy.CheckPrecision(p, prec); err != nil {
+	if err := intake.CheckPrecision(p, prec); err != nil {
 		return fmt.Errorf("export: %w (learn a model with --precision %s to export one)", err, prec)
 	}
 	return nil

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/extract"
@@ -29,7 +29,7 @@ type FileOptions struct {
 
 // BuildFile builds the graph of model file f (Build): from images through
 // the backbone its pipeline records, in the precision it learned with
-// (deploy.ResolveExtractor: the model's pipeline fixes the backbone), or
+// (intake.ResolveExtractor: the model's pipeline fixes the backbone), or
 // from feature vectors.
 func BuildFile(ctx context.Context, f *modelfile.File, o FileOptions) (*Model, error) {
 	from := o.From
@@ -53,7 +53,7 @@ func BuildFile(ctx context.Context, f *modelfile.File, o FileOptions) (*Model, e
 			return nil, fmt.Errorf("--precision: %w", err)
 		}
 		var err error
-		if opt.Extractor, err = deploy.ResolveExtractor(ctx, deploy.ExtractorOptions{Spec: o.Backbone, Model: f.Pipeline, Trained: true, Open: o.Open}); err != nil {
+		if opt.Extractor, err = intake.ResolveExtractor(ctx, intake.ExtractorOptions{Spec: o.Backbone, Model: f.Pipeline, Trained: true, Open: o.Open}); err != nil {
 			return nil, err
 		}
 	default:

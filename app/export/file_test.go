@@ -18,7 +18,7 @@ import (
 // otherwise; the backbone options refused for a graph from features; a
 // model without a backbone refused a graph from images; the precision
 // asked for checked against the model's; the model's pipeline fixing the
-// backbone (deploy.ResolveExtractor: a backbone whose features have
+// backbone (intake.ResolveExtractor: a backbone whose features have
 // another dimension is refused, naming it). The built-in SqueezeNet is
 // opened, never run.
 func TestBuildFile(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/extract"
@@ -68,7 +68,7 @@ type PipelineBackend interface {
 var ErrInt8Learned = errors.New("server: the model learned from feature vectors without a backbone; int8 is for a new model")
 
 // ResolveExtractor resolves the extractor of the model be serves with the
-// rules of deploy.ResolveExtractor (which o's Model and Trained are set
+// rules of intake.ResolveExtractor (which o's Model and Trained are set
 // for): the model file's pipeline fixes the backbone's weights, output,
 // transform and precision (an int8 graph rebuilt from its calibration);
 // a model without one takes o's backbone, whose pipeline it then records
@@ -77,14 +77,14 @@ var ErrInt8Learned = errors.New("server: the model learned from feature vectors 
 // learned from feature vectors). An error of SetPipeline is a
 // *PipelineError. The caller sets the extractor's batch,
 // threads and spinning, opens it (Open) and closes it after the server.
-func ResolveExtractor(ctx context.Context, be PipelineBackend, o deploy.ExtractorOptions) (*extract.Extractor, error) {
+func ResolveExtractor(ctx context.Context, be PipelineBackend, o intake.ExtractorOptions) (*extract.Extractor, error) {
 	p := be.Pipeline()
 	o.Model, o.Trained = p, p != nil
 	o.CalibImages, o.CalibrateOnLearn = nil, true
 	if p == nil && o.Precision == backbone.INT8 && be.Current().Version() > 0 {
 		return nil, ErrInt8Learned
 	}
-	e, err := deploy.ResolveExtractor(ctx, o)
+	e, err := intake.ResolveExtractor(ctx, o)
 	if err != nil {
 		return nil, err
 	}

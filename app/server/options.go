@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/inbox"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/fielderr"
@@ -129,7 +129,7 @@ var (
 // the inbox's folder, the extractor's resolution), says it; Problem what
 // is out of range ("must be at least 1"); Other the option the rule
 // relates Field to, with its value (the model's, for ErrModelFixed and
-// deploy.ErrCalibUnused).
+// intake.ErrCalibUnused).
 type OptionError = fielderr.Error
 
 // optionErr gives e its message, about the model file model for a rule
@@ -167,11 +167,11 @@ func optionMessage(e *OptionError, model string) string {
 		return fmt.Sprintf("%s %v, %s %v: %s", f, v, o, ov, e.Problem)
 	case e.Rule == ErrRange:
 		return fmt.Sprintf("%s %v: %s", f, v, e.Problem)
-	case errors.Is(e.Err, deploy.ErrPrecision):
+	case errors.Is(e.Err, intake.ErrPrecision):
 		return fmt.Sprintf("%s %v: %s: %v", f, v, model, e.Err)
 	case errors.Is(e.Err, ErrInt8Learned):
 		return fmt.Sprintf("%s %v: the model %s learned from feature vectors without a backbone; int8 is for a new model", f, v, model)
-	case errors.Is(e.Err, deploy.ErrCalibUnused):
+	case errors.Is(e.Err, intake.ErrCalibUnused):
 		return fmt.Sprintf("%s and %s calibrate the backbone of a new model served with %s int8; the model %s is served with %v features",
 			name("Calib"), name("CalibMethod"), name("Precision"), model, ov)
 	case e.Rule == nil && e.Field == "Backbone":

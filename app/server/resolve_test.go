@@ -9,6 +9,7 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/backbone/zoo"
 	"github.com/flycl/flycl/vision/extract"
@@ -62,19 +63,19 @@ func TestResolveExtractor(t *testing.T) {
 	for _, c := range []struct {
 		name             string
 		learned, fixed   bool
-		o                deploy.ExtractorOptions
+		o                intake.ExtractorOptions
 		err              error
 		refused          bool // by the backend (*PipelineError)
 		pending, records bool // waits for calibration; the model records the pipeline
 	}{
-		{name: "new model, fp32", o: deploy.ExtractorOptions{Spec: "squeezenet"}, records: true},
-		{name: "new model, int8: calibrated on the first learn", o: deploy.ExtractorOptions{Spec: "squeezenet", Precision: backbone.INT8, CalibGiven: true}, pending: true},
-		{name: "new model, fp32 with calibration options", o: deploy.ExtractorOptions{Spec: "squeezenet", CalibGiven: true}, err: deploy.ErrCalibUnused},
-		{name: "learned from features, int8", learned: true, o: deploy.ExtractorOptions{Spec: "squeezenet", Precision: backbone.INT8}, err: ErrInt8Learned},
-		{name: "learned from features, fp32", learned: true, o: deploy.ExtractorOptions{Spec: "squeezenet"}, refused: true},
-		{name: "model's pipeline, no --backbone", fixed: true, learned: true, o: deploy.ExtractorOptions{}, records: true},
-		{name: "model's pipeline, int8 asked", fixed: true, o: deploy.ExtractorOptions{Precision: backbone.INT8}, err: deploy.ErrPrecision},
-		{name: "model's fp32 pipeline, calibration options", fixed: true, o: deploy.ExtractorOptions{CalibGiven: true}, err: deploy.ErrCalibUnused},
+		{name: "new model, fp32", o: intake.ExtractorOptions{Spec: "squeezenet"}, records: true},
+		{name: "new model, int8: calibrated on the first learn", o: intake.ExtractorOptions{Spec: "squeezenet", Precision: backbone.INT8, CalibGiven: true}, pending: true},
+		{name: "new model, fp32 with calibration options", o: intake.ExtractorOptions{Spec: "squeezenet", CalibGiven: true}, err: intake.ErrCalibUnused},
+		{name: "learned from features, int8", learned: true, o: intake.ExtractorOptions{Spec: "squeezenet", Precision: backbone.INT8}, err: ErrInt8Learned},
+		{name: "learned from features, fp32", learned: true, o: intake.ExtractorOptions{Spec: "squeezenet"}, refused: true},
+		{name: "model's pipeline, no --backbone", fixed: true, learned: true, o: intake.ExtractorOptions{}, records: true},
+		{name: "model's pipeline, int8 asked", fixed: true, o: intake.ExtractorOptions{Precision: backbone.INT8}, err: intake.ErrPrecision},
+		{name: "model's fp32 pipeline, calibration options", fixed: true, o: intake.ExtractorOptions{CalibGiven: true}, err: intake.ErrCalibUnused},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			be := backend(t, c.learned, c.fixed)

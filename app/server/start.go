@@ -12,8 +12,8 @@ import (
 	"os"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/inbox"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/extract"
 )
@@ -203,7 +203,7 @@ func (o Options) extractor(ctx context.Context, be Served, bb *backbone.Model) (
 	prec, _ := backbone.ParsePrecision(o.Precision)
 	method, _ := backbone.ParseCalibMethod(o.CalibMethod)
 	var openErr error // returned as it is
-	eo := deploy.ExtractorOptions{Spec: o.Backbone, Calib: extract.CalibOptions{N: o.Calib, Method: method, Threads: o.Threads},
+	eo := intake.ExtractorOptions{Spec: o.Backbone, Calib: extract.CalibOptions{N: o.Calib, Method: method, Threads: o.Threads},
 		CalibGiven: o.given("Calib") || o.given("CalibMethod"),
 		Open: func(s extract.BackboneSpec) (*backbone.Model, error) {
 			if bb != nil {
@@ -226,10 +226,10 @@ func (o Options) extractor(ctx context.Context, be Served, bb *backbone.Model) (
 		return nil, openErr
 	case errors.As(err, &refused):
 		return nil, refused.Err
-	case errors.Is(err, deploy.ErrPrecision), errors.Is(err, ErrInt8Learned):
+	case errors.Is(err, intake.ErrPrecision), errors.Is(err, ErrInt8Learned):
 		return nil, optionErr(&OptionError{Field: "Precision", Value: prec, Err: err}, o.Model)
-	case errors.Is(err, deploy.ErrCalibUnused):
-		return nil, optionErr(&OptionError{Field: o.firstGiven("Calib", "CalibMethod"), OtherValue: deploy.PipelinePrecision(be.Pipeline()), Err: err}, o.Model)
+	case errors.Is(err, intake.ErrCalibUnused):
+		return nil, optionErr(&OptionError{Field: o.firstGiven("Calib", "CalibMethod"), OtherValue: intake.PipelinePrecision(be.Pipeline()), Err: err}, o.Model)
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", o.Model, err)
 	}

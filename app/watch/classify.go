@@ -40,7 +40,7 @@ type Classifier interface {
 type ModelClassifier struct {
 	// Extractor turns frames into feature vectors (len(imgs) × the
 	// model's input dimension): the model's backbone and transform
-	// (*extract.Extractor, made by deploy.ResolveExtractor).
+	// (*extract.Extractor, made by intake.ResolveExtractor).
 	Extractor extract.Interface
 	Predictor *flycl.Predictor
 	// Rejection answers "unknown" (zero: never); the model's own is

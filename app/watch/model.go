@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/extract"
@@ -32,7 +32,7 @@ type ModelOptions struct {
 // NewModelClassifier returns the classifier of a model's predictor p
 // whose file records pipeline mp: the backbone mp names (or o.Backbone,
 // another copy of the same weights), its output, transform and precision
-// (deploy.ResolveExtractor), and the rejection o.Unknown asks for. It
+// (intake.ResolveExtractor), and the rejection o.Unknown asks for. It
 // also returns the extractor, for its preset; the caller closes it.
 func NewModelClassifier(ctx context.Context, p *flycl.Predictor, mp *modelfile.Pipeline, o ModelOptions) (*ModelClassifier, *extract.Extractor, error) {
 	if p.Classes().Len() == 0 {
@@ -51,7 +51,7 @@ func NewModelClassifier(ctx context.Context, p *flycl.Predictor, mp *modelfile.P
 		openErr = err
 		return m, err
 	}
-	ex, err := deploy.ResolveExtractor(ctx, deploy.ExtractorOptions{Spec: o.Backbone, Open: open, Model: mp, Trained: true})
+	ex, err := intake.ResolveExtractor(ctx, intake.ExtractorOptions{Spec: o.Backbone, Open: open, Model: mp, Trained: true})
 	if openErr != nil {
 		return nil, nil, openErr
 	}

@@ -19,7 +19,7 @@ import (
 // refused before any backbone is opened (no classes; no backbone recorded;
 // a rejection that does not parse), and a backbone that is not the
 // model's is refused by the model's pipeline, naming the model file and
-// the field (deploy.ResolveExtractor). The built-in SqueezeNet is opened,
+// the field (intake.ResolveExtractor). The built-in SqueezeNet is opened,
 // never compiled: no ONNX Runtime.
 func TestNewModelClassifierRefusals(t *testing.T) {
 	bb, err := extract.OpenBackboneFS("squeezenet", zoo.FS(), "built-in")

@@ -17,7 +17,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/flycl/flycl"
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/format/modelfile"
@@ -230,7 +230,7 @@ type Plan struct {
 
 // MakePlan opens the input (on the launching machine) to size it, name
 // its samples and cut it into shards. Sample identities are those of
-// flycl stats (modelfile.SampleID of deploy.PathKey or deploy.RowKey), so
+// flycl stats (modelfile.SampleID of intake.PathKey or intake.RowKey), so
 // the statistics the pipeline writes merge with shards made by flycl stats.
 // A local model file (Options.Out) that exists is refused here, before
 // any work: the pipeline writes a new one and replaces none.
@@ -329,18 +329,18 @@ func OpenExtractor(ctx context.Context, opt Options) (e *extract.Extractor, done
 	return e, remove, nil
 }
 
-// openInput opens the input of opt (deploy.OpenInput, as flycl stats
+// openInput opens the input of opt (intake.OpenInput, as flycl stats
 // does): its size, class names, sample keys and, for features, the
 // pipeline the file records.
 // A data set on a Beam file system is staged (localData) until done is
 // called.
-func openInput(opt Options) (in *deploy.Input, done func(), err error) {
+func openInput(opt Options) (in *intake.Input, done func(), err error) {
 	feats, remove, err := localCopy(context.Background(), opt.Features)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer remove()
-	o := deploy.InputOptions{Features: feats, Split: opt.Split}
+	o := intake.InputOptions{Features: feats, Split: opt.Split}
 	done = func() {}
 	switch {
 	case opt.Features != "" && opt.Data != "":
@@ -359,7 +359,7 @@ func openInput(opt Options) (in *deploy.Input, done func(), err error) {
 	case opt.Features == "":
 		return nil, nil, errors.New("pipeline: no input (Data or Features)")
 	}
-	in, err = deploy.OpenInput(o)
+	in, err = intake.OpenInput(o)
 	if err != nil {
 		done()
 		return nil, nil, fmt.Errorf("pipeline: %w", err)
@@ -521,7 +521,7 @@ func (f *extractFn) Setup(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if f.data, _, err = deploy.OpenData(spec, o.Split); err != nil {
+		if f.data, _, err = intake.OpenData(spec, o.Split); err != nil {
 			return err
 		}
 		if f.ext, f.removeBackbone, err = OpenExtractor(ctx, o); err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 )
 
 // TestLearnPredictBadFiles: learn refuses a folder with undecodable
@@ -29,7 +29,7 @@ func TestLearnPredictBadFiles(t *testing.T) {
 	model := filepath.Join(t.TempDir(), "m.flycl")
 	common := []string{"--model", model, "--ort-lib", lib, "--cache", "", "--quiet"}
 	_, err = runCLI(t, append([]string{"learn", "--data", "folder:" + photos}, common...)...)
-	var be *deploy.BadFilesError
+	var be *intake.BadFilesError
 	if !errors.As(err, &be) || len(be.Files) != 2 || !strings.Contains(err.Error(), "--skip-bad to learn the other 6") {
 		t.Fatalf("learn with bad files: %v", err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/vision/dataset"
@@ -54,7 +54,7 @@ Data sets (--data): ` + strings.Join(dataset.Kinds, ", ") + ` as kind:path.`,
 	return c
 }
 
-// run extracts every split the data set has (deploy.ExtractSplits) into
+// run extracts every split the data set has (intake.ExtractSplits) into
 // its feature file.
 func (o *extractOptions) run(cmd *cobra.Command, args []string) error {
 	if o.data.Data == "" {
@@ -70,7 +70,7 @@ func (o *extractOptions) run(cmd *cobra.Command, args []string) error {
 	if err := cli.CheckOut(o.out); err != nil {
 		return err
 	}
-	splits := deploy.ExtractSplits(spec)
+	splits := intake.ExtractSplits(spec)
 	for _, sp := range splits {
 		s, err := o.e.Features(cmd, spec, sp.Split, o.e.Quiet)
 		if err != nil {

@@ -38,7 +38,7 @@ func withPipeline(t *testing.T, src, dst string, p *modelfile.Pipeline) {
 // refuse a feature file made by another backbone (an error naming both,
 // the model file untouched) and accept one made by the same; a file
 // without an identity is accepted with a warning when the model has a
-// pipeline to compare with (deploy.FeaturePipeline, tested there).
+// pipeline to compare with (intake.FeaturePipeline, tested there).
 func TestFeaturePipelineIdentity(t *testing.T) {
 	dir := t.TempDir()
 	const d = 6

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/cmd/internal/cli"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/fielderr"
@@ -29,7 +29,7 @@ type inputFlags struct {
 	split      string
 	features   string
 	classNames string
-	skipBad    bool // leave out images that cannot be read (deploy.InputOptions.SkipBad)
+	skipBad    bool // leave out images that cannot be read (intake.InputOptions.SkipBad)
 }
 
 func (f *inputFlags) register(c *cobra.Command, split string) {
@@ -50,10 +50,10 @@ type samples struct {
 	paths    []string
 	pipeline *modelfile.Pipeline // nil for feature files
 	desc     string
-	bad      []deploy.BadFile // images left out (skipBad)
+	bad      []intake.BadFile // images left out (skipBad)
 }
 
-// extractor resolves the flags into deploy.ExtractorOptions (--backbone,
+// extractor resolves the flags into intake.ExtractorOptions (--backbone,
 // else the model's pipeline mp, else extract.DefaultBackbone; deploy decides what
 // a trained model fixes and calibrates a new model's int8 backbone on
 // --data) and opens the extractor.
@@ -61,7 +61,7 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 	if f.ext.MaxPixels == 0 {
 		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
 	}
-	o := deploy.ExtractorOptions{Spec: f.ext.Backbone, Default: extract.DefaultBackbone, Model: mp, Trained: trained,
+	o := intake.ExtractorOptions{Spec: f.ext.Backbone, Default: extract.DefaultBackbone, Model: mp, Trained: trained,
 		Output: f.ext.Output, Decoder: imageio.Decoder{MaxPixels: f.ext.MaxPixels, Budget: f.ext.Budget()},
 		Open: func(spec extract.BackboneSpec) (*backbone.Model, error) {
 			bm, err := cli.OpenBackboneSpec(spec)
@@ -96,7 +96,7 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 				if err != nil {
 					return nil, fmt.Errorf("--data: %w", err)
 				}
-				train, _, err := deploy.OpenData(ds, f.split)
+				train, _, err := intake.OpenData(ds, f.split)
 				return train, err
 			}
 		}
@@ -104,13 +104,13 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 	if _, err := resolver(cmd.Flags()).InitORT(); err != nil {
 		return nil, err
 	}
-	e, err := deploy.ResolveExtractor(cmd.Context(), o)
+	e, err := intake.ResolveExtractor(cmd.Context(), o)
 	switch {
-	case errors.Is(err, deploy.ErrNoPipeline):
+	case errors.Is(err, intake.ErrNoPipeline):
 		return nil, fmt.Errorf("%w (give --features)", err)
-	case errors.Is(err, deploy.ErrNoCalibration):
+	case errors.Is(err, intake.ErrNoCalibration):
 		return nil, fmt.Errorf("--precision int8 needs --data to calibrate the int8 backbone on: %w", err)
-	case errors.Is(err, deploy.ErrPrecision):
+	case errors.Is(err, intake.ErrPrecision):
 		return nil, fmt.Errorf("--precision %s: %w", prec, err)
 	case err != nil:
 		return nil, err
@@ -130,11 +130,11 @@ func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, train
 }
 
 // open resolves the input flags (or the images named on the command line)
-// into a deploy.InputRequest and opens the input it names
-// (deploy.InputRequest.Open) for a model with pipeline mp (trained: it has
+// into a intake.InputRequest and opens the input it names
+// (intake.InputRequest.Open) for a model with pipeline mp (trained: it has
 // learned classes). pixels reads a grey data set without a backbone as raw
 // pixels (flycl stats).
-func (f *inputFlags) open(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled, pixels bool) (*deploy.Input, error) {
+func (f *inputFlags) open(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled, pixels bool) (*intake.Input, error) {
 	in, err := f.request(cmd, images, labelled, pixels).Open(mp, trained)
 	if err != nil {
 		return nil, flagNames(err)
@@ -145,9 +145,9 @@ func (f *inputFlags) open(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 	return in, nil
 }
 
-// request is the deploy.InputRequest of the flags.
-func (f *inputFlags) request(cmd *cobra.Command, images []string, labelled, pixels bool) *deploy.InputRequest {
-	r := &deploy.InputRequest{Files: images, Data: f.data, Features: f.features, Split: f.split, Backbone: f.ext.Backbone,
+// request is the intake.InputRequest of the flags.
+func (f *inputFlags) request(cmd *cobra.Command, images []string, labelled, pixels bool) *intake.InputRequest {
+	r := &intake.InputRequest{Files: images, Data: f.data, Features: f.features, Split: f.split, Backbone: f.ext.Backbone,
 		Labelled: labelled, Pixels: pixels, SkipBad: f.skipBad,
 		ParseData: func(data string) (dataset.Spec, error) { return (&cli.DataFlags{Data: data}).Spec() }}
 	if f.classNames != "" {
@@ -161,14 +161,14 @@ func (f *inputFlags) request(cmd *cobra.Command, images []string, labelled, pixe
 	return r
 }
 
-// inputOptionOf is the backbone option (deploy.InputRequest.BackboneOptions)
+// inputOptionOf is the backbone option (intake.InputRequest.BackboneOptions)
 // of a flag.
 var inputOptionOf = map[string]string{"precision": "Precision", "calib": "Calib", "calib-method": "CalibMethod"}
 
-// inputFlagNames are the input flags by the field of deploy.InputRequest (its
+// inputFlagNames are the input flags by the field of intake.InputRequest (its
 // flag tags: flagbind.Names) or the backbone option they set.
 func inputFlagNames() map[string]string {
-	names := flagbind.Names(deploy.InputRequest{})
+	names := flagbind.Names(intake.InputRequest{})
 	for flag, option := range inputOptionOf {
 		names[option] = "--" + flag
 	}
@@ -189,9 +189,9 @@ func namedByFlags(err error, names map[string]string) error {
 	return err
 }
 
-// samples reads shard i of n of in (deploy.Input.Shard; 0 of 1: all of
+// samples reads shard i of n of in (intake.Input.Shard; 0 of 1: all of
 // it), images through the extractor the flags resolve (extractor).
-func (f *inputFlags) samples(cmd *cobra.Command, in *deploy.Input, mp *modelfile.Pipeline, trained bool, i, n int) (*deploy.Samples, *extract.Extractor, error) {
+func (f *inputFlags) samples(cmd *cobra.Command, in *intake.Input, mp *modelfile.Pipeline, trained bool, i, n int) (*intake.Samples, *extract.Extractor, error) {
 	var e *extract.Extractor
 	if in.Images() {
 		var err error
@@ -209,13 +209,13 @@ func (f *inputFlags) samples(cmd *cobra.Command, in *deploy.Input, mp *modelfile
 	return s, e, nil
 }
 
-// load reads the samples (deploy.InputRequest.Load): images named on the
+// load reads the samples (intake.InputRequest.Load): images named on the
 // command line, a data set or a feature file. labelled says whether class
 // names are required.
 func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled bool) (*samples, error) {
 	l, err := f.request(cmd, images, labelled, false).Load(cmd.Context(), mp, trained,
 		func() (*extract.Extractor, error) { return f.extractor(cmd, mp, trained) },
-		deploy.LoadNotes{
+		intake.LoadNotes{
 			Warning: func(w string) { fmt.Fprintf(os.Stderr, "warning: %s\n", w) },
 			Skipped: func(sk []string) {
 				fmt.Fprintf(os.Stderr, "skipped %d file(s) that are not images (by their extension):\n  %s\n", len(sk), strings.Join(sk, "\n  "))
@@ -225,7 +225,7 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 					fmt.Fprintf(os.Stderr, "extract %s: %d features from the cache\n", bm, n)
 				}
 			},
-			Bad: func(bad *deploy.BadFilesError) { fmt.Fprintf(os.Stderr, "skipped: %s\n", bad.Error()) },
+			Bad: func(bad *intake.BadFilesError) { fmt.Fprintf(os.Stderr, "skipped: %s\n", bad.Error()) },
 		})
 	if err != nil {
 		return nil, flagNames(err)

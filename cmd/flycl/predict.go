@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flycl/flycl/app/answer"
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -157,7 +157,7 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if len(s.bad) > 0 {
-		return &deploy.BadFilesError{Files: s.bad, Total: len(res.Answers) + len(s.bad)}
+		return &intake.BadFilesError{Files: s.bad, Total: len(res.Answers) + len(s.bad)}
 	}
 	return nil
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/frigate"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/app/watch/cameras"
 	"github.com/flycl/flycl/internal/flagbind"
 )
@@ -54,7 +54,7 @@ func TestWatchFlagOf(t *testing.T) {
 // settings name (flagbind.Names: what the library's field errors are
 // named by) is a flag of the command that takes those settings, and a
 // field error the library returns names it: flycl frigate's
-// frigate.Config, the input flags' deploy.InputRequest (with the backbone
+// frigate.Config, the input flags' intake.InputRequest (with the backbone
 // options) on learn.
 func TestFieldFlagsExist(t *testing.T) {
 	for _, tc := range []struct {
@@ -80,8 +80,8 @@ func TestFieldFlagsExist(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "--min-box must be ≥ 0") {
 		t.Errorf("frigate.Config.Check named by flags: %v", err)
 	}
-	err = flagNames((&deploy.InputRequest{Features: "f.npz", ClassNames: []string{"a"}, BackboneOptions: []string{"CalibMethod"}}).Check())
+	err = flagNames((&intake.InputRequest{Features: "f.npz", ClassNames: []string{"a"}, BackboneOptions: []string{"CalibMethod"}}).Check())
 	if err == nil || err.Error() != "--calib-method applies to images through a backbone, not to --features" {
-		t.Errorf("deploy.InputRequest.Check named by flags: %v", err)
+		t.Errorf("intake.InputRequest.Check named by flags: %v", err)
 	}
 }

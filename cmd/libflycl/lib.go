@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
@@ -394,16 +395,16 @@ func (r *registry) openExtractor(spec, modelsDir, ortLib string, mp *modelfile.P
 	if err := backbone.Init(lib); err != nil {
 		return 0, 0, &statusError{FLYCL_E_BACKBONE, err}
 	}
-	o := deploy.ExtractorOptions{Spec: spec, Default: extract.DefaultBackbone, Model: mp, Trained: trained,
+	o := intake.ExtractorOptions{Spec: spec, Default: extract.DefaultBackbone, Model: mp, Trained: trained,
 		Open: func(s extract.BackboneSpec) (*backbone.Model, error) {
 			if modelsDir != "" {
 				return s.Open(os.DirFS(modelsDir), modelsDir)
 			}
 			return s.Open(zoo.FS(), "(built-in weights)")
 		}}
-	e, err := deploy.ResolveExtractor(context.Background(), o)
+	e, err := intake.ResolveExtractor(context.Background(), o)
 	if err != nil {
-		if errors.Is(err, deploy.ErrNoPipeline) {
+		if errors.Is(err, intake.ErrNoPipeline) {
 			return 0, 0, inputError(err)
 		}
 		return 0, 0, &statusError{FLYCL_E_BACKBONE, err}

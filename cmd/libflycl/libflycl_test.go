@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/testimages"
@@ -527,7 +528,7 @@ func writeImages(t *testing.T, dir string) []string {
 const imagesPerPattern = 4
 
 // checkImages compares the C features with those of the extractor flycl
-// learn opens (deploy.ResolveExtractor, the built-in MobileNetV2), and
+// learn opens (intake.ResolveExtractor, the built-in MobileNetV2), and
 // checks the pipeline the saved model records.
 func checkImages(t *testing.T, got map[string][]string, paths []string) {
 	t.Helper()
@@ -535,7 +536,7 @@ func checkImages(t *testing.T, got map[string][]string, paths []string) {
 	if err := backbone.Init(lib); err != nil {
 		t.Fatal(err)
 	}
-	e, err := deploy.ResolveExtractor(context.Background(), deploy.ExtractorOptions{Default: "mobilenetv2",
+	e, err := intake.ResolveExtractor(context.Background(), intake.ExtractorOptions{Default: "mobilenetv2",
 		Open: func(s extract.BackboneSpec) (*backbone.Model, error) { return s.Open(zoo.FS(), "(built-in weights)") }})
 	if err != nil {
 		t.Fatal(err)

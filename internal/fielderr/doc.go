@@ -1,6 +1,6 @@
 // Package fielderr is the one error type of a setting refused by its
 // field: a server's options (app/server.OptionError), a learn's options
-// (app/store.OptionError), an input request (app/deploy.InputError), a
+// (app/store.OptionError), an input request (app/intake.InputError), a
 // camera's or Frigate's settings (app/watch/cameras.FieldError,
 // app/frigate.FieldError) and an inbox's bounds (app/inbox.BoundError) are
 // each this type under their own name, so that errors.As with any of

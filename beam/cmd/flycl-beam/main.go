@@ -30,6 +30,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/configflag"
 	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/beam/pipeline"
 	"github.com/flycl/flycl/format/features"
@@ -290,7 +291,7 @@ func singleProcess(opt pipeline.Options) error {
 	if err != nil {
 		return err
 	}
-	ds, _, err := deploy.OpenData(spec, opt.Split)
+	ds, _, err := intake.OpenData(spec, opt.Split)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl/app/deploy"
+	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/dataset"
@@ -78,7 +78,7 @@ func (e *ExtractFlags) Method() (backbone.CalibMethod, error) {
 }
 
 // Extractor resolves the flags into the one extractor of the command
-// (deploy.ResolveExtractor for a new model: --backbone, --output, --preset,
+// (intake.ResolveExtractor for a new model: --backbone, --output, --preset,
 // --precision; an int8 graph calibrated on split calib of spec), made at
 // the first call: one calibration for both splits.
 func (e *ExtractFlags) Extractor(cmd *cobra.Command, spec dataset.Spec, calib string) (*extract.Extractor, error) {
@@ -89,7 +89,7 @@ func (e *ExtractFlags) Extractor(cmd *cobra.Command, spec dataset.Spec, calib st
 	if err != nil {
 		return nil, fmt.Errorf("--precision: %w", err)
 	}
-	o := deploy.ExtractorOptions{Spec: e.Backbone, Default: extract.DefaultBackbone, Output: e.Output, Precision: prec, Decoder: e.Decoder(),
+	o := intake.ExtractorOptions{Spec: e.Backbone, Default: extract.DefaultBackbone, Output: e.Output, Precision: prec, Decoder: e.Decoder(),
 		Open: func(s extract.BackboneSpec) (*backbone.Model, error) {
 			m, err := OpenBackboneSpec(s)
 			if err != nil {
@@ -110,11 +110,11 @@ func (e *ExtractFlags) Extractor(cmd *cobra.Command, spec dataset.Spec, calib st
 		}
 		o.Calib.N, o.Calib.Threads = e.Calib, e.Threads
 		o.CalibImages = func() (dataset.Dataset, error) {
-			train, _, err := deploy.OpenSplit(spec, calib)
+			train, _, err := intake.OpenSplit(spec, calib)
 			return train, err
 		}
 	}
-	ex, err := deploy.ResolveExtractor(cmd.Context(), o)
+	ex, err := intake.ResolveExtractor(cmd.Context(), o)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (e *ExtractFlags) Extractor(cmd *cobra.Command, spec dataset.Spec, calib st
 }
 
 // Features extracts (or loads from the cache) one split of the data set
-// ("": a split-less folder whole): deploy.ExtractFeatures, through the
+// ("": a split-less folder whole): intake.ExtractFeatures, through the
 // extractor the flags resolve.
 func (e *ExtractFlags) Features(cmd *cobra.Command, spec dataset.Spec, split string, quiet bool) (*features.Set, error) {
 	if e.MaxPixels == 0 {
@@ -137,9 +137,9 @@ func (e *ExtractFlags) Features(cmd *cobra.Command, spec dataset.Spec, split str
 	if err := backbone.Init(lib); err != nil {
 		return nil, err
 	}
-	sp := deploy.SplitOf(split)
+	sp := intake.SplitOf(split)
 	var ex *extract.Extractor
-	s, err := deploy.ExtractFeatures(cmd.Context(), spec, sp, e.Decoder(), func(skipped []string) (*extract.Extractor, error) {
+	s, err := intake.ExtractFeatures(cmd.Context(), spec, sp, e.Decoder(), func(skipped []string) (*extract.Extractor, error) {
 		if len(skipped) > 0 && !quiet {
 			fmt.Fprintf(os.Stderr, "warning: %s %s: skipped %d WebP image(s), which flycl cannot decode as PIL does (first: %s)\n", spec, sp.Name, len(skipped), skipped[0])
 		}

@@ -1,4 +1,4 @@
-package deploy
+package intake
 
 import (
 	"context"
@@ -15,15 +15,15 @@ import (
 
 // ErrPrecision is wrapped by CheckPrecision: a backbone precision other
 // than the one the model learned with.
-var ErrPrecision = errors.New("deploy: precision differs from the model's")
+var ErrPrecision = errors.New("intake: precision differs from the model's")
 
 // ErrNoPipeline is wrapped by ResolveExtractor when a model that learned
 // from feature vectors without a backbone is given images.
-var ErrNoPipeline = errors.New("deploy: the model learned from feature vectors without a backbone")
+var ErrNoPipeline = errors.New("intake: the model learned from feature vectors without a backbone")
 
 // ErrNoCalibration is wrapped by ResolveExtractor when an int8 backbone
 // for a new model has no images to be calibrated on.
-var ErrNoCalibration = errors.New("deploy: an int8 backbone for a new model needs images to calibrate on")
+var ErrNoCalibration = errors.New("intake: an int8 backbone for a new model needs images to calibrate on")
 
 // PipelinePrecision returns the backbone precision a model file's
 // pipeline records: fp32 when it records none (or p is nil).
@@ -94,7 +94,7 @@ type ExtractorOptions struct {
 
 // ErrCalibUnused is wrapped by ResolveExtractor when calibration options
 // are given for a backbone that is not int8.
-var ErrCalibUnused = errors.New("deploy: calibration options apply to an int8 backbone")
+var ErrCalibUnused = errors.New("intake: calibration options apply to an int8 backbone")
 
 // ResolveExtractor chooses the extractor of a model command or server,
 // the one place these rules are written: the backbone asked for, else the
@@ -133,7 +133,7 @@ func resolveExtractor(ctx context.Context, o ExtractorOptions) (*extract.Extract
 		spec = o.Default
 	}
 	if o.Open == nil {
-		return nil, fmt.Errorf("deploy: ExtractorOptions.Open is nil")
+		return nil, fmt.Errorf("intake: ExtractorOptions.Open is nil")
 	}
 	parsed, err := extract.ParseBackbone(spec)
 	if err != nil {
@@ -152,7 +152,7 @@ func resolveExtractor(ctx context.Context, o ExtractorOptions) (*extract.Extract
 			return nil, fmt.Errorf("backbone %s: %w", spec, err)
 		}
 		if o.Preset != nil && *o.Preset != e.Preset {
-			return nil, fmt.Errorf("deploy: preset %s differs from the model's transform %+v", o.Preset.Name, o.Model.Transform)
+			return nil, fmt.Errorf("intake: preset %s differs from the model's transform %+v", o.Preset.Name, o.Model.Transform)
 		}
 		e.Decoder = o.Decoder
 		return e, nil
@@ -177,5 +177,5 @@ func resolveExtractor(ctx context.Context, o ExtractorOptions) (*extract.Extract
 		}
 		return e.Int8(ctx, images, o.Calib)
 	}
-	return nil, fmt.Errorf("deploy: precision %q: want fp32 or int8", o.Precision)
+	return nil, fmt.Errorf("intake: precision %q: want fp32 or int8", o.Precision)
 }

@@ -1,4 +1,4 @@
-package deploy
+package intake
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 
 // ErrOptionUnused is wrapped by an InputError for an option that does not
 // apply to the input given (a backbone option or class names).
-var ErrOptionUnused = errors.New("deploy: option does not apply to the input")
+var ErrOptionUnused = errors.New("intake: option does not apply to the input")
 
 // ErrNothingLearned is wrapped by an InputError when images of labelled
 // samples cannot be read and InputRequest.SkipBad is not set: the whole
 // input is refused.
-var ErrNothingLearned = errors.New("deploy: images cannot be read; nothing was learned")
+var ErrNothingLearned = errors.New("intake: images cannot be read; nothing was learned")
 
 // InputRequest is what a model command is asked to read its samples from,
 // as given, before anything is opened: exactly one of image files, a data

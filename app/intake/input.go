@@ -1,4 +1,4 @@
-package deploy
+package intake
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 // ErrNoInput is returned by OpenInput when the options name no samples,
 // or more than one kind of them.
-var ErrNoInput = errors.New("deploy: give exactly one input: a feature file, a data set or image files")
+var ErrNoInput = errors.New("intake: give exactly one input: a feature file, a data set or image files")
 
 // InputOptions name the samples of a learn, a statistics shard, a
 // prediction or a pipeline run: exactly one of a feature file, a data set
@@ -143,7 +143,7 @@ func OpenInput(o InputOptions) (*Input, error) {
 	if cn != nil {
 		var err error
 		if in.classes, err = flycl.NormalizeClassNames(cn); err != nil {
-			return nil, fmt.Errorf("%s: deploy: class names: %w", where, err)
+			return nil, fmt.Errorf("%s: intake: class names: %w", where, err)
 		}
 	}
 	return in, nil
@@ -224,7 +224,7 @@ type Samples struct {
 // part of the data set). e may be nil when the input is not images.
 func (in *Input) Samples(ctx context.Context, e *extract.Extractor, lo, hi int) (*Samples, error) {
 	if lo < 0 || hi < lo || hi > in.Len() {
-		return nil, fmt.Errorf("deploy: samples [%d, %d) of %d", lo, hi, in.Len())
+		return nil, fmt.Errorf("intake: samples [%d, %d) of %d", lo, hi, in.Len())
 	}
 	keys := make([]string, 0, hi-lo)
 	for i := lo; i < hi; i++ {
@@ -238,7 +238,7 @@ func (in *Input) Samples(ctx context.Context, e *extract.Extractor, lo, hi int) 
 		return out, nil
 	}
 	if e == nil {
-		return nil, fmt.Errorf("deploy: %s: images need an extractor", in.Desc)
+		return nil, fmt.Errorf("intake: %s: images need an extractor", in.Desc)
 	}
 	var ds dataset.Dataset
 	var key string
@@ -325,4 +325,41 @@ func FeaturePipeline(path string, s *features.Set, mp *modelfile.Pipeline, train
 // model, whose pipeline is mp, has none.
 func PixelsInput(spec dataset.Spec, backbone string, mp *modelfile.Pipeline) bool {
 	return spec.Grey() && backbone == "" && mp == nil
+}
+
+// Shard returns the samples of shard i of n of the input: [i·N/n,
+// (i+1)·N/n) of its N samples (Samples; only those images are extracted).
+func (in *Input) Shard(ctx context.Context, e *extract.Extractor, i, n int) (*Samples, error) {
+	if n <= 0 || i < 0 || i >= n {
+		return nil, fmt.Errorf("intake: shard %d of %d: want 0 <= i < n", i, n)
+	}
+	total := in.Len()
+	return in.Samples(ctx, e, i*total/n, (i+1)*total/n)
+}
+
+// Names returns the class name of every sample of a labelled feature set:
+// classNames[label] when given (the set's own or the user's), else the
+// label's decimal number. The class names are checked and normalised as
+// flycl.NormalizeClassNames does (the check flycl stats makes): two labels
+// named alike, which would merge into one class, are an error, as is a
+// name that breaks a rule of flycl.NormalizeClassName.
+func Names(labels []int, classNames []string) ([]string, error) {
+	if classNames != nil {
+		var err error
+		if classNames, err = flycl.NormalizeClassNames(classNames); err != nil {
+			return nil, fmt.Errorf("intake: class names: %w", err)
+		}
+	}
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		switch {
+		case classNames == nil:
+			out[i] = fmt.Sprint(l)
+		case l < 0 || l >= len(classNames):
+			return nil, fmt.Errorf("intake: sample %d has label %d, but there are %d class names", i, l, len(classNames))
+		default:
+			out[i] = classNames[l]
+		}
+	}
+	return out, nil
 }

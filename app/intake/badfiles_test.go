@@ -1,4 +1,4 @@
-package deploy
+package intake
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -184,4 +185,32 @@ func TestBadFiles(t *testing.T) {
 	if s.N != want.N || !slices.Equal(s.X, want.X) || len(s.Bad) != 3 || s.Bad[0].Path != paths[1] || s.Keys[1] != paths[2] {
 		t.Errorf("files: %d good (features equal %v), bad %v, keys %q", s.N, slices.Equal(s.X, want.X), s.Bad, s.Keys)
 	}
+}
+
+// testLibrary is ONNX Runtime's library: FLYCL_ORT_LIB, else where
+// scripts/install-deps puts it.
+func testLibrary() string {
+	if p := os.Getenv("FLYCL_ORT_LIB"); p != "" {
+		return p
+	}
+	return "../../.cache/onnxruntime/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+}
+
+// squeezeNet opens the backbone name from ../shared's models, or the
+// built-in weights without ../shared, and initialises ONNX Runtime: the
+// test skips without either.
+func squeezeNet(t *testing.T, name string) *backbone.Model {
+	t.Helper()
+	shared := filepath.Join("..", "..", "..", "shared")
+	m, err := extract.OpenBackbone(name, filepath.Join(shared, "models"))
+	if _, serr := os.Stat(shared); err != nil && errors.Is(serr, fs.ErrNotExist) {
+		m, err = extract.OpenBackboneFS(name, zoo.FS(), "built-in")
+	}
+	if err != nil {
+		t.Skipf("%s not available: %v", name, err)
+	}
+	if err := backbone.Init(testLibrary()); err != nil {
+		t.Skipf("ONNX Runtime not available: %v", err)
+	}
+	return m
 }

@@ -1,14 +1,16 @@
-package deploy
+package intake
 
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/testimages"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/backbone/zoo"
 	"github.com/flycl/flycl/vision/dataset"
@@ -184,8 +186,11 @@ func TestResolveExtractorInt8(t *testing.T) {
 	}
 	photos, err := filepath.Glob(filepath.Join("..", "..", "..", "shared", "data", "imagenet-sample-500", "*.JPEG"))
 	if err != nil || len(photos) < 2 { // without ../shared: two drawn pictures
-		dir := drawnFolder(t, []string{"ship", "frog"}, 1, 0)
-		photos, _ = filepath.Glob(filepath.Join(dir, "train", "*", "*.jpg"))
+		dir := t.TempDir()
+		if _, err := testimages.WriteFolder(dir, []string{testimages.ForClass["ship"], testimages.ForClass["frog"]}, 1, 32, "jpg", rand.New(rand.NewPCG(1, 0))); err != nil {
+			t.Fatal(err)
+		}
+		photos, _ = filepath.Glob(filepath.Join(dir, "*", "*.jpg"))
 	}
 	open := func(extract.BackboneSpec) (*backbone.Model, error) { return m, nil }
 	calls := 0

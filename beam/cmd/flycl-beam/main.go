@@ -29,7 +29,6 @@ import (
 
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/configflag"
-	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/app/locate"
 	"github.com/flycl/flycl/beam/pipeline"

@@ -16,7 +16,7 @@ import (
 // (they may read the environment: OpenBLAS's variables in flycl info), and
 // scripts/, the developer tools. libflycl (cmd/libflycl) is not one: it is
 // a library to its callers and resolves through locate like any other.
-var commandDirs = map[string]bool{"cmd/flycl": true, "beam/cmd": true, "scripts": true, "app/locate": true}
+var commandDirs = map[string]bool{"cmd/flycl": true, "cmd/flycl-lab": true, "beam/cmd": true, "scripts": true, "app/locate": true}
 
 // moduleRoot is the folder of the repository's go.mod, above this one.
 func moduleRoot(t *testing.T) string {

@@ -1,18 +1,16 @@
-package deploy
+package intake_test
 
 import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/intake"
-	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/projection"
 )
@@ -27,13 +25,13 @@ func TestShardStatsMerge(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	const n, d = 60, 8
-	path := blobFile(t, dir, "f.npz", 5, n, d, []string{"a", "b", "c"}, nil)
+	path := intake.BlobFile(t, dir, "f.npz", 5, n, d, []string{"a", "b", "c"}, nil)
 	in, err := intake.OpenInput(intake.InputOptions{Features: path})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := flycl.Config{M: 300, P: 4, K: 90, Seed: 11, Lambdas: []float64{1}}
-	base, err := New(cfg, d, nil, nil)
+	base, err := deploy.New(cfg, d, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +72,7 @@ func TestShardStatsMerge(t *testing.T) {
 
 	// Another configuration's expansion is overridden by the statistics'.
 	other := flycl.Config{M: 100, P: 2, K: 10, Seed: 99, Lambdas: []float64{1}}
-	fromStats, err := NewFromStats(other, merged, nil)
+	fromStats, err := deploy.NewFromStats(other, merged, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +83,10 @@ func TestShardStatsMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	learned, _ := New(cfg, d, nil, nil)
+	learned, _ := deploy.New(cfg, d, nil, nil)
 	all, _ := in.Samples(ctx, nil, 0, n)
 	names, _ := in.Names(all.Labels)
-	res, err := learned.Learn(ctx, all.X, names, nil, LearnOptions{Lambda: 1})
+	res, err := learned.Learn(ctx, all.X, names, nil, deploy.LearnOptions{Lambda: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +101,11 @@ func TestShardStatsMerge(t *testing.T) {
 }
 
 // TestNewFromStatsExplicitW: statistics computed with an explicit W make
-// a model only with that W given (ErrNeedW without it), of their sizes.
+// a model only with that W given (deploy.ErrNeedW without it), of their sizes.
 func TestNewFromStatsExplicitW(t *testing.T) {
 	ctx := context.Background()
 	const d = 6
-	path := blobFile(t, t.TempDir(), "f.npz", 7, 12, d, []string{"a", "b"}, nil)
+	path := intake.BlobFile(t, t.TempDir(), "f.npz", 7, 12, d, []string{"a", "b"}, nil)
 	in, err := intake.OpenInput(intake.InputOptions{Features: path})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +116,7 @@ func TestNewFromStatsExplicitW(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Seed = nil // given, not generated
-	m, err := New(cfg, d, w, nil)
+	m, err := deploy.New(cfg, d, w, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,45 +125,18 @@ func TestNewFromStatsExplicitW(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewFromStats(cfg, sf, nil); !errors.Is(err, ErrNeedW) {
-		t.Errorf("explicit W not given: %v, want ErrNeedW", err)
+	if _, err := deploy.NewFromStats(cfg, sf, nil); !errors.Is(err, deploy.ErrNeedW) {
+		t.Errorf("explicit W not given: %v, want deploy.ErrNeedW", err)
 	}
 	small, _ := projection.Generate(40, d, 3, 42)
-	if _, err := NewFromStats(cfg, sf, small); err == nil || !strings.Contains(err.Error(), "m=50") {
+	if _, err := deploy.NewFromStats(cfg, sf, small); err == nil || !strings.Contains(err.Error(), "m=50") {
 		t.Errorf("W of another size: %v", err)
 	}
-	back, err := NewFromStats(cfg, sf, w)
+	back, err := deploy.NewFromStats(cfg, sf, w)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := back.LearnStatsFile(ctx, sf, 0); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// blobFile writes n samples of d-dimensional Gaussian blobs, one per
-// class, to a feature file recording the class names and pipeline p (nil:
-// none), and returns its path.
-func blobFile(t *testing.T, dir, name string, seed uint64, n, d int, names []string, p *modelfile.Pipeline) string {
-	t.Helper()
-	r := rand.New(rand.NewPCG(seed, 1))
-	s := &features.Set{N: n, D: d, X: make([]float32, n*d), Labels: make([]int, n), ClassNames: names}
-	for i := range n {
-		l := i % len(names)
-		s.Labels[i] = l
-		for j := range d {
-			s.X[i*d+j] = float32(r.NormFloat64())
-			if j == l {
-				s.X[i*d+j] += 4
-			}
-		}
-	}
-	if p != nil {
-		s.Pipeline = p.Text()
-	}
-	path := filepath.Join(dir, name)
-	if err := features.Save(path, s); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -54,8 +54,8 @@ var (
 
 // Options bound an Inbox. Zero fields take the defaults.
 type Options struct {
-	MaxItems int   // items kept (default DefaultMaxItems)
-	MaxBytes int64 // bytes of the items' files (default DefaultMaxBytes)
+	MaxItems int   `flag:"inbox-max-items"`
+	MaxBytes int64 `flag:"inbox-max-bytes"`
 	// MaxSide is the longest side of a stored image, in pixels (default
 	// DefaultMaxSide; larger images are downscaled, smaller ones kept as
 	// they are).

@@ -11,12 +11,12 @@ import (
 type Policy struct {
 	// Probability keeps a prediction whose calibrated probability is
 	// below it (0: DefaultProbability; 1 keeps every prediction).
-	Probability float64
+	Probability float64 `flag:"inbox-below"`
 	// Margin keeps, for a model without calibrated probabilities, a
 	// prediction whose two best scores differ by less than it (0:
 	// DefaultMargin). Ridge scores are regressions onto one-hot targets:
 	// the best is near 1 and the others near 0 for a clear case.
-	Margin float64
+	Margin float64 `flag:"inbox-margin"`
 }
 
 // Defaults of Policy.

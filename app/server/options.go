@@ -28,7 +28,8 @@ import (
 // to its flags (OptionError.Name).
 type Options struct {
 	// Model is the model file; Addr the address to listen on (HOST:PORT).
-	Model, Addr string
+	Model string `flag:"model"`
+	Addr  string `flag:"addr"`
 	// Config are the server's limits and rules (New). Start sets its
 	// Backend, Extractor, Token, TokenForAll, Inbox, InboxPolicy and
 	// Logger. Its DecodePixels -1 means no bound (math.MaxInt64); its
@@ -43,36 +44,36 @@ type Options struct {
 	// "": the one the model file names, else feature vectors only), and
 	// Dim the feature dimension of a new model without one (0: a missing
 	// file is not created).
-	Backbone string
-	Dim      int
+	Backbone string `flag:"backbone"`
+	Dim      int    `flag:"dim"`
 	// Threads are ONNX Runtime's (0: one per CPU); Spin lets its idle
 	// threads spin (extract.Extractor.Spin).
-	Threads int
+	Threads int `flag:"threads"`
 	Spin    bool
 	// Precision is the backbone arithmetic of a new model
 	// (backbone.ParsePrecision); an int8 one is calibrated on Calib images
 	// of the first learn, its ranges chosen by CalibMethod
 	// (backbone.ParseCalibMethod). An existing model keeps its own.
-	Precision   string
-	Calib       int
-	CalibMethod string
+	Precision   string `flag:"precision"`
+	Calib       int    `flag:"calib"`
+	CalibMethod string `flag:"calib-method"`
 	// ModelConfig gives the configuration of a new model and checks an
 	// existing model's against what was asked (configflag.Flags does
 	// both); nil: the defaults (flycl.DefaultConfig), and no check.
 	ModelConfig ModelConfig
 	// Lock, LambdaPolicy and Checkpoints are the writer's (FileOptions).
 	Lock         modelfile.LockOptions
-	LambdaPolicy flycl.LambdaPolicy
+	LambdaPolicy flycl.LambdaPolicy `flag:"lambda-policy"`
 	Checkpoints  Checkpoints
 	// InboxDir, when set, is the labelling inbox's folder, opened with
 	// Inbox (inbox.Open); InboxPolicy says what it keeps.
-	InboxDir    string
+	InboxDir    string `flag:"inbox"`
 	Inbox       inbox.Options
 	InboxPolicy inbox.Policy
 	// ReadOnly serves predictions only (OpenOptions.ReadOnly), looking
 	// for a new version of the file every ReloadEvery.
-	ReadOnly    bool
-	ReloadEvery time.Duration
+	ReadOnly    bool          `flag:"read-only"`
+	ReloadEvery time.Duration `flag:"reload-every"`
 	// Given are the fields the user set, by name ("Dim", "Lock.Wait"):
 	// what was given and what was left at its default obey different
 	// rules (a read-only server refuses the writer's options given; a

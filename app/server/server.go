@@ -54,14 +54,14 @@ type Config struct {
 	// twice its size in memory (feature values as float32, decoded
 	// images), so this bounds the memory of requests whatever their
 	// number; a slow upload holds only what it has sent.
-	MaxDecodeBytes int64
+	MaxDecodeBytes int64 `flag:"max-decode"`
 
-	MaxBodyBytes int64 // request body limit (default 64 MiB)
-	MaxPixels    int   // width×height limit of one image (default 40 megapixels)
+	MaxBodyBytes int64 `flag:"max-body"`
+	MaxPixels    int   `flag:"max-pixels"`
 	// MaxRequestPixels bounds the pixels of all the images of one
 	// request together (default 1 gigapixel): the decoding work a
 	// request may ask for.
-	MaxRequestPixels int64
+	MaxRequestPixels int64 `flag:"max-request-pixels"`
 	// DecodePixels bounds the pixels of the images decoded and not yet
 	// through the backbone, all requests together (default
 	// imageio.DefaultBudgetPixels, 64 megapixels; math.MaxInt64: no
@@ -72,25 +72,25 @@ type Config struct {
 	// up; an image that fits the pixels free goes on at once, even while a
 	// larger one waits. An image larger than DecodePixels is decoded
 	// alone.
-	DecodePixels int64
+	DecodePixels int64 `flag:"decode-pixels"`
 	// DecodeWait is how long a request waits for DecodePixels to be free
 	// before it is refused with 503 and Retry-After (default 30 s).
-	DecodeWait time.Duration
-	MaxImages  int // images per request (default 256)
-	MaxRows    int // feature vectors per request (default 100000)
+	DecodeWait time.Duration `flag:"decode-wait"`
+	MaxImages  int           `flag:"max-images"`
+	MaxRows    int           // feature vectors per request (default 100000)
 	// MaxLearnBytes bounds the memory one learn may need for its task
 	// (flycl.Model.LearnBytes: rows × m, rows × classes, new classes × m;
 	// an online learn counts one batch): a learn over it is refused with
 	// 413 before anything is allocated for it (default 512 MiB).
-	MaxLearnBytes int64
-	MaxTop        int // largest top-N a predict may ask for (default 100)
-	QueueLength   int // learns waiting beyond the running one (default 8)
-	Extractions   int // concurrent backbone extractions (default 2)
+	MaxLearnBytes int64 `flag:"max-learn-bytes"`
+	MaxTop        int   // largest top-N a predict may ask for (default 100)
+	QueueLength   int   `flag:"queue"`
+	Extractions   int   `flag:"extractions"`
 
 	// Unknown says when predict answers "unknown": "auto" or "" (the
 	// model's calibrated rejection), "off", or a threshold on the
 	// calibrated score (reject.ParseRule).
-	Unknown string
+	Unknown string `flag:"unknown"`
 
 	// Inbox, when not nil, keeps the predictions InboxPolicy keeps (rejected
 	// as unknown, or least sure) for a person to label: GET /v1/inbox,
@@ -533,10 +533,13 @@ func (s *Server) instrument(name string, next http.HandlerFunc) http.Handler {
 
 // Timeouts are the HTTP server's connection timeouts.
 type Timeouts struct {
-	ReadHeader, Read, Write, Idle time.Duration
+	ReadHeader time.Duration
+	Read       time.Duration `flag:"read-timeout"`
+	Write      time.Duration `flag:"write-timeout"`
+	Idle       time.Duration `flag:"idle-timeout"`
 	// Shutdown bounds how long a graceful shutdown waits for in-flight
 	// requests.
-	Shutdown time.Duration
+	Shutdown time.Duration `flag:"shutdown-timeout"`
 }
 
 // DefaultTimeouts suits learns of a few hundred images on a small machine.

@@ -44,7 +44,7 @@ func optionErr(field string, v any, path string, err error) *OptionError {
 // and W, a projection file (configflag.Flags.NewModel). W applies to a
 // new model alone.
 type NewModel struct {
-	W    string
+	W    string `flag:"w"`
 	Make func(d int, w string, p *modelfile.Pipeline) (*deploy.Model, error)
 }
 
@@ -81,9 +81,9 @@ func (s *Store) LearnNew(ctx context.Context, d LearnData, n NewModel, opt deplo
 // ScoreGiven), the model's for the other (its Keep when it has one, else
 // Keep as given: reject.DefaultKeep by default).
 type Recalibration struct {
-	Keep       float64
+	Keep       float64 `flag:"unknown-keep"`
 	KeepGiven  bool
-	Score      string
+	Score      string `flag:"unknown-score"`
 	ScoreGiven bool
 }
 

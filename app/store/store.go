@@ -58,8 +58,8 @@ type Options struct {
 // Checkpoints say when a store with a journal rewrites its model file
 // (Options.Checkpoints).
 type Checkpoints struct {
-	Entries int
-	Bytes   int64
+	Entries int   `flag:"checkpoint-every"`
+	Bytes   int64 `flag:"checkpoint-bytes"`
 }
 
 // Faults replace the store's writes, for tests (a full disk, an encoder

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/flycl/flycl/internal/flagbind"
 
 	"github.com/spf13/cobra"
 
@@ -128,17 +129,10 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 	})
 }
 
-// learnFlagOf names the flag of each field of store.NewModel and
-// store.Recalibration that a *store.OptionError names.
-var learnFlagOf = map[string]string{"W": "--w", "Keep": "--unknown-keep", "Score": "--unknown-score"}
-
-// learnFlagNames makes a *store.OptionError in err name flags.
+// learnFlagNames makes a *store.OptionError in err name flags (the flag
+// tags of store.NewModel and store.Recalibration).
 func learnFlagNames(err error) error {
-	var oe *store.OptionError
-	if errors.As(err, &oe) {
-		oe.Name = func(field string) string { return learnFlagOf[field] }
-	}
-	return err
+	return namedByFlags(err, flagbind.Names(store.NewModel{}, store.Recalibration{}))
 }
 
 func printLearn(w io.Writer, r *deploy.LearnResult, desc string, learn, save time.Duration) {

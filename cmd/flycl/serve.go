@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/flycl/flycl/internal/flagbind"
 
 	"github.com/spf13/cobra"
 
@@ -27,21 +28,6 @@ type serveFlags struct {
 	logFormat string
 	create    modelFlags
 	wait      waitFlag
-}
-
-// serveFlagOf names the flag of each field of server.Options that has one.
-var serveFlagOf = map[string]string{
-	"Model": "model", "Addr": "addr", "Backbone": "backbone", "Dim": "dim", "Threads": "threads",
-	"Precision": "precision", "Calib": "calib", "CalibMethod": "calib-method",
-	"Config.MaxBodyBytes": "max-body", "Config.MaxDecodeBytes": "max-decode", "Config.MaxPixels": "max-pixels",
-	"Config.MaxRequestPixels": "max-request-pixels", "Config.MaxImages": "max-images", "Config.MaxLearnBytes": "max-learn-bytes", "Config.QueueLength": "queue",
-	"Config.DecodePixels": "decode-pixels", "Config.DecodeWait": "decode-wait", "Config.Extractions": "extractions",
-	"Config.Unknown": "unknown", "Timeouts.Read": "read-timeout", "Timeouts.Write": "write-timeout",
-	"Timeouts.Idle": "idle-timeout", "Timeouts.Shutdown": "shutdown-timeout",
-	"Lock.Wait": "wait", "Checkpoints.Entries": "checkpoint-every", "Checkpoints.Bytes": "checkpoint-bytes",
-	"LambdaPolicy": "lambda-policy", "InboxDir": "inbox", "Inbox.MaxItems": "inbox-max-items",
-	"Inbox.MaxBytes": "inbox-max-bytes", "InboxPolicy.Probability": "inbox-below", "InboxPolicy.Margin": "inbox-margin",
-	"ReadOnly": "read-only", "ReloadEvery": "reload-every",
 }
 
 func (f *serveFlags) addFlags(c *cobra.Command) {
@@ -177,8 +163,8 @@ func (f *serveFlags) options(cmd *cobra.Command) server.Options {
 	o.Lock = modelfile.LockOptions{Wait: f.wait.d, Command: fmt.Sprintf("flycl serve on %s", o.Addr)}
 	o.ModelConfig = f.create.bound()
 	o.Resolver = resolver(cmd.Flags())
-	for field, name := range serveFlagOf {
-		if cmd.Flags().Changed(name) {
+	for field, name := range serveFlagNamesOf() {
+		if cmd.Flags().Changed(strings.TrimPrefix(name, "--")) {
 			o.Given = append(o.Given, field)
 		}
 	}
@@ -186,11 +172,9 @@ func (f *serveFlags) options(cmd *cobra.Command) server.Options {
 	return o
 }
 
+// serveFlagNamesOf names the flag of each field of server.Options that
+// has one (their flag tags: flagbind.Names).
+func serveFlagNamesOf() map[string]string { return flagbind.Names(server.Options{}) }
+
 // serveFlagNames makes a *server.OptionError in err name flags.
-func serveFlagNames(err error) error {
-	var oe *server.OptionError
-	if errors.As(err, &oe) {
-		oe.Name = func(field string) string { return "--" + serveFlagOf[field] }
-	}
-	return err
-}
+func serveFlagNames(err error) error { return namedByFlags(err, serveFlagNamesOf()) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flycl/flycl/app/frigate"
 	"github.com/flycl/flycl/app/intake"
+	"github.com/flycl/flycl/app/store"
 	"github.com/flycl/flycl/app/watch/cameras"
 	"github.com/flycl/flycl/internal/flagbind"
 )
@@ -63,6 +64,8 @@ func TestFieldFlagsExist(t *testing.T) {
 	}{
 		{frigateCmd(), flagbind.Names(frigate.Config{})},
 		{learnCmd(), inputFlagNames()},
+		{serveCmd(), serveFlagNamesOf()},
+		{learnCmd(), flagbind.Names(store.NewModel{}, store.Recalibration{})},
 	} {
 		if len(tc.names) < 3 {
 			t.Errorf("flycl %s: only %d fields named", tc.cmd.Name(), len(tc.names))

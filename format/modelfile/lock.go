@@ -82,7 +82,7 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 type LockOptions struct {
 	// Wait is how long to wait for another writer to release the lock;
 	// 0 fails at once with a *LockedError.
-	Wait time.Duration
+	Wait time.Duration `flag:"wait"`
 	// Command describes the writer to a second writer (e.g. "flycl serve
 	// --model cam.flycl"); the PID, host and time are added.
 	Command string

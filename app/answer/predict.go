@@ -70,12 +70,13 @@ func Predict(ctx context.Context, p *flycl.Predictor, rej reject.Rule, x []float
 
 // Decide is the answer for one input whose best class is top, from its
 // row of class scores and its cosine (flycl.Predictor.ScoresCosines):
-// top, or UnknownAnswer when rej rejects the input; the calibrated
+// top, or UnknownAnswer when rej rejects the input or top is a reserved
+// class (IsReserved); the calibrated
 // probability of the top class and the margin over the threshold when rej
 // has them. The answer's Top is left to the caller. flycl predict and the
 // server answer through it.
 func Decide(top string, rej reject.Rule, row []float32, cos float64) Prediction {
-	p := Prediction{Answer: top, Unknown: rej.Reject(row, cos)}
+	p := Prediction{Answer: top, Unknown: rej.Reject(row, cos) || IsReserved(top)}
 	if p.Unknown {
 		p.Answer = UnknownAnswer
 	}

@@ -3,6 +3,8 @@ package watch
 import (
 	"context"
 
+	"github.com/flycl/flycl/app/answer"
+
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/reject"
 	"github.com/flycl/flycl/vision/extract"
@@ -14,7 +16,7 @@ type Prediction struct {
 	Top []flycl.Ranked `json:"top"`
 	// Answer is the top class's name, or UnknownAnswer when the model's
 	// rejection says the frame shows none of its classes or its top class
-	// is reserved (IsReserved: the empty scene, "none of these"); Unknown
+	// is reserved (answer.IsReserved: the empty scene, "none of these"); Unknown
 	// is then true.
 	Answer  string `json:"answer"`
 	Unknown bool   `json:"unknown"`
@@ -26,8 +28,9 @@ type Prediction struct {
 	ModelVersion uint64 `json:"model_version,omitempty"`
 }
 
-// UnknownAnswer is the answer for a frame the model's rejection rejects.
-const UnknownAnswer = "unknown"
+// UnknownAnswer is the answer for a frame the model's rejection rejects
+// (answer.UnknownAnswer).
+const UnknownAnswer = answer.UnknownAnswer
 
 // Classifier classifies one frame. Run calls it from one goroutine.
 type Classifier interface {

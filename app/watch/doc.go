@@ -21,7 +21,7 @@
 // without a restart: one atomic swap, a frame (all its zones) classified
 // by one model. A zone may have a classifier of its own
 // (Config.ZoneClassify: a model of its own, reloaded on its own).
-// The class names background and none are reserved (IsReserved): a frame
+// The class names background and none are reserved (answer.IsReserved): a frame
 // whose top class is one of them is answered "unknown", so a camera's
 // empty scene and a user's "none of these" photos sharpen rejection
 // without ever being an answer. ParseRejection also takes the rejection

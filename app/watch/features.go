@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/flycl/flycl/app/answer"
+
 	"github.com/flycl/flycl/vision/imageio"
 )
 
@@ -36,14 +38,7 @@ func (c *ModelClassifier) ClassifyFeatures(ctx context.Context, img *imageio.RGB
 	if len(r) != 1 || len(r[0]) == 0 {
 		return Prediction{}, nil, fmt.Errorf("watch: the model has no classes")
 	}
-	// a reserved class (the empty scene, "none of these") is never an
-	// answer: the frame is not recognised
-	p := Prediction{Top: r[0], Answer: r[0][0].Name, Unknown: c.Rejection.Reject(scores, cos[0]) || IsReserved(r[0][0].Name), ModelVersion: c.Predictor.Version()}
-	if p.Unknown {
-		p.Answer = UnknownAnswer
-	}
-	if pr, ok := c.Rejection.Probability(scores); ok {
-		p.Probability = &pr
-	}
+	d := answer.Decide(r[0][0].Name, c.Rejection, scores, cos[0])
+	p := Prediction{Top: r[0], Answer: d.Answer, Unknown: d.Unknown, Probability: d.Probability, ModelVersion: c.Predictor.Version()}
 	return p, x, nil
 }

@@ -50,12 +50,4 @@ func TestReservedClassNotAnAnswer(t *testing.T) {
 			t.Errorf("a %s frame: answer %q, unknown %v; want %q, %v", name, p.Answer, p.Unknown, want, reserved)
 		}
 	}
-	for _, c := range []struct {
-		name string
-		want bool
-	}{{"background", true}, {"Background", true}, {"none", true}, {"NONE", true}, {"nonesuch", false}, {"cat", false}, {"", false}} {
-		if IsReserved(c.name) != c.want {
-			t.Errorf("IsReserved(%q) = %v", c.name, !c.want)
-		}
-	}
 }

@@ -119,8 +119,9 @@ func InstalledORT(exe string) []string {
 // ORTLibrary resolves the ONNX Runtime shared library: --ort-lib, else
 // $FLYCL_ORT_LIB, else where an install or a release archive keeps it
 // relative to the file that runs (InstalledORT), else
-// ORTInstallDir/ORTSubpath (make ort) under the working folder or one of
-// its parents (a checkout). It fails with backbone.Supported's error in a
+// ORTInstallDir/ORTSubpath (make ort) in the folder above the file that
+// runs (a checkout's bin/flycl, run from any folder), else under the
+// working folder or one of its parents (a checkout). It fails with backbone.Supported's error in a
 // build without ONNX Runtime, and with ErrORTNotFound, saying how to
 // install it, when none is found.
 func (r Resolver) ORTLibrary() (string, error) {
@@ -132,6 +133,9 @@ func (r Resolver) ORTLibrary() (string, error) {
 		var cands []string
 		if exe := r.executable(); exe != "" {
 			cands = InstalledORT(exe)
+			// a checkout's bin/flycl run from any folder: make ort's
+			// install folder in the checkout above bin/
+			cands = append(cands, filepath.Join(filepath.Dir(filepath.Dir(exe)), ORTInstallDir, ORTSubpath))
 		}
 		if wd, err := os.Getwd(); err == nil {
 			for d := wd; ; d = filepath.Dir(d) {

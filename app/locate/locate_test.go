@@ -51,22 +51,23 @@ func ptr(s string) *string { return &s }
 // TestORTLibraryOrder: the flag, the variable, an install's layout
 // relative to the file that runs (the binary in PREFIX/bin, libflycl.so in
 // PREFIX/lib, the wheel's libflycl.so beside its library, a link to the
-// installed binary), then make ort's install folder in a parent of the
-// working folder.
+// installed binary), then make ort's install folder above a checkout's
+// bin/flycl, then in a parent of the working folder.
 func TestORTLibraryOrder(t *testing.T) {
 	unsetenv(t, EnvORTLib)
 	root := t.TempDir()
 	wd := filepath.Join(root, "a", "b")
 	checkout := filepath.Join(root, "a", ORTInstallDir, ORTSubpath)
+	otherCheckout := filepath.Join(root, "other", ORTInstallDir, ORTSubpath)
 	prefix := filepath.Join(root, "prefix")
 	installed := filepath.Join(prefix, ORTInstalledLib)
 	wheel := filepath.Join(root, "site", "flycl", ORTBesideLib)
-	for _, p := range []string{wd, filepath.Dir(checkout), filepath.Dir(installed), filepath.Dir(wheel), filepath.Join(prefix, "bin"), filepath.Join(root, "home", "bin")} {
+	for _, p := range []string{wd, filepath.Dir(checkout), filepath.Dir(otherCheckout), filepath.Dir(installed), filepath.Dir(wheel), filepath.Join(prefix, "bin"), filepath.Join(root, "home", "bin")} {
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, p := range []string{checkout, installed, wheel, filepath.Join(prefix, "bin", "flycl")} {
+	for _, p := range []string{checkout, otherCheckout, installed, wheel, filepath.Join(prefix, "bin", "flycl")} {
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -84,6 +85,7 @@ func TestORTLibraryOrder(t *testing.T) {
 		want string
 	}{
 		{"parent of the working folder", Resolver{Executable: elsewhere}, "", checkout},
+		{"a checkout's binary, run from elsewhere", Resolver{Executable: filepath.Join(root, "other", "bin", "flycl")}, "", otherCheckout},
 		{"installed binary first", Resolver{Executable: filepath.Join(prefix, "bin", "flycl")}, "", installed},
 		{"installed C library", Resolver{Executable: filepath.Join(prefix, "lib", "libflycl.so")}, "", installed},
 		{"wheel", Resolver{Executable: filepath.Join(root, "site", "flycl", "libflycl.so")}, "", wheel},

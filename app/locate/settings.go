@@ -13,7 +13,7 @@ type Setting struct {
 // environment" prints them).
 func Settings() []Setting {
 	return []Setting{
-		{EnvORTLib, "--" + FlagORTLib, "where make install and a release archive put it, found from the binary's own path: " + ORTInstalledLib + " in the folder above the binary's (PREFIX/bin/flycl: PREFIX/" + ORTInstalledLib + "); else where make ort puts it in a checkout: " + ORTInstallDir + "/" + ORTSubpath + " under the working folder or one of its parents",
+		{EnvORTLib, "--" + FlagORTLib, "where make install and a release archive put it, found from the binary's own path: " + ORTInstalledLib + " in the folder above the binary's (PREFIX/bin/flycl: PREFIX/" + ORTInstalledLib + "); else where make ort puts it in a checkout: " + ORTInstallDir + "/" + ORTSubpath + " in the folder above the binary's (a checkout's bin/flycl), else under the working folder or one of its parents",
 			"ONNX Runtime shared library; only the commands that run a backbone need it: extract, run/sweep with --backbone, learn/predict/stats/forget with images, serve with a backbone, bench backbones/pipeline/serve"},
 		{EnvModels, "", "the weights built into flycl (MobileNetV2 1.0 and SqueezeNet 1.1 from the ONNX Model Zoo, Apache-2.0: \"flycl help weights\"); set but empty, the same",
 			"folder holding squeezenet1.1/ and mobilenetv2-1.0/ (per-layer .npy), for --backbone squeezenet or mobilenetv2 without :DIR"},

@@ -121,6 +121,7 @@ func generate(ctx context.Context, m, d, p int, seed uint64) (*Matrix, error) {
 			perm[i] = int32(i)
 		}
 		swaps := make([]int32, p)
+		var pairs []float64 // normals' scratch
 		chosen := make([]uint64, (d+63)/64)
 		for j := lo; j < hi; j++ {
 			if (j-lo)%cancelEvery == 0 && ctx.Err() != nil {
@@ -145,10 +146,7 @@ func generate(ctx context.Context, m, d, p int, seed uint64) (*Matrix, error) {
 				r := swaps[i]
 				perm[i], perm[r] = perm[r], perm[i]
 			}
-			vals := w.Vals[j*p : (j+1)*p]
-			for i := range vals {
-				vals[i] = float32(src.norm())
-			}
+			pairs = src.normals(w.Vals[j*p:(j+1)*p], pairs)
 		}
 	})
 	if err := ctx.Err(); err != nil {

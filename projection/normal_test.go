@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestUnitLogIsPortableLog: the generator's logarithm (unitLog) has
-// portableLog's bits (the specification) for every q the polar method
+// TestUnitLogIsPortableLog: the generator's logarithms (unitLog, and
+// unitLog2 of two values) have portableLog's bits (the specification) for every q the polar method
 // takes: random values of (0, 1), the smallest (2⁻¹⁰⁴), powers of two,
 // and the fractions either side of √2/2, where the two halve the range
 // differently.
@@ -33,16 +33,23 @@ func TestUnitLogIsPortableLog(t *testing.T) {
 			xs = append(xs, q)
 		}
 	}
-	for _, x := range xs {
+	for i, x := range xs {
 		if got, want := unitLog(x), portableLog(x); math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("unitLog(%v) = %v, portableLog %v", x, got, want)
+		}
+		// side by side with another (its series longer or shorter)
+		y := xs[(i*7919+1)%len(xs)]
+		gx, gy := unitLog2(x, y)
+		if wx, wy := portableLog(x), portableLog(y); math.Float64bits(gx) != math.Float64bits(wx) || math.Float64bits(gy) != math.Float64bits(wy) {
+			t.Fatalf("unitLog2(%v, %v) = %v, %v; portableLog %v, %v", x, y, gx, gy, wx, wy)
 		}
 	}
 }
 
 // TestNormalsAreNorm: normals gives the values successive calls of norm
-// give, bit for bit, for odd and even counts, split over several calls
-// (a spare carried from one to the next) and in one.
+// give, bit for bit, for odd and even counts (an odd or even number of
+// pairs), split over several calls (a spare carried from one to the
+// next) and in one.
 func TestNormalsAreNorm(t *testing.T) {
 	ref := newNormalSource(3, 4)
 	want := make([]float32, 1001)
@@ -52,7 +59,7 @@ func TestNormalsAreNorm(t *testing.T) {
 	src := newNormalSource(3, 4)
 	got := make([]float32, 0, len(want))
 	var pairs []float64
-	for _, n := range []int{1, 2, 7, 300, 1, 690} {
+	for _, n := range []int{1, 2, 7, 300, 1, 3, 4, 5, 678} { // 1001 in all
 		out := make([]float32, n)
 		pairs = src.normals(out, pairs)
 		got = append(got, out...)

@@ -88,8 +88,8 @@ func (s *Store) CheckNew(n NewModel) error {
 }
 
 // LearnNew creates the model when the file does not exist yet (n.Make for
-// d's dimension and pipeline, then Create) and teaches it d (Learn). n is
-// checked first (CheckNew).
+// d's dimension and pipeline, with the W Extracting started, then Create)
+// and teaches it d (Learn). n is checked first (CheckNew).
 func (s *Store) LearnNew(ctx context.Context, d LearnData, n NewModel, opt deploy.LearnOptions, prepare func(*deploy.Model) error) (*Learned, error) {
 	if err := s.CheckNew(n); err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ type Ahead struct {
 }
 
 // StartNew starts generating the W of the model New(cfg, d, nil, p) (and
-// flycl.New(cfg, d)) creates, for Ahead.New (or Core) to take. The
+// flycl.New(cfg, d)) creates, for Ahead.New (or W) to take. The
 // generation stops when ctx is done. A configuration New refuses starts
 // nothing (nil): New reports it. Stop drops a W that will not be used.
 func StartNew(ctx context.Context, cfg flycl.Config, d int) *Ahead {
@@ -55,18 +55,6 @@ func (a *Ahead) W(ctx context.Context, cfg flycl.Config, d int) (*projection.Mat
 		return nil, nil
 	}
 	return w, nil
-}
-
-// Core is flycl.New(cfg, d) with a's W when it is that model's (W).
-func (a *Ahead) Core(ctx context.Context, cfg flycl.Config, d int) (*flycl.Model, error) {
-	w, err := a.W(ctx, cfg, d)
-	if err != nil {
-		return nil, err
-	}
-	if w == nil {
-		return flycl.New(cfg, d)
-	}
-	return flycl.NewWithProjection(cfg, w)
 }
 
 // New is New(cfg, d, nil, p) with a's W when it is that model's (W).

@@ -83,12 +83,13 @@ func TestAheadSameModel(t *testing.T) {
 			t.Errorf("%s: the scores differ from those of the model whose W was generated after", name)
 		}
 	}
-	core, err := StartNew(ctx, cfg, d).Core(ctx, cfg, d)
-	if err != nil {
-		t.Fatal(err)
+	// W with flycl.NewWithProjection is flycl.New's model
+	w, err := StartNew(ctx, cfg, d).W(ctx, cfg, d)
+	if err != nil || w == nil {
+		t.Fatalf("W = %v, %v", w, err)
 	}
-	if w := core.Snapshot().Projection().Digest(); w != wantW {
-		t.Errorf("Core: W's digest %s, want %s", w, wantW)
+	if core, err := flycl.NewWithProjection(cfg, w); err != nil || core.Snapshot().Projection().Digest() != wantW || core.Config().P != want.Model.Config().P {
+		t.Errorf("flycl.NewWithProjection of W: %v, want W's digest %s", err, wantW)
 	}
 }
 

@@ -52,3 +52,22 @@ func BenchmarkApply(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGenerate: W of a new model from photos, m = 10000 at
+// MobileNetV2's d = 1280: p = 300 (the paper's), and p = 500 (flycl
+// learn's image default at d = 1280). cpu-ms/op is the process's CPU
+// time per generation (its rows are split over all CPUs), the figure to
+// compare on a loaded machine.
+func BenchmarkGenerate(b *testing.B) {
+	for _, p := range []int{300, 500} {
+		b.Run(fmt.Sprintf("m=10000/d=1280/p=%d", p), func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				if _, err := Generate(10000, 1280, p, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N)/1e3, "cpu-ms/op")
+		})
+	}
+}

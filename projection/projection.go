@@ -97,6 +97,17 @@ type Matrix struct {
 // Fisher-Yates shuffle), then N(0,1) values. Rows are independent streams,
 // so W does not depend on the number of threads.
 func Generate(m, d, p int, seed uint64) (*Matrix, error) {
+	return generate(context.Background(), m, d, p, seed)
+}
+
+// cancelEvery is how many rows a worker of generate makes between two
+// looks at its context (about 1 ms of work at p = 300).
+const cancelEvery = 64
+
+// generate is Generate, stopped with ctx's error (wrapped) when ctx is
+// done before W is: the rows are independent streams, so a W it returns
+// has the same bits as one made in a single run.
+func generate(ctx context.Context, m, d, p int, seed uint64) (*Matrix, error) {
 	if m <= 0 || d <= 0 || p <= 0 {
 		return nil, fmt.Errorf("projection: m, d and p must be positive (m=%d d=%d p=%d)", m, d, p)
 	}
@@ -110,8 +121,12 @@ func Generate(m, d, p int, seed uint64) (*Matrix, error) {
 			perm[i] = int32(i)
 		}
 		swaps := make([]int32, p)
+		var pairs []float64 // normals' scratch
 		chosen := make([]uint64, (d+63)/64)
 		for j := lo; j < hi; j++ {
+			if (j-lo)%cancelEvery == 0 && ctx.Err() != nil {
+				return
+			}
 			src := newNormalSource(seed, uint64(j))
 			for i := 0; i < p; i++ {
 				r := i + src.intn(d-i)
@@ -131,12 +146,12 @@ func Generate(m, d, p int, seed uint64) (*Matrix, error) {
 				r := swaps[i]
 				perm[i], perm[r] = perm[r], perm[i]
 			}
-			vals := w.Vals[j*p : (j+1)*p]
-			for i := range vals {
-				vals[i] = float32(src.norm())
-			}
+			pairs = src.normals(w.Vals[j*p:(j+1)*p], pairs)
 		}
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("projection: generating W (m=%d d=%d p=%d seed %d): %w", m, d, p, seed, ctx.Err())
+	}
 	return w, nil
 }
 

@@ -10,7 +10,9 @@
 // file's (AgreeModel), a given W's (AgreeW), statistics' (AgreeStats).
 // NewConfig and NewModel make the model that flycl learn, stats and serve
 // create when the file does not exist (sized for images when it learns
-// through a backbone), NewFromStats the one flycl merge creates.
+// through a backbone), NewFromStats the one flycl merge creates;
+// StartNewModel starts a new model's W while its images are extracted,
+// for NewModelAhead to take.
 // ReadSettings parses a settings file (a JSON object of flag names and
 // values, flycl-lab run --config) into flag text.
 package configflag

@@ -1,6 +1,7 @@
 package configflag
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -104,20 +105,43 @@ func (f *Flags) NewConfig(d int, images bool) (flycl.Config, error) {
 // of wFile when it is not "" (modelfile.ImportProjection), which must
 // agree with the flags (AgreeW).
 func (f *Flags) NewModel(d int, wFile string, p *modelfile.Pipeline) (*deploy.Model, error) {
+	return f.NewModelAhead(context.Background(), d, wFile, p, nil)
+}
+
+// NewModelAhead is NewModel with the W generated ahead (StartNewModel)
+// when it is that model's W (deploy.Ahead.New: the same model, bit for
+// bit); ctx bounds the wait for it. A W file's model does not use it.
+func (f *Flags) NewModelAhead(ctx context.Context, d int, wFile string, p *modelfile.Pipeline, ahead *deploy.Ahead) (*deploy.Model, error) {
 	cfg, err := f.NewModelConfig(d, wFile, p)
 	if err != nil {
 		return nil, err
 	}
-	var w *projection.Matrix
-	if wFile != "" {
-		if w, err = modelfile.ImportProjection(wFile); err != nil {
-			return nil, err
-		}
-		if err := f.AgreeW(w, wFile); err != nil {
-			return nil, err
-		}
+	if wFile == "" {
+		return ahead.New(ctx, cfg, d, p)
+	}
+	ahead.Stop()
+	w, err := modelfile.ImportProjection(wFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.AgreeW(w, wFile); err != nil {
+		return nil, err
 	}
 	return deploy.New(cfg, d, w, p)
+}
+
+// StartNewModel starts generating the W of the model NewModel creates
+// for d-dimensional features through a backbone without a W file (the
+// configuration of NewConfig(d, true)), for NewModelAhead to take once
+// the images' features are extracted: W is made meanwhile instead of
+// after (deploy.StartNew). nil when the flags make no configuration
+// (NewModel reports them).
+func (f *Flags) StartNewModel(ctx context.Context, d int) *deploy.Ahead {
+	cfg, err := f.NewConfig(d, true)
+	if err != nil {
+		return nil
+	}
+	return deploy.StartNew(ctx, cfg, d)
 }
 
 // NewModelConfig is the configuration NewModel gives a new model (and

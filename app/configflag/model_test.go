@@ -1,6 +1,7 @@
 package configflag
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"reflect"
@@ -160,6 +161,49 @@ func TestNewModel(t *testing.T) {
 	g, _ := projection.Generate(30, 16, 3, 5)
 	if modelfile.StatsConfigOf(m.Model).WSHA256 != g.Digest() {
 		t.Errorf("W is not projection.Generate(30, 16, 3, 5)")
+	}
+}
+
+// TestNewModelAhead: the W StartNewModel starts for images of d
+// dimensions is the one NewModelAhead's model takes (the same matrix, not
+// generated again) for features through a backbone, the W the flags give
+// it (projection.Generate of the image defaults' m and p and the flags'
+// seed); given a W file, NewModelAhead takes the file's W instead.
+func TestNewModelAhead(t *testing.T) {
+	ctx := context.Background()
+	const d = 16
+	pipe := &modelfile.Pipeline{Backbone: "squeezenet", Name: "squeezenet1.1", Output: "features", Dim: d}
+	f := parse(t, "--m", "60", "--w-seed", "5")
+	a := f.StartNewModel(ctx, d)
+	m, err := f.NewModelAhead(ctx, d, "", pipe, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.NewConfig(d, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := a.W(ctx, cfg, d)
+	if err != nil || w == nil || m.Model.Snapshot().Projection() != w {
+		t.Errorf("the model's W is not the one started ahead (%v)", err)
+	}
+	g, _ := projection.Generate(60, d, cfg.P, 5)
+	if got := modelfile.StatsConfigOf(m.Model).WSHA256; got != g.Digest() {
+		t.Errorf("W digest %s, want projection.Generate(60, %d, %d, 5)'s %s", got, d, cfg.P, g.Digest())
+	}
+
+	wf, _ := projection.Generate(40, d, 4, 99)
+	file := filepath.Join(t.TempDir(), "w.npz")
+	if err := modelfile.ExportProjection(file, wf); err != nil {
+		t.Fatal(err)
+	}
+	f = parse(t, "--k", "12")
+	m, err = f.NewModelAhead(ctx, d, file, pipe, f.StartNewModel(ctx, d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := modelfile.StatsConfigOf(m.Model).WSHA256; got != wf.Digest() {
+		t.Errorf("with a W file: W digest %s, want the file's %s", got, wf.Digest())
 	}
 }
 

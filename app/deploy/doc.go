@@ -3,7 +3,8 @@
 // turns an image into its features), the operations a deployed model
 // needs in memory (learn a task of named samples, online or at once;
 // forget a class exactly or drop it; learn merged statistics and a
-// shard's statistics). The input requests that give it samples are
+// shard's statistics), and a new model's W generated while its first
+// photos are extracted (Ahead). The input requests that give it samples are
 // app/intake's.
 //
 // It writes no file: a model file, its journal and its lock are the

@@ -40,7 +40,7 @@ func testLibrary() string {
 // cifarFolder copies the first nTrain and nTest JPEGs of some CIFAR-10
 // classes from the shared archive into DIR/<split>/<class>/; without
 // ../shared, drawnFolder draws them.
-func cifarFolder(t *testing.T, classes []string, nTrain, nTest int) string {
+func cifarFolder(t testing.TB, classes []string, nTrain, nTest int) string {
 	t.Helper()
 	f, err := os.Open(filepath.Join(shared, "data", "cifar10-jpeg.tar.gz"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -84,7 +84,7 @@ func cifarFolder(t *testing.T, classes []string, nTrain, nTest int) string {
 // drawnFolder writes nTrain and nTest 32×32 JPEGs (CIFAR's size) of each
 // class into DIR/<split>/<class>/, drawn in the class's pattern
 // (testimages.ForClass).
-func drawnFolder(t *testing.T, classes []string, nTrain, nTest int) string {
+func drawnFolder(t testing.TB, classes []string, nTrain, nTest int) string {
 	t.Helper()
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(uint64(nTrain), uint64(nTest)))
@@ -118,7 +118,7 @@ func drawnFolder(t *testing.T, classes []string, nTrain, nTest int) string {
 
 // squeezeNet opens the shared weights of backbone name, or without
 // ../shared the weights built into flycl (vision/backbone/zoo), and ONNX Runtime.
-func squeezeNet(t *testing.T, name string) *backbone.Model {
+func squeezeNet(t testing.TB, name string) *backbone.Model {
 	t.Helper()
 	m, err := extract.OpenBackbone(name, filepath.Join(shared, "models"))
 	if _, serr := os.Stat(shared); err != nil && errors.Is(serr, fs.ErrNotExist) {

@@ -184,6 +184,11 @@ type LoadNotes struct {
 	Cached func(backbone string, n int)
 	// Bad are the images of labelled samples left out with SkipBad.
 	Bad func(*BadFilesError)
+	// Extracting is told the dimension of the images' features once the
+	// extractor is open, before the first image is read: what needs only
+	// that (a new model's W: store.Store.Extracting) can be made while
+	// they are extracted.
+	Extracting func(d int)
 }
 
 // Load opens the input the request names for a model with pipeline mp
@@ -209,6 +214,9 @@ func (r *InputRequest) Load(ctx context.Context, mp *modelfile.Pipeline, trained
 	if in.Images() {
 		if e, err = extractor(); err != nil {
 			return nil, r.Refuse(err)
+		}
+		if n.Extracting != nil {
+			n.Extracting(e.Dim())
 		}
 	}
 	s, err := in.Shard(ctx, e, 0, 1)

@@ -245,7 +245,9 @@ func TestInputRequestLoadBadImages(t *testing.T) {
 	r := &InputRequest{Data: "folder:" + dir, Split: "train", Labelled: true}
 	var skipped []string
 	var bad *BadFilesError
-	notes := LoadNotes{Skipped: func(p []string) { skipped = p }, Bad: func(b *BadFilesError) { bad = b }}
+	var extracting []int // the dimensions told before extracting
+	notes := LoadNotes{Skipped: func(p []string) { skipped = p }, Bad: func(b *BadFilesError) { bad = b },
+		Extracting: func(d int) { extracting = append(extracting, d) }}
 	_, err := r.Load(context.Background(), nil, false, open, notes)
 	var ie *InputError
 	if !errors.As(err, &ie) || !errors.Is(err, ErrNothingLearned) || !flycl.IsInput(err) || !strings.Contains(err.Error(), filepath.Join(dir, "b/bad.png")) ||
@@ -255,6 +257,10 @@ func TestInputRequestLoadBadImages(t *testing.T) {
 	if !slices.Equal(skipped, []string{filepath.Join(dir, "b/notes.txt")}) {
 		t.Errorf("skipped %q, want notes.txt", skipped)
 	}
+	// told before the extraction that failed
+	if !slices.Equal(extracting, []int{e.Dim()}) {
+		t.Errorf("Extracting told %v, want the extractor's dimension %d once", extracting, e.Dim())
+	}
 	r.SkipBad = true
 	l, err := r.Load(context.Background(), nil, false, open, notes)
 	if err != nil {
@@ -262,6 +268,9 @@ func TestInputRequestLoadBadImages(t *testing.T) {
 	}
 	if l.N != 3 || !slices.Equal(l.Names, []string{"a", "a", "b"}) || bad == nil || bad.Total != 4 || len(bad.Files) != 1 || opened != 2 {
 		t.Errorf("loaded %d named %q, bad %+v, extractor opened %d times: want 3 (a a b), 1 of 4 bad, 2", l.N, l.Names, bad, opened)
+	}
+	if !slices.Equal(extracting, []int{e.Dim(), e.Dim()}) || l.D != e.Dim() {
+		t.Errorf("Extracting told %v, features of d=%d; want the extractor's dimension %d, once per load", extracting, l.D, e.Dim())
 	}
 	if want := "folder:" + dir + " through " + e.Backbone.Name; l.Desc != want {
 		t.Errorf("desc %q, want %q", l.Desc, want)

@@ -41,11 +41,41 @@ func optionErr(field string, v any, path string, err error) *OptionError {
 
 // NewModel is the model a learn creates when the model file does not
 // exist yet: Make returns it for the learned data's dimension and pipeline
-// and W, a projection file (configflag.Flags.NewModel). W applies to a
-// new model alone.
+// and W, a projection file, taking the W generated ahead when it is the
+// model's (configflag.Flags.NewModelAhead). W applies to a new model
+// alone.
 type NewModel struct {
 	W    string `flag:"w"`
-	Make func(d int, w string, p *modelfile.Pipeline) (*deploy.Model, error)
+	Make func(ctx context.Context, d int, w string, p *modelfile.Pipeline, ahead *deploy.Ahead) (*deploy.Model, error)
+	// Start, when not nil, starts generating the W of the model Make
+	// creates for d-dimensional features of images
+	// (configflag.Flags.StartNewModel): Store.Extracting calls it.
+	Start func(ctx context.Context, d int) *deploy.Ahead
+	// ahead is the W Start started, for Make.
+	ahead *deploy.Ahead
+}
+
+// Stop stops the generation of a W started ahead (Store.Extracting) that
+// LearnNew did not take (the learn was refused, or failed before): call
+// it once the learn is done. A W taken, or none started: nothing.
+func (n *NewModel) Stop() {
+	n.ahead.Stop()
+	n.ahead = nil
+}
+
+// Extracting is to be called when the features of images of dimension d
+// are about to be extracted for LearnNew (intake.LoadNotes.Extracting):
+// when the model file does not exist yet and n gives no W file, it starts
+// the new model's W (n.Start), which LearnNew gives n.Make. A model's W is
+// most of what creating it costs, and W depends only on its configuration
+// and d: it is then made while the photos are extracted, and a model from
+// a few photos is learned soon after their extraction ends. An existing
+// model, or a W file: nothing.
+func (s *Store) Extracting(ctx context.Context, n *NewModel, d int) {
+	if s.model != nil || s.exists || n.W != "" || n.Start == nil || n.ahead != nil {
+		return
+	}
+	n.ahead = n.Start(ctx, d)
 }
 
 // CheckNew checks n against the store before the data is read: W given
@@ -58,14 +88,14 @@ func (s *Store) CheckNew(n NewModel) error {
 }
 
 // LearnNew creates the model when the file does not exist yet (n.Make for
-// d's dimension and pipeline, then Create) and teaches it d (Learn). n is
-// checked first (CheckNew).
+// d's dimension and pipeline, with the W Extracting started, then Create)
+// and teaches it d (Learn). n is checked first (CheckNew).
 func (s *Store) LearnNew(ctx context.Context, d LearnData, n NewModel, opt deploy.LearnOptions, prepare func(*deploy.Model) error) (*Learned, error) {
 	if err := s.CheckNew(n); err != nil {
 		return nil, err
 	}
 	if s.model == nil {
-		m, err := n.Make(d.D, n.W, d.Pipeline)
+		m, err := n.Make(ctx, d.D, n.W, d.Pipeline, n.ahead)
 		if err != nil {
 			return nil, err
 		}

@@ -18,6 +18,9 @@ import (
 // dimension and pipeline, and taught; an existing one is taught as it is,
 // Make not called; W for an existing file is refused before anything, as
 // an *OptionError wrapping ErrCreateOnly that a Name turns into a flag.
+// Extracting starts the W of a missing model without a W file (Start,
+// for the features' dimension), which Make is given; for an existing
+// model or a W file it starts nothing.
 func TestLearnNew(t *testing.T) {
 	ctx := context.Background()
 	data := LearnData{X: []float32{1, 2, 3, 3, 2, 1, 1, 1, 2, 2, 1, 1}, D: 3, Names: []string{"a", "b", "a", "b"}, Source: "t.npz"}
@@ -48,13 +51,32 @@ func TestLearnNew(t *testing.T) {
 			}
 			defer st.Close()
 			var made struct {
-				d int
-				w string
+				d     int
+				w     string
+				ahead *deploy.Ahead
 			}
-			n := NewModel{W: tc.w, Make: func(d int, w string, p *modelfile.Pipeline) (*deploy.Model, error) {
-				made.d, made.w = d, w
-				return deploy.New(cfg, d, nil, p)
+			var started []*deploy.Ahead
+			n := NewModel{W: tc.w, Make: func(ctx context.Context, d int, w string, p *modelfile.Pipeline, ahead *deploy.Ahead) (*deploy.Model, error) {
+				made.d, made.w, made.ahead = d, w, ahead
+				return ahead.New(ctx, cfg, d, p)
+			}, Start: func(ctx context.Context, d int) *deploy.Ahead {
+				if d != data.D {
+					t.Errorf("Start for d = %d, want %d", d, data.D)
+				}
+				a := deploy.StartNew(ctx, cfg, d)
+				started = append(started, a)
+				return a
 			}}
+			defer n.Stop()
+			st.Extracting(ctx, &n, data.D)
+			st.Extracting(ctx, &n, data.D) // once
+			want := 0
+			if !tc.exists && tc.w == "" {
+				want = 1
+			}
+			if len(started) != want {
+				t.Fatalf("Extracting started %d W, want %d", len(started), want)
+			}
 			got, err := st.LearnNew(ctx, data, n, deploy.LearnOptions{}, nil)
 			if tc.wantErr != "" {
 				var oe *OptionError
@@ -75,6 +97,9 @@ func TestLearnNew(t *testing.T) {
 			}
 			if (made.d != 0) != tc.made || tc.made && (made.d != data.D || made.w != tc.w) {
 				t.Fatalf("Make called with d %d, w %q; want called %v with %d, %q", made.d, made.w, tc.made, data.D, tc.w)
+			}
+			if len(started) > 0 && made.ahead != started[0] {
+				t.Fatal("Make was not given the W Extracting started")
 			}
 			if !slices.Contains(got.Added, "a") || !hasClass(st.model, "a") {
 				t.Fatalf("learned %v, the store's model has classes %v", got.Added, st.model.Model.Classes().Names())

@@ -59,7 +59,7 @@ func (o *forgetOptions) run(cmd *cobra.Command, args []string) error {
 	var data func(*deploy.Model) (*store.ForgetData, error)
 	if o.in.data != "" || o.in.features != "" || len(args) > 0 {
 		data = func(m *deploy.Model) (*store.ForgetData, error) {
-			s, err := o.in.load(cmd, m.Pipeline, true, nil, true)
+			s, err := o.in.load(cmd, m.Pipeline, true, nil, true, nil)
 			if err != nil {
 				return nil, err
 			}

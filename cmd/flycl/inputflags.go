@@ -211,8 +211,9 @@ func (f *inputFlags) samples(cmd *cobra.Command, in *intake.Input, mp *modelfile
 
 // load reads the samples (intake.InputRequest.Load): images named on the
 // command line, a data set or a feature file. labelled says whether class
-// names are required.
-func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled bool) (*samples, error) {
+// names are required; extracting, when not nil, is told the features'
+// dimension before images are extracted (intake.LoadNotes.Extracting).
+func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool, images []string, labelled bool, extracting func(d int)) (*samples, error) {
 	l, err := f.request(cmd, images, labelled, false).Load(cmd.Context(), mp, trained,
 		func() (*extract.Extractor, error) { return f.extractor(cmd, mp, trained) },
 		intake.LoadNotes{
@@ -225,7 +226,8 @@ func (f *inputFlags) load(cmd *cobra.Command, mp *modelfile.Pipeline, trained bo
 					fmt.Fprintf(os.Stderr, "extract %s: %d features from the cache\n", bm, n)
 				}
 			},
-			Bad: func(bad *intake.BadFilesError) { fmt.Fprintf(os.Stderr, "skipped: %s\n", bad.Error()) },
+			Bad:        func(bad *intake.BadFilesError) { fmt.Fprintf(os.Stderr, "skipped: %s\n", bad.Error()) },
+			Extracting: extracting,
 		})
 	if err != nil {
 		return nil, flagNames(err)

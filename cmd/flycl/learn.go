@@ -75,7 +75,8 @@ class_names (or --class-names).`,
 
 // run opens the model file (store.Open), loads the input and teaches it
 // (store.Store.LearnNew: the model created when absent,
-// configflag.Flags.NewModel), and prints what the learn did.
+// configflag.Flags.NewModelAhead, its W generated while the images are
+// extracted: store.Store.Extracting), and prints what the learn did.
 func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 	if o.model == "" {
 		return fmt.Errorf("give --model FILE")
@@ -93,7 +94,8 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer st.Close()
-	n := store.NewModel{W: o.wFile, Make: o.mf.bound().NewModel}
+	n := store.NewModel{W: o.wFile, Make: o.mf.bound().NewModelAhead, Start: o.mf.bound().StartNewModel}
+	defer n.Stop()
 	if err := st.CheckNew(n); err != nil {
 		return learnFlagNames(err)
 	}
@@ -108,7 +110,7 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf("learn takes no image arguments (images need labels: --data folder:DIR reads DIR/<class>/<image>)")
 	}
-	s, err := o.in.load(cmd, mp, learned, nil, true)
+	s, err := o.in.load(cmd, mp, learned, nil, true, func(d int) { st.Extracting(cmd.Context(), &n, d) })
 	if err != nil {
 		return err
 	}

@@ -136,7 +136,7 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 	// every image that can be read is answered; the others are
 	// listed after the answers, and the exit status is not 0
 	o.in.skipBad = true
-	s, err := o.in.load(cmd, f.Pipeline, true, args, false)
+	s, err := o.in.load(cmd, f.Pipeline, true, args, false, nil)
 	if err != nil {
 		return err
 	}

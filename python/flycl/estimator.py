@@ -1,5 +1,7 @@
 """FlyCLClassifier: Fly-CL as a scikit-learn estimator."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -116,16 +118,36 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
         with ImageFiles(X) as paths:
             return ext.features(paths)
 
+    def _input_new(self, X):
+        """X as features (_input), and for images the new model they go
+        into, made while they are extracted: its W, generated from the seed,
+        is most of what a new model costs and needs only the features'
+        dimension, known before the first image is read, so it is made in
+        a thread meanwhile (libflycl's calls release the GIL). None for
+        feature vectors, or when making the model failed: it is made again
+        after the checks of X and y, whose errors come first."""
+        ext = self._extractor() if is_images(X) else None
+        if ext is None:
+            return self._input(X), None
+        with ThreadPoolExecutor(1) as pool:
+            made = pool.submit(self._new_model, ext.dim, ext)
+            X = self._input(X)  # on an error, the pool waits for the model and drops it
+            try:
+                return X, made.result()
+            except Exception:
+                return X, None
+
     # ---- learning ----
 
     def fit(self, X, y):
         """Learns X, y as one task on a new model (λ by GCV on it)."""
         self.__dict__.pop("model_", None)
         self.__dict__.pop("_extractor_", None)
-        X = self._input(X)
+        X, model = self._input_new(X)
         X, y = self._validate_data(X, y, dtype=np.float32, order="C", reset=True)
         check_classification_targets(y)
-        model = self._new_model(X.shape[1], self._extractor())
+        if model is None:
+            model = self._new_model(X.shape[1], self._extractor())
         self._fixed = None
         self._names = {}
         self._learn(model, X, y)
@@ -139,7 +161,10 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
         ``classes`` (first call) fixes every class the tasks will bring
         (classes_); without it classes_ grows with the classes learned."""
         first = not hasattr(self, "model_")
-        X = self._input(X)
+        if first:
+            X, model = self._input_new(X)
+        else:
+            X = self._input(X)
         X, y = self._validate_data(X, y, dtype=np.float32, order="C", reset=first)
         check_classification_targets(y)
         if first:
@@ -147,7 +172,8 @@ class FlyCLClassifier(ClassifierMixin, BaseEstimator):
             self._names = {}
             if classes is not None:
                 self._fixed = np.unique(np.asarray(classes))
-            model = self._new_model(X.shape[1], self._extractor())
+            if model is None:
+                model = self._new_model(X.shape[1], self._extractor())
         else:
             model = self.model_
         if self._fixed is not None:

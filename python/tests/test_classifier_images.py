@@ -109,6 +109,35 @@ def test_classifier_learns_images_and_its_file_serves_them(tmp_path):
     assert back.decision_function(files).tobytes() == by_array.tobytes()
 
 
+def test_new_model_made_during_extraction_is_the_features_one():
+    # fit and a first partial_fit on images make the model while the
+    # images are extracted (in a thread): the model fit on their features
+    # makes, bit for bit; a configuration refused is the same error, and
+    # a y of the wrong length still the check's, not the model's
+    if not os.path.exists(ORT) and not os.environ.get("FLYCL_ORT_LIB"):
+        pytest.skip(f"no ONNX Runtime at {ORT} (make ort)")
+    kinds = ["stripes", "disc"]
+    train = [draw(kinds[i % 2], 40 + i) for i in range(6)]
+    labels = [kinds[i % 2] for i in range(6)]
+    with flycl.Extractor("mobilenetv2") as e, ImageFiles(train) as paths:
+        feats = e.features(paths)
+    opts = dict(m=400, k=120, lambdas=[1e1, 1e2, 1e3])
+    want = flycl.FlyCLClassifier(**opts).fit(feats, labels).decision_function(feats)
+    got = flycl.FlyCLClassifier(backbone="mobilenetv2", **opts).fit(train, labels)
+    assert got.decision_function(feats).tobytes() == want.tobytes()
+    got = flycl.FlyCLClassifier(backbone="mobilenetv2", **opts).partial_fit(train, labels)
+    assert got.decision_function(feats).tobytes() == want.tobytes()
+
+    bad = dict(opts, k=500)  # k > m
+    with pytest.raises(Exception) as by_features:
+        flycl.FlyCLClassifier(**bad).fit(feats, labels)
+    with pytest.raises(Exception) as by_images:
+        flycl.FlyCLClassifier(backbone="mobilenetv2", **bad).fit(train, labels)
+    assert type(by_images.value) is type(by_features.value) and str(by_images.value) == str(by_features.value)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        flycl.FlyCLClassifier(backbone="mobilenetv2", **bad).fit(train, labels[:5])
+
+
 def _write(tmp_path, arrays):
     out = []
     for i, a in enumerate(arrays):

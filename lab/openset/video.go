@@ -142,6 +142,17 @@ type VideoRow struct {
 	// (the mean of its frames' values), mean over the splits: how much
 	// the frames of one object add, whatever the threshold.
 	AUROCFrame, AUROCObject float64
+	// The ROC points of the open-set values, mean over the splits, each
+	// at the threshold chosen on the scored objects themselves (the
+	// best any threshold on that value can do, not a rule a model can
+	// calibrate): FrameROC95 and FrameROC90 are the shares of the
+	// strangers' frames at least as high as the threshold that keeps 95%
+	// and 90% of the known objects' frames; ObjectROC90Mean and
+	// ObjectROC90Min the shares of the strangers' objects kept at the
+	// threshold that keeps 90% of the known objects, on the mean of an
+	// object's frames' values and on their least (all its frames must
+	// pass).
+	FrameROC95, FrameROC90, ObjectROC90Mean, ObjectROC90Min float64
 }
 
 // VideoResult is Video's output.
@@ -332,6 +343,7 @@ type videoAcc struct {
 	keptF, keptFN, keptO, rightO, keptON int
 	emptyF, emptyFN, emptyW, emptyWN     int
 	aucF, aucO                           []float64
+	rocF95, rocF90, rocOMean, rocOMin    []float64
 }
 
 func (a *videoAcc) result() VideoRow {
@@ -347,6 +359,8 @@ func (a *videoAcc) result() VideoRow {
 	r.EmptyFrame, r.EmptyWindow = div(a.emptyF, a.emptyFN), div(a.emptyW, a.emptyWN)
 	r.Objects, r.Strangers = a.keptON, a.strON
 	r.AUROCFrame, r.AUROCObject = mean(a.aucF), mean(a.aucO)
+	r.FrameROC95, r.FrameROC90 = mean(a.rocF95), mean(a.rocF90)
+	r.ObjectROC90Mean, r.ObjectROC90Min = mean(a.rocOMean), mean(a.rocOMin)
 	return r
 }
 
@@ -512,7 +526,7 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 	}
 	// known objects, strangers, empty windows; the values of the first
 	// two for the AUROC
-	var frameVals, objVals [2][]float64
+	var frameVals, objVals, objMins [2][]float64
 	for _, kind := range []int{0, 1, 2} {
 		var rows [][]int
 		var truth []int
@@ -543,12 +557,14 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 		}
 		if kind < 2 {
 			for i := range rows {
-				m := 0.0
+				m, lo := 0.0, math.Inf(1)
 				for _, fr := range frs[i*c.Tries : (i+1)*c.Tries] {
 					frameVals[kind] = append(frameVals[kind], fr.value)
 					m += fr.value / float64(c.Tries)
+					lo = min(lo, fr.value)
 				}
 				objVals[kind] = append(objVals[kind], m)
+				objMins[kind] = append(objMins[kind], lo)
 			}
 		}
 		for _, rule := range videoRules {
@@ -583,9 +599,13 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 		}
 	}
 	aucF, aucO := AUROC(frameVals[0], frameVals[1]), AUROC(objVals[0], objVals[1])
+	rocF95, rocF90 := rocPoint(frameVals[0], frameVals[1], 0.95), rocPoint(frameVals[0], frameVals[1], 0.90)
+	rocOMean, rocOMin := rocPoint(objVals[0], objVals[1], 0.90), rocPoint(objMins[0], objMins[1], 0.90)
 	for _, rule := range videoRules {
 		a := accOf(rule)
 		a.aucF, a.aucO = append(a.aucF, aucF), append(a.aucO, aucO)
+		a.rocF95, a.rocF90 = append(a.rocF95, rocF95), append(a.rocF90, rocF90)
+		a.rocOMean, a.rocOMin = append(a.rocOMean, rocOMean), append(a.rocOMin, rocOMin)
 	}
 	return nil
 }
@@ -604,6 +624,85 @@ func (r *VideoResult) Markdown(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Set, x.View, x.Learn, x.Rule, pct(x.FrameKeep),
 			pct(x.StrangerFrame), pct(x.StrangerObject), pct(x.KeptFrame), pct(x.KeptObject), pct(x.RightObject), pct(x.EmptyFrame), pct(x.EmptyWindow), pct(x.AUROCFrame), pct(x.AUROCObject))
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "| features | view | learned | strangers labelled per frame %% (%s) | target per object ≤ %% | best rule keeping ≥ %s%% of known objects | its strangers per object %% | target met | AUROC %%, per frame | strangers' frames at 95%% of known frames kept %% | at 90%% | AUROC %%, per object | strangers' objects at 90%% of known objects kept %%, mean of %d values | least of %d |\n",
+		RuleFirst, pct(VideoTargetKept), r.Config.Tries, r.Config.Tries)
+	fmt.Fprintln(w, "|---|---|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|")
+	for _, t := range r.Targets() {
+		x, met := t.Frame, "no"
+		if t.Met {
+			met = "yes"
+		}
+		best, bestS := "none", "–"
+		if t.Best != nil {
+			best, bestS = t.Best.Rule, pct(t.Best.StrangerObject)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Set, x.View, x.Learn,
+			pct(x.StrangerFrame), pct(x.StrangerFrame/2), best, bestS, met, pct(x.AUROCFrame), pct(x.FrameROC95), pct(x.FrameROC90), pct(x.AUROCObject), pct(x.ObjectROC90Mean), pct(x.ObjectROC90Min))
+	}
+}
+
+// VideoTargetKept is the share of known objects a rule must keep to
+// count toward VideoTarget.
+const VideoTargetKept = 0.90
+
+// VideoTarget checks, for one set, view and learn whose open-set values
+// alone decide (the classes only, and the reserved classes read as a
+// margin), whether some rule labels at most half as many of the
+// strangers' objects as the single-frame rule labels of their frames
+// while keeping at least VideoTargetKept of the known objects.
+type VideoTarget struct {
+	// Frame is the single-frame rule's row (RuleFirst): its
+	// StrangerFrame is the per-frame rate, and its ROC points and AUROC
+	// are the learn's.
+	Frame VideoRow
+	// Best is the rule keeping at least VideoTargetKept of the known
+	// objects that labels the fewest strangers' objects (nil: none
+	// keeps that many).
+	Best *VideoRow
+	// Met: Best labels at most half of Frame.StrangerFrame.
+	Met bool
+}
+
+// Targets returns VideoTarget for each set, view and learn whose answers
+// the open-set value alone decides, in the order of the rows.
+func (r *VideoResult) Targets() []VideoTarget {
+	var out []VideoTarget
+	for _, x := range r.Rows {
+		if x.Rule != RuleFirst || !(x.Learn == VideoPlain || x.Learn == VideoNoneMargin || x.Learn == VideoBothMargin) {
+			continue
+		}
+		t := VideoTarget{Frame: x}
+		for j := range r.Rows {
+			y := &r.Rows[j]
+			if y.Set != x.Set || y.View != x.View || y.Learn != x.Learn || !(y.KeptObject >= VideoTargetKept) {
+				continue
+			}
+			if t.Best == nil || y.StrangerObject < t.Best.StrangerObject {
+				t.Best = y
+			}
+		}
+		t.Met = t.Best != nil && t.Best.StrangerObject <= x.StrangerFrame/2
+		out = append(out, t)
+	}
+	return out
+}
+
+// rocPoint is the share of unknown at least as high as the largest
+// threshold that keeps the share keep of known: the false-positive rate
+// of the ROC curve of known against unknown at the true-positive rate
+// keep (at least keep when values tie). The count of known values it may
+// leave out, ⌊(1 − keep)·n⌋, is taken with a tolerance of 1e-9 so that
+// 1 − 0.9 in floating point (just under 0.1) leaves out 1 of 10.
+func rocPoint(known, unknown []float64, keep float64) float64 {
+	if len(known) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(known)
+	slices.Sort(s)
+	i := int(math.Floor((1-keep)*float64(len(s)) + 1e-9))
+	t := s[min(max(i, 0), len(s)-1)]
+	return share(unknown, func(v float64) bool { return v >= t })
 }
 
 // frigateVote is flycl's Frigate vote (app/frigate's Rule) on class

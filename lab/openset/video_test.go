@@ -160,6 +160,12 @@ func TestVideoIdenticalFrames(t *testing.T) {
 		if r.Objects != 2*(8-3)*2 || r.Strangers != 2*(20-4) {
 			t.Errorf("%s %s %s: %d known objects and %d strangers, want %d and %d", r.View, r.Learn, r.Rule, r.Objects, r.Strangers, 20, 32)
 		}
+		// an object's mean and least value are its frames' one value,
+		// and the threshold keeping 90% of the known frames (each value
+		// 5 times) is the one keeping 90% of the objects: one ROC point
+		if r.ObjectROC90Mean != r.FrameROC90 || r.ObjectROC90Min != r.FrameROC90 {
+			t.Errorf("%s %s %s: identical frames, yet strangers at 90%% kept %g per frame, %g and %g per object", r.View, r.Learn, r.Rule, r.FrameROC90, r.ObjectROC90Mean, r.ObjectROC90Min)
+		}
 		if r.Rule == RuleTrack {
 			continue
 		}
@@ -186,8 +192,65 @@ func TestVideoSeparable(t *testing.T) {
 		if r.StrangerObject > 0.1 || r.RightObject < 0.9 {
 			t.Errorf("%s %s %s: strangers labelled %g, known right %g", r.View, r.Learn, r.Rule, r.StrangerObject, r.RightObject)
 		}
+		if r.FrameROC90 > 0.1 || r.ObjectROC90Mean > 0.1 || r.ObjectROC90Min > 0.1 {
+			t.Errorf("%s %s: strangers above the threshold keeping 90%% of the known: %g per frame, %g and %g per object", r.View, r.Learn, r.FrameROC90, r.ObjectROC90Mean, r.ObjectROC90Min)
+		}
 		if r.Learn == VideoBackground && r.EmptyFrame != 0 {
 			t.Errorf("%s %s: the learned empty scene labelled in %g of its frames", r.View, r.Rule, r.EmptyFrame)
 		}
+	}
+}
+
+// rocPoint against values counted by hand: the threshold keeping 90% of
+// the known values 1..10 is 2 (9 of 10 at least as high), and the
+// unknown values at least 2 are 2 of 4; at 95% it is 1 (10 of 10:
+// 9.5 is not a whole count), and 3 of 4 are at least 1.
+func TestVideoROCPoint(t *testing.T) {
+	known := []float64{7, 3, 10, 1, 9, 2, 8, 4, 6, 5}
+	unknown := []float64{0.5, 1, 2.5, 11}
+	if got := rocPoint(known, unknown, 0.9); got != 0.5 {
+		t.Errorf("at 90%%: %g, want 0.5 (threshold 2)", got)
+	}
+	if got := rocPoint(known, unknown, 0.95); got != 0.75 {
+		t.Errorf("at 95%%: %g, want 0.75 (threshold 1)", got)
+	}
+	if got := rocPoint(known, unknown, 0.5); got != 0.25 { // threshold 6: only 11
+		t.Errorf("at 50%%: %g, want 0.25", got)
+	}
+	if got := rocPoint(nil, unknown, 0.9); !math.IsNaN(got) {
+		t.Errorf("no known values: %g, want NaN", got)
+	}
+}
+
+// Targets picks, per view and learn decided by the open-set value, the
+// rule keeping at least 90% of the known objects that labels the fewest
+// strangers, and compares it with half the single frame's rate; learns
+// with reserved answers are left out. The rows are made by hand.
+func TestVideoTargets(t *testing.T) {
+	row := func(view, learn, rule string, sf, so, ko float64) VideoRow {
+		return VideoRow{Set: "s", View: view, Learn: learn, Rule: rule, StrangerFrame: sf, StrangerObject: so, KeptObject: ko}
+	}
+	r := &VideoResult{Rows: []VideoRow{
+		row("crop", VideoPlain, RuleFirst, 0.8, 0.8, 0.97),
+		row("crop", VideoPlain, RuleVote, 0.8, 0.5, 0.95),
+		row("crop", VideoPlain, RuleDebounce, 0.8, 0.3, 0.89), // keeps too few
+		row("crop", VideoPlain, RuleTrack, 0.8, 0.41, 0.90),   // the best: exactly 90%
+		row("crop", VideoNone, RuleFirst, 0.4, 0.1, 0.95),     // reserved answers: no target
+		row("scene", VideoPlain, RuleFirst, 0.9, 0.9, 0.85),
+		row("scene", VideoPlain, RuleVote, 0.9, 0.2, 0.5),
+	}}
+	got := r.Targets()
+	if len(got) != 2 {
+		t.Fatalf("%d targets, want 2 (crop and scene, classes only)", len(got))
+	}
+	if c := got[0]; c.Best == nil || c.Best.Rule != RuleTrack || c.Met {
+		t.Errorf("crop: best %+v, met %v; want the track rule, 0.41 > 0.8/2: not met", c.Best, c.Met)
+	}
+	if s := got[1]; s.Best != nil || s.Met {
+		t.Errorf("scene: best %+v, met %v; want no rule keeping 90%%", s.Best, s.Met)
+	}
+	r.Rows[3].StrangerObject = 0.4 // at most half: exactly half meets it
+	if c := r.Targets()[0]; !c.Met {
+		t.Errorf("crop: 0.4 ≤ 0.8/2, yet not met")
 	}
 }

@@ -160,6 +160,27 @@ type VideoResult struct {
 	Config VideoConfig
 	Groups []string
 	Rows   []VideoRow
+	// Sweep is every rule at every per-frame keep of VideoSweepKeeps
+	// (FrameKeep; the threshold the model's pool gives for it, the track
+	// rule's too): only StrangerObject, KeptObject and their counts are
+	// set. A user sets the per-frame keep (keep:SHARE), so each point is a
+	// deployable rule.
+	Sweep []VideoRow
+}
+
+// VideoSweepKeeps returns the per-frame keeps of the sweep: 0.99 down to
+// 0.80 by 0.01, then 0.75, 0.70, 0.60, 0.50, with keep added when it is
+// not among them.
+func VideoSweepKeeps(keep float64) []float64 {
+	var out []float64
+	for i := 99; i >= 80; i-- {
+		out = append(out, float64(i)/100)
+	}
+	out = append(out, 0.75, 0.70, 0.60, 0.50)
+	if !slices.Contains(out, keep) {
+		out = append(out, keep)
+	}
+	return out
 }
 
 // videoTracks indexes a VideoSet: per view, per photo, the rows of its
@@ -276,8 +297,8 @@ func Video(ctx context.Context, sets []VideoSet, cfg VideoConfig, progress func(
 		if len(t.strange) <= c.None {
 			return nil, fmt.Errorf("openset: video set %q: %d strangers, want more than %d", s.Name, len(t.strange), c.None)
 		}
-		acc := map[string]*videoAcc{}
-		var order []string
+		acc, sweep := map[string]*videoAcc{}, map[string]*videoAcc{}
+		var order, sweepOrder []string
 		for split := 0; split < c.Splits; split++ {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -322,7 +343,15 @@ func Video(ctx context.Context, sets []VideoSet, cfg VideoConfig, progress func(
 							order = append(order, key)
 						}
 					}
-					if err := sp.run(ctx, func(rule string) *videoAcc { return acc[viewKind+"|"+learn+"|"+rule] }); err != nil {
+					sweepOf := func(rule string, keep float64) *videoAcc {
+						key := viewKind + "|" + learn + "|" + rule + "|" + strconv.FormatFloat(keep, 'g', -1, 64)
+						if sweep[key] == nil {
+							sweep[key] = &videoAcc{row: VideoRow{Set: s.Name, View: viewKind, Learn: learn, Rule: rule, FrameKeep: keep}}
+							sweepOrder = append(sweepOrder, key)
+						}
+						return sweep[key]
+					}
+					if err := sp.run(ctx, func(rule string) *videoAcc { return acc[viewKind+"|"+learn+"|"+rule] }, sweepOf); err != nil {
 						return nil, err
 					}
 				}
@@ -331,6 +360,9 @@ func Video(ctx context.Context, sets []VideoSet, cfg VideoConfig, progress func(
 		}
 		for _, k := range order {
 			res.Rows = append(res.Rows, acc[k].result())
+		}
+		for _, k := range sweepOrder {
+			res.Sweep = append(res.Sweep, sweep[k].result())
 		}
 	}
 	return res, nil
@@ -387,7 +419,7 @@ type frame struct {
 	value float64
 }
 
-func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc) error {
+func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc, sweepOf func(rule string, keep float64) *videoAcc) error {
 	f, c := sp.s.Frames, sp.c
 	d := f.D
 	tracks := sp.t.tracks[sp.view]
@@ -496,6 +528,7 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 		}
 		return out, nil
 	}
+	var decideAt func(rule string, frs []frame, th float64) (int, int)
 	// decide returns the class a rule labels the frames with (-1: none)
 	// and, for the per-frame count, how many frames it labels known
 	decide := func(rule string, frs []frame) (int, int) {
@@ -503,6 +536,9 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 		if rule == RuleTrack {
 			th = thTrack
 		}
+		return decideAt(rule, frs, th)
+	}
+	decideAt = func(rule string, frs []frame, th float64) (int, int) {
 		answers := make([]int, len(frs))
 		known := 0
 		for i, fr := range frs {
@@ -567,6 +603,29 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 				objMins[kind] = append(objMins[kind], lo)
 			}
 		}
+		if kind < 2 {
+			// every rule at every per-frame keep of the sweep
+			for _, keep := range VideoSweepKeeps(c.Keep) {
+				th := reject.KeepThreshold(cal, keep)
+				for _, rule := range videoRules {
+					a := sweepOf(rule, keep)
+					for i := range rows {
+						cl, _ := decideAt(rule, frs[i*c.Tries:(i+1)*c.Tries], th)
+						if kind == 0 {
+							a.keptON++
+							if cl >= 0 {
+								a.keptO++
+							}
+						} else {
+							a.strON++
+							if cl >= 0 {
+								a.strO++
+							}
+						}
+					}
+				}
+			}
+		}
 		for _, rule := range videoRules {
 			a := accOf(rule)
 			a.row.FrameKeep = c.Keep
@@ -625,20 +684,20 @@ func (r *VideoResult) Markdown(w io.Writer) {
 			pct(x.StrangerFrame), pct(x.StrangerObject), pct(x.KeptFrame), pct(x.KeptObject), pct(x.RightObject), pct(x.EmptyFrame), pct(x.EmptyWindow), pct(x.AUROCFrame), pct(x.AUROCObject))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "| features | view | learned | strangers labelled per frame %% (%s) | target per object ≤ %% | best rule keeping ≥ %s%% of known objects | its strangers per object %% | target met | AUROC %%, per frame | strangers' frames at 95%% of known frames kept %% | at 90%% | AUROC %%, per object | strangers' objects at 90%% of known objects kept %%, mean of %d values | least of %d |\n",
-		RuleFirst, pct(VideoTargetKept), r.Config.Tries, r.Config.Tries)
-	fmt.Fprintln(w, "|---|---|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "| features | view | learned | strangers labelled per frame %% (%s, keep %s%%) | target per object ≤ %% | best rule keeping ≥ %s%% of known objects | its frame keep %% | strangers per object %% | known kept per object %% | target met | AUROC %%, per frame | strangers' frames at 95%% of known frames kept %% | at 90%% | AUROC %%, per object | strangers' objects at 90%% of known objects kept %%, mean of %d values | least of %d |\n",
+		RuleFirst, pct(r.Config.Keep), pct(VideoTargetKept), r.Config.Tries, r.Config.Tries)
+	fmt.Fprintln(w, "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
 	for _, t := range r.Targets() {
 		x, met := t.Frame, "no"
 		if t.Met {
 			met = "yes"
 		}
-		best, bestS := "none", "–"
+		best, bestK, bestS, bestO := "none", "–", "–", "–"
 		if t.Best != nil {
-			best, bestS = t.Best.Rule, pct(t.Best.StrangerObject)
+			best, bestK, bestS, bestO = t.Best.Rule, pct(t.Best.FrameKeep), pct(t.Best.StrangerObject), pct(t.Best.KeptObject)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Set, x.View, x.Learn,
-			pct(x.StrangerFrame), pct(x.StrangerFrame/2), best, bestS, met, pct(x.AUROCFrame), pct(x.FrameROC95), pct(x.FrameROC90), pct(x.AUROCObject), pct(x.ObjectROC90Mean), pct(x.ObjectROC90Min))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Set, x.View, x.Learn,
+			pct(x.StrangerFrame), pct(x.StrangerFrame/2), best, bestK, bestS, bestO, met, pct(x.AUROCFrame), pct(x.FrameROC95), pct(x.FrameROC90), pct(x.AUROCObject), pct(x.ObjectROC90Mean), pct(x.ObjectROC90Min))
 	}
 }
 
@@ -648,17 +707,21 @@ const VideoTargetKept = 0.90
 
 // VideoTarget checks, for one set, view and learn whose open-set values
 // alone decide (the classes only, and the reserved classes read as a
-// margin), whether some rule labels at most half as many of the
-// strangers' objects as the single-frame rule labels of their frames
-// while keeping at least VideoTargetKept of the known objects.
+// margin), whether some rule at some per-frame keep labels at most half
+// as many of the strangers' objects as the single-frame rule at the
+// configured keep labels of their frames, while keeping at least
+// VideoTargetKept of the known objects. The rule and keep are chosen on
+// the scored objects themselves: the best a user could set.
 type VideoTarget struct {
 	// Frame is the single-frame rule's row (RuleFirst): its
 	// StrangerFrame is the per-frame rate, and its ROC points and AUROC
 	// are the learn's.
 	Frame VideoRow
-	// Best is the rule keeping at least VideoTargetKept of the known
-	// objects that labels the fewest strangers' objects (nil: none
-	// keeps that many).
+	// Best is the rule and per-frame keep of the sweep (VideoResult.Sweep)
+	// keeping at least VideoTargetKept of the known objects that labels
+	// the fewest strangers' objects, the first in the sweep's order
+	// (keeps from the highest, then rules as in the table) when two tie (nil:
+	// none keeps that many).
 	Best *VideoRow
 	// Met: Best labels at most half of Frame.StrangerFrame.
 	Met bool
@@ -673,8 +736,8 @@ func (r *VideoResult) Targets() []VideoTarget {
 			continue
 		}
 		t := VideoTarget{Frame: x}
-		for j := range r.Rows {
-			y := &r.Rows[j]
+		for j := range r.Sweep {
+			y := &r.Sweep[j]
 			if y.Set != x.Set || y.View != x.View || y.Learn != x.Learn || !(y.KeptObject >= VideoTargetKept) {
 				continue
 			}

@@ -2,6 +2,7 @@ package openset
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"image"
@@ -10,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/flycl/flycl"
@@ -232,12 +234,16 @@ func TestVideoTargets(t *testing.T) {
 	}
 	r := &VideoResult{Rows: []VideoRow{
 		row("crop", VideoPlain, RuleFirst, 0.8, 0.8, 0.97),
-		row("crop", VideoPlain, RuleVote, 0.8, 0.5, 0.95),
-		row("crop", VideoPlain, RuleDebounce, 0.8, 0.3, 0.89), // keeps too few
-		row("crop", VideoPlain, RuleTrack, 0.8, 0.41, 0.90),   // the best: exactly 90%
-		row("crop", VideoNone, RuleFirst, 0.4, 0.1, 0.95),     // reserved answers: no target
+		row("crop", VideoNone, RuleFirst, 0.4, 0.1, 0.95), // reserved answers: no target
 		row("scene", VideoPlain, RuleFirst, 0.9, 0.9, 0.85),
-		row("scene", VideoPlain, RuleVote, 0.9, 0.2, 0.5),
+	}, Sweep: []VideoRow{
+		row("crop", VideoPlain, RuleFirst, 0, 0.8, 0.97),
+		row("crop", VideoPlain, RuleVote, 0, 0.5, 0.95),
+		row("crop", VideoPlain, RuleDebounce, 0, 0.3, 0.89), // keeps too few
+		row("crop", VideoPlain, RuleTrack, 0, 0.41, 0.90),   // the best: exactly 90%
+		row("crop", VideoNone, RuleFirst, 0, 0.1, 0.95),
+		row("scene", VideoPlain, RuleFirst, 0, 0.9, 0.85),
+		row("scene", VideoPlain, RuleVote, 0, 0.2, 0.5),
 	}}
 	got := r.Targets()
 	if len(got) != 2 {
@@ -249,8 +255,47 @@ func TestVideoTargets(t *testing.T) {
 	if s := got[1]; s.Best != nil || s.Met {
 		t.Errorf("scene: best %+v, met %v; want no rule keeping 90%%", s.Best, s.Met)
 	}
-	r.Rows[3].StrangerObject = 0.4 // at most half: exactly half meets it
+	r.Sweep[3].StrangerObject = 0.4 // at most half: exactly half meets it
 	if c := r.Targets()[0]; !c.Met {
 		t.Errorf("crop: 0.4 ≤ 0.8/2, yet not met")
+	}
+}
+
+// The sweep at the configured keep is the table's rule at that keep (the
+// first frame, the vote, the debounce: same threshold, same decisions),
+// and a lower per-frame keep (a threshold at least as high) never labels
+// more objects with the first frame, whose object is its frame.
+func TestVideoSweep(t *testing.T) {
+	s, _ := videoSet(0.4)
+	cfg := VideoConfig{Model: flycl.Config{M: 200, P: 6, K: 60, LambdaScale: flycl.LambdaRelative}, Shots: 3, Splits: 2, None: 4, Background: 6, Keep: 0.9}
+	res, err := Video(context.Background(), []VideoSet{s}, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ view, learn, rule string }
+	at := map[key][]VideoRow{}
+	for _, p := range res.Sweep {
+		at[key{p.View, p.Learn, p.Rule}] = append(at[key{p.View, p.Learn, p.Rule}], p)
+	}
+	if want := len(res.Rows) * len(VideoSweepKeeps(cfg.Keep)); len(res.Sweep) != want {
+		t.Fatalf("%d sweep points, want %d", len(res.Sweep), want)
+	}
+	for _, r := range res.Rows {
+		pts := at[key{r.View, r.Learn, r.Rule}]
+		if r.Rule != RuleTrack {
+			i := slices.IndexFunc(pts, func(p VideoRow) bool { return p.FrameKeep == cfg.Keep })
+			if i < 0 || pts[i].StrangerObject != r.StrangerObject || pts[i].KeptObject != r.KeptObject {
+				t.Errorf("%s %s %s: sweep at keep %g %+v, table %g / %g", r.View, r.Learn, r.Rule, cfg.Keep, pts, r.StrangerObject, r.KeptObject)
+			}
+		}
+		if r.Rule != RuleFirst {
+			continue
+		}
+		slices.SortFunc(pts, func(a, b VideoRow) int { return cmp.Compare(b.FrameKeep, a.FrameKeep) })
+		for i := 1; i < len(pts); i++ {
+			if pts[i].StrangerObject > pts[i-1].StrangerObject || pts[i].KeptObject > pts[i-1].KeptObject {
+				t.Errorf("%s %s: keep %g labels more than keep %g: %+v, %+v", r.View, r.Learn, pts[i].FrameKeep, pts[i-1].FrameKeep, pts[i], pts[i-1])
+			}
+		}
 	}
 }

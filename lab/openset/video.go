@@ -153,6 +153,12 @@ type VideoRow struct {
 	// object's frames' values and on their least (all its frames must
 	// pass).
 	FrameROC95, FrameROC90, ObjectROC90Mean, ObjectROC90Min float64
+	// BetweenKnown and BetweenStranger are the shares of the variance of
+	// the known objects' (the strangers') frames' open-set values that
+	// lies between objects rather than among one object's frames (the
+	// intraclass correlation; mean over the splits): near 1, an object's
+	// frames say what one of them says.
+	BetweenKnown, BetweenStranger float64
 }
 
 // VideoResult is Video's output.
@@ -376,6 +382,7 @@ type videoAcc struct {
 	emptyF, emptyFN, emptyW, emptyWN     int
 	aucF, aucO                           []float64
 	rocF95, rocF90, rocOMean, rocOMin    []float64
+	betweenK, betweenS                   []float64
 }
 
 func (a *videoAcc) result() VideoRow {
@@ -393,6 +400,7 @@ func (a *videoAcc) result() VideoRow {
 	r.AUROCFrame, r.AUROCObject = mean(a.aucF), mean(a.aucO)
 	r.FrameROC95, r.FrameROC90 = mean(a.rocF95), mean(a.rocF90)
 	r.ObjectROC90Mean, r.ObjectROC90Min = mean(a.rocOMean), mean(a.rocOMin)
+	r.BetweenKnown, r.BetweenStranger = mean(a.betweenK), mean(a.betweenS)
 	return r
 }
 
@@ -660,11 +668,13 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 	aucF, aucO := AUROC(frameVals[0], frameVals[1]), AUROC(objVals[0], objVals[1])
 	rocF95, rocF90 := rocPoint(frameVals[0], frameVals[1], 0.95), rocPoint(frameVals[0], frameVals[1], 0.90)
 	rocOMean, rocOMin := rocPoint(objVals[0], objVals[1], 0.90), rocPoint(objMins[0], objMins[1], 0.90)
+	betweenK, betweenS := betweenShare(frameVals[0], c.Tries), betweenShare(frameVals[1], c.Tries)
 	for _, rule := range videoRules {
 		a := accOf(rule)
 		a.aucF, a.aucO = append(a.aucF, aucF), append(a.aucO, aucO)
 		a.rocF95, a.rocF90 = append(a.rocF95, rocF95), append(a.rocF90, rocF90)
 		a.rocOMean, a.rocOMin = append(a.rocOMean, rocOMean), append(a.rocOMin, rocOMin)
+		a.betweenK, a.betweenS = append(a.betweenK, betweenK), append(a.betweenS, betweenS)
 	}
 	return nil
 }
@@ -684,9 +694,9 @@ func (r *VideoResult) Markdown(w io.Writer) {
 			pct(x.StrangerFrame), pct(x.StrangerObject), pct(x.KeptFrame), pct(x.KeptObject), pct(x.RightObject), pct(x.EmptyFrame), pct(x.EmptyWindow), pct(x.AUROCFrame), pct(x.AUROCObject))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "| features | view | learned | strangers labelled per frame %% (%s, keep %s%%) | target per object ≤ %% | best rule keeping ≥ %s%% of known objects | its frame keep %% | strangers per object %% | known kept per object %% | target met | AUROC %%, per frame | strangers' frames at 95%% of known frames kept %% | at 90%% | AUROC %%, per object | strangers' objects at 90%% of known objects kept %%, mean of %d values | least of %d |\n",
+	fmt.Fprintf(w, "| features | view | learned | strangers labelled per frame %% (%s, keep %s%%) | target per object ≤ %% | best rule keeping ≥ %s%% of known objects | its frame keep %% | strangers per object %% | known kept per object %% | target met | AUROC %%, per frame | strangers' frames at 95%% of known frames kept %% | at 90%% | AUROC %%, per object | strangers' objects at 90%% of known objects kept %%, mean of %d values | least of %d | values' variance between objects %%, known | strangers |\n",
 		RuleFirst, pct(r.Config.Keep), pct(VideoTargetKept), r.Config.Tries, r.Config.Tries)
-	fmt.Fprintln(w, "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, t := range r.Targets() {
 		x, met := t.Frame, "no"
 		if t.Met {
@@ -696,8 +706,8 @@ func (r *VideoResult) Markdown(w io.Writer) {
 		if t.Best != nil {
 			best, bestK, bestS, bestO = t.Best.Rule, pct(t.Best.FrameKeep), pct(t.Best.StrangerObject), pct(t.Best.KeptObject)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Set, x.View, x.Learn,
-			pct(x.StrangerFrame), pct(x.StrangerFrame/2), best, bestK, bestS, bestO, met, pct(x.AUROCFrame), pct(x.FrameROC95), pct(x.FrameROC90), pct(x.AUROCObject), pct(x.ObjectROC90Mean), pct(x.ObjectROC90Min))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Set, x.View, x.Learn,
+			pct(x.StrangerFrame), pct(x.StrangerFrame/2), best, bestK, bestS, bestO, met, pct(x.AUROCFrame), pct(x.FrameROC95), pct(x.FrameROC90), pct(x.AUROCObject), pct(x.ObjectROC90Mean), pct(x.ObjectROC90Min), pct(x.BetweenKnown), pct(x.BetweenStranger))
 	}
 }
 
@@ -766,6 +776,29 @@ func rocPoint(known, unknown []float64, keep float64) float64 {
 	i := int(math.Floor((1-keep)*float64(len(s)) + 1e-9))
 	t := s[min(max(i, 0), len(s)-1)]
 	return share(unknown, func(v float64) bool { return v >= t })
+}
+
+// betweenShare is the share of the variance of vals, consecutive groups
+// of n values (an object's frames), that lies between the groups' means:
+// 1 − Σ (v − its group's mean)² / Σ (v − the mean)²; NaN when the values
+// do not vary.
+func betweenShare(vals []float64, n int) float64 {
+	if n < 1 || len(vals) == 0 || len(vals)%n != 0 {
+		return math.NaN()
+	}
+	mu := mean(vals)
+	var within, total float64
+	for i := 0; i < len(vals); i += n {
+		m := mean(vals[i : i+n])
+		for _, v := range vals[i : i+n] {
+			within += (v - m) * (v - m)
+			total += (v - mu) * (v - mu)
+		}
+	}
+	if !(total > 0) {
+		return math.NaN()
+	}
+	return 1 - within/total
 }
 
 // frigateVote is flycl's Frigate vote (app/frigate's Rule) on class

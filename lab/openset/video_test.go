@@ -165,6 +165,9 @@ func TestVideoIdenticalFrames(t *testing.T) {
 		// an object's mean and least value are its frames' one value,
 		// and the threshold keeping 90% of the known frames (each value
 		// 5 times) is the one keeping 90% of the objects: one ROC point
+		if r.BetweenKnown != 1 && !math.IsNaN(r.BetweenKnown) {
+			t.Errorf("%s %s %s: identical frames, yet %g of the known values' variance between objects, want 1", r.View, r.Learn, r.Rule, r.BetweenKnown)
+		}
 		if r.ObjectROC90Mean != r.FrameROC90 || r.ObjectROC90Min != r.FrameROC90 {
 			t.Errorf("%s %s %s: identical frames, yet strangers at 90%% kept %g per frame, %g and %g per object", r.View, r.Learn, r.Rule, r.FrameROC90, r.ObjectROC90Mean, r.ObjectROC90Min)
 		}
@@ -297,5 +300,23 @@ func TestVideoSweep(t *testing.T) {
 				t.Errorf("%s %s: keep %g labels more than keep %g: %+v, %+v", r.View, r.Learn, pts[i].FrameKeep, pts[i-1].FrameKeep, pts[i], pts[i-1])
 			}
 		}
+	}
+}
+
+// betweenShare against sums done by hand: groups {1, 3} and {5, 7},
+// mean 4: total Σ(v−4)² = 9+1+1+9 = 20, within (1+1)+(1+1) = 4, so
+// 1 − 4/20 = 0.8; groups alike inside give 1, and a bad grouping NaN.
+func TestVideoBetweenShare(t *testing.T) {
+	if got := betweenShare([]float64{1, 3, 5, 7}, 2); math.Abs(got-0.8) > 1e-15 {
+		t.Errorf("got %g, want 0.8", got)
+	}
+	if got := betweenShare([]float64{2, 2, 9, 9}, 2); got != 1 {
+		t.Errorf("identical frames: %g, want 1", got)
+	}
+	if got := betweenShare([]float64{1, 2, 3}, 2); !math.IsNaN(got) {
+		t.Errorf("3 values in groups of 2: %g, want NaN", got)
+	}
+	if got := betweenShare([]float64{4, 4}, 1); !math.IsNaN(got) {
+		t.Errorf("no variance: %g, want NaN", got)
 	}
 }

@@ -144,6 +144,7 @@ it (docs/WATCH.md shows the commands).`,
 	fs.IntVar(&cfg.Quorum, "quorum", reject.DefaultTrack.Quorum, "frames that must be kept and agree")
 	fs.IntVar(&cfg.Background, "background", 20, "empty frames of the scene learned as background")
 	fs.BoolVar(&cfg.ExcludeReserved, "exclude-reserved", false, "take the thresholds from the learned classes' leave-one-out values alone (default: the model's own pool, the reserved classes' samples included, as a deployed model's)")
+	fs.BoolVar(&cfg.SubtractScene, "subtract-scene", false, "in a scene view, subtract the mean of the --background empty frames from every frame (learned and scored)")
 	fs.IntVar(&cfg.None, "none", 10, "photos of untaught classes given as \"none of these\"")
 	fs.UintVar(&seed, "seed", 1, "seed of the draws (W's seed is it plus the split)")
 	mf.Register(fs)

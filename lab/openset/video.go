@@ -43,6 +43,11 @@ type VideoConfig struct {
 	None int
 	// Seed seeds the draws (default 1).
 	Seed uint64
+	// SubtractScene subtracts, in a scene view, the mean of the scene's
+	// empty frames a camera collects (the first Background of them) from
+	// every frame, learned and scored: the scene's share of a frame's
+	// features, which its object's frames and a stranger's have alike.
+	SubtractScene bool
 	// ExcludeReserved takes the thresholds from the learned classes'
 	// leave-one-out values alone; by default they are taken from the
 	// model's own pool, the reserved classes' samples included, as a
@@ -433,8 +438,32 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 	tracks := sp.t.tracks[sp.view]
 	var x []float32
 	var y []int
+	// sceneMean is the mean of the scene's empty frames a camera collects
+	// (the first Background), subtracted from every frame of the view
+	// with SubtractScene; nil otherwise
+	var sceneMean []float64
+	if e := sp.t.empty[sp.view]; e != nil && c.SubtractScene {
+		sceneMean = make([]float64, d)
+		nb := min(c.Background, len(e)-c.Tries)
+		for _, row := range e[:nb] {
+			for j, v := range f.Row(row) {
+				sceneMean[j] += float64(v) / float64(nb)
+			}
+		}
+	}
+	frameRow := func(row int) []float32 {
+		r := f.Row(row)
+		if sceneMean == nil {
+			return r
+		}
+		out := make([]float32, d)
+		for j, v := range r {
+			out[j] = float32(float64(v) - sceneMean[j])
+		}
+		return out
+	}
 	add := func(row, label int) {
-		x, y = append(x, f.Row(row)...), append(y, label)
+		x, y = append(x, frameRow(row)...), append(y, label)
 	}
 	ng := len(sp.groups)
 	for gi, g := range sp.groups {
@@ -506,7 +535,7 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 	score := func(rows []int) ([]frame, error) {
 		xs := make([]float32, 0, len(rows)*d)
 		for _, r := range rows {
-			xs = append(xs, f.Row(r)...)
+			xs = append(xs, frameRow(r)...)
 		}
 		sc, cos, err := model.Predictor().ScoresCosines(ctx, xs)
 		if err != nil {

@@ -320,3 +320,88 @@ func TestVideoBetweenShare(t *testing.T) {
 		t.Errorf("no variance: %g, want NaN", got)
 	}
 }
+
+// With SubtractScene, a scene view whose frames are the crop view's plus
+// the scene (exactly: values on a grid of 2⁻¹⁰ that float32 adds and
+// subtracts without rounding) and whose empty frames are the scene alone
+// becomes the crop view: every share of the learns both views have is
+// the crop's, to the bit. Without it the scene's rows differ.
+func TestVideoSubtractScene(t *testing.T) {
+	const d, frames = 12, 5
+	r := rand.New(rand.NewPCG(3, 4))
+	q := func(v float64) float32 { return float32(math.Round(v*1024) / 1024) }
+	scene := make([]float32, d)
+	for j := range scene {
+		scene[j] = float32(4 + j%3) // whole numbers: exact in any sum here
+	}
+	set := &features.Set{D: d}
+	groups := map[string]string{}
+	add := func(view, photo string, k int, x []float32) {
+		set.X = append(set.X, x...)
+		set.Labels = append(set.Labels, 0)
+		set.Paths = append(set.Paths, fmt.Sprintf("f/%s@%s@%d.jpg", view, photo, k))
+		set.N++
+	}
+	photo := func(name string, dir int, spread float64) {
+		c := make([]float64, d)
+		c[dir] = 3
+		for j := range c {
+			c[j] += spread * r.NormFloat64()
+		}
+		for k := 0; k < frames; k++ {
+			crop, inScene := make([]float32, d), make([]float32, d)
+			for j := range crop {
+				crop[j] = q(c[j] + 0.4*r.NormFloat64())
+				inScene[j] = crop[j] + scene[j]
+			}
+			add(ViewCrop, name, k, crop)
+			add("n99999999_scene", name, k, inScene)
+		}
+	}
+	for g := 0; g < 2; g++ {
+		for i := 0; i < 8; i++ {
+			wnid := fmt.Sprintf("n%08d", 100*g+i)
+			groups[wnid] = fmt.Sprintf("g%d", g)
+			photo(wnid+"_p", g, 0.5)
+		}
+	}
+	for i := 0; i < 20; i++ {
+		photo(fmt.Sprintf("n%08d_s", 900+i), 2+i%5, 1)
+	}
+	for k := 0; k < 12; k++ {
+		add("empty-n99999999_scene", "n99999999_scene", k, scene)
+	}
+	s := VideoSet{Name: "synthetic", Frames: set, Groups: groups}
+	cfg := VideoConfig{Model: flycl.Config{M: 200, P: 6, K: 60, LambdaScale: flycl.LambdaRelative}, Shots: 3, Splits: 2, None: 4, Background: 6}
+	for _, sub := range []bool{false, true} {
+		cfg.SubtractScene = sub
+		res, err := Video(context.Background(), []VideoSet{s}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crop := map[string]VideoRow{}
+		for _, x := range res.Rows {
+			if x.View == ViewCrop {
+				crop[x.Learn+"|"+x.Rule] = x
+			}
+		}
+		differ := 0
+		for _, x := range res.Rows {
+			c, ok := crop[x.Learn+"|"+x.Rule]
+			if x.View == ViewCrop || !ok {
+				continue
+			}
+			same := x.StrangerFrame == c.StrangerFrame && x.StrangerObject == c.StrangerObject && x.KeptFrame == c.KeptFrame &&
+				x.KeptObject == c.KeptObject && x.RightObject == c.RightObject && x.AUROCFrame == c.AUROCFrame && x.AUROCObject == c.AUROCObject
+			if sub && !same {
+				t.Errorf("%s %s: the scene less its mean %+v, the crop %+v", x.Learn, x.Rule, x, c)
+			}
+			if !same {
+				differ++
+			}
+		}
+		if !sub && differ == 0 {
+			t.Error("the scene's rows are the crop's without subtracting the scene: the test shows nothing")
+		}
+	}
+}

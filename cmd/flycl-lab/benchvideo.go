@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/lab/openset"
 	"github.com/flycl/flycl/reject"
@@ -60,8 +60,8 @@ func benchVideoCmd() *cobra.Command {
 	var cfg openset.VideoConfig
 	// the model flycl learn gives a new photo model (deploy.DefaultImageConfig
 	// for the features' d, through configflag's NewConfig): each flag
-	// given replaces its field
-	mf := cli.SomeModelFlags(flycl.DefaultConfig(), "M", "P", "K", "Lambdas", "LambdaScale", "WidenGrid", "Dual")
+	// given replaces its field; the defaults shown are d = 768's
+	mf := cli.SomeModelFlags(deploy.DefaultImageConfig(768), "M", "P", "K", "Lambdas", "LambdaScale", "WidenGrid", "Dual")
 	var sets []string
 	var groupsFile string
 	var seed uint
@@ -72,19 +72,21 @@ func benchVideoCmd() *cobra.Command {
 several frames, as a detector's crop and in cameras' scenes), a new model
 learns --shots photos of each broad class (the WordNet groups of "flycl bench
 fewshot") from one frame each (the model flycl learn creates for photos:
-m = 10000, k = 3000, p scaled to the features, the dual form; the model
-flags replace what they name), alone, with the scene's empty frames as the
-reserved background class, and with --none photos of untaught classes as
-"none of these". Every other photo's track is then decided per frame and
-per object by three rules: the first frame alone, flycl's Frigate vote (3
-tries, 60%), and the track rule (--quorum of --tries frames kept and
-agreeing, its per-frame threshold calibrated so that known objects are kept
-with share --keep). Per rule it prints the shares of the strangers' frames
-and objects labelled as a known class, of the known objects' frames and
-objects kept, and of the empty scenes' frames labelled. A second table checks the target
-(a rule keeping at least 90% of the known objects that labels at most half
-as many strangers' objects as one frame labels of their frames) and gives
-the ROC points of the open-set values per frame and per object.
+m = 10000, k = 3000, p scaled to the features' d (the default shown is
+d = 768's), the dual form; the model flags replace what they name), alone,
+with the scene's empty frames as the reserved background class, and with
+--none photos of untaught classes as "none of these". Every other photo's
+track is then decided per frame and per object by four rules: the first
+frame alone, flycl's Frigate vote (3 tries, 60%), a zone's debounce (3
+frames), and the track rule (--quorum of --tries frames kept and agreeing,
+its per-frame threshold calibrated so that known objects are kept with
+share --keep). Per rule it prints the shares of the strangers' frames and
+objects labelled as a known class, of the known objects' frames and objects
+kept, and of the empty scenes' frames labelled. A second table checks the
+target (a rule, at any per-frame keep, keeping at least 90% of the known
+objects and labelling at most half as many strangers' objects as one frame
+labels of their frames) and gives the ROC points of the open-set values per
+frame and per object.
 
 DIR holds train.npz as "flycl extract --data folder:FRAMES --out DIR" writes
 it (docs/WATCH.md shows the commands).`,

@@ -39,5 +39,8 @@
 // measures the strangers labelled as a known class per frame and per
 // object under each multi-frame rule (the first frame, flycl's Frigate
 // vote, a zone's debounce, reject.Track), with and without the reserved
-// classes background and none.
+// classes background and none; its Targets check the best rule at any
+// per-frame keep against half the per-frame rate, beside the ROC points
+// of the open-set values per frame and per object and how much of their
+// variance lies between objects.
 package openset

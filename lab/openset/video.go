@@ -43,6 +43,11 @@ type VideoConfig struct {
 	None int
 	// Seed seeds the draws (default 1).
 	Seed uint64
+	// SubtractScene subtracts, in a scene view, the mean of the scene's
+	// empty frames a camera collects (the first Background of them) from
+	// every frame, learned and scored: the scene's share of a frame's
+	// features, which its object's frames and a stranger's have alike.
+	SubtractScene bool
 	// ExcludeReserved takes the thresholds from the learned classes'
 	// leave-one-out values alone; by default they are taken from the
 	// model's own pool, the reserved classes' samples included, as a
@@ -142,6 +147,23 @@ type VideoRow struct {
 	// (the mean of its frames' values), mean over the splits: how much
 	// the frames of one object add, whatever the threshold.
 	AUROCFrame, AUROCObject float64
+	// The ROC points of the open-set values, mean over the splits, each
+	// at the threshold chosen on the scored objects themselves (the
+	// best any threshold on that value can do, not a rule a model can
+	// calibrate): FrameROC95 and FrameROC90 are the shares of the
+	// strangers' frames at least as high as the threshold that keeps 95%
+	// and 90% of the known objects' frames; ObjectROC90Mean and
+	// ObjectROC90Min the shares of the strangers' objects kept at the
+	// threshold that keeps 90% of the known objects, on the mean of an
+	// object's frames' values and on their least (all its frames must
+	// pass).
+	FrameROC95, FrameROC90, ObjectROC90Mean, ObjectROC90Min float64
+	// BetweenKnown and BetweenStranger are the shares of the variance of
+	// the known objects' (the strangers') frames' open-set values that
+	// lies between objects rather than among one object's frames (the
+	// intraclass correlation; mean over the splits): near 1, an object's
+	// frames say what one of them says.
+	BetweenKnown, BetweenStranger float64
 }
 
 // VideoResult is Video's output.
@@ -149,6 +171,27 @@ type VideoResult struct {
 	Config VideoConfig
 	Groups []string
 	Rows   []VideoRow
+	// Sweep is every rule at every per-frame keep of VideoSweepKeeps
+	// (FrameKeep; the threshold the model's pool gives for it, the track
+	// rule's too): only StrangerObject, KeptObject and their counts are
+	// set. A user sets the per-frame keep (keep:SHARE), so each point is a
+	// deployable rule.
+	Sweep []VideoRow
+}
+
+// VideoSweepKeeps returns the per-frame keeps of the sweep: 0.99 down to
+// 0.80 by 0.01, then 0.75, 0.70, 0.60, 0.50, with keep added when it is
+// not among them.
+func VideoSweepKeeps(keep float64) []float64 {
+	var out []float64
+	for i := 99; i >= 80; i-- {
+		out = append(out, float64(i)/100)
+	}
+	out = append(out, 0.75, 0.70, 0.60, 0.50)
+	if !slices.Contains(out, keep) {
+		out = append(out, keep)
+	}
+	return out
 }
 
 // videoTracks indexes a VideoSet: per view, per photo, the rows of its
@@ -265,8 +308,8 @@ func Video(ctx context.Context, sets []VideoSet, cfg VideoConfig, progress func(
 		if len(t.strange) <= c.None {
 			return nil, fmt.Errorf("openset: video set %q: %d strangers, want more than %d", s.Name, len(t.strange), c.None)
 		}
-		acc := map[string]*videoAcc{}
-		var order []string
+		acc, sweep := map[string]*videoAcc{}, map[string]*videoAcc{}
+		var order, sweepOrder []string
 		for split := 0; split < c.Splits; split++ {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -311,7 +354,15 @@ func Video(ctx context.Context, sets []VideoSet, cfg VideoConfig, progress func(
 							order = append(order, key)
 						}
 					}
-					if err := sp.run(ctx, func(rule string) *videoAcc { return acc[viewKind+"|"+learn+"|"+rule] }); err != nil {
+					sweepOf := func(rule string, keep float64) *videoAcc {
+						key := viewKind + "|" + learn + "|" + rule + "|" + strconv.FormatFloat(keep, 'g', -1, 64)
+						if sweep[key] == nil {
+							sweep[key] = &videoAcc{row: VideoRow{Set: s.Name, View: viewKind, Learn: learn, Rule: rule, FrameKeep: keep}}
+							sweepOrder = append(sweepOrder, key)
+						}
+						return sweep[key]
+					}
+					if err := sp.run(ctx, func(rule string) *videoAcc { return acc[viewKind+"|"+learn+"|"+rule] }, sweepOf); err != nil {
 						return nil, err
 					}
 				}
@@ -320,6 +371,9 @@ func Video(ctx context.Context, sets []VideoSet, cfg VideoConfig, progress func(
 		}
 		for _, k := range order {
 			res.Rows = append(res.Rows, acc[k].result())
+		}
+		for _, k := range sweepOrder {
+			res.Sweep = append(res.Sweep, sweep[k].result())
 		}
 	}
 	return res, nil
@@ -332,6 +386,8 @@ type videoAcc struct {
 	keptF, keptFN, keptO, rightO, keptON int
 	emptyF, emptyFN, emptyW, emptyWN     int
 	aucF, aucO                           []float64
+	rocF95, rocF90, rocOMean, rocOMin    []float64
+	betweenK, betweenS                   []float64
 }
 
 func (a *videoAcc) result() VideoRow {
@@ -347,6 +403,9 @@ func (a *videoAcc) result() VideoRow {
 	r.EmptyFrame, r.EmptyWindow = div(a.emptyF, a.emptyFN), div(a.emptyW, a.emptyWN)
 	r.Objects, r.Strangers = a.keptON, a.strON
 	r.AUROCFrame, r.AUROCObject = mean(a.aucF), mean(a.aucO)
+	r.FrameROC95, r.FrameROC90 = mean(a.rocF95), mean(a.rocF90)
+	r.ObjectROC90Mean, r.ObjectROC90Min = mean(a.rocOMean), mean(a.rocOMin)
+	r.BetweenKnown, r.BetweenStranger = mean(a.betweenK), mean(a.betweenS)
 	return r
 }
 
@@ -373,14 +432,38 @@ type frame struct {
 	value float64
 }
 
-func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc) error {
+func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc, sweepOf func(rule string, keep float64) *videoAcc) error {
 	f, c := sp.s.Frames, sp.c
 	d := f.D
 	tracks := sp.t.tracks[sp.view]
 	var x []float32
 	var y []int
+	// sceneMean is the mean of the scene's empty frames a camera collects
+	// (the first Background), subtracted from every frame of the view
+	// with SubtractScene; nil otherwise
+	var sceneMean []float64
+	if e := sp.t.empty[sp.view]; e != nil && c.SubtractScene {
+		sceneMean = make([]float64, d)
+		nb := min(c.Background, len(e)-c.Tries)
+		for _, row := range e[:nb] {
+			for j, v := range f.Row(row) {
+				sceneMean[j] += float64(v) / float64(nb)
+			}
+		}
+	}
+	frameRow := func(row int) []float32 {
+		r := f.Row(row)
+		if sceneMean == nil {
+			return r
+		}
+		out := make([]float32, d)
+		for j, v := range r {
+			out[j] = float32(float64(v) - sceneMean[j])
+		}
+		return out
+	}
 	add := func(row, label int) {
-		x, y = append(x, f.Row(row)...), append(y, label)
+		x, y = append(x, frameRow(row)...), append(y, label)
 	}
 	ng := len(sp.groups)
 	for gi, g := range sp.groups {
@@ -452,7 +535,7 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 	score := func(rows []int) ([]frame, error) {
 		xs := make([]float32, 0, len(rows)*d)
 		for _, r := range rows {
-			xs = append(xs, f.Row(r)...)
+			xs = append(xs, frameRow(r)...)
 		}
 		sc, cos, err := model.Predictor().ScoresCosines(ctx, xs)
 		if err != nil {
@@ -482,6 +565,7 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 		}
 		return out, nil
 	}
+	var decideAt func(rule string, frs []frame, th float64) (int, int)
 	// decide returns the class a rule labels the frames with (-1: none)
 	// and, for the per-frame count, how many frames it labels known
 	decide := func(rule string, frs []frame) (int, int) {
@@ -489,6 +573,9 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 		if rule == RuleTrack {
 			th = thTrack
 		}
+		return decideAt(rule, frs, th)
+	}
+	decideAt = func(rule string, frs []frame, th float64) (int, int) {
 		answers := make([]int, len(frs))
 		known := 0
 		for i, fr := range frs {
@@ -512,7 +599,7 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 	}
 	// known objects, strangers, empty windows; the values of the first
 	// two for the AUROC
-	var frameVals, objVals [2][]float64
+	var frameVals, objVals, objMins [2][]float64
 	for _, kind := range []int{0, 1, 2} {
 		var rows [][]int
 		var truth []int
@@ -543,12 +630,37 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 		}
 		if kind < 2 {
 			for i := range rows {
-				m := 0.0
+				m, lo := 0.0, math.Inf(1)
 				for _, fr := range frs[i*c.Tries : (i+1)*c.Tries] {
 					frameVals[kind] = append(frameVals[kind], fr.value)
 					m += fr.value / float64(c.Tries)
+					lo = min(lo, fr.value)
 				}
 				objVals[kind] = append(objVals[kind], m)
+				objMins[kind] = append(objMins[kind], lo)
+			}
+		}
+		if kind < 2 {
+			// every rule at every per-frame keep of the sweep
+			for _, keep := range VideoSweepKeeps(c.Keep) {
+				th := reject.KeepThreshold(cal, keep)
+				for _, rule := range videoRules {
+					a := sweepOf(rule, keep)
+					for i := range rows {
+						cl, _ := decideAt(rule, frs[i*c.Tries:(i+1)*c.Tries], th)
+						if kind == 0 {
+							a.keptON++
+							if cl >= 0 {
+								a.keptO++
+							}
+						} else {
+							a.strON++
+							if cl >= 0 {
+								a.strO++
+							}
+						}
+					}
+				}
 			}
 		}
 		for _, rule := range videoRules {
@@ -583,9 +695,15 @@ func (sp *videoSplit) run(ctx context.Context, accOf func(rule string) *videoAcc
 		}
 	}
 	aucF, aucO := AUROC(frameVals[0], frameVals[1]), AUROC(objVals[0], objVals[1])
+	rocF95, rocF90 := rocPoint(frameVals[0], frameVals[1], 0.95), rocPoint(frameVals[0], frameVals[1], 0.90)
+	rocOMean, rocOMin := rocPoint(objVals[0], objVals[1], 0.90), rocPoint(objMins[0], objMins[1], 0.90)
+	betweenK, betweenS := betweenShare(frameVals[0], c.Tries), betweenShare(frameVals[1], c.Tries)
 	for _, rule := range videoRules {
 		a := accOf(rule)
 		a.aucF, a.aucO = append(a.aucF, aucF), append(a.aucO, aucO)
+		a.rocF95, a.rocF90 = append(a.rocF95, rocF95), append(a.rocF90, rocF90)
+		a.rocOMean, a.rocOMin = append(a.rocOMean, rocOMean), append(a.rocOMin, rocOMin)
+		a.betweenK, a.betweenS = append(a.betweenK, betweenK), append(a.betweenS, betweenS)
 	}
 	return nil
 }
@@ -604,6 +722,112 @@ func (r *VideoResult) Markdown(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Set, x.View, x.Learn, x.Rule, pct(x.FrameKeep),
 			pct(x.StrangerFrame), pct(x.StrangerObject), pct(x.KeptFrame), pct(x.KeptObject), pct(x.RightObject), pct(x.EmptyFrame), pct(x.EmptyWindow), pct(x.AUROCFrame), pct(x.AUROCObject))
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "| features | view | learned | strangers labelled per frame %% (%s, keep %s%%) | target per object ≤ %% | best rule keeping ≥ %s%% of known objects | its frame keep %% | strangers per object %% | known kept per object %% | target met | AUROC %%, per frame | strangers' frames at 95%% of known frames kept %% | at 90%% | AUROC %%, per object | strangers' objects at 90%% of known objects kept %%, mean of %d values | least of %d | values' variance between objects %%, known | strangers |\n",
+		RuleFirst, pct(r.Config.Keep), pct(VideoTargetKept), r.Config.Tries, r.Config.Tries)
+	fmt.Fprintln(w, "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, t := range r.Targets() {
+		x, met := t.Frame, "no"
+		if t.Met {
+			met = "yes"
+		}
+		best, bestK, bestS, bestO := "none", "–", "–", "–"
+		if t.Best != nil {
+			best, bestK, bestS, bestO = t.Best.Rule, pct(t.Best.FrameKeep), pct(t.Best.StrangerObject), pct(t.Best.KeptObject)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Set, x.View, x.Learn,
+			pct(x.StrangerFrame), pct(x.StrangerFrame/2), best, bestK, bestS, bestO, met, pct(x.AUROCFrame), pct(x.FrameROC95), pct(x.FrameROC90), pct(x.AUROCObject), pct(x.ObjectROC90Mean), pct(x.ObjectROC90Min), pct(x.BetweenKnown), pct(x.BetweenStranger))
+	}
+}
+
+// VideoTargetKept is the share of known objects a rule must keep to
+// count toward VideoTarget.
+const VideoTargetKept = 0.90
+
+// VideoTarget checks, for one set, view and learn whose open-set values
+// alone decide (the classes only, and the reserved classes read as a
+// margin), whether some rule at some per-frame keep labels at most half
+// as many of the strangers' objects as the single-frame rule at the
+// configured keep labels of their frames, while keeping at least
+// VideoTargetKept of the known objects. The rule and keep are chosen on
+// the scored objects themselves: the best a user could set.
+type VideoTarget struct {
+	// Frame is the single-frame rule's row (RuleFirst): its
+	// StrangerFrame is the per-frame rate, and its ROC points and AUROC
+	// are the learn's.
+	Frame VideoRow
+	// Best is the rule and per-frame keep of the sweep (VideoResult.Sweep)
+	// keeping at least VideoTargetKept of the known objects that labels
+	// the fewest strangers' objects, the first in the sweep's order
+	// (keeps from the highest, then rules as in the table) when two tie (nil:
+	// none keeps that many).
+	Best *VideoRow
+	// Met: Best labels at most half of Frame.StrangerFrame.
+	Met bool
+}
+
+// Targets returns VideoTarget for each set, view and learn whose answers
+// the open-set value alone decides, in the order of the rows.
+func (r *VideoResult) Targets() []VideoTarget {
+	var out []VideoTarget
+	for _, x := range r.Rows {
+		if x.Rule != RuleFirst || !(x.Learn == VideoPlain || x.Learn == VideoNoneMargin || x.Learn == VideoBothMargin) {
+			continue
+		}
+		t := VideoTarget{Frame: x}
+		for j := range r.Sweep {
+			y := &r.Sweep[j]
+			if y.Set != x.Set || y.View != x.View || y.Learn != x.Learn || !(y.KeptObject >= VideoTargetKept) {
+				continue
+			}
+			if t.Best == nil || y.StrangerObject < t.Best.StrangerObject {
+				t.Best = y
+			}
+		}
+		t.Met = t.Best != nil && t.Best.StrangerObject <= x.StrangerFrame/2
+		out = append(out, t)
+	}
+	return out
+}
+
+// rocPoint is the share of unknown at least as high as the largest
+// threshold that keeps the share keep of known: the false-positive rate
+// of the ROC curve of known against unknown at the true-positive rate
+// keep (at least keep when values tie). The count of known values it may
+// leave out, ⌊(1 − keep)·n⌋, is taken with a tolerance of 1e-9 so that
+// 1 − 0.9 in floating point (just under 0.1) leaves out 1 of 10.
+func rocPoint(known, unknown []float64, keep float64) float64 {
+	if len(known) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(known)
+	slices.Sort(s)
+	i := int(math.Floor((1-keep)*float64(len(s)) + 1e-9))
+	t := s[min(max(i, 0), len(s)-1)]
+	return share(unknown, func(v float64) bool { return v >= t })
+}
+
+// betweenShare is the share of the variance of vals, consecutive groups
+// of n values (an object's frames), that lies between the groups' means:
+// 1 − Σ (v − its group's mean)² / Σ (v − the mean)²; NaN when the values
+// do not vary.
+func betweenShare(vals []float64, n int) float64 {
+	if n < 1 || len(vals) == 0 || len(vals)%n != 0 {
+		return math.NaN()
+	}
+	mu := mean(vals)
+	var within, total float64
+	for i := 0; i < len(vals); i += n {
+		m := mean(vals[i : i+n])
+		for _, v := range vals[i : i+n] {
+			within += (v - m) * (v - m)
+			total += (v - mu) * (v - mu)
+		}
+	}
+	if !(total > 0) {
+		return math.NaN()
+	}
+	return 1 - within/total
 }
 
 // frigateVote is flycl's Frigate vote (app/frigate's Rule) on class

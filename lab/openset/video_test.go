@@ -2,6 +2,7 @@ package openset
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"image"
@@ -10,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/flycl/flycl"
@@ -160,6 +162,15 @@ func TestVideoIdenticalFrames(t *testing.T) {
 		if r.Objects != 2*(8-3)*2 || r.Strangers != 2*(20-4) {
 			t.Errorf("%s %s %s: %d known objects and %d strangers, want %d and %d", r.View, r.Learn, r.Rule, r.Objects, r.Strangers, 20, 32)
 		}
+		// an object's mean and least value are its frames' one value,
+		// and the threshold keeping 90% of the known frames (each value
+		// 5 times) is the one keeping 90% of the objects: one ROC point
+		if r.BetweenKnown != 1 && !math.IsNaN(r.BetweenKnown) {
+			t.Errorf("%s %s %s: identical frames, yet %g of the known values' variance between objects, want 1", r.View, r.Learn, r.Rule, r.BetweenKnown)
+		}
+		if r.ObjectROC90Mean != r.FrameROC90 || r.ObjectROC90Min != r.FrameROC90 {
+			t.Errorf("%s %s %s: identical frames, yet strangers at 90%% kept %g per frame, %g and %g per object", r.View, r.Learn, r.Rule, r.FrameROC90, r.ObjectROC90Mean, r.ObjectROC90Min)
+		}
 		if r.Rule == RuleTrack {
 			continue
 		}
@@ -186,8 +197,211 @@ func TestVideoSeparable(t *testing.T) {
 		if r.StrangerObject > 0.1 || r.RightObject < 0.9 {
 			t.Errorf("%s %s %s: strangers labelled %g, known right %g", r.View, r.Learn, r.Rule, r.StrangerObject, r.RightObject)
 		}
+		if r.FrameROC90 > 0.1 || r.ObjectROC90Mean > 0.1 || r.ObjectROC90Min > 0.1 {
+			t.Errorf("%s %s: strangers above the threshold keeping 90%% of the known: %g per frame, %g and %g per object", r.View, r.Learn, r.FrameROC90, r.ObjectROC90Mean, r.ObjectROC90Min)
+		}
 		if r.Learn == VideoBackground && r.EmptyFrame != 0 {
 			t.Errorf("%s %s: the learned empty scene labelled in %g of its frames", r.View, r.Rule, r.EmptyFrame)
+		}
+	}
+}
+
+// rocPoint against values counted by hand: the threshold keeping 90% of
+// the known values 1..10 is 2 (9 of 10 at least as high), and the
+// unknown values at least 2 are 2 of 4; at 95% it is 1 (10 of 10:
+// 9.5 is not a whole count), and 3 of 4 are at least 1.
+func TestVideoROCPoint(t *testing.T) {
+	known := []float64{7, 3, 10, 1, 9, 2, 8, 4, 6, 5}
+	unknown := []float64{0.5, 1, 2.5, 11}
+	if got := rocPoint(known, unknown, 0.9); got != 0.5 {
+		t.Errorf("at 90%%: %g, want 0.5 (threshold 2)", got)
+	}
+	if got := rocPoint(known, unknown, 0.95); got != 0.75 {
+		t.Errorf("at 95%%: %g, want 0.75 (threshold 1)", got)
+	}
+	if got := rocPoint(known, unknown, 0.5); got != 0.25 { // threshold 6: only 11
+		t.Errorf("at 50%%: %g, want 0.25", got)
+	}
+	if got := rocPoint(nil, unknown, 0.9); !math.IsNaN(got) {
+		t.Errorf("no known values: %g, want NaN", got)
+	}
+}
+
+// Targets picks, per view and learn decided by the open-set value, the
+// rule keeping at least 90% of the known objects that labels the fewest
+// strangers, and compares it with half the single frame's rate; learns
+// with reserved answers are left out. The rows are made by hand.
+func TestVideoTargets(t *testing.T) {
+	row := func(view, learn, rule string, sf, so, ko float64) VideoRow {
+		return VideoRow{Set: "s", View: view, Learn: learn, Rule: rule, StrangerFrame: sf, StrangerObject: so, KeptObject: ko}
+	}
+	r := &VideoResult{Rows: []VideoRow{
+		row("crop", VideoPlain, RuleFirst, 0.8, 0.8, 0.97),
+		row("crop", VideoNone, RuleFirst, 0.4, 0.1, 0.95), // reserved answers: no target
+		row("scene", VideoPlain, RuleFirst, 0.9, 0.9, 0.85),
+	}, Sweep: []VideoRow{
+		row("crop", VideoPlain, RuleFirst, 0, 0.8, 0.97),
+		row("crop", VideoPlain, RuleVote, 0, 0.5, 0.95),
+		row("crop", VideoPlain, RuleDebounce, 0, 0.3, 0.89), // keeps too few
+		row("crop", VideoPlain, RuleTrack, 0, 0.41, 0.90),   // the best: exactly 90%
+		row("crop", VideoNone, RuleFirst, 0, 0.1, 0.95),
+		row("scene", VideoPlain, RuleFirst, 0, 0.9, 0.85),
+		row("scene", VideoPlain, RuleVote, 0, 0.2, 0.5),
+	}}
+	got := r.Targets()
+	if len(got) != 2 {
+		t.Fatalf("%d targets, want 2 (crop and scene, classes only)", len(got))
+	}
+	if c := got[0]; c.Best == nil || c.Best.Rule != RuleTrack || c.Met {
+		t.Errorf("crop: best %+v, met %v; want the track rule, 0.41 > 0.8/2: not met", c.Best, c.Met)
+	}
+	if s := got[1]; s.Best != nil || s.Met {
+		t.Errorf("scene: best %+v, met %v; want no rule keeping 90%%", s.Best, s.Met)
+	}
+	r.Sweep[3].StrangerObject = 0.4 // at most half: exactly half meets it
+	if c := r.Targets()[0]; !c.Met {
+		t.Errorf("crop: 0.4 ≤ 0.8/2, yet not met")
+	}
+}
+
+// The sweep at the configured keep is the table's rule at that keep (the
+// first frame, the vote, the debounce: same threshold, same decisions),
+// and a lower per-frame keep (a threshold at least as high) never labels
+// more objects with the first frame, whose object is its frame.
+func TestVideoSweep(t *testing.T) {
+	s, _ := videoSet(0.4)
+	cfg := VideoConfig{Model: flycl.Config{M: 200, P: 6, K: 60, LambdaScale: flycl.LambdaRelative}, Shots: 3, Splits: 2, None: 4, Background: 6, Keep: 0.9}
+	res, err := Video(context.Background(), []VideoSet{s}, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ view, learn, rule string }
+	at := map[key][]VideoRow{}
+	for _, p := range res.Sweep {
+		at[key{p.View, p.Learn, p.Rule}] = append(at[key{p.View, p.Learn, p.Rule}], p)
+	}
+	if want := len(res.Rows) * len(VideoSweepKeeps(cfg.Keep)); len(res.Sweep) != want {
+		t.Fatalf("%d sweep points, want %d", len(res.Sweep), want)
+	}
+	for _, r := range res.Rows {
+		pts := at[key{r.View, r.Learn, r.Rule}]
+		if r.Rule != RuleTrack {
+			i := slices.IndexFunc(pts, func(p VideoRow) bool { return p.FrameKeep == cfg.Keep })
+			if i < 0 || pts[i].StrangerObject != r.StrangerObject || pts[i].KeptObject != r.KeptObject {
+				t.Errorf("%s %s %s: sweep at keep %g %+v, table %g / %g", r.View, r.Learn, r.Rule, cfg.Keep, pts, r.StrangerObject, r.KeptObject)
+			}
+		}
+		if r.Rule != RuleFirst {
+			continue
+		}
+		slices.SortFunc(pts, func(a, b VideoRow) int { return cmp.Compare(b.FrameKeep, a.FrameKeep) })
+		for i := 1; i < len(pts); i++ {
+			if pts[i].StrangerObject > pts[i-1].StrangerObject || pts[i].KeptObject > pts[i-1].KeptObject {
+				t.Errorf("%s %s: keep %g labels more than keep %g: %+v, %+v", r.View, r.Learn, pts[i].FrameKeep, pts[i-1].FrameKeep, pts[i], pts[i-1])
+			}
+		}
+	}
+}
+
+// betweenShare against sums done by hand: groups {1, 3} and {5, 7},
+// mean 4: total Σ(v−4)² = 9+1+1+9 = 20, within (1+1)+(1+1) = 4, so
+// 1 − 4/20 = 0.8; groups alike inside give 1, and a bad grouping NaN.
+func TestVideoBetweenShare(t *testing.T) {
+	if got := betweenShare([]float64{1, 3, 5, 7}, 2); math.Abs(got-0.8) > 1e-15 {
+		t.Errorf("got %g, want 0.8", got)
+	}
+	if got := betweenShare([]float64{2, 2, 9, 9}, 2); got != 1 {
+		t.Errorf("identical frames: %g, want 1", got)
+	}
+	if got := betweenShare([]float64{1, 2, 3}, 2); !math.IsNaN(got) {
+		t.Errorf("3 values in groups of 2: %g, want NaN", got)
+	}
+	if got := betweenShare([]float64{4, 4}, 1); !math.IsNaN(got) {
+		t.Errorf("no variance: %g, want NaN", got)
+	}
+}
+
+// With SubtractScene, a scene view whose frames are the crop view's plus
+// the scene (exactly: values on a grid of 2⁻¹⁰ that float32 adds and
+// subtracts without rounding) and whose empty frames are the scene alone
+// becomes the crop view: every share of the learns both views have is
+// the crop's, to the bit. Without it the scene's rows differ.
+func TestVideoSubtractScene(t *testing.T) {
+	const d, frames = 12, 5
+	r := rand.New(rand.NewPCG(3, 4))
+	q := func(v float64) float32 { return float32(math.Round(v*1024) / 1024) }
+	scene := make([]float32, d)
+	for j := range scene {
+		scene[j] = float32(4 + j%3) // whole numbers: exact in any sum here
+	}
+	set := &features.Set{D: d}
+	groups := map[string]string{}
+	add := func(view, photo string, k int, x []float32) {
+		set.X = append(set.X, x...)
+		set.Labels = append(set.Labels, 0)
+		set.Paths = append(set.Paths, fmt.Sprintf("f/%s@%s@%d.jpg", view, photo, k))
+		set.N++
+	}
+	photo := func(name string, dir int, spread float64) {
+		c := make([]float64, d)
+		c[dir] = 3
+		for j := range c {
+			c[j] += spread * r.NormFloat64()
+		}
+		for k := 0; k < frames; k++ {
+			crop, inScene := make([]float32, d), make([]float32, d)
+			for j := range crop {
+				crop[j] = q(c[j] + 0.4*r.NormFloat64())
+				inScene[j] = crop[j] + scene[j]
+			}
+			add(ViewCrop, name, k, crop)
+			add("n99999999_scene", name, k, inScene)
+		}
+	}
+	for g := 0; g < 2; g++ {
+		for i := 0; i < 8; i++ {
+			wnid := fmt.Sprintf("n%08d", 100*g+i)
+			groups[wnid] = fmt.Sprintf("g%d", g)
+			photo(wnid+"_p", g, 0.5)
+		}
+	}
+	for i := 0; i < 20; i++ {
+		photo(fmt.Sprintf("n%08d_s", 900+i), 2+i%5, 1)
+	}
+	for k := 0; k < 12; k++ {
+		add("empty-n99999999_scene", "n99999999_scene", k, scene)
+	}
+	s := VideoSet{Name: "synthetic", Frames: set, Groups: groups}
+	cfg := VideoConfig{Model: flycl.Config{M: 200, P: 6, K: 60, LambdaScale: flycl.LambdaRelative}, Shots: 3, Splits: 2, None: 4, Background: 6}
+	for _, sub := range []bool{false, true} {
+		cfg.SubtractScene = sub
+		res, err := Video(context.Background(), []VideoSet{s}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crop := map[string]VideoRow{}
+		for _, x := range res.Rows {
+			if x.View == ViewCrop {
+				crop[x.Learn+"|"+x.Rule] = x
+			}
+		}
+		differ := 0
+		for _, x := range res.Rows {
+			c, ok := crop[x.Learn+"|"+x.Rule]
+			if x.View == ViewCrop || !ok {
+				continue
+			}
+			same := x.StrangerFrame == c.StrangerFrame && x.StrangerObject == c.StrangerObject && x.KeptFrame == c.KeptFrame &&
+				x.KeptObject == c.KeptObject && x.RightObject == c.RightObject && x.AUROCFrame == c.AUROCFrame && x.AUROCObject == c.AUROCObject
+			if sub && !same {
+				t.Errorf("%s %s: the scene less its mean %+v, the crop %+v", x.Learn, x.Rule, x, c)
+			}
+			if !same {
+				differ++
+			}
+		}
+		if !sub && differ == 0 {
+			t.Error("the scene's rows are the crop's without subtracting the scene: the test shows nothing")
 		}
 	}
 }

@@ -2,21 +2,11 @@ package flycl
 
 import (
 	"context"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/flycl/flycl/internal/proctime"
 	"github.com/flycl/flycl/reject"
 )
-
-// cpuTime returns the process's user and system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // photoDefaults is a new model from photos at its defaults: m = 10000,
 // k = 3000, p = 300, the dual form (deploy.DefaultImageConfig), for
@@ -35,7 +25,7 @@ func BenchmarkDualFirstLearn15(b *testing.B) {
 	const d = 1280
 	x, y := clusters(7, 15, d, []int{0, 1, 2}, 0.5)
 	b.Run("new+learn", func(b *testing.B) {
-		c0 := cpuTime()
+		c0 := proctime.CPU()
 		for range b.N {
 			m, err := New(photoDefaults(), d)
 			if err != nil {
@@ -46,7 +36,7 @@ func BenchmarkDualFirstLearn15(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e6, "cpu-ms/op")
+		b.ReportMetric(float64(proctime.CPU()-c0)/float64(b.N)/1e6, "cpu-ms/op")
 	})
 	b.Run("learn", func(b *testing.B) {
 		m, err := New(photoDefaults(), d)
@@ -55,13 +45,13 @@ func BenchmarkDualFirstLearn15(b *testing.B) {
 		}
 		m.SetCalibration(&reject.Calibration{})
 		b.ResetTimer()
-		c0 := cpuTime()
+		c0 := proctime.CPU()
 		for range b.N {
 			c := m.Clone()
 			if _, err := c.Learn(ctx, x, y, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e6, "cpu-ms/op")
+		b.ReportMetric(float64(proctime.CPU()-c0)/float64(b.N)/1e6, "cpu-ms/op")
 	})
 }

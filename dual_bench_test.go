@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/flycl/flycl/internal/proctime"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -25,10 +26,10 @@ func BenchmarkDualLearn(b *testing.B) {
 	}
 	x, y := clusters(99, 20, d, []int{1000, 1001}, 0.5)
 	b.ResetTimer()
-	c0 := cpuTime()
+	c0 := proctime.CPU()
 	for range b.N {
 		c := m.Clone()
 		c.Learn(ctx, x, y, nil)
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(proctime.CPU()-c0)/float64(b.N)/1e6, "cpu-ms/op")
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/flycl/flycl/internal/proctime"
 )
 
 func randCodes(n, m int) []float32 {
@@ -61,13 +63,13 @@ func BenchmarkApply(b *testing.B) {
 func BenchmarkGenerate(b *testing.B) {
 	for _, p := range []int{300, 500} {
 		b.Run(fmt.Sprintf("m=10000/d=1280/p=%d", p), func(b *testing.B) {
-			c0 := cpuTime()
+			c0 := proctime.CPU()
 			for b.Loop() {
 				if _, err := Generate(10000, 1280, p, 1); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N)/1e3, "cpu-ms/op")
+			b.ReportMetric(float64((proctime.CPU()-c0).Microseconds())/float64(b.N)/1e3, "cpu-ms/op")
 		})
 	}
 }

@@ -123,25 +123,8 @@ const sqrtHalfMantissa = 0x6A09E667F3BCD
 // without a branch, where portableLog's Frexp and comparison cost about
 // a tenth of W's generation (the comparison goes either way at random).
 func unitLog(x float64) float64 {
-	b := math.Float64bits(x)
-	m := b & (1<<52 - 1)
-	low := 0
-	if m < sqrtHalfMantissa {
-		low = 1
-	}
-	frac := math.Float64frombits(m | uint64(1022+low)<<52)
-	exp := int(b>>52&0x7ff) - 1022 - low
-	z := float64(frac-1) / float64(frac+1)
-	z2 := float64(z * z)
-	sum, term := 0.0, z
-	for k := 1; k < 60; k += 2 {
-		sum = float64(sum + float64(term/float64(k)))
-		term = float64(term * z2)
-		if math.Abs(term) < 1e-20 {
-			break
-		}
-	}
-	return float64(float64(exp)*math.Ln2) + float64(2*sum)
+	frac, exp := unitFrac(x)
+	return fracLog(frac, exp)
 }
 
 // unitFrac returns x's fraction in [√2/2, √2) and its exponent, for a
@@ -193,7 +176,13 @@ func portableLog(x float64) float64 {
 		frac *= 2
 		exp--
 	}
-	// log(frac) = 2 atanh(z), z = (frac-1)/(frac+1), |z| <= 0.1716
+	return fracLog(frac, exp)
+}
+
+// fracLog is log(frac · 2^exp) for frac in [√2/2, √2): log(frac) =
+// 2 atanh(z), z = (frac-1)/(frac+1), |z| <= 0.1716, summed as a series
+// until its term falls below 1e-20.
+func fracLog(frac float64, exp int) float64 {
 	z := float64(frac-1) / float64(frac+1)
 	z2 := float64(z * z)
 	sum, term := 0.0, z

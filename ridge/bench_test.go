@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/flycl/flycl/internal/proctime"
 	"github.com/flycl/flycl/linalg"
 )
 
@@ -168,10 +169,10 @@ func BenchmarkGCVBandSquare(b *testing.B) {
 // reportCPU makes the benchmark report CPU seconds per op (see cpuTime);
 // use as defer reportCPU(b)().
 func reportCPU(b *testing.B) func() {
-	start := cpuTime()
+	start := proctime.CPU()
 	return func() {
 		if b.N > 0 {
-			b.ReportMetric((cpuTime()-start).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((proctime.CPU()-start).Seconds()/float64(b.N), "cpu-s/op")
 		}
 	}
 }

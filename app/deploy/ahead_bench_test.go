@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/proctime"
 	"github.com/flycl/flycl/vision/extract"
 )
 
@@ -70,7 +71,7 @@ func BenchmarkNewModel15Photos(b *testing.B) {
 			name := map[bool]string{false: "W-after", true: "W-ahead"}[ahead]
 			b.Run(fmt.Sprintf("p=%d/%s", p, name), func(b *testing.B) {
 				var extract, after time.Duration
-				c0 := cpuTime()
+				c0 := proctime.CPU()
 				for range b.N {
 					var a *Ahead
 					t0 := time.Now()
@@ -96,7 +97,7 @@ func BenchmarkNewModel15Photos(b *testing.B) {
 				n := float64(b.N)
 				b.ReportMetric(float64(after.Microseconds())/n/1e3, "after-ms/op")
 				b.ReportMetric(float64(extract.Microseconds())/n/1e3, "extract-ms/op")
-				b.ReportMetric(float64((cpuTime()-c0).Microseconds())/n/1e3, "cpu-ms/op")
+				b.ReportMetric(float64((proctime.CPU()-c0).Microseconds())/n/1e3, "cpu-ms/op")
 			})
 		}
 	}

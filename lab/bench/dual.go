@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/proctime"
 	"github.com/flycl/flycl/reject"
 )
 
@@ -83,11 +84,11 @@ func dualLearn(ctx context.Context, cfg flycl.Config, o DualOptions, n int) (wal
 		}
 	}
 	runtime.GC()
-	t, c := time.Now(), processCPU()
+	t, c := time.Now(), proctime.CPU()
 	if _, err := model.Learn(ctx, x[n*o.D:], cls[n:], nil); err != nil {
 		return 0, 0, 0, err
 	}
-	wall, cpu = time.Since(t), processCPU()-c
+	wall, cpu = time.Since(t), proctime.CPU()-c
 	st := model.Snapshot().State()
 	held = 4 * float64(cfg.M) * float64(cfg.M)
 	if st.Dual != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/flycl/flycl/app/server"
 	apipkg "github.com/flycl/flycl/app/server/api"
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/proctime"
 	"github.com/flycl/flycl/vision/backbone"
 	"github.com/flycl/flycl/vision/extract"
 	"github.com/flycl/flycl/vision/imageio"
@@ -79,7 +80,7 @@ func Serve(ctx context.Context, out io.Writer, o ServeOptions) error {
 	var bareCPU time.Duration
 	for i := range n + 3 {
 		if i == 3 {
-			bareCPU = processCPU()
+			bareCPU = proctime.CPU()
 		}
 		t := time.Now()
 		img, err := imageio.Decode(raw[i%len(raw)])
@@ -96,7 +97,7 @@ func Serve(ctx context.Context, out io.Writer, o ServeOptions) error {
 			runOnly = append(runOnly, time.Since(t1))
 		}
 	}
-	bareCPU = (processCPU() - bareCPU) / time.Duration(n)
+	bareCPU = (proctime.CPU() - bareCPU) / time.Duration(n)
 
 	// The server, with a model of 10 classes learned from features.
 	dirTmp, err := os.MkdirTemp("", "flycl-bench-serve-")
@@ -156,7 +157,7 @@ func Serve(ctx context.Context, out io.Writer, o ServeOptions) error {
 	var singleCPU time.Duration
 	for i := range n + 3 {
 		if i == 3 {
-			singleCPU = processCPU()
+			singleCPU = proctime.CPU()
 		}
 		var b bytes.Buffer
 		w := multipart.NewWriter(&b)
@@ -187,7 +188,7 @@ func Serve(ctx context.Context, out io.Writer, o ServeOptions) error {
 			srvExtract = append(srvExtract, time.Duration(pr.Extract*float64(time.Second)))
 		}
 	}
-	singleCPU = (processCPU() - singleCPU) / time.Duration(n)
+	singleCPU = (proctime.CPU() - singleCPU) / time.Duration(n)
 
 	// 2. Feature predicts per second.
 	bodies := make([][]byte, 40)
@@ -250,11 +251,11 @@ func Serve(ctx context.Context, out io.Writer, o ServeOptions) error {
 		if err != nil {
 			return err
 		}
-		cpu0 := processCPU()
+		cpu0 := proctime.CPU()
 		t := time.Now()
 		lat, fails := fire(c, time.Now().Add(dur), nil)
 		row := rateRow{clients: c, lat: lat, fails: fails, rate: float64(len(lat)) / time.Since(t).Seconds(),
-			cpuPerReq: (processCPU() - cpu0) / time.Duration(max(len(lat), 1))}
+			cpuPerReq: (proctime.CPU() - cpu0) / time.Duration(max(len(lat), 1))}
 		b1, err := batchStats(client, url)
 		if err != nil {
 			return err

@@ -16,6 +16,7 @@ import (
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/app/server"
 	"github.com/flycl/flycl/internal/procmem"
+	"github.com/flycl/flycl/internal/proctime"
 )
 
 // ServeLearnOptions are the inputs of ServeLearn.
@@ -125,13 +126,13 @@ func ServeLearn(ctx context.Context, out, warn io.Writer, o ServeLearnOptions) e
 			debug.FreeOSMemory()
 			procmem.ResetPeak()
 			before := procmem.Current()
-			t, c0 := time.Now(), processCPU()
+			t, c0 := time.Now(), proctime.CPU()
 			rep, sn, err := be.Learn(ctx, x, names, deploy.LearnOptions{})
 			if err != nil {
 				be.Close()
 				return err
 			}
-			wall, cpu := time.Since(t), processCPU()-c0
+			wall, cpu := time.Since(t), proctime.CPU()-c0
 			if l > 0 { // the first learn factors from scratch on either path
 				walls, cpus = append(walls, wall), append(cpus, cpu)
 			}

@@ -1,14 +1,15 @@
 //go:build unix
 
-package bench
+package proctime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time (user and system) this process has used.
-func processCPU() time.Duration {
+// CPU returns the user and system CPU time of this process, all its
+// threads together (getrusage), or 0 when it cannot be read.
+func CPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

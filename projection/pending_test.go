@@ -5,7 +5,8 @@ import (
 	"errors"
 	"runtime"
 	"testing"
-	"time"
+
+	"github.com/flycl/flycl/internal/leakcheck"
 )
 
 // TestStartSameW: the W a Pending gives is Generate's, bit for bit: its
@@ -52,19 +53,6 @@ func TestStartBadShape(t *testing.T) {
 	}
 }
 
-// settled waits (up to 10 s) for the number of goroutines to fall back to
-// n: a goroutine that closed its done channel may not have returned yet.
-func settled(t *testing.T, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > n; {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, want %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestPendingStops: the generation's goroutines end, with no W and an
 // error wrapping the cancellation, when Start's context is cancelled,
 // when Wait's is, and on Stop; a W of 60 000 rows (some 0.4 s of CPU)
@@ -82,7 +70,7 @@ func TestPendingStops(t *testing.T) {
 		if w != nil || !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: Wait = %v, %v; want no W and context.Canceled", name, w, err)
 		}
-		settled(t, base)
+		leakcheck.Settled(t, base)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/internal/leakcheck"
 )
 
 // photos15 are 15 feature vectors of d dimensions in 3 classes of 5, as a
@@ -107,9 +107,9 @@ func TestAheadCancelled(t *testing.T) {
 	if m, err := StartNew(context.Background(), cfg, d).New(ctx, cfg, d, nil); m != nil || !errors.Is(err, context.Canceled) {
 		t.Errorf("New with its context cancelled = %v, %v; want context.Canceled", m, err)
 	}
-	settled(t, base)
+	leakcheck.Settled(t, base)
 	StartNew(context.Background(), cfg, d).Stop()
-	settled(t, base)
+	leakcheck.Settled(t, base)
 
 	bad := flycl.Config{M: 100, P: 600, K: 10}
 	if a := StartNew(context.Background(), bad, d); a != nil {
@@ -117,18 +117,5 @@ func TestAheadCancelled(t *testing.T) {
 	}
 	if _, err := (*Ahead)(nil).New(context.Background(), bad, d, nil); err == nil {
 		t.Error("New of p > d: no error")
-	}
-}
-
-// settled waits (up to 10 s) for the number of goroutines to fall back to
-// n: a goroutine that has closed its done channel may not have returned.
-func settled(t *testing.T, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > n; {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, want %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -1,0 +1,3 @@
+// Package leakcheck lets tests check that the goroutines a piece of work
+// started have ended.
+package leakcheck

@@ -25,12 +25,13 @@ import (
 // first learn that has a sample of a class with at least two samples:
 // the leave-one-out score of a class's only sample is that of a class the
 // model has never seen, so such samples stay out of the pool and of the
-// temperature fit. The temperature minimises the cross-entropy of the
+// temperature fit. The temperature maximises the likelihood of the
 // learn's leave-one-out scores, extrapolated toward those of a new sample
 // of the class (jackknifeExtrapolate: a leave-one-out score comes from a
 // model of one sample of the class fewer, and probabilities fitted on it
-// are underconfident with a few samples per class), against smoothed
-// targets, bounded below (FitTemperature; a learn of one class keeps the
+// are underconfident with a few samples per class), or, when they are all
+// answered right, gives them a mean top-class probability of (N+1)/(N+2);
+// it is bounded below (FitTemperature; a learn of one class keeps the
 // previous one); the threshold is taken from the exact leave-one-out
 // scores (ExtrapolateThreshold takes it from the extrapolated ones). A learn
 // from statistics alone (LearnOptions.Stats) has no samples: it turns rejection

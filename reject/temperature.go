@@ -34,42 +34,84 @@ func MinTemperature(scores []float32, nc int) float64 {
 // of samples of the true classes cls, or 0 when it is not determined (one
 // class, no rows).
 //
-// T minimises the mean cross-entropy of softmax(scores/T) against
-// targets smoothed as Platt (1999) smooths his: with N rows, the true
-// class gets (N+1)/(N+2) and the others share 1/(N+2). With one-hot
-// targets the fit runs to T → 0 when every row is answered right (a small
-// pool often is), and every answer then shows p ≈ 1; with smoothed
-// targets the fitted probabilities of such a pool stay near (N+1)/(N+2),
-// the most a pool of N correct answers supports. The cross-entropy is
-// convex in 1/T, so a golden-section search over log(1/T) in [1e-2, 1e5]
-// finds its minimum (to a relative 1e-6 of 1/T). T is then raised to
+// T maximises the likelihood of the rows' true classes (the mean
+// cross-entropy of softmax(scores/T) against one-hot targets is least:
+// the temperature scaling of Guo, Pleiss, Sun and Weinberger 2017). That
+// cross-entropy is convex in 1/T, so a golden-section search over
+// log(1/T) in [1e-2, 1e5] finds its minimum (to a relative 1e-6 of 1/T).
+// When every row is answered right (its true class's score above all
+// others: a small pool of distinct classes often is) the likelihood has
+// no maximum, it grows as T → 0, and every answer would show p ≈ 1; T is
+// then the one at which the rows' mean top-class probability is Laplace's
+// estimate (N+1)/(N+2) of the accuracy of N answers all right (the mean
+// rises with 1/T: a bisection over the same interval; with two classes and
+// one margin g, T = g/ln(N+1)). T is then raised to
 // MinTemperature(scores, nc) if below.
 func FitTemperature(scores []float32, nc int, cls []int) float64 {
 	if nc < 2 || len(cls) == 0 {
 		return 0
 	}
-	eps := 1 / float64(len(cls)+2)
-	other := eps / float64(nc-1)
-	ce := func(lb float64) float64 {
-		b := math.Exp(lb)
-		sum := 0.0
-		for i, c := range cls {
-			row := scores[i*nc : (i+1)*nc]
-			top := float64(slices.Max(row))
-			s, lin := 0.0, 0.0
-			for j, v := range row {
-				d := float64(v) - top
-				s += math.Exp(b * d)
-				w := other
-				if j == c {
-					w = 1 - eps
-				}
-				lin += w * b * d
+	lo, hi := math.Log(1e-2), math.Log(1e5)
+	var lb float64
+	if allRight(scores, nc, cls) {
+		target := float64(len(cls)+1) / float64(len(cls)+2)
+		for hi-lo > 1e-6 {
+			mid := (lo + hi) / 2
+			if meanTopProbability(scores, nc, len(cls), math.Exp(mid)) < target {
+				lo = mid
+			} else {
+				hi = mid
 			}
-			sum += math.Log(s) - lin
 		}
-		return sum / float64(len(cls))
+		lb = (lo + hi) / 2
+	} else {
+		lb = minimize.Golden(func(lb float64) float64 { return crossEntropy(scores, nc, cls, math.Exp(lb)) }, lo, hi, 1e-6)
 	}
-	lb := minimize.Golden(ce, math.Log(1e-2), math.Log(1e5), 1e-6)
 	return max(1/math.Exp(lb), MinTemperature(scores[:len(cls)*nc], nc))
+}
+
+// crossEntropy is the mean cross-entropy of softmax(b·row) against the
+// true classes cls of the rows of scores.
+func crossEntropy(scores []float32, nc int, cls []int, b float64) float64 {
+	sum := 0.0
+	for i, c := range cls {
+		row := scores[i*nc : (i+1)*nc]
+		top := float64(slices.Max(row))
+		s := 0.0
+		for _, v := range row {
+			s += math.Exp(b * (float64(v) - top))
+		}
+		sum += math.Log(s) - b*(float64(row[c])-top)
+	}
+	return sum / float64(len(cls))
+}
+
+// meanTopProbability is the mean over the first n rows of scores of the
+// largest probability of softmax(b·row).
+func meanTopProbability(scores []float32, nc, n int, b float64) float64 {
+	sum := 0.0
+	for i := range n {
+		row := scores[i*nc : (i+1)*nc]
+		top := float64(slices.Max(row))
+		s := 0.0
+		for _, v := range row {
+			s += math.Exp(b * (float64(v) - top))
+		}
+		sum += 1 / s
+	}
+	return sum / float64(n)
+}
+
+// allRight reports whether every row's true class (cls) has a score above
+// all the row's others.
+func allRight(scores []float32, nc int, cls []int) bool {
+	for i, c := range cls {
+		row := scores[i*nc : (i+1)*nc]
+		for j, v := range row {
+			if j != c && !(row[c] > v) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -138,7 +138,9 @@ type FewShotRow struct {
 // FewShotCalib is the probability calibration of one set and shot
 // count, over the splits: ECE (15 bins) of the top-class probability on
 // the known test photos with the model's temperature, and with the
-// likelihood fit of T without smoothing or bound for comparison.
+// plain likelihood fit of T on the exact leave-one-out scores (not
+// extrapolated, no bound, running to T → 0 when all are right) for
+// comparison.
 type FewShotCalib struct {
 	Set                   string
 	Shots                 int
@@ -517,8 +519,9 @@ func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, p
 	return nil
 }
 
-// plainTemperature is the temperature a likelihood fit without smoothed
-// targets or a lower bound gives (the model's before both): the minimum of
+// plainTemperature is the temperature of the plain likelihood fit of the
+// rows, without the model's rule for rows all answered right or its
+// lower bound (reject.FitTemperature): the minimum of
 // the mean negative log-likelihood over log(1/T) in [1e-2, 1e5] by
 // golden-section search, which runs to where the likelihood of rows that
 // are all right stops changing in float64.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"testing"
 
@@ -139,14 +138,7 @@ func TestDualEqualsPrimal(t *testing.T) {
 // K is the same bits, and so is everything solved from it), at m = 10000.
 func TestDualUndoForgetExact(t *testing.T) {
 	ctx := context.Background()
-	sizes := []int{15, 100}
-	if !testing.Short() {
-		sizes = append(sizes, 400)
-	}
-	if os.Getenv("FLYCL_DUAL_LONG") != "" { // a minute or more on 2 cores
-		sizes = append(sizes, 1000)
-	}
-	for _, n := range sizes {
+	for _, n := range []int{15, 100, 400, 1000} { // under a second in all on 2 cores
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			cfg := Config{M: 10000, P: 25, K: 3000, Seed: 9, LambdaScale: LambdaRelative, WidenGrid: true, Dual: 1000}
 			const d = 64

@@ -39,22 +39,31 @@ func MinTemperature(scores []float32, nc int) float64 {
 // the temperature scaling of Guo, Pleiss, Sun and Weinberger 2017). That
 // cross-entropy is convex in 1/T, so a golden-section search over
 // log(1/T) in [1e-2, 1e5] finds its minimum (to a relative 1e-6 of 1/T).
-// When every row is answered right (its true class's score above all
-// others: a small pool of distinct classes often is) the likelihood has
-// no maximum, it grows as T → 0, and every answer would show p ≈ 1; T is
-// then the one at which the rows' mean top-class probability is Laplace's
-// estimate (N+1)/(N+2) of the accuracy of N answers all right (the mean
-// rises with 1/T: a bisection over the same interval; with two classes and
-// one margin g, T = g/ln(N+1)). T is then raised to
-// MinTemperature(scores, nc) if below.
+// When no row is answered wrong (its true class's score at least as high
+// as every other: a small pool of distinct classes often is) the
+// likelihood has no maximum, it grows as T → 0, and every answer would
+// show p ≈ 1; T is then the one at which the rows' mean top-class
+// probability is Laplace's estimate (R+1)/(N+2) of the accuracy of N
+// answers of which R are right (the others tied with another class: a tie
+// is not counted right, so ties raise T; where so many tie that the
+// estimate is at chance or below, T stays at the interval's end, 100;
+// the mean rises with 1/T: a bisection over the same interval; with two
+// classes, one margin g and no tie, T = g/ln(N+1)). T is then
+// raised to MinTemperature(scores, nc) if below. Scores that are not
+// finite leave T undetermined (0).
 func FitTemperature(scores []float32, nc int, cls []int) float64 {
 	if nc < 2 || len(cls) == 0 {
 		return 0
 	}
 	lo, hi := math.Log(1e-2), math.Log(1e5)
 	var lb float64
-	if allRight(scores, nc, cls) {
-		target := float64(len(cls)+1) / float64(len(cls)+2)
+	for _, v := range scores[:len(cls)*nc] {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return 0
+		}
+	}
+	if right, ok := noneWrong(scores, nc, cls); ok {
+		target := float64(right+1) / float64(len(cls)+2)
 		for hi-lo > 1e-6 {
 			mid := (lo + hi) / 2
 			if meanTopProbability(scores, nc, len(cls), math.Exp(mid)) < target {
@@ -102,16 +111,25 @@ func meanTopProbability(scores []float32, nc, n int, b float64) float64 {
 	return sum / float64(n)
 }
 
-// allRight reports whether every row's true class (cls) has a score above
-// all the row's others.
-func allRight(scores []float32, nc int, cls []int) bool {
+// noneWrong reports whether no row's true class (cls) has a score below
+// another of the row's, and how many rows have it above all the others
+// (answered right, where the rest tie).
+func noneWrong(scores []float32, nc int, cls []int) (right int, ok bool) {
 	for i, c := range cls {
 		row := scores[i*nc : (i+1)*nc]
+		strict := true
 		for j, v := range row {
-			if j != c && !(row[c] > v) {
-				return false
+			if j == c {
+				continue
 			}
+			if row[c] < v {
+				return 0, false
+			}
+			strict = strict && row[c] > v
+		}
+		if strict {
+			right++
 		}
 	}
-	return true
+	return right, true
 }

@@ -183,3 +183,53 @@ func TestFitTemperatureAllCorrect(t *testing.T) {
 		}
 	}
 }
+
+// TestFitTemperatureTies: rows none of which is answered wrong but some
+// tied (the true class level with another) have no likelihood maximum
+// either: T is not pushed to the lower bound, as the cross-entropy's
+// search would push it (its minimum is at the edge of the interval), but
+// set where the mean top-class probability (computed here again) is
+// Laplace's (R+1)/(N+2), R the rows strictly right; a tie is evidence
+// against confidence, so T is at least that of the same rows with no tie.
+// Scores that are not finite give 0.
+func TestFitTemperatureTies(t *testing.T) {
+	const g = 1.0
+	for _, tc := range []struct{ n, ties int }{{3, 1}, {10, 2}, {20, 6}} {
+		scores := make([]float32, 2*tc.n)
+		cls := make([]int, tc.n)
+		for i := range cls {
+			cls[i] = i % 2
+			scores[2*i+cls[i]] = 1 + g
+			scores[2*i+1-cls[i]] = 1
+			if i < tc.ties {
+				scores[2*i+1-cls[i]] = 1 + g
+			}
+		}
+		got := FitTemperature(scores, 2, cls)
+		if got <= MinTemperature(scores, 2)*(1+1e-9) {
+			t.Fatalf("N=%d, %d ties: T=%g at the lower bound", tc.n, tc.ties, got)
+		}
+		mean := func(T float64) float64 {
+			s := 0.0
+			for i := range cls {
+				a, b := float64(scores[2*i]), float64(scores[2*i+1])
+				s += math.Exp(max(a, b)/T) / (math.Exp(a/T) + math.Exp(b/T))
+			}
+			return s / float64(tc.n)
+		}
+		target := float64(tc.n-tc.ties+1) / float64(tc.n+2)
+		if !(mean(got*(1+1e-5)) < target && mean(got*(1-1e-5)) > target) {
+			t.Errorf("N=%d, %d ties: T=%g, mean top-class probability %g, want %g", tc.n, tc.ties, got, mean(got), target)
+		}
+		// the closed form without ties, σ(g/T) = (N+1)/(N+2): T = g/ln(N+1)
+		if noTie := g / math.Log(float64(tc.n+1)); !(got > noTie) {
+			t.Errorf("N=%d, %d ties: T=%g not above the T of no tie, %g", tc.n, tc.ties, got, noTie)
+		}
+	}
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		scores := []float32{1, 0, 0, 1, bad, 0}
+		if got := FitTemperature(scores, 2, []int{0, 1, 0}); got != 0 {
+			t.Errorf("a score %v: T=%g, want 0 (undetermined)", bad, got)
+		}
+	}
+}

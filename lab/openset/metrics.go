@@ -50,7 +50,9 @@ func AUROC(known, unknown []float64) float64 {
 func keepThreshold(vals []float64, keep float64) float64 {
 	s := slices.Clone(vals)
 	slices.Sort(s)
-	i := int(math.Floor((1 - keep) * float64(len(s))))
+	// the values that may fall below t: ⌊(1−keep)·n⌋, with a margin for
+	// 1−keep's rounding (1 − 0.9 is 0.0999…98, and 10 of it is not 1)
+	i := int(math.Floor((1-keep)*float64(len(s)) + 1e-9))
 	return s[min(max(i, 0), len(s)-1)]
 }
 

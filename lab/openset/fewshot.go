@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/flycl/flycl/internal/codec"
-	"github.com/flycl/flycl/internal/minimize"
 	"github.com/flycl/flycl/reject"
 
 	"github.com/flycl/flycl"
@@ -396,7 +395,7 @@ func fewShotSplit(ctx context.Context, s FewShotSet, c FewShotConfig, groups []s
 		}
 	}
 	// probabilities: the model's temperature and the plain likelihood fit
-	tPlain := plainTemperature(loo, nc, looCls)
+	tPlain := reject.PlainTemperature(loo, nc, looCls)
 	plain := make([]float64, nk)
 	conf, confPlain := 0, 0
 	for i := range plain {
@@ -517,31 +516,6 @@ func fewShotCompare(ctx context.Context, mc flycl.Config, d int, px []float32, p
 	e.allP, e.allRight = append(e.allP, probs...), append(e.allRight, correct...)
 	e.meanP = append(e.meanP, mean(probs))
 	return nil
-}
-
-// plainTemperature is the temperature of the plain likelihood fit of the
-// rows, without the model's rule for rows all answered right or its
-// lower bound (reject.FitTemperature): the minimum of
-// the mean negative log-likelihood over log(1/T) in [1e-2, 1e5] by
-// golden-section search, which runs to where the likelihood of rows that
-// are all right stops changing in float64.
-func plainTemperature(scores []float32, nc int, cls []int) float64 {
-	nll := func(lb float64) float64 {
-		b := math.Exp(lb)
-		sum := 0.0
-		for i, c := range cls {
-			row := scores[i*nc : (i+1)*nc]
-			top := float64(slices.Max(row))
-			s := 0.0
-			for _, v := range row {
-				s += math.Exp(b * (float64(v) - top))
-			}
-			sum += math.Log(s) - b*(float64(row[c])-top)
-		}
-		return sum / float64(len(cls))
-	}
-	lb := minimize.Golden(nll, math.Log(1e-2), math.Log(1e5), 1e-6)
-	return 1 / math.Exp(lb)
 }
 
 func mean(v []float64) float64 {

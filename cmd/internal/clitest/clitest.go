@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -28,6 +29,58 @@ import (
 // or a comment. The command line is the first submatch.
 func CommandLine(program string) *regexp.Regexp {
 	return regexp.MustCompile(`(?:^|[\s;(|&$])(?:\./)?(?:bin/)?` + regexp.QuoteMeta(program) + `\s+([^|;&<>)#` + "`" + `]*)`)
+}
+
+// DocFlags checks the command lines of program that patterns find in
+// README.md and docs/*.md (read from a cmd/<program> folder): each names
+// only flags its command has (or inherits), so that the docs cannot drift
+// from the commands' flags. A line that root does not resolve to one of
+// its commands (prose, output, another program's), or whose command
+// other (when not nil) says is another program's, is passed over. It returns how many lines it checked.
+func DocFlags(t *testing.T, program string, root *cobra.Command, patterns []*regexp.Regexp, other func(*cobra.Command) bool) int {
+	t.Helper()
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = append(docs, filepath.Join("..", "..", "README.md"))
+	checked := 0
+	for _, path := range docs {
+		lines, at := DocLines(t, path)
+		for i, l := range lines {
+			var found [][]string
+			for _, re := range patterns {
+				found = append(found, re.FindAllStringSubmatch(l, -1)...)
+			}
+			for _, m := range found {
+				args := strings.Fields(m[1])
+				if len(args) == 0 {
+					continue
+				}
+				c, rest, err := root.Find(args)
+				if err != nil || c == root || (other != nil && other(c)) {
+					continue
+				}
+				checked++
+				for _, a := range rest {
+					if !strings.HasPrefix(a, "--") || a == "--" {
+						continue
+					}
+					flag, _, _ := strings.Cut(a, "=")
+					for _, name := range strings.Split(flag, "/") { // "--lambda/--online" names two
+						name = strings.Trim(strings.TrimPrefix(name, "--"), `"'.,:`)
+						if name == "" || name == "help" {
+							continue
+						}
+						if c.Flags().Lookup(name) == nil && c.InheritedFlags().Lookup(name) == nil {
+							t.Errorf("%s:%d: %s %s has no flag --%s (in %q)", filepath.Base(path), at[i], program, c.CommandPath()[len(root.Name())+1:], name, strings.TrimSpace(m[0]))
+						}
+					}
+				}
+			}
+		}
+	}
+	return checked
 }
 
 // DocLines returns the lines of a markdown file that show commands: every

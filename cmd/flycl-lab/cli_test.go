@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-	"os"
 	"testing"
 
 	"github.com/flycl/flycl/cmd/internal/clitest"
@@ -12,20 +10,7 @@ import (
 // wrote to stdout.
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() { b, _ := io.ReadAll(r); done <- b }()
-	root := newRoot()
-	root.SetArgs(args)
-	err = root.Execute()
-	w.Close()
-	os.Stdout = old
-	return string(<-done), err
+	return clitest.Run(t, newRoot, args...)
 }
 
 // writeBlobs and writeScaledBlobs write 4 Gaussian blobs in 6

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/flycl/flycl/cmd/internal/clitest"
 	"github.com/flycl/flycl/format/features"
 )
 
@@ -41,20 +41,7 @@ func blobs(t *testing.T, path string, seed uint64, d, perClass int, names ...str
 // runCLI runs the command line and returns its standard output.
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() { b, _ := io.ReadAll(r); done <- b }()
-	root := newRoot()
-	root.SetArgs(args)
-	err = root.Execute()
-	w.Close()
-	os.Stdout = old
-	return string(<-done), err
+	return clitest.Run(t, newRoot, args...)
 }
 
 // TestModelCommands drives learn, predict, forget, classes and info on

@@ -6,6 +6,7 @@ package clitest
 
 import (
 	"bufio"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -29,6 +30,26 @@ import (
 // or a comment. The command line is the first submatch.
 func CommandLine(program string) *regexp.Regexp {
 	return regexp.MustCompile(`(?:^|[\s;(|&$])(?:\./)?(?:bin/)?` + regexp.QuoteMeta(program) + `\s+([^|;&<>)#` + "`" + `]*)`)
+}
+
+// Run runs the program newRoot makes with args in this process and
+// returns what it wrote to stdout.
+func Run(t *testing.T, newRoot func() *cobra.Command, args ...string) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	root := newRoot()
+	root.SetArgs(args)
+	err = root.Execute()
+	w.Close()
+	os.Stdout = old
+	return string(<-done), err
 }
 
 // DocFlags checks the command lines of program that patterns find in

@@ -5,20 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/flycl/flycl/vision/dataset"
-	"github.com/flycl/flycl/vision/imageio"
 )
-
-// files is a data set of image files without labels.
-type files struct {
-	paths []string
-	dec   imageio.Decoder
-}
-
-func (f files) Len() int                          { return len(f.paths) }
-func (f files) Label(int) int                     { return 0 }
-func (f files) Classes() []string                 { return nil }
-func (f files) Path(i int) string                 { return f.paths[i] }
-func (f files) Image(i int) (*imageio.RGB, error) { return f.dec.DecodeFile(f.paths[i]) }
 
 // SplitLess reports whether spec is a folder data set given as a
 // directory with neither a train nor a test sub-directory: the

@@ -113,7 +113,7 @@ func OpenInput(o InputOptions) (*Input, error) {
 		}
 		in.Set, in.Pipeline, in.Desc, where = s, fp, "features "+o.Features, o.Features
 	case len(o.Files) > 0:
-		in.Data, in.files, in.Desc = files{paths: o.Files}, true, fmt.Sprintf("%d images", len(o.Files))
+		in.Data, in.files, in.Desc = dataset.Files{Paths: o.Files}, true, fmt.Sprintf("%d images", len(o.Files))
 	case o.Pixels:
 		s, err := o.Data.Pixels(o.Split)
 		if err != nil {
@@ -245,7 +245,7 @@ func (in *Input) Samples(ctx context.Context, e *extract.Extractor, lo, hi int) 
 	run := func(ds dataset.Dataset, key string) (*features.Set, bool, error) { return e.Dataset(ctx, ds, key) }
 	switch {
 	case in.files:
-		ds = files{paths: in.Data.(files).paths[lo:hi]}
+		ds = dataset.Files{Paths: in.Data.(dataset.Files).Paths[lo:hi]}
 		run = func(ds dataset.Dataset, _ string) (*features.Set, bool, error) {
 			paths := make([]string, ds.Len())
 			for i := range paths {

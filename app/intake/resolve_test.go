@@ -196,7 +196,7 @@ func TestResolveExtractorInt8(t *testing.T) {
 	calls := 0
 	e, err := ResolveExtractor(context.Background(), ExtractorOptions{Default: "squeezenet", Open: open, Precision: backbone.INT8,
 		Calib:       extract.CalibOptions{N: 2, Method: backbone.CalibMinMax, Threads: 1},
-		CalibImages: func() (dataset.Dataset, error) { calls++; return files{paths: photos[:2]}, nil }})
+		CalibImages: func() (dataset.Dataset, error) { calls++; return dataset.Files{Paths: photos[:2]}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,11 +60,28 @@ func Skipped(d Dataset) []string {
 	return nil
 }
 
+// Files is a data set of image files given by path, without labels:
+// every label is 0 and there are no classes. Decoder decodes them (its
+// zero value: the default limits).
+type Files struct {
+	Paths   []string
+	Decoder imageio.Decoder
+}
+
+func (f Files) Len() int                          { return len(f.Paths) }
+func (f Files) Label(int) int                     { return 0 }
+func (f Files) Classes() []string                 { return nil }
+func (f Files) Path(i int) string                 { return f.Paths[i] }
+func (f Files) Image(i int) (*imageio.RGB, error) { return f.Decoder.DecodeFile(f.Paths[i]) }
+
 // WithDecoder returns d decoding its encoded images with dec (e.g. a
 // different pixel limit). Data sets held as pixels are returned as they
 // are.
 func WithDecoder(d Dataset, dec imageio.Decoder) Dataset {
 	switch d := d.(type) {
+	case Files:
+		d.Decoder = dec
+		return d
 	case *Folder:
 		c := *d
 		c.Decoder = dec

@@ -368,7 +368,7 @@ func (e *Extractor) Files(ctx context.Context, paths []string) (*features.Set, e
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no images")
 	}
-	j, err := e.job(files{paths, e.Decoder}, "")
+	j, err := e.job(dataset.Files{Paths: paths, Decoder: e.Decoder}, "")
 	if err != nil {
 		return nil, err
 	}
@@ -376,18 +376,6 @@ func (e *Extractor) Files(ctx context.Context, paths []string) (*features.Set, e
 	s, _, err := Run(ctx, j)
 	return s, err
 }
-
-// files is a data set of image files without labels.
-type files struct {
-	paths []string
-	dec   imageio.Decoder
-}
-
-func (f files) Len() int                          { return len(f.paths) }
-func (f files) Label(int) int                     { return 0 }
-func (f files) Classes() []string                 { return nil }
-func (f files) Path(i int) string                 { return f.paths[i] }
-func (f files) Image(i int) (*imageio.RGB, error) { return f.dec.DecodeFile(f.paths[i]) }
 
 // imageList is a learn's images as a data set (for calibration).
 type imageList struct {

@@ -291,6 +291,11 @@ func TestFrigate(t *testing.T) {
 		if slices.Contains(got, id+" "+toad) {
 			break
 		}
+		select {
+		case err := <-done3:
+			t.Fatalf("flycl frigate --reload ended while objects were sent: %v", err)
+		default:
+		}
 		if i == 150 {
 			t.Fatalf("after %d objects, no sub-label of the new version: posts %q, want %q", i+1, got, toad)
 		}

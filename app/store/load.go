@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -12,8 +13,40 @@ import (
 // Load reads a model file for a caller that keeps the model in memory
 // (a read-only server, the C library) and never writes the file: the
 // checkpoint and the changes journalled since, replayed in order. A
-// writer opens the file as a Store instead.
+// writer opens the file as a Store instead. A writer's checkpoint between
+// the read of the file and of its journal makes it read both again
+// (whileReplaced).
 func Load(path string) (*deploy.Model, error) {
+	return whileReplaced(path, func() (*deploy.Model, error) { return load(path) })
+}
+
+// readTries bounds how many times a reader reads a model file and its
+// journal again when the file was replaced between the two reads.
+const readTries = 10
+
+// whileReplaced runs read, which reads the model file at path and then
+// its journal, again while it fails with modelfile.ErrJournal and the
+// file at path is no longer the one it started with: a writer's
+// checkpoint (a new file, then a journal that continues it) came between
+// the two reads, and the journal continues a newer file. A journal that
+// does not continue a file left in place is the error it is.
+func whileReplaced[T any](path string, read func() (T, error)) (T, error) {
+	var v T
+	var err error
+	for range readTries {
+		before, serr := os.Stat(path)
+		v, err = read()
+		if err == nil || serr != nil || !errors.Is(err, modelfile.ErrJournal) {
+			return v, err
+		}
+		if after, serr := os.Stat(path); serr != nil || (os.SameFile(before, after) && after.ModTime().Equal(before.ModTime()) && after.Size() == before.Size()) {
+			return v, err
+		}
+	}
+	return v, err
+}
+
+func load(path string) (*deploy.Model, error) {
 	f, m, err := modelfile.LoadForLearning(path)
 	if err != nil {
 		return nil, err
@@ -37,8 +70,14 @@ func Load(path string) (*deploy.Model, error) {
 
 // LoadFile reads a model file for reading only (predict, info, export):
 // as modelfile.Load, with the changes its journal holds replayed when it
-// has any (then through a mutable model, as Load).
+// has any (then through a mutable model, as Load). Like Load, it reads
+// again when a writer replaced the file between its read of the file and
+// of the journal.
 func LoadFile(path string) (*modelfile.File, error) {
+	return whileReplaced(path, func() (*modelfile.File, error) { return loadFile(path) })
+}
+
+func loadFile(path string) (*modelfile.File, error) {
 	f, err := modelfile.Load(path)
 	if err != nil {
 		return nil, err
@@ -53,7 +92,7 @@ func LoadFile(path string) (*modelfile.File, error) {
 	if len(jc.Entries) == 0 {
 		return f, nil
 	}
-	m, err := Load(path)
+	m, err := load(path)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func keepThreshold(vals []float64, keep float64) float64 {
 }
 
 // share returns the fraction of vals for which f holds.
-func share(vals []float64, f func(float64) bool) float64 {
+func share[T any](vals []T, f func(T) bool) float64 {
 	if len(vals) == 0 {
 		return math.NaN()
 	}

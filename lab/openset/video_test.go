@@ -171,6 +171,11 @@ func TestVideoIdenticalFrames(t *testing.T) {
 		if r.ObjectROC90Mean != r.FrameROC90 || r.ObjectROC90Min != r.FrameROC90 {
 			t.Errorf("%s %s %s: identical frames, yet strangers at 90%% kept %g per frame, %g and %g per object", r.View, r.Learn, r.Rule, r.FrameROC90, r.ObjectROC90Mean, r.ObjectROC90Min)
 		}
+		// the reserved classes' bias chosen too can only do better than
+		// the value alone (b = −∞ is the value alone, split by split)
+		if hasReserved := r.Learn != VideoPlain; hasReserved != !math.IsNaN(r.FrameROC90Reserved) || r.FrameROC90Reserved > r.FrameROC90 {
+			t.Errorf("%s %s %s: strangers' frames at 90%% kept with the reserved bias %g, by the value alone %g", r.View, r.Learn, r.Rule, r.FrameROC90Reserved, r.FrameROC90)
+		}
 		if r.Rule == RuleTrack {
 			continue
 		}
@@ -227,17 +232,62 @@ func TestVideoROCPoint(t *testing.T) {
 	}
 }
 
-// Targets picks, per view and learn decided by the open-set value, the
-// rule keeping at least 90% of the known objects that labels the fewest
-// strangers, and compares it with half the single frame's rate; learns
-// with reserved answers are left out. The rows are made by hand.
+// reservedROCPoint against frames counted by hand. Ten known frames, values
+// 1..10; the two of value 1 and 2 have margin −1 (a reserved class beats
+// them), the others +1. Four strangers: (value 9, margin −1), (8, −1),
+// (3, +1), (0.5, +1). At 80% (2 of 10 may be lost):
+//   - b = −∞: t = 3 (values 1, 2 dropped): strangers 9, 8, 3 labelled: 3/4;
+//   - b = −1: the same frames, the same 3/4;
+//   - b = +1: frames 1 and 2 lost to the margin, t = 3: only (3, +1): 1/4.
+//
+// The least is 1/4, where rocPoint on the values alone gives 3/4. At 90%
+// (1 may be lost) b = +1 loses 2: only b ≤ −1 is allowed, t = 2: 3/4.
+func TestVideoReservedROCPoint(t *testing.T) {
+	var known []frame
+	for v := 1; v <= 10; v++ {
+		m := 1.0
+		if v <= 2 {
+			m = -1
+		}
+		known = append(known, frame{value: float64(v), margin: m})
+	}
+	unknown := []frame{{value: 9, margin: -1}, {value: 8, margin: -1}, {value: 3, margin: 1}, {value: 0.5, margin: 1}}
+	if got := reservedROCPoint(known, unknown, 0.8); got != 0.25 {
+		t.Errorf("at 80%%: %g, want 0.25 (b = +1, t = 3)", got)
+	}
+	if got := reservedROCPoint(known, unknown, 0.9); got != 0.75 {
+		t.Errorf("at 90%%: %g, want 0.75 (b = −1, t = 2)", got)
+	}
+	// without reserved classes (every margin 0) it is rocPoint's point
+	var kv, uv []float64
+	for i := range known {
+		known[i].margin = 0
+		kv = append(kv, known[i].value)
+	}
+	for i := range unknown {
+		unknown[i].margin = 0
+		uv = append(uv, unknown[i].value)
+	}
+	for _, keep := range []float64{0.5, 0.8, 0.9, 0.95} {
+		if got, want := reservedROCPoint(known, unknown, keep), rocPoint(kv, uv, keep); got != want {
+			t.Errorf("margins 0, keep %g: %g, want rocPoint's %g", keep, got, want)
+		}
+	}
+	if got := reservedROCPoint(nil, unknown, 0.9); !math.IsNaN(got) {
+		t.Errorf("no known frames: %g, want NaN", got)
+	}
+}
+
+// Targets picks, per view and learn, the rule keeping at least 90% of the
+// known objects that labels the fewest strangers, and compares it with
+// half the single frame's rate. The rows are made by hand.
 func TestVideoTargets(t *testing.T) {
 	row := func(view, learn, rule string, sf, so, ko float64) VideoRow {
 		return VideoRow{Set: "s", View: view, Learn: learn, Rule: rule, StrangerFrame: sf, StrangerObject: so, KeptObject: ko}
 	}
 	r := &VideoResult{Rows: []VideoRow{
 		row("crop", VideoPlain, RuleFirst, 0.8, 0.8, 0.97),
-		row("crop", VideoNone, RuleFirst, 0.4, 0.1, 0.95), // reserved answers: no target
+		row("crop", VideoNone, RuleFirst, 0.4, 0.1, 0.95),
 		row("scene", VideoPlain, RuleFirst, 0.9, 0.9, 0.85),
 	}, Sweep: []VideoRow{
 		row("crop", VideoPlain, RuleFirst, 0, 0.8, 0.97),
@@ -249,13 +299,16 @@ func TestVideoTargets(t *testing.T) {
 		row("scene", VideoPlain, RuleVote, 0, 0.2, 0.5),
 	}}
 	got := r.Targets()
-	if len(got) != 2 {
-		t.Fatalf("%d targets, want 2 (crop and scene, classes only)", len(got))
+	if len(got) != 3 {
+		t.Fatalf("%d targets, want 3 (crop, crop with none, scene)", len(got))
 	}
 	if c := got[0]; c.Best == nil || c.Best.Rule != RuleTrack || c.Met {
 		t.Errorf("crop: best %+v, met %v; want the track rule, 0.41 > 0.8/2: not met", c.Best, c.Met)
 	}
-	if s := got[1]; s.Best != nil || s.Met {
+	if c := got[1]; c.Frame.Learn != VideoNone || c.Best == nil || c.Best.StrangerObject != 0.1 || !c.Met {
+		t.Errorf("crop with none: %+v; want its own sweep's 0.1 ≤ 0.4/2: met", c)
+	}
+	if s := got[2]; s.Best != nil || s.Met {
 		t.Errorf("scene: best %+v, met %v; want no rule keeping 90%%", s.Best, s.Met)
 	}
 	r.Sweep[3].StrangerObject = 0.4 // at most half: exactly half meets it

@@ -42,7 +42,7 @@ func (redness) Classify(_ context.Context, img *imageio.RGB) (watch.Prediction, 
 	return p, nil
 }
 
-func solidJPEG(t *testing.T, red uint8) []byte {
+func solidJPEG(t testing.TB, red uint8) []byte {
 	img := image.NewNRGBA(image.Rect(0, 0, 32, 32))
 	for i := range 32 * 32 {
 		img.SetNRGBA(i%32, i/32, color.NRGBA{red, 40, 40, 255})

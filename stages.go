@@ -153,10 +153,12 @@ func (s *Stages) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return err
 		}
-		if math.IsNaN(sec) || math.IsInf(sec, 0) || sec < 0 || sec > math.MaxInt64/1e9 {
+		// ns < 2^63 (math.MaxInt64 as a float64): a time.Duration holds it
+		ns := math.Round(sec * 1e9)
+		if math.IsNaN(sec) || sec < 0 || !(ns < math.MaxInt64) {
 			return fmt.Errorf("flycl: stage %s: %g is not a valid number of seconds", name, sec)
 		}
-		s.Set(st, time.Duration(math.Round(sec*1e9)))
+		s.Set(st, time.Duration(ns))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package flycl
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -59,4 +60,41 @@ func TestStagesNamesAndJSON(t *testing.T) {
 	if sum.Scale(0.5) != s {
 		t.Errorf("Add/Scale: %+v", sum.Scale(0.5))
 	}
+}
+
+// FuzzStages: stage times are read from result and model files: any
+// JSON is refused or read as times a time.Duration holds (never a
+// negative one from an overflow), which written back read again as the
+// same times, to the float64 seconds' precision: the encoding's Seconds
+// and the decoding's ×1e9 each round by at most 2⁻⁵³ relative, and the
+// decoding rounds to the nanosecond, so |Δ| ≤ |d|·2⁻⁵¹ + 1 ns.
+func FuzzStages(f *testing.F) {
+	for _, s := range []string{`{"projection":0.1,"topk":0.02,"gram":1.5,"gcv":0,"factor":3e-9,"solve":86400}`,
+		`{}`, `{"gram":-1}`, `{"nope":1}`, `{"gram":9223372036.854776}`, `{"gram":9223372036.854775}`,
+		`{"gram":1e400}`, `{"gram":"1"}`, `null`, `[]`, `{"solve":1e-10,"solve":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s Stages
+		if err := json.Unmarshal(b, &s); err != nil {
+			return
+		}
+		js, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again Stages
+		if err := json.Unmarshal(js, &again); err != nil {
+			t.Fatalf("%s read as %s, which is refused: %v", b, js, err)
+		}
+		for _, st := range AllStages() {
+			d, d2 := s.Get(st), again.Get(st)
+			if d < 0 {
+				t.Fatalf("%s: stage %s read as %v", b, st, d)
+			}
+			if diff := math.Abs(float64(d2 - d)); diff > float64(d)*0x1p-51+1 {
+				t.Fatalf("%s: stage %s %v written back as %s read as %v", b, st, d, js, d2)
+			}
+		}
+	})
 }

@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // TestClassNameRules: names that print alike but differ (white space at an
@@ -158,4 +162,51 @@ func TestLegacyClassNamesLoad(t *testing.T) {
 	if err != nil || !slices.Equal(labels, []int{0, 1, 1}) {
 		t.Fatalf("LabelsFor on legacy names: %v, %v", labels, err)
 	}
+}
+
+// FuzzNormalizeClassName: class names come from every outside source (a
+// request, a feature file, a journal, the C API). Any string is refused
+// with a *NameError carrying it, or normalised to a name that keeps every
+// rule: NFC (normalising again changes nothing), valid UTF-8, 1 to
+// MaxNameLen bytes, no white space at an end, no Cc, Cf, Zl or Zp
+// character. It also checks the bound NormalizeClassName relies on to
+// refuse a long name before normalising it: NFC never shrinks a name to
+// a quarter of its bytes, so a name over 4·MaxNameLen bytes could never
+// have fitted.
+func FuzzNormalizeClassName(f *testing.F) {
+	for _, s := range []string{"cat", "Cafe\u0301", "café", " cat", "cat ", "ca\u200bt", "a\u202eb", "a\nb", "a\u2028b",
+		"\xff", "", strings.Repeat("a", MaxNameLen), strings.Repeat("a", MaxNameLen+1), strings.Repeat("e\u0301", 128),
+		strings.Repeat("\u1100\u1161\u11a8", 100), "한국", "a \u0301", "\u00a0a", "日本語", "42"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if utf8.ValidString(s) {
+			if n := norm.NFC.String(s); s != "" && 4*len(n) <= len(s) {
+				t.Fatalf("NFC shrank %d bytes to %d (%q)", len(s), len(n), s)
+			}
+		}
+		n, err := NormalizeClassName(s)
+		if err != nil {
+			var ne *NameError
+			if !errors.As(err, &ne) || ne.Name != s || n != "" {
+				t.Fatalf("%q refused with %v (%T), %q", s, err, err, n)
+			}
+			return
+		}
+		first, _ := utf8.DecodeRuneInString(n)
+		last, _ := utf8.DecodeLastRuneInString(n)
+		switch {
+		case n == "" || len(n) > MaxNameLen || !utf8.ValidString(n) || !norm.NFC.IsNormalString(n):
+			t.Fatalf("%q accepted as %q", s, n)
+		case n != norm.NFC.String(s):
+			t.Fatalf("%q accepted as %q, not its NFC", s, n)
+		case unicode.IsSpace(first) || unicode.IsSpace(last):
+			t.Fatalf("%q accepted as %q, with white space at an end", s, n)
+		case strings.IndexFunc(n, func(r rune) bool { return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) }) >= 0:
+			t.Fatalf("%q accepted as %q, with an invisible or control character", s, n)
+		}
+		if again, err := NormalizeClassName(n); err != nil || again != n {
+			t.Fatalf("%q normalised to %q, which normalises to %q (%v)", s, n, again, err)
+		}
+	})
 }

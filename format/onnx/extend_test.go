@@ -1,6 +1,8 @@
 package onnx
 
 import (
+	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -150,6 +152,46 @@ func FuzzExtend(f *testing.F) {
 		}
 		if again.Opset() != g.Opset() {
 			t.Fatalf("opset %d became %d", g.Opset(), again.Opset())
+		}
+	})
+}
+
+// FuzzMetadata: no bytes may panic Metadata; and a model Extend accepts,
+// given one metadata entry and written back, has that entry and every
+// other entry of the base as Metadata read them.
+func FuzzMetadata(f *testing.F) {
+	f.Add(baseModel(), "replace", "new")
+	f.Add(baseModel(), "added", "x")
+	g := NewGraph("t")
+	g.Output(g.Named("o", g.Node("Relu", []string{g.Input("i", -1, 2)})), -1, 2)
+	g.SetMetadata("k", "1")
+	g.SetMetadata("k2", "2")
+	f.Add(g.Model(17), "k", "")
+	// a key twice (ONNX does not forbid it: the last is the one read)
+	dup := appendBytesField(g.Model(17), 14, appendBytesField(appendBytesField(nil, 1, []byte("k")), 2, []byte("3")))
+	f.Add(dup, "k", "4")
+	f.Add([]byte{0x72, 0x02, 0x0a, 0x00}, "", "")
+	f.Add([]byte{0x72, 0x03, 0x0a, 0x05, 0x61}, "a", "b")
+	f.Fuzz(func(t *testing.T, b []byte, key, value string) {
+		before, err := Metadata(b)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error not ErrMalformed: %v", err)
+			}
+			return
+		}
+		g, err := Extend(b)
+		if err != nil {
+			return
+		}
+		g.SetMetadata(key, value)
+		after, err := Metadata(g.Model(g.Opset()))
+		if err != nil {
+			t.Fatalf("a model written back has metadata Metadata refuses: %v", err)
+		}
+		before[key] = value
+		if !maps.Equal(after, before) {
+			t.Fatalf("metadata %q after setting %q=%q, want %q", after, key, value, before)
 		}
 	})
 }

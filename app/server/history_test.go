@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"math/rand/v2"
@@ -157,6 +159,36 @@ func FuzzUndoRequest(f *testing.F) {
 		var again UndoRequest
 		if err := json.Unmarshal(b, &again); err != nil || (again.To == nil) != (req.To == nil) || again.To != nil && *again.To != *req.To {
 			t.Fatalf("accepted %q as %+v; encoding/json: %+v, %v", b, req, again, err)
+		}
+	})
+}
+
+// FuzzIfMatch: the undo's If-Match header is outside bytes: any header
+// is refused with an error naming If-Match, or read as no condition
+// (empty or "*") or as the version it quotes, which written as an ETag
+// ("N", or W/"N") reads back the same.
+func FuzzIfMatch(f *testing.F) {
+	for _, s := range []string{"", "*", ` "3" `, `W/"3"`, `3`, `"18446744073709551615"`, `"18446744073709551616"`, `"-1"`, `"3`, `W/""`, `"+3"`, `"0x10"`, `"3", "4"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		v, err := parseIfMatch(h)
+		if err != nil {
+			if v != nil || !strings.Contains(err.Error(), "If-Match") {
+				t.Fatalf("%q: %v, %v", h, v, err)
+			}
+			return
+		}
+		if v == nil {
+			if s := strings.TrimSpace(h); s != "" && s != "*" {
+				t.Fatalf("%q read as no condition", h)
+			}
+			return
+		}
+		for _, etag := range []string{`"` + strconv.FormatUint(*v, 10) + `"`, `W/"` + strconv.FormatUint(*v, 10) + `"`} {
+			if again, err := parseIfMatch(etag); err != nil || again == nil || *again != *v {
+				t.Fatalf("%q read as %d; %s reads as %v, %v", h, *v, etag, again, err)
+			}
 		}
 	})
 }

@@ -271,7 +271,8 @@ const (
 	// matrix GCV scores λ on (the task's HᵀH, or the accumulated G with
 	// GCVAll), so the same grid fits features of any scale. The model
 	// also multiplies every input by a fixed power of two chosen from the
-	// first task it learns (bringing its RMS near 1), so that the float32
+	// first task it learns (bringing its RMS near 1; at most 2^127, the
+	// largest power of two a float32 holds), so that the float32
 	// statistics of huge or tiny features neither overflow nor underflow;
 	// being a power of two, this changes no rounding, and being fixed it
 	// keeps the statistics of all tasks consistent. A fixed λ given to

@@ -8,7 +8,9 @@ import (
 )
 
 // inputScaleFor returns the power of two that brings the RMS of x near 1
-// (1 when x is all zero or not finite).
+// (1 when x is all zero or not finite), at most 2^maxScaleExp: the
+// inputs are scaled in float32, where 2^128 is infinite, and features
+// whose RMS is under 2^-127.5 (subnormal float32) would ask for it.
 func inputScaleFor(x []float32) float64 {
 	var s float64
 	for _, v := range x {
@@ -18,8 +20,12 @@ func inputScaleFor(x []float32) float64 {
 	if !(rms > 0) || math.IsInf(rms, 0) {
 		return 1
 	}
-	return math.Ldexp(1, -int(math.Round(math.Log2(rms))))
+	return math.Ldexp(1, min(maxScaleExp, -int(math.Round(math.Log2(rms)))))
 }
+
+// maxScaleExp is the exponent of the largest power of two a float32
+// holds.
+const maxScaleExp = 127
 
 // validInputScale reports whether s can be a model's input scale: 0
 // (none yet) or a finite power of two.

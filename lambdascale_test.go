@@ -145,3 +145,45 @@ func TestLambdaScaleParseAndDefaults(t *testing.T) {
 		}
 	}
 }
+
+// The input scale brings the features' RMS near 1 by a power of two, but
+// never past 2^127, the largest a float32 holds, which the inputs are
+// multiplied by: a first task of subnormal features (RMS under
+// 2^-127.5) asked for 2^128, infinite in float32, and was refused with
+// a feature "+Inf" it did not hold. It now learns, at the scale 2^127.
+func TestInputScaleOfTinyFeatures(t *testing.T) {
+	for _, c := range []struct {
+		x    float32 // every feature (the RMS)
+		want float64
+	}{
+		{1, 1},
+		{0x1p-100, 0x1p100},
+		{0x1p-127, 0x1p127},
+		{0x1p-128, 0x1p127},   // subnormal: 2^128 wanted
+		{0x1p-149, 0x1p127},   // the least float32
+		{0x1p127, 0x1p-127},   // large: no bound reached
+		{0x1.fp127, 0x1p-128}, // near the largest float32
+	} {
+		if got := inputScaleFor([]float32{c.x, c.x, c.x}); got != c.want || math.IsInf(float64(float32(got)), 0) {
+			t.Errorf("features %g: scale %g, want %g", c.x, got, c.want)
+		}
+	}
+	const d = 16
+	x, y := scaledBlobs(3, 3, 40, d, 1)
+	for i := range x {
+		x[i] *= 0x1p-140 // subnormal, a few bits each
+	}
+	m, err := New(Config{M: 500, P: 5, K: 50, LambdaScale: LambdaRelative}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Learn(context.Background(), x, y, nil); err != nil {
+		t.Fatalf("subnormal features: %v", err)
+	}
+	if m.inputScale() != 0x1p127 {
+		t.Errorf("input scale %g, want 2^127", m.inputScale())
+	}
+	if _, err := m.Predictor().Scores(context.Background(), x); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -28,14 +28,20 @@ func inputScaleFor(x []float32) float64 {
 const maxScaleExp = 127
 
 // validInputScale reports whether s can be a model's input scale: 0
-// (none yet) or a finite power of two.
+// (none yet) or a power of two inputScaleFor can choose, from 2^minScaleExp
+// to 2^maxScaleExp. A model file's larger scale would make every input
+// infinite in float32, and a smaller one flush ordinary features to 0.
 func validInputScale(s float64) bool {
 	if s == 0 {
 		return true
 	}
-	frac, _ := math.Frexp(s)
-	return s > 0 && !math.IsInf(s, 0) && frac == 0.5
+	frac, exp := math.Frexp(s)
+	return s > 0 && !math.IsInf(s, 0) && frac == 0.5 && exp-1 >= minScaleExp && exp-1 <= maxScaleExp
 }
+
+// minScaleExp is the exponent of the least input scale inputScaleFor
+// chooses: the largest float32 is under 2^128, so the RMS of features is.
+const minScaleExp = -128
 
 // inputScale returns the power of two the model multiplies its inputs by
 // (1 unless Config.LambdaScale is LambdaRelative and a task was learned).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -185,5 +186,39 @@ func TestInputScaleOfTinyFeatures(t *testing.T) {
 	}
 	if _, err := m.Predictor().Scores(context.Background(), x); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A model's input scale read from outside bytes (a model file's header)
+// must be one inputScaleFor can choose: a larger power of two would make
+// every input infinite in float32, and a smaller one flush ordinary
+// features to 0 and answer every input alike. Such a state is refused
+// naming the input scale.
+func TestInputScaleFromFile(t *testing.T) {
+	x, y := scaledBlobs(3, 3, 10, 8, 1)
+	m, err := New(Config{M: 64, P: 4, K: 16, LambdaScale: LambdaRelative}, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Learn(context.Background(), x, y, nil); err != nil {
+		t.Fatal(err)
+	}
+	snap := m.Snapshot()
+	for _, c := range []struct {
+		scale float64
+		ok    bool
+	}{
+		{0, true}, {1, true}, {0x1p127, true}, {0x1p-128, true},
+		{0x1p128, false}, {0x1p-129, false}, {0x1p200, false}, {0x1p-200, false}, {3, false}, {-1, false},
+	} {
+		st := snap.State()
+		st.InputScale = c.scale
+		_, err := newSnapshot(st, snap.w, slices.Clone(snap.g), slices.Clone(snap.s), snap.samples)
+		if c.ok && err != nil {
+			t.Errorf("scale %g: %v", c.scale, err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "input scale")) {
+			t.Errorf("scale %g: %v, want an error naming the input scale", c.scale, err)
+		}
 	}
 }

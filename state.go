@@ -110,7 +110,7 @@ func (st *State) validate(w *projection.Matrix) error {
 		return fmt.Errorf("flycl: empty lambda grid")
 	}
 	if !validInputScale(st.InputScale) {
-		return fmt.Errorf("flycl: input scale %g is not a power of two", st.InputScale)
+		return fmt.Errorf("flycl: input scale %g is not a power of two from 2^%d to 2^%d", st.InputScale, minScaleExp, maxScaleExp)
 	}
 	nc := len(st.Labels)
 	if st.Coef != nil && len(st.Coef) != nc*cfg.M {

@@ -20,6 +20,11 @@ const MinTokenLength = 8
 // MinTokenLength.
 var ErrShortToken = errors.New("the token must be at least 8 characters")
 
+// ErrTokenCharacter is returned for a token file whose token holds a
+// control character: no client could send it in an Authorization header
+// (HTTP refuses them in header values, tab aside).
+var ErrTokenCharacter = errors.New("the token holds a control character, which an HTTP header cannot carry")
+
 // ReadTokenFile reads the bearer token of a token file: its first line,
 // without surrounding white space. A file over smallfile.SecretLimit
 // (64 KiB) is refused (smallfile.ErrTooLarge) before it is read whole.
@@ -32,6 +37,11 @@ func ReadTokenFile(path string) (string, error) {
 	tok = strings.TrimSpace(tok)
 	if len(tok) < MinTokenLength {
 		return "", fmt.Errorf("server: token file %s: %w", path, ErrShortToken)
+	}
+	for i := 0; i < len(tok); i++ {
+		if c := tok[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return "", fmt.Errorf("server: token file %s: byte %d is %q: %w", path, i, c, ErrTokenCharacter)
+		}
 	}
 	return tok, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,4 +103,40 @@ func TestTokenFile(t *testing.T) {
 			t.Errorf("temporary file %s left behind", e.Name())
 		}
 	}
+}
+
+// FuzzReadTokenFile: a token file is outside bytes. Any file is refused
+// naming it, or read as its first line trimmed, at least MinTokenLength
+// bytes, that net/http's own client sends as a bearer token (it refuses
+// a header value it could not send).
+func FuzzReadTokenFile(f *testing.F) {
+	for _, s := range []string{"0123456789abcdef0123456789abcdef\n", "  my-own-token-1 \nsecond line\n", "abc\n", "",
+		"token\twith tab\n", "token\x01with-ctl\n", "token-with-del\x7f\n", "tökén-ütf8\r\n", "\n\nlong-token-on-line-3"} {
+		f.Add([]byte(s))
+	}
+	path := filepath.Join(f.TempDir(), "token")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := ReadTokenFile(path)
+		if err != nil {
+			if !strings.Contains(err.Error(), "token file") {
+				t.Fatalf("%q: %v", b, err)
+			}
+			return
+		}
+		first, _, _ := strings.Cut(string(b), "\n")
+		if tok != strings.TrimSpace(first) || len(tok) < MinTokenLength {
+			t.Fatalf("%q read as %q", b, tok)
+		}
+		req, err := http.NewRequest("GET", "http://127.0.0.1:1/v1/healthz", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if _, err := (&http.Transport{}).RoundTrip(req); err != nil && strings.Contains(err.Error(), "invalid header") {
+			t.Fatalf("token %q read, but net/http cannot send it: %v", tok, err)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package backbone
 
 import (
 	"encoding/binary"
+	"maps"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -141,6 +142,77 @@ func FuzzUserIO(f *testing.F) {
 		}
 		if len(outs[i].Dimensions) == 0 || dim < 1 || dim > maxFeatures || want.Cmp(big.NewInt(int64(dim))) != 0 {
 			t.Fatalf("feature length %d of output shape %v", dim, outs[i].Dimensions)
+		}
+	})
+}
+
+// FuzzBuildShapes gives one tensor of a checkpoint (the tiny ResNet-50
+// or ViT of testdata, read whole) a shape from the fuzzer, with values
+// to match, as a checkpoint file could declare it. The builders read
+// their layers' sizes from the tensors: whatever the shape, ResNet50 and
+// ViT never panic, and refuse a checkpoint they cannot build naming its
+// file.
+func FuzzBuildShapes(f *testing.F) {
+	type arch struct {
+		w     *Weights
+		names []string
+		build func(*Weights) (*Model, error)
+	}
+	var archs []arch
+	for _, c := range []struct {
+		file  string
+		build func(*Weights) (*Model, error)
+	}{
+		{"testdata/tiny_resnet.safetensors", func(w *Weights) (*Model, error) { return ResNet50(w) }},
+		{"testdata/tiny_vit.safetensors", func(w *Weights) (*Model, error) { return ViT(w, 3) }},
+	} {
+		w, err := LoadCheckpoint(c.file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		names := slices.Sorted(maps.Keys(w.Tensors))
+		archs = append(archs, arch{w, names, c.build})
+	}
+	// every tensor with its own shape (the builds succeed), then others
+	for ai, a := range archs {
+		for i, name := range a.names {
+			var dims []byte
+			for _, d := range a.w.Tensors[name].Shape {
+				dims = append(dims, byte(d))
+			}
+			if i%7 == 0 {
+				f.Add(ai == 1, uint16(i), dims)
+			}
+		}
+	}
+	f.Add(false, uint16(0), []byte{64, 3, 7, 7})
+	f.Add(false, uint16(1), []byte{})
+	f.Add(false, uint16(5), []byte{0})
+	f.Add(true, uint16(0), []byte{1, 1, 1, 1})
+	f.Add(true, uint16(3), []byte{200})
+	f.Add(true, uint16(7), []byte{3, 0, 2})
+	f.Fuzz(func(t *testing.T, vit bool, which uint16, dims []byte) {
+		a := archs[0]
+		if vit {
+			a = archs[1]
+		}
+		if len(dims) > 4 {
+			dims = dims[:4]
+		}
+		shape := make([]int64, len(dims))
+		n := int64(1)
+		for i, d := range dims {
+			shape[i] = int64(d)
+			n *= int64(d)
+		}
+		if n > 1<<20 {
+			return // the values this test would make, not the builders'
+		}
+		name := a.names[int(which)%len(a.names)]
+		w := &Weights{Source: a.w.Source, Tensors: maps.Clone(a.w.Tensors)}
+		w.Tensors[name] = Tensor{Shape: shape, Data: make([]float32, n)}
+		if _, err := a.build(w); err != nil && !strings.Contains(err.Error(), w.Source) {
+			t.Fatalf("%s given shape %v: %v, not naming %s", name, shape, err, w.Source)
 		}
 	})
 }

@@ -66,8 +66,9 @@ func TestStagesNamesAndJSON(t *testing.T) {
 // JSON is refused or read as times a time.Duration holds (never a
 // negative one from an overflow), which written back read again as the
 // same times, to the float64 seconds' precision: the encoding's Seconds
-// and the decoding's ×1e9 each round by at most 2⁻⁵³ relative, and the
-// decoding rounds to the nanosecond, so |Δ| ≤ |d|·2⁻⁵¹ + 1 ns.
+// rounds twice (its nanoseconds' division and the sum) and the decoding's
+// ×1e9 once, each by at most 2⁻⁵³ relative, and the decoding rounds to
+// the nanosecond, so |Δ| ≤ 3·2⁻⁵³·|d| + ½ ns, within |d|·2⁻⁵¹ + 1 ns.
 func FuzzStages(f *testing.F) {
 	for _, s := range []string{`{"projection":0.1,"topk":0.02,"gram":1.5,"gcv":0,"factor":3e-9,"solve":86400}`,
 		`{}`, `{"gram":-1}`, `{"nope":1}`, `{"gram":9223372036.854776}`, `{"gram":9223372036.854775}`,

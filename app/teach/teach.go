@@ -158,8 +158,13 @@ func Compute(ctx context.Context, m *deploy.Model, hist []*modelfile.JournalEntr
 	if len(all) == 0 {
 		return nil, ErrNoSamples
 	}
-	if d := m.Model.InputDim(); len(all) > 0 && len(all[0].x) != d {
-		return nil, fmt.Errorf("teach: the journal's samples have %d features, the model %d", len(all[0].x), d)
+	// every sample, not the first only: the journal is outside bytes, and
+	// learns of other lengths whose rows added up would be scored
+	// misaligned
+	for _, s := range all {
+		if d := m.Model.InputDim(); len(s.x) != d {
+			return nil, fmt.Errorf("teach: the journal's learn of version %d has samples of %d features, the model %d", s.learn, len(s.x), d)
+		}
 	}
 	// at most maxN, spread evenly over each class's samples
 	byClass := map[string][]sample{}

@@ -41,7 +41,7 @@ func blobs(classes []string, n int, seed uint64) ([]float32, []string) {
 
 // build learns a, b and c in two learns, and x, forgotten exactly
 // afterwards, recording the journal's history as a store does.
-func build(t *testing.T) (*deploy.Model, []*modelfile.JournalEntry) {
+func build(t testing.TB) (*deploy.Model, []*modelfile.JournalEntry) {
 	t.Helper()
 	ctx := context.Background()
 	m, err := deploy.New(testCfg, testD, nil, nil)

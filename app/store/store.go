@@ -814,7 +814,7 @@ func (s *Store) journalSamples(class string) []float32 {
 	if err != nil || n <= 0 {
 		return nil
 	}
-	if xs := JournalSamples(hist, class); len(xs) == n*m.Model.InputDim() {
+	if xs := JournalSamples(hist, class, m.Model.InputDim()); len(xs) == n*m.Model.InputDim() {
 		return xs
 	}
 	return nil

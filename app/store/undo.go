@@ -166,9 +166,12 @@ func History(path string) ([]HistoryItem, error) {
 }
 
 // JournalSamples returns the n×d features of the samples of class the
-// journal history holds (its learns, less those undone), for an exact
-// forget without the data.
-func JournalSamples(hist []*modelfile.JournalEntry, class string) []float32 {
+// journal history holds (its learns of d features, less those undone),
+// for an exact forget without the data. A learn of another length (a
+// journal that is outside bytes) is left out: its rows are not the
+// model's samples, and the caller, which checks that it has them all,
+// then forgets the class's column only.
+func JournalSamples(hist []*modelfile.JournalEntry, class string, d int) []float32 {
 	var x []float32
 	undone := map[uint64]bool{}
 	for _, e := range hist {
@@ -177,7 +180,7 @@ func JournalSamples(hist []*modelfile.JournalEntry, class string) []float32 {
 		}
 	}
 	for _, e := range hist {
-		if e.Op != "learn" || undone[e.Version] {
+		if e.Op != "learn" || undone[e.Version] || e.D != d {
 			continue
 		}
 		x = append(x, deploy.Select(e.X, e.D, e.Names, class)...)

@@ -331,7 +331,7 @@ func (m *model) forget(name string, x []float32, d int) (exact bool, err error) 
 			return err
 		}
 		if x == nil && count > 0 {
-			if xs := store.JournalSamples(m.hist, canon); len(xs) == count*dm.Model.InputDim() {
+			if xs := store.JournalSamples(m.hist, canon, dm.Model.InputDim()); len(xs) == count*dm.Model.InputDim() {
 				x = xs
 			}
 		}

@@ -311,9 +311,11 @@ func (m *Model) CheckLearn(x []float32, names []string, p *modelfile.Pipeline, o
 // fails to learn (flycl takes a failed step back out; the names given to
 // new classes stay attached to their unused labels); with opt.Online a
 // failure leaves the batches before it learned (and G differs from the
-// model before in float32 rounding after a failed solve), so a caller that
-// must undo a failed learn exactly restores the model from its file (as
-// server.FileBackend does) or learns on a Clone.
+// model before in float32 rounding after a failed solve), and the error
+// is a *PartialLearnError saying how many samples were learned, so a
+// caller that must undo a failed learn restores the model from its file
+// (as the store does), learns on a Clone, or takes those samples back
+// out (store.UndoLast).
 func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *modelfile.Pipeline, opt LearnOptions) (*LearnResult, error) {
 	if err := m.CheckLearn(x, names, p, opt); err != nil {
 		return nil, err
@@ -351,6 +353,9 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 		xb, yb := x[lo*d:hi*d], labels[lo:hi]
 		rec, err := m.Model.Learn(ctx, xb, yb, &flycl.LearnOptions{Lambda: opt.Lambda, Policy: opt.LambdaPolicy})
 		if err != nil {
+			if lo > 0 {
+				return nil, &PartialLearnError{Learned: lo, Err: err}
+			}
 			return nil, err
 		}
 		res.Steps = append(res.Steps, rec)
@@ -364,6 +369,19 @@ func (m *Model) Learn(ctx context.Context, x []float32, names []string, p *model
 	res.Warnings = append(LambdaWarnings(res.Steps, opt.Lambda), EdgeWarnings(res.Steps)...)
 	return res, nil
 }
+
+// PartialLearnError is the error of an online learn (LearnOptions.Online)
+// whose mini-batch failed after others were learned: the first Learned
+// samples are in the model, as a learn of them alone would have left it.
+// Its message is Err's; errors.Is and errors.As see Err.
+type PartialLearnError struct {
+	Learned int
+	Err     error
+}
+
+func (e *PartialLearnError) Error() string { return e.Err.Error() }
+
+func (e *PartialLearnError) Unwrap() error { return e.Err }
 
 // Forget removes the class called name. With its data (the n×d features
 // of the samples it learned) the removal is exact (flycl.Model.Forget);

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +13,7 @@ import (
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/codec"
+	"github.com/flycl/flycl/internal/statcmp"
 )
 
 // crasher is a fault injector: it replaces the store's writes (Faults)
@@ -317,41 +317,8 @@ func checkHistory(t *testing.T, ctx context.Context, path string, opt Options) {
 			rows += 2 * e.Rows()
 		}
 	}
-	checkClose(t, "undo --to 1", st.model, "a fresh learn of version 1", f, all, float64(rows)*0x1p-24)
-}
-
-// checkClose is checkSame up to float32 rounding: |G_ij - G'_ij| ≤
-// tol·√(A_ii A_jj), |S_ic - S'_ic| ≤ tol·√(A_ii·n), A the Gram of every
-// row the models ever learned (all's G) and n its rows.
-func checkClose(t *testing.T, what string, a *deploy.Model, than string, b, all *deploy.Model, tol float64) {
-	t.Helper()
-	if !slices.Equal(a.Model.Classes().Names(), b.Model.Classes().Names()) || a.Model.Samples() != b.Model.Samples() {
-		t.Fatalf("%s has classes %v and %d samples, %s %v and %d", what, a.Model.Classes().Names(), a.Model.Samples(), than, b.Model.Classes().Names(), b.Model.Samples())
-	}
-	sa, sb, sall := a.Model.Snapshot(), b.Model.Snapshot(), all.Model.Snapshot()
-	m := a.Model.Config().M
-	diag := make([]float64, m)
-	for i := range m {
-		diag[i] = float64(codec.LowerRow(sall, i)[i])
-	}
-	for i := range m {
-		ra, rb := codec.LowerRow(sa, i), codec.LowerRow(sb, i)
-		for j := range ra {
-			if d := math.Abs(float64(ra[j]) - float64(rb[j])); d > tol*math.Sqrt(diag[i]*diag[j]) {
-				t.Fatalf("%s: G[%d][%d] = %g, %s %g (tolerance %.3g)", what, i, j, ra[j], than, rb[j], tol*math.Sqrt(diag[i]*diag[j]))
-			}
-		}
-	}
-	Sa, Sb := sa.S(), sb.S()
-	if len(Sa) != len(Sb) {
-		t.Fatalf("%s: S of %d values, %s %d", what, len(Sa), than, len(Sb))
-	}
-	n := float64(all.Model.Samples())
-	for k := range Sa {
-		i := k % m
-		if d := math.Abs(float64(Sa[k]) - float64(Sb[k])); d > tol*math.Sqrt(diag[i]*n) {
-			t.Fatalf("%s: S[%d] = %g, %s %g", what, k, Sa[k], than, Sb[k])
-		}
+	if err := statcmp.Close(st.model.Model, f.Model, all.Model, float64(rows)*0x1p-24); err != nil {
+		t.Fatalf("undo --to 1 against a fresh learn of version 1: %v", err)
 	}
 }
 

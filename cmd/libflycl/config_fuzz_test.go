@@ -93,10 +93,11 @@ func FuzzModelNew(f *testing.F) {
 // and the batch. Nothing panics; a refusal has one of the statuses the
 // header gives a learn's bad input (FLYCL_E_BAD_INPUT, a name's
 // FLYCL_E_CLASS_NAME, FLYCL_E_TOO_LARGE) and leaves the model as it was
-// (online: with the mini-batches before the one that failed, which
-// unlearn cannot take back); a learn that succeeds moves the model one version on (one a batch
-// online), knowing every class a sample was labelled with, and is
-// undone by unlearn.
+// (online: the mini-batches before the one that failed taken back out,
+// so the model knows no class and has no learn to take back); a learn
+// that succeeds moves the model one version on (one a batch online),
+// knowing every class a sample was labelled with, and is undone by
+// unlearn.
 func FuzzLearn(f *testing.F) {
 	row := func(v ...float32) []byte {
 		var b []byte
@@ -151,9 +152,14 @@ func FuzzLearn(f *testing.F) {
 			case batch <= 0:
 				t.Fatalf("a refused learn left the model at version %d", v)
 			default:
-				// online, a failed mini-batch leaves the ones before it
-				// learned (deploy.Model.Learn), without a history entry:
-				// unlearn must not take back anything else
+				// online, the mini-batches before the failed one were
+				// learned and taken back out: nothing is left to undo
+				m.read(func(dm *deploy.Model, _ *predictor) error {
+					if dm.Model.Classes().Len() != 0 || dm.Model.Samples() != 0 {
+						t.Fatalf("a refused online learn left %v and %d samples", dm.Model.Classes().Names(), dm.Model.Samples())
+					}
+					return nil
+				})
 				if err := m.unlearn(); statusOf(err) != FLYCL_E_NO_UNDO {
 					t.Fatalf("unlearn after a learn failed at version %d: %v (status %d)", v, err, statusOf(err))
 				}

@@ -149,7 +149,10 @@ int flycl_model_free(flycl_model h);
  * after each (`flycl learn --online --batch`). The model's rejection
  * ("unknown") and probabilities are recalibrated on the samples. On an
  * error from refused input the model is unchanged; a failed single task
- * is taken back out. lambda_out (may be NULL) receives the lambda of the
+ * is taken back out, and so are the mini-batches an online learn learned
+ * before the one that failed (as flycl_unlearn would: the statistics as
+ * before up to float32 rounding, the classes, lambda and calibration as
+ * before; flycl_unlearn then goes on from the learns before). lambda_out (may be NULL) receives the lambda of the
  * classifier after the learn. */
 int flycl_learn(flycl_model h, const float *x, int64_t n, int64_t d, const int32_t *y,
                 const char *const *names, int64_t n_names, double lambda, int64_t batch,

@@ -305,6 +305,21 @@ func (m *model) learn(x []float32, n, d int, y []int32, names []string, lambda f
 		}
 		before := store.PriorOf(dm)
 		res, err := dm.Learn(context.Background(), x, per, nil, opt)
+		var partial *deploy.PartialLearnError
+		if errors.As(err, &partial) {
+			// online, a mini-batch failed after others were learned: they
+			// are taken back out as flycl_unlearn would (the statistics
+			// as before up to float32 rounding, λ and the calibration as
+			// before), and the history records both, so that unlearn
+			// goes on from the learns before this one
+			n := partial.Learned
+			m.push(store.LearnEntry(dm.Model.Version(), before, x[:n*d], per[:n], d, opt))
+			u, uerr := store.UndoLast(context.Background(), dm, m.hist)
+			if uerr != nil {
+				return errors.Join(err, fmt.Errorf("libflycl: learn: taking back the %d samples learned before the failure: %w (flycl_unlearn takes them back)", n, uerr))
+			}
+			m.push(u)
+		}
 		if err != nil {
 			return err
 		}

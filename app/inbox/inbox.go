@@ -179,7 +179,9 @@ func (b *Inbox) Close() error {
 // Dir returns the inbox's folder.
 func (b *Inbox) Dir() string { return b.dir }
 
-// validID reports whether id is an item's name: 20 decimal digits.
+// validID reports whether id is an item's name: 20 decimal digits of a
+// number an int64 holds (the IDs add gives; a larger one would set the
+// next ID past the largest, where IDs no longer grow).
 func validID(id string) bool {
 	if len(id) != 20 {
 		return false
@@ -189,7 +191,8 @@ func validID(id string) bool {
 			return false
 		}
 	}
-	return true
+	_, err := strconv.ParseInt(id, 10, 64)
+	return err == nil
 }
 
 // load brings the index up to date with the folder (the folder's lock

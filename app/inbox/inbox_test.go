@@ -456,3 +456,43 @@ func TestInboxShared(t *testing.T) {
 		t.Fatalf("disk holds %d items of %d bytes, the index %d of %d", n, by, an, ab)
 	}
 }
+
+// A folder named with 20 digits past the largest int64 (made by hand, or
+// by another program) is no item and does not move the next ID: items
+// added at one instant still get growing IDs, each larger than the last,
+// and all of them are listed. (It used to set the last ID to the largest
+// int64, so the next was the time again: a second add at that instant
+// found its folder taken.)
+func TestInboxIDPastInt64(t *testing.T) {
+	for _, name := range []string{"99999999999999999999", "09223372036854775808"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			// with a sidecar (not valid): a folder without one would be
+			// removed as a write a crash interrupted
+			if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name, sidecarName), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+			b := open(t, dir, Options{Now: func() time.Time { return at }})
+			var ids []string
+			for i := range 3 {
+				it, _, err := b.Add(entry(i, 4))
+				if err != nil {
+					t.Fatalf("add %d: %v", i, err)
+				}
+				ids = append(ids, it.ID)
+				b.List() // reads the folder again
+			}
+			want := []string{fmt.Sprintf("%020d", at.UnixNano()), fmt.Sprintf("%020d", at.UnixNano()+1), fmt.Sprintf("%020d", at.UnixNano()+2)}
+			if !slices.Equal(ids, want) {
+				t.Fatalf("IDs %v, want %v", ids, want)
+			}
+			if n := len(b.List()); n != 3 {
+				t.Fatalf("%d items listed, want 3", n)
+			}
+		})
+	}
+}

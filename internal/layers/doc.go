@@ -7,7 +7,8 @@
 //	core       the root package (the learner) and its numerics: linalg,
 //	           projection, ridge, reject; internal/codec and
 //	           internal/modelhook, the model's inside for the module's
-//	           own readers and writers
+//	           own readers and writers, and internal/statcmp, which
+//	           compares two models' statistics for tests
 //	format/    bytes on disk: npz, onnx, features, modelfile
 //	vision/    pixels to features: imageio, transform, backbone, dataset,
 //	           extract

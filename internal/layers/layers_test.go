@@ -22,7 +22,7 @@ var groups = []struct {
 	prefixes []string
 }{
 	{"internal", []string{"internal/"}},
-	{"core", []string{".", "linalg", "projection", "ridge", "reject", "internal/codec", "internal/modelhook"}},
+	{"core", []string{".", "linalg", "projection", "ridge", "reject", "internal/codec", "internal/modelhook", "internal/statcmp"}},
 	{"format", []string{"format/"}},
 	{"vision", []string{"vision/"}},
 	{"app", []string{"app/"}},

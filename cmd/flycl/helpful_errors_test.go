@@ -45,3 +45,24 @@ func TestHelpfulErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestStrayArgumentsRefused: a command that takes only flags refuses a
+// word left on its command line (a flag's value without its flag, e.g.
+// the output folder of extract without --out) naming it, rather than
+// doing its work without it.
+func TestStrayArgumentsRefused(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "never.flycl")
+	for _, args := range [][]string{
+		{"classes", "--model", missing, "other.flycl"},
+		{"export", "--model", missing, "cam.onnx"},
+		{"extract", "--data", "folder:photos", "myfeatures"},
+		{"stats", "--features", "f.npz", "--out", "p.stats", "part-1"},
+		{"watch", "--model", missing, "--source", "clip.mp4", "rtsp://cam"},
+	} {
+		_, err := runCLI(t, args...)
+		stray := args[len(args)-1]
+		if err == nil || !strings.Contains(err.Error(), `"`+stray+`"`) {
+			t.Errorf("%v: %v, want an error naming %q", args, err, stray)
+		}
+	}
+}

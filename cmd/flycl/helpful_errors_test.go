@@ -29,6 +29,8 @@ func TestHelpfulErrors(t *testing.T) {
 		{[]string{"learn", "--model", missing, "--data", "photos"}, []string{`unknown kind "photos"`, "give folder:photos"}},
 		{[]string{"predict", "--model", missing, "a.jpg"}, []string{"no such file", "learn first: flycl learn --model " + missing + " --data folder:"}},
 		{[]string{"info", missing}, []string{"learn first"}},
+		// a mistyped path is not a model without a journal
+		{[]string{"history", "--model", missing}, []string{"no such file", "learn first"}},
 	} {
 		_, err := runCLI(t, tc.args...)
 		if err == nil {

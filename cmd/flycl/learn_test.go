@@ -191,6 +191,14 @@ func TestLearnRefusesConflictingFlags(t *testing.T) {
 			t.Fatalf("%v: a refused learn changed the model file", args)
 		}
 	}
+	// --journal and --no-journal contradict each other: refused, naming both
+	_, err := runCLI(t, "learn", "--model", model, "--features", train, "--journal", "--no-journal")
+	if err == nil || !strings.Contains(err.Error(), "journal no-journal") {
+		t.Errorf("--journal --no-journal: %v", err)
+	}
+	if after, _ := os.ReadFile(model); string(after) != string(before) {
+		t.Fatal("--journal --no-journal: a refused learn changed the model file")
+	}
 	// The model's own values are accepted.
 	if _, err := runCLI(t, "learn", "--model", model, "--features", train, "--gcv-scope", "task", "--lambda-scale", "absolute", "--m", "60"); err != nil {
 		t.Fatalf("agreeing flags: %v", err)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,5 +68,18 @@ func TestStrayArgumentsRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `"`+stray+`"`) {
 			t.Errorf("%v: %v, want an error naming %q", args, err, stray)
 		}
+	}
+}
+
+// TestInterruptSaysSo: a command ended by Ctrl-C says it was
+// interrupted, not only Go's "context canceled"; another error that
+// wraps a cancellation without an interrupt is printed as it is.
+func TestInterruptSaysSo(t *testing.T) {
+	err := fmt.Errorf("learn (m.flycl unchanged): %w", context.Canceled)
+	if got := errorLine(err, true); !strings.HasPrefix(got, "flycl: interrupted (Ctrl-C): ") || !strings.Contains(got, "m.flycl unchanged") {
+		t.Errorf("interrupted: %q", got)
+	}
+	if got := errorLine(err, false); got != "flycl: "+err.Error() {
+		t.Errorf("not interrupted: %q", got)
 	}
 }

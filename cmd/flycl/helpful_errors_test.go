@@ -31,6 +31,8 @@ func TestHelpfulErrors(t *testing.T) {
 		{[]string{"learn", "--model", missing, "--data", "photos"}, []string{`unknown kind "photos"`, "give folder:photos"}},
 		{[]string{"predict", "--model", missing, "a.jpg"}, []string{"no such file", "learn first: flycl learn --model " + missing + " --data folder:"}},
 		{[]string{"info", missing}, []string{"learn first"}},
+		// a folder among the images: how to give its images
+		{[]string{"predict", "--model", missing, filepath.Dir(missing)}, []string{filepath.Dir(missing) + " is a folder", "--data folder:"}},
 		// a mistyped path is not a model without a journal
 		{[]string{"history", "--model", missing}, []string{"no such file", "learn first"}},
 	} {

@@ -126,7 +126,7 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 	for _, a := range args {
 		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
 			return flycl.Input(fmt.Errorf("%s is a folder, not an image: give its images (%s), or --data folder:%s for a folder of <class>/<image>",
-				a, shellQuote(filepath.Join(a, "*.jpg")), shellQuote(a)))
+				a, filepath.Join(a, "*.jpg"), shellQuote(a)))
 		}
 	}
 	f, err := loadFile(o.model)

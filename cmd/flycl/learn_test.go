@@ -220,3 +220,16 @@ func TestLearnRefusesConflictingFlags(t *testing.T) {
 		t.Fatalf("--w with an agreeing --m: %v", err)
 	}
 }
+
+// TestClassNamesTooFew: --class-names with fewer names than the feature
+// file's labels is refused naming the flag and the count it needs (input
+// refused), not at the first sample without a name.
+func TestClassNamesTooFew(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.npz")
+	blobs(t, train, 1, 6, 4, "cat", "dog", "owl")
+	_, err := runCLI(t, "learn", "--model", filepath.Join(dir, "m.flycl"), "--features", train, "--class-names", "a,b", "--m", "60", "--p", "3", "--k", "20")
+	if err == nil || !strings.Contains(err.Error(), "--class-names gives 2 class names") || !strings.Contains(err.Error(), "give 3 names") || exitCode(err) != exitInput {
+		t.Fatalf("--class-names a,b for 3 labels: %v (exit status %d)", err, exitCode(err))
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,5 +84,28 @@ func TestInterruptSaysSo(t *testing.T) {
 	}
 	if got := errorLine(err, false); got != "flycl: "+err.Error() {
 		t.Errorf("not interrupted: %q", got)
+	}
+}
+
+// TestExtractionFlagsOutOfRange: an extraction flag out of its range is
+// refused naming it (input refused) before any image is read, not taken
+// for the default or for no limit.
+func TestExtractionFlagsOutOfRange(t *testing.T) {
+	photos := t.TempDir()
+	writePhotos(t, photos, 2, "red", "blue")
+	model := filepath.Join(t.TempDir(), "m.flycl")
+	for _, flag := range [][]string{{"--batch", "-1"}, {"--threads", "-2"}, {"--max-image-pixels", "-5"}, {"--decode-pixels", "0"}} {
+		for _, cmd := range [][]string{
+			{"learn", "--model", model, "--data", "folder:" + photos, "--quiet", "--cache", ""},
+			{"extract", "--data", "folder:" + photos, "--out", t.TempDir(), "--quiet", "--cache", ""},
+		} {
+			_, err := runCLI(t, append(cmd, flag...)...)
+			if err == nil || !strings.Contains(err.Error(), flag[0]+" "+flag[1]) || exitCode(err) != exitInput {
+				t.Errorf("%s %v: %v, want it refused naming the flag", cmd[0], flag, err)
+			}
+		}
+	}
+	if _, err := os.Stat(model); err == nil {
+		t.Error("a refused learn created the model")
 	}
 }

@@ -3,11 +3,13 @@ package configflag
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/flycl/flycl"
+	"github.com/flycl/flycl/format/modelfile"
 	"github.com/flycl/flycl/internal/flagbind"
 )
 
@@ -100,7 +102,14 @@ func (f *Flags) Resolve(cfg flycl.Config) (flycl.Config, error) {
 			cfg.Lambdas = flycl.Config{LambdaScale: cfg.LambdaScale}.WithDefaults().Lambdas
 		}
 	}
-	return cfg, f.Explain(cfg, cfg.Check())
+	err := cfg.Check()
+	if err == nil && cfg.M > modelfile.MaxM {
+		// a model file holds no larger m: refused before W (m·p
+		// entries) and G (m² floats) are allocated for a model that
+		// could never be saved
+		err = &flycl.FieldError{Field: "M", Value: cfg.M, Problem: fmt.Sprintf("must be at most %d (the largest a model file holds)", modelfile.MaxM)}
+	}
+	return cfg, f.Explain(cfg, err)
 }
 
 // Validate checks cfg, a configuration the flags gave (Resolve), for

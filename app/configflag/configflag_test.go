@@ -85,6 +85,9 @@ func TestResolve(t *testing.T) {
 		{[]string{"--m", "300", "--k", "301"}, "--k 301: must be at most m (--m 300)"},
 		{[]string{"--lambdas", "1,0"}, "--lambdas 1,0: 0 is not a positive finite number"},
 		{[]string{"--lambdas", "1e6,+Inf"}, "--lambdas 1e6,+Inf: +Inf is not a positive finite number"},
+		// an m no model file holds: refused before W and G are allocated
+		// (it was an out-of-memory crash)
+		{[]string{"--m", "99999999999"}, "--m 99999999999: must be at most 131072 (the largest a model file holds)"},
 	} {
 		_, err := parse(t, tc.args...).Config()
 		var fe *flycl.FieldError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/flycl/flycl"
@@ -99,6 +100,14 @@ func OpenInput(o InputOptions) (*Input, error) {
 			return nil, err
 		}
 		if o.ClassNames != nil {
+			// every label needs its name: refused naming the option, not
+			// at the first sample without one
+			if top := slices.Max(append([]int{-1}, s.Labels...)); top >= len(o.ClassNames) {
+				return nil, &InputError{Field: "ClassNames", Value: o.ClassNames, Rule: flycl.ErrBadInput, Message: func(e *InputError) string {
+					return fmt.Sprintf("%s: %s gives %d class names, but its labels go up to %d: give %d names, one per label 0 to %d",
+						o.Features, e.NameOf("ClassNames"), len(o.ClassNames), top, top+1, top)
+				}}
+			}
 			s.ClassNames = o.ClassNames
 		}
 		fp, warn, err := FeaturePipeline(o.Features, s, o.Model, o.Trained)

@@ -147,8 +147,14 @@ func History(path string) ([]HistoryItem, error) {
 		return nil, err
 	}
 	undoable := map[uint64]bool{}
-	for _, e := range Undoable(hist) {
-		undoable[e.Version] = true
+	// a model file past the journal's last record was changed without
+	// the journal (a record over modelfile.MaxJournalEntry, a torn
+	// record): undo takes nothing back (UndoLast, UndoPlan), so no learn
+	// is undoable
+	if n := len(hist); n == 0 || cp.Version <= hist[n-1].Version {
+		for _, e := range Undoable(hist) {
+			undoable[e.Version] = true
+		}
 	}
 	out := make([]HistoryItem, len(hist))
 	for i, e := range hist {

@@ -23,6 +23,7 @@ func classesCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "classes --model FILE",
 		Short: "List a model file's classes with their labels and sample counts",
+		Args:  cobra.NoArgs,
 		RunE:  o.run,
 	}
 	o.AddFlags(c)

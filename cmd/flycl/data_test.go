@@ -10,7 +10,8 @@ import (
 
 // TestMissingDataSaysHowToGetIt: a data set that is not there stops the
 // command before any work, with an error naming the path and saying where
-// that kind of data set comes from (flycl-lab's commands: its own test).
+// that kind of data set comes from (flycl-lab's commands: its own test),
+// as input refused (exit status 2).
 func TestMissingDataSaysHowToGetIt(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "absent")
 	t.Setenv(locate.EnvFashion, missing)
@@ -27,6 +28,9 @@ func TestMissingDataSaysHowToGetIt(t *testing.T) {
 		}
 		if msg := err.Error(); !strings.Contains(msg, missing+" does not exist") || !strings.Contains(msg, c.want) {
 			t.Errorf("%v: error %q, want the path and %q", c.args, msg, c.want)
+		}
+		if exitCode(err) != exitInput {
+			t.Errorf("%v: exit status %d, want %d (input refused)", c.args, exitCode(err), exitInput)
 		}
 	}
 }

@@ -51,6 +51,7 @@ expect, and a precision other than the model's is refused, since its features
 would not be the ones the classifier learned from.`,
 		Example: `  flycl export --model cam.flycl --out cam.onnx
   flycl export --model cam.flycl --out cam-features.onnx --from features`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd, &f) },
 	}
 	f.addFlags(c)

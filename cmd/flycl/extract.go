@@ -48,6 +48,7 @@ so a second run is instant; an interrupted run resumes from its last chunk.
 Data sets (--data): ` + strings.Join(dataset.Kinds, ", ") + ` as kind:path.`,
 		Example: `  flycl extract --data folder:../shared/data/cifar10-jpeg.tar.gz --backbone mobilenetv2 --out out/c10-mnv2
   flycl extract --data cifar100:cifar-100-python.tar.gz --backbone vit:vit_base_patch16_224.safetensors --preset flycl-cifar`,
+		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
 	o.AddFlags(c)

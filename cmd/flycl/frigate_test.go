@@ -320,6 +320,7 @@ func TestFrigate(t *testing.T) {
 }
 
 func TestFrigateFlagErrors(t *testing.T) {
+	ib := t.TempDir()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -337,6 +338,11 @@ func TestFrigateFlagErrors(t *testing.T) {
 		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--frigate-user", "admin"}, "--frigate-password-file"},
 		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--mqtt-password-file", "/nonexistent"}, "--mqtt-password-file"},
 		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--inbox-sample", "3"}, "--inbox"},
+		// given bounds are refused, not replaced by the inbox's defaults
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--inbox", ib, "--inbox-max-items", "0"}, "--inbox-max-items 0"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--inbox", ib, "--inbox-max-bytes", "-1"}, "--inbox-max-bytes -1"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--inbox", ib, "--inbox-below", "0"}, "--inbox-below 0"},
+		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--inbox", ib, "--inbox-margin", "0"}, "--inbox-margin 0"},
 		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--object-keep", "1.5"}, "--object-keep"},
 		{[]string{"--mqtt", "mqtt://x:1883", "--frigate", "http://x:5000", "--model", "m", "--object-keep", "0.95", "--unknown", "-2"}, "--object-keep"},
 	} {

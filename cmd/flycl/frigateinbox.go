@@ -44,8 +44,12 @@ func (f *inboxFlags) check() error {
 		}
 		return nil
 	}
-	if err := (inbox.Policy{Probability: f.below, Margin: f.margin}).Check(); err != nil {
-		return fmt.Errorf("--inbox-below, --inbox-margin: %w", err)
+	// given on the command line: a bound below 1 or a probability of 0
+	// is refused, not replaced by inbox.Open's and Keep's defaults
+	err := inbox.CheckGiven(inbox.Options{MaxItems: f.maxItems, MaxBytes: f.maxBytes}, inbox.Policy{Probability: f.below, Margin: f.margin})
+	if err != nil {
+		return namedByFlags(err, map[string]string{"MaxItems": "--inbox-max-items", "MaxBytes": "--inbox-max-bytes",
+			"Probability": "--inbox-below", "Margin": "--inbox-margin"})
 	}
 	if f.sample < 0 {
 		return fmt.Errorf("--inbox-sample must be ≥ 0, got %d", f.sample)

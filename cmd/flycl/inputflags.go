@@ -58,8 +58,8 @@ type samples struct {
 // a trained model fixes and calibrates a new model's int8 backbone on
 // --data) and opens the extractor.
 func (f *inputFlags) extractor(cmd *cobra.Command, mp *modelfile.Pipeline, trained bool) (*extract.Extractor, error) {
-	if f.ext.MaxPixels == 0 {
-		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
+	if err := f.ext.Check(); err != nil {
+		return nil, err
 	}
 	o := intake.ExtractorOptions{Spec: f.ext.Backbone, Default: extract.DefaultBackbone, Model: mp, Trained: trained,
 		Output: f.ext.Output, Decoder: imageio.Decoder{MaxPixels: f.ext.MaxPixels, Budget: f.ext.Budget()},

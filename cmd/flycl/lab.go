@@ -71,12 +71,25 @@ func runLab(cmd *cobra.Command, args []string) error {
 	}
 	c := exec.Command(p, args...)
 	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	return c.Run()
+	err = c.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return &labExit{ee}
+	}
+	return err
 }
 
+// labExit is flycl-lab's exit with a status (runLab), whose message
+// flycl-lab has written; it unwraps to the *exec.ExitError, whose status
+// flycl exits with (cli.ExitCode).
+type labExit struct{ *exec.ExitError }
+
+func (e *labExit) Unwrap() error { return e.ExitError }
+
 // ranLab reports whether err is flycl-lab's exit with a status, whose
-// message flycl-lab has written.
+// message flycl-lab has written. Another program's exit in err (ffmpeg's,
+// under flycl watch) is not: its message is flycl's to print.
 func ranLab(err error) bool {
-	var ee *exec.ExitError
-	return errors.As(err, &ee) && ee.ExitCode() > 0
+	var le *labExit
+	return errors.As(err, &le) && le.ExitCode() > 0
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,5 +59,18 @@ func TestLabCommandsRunFlyclLab(t *testing.T) {
 	_, err = runCLI(t, "run", "--help")
 	if err == nil || ranLab(err) || !strings.Contains(err.Error(), "make build builds bin/flycl-lab") {
 		t.Errorf("without flycl-lab: %v", err)
+	}
+}
+
+// TestRanLabOnlyForFlyclLab: an error wrapping another program's exit
+// (ffmpeg's, which ends flycl watch on a source it cannot read) is not
+// flycl-lab's: main prints it (it printed nothing, and exited 1).
+func TestRanLabOnlyForFlyclLab(t *testing.T) {
+	err := exec.Command("sh", "-c", "exit 1").Run()
+	if err == nil {
+		t.Fatal("sh -c 'exit 1' succeeded")
+	}
+	if ranLab(fmt.Errorf("watch: the source gave no frame: nope.mp4: %w", err)) {
+		t.Fatal("an ffmpeg exit is taken for flycl-lab's, and its error is not printed")
 	}
 }

@@ -69,6 +69,7 @@ class_names (or --class-names).`,
 		RunE: o.run,
 	}
 	o.AddFlags(c)
+	c.MarkFlagsMutuallyExclusive("journal", "no-journal")
 	perInputDefaults(c)
 	return c
 }

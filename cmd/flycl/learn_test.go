@@ -191,6 +191,14 @@ func TestLearnRefusesConflictingFlags(t *testing.T) {
 			t.Fatalf("%v: a refused learn changed the model file", args)
 		}
 	}
+	// --journal and --no-journal contradict each other: refused, naming both
+	_, err := runCLI(t, "learn", "--model", model, "--features", train, "--journal", "--no-journal")
+	if err == nil || !strings.Contains(err.Error(), "journal no-journal") {
+		t.Errorf("--journal --no-journal: %v", err)
+	}
+	if after, _ := os.ReadFile(model); string(after) != string(before) {
+		t.Fatal("--journal --no-journal: a refused learn changed the model file")
+	}
 	// The model's own values are accepted.
 	if _, err := runCLI(t, "learn", "--model", model, "--features", train, "--gcv-scope", "task", "--lambda-scale", "absolute", "--m", "60"); err != nil {
 		t.Fatalf("agreeing flags: %v", err)
@@ -210,5 +218,18 @@ func TestLearnRefusesConflictingFlags(t *testing.T) {
 	}
 	if _, err := runCLI(t, "learn", "--model", filepath.Join(dir, "w.flycl"), "--features", train, "--w", wf, "--k", "20", "--m", "50"); err != nil {
 		t.Fatalf("--w with an agreeing --m: %v", err)
+	}
+}
+
+// TestClassNamesTooFew: --class-names with fewer names than the feature
+// file's labels is refused naming the flag and the count it needs (input
+// refused), not at the first sample without a name.
+func TestClassNamesTooFew(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.npz")
+	blobs(t, train, 1, 6, 4, "cat", "dog", "owl")
+	_, err := runCLI(t, "learn", "--model", filepath.Join(dir, "m.flycl"), "--features", train, "--class-names", "a,b", "--m", "60", "--p", "3", "--k", "20")
+	if err == nil || !strings.Contains(err.Error(), "--class-names gives 2 class names") || !strings.Contains(err.Error(), "give 3 names") || exitCode(err) != exitInput {
+		t.Fatalf("--class-names a,b for 3 labels: %v (exit status %d)", err, exitCode(err))
 	}
 }

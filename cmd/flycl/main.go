@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -78,10 +79,20 @@ func main() {
 	defer stop()
 	if err := newRoot().ExecuteContext(ctx); err != nil {
 		if !ranLab(err) { // flycl-lab said it
-			fmt.Fprintln(os.Stderr, "flycl:", err)
+			fmt.Fprintln(os.Stderr, errorLine(err, ctx.Err() != nil))
 		}
 		os.Exit(exitCode(err))
 	}
+}
+
+// errorLine is the line flycl prints for the error err that ended it;
+// interrupted says Ctrl-C (SIGINT) came, which the error then says in
+// words, not only as Go's "context canceled".
+func errorLine(err error, interrupted bool) string {
+	if interrupted && errors.Is(err, context.Canceled) {
+		return "flycl: interrupted (Ctrl-C): " + err.Error()
+	}
+	return "flycl: " + err.Error()
 }
 
 // Exit statuses of flycl (cli.ExitCode).

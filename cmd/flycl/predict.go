@@ -7,12 +7,14 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/answer"
 	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/reject"
@@ -120,6 +122,12 @@ func (o *predictOptions) run(cmd *cobra.Command, args []string) error {
 	case "table", "json", "csv":
 	default:
 		return fmt.Errorf("--format %q: want table, json or csv", o.format)
+	}
+	for _, a := range args {
+		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
+			return flycl.Input(fmt.Errorf("%s is a folder, not an image: give its images (%s), or --data folder:%s for a folder of <class>/<image>",
+				a, filepath.Join(a, "*.jpg"), shellQuote(a)))
+		}
 	}
 	f, err := loadFile(o.model)
 	if err != nil {

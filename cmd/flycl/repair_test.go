@@ -139,3 +139,75 @@ func TestUndoWithoutJournal(t *testing.T) {
 		t.Fatalf("a failed command left the lock file: %v", err)
 	}
 }
+
+// TestHistoryAfterUnrecordedChange: a model changed past its journal's
+// last record (a change the journal could not take) cannot be undone,
+// and flycl history says so too: it marks no learn undoable, where it
+// listed the journal's last learn as undoable while undo refused it.
+func TestHistoryAfterUnrecordedChange(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.flycl")
+	a, b := filepath.Join(dir, "a.npz"), filepath.Join(dir, "b.npz")
+	blobs(t, a, 1, 16, 8, "ant")
+	blobs(t, b, 2, 16, 8, "bee")
+	if _, err := runCLI(t, append([]string{"learn", "--model", model, "--features", a, "--quiet"}, smallModel...)...); err != nil {
+		t.Fatal(err)
+	}
+	jp := modelfile.JournalPath(model)
+	first, err := os.ReadFile(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCLI(t, "learn", "--model", model, "--features", b, "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	// the second learn's record gone: the model (version 2) was changed
+	// after the journal's last record (version 1)
+	if err := os.WriteFile(jp, first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runCLI(t, "undo", "--model", model)
+	if err == nil || !strings.Contains(err.Error(), "changed without the journal") {
+		t.Fatalf("undo past an unrecorded change: %v", err)
+	}
+	out, err := runCLI(t, "history", "--model", model)
+	if err != nil || !strings.Contains(out, "ant") {
+		t.Fatalf("history: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "yes") {
+		t.Fatalf("history marks a learn undoable that undo refuses:\n%s", out)
+	}
+}
+
+// TestRepairJournalFolder: a folder where the journal goes stops every
+// command naming flycl repair, and flycl repair gets out of it (it failed
+// reading the folder): the folder is moved aside and the model loads.
+func TestRepairJournalFolder(t *testing.T) {
+	dir := t.TempDir()
+	model, a := filepath.Join(dir, "m.flycl"), filepath.Join(dir, "a.npz")
+	blobs(t, a, 1, 16, 8, "ant", "bee")
+	if _, err := runCLI(t, append([]string{"learn", "--model", model, "--features", a, "--quiet", "--no-journal"}, smallModel...)...); err != nil {
+		t.Fatal(err)
+	}
+	jp := modelfile.JournalPath(model)
+	if err := os.Mkdir(jp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runCLI(t, "classes", "--model", model)
+	if err == nil || !strings.Contains(err.Error(), "flycl repair --model "+model) {
+		t.Fatalf("classes with a folder as the journal: %v", err)
+	}
+	out, err := runCLI(t, "repair", "--model", model)
+	if err != nil || !strings.Contains(out, "loads: version 1") {
+		t.Fatalf("repair of a folder as the journal: %v\n%s", err, out)
+	}
+	if fi, err := os.Stat(jp); err == nil {
+		t.Fatalf("the folder is still where the journal goes: %v", fi.Mode())
+	}
+	if kept, _ := filepath.Glob(jp + ".broken-*"); len(kept) != 1 {
+		t.Fatalf("the folder was not kept aside: %v", kept)
+	}
+	if out, err := runCLI(t, "classes", "--model", model); err != nil || !strings.Contains(out, "bee") {
+		t.Fatalf("classes after the repair: %v\n%s", err, out)
+	}
+}

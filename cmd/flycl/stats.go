@@ -60,6 +60,7 @@ With --data and a backbone only the shard's images are extracted.`,
 		Example: `  flycl stats --features train.npz --shard 0/2 --out part-0.stats --m 2000 --k 600
   flycl stats --data mnist --shard 3/7 --out part-3.stats
   flycl stats --data folder:photos --backbone squeezenet --shard 1/4 --out p1.stats --model cam.flycl`,
+		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
 	o.AddFlags(c)

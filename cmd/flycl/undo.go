@@ -136,6 +136,10 @@ func (o *historyOptions) run(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	if len(h) == 0 {
+		if _, err := os.Stat(o.model); err != nil {
+			// no model and no journal: a mistyped path is not "no journal"
+			return notLearnedYet(o.model, err)
+		}
 		fmt.Printf("%s has no journal of its changes (flycl learn starts one at the next learn unless --no-journal, flycl serve keeps one; flycl info shows the learning steps)\n", o.model)
 		return nil
 	}

@@ -51,6 +51,7 @@ process (--metrics: Prometheus metrics per camera). See docs/WATCH.md.`,
   flycl watch --model yard.flycl --source rtsp://camera.local/stream --zone gate=0,0,0.5,1.0 --zone car=0.5,0.3,0.5,0.7 --zone-model gate=gate.flycl
   flycl watch --model cam.flycl --source rtsp://camera.local/stream --camera drive --mqtt mqtt://homeassistant.local --mqtt-user flycl --mqtt-password-file mqtt.pw
   flycl watch --config cameras.yaml --metrics 127.0.0.1:9101`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runWatch(cmd, &f) },
 	}
 	fs := c.Flags()

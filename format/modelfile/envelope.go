@@ -69,6 +69,13 @@ type frame struct {
 	sum    uint32 // the checksum, once finish has checked it
 }
 
+// notThisFormat is the error of a file of another format, kind or
+// version (a photo, a statistics file for a model file, a newer model
+// file): not a damaged one.
+type notThisFormat struct{ error }
+
+func (e *notThisFormat) Unwrap() error { return e.error }
+
 // readFrame reads and checks the preamble (magic, a version this build
 // reads, a header length within bounds and within size when size >= 0)
 // and the header.
@@ -82,10 +89,10 @@ func readFrame(rd io.Reader, size int64, k kind) (*frame, error) {
 	if m := string(pre[:8]); m != k.magic {
 		for _, other := range []kind{modelKind, statsKind} {
 			if m == other.magic {
-				return nil, fmt.Errorf("a Fly-CL %s file, not a %s file", other.name, k.name)
+				return nil, &notThisFormat{fmt.Errorf("a Fly-CL %s file, not a %s file", other.name, k.name)}
 			}
 		}
-		return nil, fmt.Errorf("not a Fly-CL %s file (bad magic %q)", k.name, pre[:8])
+		return nil, &notThisFormat{fmt.Errorf("not a Fly-CL %s file (bad magic %q)", k.name, pre[:8])}
 	}
 	f.format = int(binary.LittleEndian.Uint32(pre[8:]))
 	if f.format < k.minV || f.format > k.maxV {
@@ -93,7 +100,7 @@ func readFrame(rd io.Reader, size int64, k kind) (*frame, error) {
 		if k.minV != k.maxV {
 			reads = fmt.Sprintf("versions %d to %d", k.minV, k.maxV)
 		}
-		return nil, fmt.Errorf("%s format version %d, this build reads %s", k.name, f.format, reads)
+		return nil, &notThisFormat{fmt.Errorf("%s format version %d, this build reads %s", k.name, f.format, reads)}
 	}
 	f.hlen = int64(binary.LittleEndian.Uint32(pre[12:]))
 	if f.hlen > maxHeader || (size >= 0 && 16+f.hlen > size) {

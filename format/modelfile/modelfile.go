@@ -432,7 +432,7 @@ func SaveModel(path string, m *flycl.Model) error {
 // Load reads a model file. A truncated or corrupted file, one from an
 // unknown version, or one whose content does not make sense gives an
 // error naming the file and what is wrong with it.
-func Load(path string) (*File, error) { return loadFile(path, decode) }
+func Load(path string) (*File, error) { return loadFile(path, decode, damagedModel) }
 
 // LoadForLearning reads a model file into a mutable model, reading G
 // straight into the model's statistics (no second copy of G, which a Load
@@ -447,14 +447,21 @@ func LoadForLearning(path string) (*File, *flycl.Model, error) {
 	b, err := loadFile(path, func(r io.Reader, size int64) (both, error) {
 		f, m, err := decodeInto(r, size, true)
 		return both{f, m}, err
-	})
+	}, damagedModel)
 	return b.f, b.m, err
+}
+
+// damagedModel is the way out of a model file at path that does not
+// read whole (its format and version are this build's).
+func damagedModel(path string) string {
+	return fmt.Sprintf("flycl saves a model file whole, by a rename, so this one was cut or changed since: restore it from a backup, or move it aside and learn anew with flycl learn --model %s", path)
 }
 
 // loadFile opens the regular file at path and decodes it with dec, which is
 // told the file's size (so claimed sizes can be checked before allocating);
-// errors name the file.
-func loadFile[T any](path string, dec func(r io.Reader, size int64) (T, error)) (T, error) {
+// errors name the file, and those of a file of this format that does not
+// read whole (cut, a byte changed) add damaged(path), the way out.
+func loadFile[T any](path string, dec func(r io.Reader, size int64) (T, error), damaged func(path string) string) (T, error) {
 	var zero T
 	fh, err := os.Open(path)
 	if err != nil {
@@ -470,6 +477,9 @@ func loadFile[T any](path string, dec func(r io.Reader, size int64) (T, error)) 
 	}
 	f, err := dec(bufio.NewReaderSize(fh, 1<<20), fi.Size())
 	if err != nil {
+		if nf := (*notThisFormat)(nil); !errors.As(err, &nf) {
+			return zero, fmt.Errorf("load %s: %w (%s)", path, err, damaged(path))
+		}
 		return zero, fmt.Errorf("load %s: %w", path, err)
 	}
 	return f, nil

@@ -236,6 +236,13 @@ func TestCorruptFiles(t *testing.T) {
 		_, err := Load(p)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: got %v, want an error naming the file and saying %q", name, err, tc.want)
+			continue
+		}
+		// a damaged file says the way out; another format or version
+		// (a photo given as --model, a newer flycl's file) is not damaged
+		wayOut := "learn anew with flycl learn --model " + p
+		if other, given := name == "magic" || name == "version", strings.Contains(err.Error(), wayOut); given == other {
+			t.Errorf("%s: %v: the way out (%q) given: %v, want %v", name, err, wayOut, given, !other)
 		}
 	}
 	if _, err := Load(filepath.Join(dir, "missing")); err == nil {

@@ -64,6 +64,15 @@ func RepairJournal(path string) (*RepairReport, error) {
 		rep.Reason = "the model has no journal"
 		return rep, nil
 	}
+	if fi, serr := os.Stat(jp); err != nil && serr == nil && fi.IsDir() {
+		// a folder where the journal goes: moved aside as it is
+		rep.Reason, rep.Backup = "a folder, not a journal", backupPath(jp, time.Now())
+		if err := os.Rename(jp, rep.Backup); err != nil {
+			return nil, fmt.Errorf("repair: move the folder %s aside: %w", jp, err)
+		}
+		rep.Action = "moved aside"
+		return rep, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -356,7 +356,11 @@ func SaveStats(path string, f *StatsFile) error {
 }
 
 // LoadStats reads a statistics file.
-func LoadStats(path string) (*StatsFile, error) { return loadFile(path, decodeStats) }
+func LoadStats(path string) (*StatsFile, error) {
+	return loadFile(path, decodeStats, func(string) string {
+		return "it was cut or changed since flycl stats wrote it: compute it again with flycl stats"
+	})
+}
 
 // MergeStats adds up the statistics of the shards of one task. They must
 // have the same configuration (d, m, p, k, W, top-k) and pipeline, give

@@ -36,6 +36,10 @@ func Create(path string) (*File, error) {
 		if errors.Is(err, fs.ErrExist) && try < 100 {
 			continue
 		}
+		if errors.Is(err, fs.ErrNotExist) {
+			// name is the temporary file's: the user's is the folder
+			return nil, fmt.Errorf("create %s: the folder %s does not exist: %w", path, filepath.Clean(dir), fs.ErrNotExist)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", path, err)
 		}

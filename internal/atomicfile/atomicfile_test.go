@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +75,17 @@ func TestWriteFile(t *testing.T) {
 				t.Errorf("%d entries in the directory, want only the target", len(ents))
 			}
 		})
+	}
+}
+
+// TestCreateInMissingFolder: a file in a folder that does not exist is
+// refused naming the folder (not the temporary file's name), and still
+// matches fs.ErrNotExist.
+func TestCreateInMissingFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nodir")
+	path := filepath.Join(dir, "out.onnx")
+	_, err := Create(path)
+	if err == nil || !strings.Contains(err.Error(), "the folder "+dir+" does not exist") || strings.Contains(err.Error(), ".tmp-") || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Create in a missing folder: %v", err)
 	}
 }

@@ -83,9 +83,17 @@ type SessionOptions struct {
 	NoSpin bool
 }
 
+// MaxThreads bounds SessionOptions.Threads: far more intra-op threads
+// than CPUs only contend, and ONNX Runtime asked for 100000 spun up
+// threads for minutes instead of running.
+const MaxThreads = 1024
+
 // NewSessionWith compiles m for ONNX Runtime with options o.
 func (m *Model) NewSessionWith(o SessionOptions) (*Session, error) {
 	threads := o.Threads
+	if threads > MaxThreads {
+		return nil, fmt.Errorf("%s: ONNX Runtime threads %d: at most %d (0: one per CPU)", m.Name, threads, MaxThreads)
+	}
 	if err := Init(""); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoRuntime, err)
 	}

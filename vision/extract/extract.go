@@ -71,7 +71,7 @@ func Run(ctx context.Context, j *Job) (*features.Set, bool, error) {
 	}
 	if j.CacheDir != "" {
 		if err := os.MkdirAll(j.CacheDir, 0o755); err != nil {
-			return nil, false, err
+			return nil, false, fmt.Errorf("extract: the feature cache folder %s: %w", j.CacheDir, err)
 		}
 		if s, err := features.Load(j.CachePath()); err == nil && s.N == j.Data.Len() {
 			// the key is the content, so the data may have moved since

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"time"
 
@@ -172,7 +173,7 @@ func (s *Single) Check() error {
 		return withForm(&FieldError{Field: "Model", Value: s.Model, Problem: " FILE"}, formGive)
 	case s.Source == "":
 		return withForm(&FieldError{Field: "Source", Value: s.Source, Problem: " (a video file, a URL or /dev/videoN)"}, formGive)
-	case s.FPS < 0:
+	case !(s.FPS >= 0) || math.IsInf(s.FPS, 1): // NaN too
 		return mustBe("FPS", s.FPS, "0 (every frame) or positive")
 	case s.Top <= 0:
 		return mustBe("Top", s.Top, "positive")

@@ -61,6 +61,8 @@ func TestSingleCheck(t *testing.T) {
 		{"no source", func(s *Single) { s.Source = "" }, "Source", "give Source (a video file, a URL or /dev/videoN)", ""},
 		{"fps 0", func(s *Single) { s.FPS = 0 }, "", "", ""},
 		{"fps negative", func(s *Single) { s.FPS = -1 }, "FPS", "FPS must be 0 (every frame) or positive, got -1", "--FPS must be 0 (every frame) or positive, got -1"},
+		{"fps NaN", func(s *Single) { s.FPS = math.NaN() }, "FPS", "FPS must be 0 (every frame) or positive, got NaN", ""},
+		{"fps +Inf", func(s *Single) { s.FPS = math.Inf(1) }, "FPS", "FPS must be 0 (every frame) or positive, got +Inf", ""},
 		{"top 1", func(s *Single) { s.Top = 1 }, "", "", ""},
 		{"top 0", func(s *Single) { s.Top = 0 }, "Top", "Top must be positive, got 0", ""},
 		{"webhook queue 1", func(s *Single) { s.WebhookQueue = 1 }, "", "", ""},

@@ -41,7 +41,7 @@ func CheckData(s dataset.Spec) error {
 	}
 	_, err := os.Stat(s.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("--data %s: %s does not exist; %s", s, s.Path, locate.DataHint(s.Kind))
+		return flycl.Input(fmt.Errorf("--data %s: %s does not exist; %s", s, s.Path, locate.DataHint(s.Kind)))
 	}
 	return err
 }

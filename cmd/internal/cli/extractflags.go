@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/intake"
 	"github.com/flycl/flycl/format/features"
 	"github.com/flycl/flycl/vision/backbone"
@@ -45,6 +46,23 @@ func (e *ExtractFlags) Register(c *cobra.Command) {
 	fs.StringVar(&e.Precision, "precision", "fp32", "backbone arithmetic: fp32, or int8 (static per-channel quantization calibrated on --calib training images for CNNs, dynamic for ViT)")
 	fs.IntVar(&e.Calib, "calib", 64, "int8: training images for the activation ranges (spread evenly over the training split)")
 	fs.StringVar(&e.CalibMethod, "calib-method", DefaultCalibMethod, "int8: how the activation ranges are chosen from the calibration images: minmax, mse, percentile or percentile:P (see go doc backbone.CalibMethod)")
+}
+
+// Check refuses the flags' values out of range, before any image is
+// read: a value the help does not offer (--batch -1, --threads -2,
+// --max-image-pixels -5) is not taken for the default or for no limit.
+func (e *ExtractFlags) Check() error {
+	switch {
+	case e.MaxPixels == 0 || e.MaxPixels < -1:
+		return flycl.Input(fmt.Errorf("--max-image-pixels %d: give a positive limit, or -1 for none", e.MaxPixels))
+	case e.DecodePixels == 0 || e.DecodePixels < -1:
+		return flycl.Input(fmt.Errorf("--decode-pixels %d: give a positive bound, or -1 for none", e.DecodePixels))
+	case e.Batch < 1:
+		return flycl.Input(fmt.Errorf("--batch %d: give at least 1 image per inference batch", e.Batch))
+	case e.Threads < 0:
+		return flycl.Input(fmt.Errorf("--threads %d: give 0 (one per CPU) or a positive number", e.Threads))
+	}
+	return nil
 }
 
 // Decoder returns the image decoder the flags ask for: the pixel limit,
@@ -127,8 +145,8 @@ func (e *ExtractFlags) Extractor(cmd *cobra.Command, spec dataset.Spec, calib st
 // ("": a split-less folder whole): intake.ExtractFeatures, through the
 // extractor the flags resolve.
 func (e *ExtractFlags) Features(cmd *cobra.Command, spec dataset.Spec, split string, quiet bool) (*features.Set, error) {
-	if e.MaxPixels == 0 {
-		return nil, fmt.Errorf("--max-image-pixels 0: give a positive limit, or -1 for none")
+	if err := e.Check(); err != nil {
+		return nil, err
 	}
 	lib, err := ORTLibrary(cmd.Flags())
 	if err != nil {

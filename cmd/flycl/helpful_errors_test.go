@@ -36,6 +36,8 @@ func TestHelpfulErrors(t *testing.T) {
 		{[]string{"predict", "--model", missing, filepath.Dir(missing)}, []string{filepath.Dir(missing) + " is a folder", "--data folder:"}},
 		// a mistyped path is not a model without a journal
 		{[]string{"history", "--model", missing}, []string{"no such file", "learn first"}},
+		// a mini-batch of no sample, named by its flag before the model is read
+		{[]string{"learn", "--model", missing, "--data", "folder:x", "--online", "--online-batch", "-3"}, []string{"--online-batch -3"}},
 	} {
 		_, err := runCLI(t, tc.args...)
 		if err == nil {

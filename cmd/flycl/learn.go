@@ -85,6 +85,9 @@ func (o *learnOptions) run(cmd *cobra.Command, args []string) error {
 	if !o.opt.Online && cmd.Flags().Changed("online-batch") {
 		return fmt.Errorf("--online-batch needs --online")
 	}
+	if o.opt.Online && o.opt.Batch < 1 {
+		return flycl.Input(fmt.Errorf("--online-batch %d: a mini-batch holds at least 1 sample", o.opt.Batch))
+	}
 	if l := o.opt.Lambda; !(l >= 0) || l > math.MaxFloat32 {
 		return flycl.Input(fmt.Errorf("--lambda %g: λ must be positive and finite, at most %g (or 0: GCV)", l, math.MaxFloat32))
 	}

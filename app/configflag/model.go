@@ -8,6 +8,7 @@ import (
 	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 	"github.com/flycl/flycl/format/modelfile"
+	"github.com/flycl/flycl/internal/procmem"
 	"github.com/flycl/flycl/projection"
 )
 
@@ -115,6 +116,9 @@ func (f *Flags) NewModelAhead(ctx context.Context, d int, wFile string, p *model
 	cfg, err := f.NewModelConfig(d, wFile, p)
 	if err != nil {
 		return nil, err
+	}
+	if err := deploy.CheckNewModel(cfg, d, procmem.Available()); err != nil {
+		return nil, flycl.Input(fmt.Errorf("--m %d: %w", cfg.M, err))
 	}
 	if wFile == "" {
 		return ahead.New(ctx, cfg, d, p)

@@ -7,7 +7,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -305,36 +304,8 @@ func checkModelSize(cfg flycl.Config, d int, avail int64) error {
 	if d > math.MaxInt32 {
 		return inputError(fmt.Errorf("libflycl: d=%d: the feature dimension is at most %d", d, math.MaxInt32))
 	}
-	def := flycl.DefaultConfig()
-	m, p := cmp.Or(cfg.M, def.M), cmp.Or(cfg.P, def.P)
-	if m < 0 || p < 0 || d < 0 {
-		return nil // flycl.Config.Validate's to refuse
-	}
-	if b := modelBytes(m, p, d); avail > 0 && b > avail {
-		return &statusError{FLYCL_E_TOO_LARGE, fmt.Errorf("libflycl: a model of d=%d, m=%d, p=%d needs about %d MiB, more than the %d MiB of memory available", d, m, p, b>>20, avail>>20)}
+	if err := deploy.CheckNewModel(cfg, d, avail); err != nil {
+		return &statusError{FLYCL_E_TOO_LARGE, fmt.Errorf("libflycl: %w", err)}
 	}
 	return nil
-}
-
-// modelBytes is the memory a new model of these sizes needs before its
-// first learn completes: W's columns and values (8 bytes each of m·p) and
-// the permutation that draws them (4·d), its dense form (4·m·d, when the
-// projection is applied densely), and the m×m statistics with their
-// factor's working copy (8·m²). Saturates at the largest int64.
-func modelBytes(m, p, d int) int64 {
-	const most = math.MaxInt64
-	mul := func(a, b int64) int64 {
-		if a != 0 && b > most/a {
-			return most
-		}
-		return a * b
-	}
-	sum := int64(0)
-	for _, v := range []int64{mul(8, mul(int64(m), int64(p))), mul(4, int64(d)), mul(4, mul(int64(m), int64(d))), mul(8, mul(int64(m), int64(m)))} {
-		if v > most-sum {
-			return most
-		}
-		sum += v
-	}
-	return sum
 }

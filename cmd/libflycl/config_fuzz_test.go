@@ -1,14 +1,12 @@
 package main
 
 import (
-	"cmp"
 	"encoding/binary"
 	"math"
 	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/flycl/flycl"
 	"github.com/flycl/flycl/app/deploy"
 )
 
@@ -17,7 +15,7 @@ import (
 // header documents for it (FLYCL_E_CONFIG for the JSON or its values,
 // FLYCL_E_BAD_INPUT for d, FLYCL_E_TOO_LARGE for a model over the memory
 // available); and a model that checkModelSize admits under a budget
-// allocates, while it is made, no more than the modelBytes that check
+// allocates, while it is made, no more than the deploy.NewModelBytes it
 // counts (with a margin for the model's small parts), so that the check
 // keeps its promise of refusing what would not fit before allocating it.
 func FuzzModelNew(f *testing.F) {
@@ -63,11 +61,7 @@ func FuzzModelNew(f *testing.F) {
 			}
 			return
 		}
-		def := flycl.DefaultConfig()
-		need := int64(0) // negative sizes: refused before anything is made
-		if mm, p := cmp.Or(cfg.M, def.M), cmp.Or(cfg.P, def.P); mm >= 0 && p >= 0 && d >= 0 {
-			need = modelBytes(mm, p, d)
-		}
+		need := deploy.NewModelBytes(cfg, d) // 0 for negative sizes: refused before anything is made
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		m, err := newModel(cfg, d)

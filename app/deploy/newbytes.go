@@ -51,7 +51,7 @@ func NewModelBytes(cfg flycl.Config, d int) int64 {
 func CheckNewModel(cfg flycl.Config, d int, avail int64) error {
 	if b := NewModelBytes(cfg, d); avail > 0 && b > avail {
 		def := flycl.DefaultConfig()
-		return fmt.Errorf("%w: a model of d=%d, m=%d, p=%d needs about %d MiB, more than the %d MiB available (8·m² bytes of it for the m×m statistics)",
+		return fmt.Errorf("%w: a model of d=%d, m=%d, p=%d needs about %d MiB, more than the %d MiB of memory available (8·m² bytes of it for the m×m statistics)",
 			ErrNoMemory, d, cmp.Or(cfg.M, def.M), cmp.Or(cfg.P, def.P), b>>20, avail>>20)
 	}
 	return nil

@@ -50,10 +50,14 @@ func AUROC(known, unknown []float64) float64 {
 func keepThreshold(vals []float64, keep float64) float64 {
 	s := slices.Clone(vals)
 	slices.Sort(s)
-	// the values that may fall below t: ⌊(1−keep)·n⌋, with a margin for
-	// 1−keep's rounding (1 − 0.9 is 0.0999…98, and 10 of it is not 1)
-	i := int(math.Floor((1-keep)*float64(len(s)) + 1e-9))
-	return s[min(max(i, 0), len(s)-1)]
+	return s[min(max(mayDrop(len(s), keep), 0), len(s)-1)]
+}
+
+// mayDrop is how many of n values may fall below a threshold that keeps
+// the share keep of them: ⌊(1−keep)·n⌋, with a margin for 1−keep's
+// rounding (1 − 0.9 is 0.0999…98, and 10 of it is not 1).
+func mayDrop(n int, keep float64) int {
+	return int(math.Floor((1-keep)*float64(n) + 1e-9))
 }
 
 // share returns the fraction of vals for which f holds.

@@ -816,17 +816,12 @@ func (r *VideoResult) Targets() []VideoTarget {
 // rocPoint is the share of unknown at least as high as the largest
 // threshold that keeps the share keep of known: the false-positive rate
 // of the ROC curve of known against unknown at the true-positive rate
-// keep (at least keep when values tie). The count of known values it may
-// leave out, ⌊(1 − keep)·n⌋, is taken with a tolerance of 1e-9 so that
-// 1 − 0.9 in floating point (just under 0.1) leaves out 1 of 10.
+// keep (at least keep when values tie), at keepThreshold's threshold.
 func rocPoint(known, unknown []float64, keep float64) float64 {
 	if len(known) == 0 {
 		return math.NaN()
 	}
-	s := slices.Clone(known)
-	slices.Sort(s)
-	i := int(math.Floor((1-keep)*float64(len(s)) + 1e-9))
-	t := s[min(max(i, 0), len(s)-1)]
+	t := keepThreshold(known, keep)
 	return share(unknown, func(v float64) bool { return v >= t })
 }
 
@@ -834,7 +829,7 @@ func rocPoint(known, unknown []float64, keep float64) float64 {
 // labels the share keep of known, over the rules "margin at least b and
 // value at least t" (VideoRow.FrameROC90Reserved). For a given b, the
 // known frames below it are lost; the threshold t leaves out the rest of
-// the ⌊(1 − keep)·n⌋ frames rocPoint leaves out, from the lowest values
+// the ⌊(1 − keep)·n⌋ frames rocPoint leaves out (mayDrop), from the lowest values
 // up. Only b = −∞ and the known frames' margins need trying: between two
 // of these the known frames labelled do not change, and a higher b only
 // labels fewer unknown. NaN without known frames.
@@ -843,7 +838,7 @@ func reservedROCPoint(known, unknown []frame, keep float64) float64 {
 	if n == 0 {
 		return math.NaN()
 	}
-	drop := int(math.Floor((1-keep)*float64(n) + 1e-9))
+	drop := mayDrop(n, keep)
 	bs := []float64{math.Inf(-1)}
 	for _, f := range known {
 		bs = append(bs, f.margin)

@@ -139,6 +139,13 @@ func TestRestoreFreesTheFailedModel(t *testing.T) {
 	if !procmem.ResetPeak() || procmem.Peak() == 0 {
 		t.Skip("no /proc/self/clear_refs or VmHWM: cannot measure the peak")
 	}
+	if raceDetector {
+		// the model read back lands in the freed G's pages or in others,
+		// and the detector's shadow of pages it had not touched becomes
+		// resident: 26.7 MiB above the start in 3 runs of 8, 0.2 in the
+		// others, where runs without it stay at 0.2
+		t.Skip("the race detector's shadow memory counts in the resident peak")
+	}
 	cfg := flycl.Config{M: 2000, P: 6, K: 400, Seed: 5}
 	path := filepath.Join(t.TempDir(), "m.flycl")
 	be, err := OpenFile(path, func() (*flycl.Model, error) { return flycl.New(cfg, testDim) })
